@@ -1,0 +1,29 @@
+// The runtime's error type. Errors carry a category that maps to dprun's exit code, and a
+// message that names the file, rank, buffer or kernel at fault.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace dp::rt {
+
+/// What went wrong, and so which exit code dprun returns.
+enum class ErrorKind {
+  Usage = 2,   // bad command line
+  Plan = 3,    // the plan file is corrupt, of another version, or inconsistent
+  Data = 4,    // a data file is missing, truncated or malformed
+  Runtime = 5, // a kernel, allocation or I/O failure while running
+};
+
+class Error : public std::runtime_error {
+public:
+  Error(ErrorKind kind, const std::string &message)
+      : std::runtime_error(message), kind_(kind) {}
+  ErrorKind kind() const { return kind_; }
+  int exitCode() const { return static_cast<int>(kind_); }
+
+private:
+  ErrorKind kind_;
+};
+
+} // namespace dp::rt

@@ -1,0 +1,61 @@
+// Small enumerations of the plan format shared by the compiler and the runtime. Their numeric
+// values are part of the file format: append only, and bump kFormatVersion on any change.
+#pragma once
+
+#include <cstdint>
+
+namespace dp::rt {
+
+/// Kernel kinds, numbered by their position in Kernels.def.
+enum class KernelKind : uint16_t {
+#define DP_KERNEL(Enum, Name, MinIn, MaxIn, NumOut) Enum,
+#include "runtime/format/Kernels.def"
+  NumKinds
+};
+
+/// Static facts about a kernel kind, for verifiers on both sides of the format.
+struct KernelInfo {
+  const char *name;
+  int minInputs;
+  int maxInputs;
+  int numOutputs;
+};
+
+/// Facts about `kind`; `kind` must be below KernelKind::NumKinds.
+inline const KernelInfo &kernelInfo(KernelKind kind) {
+  static const KernelInfo table[] = {
+#define DP_KERNEL(Enum, Name, MinIn, MaxIn, NumOut) {Name, MinIn, MaxIn, NumOut},
+#include "runtime/format/Kernels.def"
+  };
+  return table[static_cast<unsigned>(kind)];
+}
+
+/// Element types of buffers.
+enum class DType : uint8_t { F32 = 0, I32 = 1 };
+inline unsigned dtypeSize(DType) { return 4; }
+inline const char *dtypeName(DType t) { return t == DType::F32 ? "f32" : "i32"; }
+
+/// Activation functions, as the `activation` attribute of dense/activation kernels.
+enum class Activation : uint8_t { None = 0, Relu = 1, Sigmoid = 2, Tanh = 3, Softmax = 4 };
+
+/// Parameter initialisers (Keras semantics). glorot/he use the fans the compiler records.
+enum class InitKind : uint8_t {
+  Zeros = 0,
+  Ones = 1,
+  Constant = 2,      // a
+  Uniform = 3,       // U(a, b)
+  Normal = 4,        // N(mean a, stddev b)
+  GlorotUniform = 5, // U(+-sqrt(6 / (fan_in + fan_out)))
+  GlorotNormal = 6,  // truncated N(0, sqrt(2 / (fan_in + fan_out)))
+  HeNormal = 7,      // truncated N(0, sqrt(2 / fan_in))
+  HeUniform = 8,     // U(+-sqrt(6 / fan_in))
+  NumKinds
+};
+
+/// What a persistent parameter is, for memory reports and checkpoints.
+enum class ParamKind : uint8_t { Weight = 0, OptimizerState = 1 };
+
+/// The plan file format version this build reads and writes.
+inline constexpr uint32_t kFormatVersion = 1;
+
+} // namespace dp::rt

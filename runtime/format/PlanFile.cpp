@@ -1,0 +1,191 @@
+// Plan file reading and writing; see PlanFile.h for the layout.
+#include "runtime/format/PlanFile.h"
+
+#include "runtime/core/Error.h"
+
+#include <zlib.h>
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace dp::rt {
+namespace {
+
+void putLE(std::string &out, uint64_t value, int bytes) {
+  for (int i = 0; i < bytes; ++i)
+    out.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
+}
+
+uint64_t getLE(const uint8_t *p, int bytes) {
+  uint64_t value = 0;
+  for (int i = 0; i < bytes; ++i)
+    value |= static_cast<uint64_t>(p[i]) << (8 * i);
+  return value;
+}
+
+uint32_t crc32Of(const uint8_t *data, size_t size) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  // zlib takes 32-bit lengths; feed large payloads in chunks.
+  while (size > 0) {
+    uInt chunk = size > (1u << 30) ? (1u << 30) : static_cast<uInt>(size);
+    crc = crc32(crc, data, chunk);
+    data += chunk;
+    size -= chunk;
+  }
+  return static_cast<uint32_t>(crc);
+}
+
+[[noreturn]] void fail(const std::string &what, const std::string &message) {
+  throw Error(ErrorKind::Plan, what + ": " + message);
+}
+
+} // namespace
+
+std::string wrapPlanPayload(const uint8_t *payload, size_t size) {
+  std::string out(kPlanMagic, sizeof(kPlanMagic));
+  putLE(out, kFormatVersion, 4);
+  putLE(out, kPlanHeaderBytes, 4);
+  putLE(out, size, 8);
+  putLE(out, crc32Of(payload, size), 4);
+  putLE(out, 0, 4);
+  out.append(reinterpret_cast<const char *>(payload), size);
+  return out;
+}
+
+int64_t numElements(const fb::Buffer &buffer) {
+  int64_t n = 1;
+  for (int64_t d : *buffer.shape())
+    n *= d;
+  return n;
+}
+
+PlanFile PlanFile::read(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw Error(ErrorKind::Plan, path + ": cannot open plan file: " + std::strerror(errno));
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad())
+    throw Error(ErrorKind::Plan, path + ": read error");
+  return fromBytes(std::move(bytes), path);
+}
+
+PlanFile PlanFile::fromBytes(std::vector<uint8_t> bytes, const std::string &what) {
+  if (bytes.size() < kPlanHeaderBytes)
+    fail(what, "not a dp plan: " + std::to_string(bytes.size()) +
+                   " bytes is shorter than the 32-byte plan header");
+  if (std::memcmp(bytes.data(), kPlanMagic, sizeof(kPlanMagic)) != 0)
+    fail(what, "not a dp plan: bad magic (expected 'DPXPLAN')");
+  const uint8_t *h = bytes.data() + sizeof(kPlanMagic);
+  uint32_t version = static_cast<uint32_t>(getLE(h, 4));
+  uint32_t headerBytes = static_cast<uint32_t>(getLE(h + 4, 4));
+  uint64_t payloadBytes = getLE(h + 8, 8);
+  uint32_t crc = static_cast<uint32_t>(getLE(h + 16, 4));
+  if (version != kFormatVersion)
+    fail(what, "plan format version " + std::to_string(version) + " is not supported (this dprun reads version " +
+                   std::to_string(kFormatVersion) + "); recompile the model with a matching dpc");
+  if (headerBytes != kPlanHeaderBytes)
+    fail(what, "corrupt header: header size " + std::to_string(headerBytes) + ", expected 32");
+  uint64_t actual = bytes.size() - kPlanHeaderBytes;
+  if (payloadBytes != actual)
+    fail(what, "truncated or padded: header says " + std::to_string(payloadBytes) + " payload bytes, file has " +
+                   std::to_string(actual));
+  const uint8_t *payload = bytes.data() + kPlanHeaderBytes;
+  uint32_t actualCrc = crc32Of(payload, actual);
+  if (actualCrc != crc) {
+    std::ostringstream os;
+    os << "checksum mismatch (header 0x" << std::hex << crc << ", payload 0x" << actualCrc
+       << "): the file is corrupt";
+    fail(what, os.str());
+  }
+  flatbuffers::Verifier verifier(payload, actual);
+  if (!fb::VerifyPlanBuffer(verifier))
+    fail(what, "corrupt plan: the payload fails FlatBuffer verification");
+
+  PlanFile file;
+  file.bytes_ = std::move(bytes);
+  file.plan_ = fb::GetPlan(file.bytes_.data() + kPlanHeaderBytes);
+  file.checksum_ = crc;
+  verifyPlanSemantics(*file.plan_, what);
+  return file;
+}
+
+void verifyPlanSemantics(const fb::Plan &plan, const std::string &what) {
+  const auto &buffers = *plan.buffers();
+  const uint32_t numBuffers = buffers.size();
+  auto bufferName = [](uint32_t id) { return "buffer " + std::to_string(id); };
+
+  for (uint32_t id = 0; id < numBuffers; ++id) {
+    const fb::Buffer *b = buffers.Get(id);
+    if (b->dtype() > static_cast<uint8_t>(DType::I32))
+      fail(what, bufferName(id) + " has unknown dtype " + std::to_string(b->dtype()));
+    int64_t elements = 1;
+    for (int64_t d : *b->shape()) {
+      if (d <= 0 || d > (int64_t(1) << 40))
+        fail(what, bufferName(id) + " has invalid dimension " + std::to_string(d));
+      elements *= d;
+      if (elements > (int64_t(1) << 40))
+        fail(what, bufferName(id) + " is implausibly large");
+    }
+    uint64_t end = b->offset() + static_cast<uint64_t>(elements) * dtypeSize(DType(b->dtype()));
+    if (end > plan.arena_bytes())
+      fail(what, bufferName(id) + " ends at byte " + std::to_string(end) + ", past the arena of " +
+                     std::to_string(plan.arena_bytes()) + " bytes");
+    if (b->offset() % 64 != 0)
+      fail(what, bufferName(id) + " offset " + std::to_string(b->offset()) + " is not 64-byte aligned");
+  }
+  if (plan.persistent_bytes() > plan.arena_bytes())
+    fail(what, "persistent region is larger than the arena");
+  if (plan.batch() <= 0)
+    fail(what, "batch size " + std::to_string(plan.batch()) + " is not positive");
+
+  auto checkId = [&](uint32_t id, const std::string &where) {
+    if (id >= numBuffers)
+      fail(what, where + " refers to buffer " + std::to_string(id) + " but the plan has " +
+                     std::to_string(numBuffers) + " buffers");
+  };
+  for (const fb::Param *p : *plan.params()) {
+    std::string where = "param '" + p->name()->str() + "'";
+    checkId(p->buffer(), where);
+    if (p->grad() >= 0)
+      checkId(static_cast<uint32_t>(p->grad()), where + " gradient");
+    if (p->init()->kind() >= static_cast<uint8_t>(InitKind::NumKinds))
+      fail(what, where + " has unknown initialiser kind " + std::to_string(p->init()->kind()));
+    if (buffers.Get(p->buffer())->offset() >= plan.persistent_bytes())
+      fail(what, where + " lies outside the persistent region");
+  }
+  for (const fb::Input *in : *plan.inputs())
+    checkId(in->buffer(), "input '" + in->name()->str() + "'");
+
+  for (const fb::Step *step : {plan.train(), plan.eval()}) {
+    std::string stepName = step->name()->str();
+    int index = 0;
+    for (const fb::Kernel *k : *step->kernels()) {
+      std::string where = stepName + " kernel #" + std::to_string(index++);
+      if (k->kind() >= static_cast<uint16_t>(KernelKind::NumKinds))
+        fail(what, where + " has unknown kernel kind " + std::to_string(k->kind()));
+      const KernelInfo &info = kernelInfo(KernelKind(k->kind()));
+      where += " (" + std::string(info.name) + ")";
+      int nIn = k->inputs() ? k->inputs()->size() : 0;
+      int nOut = k->outputs() ? k->outputs()->size() : 0;
+      if (nIn < info.minInputs || nIn > info.maxInputs)
+        fail(what, where + " has " + std::to_string(nIn) + " inputs, expected " +
+                       std::to_string(info.minInputs) +
+                       (info.maxInputs != info.minInputs ? " to " + std::to_string(info.maxInputs) : ""));
+      if (nOut != info.numOutputs)
+        fail(what, where + " has " + std::to_string(nOut) + " outputs, expected " +
+                       std::to_string(info.numOutputs));
+      if (k->inputs())
+        for (uint32_t id : *k->inputs())
+          checkId(id, where);
+      if (k->outputs())
+        for (uint32_t id : *k->outputs())
+          checkId(id, where);
+    }
+    if (step->outputs())
+      for (const fb::Output *o : *step->outputs())
+        checkId(o->buffer(), stepName + " output '" + o->name()->str() + "'");
+  }
+}
+
+} // namespace dp::rt

@@ -1,0 +1,48 @@
+// Reading and writing .dpx plan files: a fixed 32-byte header (magic, format version, payload
+// size, CRC-32 of the payload) followed by a FlatBuffer (plan.fbs). Reading verifies everything
+// before a byte of the plan is used: header, checksum, FlatBuffer structure, and the plan's own
+// consistency (buffer ids, offsets within the arena, kernel arities and dtypes).
+#pragma once
+
+#include "runtime/format/Enums.h"
+#include "runtime/format/plan_generated.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dp::rt {
+
+inline constexpr char kPlanMagic[8] = {'D', 'P', 'X', 'P', 'L', 'A', 'N', '\0'};
+inline constexpr size_t kPlanHeaderBytes = 32;
+
+/// Prefixes a FlatBuffer payload with the plan file header; the result is a complete .dpx image.
+std::string wrapPlanPayload(const uint8_t *payload, size_t size);
+
+/// A verified plan held in memory; `plan()` stays valid as long as this object lives.
+class PlanFile {
+public:
+  const fb::Plan &plan() const { return *plan_; }
+  /// CRC-32 of the payload: identifies the plan across ranks.
+  uint32_t checksum() const { return checksum_; }
+  size_t sizeBytes() const { return bytes_.size(); }
+
+  /// Parses and verifies a whole file image; `what` names it in error messages.
+  /// Throws Error(ErrorKind::Plan) saying what is wrong.
+  static PlanFile fromBytes(std::vector<uint8_t> bytes, const std::string &what);
+  /// Reads and verifies `path`.
+  static PlanFile read(const std::string &path);
+
+private:
+  std::vector<uint8_t> bytes_;
+  const fb::Plan *plan_ = nullptr;
+  uint32_t checksum_ = 0;
+};
+
+/// Checks the plan's internal consistency (ids, sizes, arities, dtypes). Throws Error(Plan).
+void verifyPlanSemantics(const fb::Plan &plan, const std::string &what);
+
+/// Number of elements of a buffer (product of its shape).
+int64_t numElements(const fb::Buffer &buffer);
+
+} // namespace dp::rt
