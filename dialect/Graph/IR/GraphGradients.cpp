@@ -1,0 +1,85 @@
+// Gradient rules of the graph ops (GradientOpInterface). Each rule builds, at the builder's
+// insertion point, the ops giving the operand gradients from the result gradients.
+#include "dialect/Graph/IR/GraphDialect.h"
+
+using namespace mlir;
+using namespace dp::graph;
+
+/// Gradient through an activation given its forward output `y` and incoming gradient `dy`.
+static Value activationGrad(OpBuilder &b, Location loc, Activation act, Value y, Value dy) {
+  if (act == Activation::none)
+    return dy;
+  return b.create<ActivationGradOp>(loc, dy.getType(), y, dy,
+                                    ActivationAttr::get(b.getContext(), act));
+}
+
+LogicalResult DenseOp::buildGradient(OpBuilder &b, ValueRange resultGrads, ArrayRef<bool> wanted,
+                                     SmallVectorImpl<Value> &operandGrads) {
+  Location loc = getLoc();
+  Value dz = activationGrad(b, loc, getActivation(), getResult(), resultGrads[0]);
+  operandGrads.assign(getNumOperands(), Value());
+  // y = x.W + b:  dx = dz.W^T,  dW = x^T.dz,  db = sum over rows of dz.
+  if (wanted[0])
+    operandGrads[0] = b.create<MatMulOp>(loc, getInput().getType(), dz, getKernel(),
+                                         /*transpose_lhs=*/false, /*transpose_rhs=*/true);
+  if (wanted[1])
+    operandGrads[1] = b.create<MatMulOp>(loc, getKernel().getType(), getInput(), dz,
+                                         /*transpose_lhs=*/true, /*transpose_rhs=*/false);
+  if (getBias() && wanted[2])
+    operandGrads[2] = b.create<ReduceRowsOp>(loc, getBias().getType(), dz);
+  return success();
+}
+
+template <typename OpT>
+static LogicalResult activationOpGradient(OpT op, OpBuilder &b, ValueRange resultGrads,
+                                          SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(
+      1, activationGrad(b, op.getLoc(), OpT::kActivation, op.getResult(), resultGrads[0]));
+  return success();
+}
+
+#define DP_ACTIVATION_GRADIENT(OpT)                                                                \
+  LogicalResult OpT::buildGradient(OpBuilder &b, ValueRange resultGrads, ArrayRef<bool> wanted,   \
+                                   SmallVectorImpl<Value> &operandGrads) {                        \
+    return activationOpGradient(*this, b, resultGrads, operandGrads);                             \
+  }
+DP_ACTIVATION_GRADIENT(ReluOp)
+DP_ACTIVATION_GRADIENT(SigmoidOp)
+DP_ACTIVATION_GRADIENT(TanhOp)
+DP_ACTIVATION_GRADIENT(SoftmaxOp)
+#undef DP_ACTIVATION_GRADIENT
+
+/// Reshape-like ops: the gradient is the incoming gradient under the operand's shape.
+static LogicalResult reshapeGradient(Operation *op, OpBuilder &b, ValueRange resultGrads,
+                                     SmallVectorImpl<Value> &operandGrads) {
+  Type inType = op->getOperand(0).getType();
+  operandGrads.assign(1, b.create<ReshapeOp>(op->getLoc(), inType, resultGrads[0]));
+  return success();
+}
+
+LogicalResult ReshapeOp::buildGradient(OpBuilder &b, ValueRange resultGrads, ArrayRef<bool>,
+                                       SmallVectorImpl<Value> &operandGrads) {
+  return reshapeGradient(*this, b, resultGrads, operandGrads);
+}
+
+LogicalResult FlattenOp::buildGradient(OpBuilder &b, ValueRange resultGrads, ArrayRef<bool>,
+                                       SmallVectorImpl<Value> &operandGrads) {
+  return reshapeGradient(*this, b, resultGrads, operandGrads);
+}
+
+LogicalResult SoftmaxCrossEntropyOp::buildGradient(OpBuilder &b, ValueRange resultGrads,
+                                                   ArrayRef<bool> wanted,
+                                                   SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(2, Value());
+  if (wanted[0])
+    operandGrads[0] = b.create<SoftmaxCrossEntropyGradOp>(getLoc(), getLogits().getType(),
+                                                          getLogits(), getLabels(), resultGrads[0]);
+  // Labels are integers: they have no gradient.
+  return success();
+}
+
+LogicalResult AddOp::buildGradient(OpBuilder &b, ValueRange resultGrads, ArrayRef<bool> wanted,
+                                   SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign({wanted[0] ? resultGrads[0] : Value(), wanted[1] ? resultGrads[0] : Value()});
+  return success();
+}

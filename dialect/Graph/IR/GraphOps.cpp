@@ -1,0 +1,171 @@
+// Verifiers of the graph dialect's ops. Messages name the operands and give expected versus found.
+#include "dialect/Graph/IR/GraphDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace dp::graph;
+
+#define GET_OP_CLASSES
+#include "dialect/Graph/IR/GraphOps.cpp.inc"
+
+static RankedTensorType tensorType(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+/// Checks that `value` has rank `rank`; `what` names it in the message.
+static LogicalResult checkRank(Operation *op, Value value, int64_t rank, StringRef what) {
+  auto type = tensorType(value);
+  if (type.getRank() != rank)
+    return op->emitOpError() << "expects " << what << " of rank " << rank << ", found " << type;
+  return success();
+}
+
+/// Checks that the result has exactly `expected` as its shape.
+static LogicalResult checkResultShape(Operation *op, ArrayRef<int64_t> expected) {
+  auto type = tensorType(op->getResult(0));
+  if (type.getShape() != expected) {
+    auto want = RankedTensorType::get(expected, type.getElementType());
+    return op->emitOpError() << "result type should be " << want << ", found " << type;
+  }
+  return success();
+}
+
+LogicalResult ParamOp::verify() {
+  if (getName().empty())
+    return emitOpError("needs a non-empty name");
+  if (!isInitializer(getInit()))
+    return emitOpError() << "'init' must be an initialiser such as #graph.glorot_uniform, found "
+                         << getInit();
+  if (!getResult().getType().hasStaticShape())
+    return emitOpError("needs a static shape");
+  if (getOptimizerState() && getTrainable())
+    return emitOpError("optimizer state cannot be trainable");
+  return success();
+}
+
+LogicalResult DenseOp::verify() {
+  if (failed(checkRank(*this, getInput(), 2, "input")) ||
+      failed(checkRank(*this, getKernel(), 2, "kernel")))
+    return failure();
+  auto in = tensorType(getInput()).getShape();
+  auto k = tensorType(getKernel()).getShape();
+  if (in[1] != k[0])
+    return emitOpError() << "input has " << in[1] << " features but the kernel expects " << k[0];
+  if (Value bias = getBias()) {
+    if (failed(checkRank(*this, bias, 1, "bias")))
+      return failure();
+    if (tensorType(bias).getDimSize(0) != k[1])
+      return emitOpError() << "bias has " << tensorType(bias).getDimSize(0)
+                           << " elements but the kernel has " << k[1] << " units";
+  }
+  return checkResultShape(*this, {in[0], k[1]});
+}
+
+LogicalResult ReshapeOp::verify() {
+  auto in = tensorType(getInput());
+  auto out = tensorType(getResult());
+  if (in.getNumElements() != out.getNumElements())
+    return emitOpError() << "cannot reshape " << in << " (" << in.getNumElements()
+                         << " elements) to " << out << " (" << out.getNumElements()
+                         << " elements)";
+  return success();
+}
+
+LogicalResult FlattenOp::verify() {
+  auto in = tensorType(getInput());
+  if (in.getRank() < 1)
+    return emitOpError("expects an input with a batch axis");
+  return checkResultShape(*this, {in.getDimSize(0), in.getNumElements() / in.getDimSize(0)});
+}
+
+/// Common checks of ops taking [N, C] logits and [N] labels.
+static LogicalResult verifyLogitsAndLabels(Operation *op, Value logits, Value labels) {
+  if (failed(checkRank(op, logits, 2, "logits")) || failed(checkRank(op, labels, 1, "labels")))
+    return failure();
+  int64_t n = tensorType(logits).getDimSize(0), m = tensorType(labels).getDimSize(0);
+  if (n != m)
+    return op->emitOpError() << "has " << n << " rows of logits but " << m << " labels";
+  return success();
+}
+
+LogicalResult SoftmaxCrossEntropyOp::verify() {
+  return verifyLogitsAndLabels(*this, getLogits(), getLabels());
+}
+
+LogicalResult CountCorrectOp::verify() {
+  return verifyLogitsAndLabels(*this, getLogits(), getLabels());
+}
+
+LogicalResult MatMulOp::verify() {
+  if (failed(checkRank(*this, getLhs(), 2, "lhs")) || failed(checkRank(*this, getRhs(), 2, "rhs")))
+    return failure();
+  auto a = tensorType(getLhs()).getShape();
+  auto b = tensorType(getRhs()).getShape();
+  int64_t m = getTransposeLhs() ? a[1] : a[0], ka = getTransposeLhs() ? a[0] : a[1];
+  int64_t kb = getTransposeRhs() ? b[1] : b[0], n = getTransposeRhs() ? b[0] : b[1];
+  if (ka != kb)
+    return emitOpError() << "contracts " << ka << " columns of lhs with " << kb << " rows of rhs";
+  return checkResultShape(*this, {m, n});
+}
+
+LogicalResult ReduceRowsOp::verify() {
+  auto in = tensorType(getInput());
+  if (in.getRank() < 1)
+    return emitOpError("expects an input with a batch axis");
+  return checkResultShape(*this, in.getShape().drop_front());
+}
+
+LogicalResult ActivationGradOp::verify() {
+  if (getActivation() == Activation::none)
+    return emitOpError("needs an activation other than none");
+  return success();
+}
+
+LogicalResult SoftmaxCrossEntropyGradOp::verify() {
+  if (failed(verifyLogitsAndLabels(*this, getLogits(), getLabels())))
+    return failure();
+  if (getType() != getLogits().getType())
+    return emitOpError() << "result type should be " << getLogits().getType() << ", found "
+                         << getType();
+  return success();
+}
+
+/// Checks that `value` is a parameter declared by graph.param, with the wanted role.
+static LogicalResult checkParam(Operation *op, Value value, StringRef what, bool optimizerState) {
+  auto param = value.getDefiningOp<ParamOp>();
+  if (!param)
+    return op->emitOpError() << "expects " << what << " to be a graph.param";
+  if (optimizerState && !param.getOptimizerState())
+    return op->emitOpError() << "expects " << what << " to be optimizer state, found parameter '"
+                             << param.getName() << "'";
+  if (!optimizerState && !param.getTrainable())
+    return op->emitOpError() << "expects " << what << " to be trainable, found parameter '"
+                             << param.getName() << "'";
+  return success();
+}
+
+/// Checks the update ops: a trainable param and its optimizer state (types match by trait).
+static LogicalResult verifyUpdate(Operation *op, Value param, ValueRange state) {
+  if (failed(checkParam(op, param, "the updated value", /*optimizerState=*/false)))
+    return failure();
+  for (Value s : state)
+    if (failed(checkParam(op, s, "the optimizer state", /*optimizerState=*/true)))
+      return failure();
+  return success();
+}
+
+LogicalResult ApplyGradientOp::verify() {
+  return verifyUpdate(*this, getParam(), {});
+}
+
+LogicalResult SgdUpdateOp::verify() {
+  return verifyUpdate(*this, getParam(), {});
+}
+
+LogicalResult MomentumUpdateOp::verify() {
+  return verifyUpdate(*this, getParam(), getVelocity());
+}
+
+LogicalResult AdamUpdateOp::verify() {
+  return verifyUpdate(*this, getParam(), ValueRange{getM(), getV()});
+}

@@ -1,0 +1,314 @@
+// Ops of the graph dialect. User-facing layers first, then the ops that autodiff and optimizer
+// expansion introduce (gradients and updates).
+#ifndef DP_GRAPH_OPS
+#define DP_GRAPH_OPS
+
+include "dialect/Graph/IR/GraphBase.td"
+include "dialect/Graph/IR/GraphAttrs.td"
+include "dialect/Interfaces/GradientOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+def Graph_F32Tensor : RankedTensorOf<[F32]>;
+def Graph_I32Tensor : RankedTensorOf<[I32]>;
+def Graph_F32Scalar : 0DTensorOf<[F32]>;
+def Graph_Gradient : DeclareOpInterfaceMethods<GradientOpInterface>;
+
+//===----------------------------------------------------------------------===//
+// Parameters
+//===----------------------------------------------------------------------===//
+
+def Graph_ParamOp : Graph_Op<"param"> {
+  let summary = "a named persistent tensor with an initialiser";
+  let description = [{
+    Declares a parameter: a tensor that lives across steps, drawn once from `init` (an
+    initialiser attribute such as `#graph.glorot_uniform`). Trainable parameters receive a
+    gradient from autodiff and are updated by the optimizer; `trainable = false` ones are not.
+    Optimizer expansion adds `optimizer_state` parameters (moments, velocities). Every use of
+    the same name refers to the same storage, also across functions.
+
+    ```mlir
+    %w = graph.param "dense1.kernel" {init = #graph.glorot_uniform} : tensor<784x100xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, AnyAttr:$init,
+                       DefaultValuedAttr<BoolAttr, "true">:$trainable,
+                       UnitAttr:$optimizer_state);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Layers
+//===----------------------------------------------------------------------===//
+
+def Graph_DenseOp : Graph_Op<"dense", [Pure, Graph_Gradient]> {
+  let summary = "fully connected layer: act(x . kernel + bias)";
+  let description = [{
+    `input` is [N, K], `kernel` [K, M], the optional `bias` [M]; the result is [N, M] with the
+    activation applied (default none).
+
+    ```mlir
+    %h = graph.dense %x, %w, %b {activation = #graph.act<sigmoid>}
+        : (tensor<100x784xf32>, tensor<784x100xf32>, tensor<100xf32>) -> tensor<100x100xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$input, Graph_F32Tensor:$kernel,
+                       Optional<Graph_F32Tensor>:$bias,
+                       DefaultValuedAttr<Graph_ActivationAttr, "Activation::none">:$activation);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$input `,` $kernel (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+class Graph_ActivationOp<string mnemonic, string fn> : Graph_Op<mnemonic,
+    [Pure, Graph_Gradient, SameOperandsAndResultType]> {
+  let summary = fn # " applied elementwise";
+  let description = [{
+    Applies the function to every element (softmax: over the last axis).
+
+    ```mlir
+    %y = graph.}] # mnemonic # [{ %x : tensor<100x10xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$input);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let extraClassDeclaration = [{
+    static constexpr Activation kActivation = Activation::}] # mnemonic # [{;
+  }];
+}
+def Graph_ReluOp : Graph_ActivationOp<"relu", "max(x, 0)">;
+def Graph_SigmoidOp : Graph_ActivationOp<"sigmoid", "1 / (1 + exp(-x))">;
+def Graph_TanhOp : Graph_ActivationOp<"tanh", "tanh(x)">;
+def Graph_SoftmaxOp : Graph_ActivationOp<"softmax", "softmax over the last axis">;
+
+def Graph_ReshapeOp : Graph_Op<"reshape", [Pure, Graph_Gradient]> {
+  let summary = "the same elements under another static shape";
+  let description = [{
+    The element count must be unchanged. Reshapes are free: no data moves.
+
+    ```mlir
+    %y = graph.reshape %x : tensor<100x28x28xf32> -> tensor<100x784xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$input);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Graph_FlattenOp : Graph_Op<"flatten", [Pure, Graph_Gradient]> {
+  let summary = "keep the batch axis, flatten the others";
+  let description = [{
+    [N, d1, d2, ...] becomes [N, d1 * d2 * ...].
+
+    ```mlir
+    %y = graph.flatten %x : tensor<100x28x28x1xf32> -> tensor<100x784xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$input);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Graph_SoftmaxCrossEntropyOp : Graph_Op<"softmax_cross_entropy", [Pure, Graph_Gradient]> {
+  let summary = "mean softmax cross-entropy of logits against integer labels";
+  let description = [{
+    `logits` is [N, C], `labels` [N] with values in [0, C). The result is the mean over the
+    batch of -log(softmax(logits)[label]), a scalar. (Keras's softmax output layer with sparse
+    categorical cross-entropy, computed stably from the logits.)
+
+    ```mlir
+    %loss = graph.softmax_cross_entropy %logits, %label
+        : (tensor<100x10xf32>, tensor<100xi32>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$logits, Graph_I32Tensor:$labels);
+  let results = (outs Graph_F32Scalar:$loss);
+  let assemblyFormat = "$logits `,` $labels attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_CountCorrectOp : Graph_Op<"count_correct", [Pure]> {
+  let summary = "number of rows whose largest logit is at the label";
+  let description = [{
+    `logits` [N, C] and `labels` [N]; the result is a scalar f32 count. Not differentiable.
+
+    ```mlir
+    %c = graph.count_correct %logits, %label : (tensor<100x10xf32>, tensor<100xi32>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$logits, Graph_I32Tensor:$labels);
+  let results = (outs Graph_F32Scalar:$result);
+  let assemblyFormat = "$logits `,` $labels attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Ops of the backward pass
+//===----------------------------------------------------------------------===//
+
+def Graph_AddOp : Graph_Op<"add", [Pure, Graph_Gradient, SameOperandsAndResultType]> {
+  let summary = "elementwise sum";
+  let description = [{
+    ```mlir
+    %c = graph.add %a, %b : tensor<100x10xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$lhs, Graph_F32Tensor:$rhs);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+}
+
+def Graph_FillOp : Graph_Op<"fill", [Pure]> {
+  let summary = "a tensor with every element equal to `value`";
+  let description = [{
+    ```mlir
+    %one = graph.fill 1.0 : tensor<f32>
+    ```
+  }];
+  let arguments = (ins F64Attr:$value);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$value attr-dict `:` type($result)";
+}
+
+def Graph_MatMulOp : Graph_Op<"matmul", [Pure]> {
+  let summary = "2-D matrix product with optional transposes";
+  let description = [{
+    `op(lhs) . op(rhs)` where op transposes its operand when the flag is set.
+
+    ```mlir
+    %dw = graph.matmul %x, %dy {transpose_lhs}
+        : (tensor<100x784xf32>, tensor<100x100xf32>) -> tensor<784x100xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$lhs, Graph_F32Tensor:$rhs,
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_ReduceRowsOp : Graph_Op<"reduce_rows", [Pure]> {
+  let summary = "sum over the leading (batch) axis";
+  let description = [{
+    [N, d1, ...] becomes [d1, ...]: the gradient of a broadcast bias.
+
+    ```mlir
+    %db = graph.reduce_rows %dy : tensor<100x10xf32> -> tensor<10xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$input);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Graph_ActivationGradOp : Graph_Op<"activation_grad",
+    [Pure, AllTypesMatch<["output", "grad", "result"]>]> {
+  let summary = "gradient through an activation, from its output";
+  let description = [{
+    Given the activation's forward output `output` and the gradient `grad` with respect to it,
+    returns the gradient with respect to its input: relu `grad * (output > 0)`, sigmoid
+    `grad * output * (1 - output)`, tanh `grad * (1 - output^2)`, softmax (last axis)
+    `output * (grad - sum(grad * output))`.
+
+    ```mlir
+    %dx = graph.activation_grad %y, %dy {activation = #graph.act<sigmoid>} : tensor<100x100xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$output, Graph_F32Tensor:$grad,
+                       Graph_ActivationAttr:$activation);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$output `,` $grad attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Graph_SoftmaxCrossEntropyGradOp : Graph_Op<"softmax_cross_entropy_grad", [Pure]> {
+  let summary = "gradient of the mean softmax cross-entropy with respect to the logits";
+  let description = [{
+    `(softmax(logits) - onehot(labels)) * loss_grad / N`.
+
+    ```mlir
+    %dl = graph.softmax_cross_entropy_grad %logits, %label, %one
+        : (tensor<100x10xf32>, tensor<100xi32>, tensor<f32>) -> tensor<100x10xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$logits, Graph_I32Tensor:$labels,
+                       Graph_F32Scalar:$loss_grad);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$logits `,` $labels `,` $loss_grad attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Gradients and optimizer updates
+//===----------------------------------------------------------------------===//
+
+def Graph_ApplyGradientOp : Graph_Op<"apply_gradient", [AllTypesMatch<["param", "gradient"]>]> {
+  let summary = "the gradient of a parameter is ready for the optimizer";
+  let description = [{
+    Autodiff emits one per trainable parameter; passes that act on gradients (averaging across
+    replicas) rewrite `gradient`, and optimizer expansion replaces the op with update ops.
+
+    ```mlir
+    graph.apply_gradient %w, %dw : tensor<784x100xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$param, Graph_F32Tensor:$gradient);
+  let assemblyFormat = "$param `,` $gradient attr-dict `:` type($param)";
+  let hasVerifier = 1;
+}
+
+def Graph_SgdUpdateOp : Graph_Op<"sgd_update", [AllTypesMatch<["param", "gradient"]>]> {
+  let summary = "param -= lr * gradient, in place";
+  let description = [{
+    ```mlir
+    graph.sgd_update %w, %dw {lr = 1.0e-01} : tensor<784x100xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$param, Graph_F32Tensor:$gradient, F64Attr:$lr);
+  let assemblyFormat = "$param `,` $gradient attr-dict `:` type($param)";
+  let hasVerifier = 1;
+}
+
+def Graph_MomentumUpdateOp : Graph_Op<"momentum_update",
+    [AllTypesMatch<["param", "velocity", "gradient"]>]> {
+  let summary = "momentum step on a parameter and its velocity, in place";
+  let description = [{
+    `v = momentum * v - lr * g; param += v` (Nesterov: `param += momentum * v - lr * g`).
+
+    ```mlir
+    graph.momentum_update %w, %v, %dw {lr = 1.0e-02, momentum = 9.0e-01} : tensor<10xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$param, Graph_F32Tensor:$velocity,
+                       Graph_F32Tensor:$gradient, F64Attr:$lr, F64Attr:$momentum,
+                       UnitAttr:$nesterov);
+  let assemblyFormat = "$param `,` $velocity `,` $gradient attr-dict `:` type($param)";
+  let hasVerifier = 1;
+}
+
+def Graph_AdamUpdateOp : Graph_Op<"adam_update",
+    [AllTypesMatch<["param", "m", "v", "gradient"]>]> {
+  let summary = "Adam step on a parameter and its two moments, in place";
+  let description = [{
+    With the 1-based step t: `m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
+    param -= lr sqrt(1-b2^t)/(1-b1^t) * m / (sqrt(v) + epsilon)` (Keras).
+
+    ```mlir
+    graph.adam_update %w, %m, %v, %dw {lr = 1.0e-03, beta1 = 9.0e-01, beta2 = 9.990e-01,
+        epsilon = 1.0e-07} : tensor<10xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$param, Graph_F32Tensor:$m, Graph_F32Tensor:$v,
+                       Graph_F32Tensor:$gradient, F64Attr:$lr, F64Attr:$beta1, F64Attr:$beta2,
+                       F64Attr:$epsilon);
+  let assemblyFormat = "$param `,` $m `,` $v `,` $gradient attr-dict `:` type($param)";
+  let hasVerifier = 1;
+}
+
+#endif // DP_GRAPH_OPS

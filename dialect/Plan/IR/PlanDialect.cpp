@@ -1,0 +1,49 @@
+// Registration of the plan dialect and its attribute.
+#include "dialect/Plan/IR/PlanDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include "dialect/Common/AttrParsers.h"
+
+using namespace mlir;
+using namespace dp::plan;
+
+#include "dialect/Plan/IR/PlanDialect.cpp.inc"
+#define GET_ATTRDEF_CLASSES
+#include "dialect/Plan/IR/PlanAttrs.cpp.inc"
+
+void PlanDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "dialect/Plan/IR/PlanOps.cpp.inc"
+      >();
+  registerAttributes();
+}
+
+void PlanDialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "dialect/Plan/IR/PlanAttrs.cpp.inc"
+      >();
+}
+
+LogicalResult InitAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef kind,
+                               APFloat, APFloat, int64_t fanIn, int64_t fanOut) {
+  bool known = llvm::StringSwitch<bool>(kind)
+                   .Cases("zeros", "ones", "constant", "uniform", "normal", true)
+                   .Cases("glorot_uniform", "glorot_normal", "he_normal", "he_uniform", true)
+                   .Default(false);
+  if (!known)
+    return emitError() << "unknown initialiser kind '" << kind << "'";
+  if (kind.starts_with("glorot") && (fanIn <= 0 || fanOut <= 0))
+    return emitError() << "initialiser '" << kind << "' needs positive fan_in and fan_out";
+  if (kind.starts_with("he") && fanIn <= 0)
+    return emitError() << "initialiser '" << kind << "' needs a positive fan_in";
+  return success();
+}
+
+int64_t dp::plan::bufferBytes(MemRefType type) {
+  return type.getNumElements() * 4; // f32 and i32 only
+}

@@ -1,0 +1,282 @@
+// convert-graph-to-plan: graph step functions become one plan.program (see Passes.td).
+#include "passes/Conversion/Passes.h"
+#include "passes/Graph/Utils.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#define DEBUG_TYPE "convert-graph-to-plan"
+
+namespace dp {
+#define GEN_PASS_DEF_CONVERTGRAPHTOPLANPASS
+#include "passes/Conversion/Passes.h.inc"
+} // namespace dp
+
+using namespace mlir;
+using namespace dp;
+namespace g = dp::graph;
+
+namespace {
+
+MemRefType bufferType(Type tensor) {
+  auto t = cast<RankedTensorType>(tensor);
+  return MemRefType::get(t.getShape(), t.getElementType());
+}
+
+/// Keras's fans: (in, out) for a matrix, times the receptive field for convolution kernels.
+std::pair<int64_t, int64_t> fans(ArrayRef<int64_t> shape) {
+  if (shape.empty())
+    return {1, 1};
+  if (shape.size() == 1)
+    return {shape[0], shape[0]};
+  int64_t receptive = 1;
+  for (int64_t d : shape.drop_back(2))
+    receptive *= d;
+  return {shape[shape.size() - 2] * receptive, shape.back() * receptive};
+}
+
+plan::InitAttr initFor(g::ParamOp param) {
+  MLIRContext *ctx = param.getContext();
+  auto [fanIn, fanOut] = fans(param.getType().getShape());
+  auto make = [&](StringRef kind, double a = 0, double b = 0) {
+    return plan::InitAttr::get(ctx, kind, APFloat(a), APFloat(b), fanIn, fanOut);
+  };
+  return llvm::TypeSwitch<Attribute, plan::InitAttr>(param.getInit())
+      .Case([&](g::ZerosAttr) { return make("zeros"); })
+      .Case([&](g::OnesAttr) { return make("ones"); })
+      .Case([&](g::ConstantAttr c) { return make("constant", c.getValue().convertToDouble()); })
+      .Case([&](g::UniformAttr u) {
+        return make("uniform", u.getLow().convertToDouble(), u.getHigh().convertToDouble());
+      })
+      .Case([&](g::NormalAttr n) {
+        return make("normal", n.getMean().convertToDouble(), n.getStddev().convertToDouble());
+      })
+      .Case([&](g::GlorotUniformAttr) { return make("glorot_uniform"); })
+      .Case([&](g::GlorotNormalAttr) { return make("glorot_normal"); })
+      .Case([&](g::HeNormalAttr) { return make("he_normal"); })
+      .Case([&](g::HeUniformAttr) { return make("he_uniform"); });
+}
+
+/// Lowers the functions of one module into a plan.program.
+class Lowering {
+public:
+  Lowering(ModuleOp module, plan::ProgramOp program)
+      : module_(module), program_(program), b_(program.getContext()) {}
+
+  LogicalResult declarePersistent(func::FuncOp func) {
+    b_.setInsertionPointToEnd(&program_.getBody().front());
+    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
+      StringRef name = func.getArgAttrOfType<StringAttr>(i, g::kInputAttr).getValue();
+      if (!inputs_.count(name))
+        inputs_[name] = b_.create<plan::InputOp>(func.getArgument(i).getLoc(),
+                                                 bufferType(func.getArgument(i).getType()), name,
+                                                 IntegerAttr());
+    }
+    for (g::ParamOp param : func.getOps<g::ParamOp>()) {
+      if (params_.count(param.getName()))
+        continue;
+      params_[param.getName()] =
+          b_.create<plan::ParamOp>(param.getLoc(), bufferType(param.getType()), param.getName(),
+                                   initFor(param), param.getOptimizerState(), IntegerAttr());
+    }
+    return success();
+  }
+
+  LogicalResult lowerStep(func::FuncOp func, StringRef name) {
+    b_.setInsertionPointToEnd(&program_.getBody().front());
+    auto step = b_.create<plan::StepOp>(func.getLoc(), name);
+    Block *block = b_.createBlock(&step.getBody());
+    b_.setInsertionPointToEnd(block);
+    values_.clear();
+    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+      values_[func.getArgument(i)] =
+          inputs_[func.getArgAttrOfType<StringAttr>(i, g::kInputAttr).getValue()];
+    collectGradients(func);
+    for (Operation &op : func.getBody().front())
+      if (failed(lower(&op)))
+        return failure();
+    return success();
+  }
+
+private:
+  /// Gradients consumed by updates get persistent buffers: they outlive the step, to be
+  /// inspected, checkpointed or averaged across replicas.
+  void collectGradients(func::FuncOp func) {
+    gradOf_.clear();
+    func.walk([&](Operation *op) {
+      Value param, grad;
+      if (auto u = dyn_cast<g::SgdUpdateOp>(op))
+        param = u.getParam(), grad = u.getGradient();
+      else if (auto u = dyn_cast<g::MomentumUpdateOp>(op))
+        param = u.getParam(), grad = u.getGradient();
+      else if (auto u = dyn_cast<g::AdamUpdateOp>(op))
+        param = u.getParam(), grad = u.getGradient();
+      else
+        return;
+      gradOf_[grad] = param.getDefiningOp<g::ParamOp>().getName();
+    });
+  }
+
+  Value gradBuffer(Value result) {
+    StringRef name = gradOf_.lookup(result);
+    auto it = grads_.find(name);
+    if (it != grads_.end())
+      return it->second;
+    OpBuilder::InsertionGuard guard(b_);
+    // Persistent buffers come before the steps.
+    b_.setInsertionPoint(*program_.getBody().front().getOps<plan::StepOp>().begin());
+    Value buffer =
+        b_.create<plan::GradOp>(result.getLoc(), bufferType(result.getType()), name, IntegerAttr());
+    grads_[name] = buffer;
+    return buffer;
+  }
+
+  Value newBuffer(Value result) {
+    if (gradOf_.count(result))
+      return gradBuffer(result);
+    return b_.create<plan::AllocOp>(result.getLoc(), bufferType(result.getType()), IntegerAttr());
+  }
+
+  /// Emits `kind` writing a new buffer for each result of `op`.
+  void kernel(Operation *op, StringRef kind, ValueRange ins, ArrayRef<NamedAttribute> attrs = {}) {
+    SmallVector<Value> inBufs, outBufs;
+    for (Value v : ins)
+      inBufs.push_back(values_.lookup(v));
+    for (Value r : op->getResults()) {
+      Value buf = newBuffer(r);
+      values_[r] = buf;
+      outBufs.push_back(buf);
+    }
+    auto k = b_.create<plan::KernelOp>(op->getLoc(), kind, inBufs, outBufs);
+    for (NamedAttribute a : attrs)
+      k->setAttr(a.getName(), a.getValue());
+  }
+
+  /// Emits an in-place update kernel: reads `ins`, writes (and reads) `outs`.
+  void update(Operation *op, StringRef kind, ValueRange ins, ValueRange outs,
+              ArrayRef<NamedAttribute> attrs) {
+    SmallVector<Value> inBufs, outBufs;
+    for (Value v : ins)
+      inBufs.push_back(values_.lookup(v));
+    for (Value v : outs)
+      outBufs.push_back(values_.lookup(v));
+    auto k = b_.create<plan::KernelOp>(op->getLoc(), kind, inBufs, outBufs);
+    for (NamedAttribute a : attrs)
+      k->setAttr(a.getName(), a.getValue());
+  }
+
+  NamedAttribute named(StringRef name, Attribute value) {
+    return b_.getNamedAttr(name, value);
+  }
+  NamedAttribute act(g::Activation a) {
+    return named("activation", b_.getStringAttr(g::stringifyActivation(a)));
+  }
+  NamedAttribute flag(StringRef name, bool value) {
+    return named(name, b_.getI64IntegerAttr(value ? 1 : 0));
+  }
+
+  LogicalResult lower(Operation *op) {
+    using namespace g;
+    bool ok = true;
+    llvm::TypeSwitch<Operation *>(op)
+        .Case([&](ParamOp p) { values_[p.getResult()] = params_[p.getName()]; })
+        .Case<ReshapeOp, FlattenOp>([&](Operation *r) {
+          values_[r->getResult(0)] = b_.create<plan::ViewOp>(
+              r->getLoc(), bufferType(r->getResult(0).getType()), values_.lookup(r->getOperand(0)));
+          if (gradOf_.count(r->getResult(0)))
+            copyInto(r->getResult(0));
+        })
+        .Case([&](DenseOp d) { kernel(d, "dense", d.getOperands(), {act(d.getActivation())}); })
+        .Case<ReluOp, SigmoidOp, TanhOp, SoftmaxOp>([&](Operation *a) {
+          auto kind = llvm::TypeSwitch<Operation *, Activation>(a)
+                          .Case([](ReluOp) { return Activation::relu; })
+                          .Case([](SigmoidOp) { return Activation::sigmoid; })
+                          .Case([](TanhOp) { return Activation::tanh; })
+                          .Default([](Operation *) { return Activation::softmax; });
+          kernel(a, "activation", a->getOperands(), {act(kind)});
+        })
+        .Case([&](ActivationGradOp a) {
+          kernel(a, "activation_grad", a.getOperands(), {act(a.getActivation())});
+        })
+        .Case([&](MatMulOp m) {
+          kernel(m, "matmul", m.getOperands(),
+                 {flag("transpose_a", m.getTransposeLhs()), flag("transpose_b", m.getTransposeRhs())});
+        })
+        .Case([&](ReduceRowsOp r) { kernel(r, "reduce_rows", r->getOperands()); })
+        .Case([&](AddOp a) { kernel(a, "add", a->getOperands()); })
+        .Case([&](FillOp f) { kernel(f, "fill", {}, {named("value", f.getValueAttr())}); })
+        .Case([&](SoftmaxCrossEntropyOp s) { kernel(s, "softmax_xent", s->getOperands()); })
+        .Case([&](SoftmaxCrossEntropyGradOp s) { kernel(s, "softmax_xent_grad", s->getOperands()); })
+        .Case([&](CountCorrectOp c) { kernel(c, "count_correct", c->getOperands()); })
+        .Case([&](SgdUpdateOp u) {
+          update(u, "sgd_update", u.getGradient(), u.getParam(), {named("lr", u.getLrAttr())});
+        })
+        .Case([&](MomentumUpdateOp u) {
+          update(u, "momentum_update", u.getGradient(), {u.getParam(), u.getVelocity()},
+                 {named("lr", u.getLrAttr()), named("momentum", u.getMomentumAttr()),
+                  flag("nesterov", u.getNesterov())});
+        })
+        .Case([&](AdamUpdateOp u) {
+          update(u, "adam_update", u.getGradient(), {u.getParam(), u.getM(), u.getV()},
+                 {named("lr", u.getLrAttr()), named("beta1", u.getBeta1Attr()),
+                  named("beta2", u.getBeta2Attr()), named("epsilon", u.getEpsilonAttr())});
+        })
+        .Case([&](func::ReturnOp ret) {
+          auto func = ret->getParentOfType<func::FuncOp>();
+          for (unsigned i = 0, e = ret.getNumOperands(); i < e; ++i) {
+            auto name = func.getResultAttrOfType<StringAttr>(i, kOutputAttr);
+            b_.create<plan::OutputOp>(ret.getLoc(), name ? name.getValue() : "result",
+                                      values_.lookup(ret.getOperand(i)));
+          }
+        })
+        .Default([&](Operation *other) {
+          other->emitOpError("has no kernel to lower to");
+          ok = false;
+        });
+    return success(ok);
+  }
+
+  /// A gradient that is a view of another buffer is copied into its persistent buffer.
+  void copyInto(Value result) {
+    Value src = values_.lookup(result);
+    Value dst = gradBuffer(result);
+    b_.create<plan::KernelOp>(result.getLoc(), "copy", ValueRange{src}, ValueRange{dst});
+    values_[result] = dst;
+  }
+
+  ModuleOp module_;
+  plan::ProgramOp program_;
+  OpBuilder b_;
+  llvm::StringMap<Value> inputs_, params_, grads_;
+  llvm::DenseMap<Value, Value> values_;
+  llvm::DenseMap<Value, StringRef> gradOf_;
+};
+
+struct ConvertGraphToPlanPass : dp::impl::ConvertGraphToPlanPassBase<ConvertGraphToPlanPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    func::FuncOp train = g::getStepFunction(module, "train");
+    func::FuncOp eval = g::getStepFunction(module, "eval");
+    if (!train || !eval) {
+      module.emitError("expected a train and an eval step (run graph-derive-steps first)");
+      return signalPassFailure();
+    }
+    int64_t batch = cast<RankedTensorType>(train.getArgument(0).getType()).getDimSize(0);
+    StringRef model = train->getAttrOfType<StringAttr>(g::kModelAttr).getValue();
+    OpBuilder b(module.getContext());
+    b.setInsertionPointToEnd(module.getBody());
+    auto program = b.create<plan::ProgramOp>(module.getLoc(), model, batch);
+    program.getBody().emplaceBlock();
+
+    Lowering lowering(module, program);
+    if (failed(lowering.declarePersistent(train)) || failed(lowering.declarePersistent(eval)) ||
+        failed(lowering.lowerStep(train, "train")) || failed(lowering.lowerStep(eval, "eval")))
+      return signalPassFailure();
+    train.erase();
+    eval.erase();
+  }
+};
+
+} // namespace

@@ -1,0 +1,58 @@
+// graph-derive-steps: the model function becomes a train step and an eval step (see Passes.td).
+#include "passes/Graph/Passes.h"
+#include "passes/Graph/Utils.h"
+
+#include "mlir/IR/Builders.h"
+
+#define DEBUG_TYPE "graph-derive-steps"
+
+namespace dp::graph {
+#define GEN_PASS_DEF_DERIVESTEPSPASS
+#include "passes/Graph/Passes.h.inc"
+} // namespace dp::graph
+
+using namespace mlir;
+using namespace dp::graph;
+
+namespace {
+
+/// Makes `func` a step: returns (loss, correct) and carries the step and model names.
+void makeStep(func::FuncOp func, StringRef step, StringRef model) {
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  Value loss = ret.getOperand(0);
+  auto lossOp = loss.getDefiningOp<SoftmaxCrossEntropyOp>();
+  OpBuilder b(ret);
+  Value correct = b.create<CountCorrectOp>(lossOp.getLoc(), loss.getType(), lossOp.getLogits(),
+                                           lossOp.getLabels());
+  b.create<func::ReturnOp>(ret.getLoc(), ValueRange{loss, correct});
+  ret.erase();
+  func.setType(b.getFunctionType(func.getArgumentTypes(), {loss.getType(), correct.getType()}));
+  func.setResultAttr(0, kOutputAttr, b.getStringAttr("loss"));
+  func.setResultAttr(1, kOutputAttr, b.getStringAttr("correct"));
+  func.setSymName(step);
+  func->setAttr(kStepAttr, b.getStringAttr(step));
+  func->setAttr(kModelAttr, b.getStringAttr(model));
+}
+
+struct DeriveStepsPass : dp::graph::impl::DeriveStepsPassBase<DeriveStepsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto models = getModelFunctions(module);
+    if (models.size() != 1) {
+      module.emitError() << "expected exactly one model function, found " << models.size()
+                         << " (run graph-verify-model first)";
+      return signalPassFailure();
+    }
+    func::FuncOp train = models.front();
+    std::string model = train.getSymName().str();
+    OpBuilder b(module.getContext());
+    b.setInsertionPointAfter(train);
+    auto eval = cast<func::FuncOp>(b.clone(*train));
+    // The optimizer belongs to training only.
+    eval->removeAttr(kOptimizerAttr);
+    makeStep(train, "train", model);
+    makeStep(eval, "eval", model);
+  }
+};
+
+} // namespace

@@ -1,0 +1,78 @@
+// graph-expand-optimizer: apply_gradient becomes the optimizer's update ops (see Passes.td).
+#include "passes/Graph/Passes.h"
+#include "passes/Graph/Utils.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#define DEBUG_TYPE "graph-expand-optimizer"
+
+namespace dp::graph {
+#define GEN_PASS_DEF_EXPANDOPTIMIZERPASS
+#include "passes/Graph/Passes.h.inc"
+} // namespace dp::graph
+
+using namespace mlir;
+using namespace dp::graph;
+
+namespace {
+
+struct ExpandOptimizerPass : dp::graph::impl::ExpandOptimizerPassBase<ExpandOptimizerPass> {
+  using ExpandOptimizerPassBase::ExpandOptimizerPassBase;
+
+  void runOnOperation() override {
+    func::FuncOp train = getStepFunction(getOperation(), "train");
+    if (!train) {
+      getOperation().emitError("no train step (run graph-derive-steps first)");
+      return signalPassFailure();
+    }
+    Attribute optimizer = getOptimizer(train);
+    if (!optimizer || !isOptimizer(optimizer)) {
+      train.emitError("the train step has no valid 'graph.optimizer'");
+      return signalPassFailure();
+    }
+    if (!(lrScale > 0)) {
+      train.emitError() << "lr-scale must be positive, found " << lrScale;
+      return signalPassFailure();
+    }
+    for (ApplyGradientOp apply : llvm::make_early_inc_range(train.getOps<ApplyGradientOp>()))
+      expand(apply, optimizer);
+  }
+
+  /// A zero-initialised optimizer-state parameter next to the parameter it belongs to.
+  Value stateFor(ParamOp param, StringRef suffix) {
+    OpBuilder b(param);
+    b.setInsertionPointAfter(param);
+    std::string name = (param.getName() + "/" + suffix).str();
+    auto state = b.create<ParamOp>(param.getLoc(), param.getType(), name,
+                                   ZerosAttr::get(b.getContext()), /*trainable=*/false,
+                                   /*optimizer_state=*/true);
+    return state.getResult();
+  }
+
+  void expand(ApplyGradientOp apply, Attribute optimizer) {
+    OpBuilder b(apply);
+    Location loc = apply.getLoc();
+    Value param = apply.getParam(), grad = apply.getGradient();
+    auto paramOp = param.getDefiningOp<ParamOp>();
+    auto lr = [&](APFloat value) { return b.getF64FloatAttr(value.convertToDouble() * lrScale); };
+    auto f64 = [&](APFloat value) { return b.getF64FloatAttr(value.convertToDouble()); };
+    llvm::TypeSwitch<Attribute>(optimizer)
+        .Case([&](SgdAttr sgd) { b.create<SgdUpdateOp>(loc, param, grad, lr(sgd.getLr())); })
+        .Case([&](MomentumAttr m) {
+          Value velocity = stateFor(paramOp, "velocity");
+          b.create<MomentumUpdateOp>(loc, param, velocity, grad, lr(m.getLr()),
+                                     f64(m.getMomentum()),
+                                     m.getNesterov() ? b.getUnitAttr() : UnitAttr());
+        })
+        .Case([&](AdamAttr adam) {
+          Value m = stateFor(paramOp, "m");
+          Value v = stateFor(paramOp, "v");
+          b.create<AdamUpdateOp>(loc, param, m, v, grad, lr(adam.getLr()), f64(adam.getBeta1()),
+                                 f64(adam.getBeta2()), f64(adam.getEpsilon()));
+        });
+    apply.erase();
+  }
+};
+
+} // namespace

@@ -1,0 +1,64 @@
+// Passes of the graph phase: from the model a user wrote to train and eval steps with explicit
+// backward pass and optimizer updates, all still in the graph dialect.
+#ifndef DP_GRAPH_PASSES
+#define DP_GRAPH_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def VerifyModelPass : Pass<"graph-verify-model", "mlir::ModuleOp"> {
+  let summary = "Check that the module holds one well-formed model";
+  let description = [{
+    The op verifiers check each op's shapes; this pass checks what makes a function a
+    trainable model: exactly one model function; every argument named by `graph.input`
+    (unique names) with the same leading (batch) dimension; a `graph.optimizer`; parameter
+    names declared once (or again with the same type); at least one trainable parameter; a
+    single result, the scalar produced by a loss op (`graph.softmax_cross_entropy`).
+    Changes nothing.
+  }];
+  let dependentDialects = ["dp::graph::GraphDialect"];
+}
+
+def DeriveStepsPass : Pass<"graph-derive-steps", "mlir::ModuleOp"> {
+  let summary = "Turn the model function into a train step and an eval step";
+  let description = [{
+    Replaces the model function `@m` by `@train` and `@eval` (`graph.step` = "train" /
+    "eval", `graph.model` = "m"). Both compute the forward pass, the loss and the number of
+    correctly classified rows (`graph.count_correct` on the loss's logits), and return
+    `(loss, correct)` with results named by `graph.output`. Later passes add the backward
+    pass and the optimizer to `@train` only.
+
+    Before: `func.func @m(...) -> tensor<f32> { ...; return %loss }`
+    After:  `func.func @train(...) -> (tensor<f32>, tensor<f32>) {...; return %loss, %correct}`
+            and the same `@eval`.
+  }];
+}
+
+def AutodiffPass : Pass<"graph-autodiff", "mlir::ModuleOp"> {
+  let summary = "Append the backward pass to the train step";
+  let description = [{
+    Reverse-mode differentiation of the loss returned by each `graph.step = "train"`
+    function with respect to every trainable `graph.param`. Gradients flow only through ops
+    that lie on a path from a trainable parameter to the loss; each of those ops builds its
+    rule through GradientOpInterface (an op on that path without the interface is an error).
+    Gradients of a value used several times are summed with `graph.add`. As soon as the
+    gradient of a parameter is complete, a `graph.apply_gradient %param, %grad` follows, so
+    the order of those ops is the order in which gradients become ready.
+  }];
+}
+
+def ExpandOptimizerPass : Pass<"graph-expand-optimizer", "mlir::ModuleOp"> {
+  let summary = "Replace apply_gradient by the optimizer's update ops";
+  let description = [{
+    Reads the train step's `graph.optimizer` and rewrites every `graph.apply_gradient`:
+    `#graph.sgd` into `graph.sgd_update`; `#graph.momentum` into `graph.momentum_update`
+    with a velocity parameter `<name>/velocity`; `#graph.adam` into `graph.adam_update` with
+    moment parameters `<name>/m` and `<name>/v`. Optimizer state parameters are zero-
+    initialised, not trainable, and marked `optimizer_state`.
+  }];
+  let options = [
+    Option<"lrScale", "lr-scale", "double", /*default=*/"1.0",
+           "Multiply the learning rate by this factor (linear scaling for larger batches)">,
+  ];
+}
+
+#endif // DP_GRAPH_PASSES

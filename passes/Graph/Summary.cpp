@@ -1,0 +1,100 @@
+// The Keras-like model summary printed by `dpc summary`.
+#include "passes/Graph/Summary.h"
+
+#include "dialect/Graph/IR/GraphDialect.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Format.h"
+
+using namespace mlir;
+
+namespace dp::graph {
+
+std::string withThousands(int64_t n) {
+  std::string digits = std::to_string(n < 0 ? -n : n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0)
+      out += ',';
+    out += digits[i];
+  }
+  return n < 0 ? "-" + out : out;
+}
+
+static std::string shapeString(Type type) {
+  std::string s = "(";
+  llvm::raw_string_ostream os(s);
+  llvm::interleaveComma(cast<RankedTensorType>(type).getShape(), os);
+  os << ")";
+  return s;
+}
+
+/// A layer's name: the prefix of its parameters' names ("dense1" of "dense1.kernel"), or the
+/// op's mnemonic numbered in order of appearance.
+static std::string layerName(Operation *op, llvm::StringMap<unsigned> &counters) {
+  for (Value operand : op->getOperands())
+    if (auto param = operand.getDefiningOp<ParamOp>())
+      return param.getName().rsplit('.').first.str();
+  StringRef mnemonic = op->getName().stripDialect();
+  return (mnemonic + "_" + Twine(++counters[mnemonic])).str();
+}
+
+static std::string layerType(Operation *op) {
+  std::string type = op->getName().stripDialect().str();
+  if (auto dense = dyn_cast<DenseOp>(op); dense && dense.getActivation() != Activation::none)
+    type += ", " + stringifyActivation(dense.getActivation()).str();
+  return type;
+}
+
+ParamCounts printModelSummary(func::FuncOp model, llvm::raw_ostream &os) {
+  const char *rule = "_________________________________________________________________________\n";
+  const char *thick = "=========================================================================\n";
+  auto row = [&](StringRef layer, StringRef shape, StringRef params) {
+    os << llvm::format(" %-36s %-22s %12s\n", layer.str().c_str(), shape.str().c_str(),
+                       params.str().c_str());
+  };
+  os << "Model: \"" << model.getSymName() << "\"\n" << rule;
+  row("Layer (type)", "Output Shape", "Param #");
+  os << thick;
+  for (unsigned i = 0, e = model.getNumArguments(); i < e; ++i) {
+    auto name = model.getArgAttrOfType<StringAttr>(i, kInputAttr);
+    row((name ? name.getValue() : "input").str() + " (input)",
+        shapeString(model.getArgument(i).getType()), "0");
+  }
+
+  ParamCounts counts;
+  llvm::StringMap<bool> counted;
+  llvm::StringMap<unsigned> counters;
+  std::string loss;
+  for (Operation &op : model.getBody().front().without_terminator()) {
+    if (isa<ParamOp>(op))
+      continue;
+    if (isa<SoftmaxCrossEntropyOp>(op)) {
+      loss = op.getName().stripDialect().str();
+      continue;
+    }
+    int64_t params = 0;
+    for (Value operand : op.getOperands()) {
+      auto param = operand.getDefiningOp<ParamOp>();
+      if (!param)
+        continue;
+      int64_t n = param.getType().getNumElements();
+      params += n;
+      if (counted.try_emplace(param.getName(), true).second)
+        (param.getTrainable() ? counts.trainable : counts.nonTrainable) += n;
+    }
+    row(layerName(&op, counters) + " (" + layerType(&op) + ")",
+        shapeString(op.getResult(0).getType()), withThousands(params));
+  }
+  os << thick;
+  os << "Total params: " << withThousands(counts.total()) << "\n";
+  os << "Trainable params: " << withThousands(counts.trainable) << "\n";
+  os << "Non-trainable params: " << withThousands(counts.nonTrainable) << "\n";
+  os << rule;
+  if (!loss.empty())
+    os << "Loss: " << loss << "\n";
+  if (Attribute opt = model->getAttr(kOptimizerAttr))
+    os << "Optimizer: " << opt << "\n";
+  return counts;
+}
+
+} // namespace dp::graph

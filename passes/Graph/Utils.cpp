@@ -1,0 +1,34 @@
+// Helpers shared by the graph-phase passes and tools.
+#include "passes/Graph/Utils.h"
+
+using namespace mlir;
+
+namespace dp::graph {
+
+SmallVector<func::FuncOp> getModelFunctions(ModuleOp module) {
+  SmallVector<func::FuncOp> result;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (!func->hasAttr(kStepAttr) && !func.isExternal())
+      result.push_back(func);
+  return result;
+}
+
+func::FuncOp getStepFunction(ModuleOp module, StringRef step) {
+  for (auto func : module.getOps<func::FuncOp>())
+    if (auto attr = func->getAttrOfType<StringAttr>(kStepAttr); attr && attr.getValue() == step)
+      return func;
+  return nullptr;
+}
+
+Value getStepOutput(func::FuncOp func, StringRef name) {
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+    if (auto attr = func.getResultAttrOfType<StringAttr>(i, kOutputAttr);
+        attr && attr.getValue() == name)
+      return ret.getOperand(i);
+  return nullptr;
+}
+
+Attribute getOptimizer(func::FuncOp func) { return func->getAttr(kOptimizerAttr); }
+
+} // namespace dp::graph

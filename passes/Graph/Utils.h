@@ -1,0 +1,19 @@
+// Helpers shared by the graph-phase passes and tools.
+#pragma once
+
+#include "dialect/Graph/IR/GraphDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace dp::graph {
+
+/// The functions of `module` that are models (no `graph.step` yet).
+llvm::SmallVector<mlir::func::FuncOp> getModelFunctions(mlir::ModuleOp module);
+/// The function whose `graph.step` is `step`, or null.
+mlir::func::FuncOp getStepFunction(mlir::ModuleOp module, llvm::StringRef step);
+/// The value a step function returns under the `graph.output` name, or null.
+mlir::Value getStepOutput(mlir::func::FuncOp func, llvm::StringRef name);
+/// The optimizer attribute of a function, or null.
+mlir::Attribute getOptimizer(mlir::func::FuncOp func);
+
+} // namespace dp::graph

@@ -1,0 +1,106 @@
+// graph-verify-model: the checks that make a function a trainable model (see Passes.td).
+#include "passes/Graph/Passes.h"
+#include "passes/Graph/Utils.h"
+
+#include "llvm/ADT/StringMap.h"
+
+#define DEBUG_TYPE "graph-verify-model"
+
+namespace dp::graph {
+#define GEN_PASS_DEF_VERIFYMODELPASS
+#include "passes/Graph/Passes.h.inc"
+} // namespace dp::graph
+
+using namespace mlir;
+using namespace dp::graph;
+
+namespace {
+
+LogicalResult verifyInputs(func::FuncOp func) {
+  llvm::StringMap<unsigned> names;
+  int64_t batch = -1;
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
+    auto name = func.getArgAttrOfType<StringAttr>(i, kInputAttr);
+    if (!name)
+      return func.emitError() << "argument #" << i << " of model '" << func.getSymName()
+                              << "' needs a name: add {graph.input = \"...\"}";
+    auto [it, inserted] = names.try_emplace(name.getValue(), i);
+    if (!inserted)
+      return func.emitError() << "input '" << name.getValue() << "' is bound to arguments #"
+                              << it->second << " and #" << i;
+    auto type = dyn_cast<RankedTensorType>(func.getArgument(i).getType());
+    if (!type || type.getRank() < 1 || !type.hasStaticShape())
+      return func.emitError() << "input '" << name.getValue()
+                              << "' must be a static tensor with a batch axis, found "
+                              << func.getArgument(i).getType();
+    if (batch < 0)
+      batch = type.getDimSize(0);
+    else if (type.getDimSize(0) != batch)
+      return func.emitError() << "input '" << name.getValue() << "' has batch "
+                              << type.getDimSize(0) << " but the first input has batch " << batch;
+  }
+  if (batch < 0)
+    return func.emitError() << "model '" << func.getSymName() << "' has no inputs";
+  return success();
+}
+
+LogicalResult verifyParams(func::FuncOp func) {
+  llvm::StringMap<ParamOp> seen;
+  bool anyTrainable = false;
+  WalkResult walk = func.walk([&](ParamOp param) {
+    anyTrainable |= param.getTrainable();
+    auto [it, inserted] = seen.try_emplace(param.getName(), param);
+    if (!inserted && it->second.getType() != param.getType()) {
+      param.emitError() << "parameter '" << param.getName() << "' redeclared as "
+                        << param.getType() << ", first declared as " << it->second.getType();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  if (!anyTrainable)
+    return func.emitError() << "model '" << func.getSymName() << "' has no trainable parameter";
+  return success();
+}
+
+LogicalResult verifyLossAndOptimizer(func::FuncOp func) {
+  Attribute opt = getOptimizer(func);
+  if (!opt)
+    return func.emitError() << "model '" << func.getSymName()
+                            << "' needs an optimizer: add attributes {graph.optimizer = "
+                               "#graph.sgd<lr = 0.1>}";
+  if (!isOptimizer(opt))
+    return func.emitError() << "'graph.optimizer' must be #graph.sgd, #graph.momentum or "
+                               "#graph.adam, found "
+                            << opt;
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  if (ret.getNumOperands() != 1)
+    return ret.emitError() << "a model returns exactly one value, its loss; found "
+                           << ret.getNumOperands();
+  if (!ret.getOperand(0).getDefiningOp<SoftmaxCrossEntropyOp>())
+    return ret.emitError() << "the returned value must be a loss (graph.softmax_cross_entropy)";
+  return success();
+}
+
+struct VerifyModelPass : dp::graph::impl::VerifyModelPassBase<VerifyModelPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto models = getModelFunctions(module);
+    if (models.size() != 1) {
+      module.emitError() << "expected exactly one model function, found " << models.size();
+      return signalPassFailure();
+    }
+    func::FuncOp func = models.front();
+    if (!func.getBody().hasOneBlock()) {
+      func.emitError("a model function must have a single block");
+      return signalPassFailure();
+    }
+    if (failed(verifyInputs(func)) || failed(verifyParams(func)) ||
+        failed(verifyLossAndOptimizer(func)))
+      return signalPassFailure();
+    markAllAnalysesPreserved();
+  }
+};
+
+} // namespace

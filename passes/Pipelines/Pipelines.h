@@ -1,0 +1,25 @@
+// The default dpc pipeline, also registered by name (`dp-opt --dp-compile`), and the
+// registration of every dp dialect and pass for the tools.
+#pragma once
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+
+namespace dp {
+
+struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
+  Option<double> lrScale{*this, "lr-scale",
+                         llvm::cl::desc("Multiply the learning rate by this factor"),
+                         llvm::cl::init(1.0)};
+};
+
+/// Appends the passes of `dpc compile` to `pm`, in order.
+void buildCompilePipeline(mlir::OpPassManager &pm, const CompileOptions &options);
+
+/// Registers the dialects dp's IR uses.
+void registerDialects(mlir::DialectRegistry &registry);
+/// Registers every dp pass and the `dp-compile` pipeline with the global pass registry.
+void registerPassesAndPipelines();
+
+} // namespace dp

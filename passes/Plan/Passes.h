@@ -1,0 +1,24 @@
+// The plan-phase passes (declared in Passes.td) and the memory report.
+#pragma once
+
+#include "dialect/Plan/IR/PlanDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace dp::plan {
+#define GEN_PASS_DECL
+#include "passes/Plan/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "passes/Plan/Passes.h.inc"
+
+/// Bytes of memory a planned program needs, by category.
+struct MemoryReport {
+  int64_t weights = 0, optimizerState = 0, gradients = 0, inputs = 0;
+  int64_t trainActivations = 0, evalActivations = 0, arena = 0;
+};
+/// Reads the report off a program that went through plan-memory.
+MemoryReport computeMemoryReport(ProgramOp program);
+/// Prints the report as an aligned table.
+void printMemoryReport(const MemoryReport &report, llvm::raw_ostream &os);
+} // namespace dp::plan

@@ -1,0 +1,112 @@
+// plan-memory: liveness-based placement of every buffer in one arena (see Passes.td).
+#include "passes/Plan/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/MathExtras.h"
+
+#define DEBUG_TYPE "plan-memory"
+
+namespace dp::plan {
+#define GEN_PASS_DEF_PLANMEMORYPASS
+#include "passes/Plan/Passes.h.inc"
+} // namespace dp::plan
+
+using namespace mlir;
+using namespace dp::plan;
+
+namespace {
+
+int64_t aligned(int64_t bytes) { return llvm::alignTo(bytes, kAlignment); }
+
+/// The alloc a buffer value ultimately refers to (through views), or null for persistent ones.
+AllocOp rootAlloc(Value v) {
+  while (auto view = v.getDefiningOp<ViewOp>())
+    v = view.getSource();
+  return v.getDefiningOp<AllocOp>();
+}
+
+struct Interval {
+  AllocOp alloc;
+  int64_t size, start, end, offset = -1;
+};
+
+/// Places the step's allocs from `base`; returns the step's transient peak in bytes.
+int64_t planStep(StepOp step, int64_t base) {
+  llvm::DenseMap<Operation *, unsigned> index;
+  SmallVector<Interval> intervals;
+  int64_t position = 0;
+  int64_t last = 0;
+  for (Operation &op : step.getBody().front())
+    last = position++;
+  position = 0;
+  for (Operation &op : step.getBody().front()) {
+    if (auto alloc = dyn_cast<AllocOp>(op)) {
+      index[alloc] = intervals.size();
+      intervals.push_back({alloc, aligned(bufferBytes(alloc.getType())), position, position});
+    }
+    for (Value operand : op.getOperands())
+      if (AllocOp root = rootAlloc(operand)) {
+        Interval &iv = intervals[index[root]];
+        iv.end = isa<OutputOp>(op) ? last : std::max(iv.end, position);
+      }
+    ++position;
+  }
+  // Largest first, then earliest: a classic greedy that packs well for layer-by-layer graphs.
+  SmallVector<Interval *> order;
+  for (Interval &iv : intervals)
+    order.push_back(&iv);
+  llvm::stable_sort(order, [](Interval *a, Interval *b) {
+    return a->size != b->size ? a->size > b->size : a->start < b->start;
+  });
+  SmallVector<Interval *> placed;
+  int64_t peak = 0;
+  for (Interval *iv : order) {
+    SmallVector<std::pair<int64_t, int64_t>> busy;
+    for (Interval *p : placed)
+      if (p->start <= iv->end && iv->start <= p->end)
+        busy.push_back({p->offset, p->offset + p->size});
+    llvm::sort(busy);
+    int64_t offset = 0;
+    for (auto [lo, hi] : busy) {
+      if (offset + iv->size <= lo)
+        break;
+      offset = std::max(offset, hi);
+    }
+    iv->offset = offset;
+    peak = std::max(peak, offset + iv->size);
+    placed.push_back(iv);
+  }
+  Builder b(step.getContext());
+  for (Interval &iv : intervals)
+    iv.alloc.setOffsetAttr(b.getI64IntegerAttr(base + iv.offset));
+  step->setAttr("peak_bytes", b.getI64IntegerAttr(peak));
+  return peak;
+}
+
+struct PlanMemoryPass : dp::plan::impl::PlanMemoryPassBase<PlanMemoryPass> {
+  void runOnOperation() override {
+    auto programs = llvm::to_vector(getOperation().getOps<ProgramOp>());
+    if (programs.size() != 1) {
+      getOperation().emitError() << "expected one plan.program, found " << programs.size();
+      return signalPassFailure();
+    }
+    ProgramOp program = programs.front();
+    Builder b(program.getContext());
+    int64_t persistent = 0;
+    for (Operation &op : program.getBody().front()) {
+      if (!isa<ParamOp, GradOp, InputOp>(op))
+        continue;
+      auto type = cast<MemRefType>(op.getResult(0).getType());
+      op.setAttr("offset", b.getI64IntegerAttr(persistent));
+      persistent += aligned(bufferBytes(type));
+    }
+    int64_t peak = 0;
+    for (StepOp step : program.getOps<StepOp>())
+      peak = std::max(peak, planStep(step, persistent));
+    program->setAttr("persistent_bytes", b.getI64IntegerAttr(persistent));
+    program->setAttr("arena_bytes", b.getI64IntegerAttr(persistent + peak));
+  }
+};
+
+} // namespace

@@ -1,0 +1,224 @@
+// The plan writer: one FlatBuffer record per plan op (see runtime/format/plan.fbs).
+#include "passes/Target/Plan/PlanWriter.h"
+
+#include "dialect/Plan/IR/PlanDialect.h"
+#include "runtime/format/PlanFile.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace mlir;
+namespace fb = dp::rt::fb;
+
+namespace dp::plan {
+namespace {
+
+std::string locationString(Location loc) {
+  std::string s;
+  loc->walk([&](Location l) {
+    if (auto file = dyn_cast<FileLineColLoc>(l)) {
+      s = (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
+           Twine(file.getColumn()))
+              .str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return s;
+}
+
+class Writer {
+public:
+  explicit Writer(ProgramOp program) : program_(program) {}
+
+  LogicalResult run(StringRef producer, std::string &out) {
+    auto arena = program_->getAttrOfType<IntegerAttr>("arena_bytes");
+    auto persistent = program_->getAttrOfType<IntegerAttr>("persistent_bytes");
+    if (!arena || !persistent)
+      return program_.emitError("the plan has no memory layout (run plan-memory first)");
+
+    // Every buffer value gets an id; views share their source's bytes.
+    if (failed(collectBuffers()))
+      return failure();
+
+    std::vector<flatbuffers::Offset<fb::Param>> params;
+    std::vector<flatbuffers::Offset<fb::Input>> inputs;
+    llvm::StringMap<int> gradIds;
+    for (GradOp grad : program_.getOps<GradOp>())
+      gradIds[grad.getParam()] = ids_.lookup(grad.getBuffer());
+    for (ParamOp param : program_.getOps<ParamOp>()) {
+      InitAttr init = param.getInit();
+      auto initRec = fb::CreateInit(fbb_, initKind(init.getKind()), init.getA().convertToDouble(),
+                                    init.getB().convertToDouble(), init.getFanIn(),
+                                    init.getFanOut());
+      int grad = gradIds.count(param.getName()) ? gradIds.lookup(param.getName()) : -1;
+      auto kind = param.getOptimizerState() ? rt::ParamKind::OptimizerState : rt::ParamKind::Weight;
+      params.push_back(fb::CreateParam(fbb_, fbb_.CreateString(param.getName().str()),
+                                       ids_.lookup(param.getBuffer()), grad, initRec,
+                                       static_cast<uint8_t>(kind)));
+    }
+    for (InputOp input : program_.getOps<InputOp>())
+      inputs.push_back(fb::CreateInput(fbb_, fbb_.CreateString(input.getName().str()),
+                                       ids_.lookup(input.getBuffer())));
+
+    flatbuffers::Offset<fb::Step> train, eval;
+    for (StepOp step : program_.getOps<StepOp>()) {
+      FailureOr<flatbuffers::Offset<fb::Step>> rec = writeStep(step);
+      if (failed(rec))
+        return failure();
+      if (step.getName() == "train")
+        train = *rec;
+      else if (step.getName() == "eval")
+        eval = *rec;
+    }
+    if (train.IsNull() || eval.IsNull())
+      return program_.emitError("the plan needs a 'train' and an 'eval' step");
+
+    auto plan = fb::CreatePlan(
+        fbb_, fbb_.CreateString(producer.str()), fbb_.CreateString(program_.getModel().str()),
+        program_.getBatch(), arena.getInt(), persistent.getInt(), fbb_.CreateVector(buffers_),
+        fbb_.CreateVector(params), fbb_.CreateVector(inputs), train, eval);
+    fb::FinishPlanBuffer(fbb_, plan);
+    out = rt::wrapPlanPayload(fbb_.GetBufferPointer(), fbb_.GetSize());
+    return success();
+  }
+
+private:
+  static uint8_t initKind(StringRef kind) {
+    rt::InitKind k = llvm::StringSwitch<rt::InitKind>(kind)
+                                    .Case("zeros", rt::InitKind::Zeros)
+                                    .Case("ones", rt::InitKind::Ones)
+                                    .Case("constant", rt::InitKind::Constant)
+                                    .Case("uniform", rt::InitKind::Uniform)
+                                    .Case("normal", rt::InitKind::Normal)
+                                    .Case("glorot_uniform", rt::InitKind::GlorotUniform)
+                                    .Case("glorot_normal", rt::InitKind::GlorotNormal)
+                                    .Case("he_normal", rt::InitKind::HeNormal)
+                                    .Case("he_uniform", rt::InitKind::HeUniform);
+    return static_cast<uint8_t>(k);
+  }
+
+  LogicalResult addBuffer(Value value, int64_t offset) {
+    auto type = cast<MemRefType>(value.getType());
+    auto dtype = type.getElementType().isInteger(32) ? rt::DType::I32 : rt::DType::F32;
+    ids_[value] = buffers_.size();
+    std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
+    buffers_.push_back(fb::CreateBuffer(fbb_, static_cast<uint8_t>(dtype),
+                                        fbb_.CreateVector(shape), offset));
+    offsets_[value] = offset;
+    return success();
+  }
+
+  LogicalResult collectBuffers() {
+    WalkResult walk = program_.walk([&](Operation *op) {
+      if (op->getNumResults() != 1 || !isa<MemRefType>(op->getResult(0).getType()))
+        return WalkResult::advance();
+      Value result = op->getResult(0);
+      if (auto view = dyn_cast<ViewOp>(op)) {
+        (void)addBuffer(result, offsets_.lookup(view.getSource()));
+        return WalkResult::advance();
+      }
+      auto offset = op->getAttrOfType<IntegerAttr>("offset");
+      if (!offset) {
+        op->emitOpError("has no offset (run plan-memory first)");
+        return WalkResult::interrupt();
+      }
+      (void)addBuffer(result, offset.getInt());
+      return WalkResult::advance();
+    });
+    return failure(walk.wasInterrupted());
+  }
+
+  /// Kernel attributes: integers, floats, unit flags, integer arrays, and activation names.
+  FailureOr<flatbuffers::Offset<fb::Attr>> writeAttr(KernelOp k, NamedAttribute attr) {
+    Attribute v = attr.getValue();
+    int64_t i = 0;
+    double f = 0;
+    std::vector<int64_t> ints;
+    if (auto ia = dyn_cast<IntegerAttr>(v)) {
+      i = ia.getInt();
+    } else if (auto fa = dyn_cast<FloatAttr>(v)) {
+      f = fa.getValueAsDouble();
+    } else if (isa<UnitAttr>(v)) {
+      i = 1;
+    } else if (auto s = dyn_cast<StringAttr>(v); s && attr.getName() == "activation") {
+      i = llvm::StringSwitch<int>(s.getValue())
+              .Case("none", int(rt::Activation::None))
+              .Case("relu", int(rt::Activation::Relu))
+              .Case("sigmoid", int(rt::Activation::Sigmoid))
+              .Case("tanh", int(rt::Activation::Tanh))
+              .Case("softmax", int(rt::Activation::Softmax))
+              .Default(-1);
+      if (i < 0)
+        return k.emitOpError() << "unknown activation '" << s.getValue() << "'";
+    } else if (auto arr = dyn_cast<DenseI64ArrayAttr>(v)) {
+      ints.assign(arr.asArrayRef().begin(), arr.asArrayRef().end());
+    } else {
+      return k.emitOpError() << "cannot encode kernel attribute '" << attr.getName().str()
+                             << "' = " << v;
+    }
+    auto name = fbb_.CreateString(attr.getName().str());
+    auto intsV = ints.empty() ? 0 : fbb_.CreateVector(ints);
+    return fb::CreateAttr(fbb_, name, i, f, intsV);
+  }
+
+  FailureOr<flatbuffers::Offset<fb::Step>> writeStep(StepOp step) {
+    std::vector<flatbuffers::Offset<fb::Kernel>> kernels;
+    std::vector<flatbuffers::Offset<fb::Output>> outputs;
+    for (Operation &op : step.getBody().front()) {
+      if (auto out = dyn_cast<OutputOp>(op)) {
+        outputs.push_back(fb::CreateOutput(fbb_, fbb_.CreateString(out.getName().str()),
+                                           ids_.lookup(out.getBuffer())));
+        continue;
+      }
+      auto k = dyn_cast<KernelOp>(op);
+      if (!k)
+        continue;
+      int kind = -1;
+      for (unsigned i = 0; i < static_cast<unsigned>(rt::KernelKind::NumKinds); ++i)
+        if (k.getKind() == rt::kernelInfo(rt::KernelKind(i)).name)
+          kind = i;
+      if (kind < 0)
+        return k.emitOpError() << "unknown kernel '" << k.getKind() << "'";
+      std::vector<uint32_t> ins, outs;
+      for (Value v : k.getInputs())
+        ins.push_back(ids_.lookup(v));
+      for (Value v : k.getOutputs())
+        outs.push_back(ids_.lookup(v));
+      std::vector<flatbuffers::Offset<fb::Attr>> attrs;
+      for (NamedAttribute attr : k->getDiscardableAttrs()) {
+        FailureOr<flatbuffers::Offset<fb::Attr>> rec = writeAttr(k, attr);
+        if (failed(rec))
+          return failure();
+        attrs.push_back(*rec);
+      }
+      auto insV = fbb_.CreateVector(ins);
+      auto outsV = fbb_.CreateVector(outs);
+      auto attrsV = fbb_.CreateVector(attrs);
+      auto loc = fbb_.CreateString(locationString(k.getLoc()));
+      kernels.push_back(fb::CreateKernel(fbb_, kind, insV, outsV, attrsV, loc));
+    }
+    auto name = fbb_.CreateString(step.getName().str());
+    auto kernelsV = fbb_.CreateVector(kernels);
+    auto outputsV = fbb_.CreateVector(outputs);
+    return fb::CreateStep(fbb_, name, kernelsV, outputsV);
+  }
+
+  ProgramOp program_;
+  flatbuffers::FlatBufferBuilder fbb_;
+  std::vector<flatbuffers::Offset<fb::Buffer>> buffers_;
+  llvm::DenseMap<Value, uint32_t> ids_;
+  llvm::DenseMap<Value, int64_t> offsets_;
+};
+
+} // namespace
+
+LogicalResult writePlan(ModuleOp module, StringRef producer, std::string &out) {
+  auto programs = llvm::to_vector(module.getOps<ProgramOp>());
+  if (programs.size() != 1)
+    return module.emitError() << "expected one plan.program to write, found " << programs.size();
+  return Writer(programs.front()).run(producer, out);
+}
+
+} // namespace dp::plan

@@ -1,0 +1,186 @@
+// dpc: the dp compiler driver. `dpc compile` runs the default pipeline on a model and writes
+// the plan; `dpc summary` prints the model's layer table. Diagnostics carry file:line:col.
+#include "dialect/Graph/IR/GraphDialect.h"
+#include "passes/Graph/Passes.h"
+#include "passes/Graph/Summary.h"
+#include "passes/Graph/Utils.h"
+#include "passes/Pipelines/Pipelines.h"
+#include "passes/Plan/Passes.h"
+#include "passes/Target/Plan/PlanWriter.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassInstrumentation.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+#include <chrono>
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static constexpr const char *kVersion = "dpc 0.1.0";
+
+static cl::OptionCategory dpcCategory("dpc options");
+static cl::SubCommand compileCmd("compile", "Compile a model (.mlir) into a plan (.dpx)");
+static cl::SubCommand summaryCmd("summary", "Print the model's layers, output shapes and parameters");
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"), cl::Required,
+                                      cl::sub(compileCmd), cl::sub(summaryCmd),
+                                      cl::cat(dpcCategory));
+static cl::opt<std::string> outputFile("o", cl::desc("Plan file to write (default: <model>.dpx)"),
+                                       cl::value_desc("file"), cl::sub(compileCmd),
+                                       cl::cat(dpcCategory));
+static cl::opt<std::string> dumpDir(
+    "dump-dir", cl::desc("Write the IR after every pass as DIR/NN-<pass>.mlir (00-input.mlir first)"),
+    cl::value_desc("dir"), cl::sub(compileCmd), cl::cat(dpcCategory));
+static cl::opt<double> lrScale("lr-scale", cl::desc("Multiply the model's learning rate by this"),
+                               cl::init(1.0), cl::sub(compileCmd), cl::cat(dpcCategory));
+static cl::opt<bool> quiet("quiet", cl::desc("Print nothing but errors"), cl::sub(compileCmd),
+                           cl::cat(dpcCategory));
+
+namespace {
+
+/// Writes the IR after each pass to the dump directory, numbered in pipeline order.
+class DumpInstrumentation : public PassInstrumentation {
+public:
+  explicit DumpInstrumentation(std::string dir) : dir_(std::move(dir)) {}
+
+  void runAfterPass(Pass *pass, Operation *op) override {
+    if (!isa<ModuleOp>(op))
+      return;
+    std::string name = llvm::formatv("{0:d2}-{1}.mlir", ++index_, pass->getArgument()).str();
+    write(op, name);
+  }
+
+  /// Writes `op` as DIR/name; failures to write are reported, not fatal.
+  void write(Operation *op, StringRef name) {
+    llvm::SmallString<256> path(dir_);
+    llvm::sys::path::append(path, name);
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    if (ec) {
+      llvm::errs() << "dpc: cannot write " << path << ": " << ec.message() << "\n";
+      return;
+    }
+    op->print(os);
+    os << "\n";
+  }
+
+private:
+  std::string dir_;
+  unsigned index_ = 0;
+};
+
+int failWith(const Twine &message, int code = 1) {
+  llvm::errs() << "dpc: " << message << "\n";
+  return code;
+}
+
+OwningOpRef<ModuleOp> parseModel(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
+  std::string error;
+  auto file = openInputFile(inputFile, &error);
+  if (!file) {
+    failWith("cannot read '" + inputFile + "': " + error);
+    return nullptr;
+  }
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  return parseSourceFile<ModuleOp>(sourceMgr, &context);
+}
+
+int runSummary(ModuleOp module) {
+  PassManager pm(module->getContext());
+  pm.addPass(dp::graph::createVerifyModelPass());
+  if (failed(pm.run(module)))
+    return 1;
+  dp::graph::printModelSummary(dp::graph::getModelFunctions(module).front(), llvm::outs());
+  return 0;
+}
+
+int runCompile(ModuleOp module) {
+  auto start = std::chrono::steady_clock::now();
+  std::string model = "model";
+  if (auto funcs = dp::graph::getModelFunctions(module); funcs.size() == 1)
+    model = funcs.front().getSymName().str();
+
+  PassManager pm(module->getContext());
+  DumpInstrumentation *dumps = nullptr;
+  if (!dumpDir.empty()) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(dumpDir))
+      return failWith("cannot create dump directory '" + dumpDir + "': " + ec.message());
+    auto instrumentation = std::make_unique<DumpInstrumentation>(dumpDir);
+    dumps = instrumentation.get();
+    dumps->write(module, "00-input.mlir");
+    pm.addInstrumentation(std::move(instrumentation));
+  }
+  dp::CompileOptions options;
+  options.lrScale = lrScale.getValue();
+  dp::buildCompilePipeline(pm, options);
+  if (failed(pm.run(module)))
+    return 1;
+
+  std::string image;
+  if (failed(dp::plan::writePlan(module, kVersion, image)))
+    return 1;
+  std::string path = outputFile.empty() ? model + ".dpx" : outputFile.getValue();
+  // Write beside the target and rename, so an interrupted compile never leaves half a plan.
+  std::string error;
+  auto out = openOutputFile(path, &error);
+  if (!out)
+    return failWith("cannot write '" + path + "': " + error);
+  out->os() << image;
+  out->os().flush();
+  if (out->os().has_error())
+    return failWith("cannot write '" + path + "': " + out->os().error().message());
+  out->keep();
+
+  if (!quiet) {
+    auto program = *module.getOps<dp::plan::ProgramOp>().begin();
+    unsigned kernels[2] = {0, 0};
+    for (auto step : program.getOps<dp::plan::StepOp>())
+      kernels[step.getName() == "eval"] = llvm::range_size(step.getOps<dp::plan::KernelOp>());
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                    .count();
+    llvm::outs() << "compiled '" << model << "' (global batch " << program.getBatch()
+                 << "): train step " << kernels[0] << " kernels, eval step " << kernels[1]
+                 << " kernels, in " << llvm::format("%.0f", ms) << " ms\n";
+    dp::plan::printMemoryReport(dp::plan::computeMemoryReport(program), llvm::outs());
+    llvm::outs() << "wrote " << path << " (" << image.size() << " bytes)\n";
+    if (dumps)
+      llvm::outs() << "IR after each pass in " << dumpDir << "/\n";
+  }
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) { os << kVersion << "\n"; });
+  cl::HideUnrelatedOptions(dpcCategory);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "dpc: the dp compiler\n\n"
+      "  dpc summary model.mlir                 print the layer table and parameter counts\n"
+      "  dpc compile model.mlir -o model.dpx    compile to a plan that dprun executes\n");
+  if (!compileCmd && !summaryCmd) {
+    llvm::errs() << "dpc: missing command: use 'dpc compile' or 'dpc summary' (see dpc --help)\n";
+    return 2;
+  }
+
+  DialectRegistry registry;
+  dp::registerDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseModel(context, sourceMgr);
+  if (!module)
+    return 1;
+  return summaryCmd ? runSummary(*module) : runCompile(*module);
+}
