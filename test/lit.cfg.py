@@ -1,0 +1,22 @@
+# lit configuration of dp: FileCheck tests of the dialects, passes and tools, and the
+# end-to-end tests that compile a model and train it with dprun.
+import os
+import lit.formats
+
+config.name = "dp"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.dp_obj_root, "test")
+
+# dp's tools first, then FileCheck, not and count from LLVM.
+config.environment["PATH"] = os.pathsep.join(
+    [config.dp_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ["PATH"])])
+config.substitutions.append(("%models", os.path.join(config.dp_src_root, "models")))
+config.substitutions.append(("%fashion_mnist", config.fashion_mnist_dir))
+
+if config.has_executor:
+    config.available_features.add("dprun")
+if os.path.exists(os.path.join(config.fashion_mnist_dir, "train-images-idx3-ubyte.gz")):
+    config.available_features.add("fashion-mnist")
