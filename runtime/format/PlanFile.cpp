@@ -5,6 +5,8 @@
 
 #include <zlib.h>
 
+#include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -127,10 +129,15 @@ void verifyPlanSemantics(const fb::Plan &plan, const std::string &what) {
       if (elements > (int64_t(1) << 40))
         fail(what, bufferName(id) + " is implausibly large");
     }
-    uint64_t end = b->offset() + static_cast<uint64_t>(elements) * dtypeSize(DType(b->dtype()));
-    if (end > plan.arena_bytes())
-      fail(what, bufferName(id) + " ends at byte " + std::to_string(end) + ", past the arena of " +
+    // Compared without forming offset + size, which a hostile offset could wrap around.
+    uint64_t size = static_cast<uint64_t>(elements) * dtypeSize(DType(b->dtype()));
+    if (b->offset() > plan.arena_bytes() || size > plan.arena_bytes() - b->offset()) {
+      std::string end = b->offset() <= UINT64_MAX - size
+                            ? " ends at byte " + std::to_string(b->offset() + size) + ","
+                            : " ends";
+      fail(what, bufferName(id) + end + " past the arena of " +
                      std::to_string(plan.arena_bytes()) + " bytes");
+    }
     if (b->offset() % 64 != 0)
       fail(what, bufferName(id) + " offset " + std::to_string(b->offset()) + " is not 64-byte aligned");
   }
@@ -151,7 +158,9 @@ void verifyPlanSemantics(const fb::Plan &plan, const std::string &what) {
       checkId(static_cast<uint32_t>(p->grad()), where + " gradient");
     if (p->init()->kind() >= static_cast<uint8_t>(InitKind::NumKinds))
       fail(what, where + " has unknown initialiser kind " + std::to_string(p->init()->kind()));
-    if (buffers.Get(p->buffer())->offset() >= plan.persistent_bytes())
+    // Buffers were checked to lie within the arena above, so offset + size cannot wrap.
+    const fb::Buffer *pb = buffers.Get(p->buffer());
+    if (pb->offset() + numElements(*pb) * dtypeSize(DType(pb->dtype())) > plan.persistent_bytes())
       fail(what, where + " lies outside the persistent region");
   }
   for (const fb::Input *in : *plan.inputs())
