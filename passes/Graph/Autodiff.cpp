@@ -6,6 +6,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringMap.h"
 
 #define DEBUG_TYPE "graph-autodiff"
 
@@ -48,6 +49,18 @@ LogicalResult differentiate(func::FuncOp func) {
   Value loss = getStepOutput(func, "loss");
   if (!loss)
     return func.emitError("train step has no 'loss' output (run graph-derive-steps first)");
+
+  // Declarations of one parameter name are one tensor: merge them into the first, so that its
+  // gradient is summed over all uses and it is updated once, after the last of them.
+  llvm::StringMap<ParamOp> firstDecl;
+  for (ParamOp param : llvm::make_early_inc_range(func.getOps<ParamOp>())) {
+    auto [it, inserted] = firstDecl.try_emplace(param.getName(), param);
+    if (!inserted && it->second.getType() == param.getType() &&
+        it->second.getTrainable() == param.getTrainable()) {
+      param.replaceAllUsesWith(it->second.getResult());
+      param.erase();
+    }
+  }
 
   llvm::DenseSet<Value> active = activeValues(body, loss);
   // Uses of each active value by active ops not yet differentiated: a gradient is complete,
@@ -121,7 +134,9 @@ struct AutodiffPass : dp::graph::impl::AutodiffPassBase<AutodiffPass> {
       getOperation().emitError("no train step (run graph-derive-steps first)");
       return signalPassFailure();
     }
-    if (!train.getOps<ApplyGradientOp>().empty() || !train.getOps<FillOp>().empty()) {
+    // Gradients or updates mark a differentiated step (a graph.fill may be part of the model).
+    if (!train.getOps<ApplyGradientOp>().empty() || !train.getOps<SgdUpdateOp>().empty() ||
+        !train.getOps<MomentumUpdateOp>().empty() || !train.getOps<AdamUpdateOp>().empty()) {
       train.emitError("the train step is already differentiated");
       return signalPassFailure();
     }

@@ -17,10 +17,15 @@ using namespace dp::graph;
 namespace {
 
 /// Makes `func` a step: returns (loss, correct) and carries the step and model names.
-void makeStep(func::FuncOp func, StringRef step, StringRef model) {
+LogicalResult makeStep(func::FuncOp func, StringRef step, StringRef model) {
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
-  Value loss = ret.getOperand(0);
-  auto lossOp = loss.getDefiningOp<SoftmaxCrossEntropyOp>();
+  auto lossOp = ret.getNumOperands() == 1
+                    ? ret.getOperand(0).getDefiningOp<SoftmaxCrossEntropyOp>()
+                    : SoftmaxCrossEntropyOp();
+  if (!lossOp)
+    return ret.emitError("a model must return its loss, a graph.softmax_cross_entropy "
+                         "(run graph-verify-model first)");
+  Value loss = lossOp.getResult();
   OpBuilder b(ret);
   Value correct = b.create<CountCorrectOp>(lossOp.getLoc(), loss.getType(), lossOp.getLogits(),
                                            lossOp.getLabels());
@@ -32,6 +37,7 @@ void makeStep(func::FuncOp func, StringRef step, StringRef model) {
   func.setSymName(step);
   func->setAttr(kStepAttr, b.getStringAttr(step));
   func->setAttr(kModelAttr, b.getStringAttr(model));
+  return success();
 }
 
 struct DeriveStepsPass : dp::graph::impl::DeriveStepsPassBase<DeriveStepsPass> {
@@ -44,14 +50,18 @@ struct DeriveStepsPass : dp::graph::impl::DeriveStepsPassBase<DeriveStepsPass> {
       return signalPassFailure();
     }
     func::FuncOp train = models.front();
+    if (!train.getBody().hasOneBlock()) {
+      train.emitError("a model function must have a single block");
+      return signalPassFailure();
+    }
     std::string model = train.getSymName().str();
     OpBuilder b(module.getContext());
     b.setInsertionPointAfter(train);
     auto eval = cast<func::FuncOp>(b.clone(*train));
     // The optimizer belongs to training only.
     eval->removeAttr(kOptimizerAttr);
-    makeStep(train, "train", model);
-    makeStep(eval, "eval", model);
+    if (failed(makeStep(train, "train", model)) || failed(makeStep(eval, "eval", model)))
+      return signalPassFailure();
   }
 };
 

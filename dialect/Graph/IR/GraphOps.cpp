@@ -36,8 +36,6 @@ LogicalResult ParamOp::verify() {
   if (!isInitializer(getInit()))
     return emitOpError() << "'init' must be an initialiser such as #graph.glorot_uniform, found "
                          << getInit();
-  if (!getResult().getType().hasStaticShape())
-    return emitOpError("needs a static shape");
   if (getOptimizerState() && getTrainable())
     return emitOpError("optimizer state cannot be trainable");
   return success();
@@ -75,7 +73,12 @@ LogicalResult FlattenOp::verify() {
   auto in = tensorType(getInput());
   if (in.getRank() < 1)
     return emitOpError("expects an input with a batch axis");
-  return checkResultShape(*this, {in.getDimSize(0), in.getNumElements() / in.getDimSize(0)});
+  // The product of the non-batch axes; not the element count over the batch, which may be 0.
+  int64_t features = 1;
+  for (int64_t d : in.getShape().drop_front())
+    features = ShapedType::isDynamic(d) || ShapedType::isDynamic(features) ? ShapedType::kDynamic
+                                                                           : features * d;
+  return checkResultShape(*this, {in.getDimSize(0), features});
 }
 
 /// Common checks of ops taking [N, C] logits and [N] labels.

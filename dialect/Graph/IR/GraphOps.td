@@ -9,8 +9,12 @@ include "dialect/Interfaces/GradientOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 
-def Graph_F32Tensor : RankedTensorOf<[F32]>;
-def Graph_I32Tensor : RankedTensorOf<[I32]>;
+// Every tensor of a model has a static shape: memory is planned at compile time.
+class Graph_StaticTensorOf<Type element> : Type<
+    And<[RankedTensorOf<[element]>.predicate, HasStaticShapePred]>,
+    "statically shaped tensor of " # element.summary, "::mlir::RankedTensorType">;
+def Graph_F32Tensor : Graph_StaticTensorOf<F32>;
+def Graph_I32Tensor : Graph_StaticTensorOf<I32>;
 def Graph_F32Scalar : 0DTensorOf<[F32]>;
 def Graph_Gradient : DeclareOpInterfaceMethods<GradientOpInterface>;
 

@@ -48,7 +48,7 @@ def Plan_ProgramOp : Plan_Op<"program", [NoTerminator, SingleBlock]> {
   let summary = "a compiled model: persistent buffers and steps";
   let description = [{
     ```mlir
-    plan.program "mnist_mlp" {batch = 100 : i64} {
+    plan.program "mnist_mlp" attributes {batch = 100 : i64} {
       %w = plan.param "dense1.kernel" {init = #plan.init<kind = "glorot_uniform">} : memref<784x100xf32>
       plan.step "train" { ... }
     }

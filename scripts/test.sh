@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Installs the dependencies, builds everything and runs every test (lit + GoogleTest + end to
+# end) through one ctest, whose summary is the result.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+bash "$root/scripts/setup.sh"
+bash "$root/scripts/build.sh"
+cd "$root/build"
+ctest --output-on-failure -j "${DP_JOBS:-$(nproc)}"

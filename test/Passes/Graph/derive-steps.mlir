@@ -1,0 +1,67 @@
+// RUN: dp-opt %s -split-input-file -graph-derive-steps -verify-diagnostics | FileCheck %s
+
+// Tests that the model function becomes @train and @eval: both return (loss, correct) with the
+// results named by graph.output, count the correct rows on the loss's logits and labels, and
+// carry their step and model names; only @train keeps the optimizer.
+// CHECK-LABEL: func.func @train(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<8x4xf32> {graph.input = "x"}, %[[L:[^:]*]]: tensor<8xi32> {graph.input = "label"})
+// CHECK-SAME: -> (tensor<f32> {graph.output = "loss"}, tensor<f32> {graph.output = "correct"})
+// CHECK-SAME: attributes {graph.model = "tiny", graph.optimizer = #graph.sgd<lr = 1.000000e-01>, graph.step = "train"}
+// CHECK: %[[W:.*]] = graph.param "w"
+// CHECK: %[[Y:.*]] = graph.dense %[[X]], %[[W]]
+// CHECK: %[[R:.*]] = graph.relu %[[Y]]
+// CHECK: %[[LOSS:.*]] = graph.softmax_cross_entropy %[[R]], %[[L]]
+// CHECK-NEXT: %[[C:.*]] = graph.count_correct %[[R]], %[[L]] : (tensor<8x3xf32>, tensor<8xi32>) -> tensor<f32>
+// CHECK-NEXT: return %[[LOSS]], %[[C]] : tensor<f32>, tensor<f32>
+// CHECK-NEXT: }
+// CHECK-LABEL: func.func @eval(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<8x4xf32> {graph.input = "x"}, %[[L:[^:]*]]: tensor<8xi32> {graph.input = "label"})
+// CHECK-SAME: -> (tensor<f32> {graph.output = "loss"}, tensor<f32> {graph.output = "correct"})
+// CHECK-SAME: attributes {graph.model = "tiny", graph.step = "eval"} {
+// CHECK: %[[W:.*]] = graph.param "w"
+// CHECK: %[[Y:.*]] = graph.dense %[[X]], %[[W]]
+// CHECK: %[[R:.*]] = graph.relu %[[Y]]
+// CHECK: %[[LOSS:.*]] = graph.softmax_cross_entropy %[[R]], %[[L]]
+// CHECK-NEXT: %[[C:.*]] = graph.count_correct %[[R]], %[[L]] : (tensor<8x3xf32>, tensor<8xi32>) -> tensor<f32>
+// CHECK-NEXT: return %[[LOSS]], %[[C]] : tensor<f32>, tensor<f32>
+// CHECK-NEXT: }
+// CHECK-NOT: func.func
+func.func @tiny(%x: tensor<8x4xf32> {graph.input = "x"}, %l: tensor<8xi32> {graph.input = "label"}) -> tensor<f32>
+    attributes {graph.optimizer = #graph.sgd<lr = 0.1>} {
+  %w = graph.param "w" {init = #graph.glorot_uniform} : tensor<4x3xf32>
+  %y = graph.dense %x, %w : (tensor<8x4xf32>, tensor<4x3xf32>) -> tensor<8x3xf32>
+  %r = graph.relu %y : tensor<8x3xf32>
+  %loss = graph.softmax_cross_entropy %r, %l : (tensor<8x3xf32>, tensor<8xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// Tests that the steps keep declarations and other functions as they are, and take their name
+// from the model.
+// CHECK-LABEL: func.func private @helper(tensor<4xf32>)
+// CHECK-LABEL: func.func @train(
+// CHECK-SAME: graph.model = "other", graph.optimizer = #graph.adam<>, graph.step = "train"
+// CHECK-LABEL: func.func @eval(
+// CHECK-SAME: attributes {graph.model = "other", graph.step = "eval"}
+func.func private @helper(tensor<4xf32>)
+func.func @other(%x: tensor<2x4xf32> {graph.input = "x"}, %l: tensor<2xi32> {graph.input = "y"}) -> tensor<f32>
+    attributes {graph.optimizer = #graph.adam<>} {
+  %w = graph.param "w" {init = #graph.zeros} : tensor<4x3xf32>
+  %y = graph.dense %x, %w : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %loss = graph.softmax_cross_entropy %y, %l : (tensor<2x3xf32>, tensor<2xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// Tests that the pass needs exactly one model function (the steps it made are not models).
+// expected-error @+1 {{expected exactly one model function, found 0 (run graph-verify-model first)}}
+module {
+  func.func @train() attributes {graph.step = "train"} {
+    return
+  }
+  func.func @eval() attributes {graph.step = "eval"} {
+    return
+  }
+}

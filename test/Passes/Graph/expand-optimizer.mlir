@@ -1,0 +1,105 @@
+// RUN: dp-opt %s -split-input-file -graph-derive-steps -graph-autodiff -graph-expand-optimizer | FileCheck %s
+// RUN: dp-opt %s -split-input-file -graph-derive-steps -graph-autodiff -graph-expand-optimizer=lr-scale=2 | FileCheck %s --check-prefix=SCALE
+
+// Tests that SGD turns each apply_gradient into an sgd_update with the optimizer's learning rate
+// (times lr-scale), in place, and adds no optimizer state.
+// CHECK-LABEL: func.func @train(
+// CHECK: %[[W:.*]] = graph.param "w" {init = #graph.glorot_uniform} : tensor<4x3xf32>
+// CHECK-NEXT: %[[B:.*]] = graph.param "b" {init = #graph.zeros} : tensor<3xf32>
+// CHECK-NOT: optimizer_state
+// CHECK: %[[DW:.*]] = graph.matmul
+// CHECK-NEXT: %[[DB:.*]] = graph.reduce_rows
+// CHECK-NEXT: graph.sgd_update %[[W]], %[[DW]] {lr = 1.000000e-01 : f64} : tensor<4x3xf32>
+// CHECK-NEXT: graph.sgd_update %[[B]], %[[DB]] {lr = 1.000000e-01 : f64} : tensor<3xf32>
+// CHECK-NOT: graph.apply_gradient
+// CHECK: return
+// CHECK-LABEL: func.func @eval(
+// CHECK-NOT: _update
+// CHECK: return
+// SCALE-LABEL: func.func @train(
+// SCALE: graph.sgd_update %{{.*}}, %{{.*}} {lr = 2.000000e-01 : f64} : tensor<4x3xf32>
+// SCALE-NEXT: graph.sgd_update %{{.*}}, %{{.*}} {lr = 2.000000e-01 : f64} : tensor<3xf32>
+func.func @sgd(%x: tensor<8x4xf32> {graph.input = "x"}, %l: tensor<8xi32> {graph.input = "label"}) -> tensor<f32>
+    attributes {graph.optimizer = #graph.sgd<lr = 0.1>} {
+  %w = graph.param "w" {init = #graph.glorot_uniform} : tensor<4x3xf32>
+  %b = graph.param "b" {init = #graph.zeros} : tensor<3xf32>
+  %y = graph.dense %x, %w, %b {activation = #graph.act<sigmoid>} : (tensor<8x4xf32>, tensor<4x3xf32>, tensor<3xf32>) -> tensor<8x3xf32>
+  %loss = graph.softmax_cross_entropy %y, %l : (tensor<8x3xf32>, tensor<8xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// Tests that momentum adds a zero-initialised, non-trainable velocity parameter "<name>/velocity"
+// after each parameter and turns apply_gradient into momentum_update (Keras defaults).
+// CHECK-LABEL: func.func @train(
+// CHECK: %[[W:.*]] = graph.param "w" {init = #graph.glorot_uniform} : tensor<4x3xf32>
+// CHECK-NEXT: %[[VW:.*]] = graph.param "w/velocity" {init = #graph.zeros, optimizer_state, trainable = false} : tensor<4x3xf32>
+// CHECK-NEXT: %[[B:.*]] = graph.param "b" {init = #graph.zeros} : tensor<3xf32>
+// CHECK-NEXT: %[[VB:.*]] = graph.param "b/velocity" {init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+// CHECK: %[[DW:.*]] = graph.matmul
+// CHECK-NEXT: %[[DB:.*]] = graph.reduce_rows
+// CHECK-NEXT: graph.momentum_update %[[W]], %[[VW]], %[[DW]] {lr = 1.000000e-02 : f64, momentum = 9.000000e-01 : f64} : tensor<4x3xf32>
+// CHECK-NEXT: graph.momentum_update %[[B]], %[[VB]], %[[DB]] {lr = 1.000000e-02 : f64, momentum = 9.000000e-01 : f64} : tensor<3xf32>
+// CHECK-NEXT: return
+// CHECK-LABEL: func.func @eval(
+// CHECK-NOT: velocity
+// CHECK: return
+// SCALE-LABEL: func.func @train(
+// SCALE: graph.momentum_update {{.*}} {lr = 2.000000e-02 : f64, momentum = 9.000000e-01 : f64} : tensor<4x3xf32>
+func.func @momentum(%x: tensor<8x4xf32> {graph.input = "x"}, %l: tensor<8xi32> {graph.input = "label"}) -> tensor<f32>
+    attributes {graph.optimizer = #graph.momentum<>} {
+  %w = graph.param "w" {init = #graph.glorot_uniform} : tensor<4x3xf32>
+  %b = graph.param "b" {init = #graph.zeros} : tensor<3xf32>
+  %y = graph.dense %x, %w, %b : (tensor<8x4xf32>, tensor<4x3xf32>, tensor<3xf32>) -> tensor<8x3xf32>
+  %loss = graph.softmax_cross_entropy %y, %l : (tensor<8x3xf32>, tensor<8xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// Tests that Nesterov momentum sets the nesterov flag and carries explicit hyperparameters.
+// CHECK-LABEL: func.func @train(
+// CHECK: %[[W:.*]] = graph.param "w"
+// CHECK-NEXT: %[[VW:.*]] = graph.param "w/velocity"
+// CHECK: graph.momentum_update %[[W]], %[[VW]], %{{.*}} {lr = 5.000000e-02 : f64, momentum = 5.000000e-01 : f64, nesterov} : tensor<4x3xf32>
+// SCALE-LABEL: func.func @train(
+// SCALE: graph.momentum_update {{.*}} {lr = 1.000000e-01 : f64, momentum = 5.000000e-01 : f64, nesterov} : tensor<4x3xf32>
+func.func @nesterov(%x: tensor<8x4xf32> {graph.input = "x"}, %l: tensor<8xi32> {graph.input = "label"}) -> tensor<f32>
+    attributes {graph.optimizer = #graph.momentum<lr = 0.05, momentum = 0.5, nesterov = true>} {
+  %w = graph.param "w" {init = #graph.glorot_uniform} : tensor<4x3xf32>
+  %y = graph.dense %x, %w : (tensor<8x4xf32>, tensor<4x3xf32>) -> tensor<8x3xf32>
+  %loss = graph.softmax_cross_entropy %y, %l : (tensor<8x3xf32>, tensor<8xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// Tests that Adam adds the moments "<name>/m" and "<name>/v" (zero-initialised, non-trainable
+// optimizer state) next to each parameter and turns apply_gradient into adam_update; lr-scale
+// scales only the learning rate.
+// CHECK-LABEL: func.func @train(
+// CHECK: %[[W:.*]] = graph.param "w" {init = #graph.glorot_uniform} : tensor<4x3xf32>
+// CHECK-DAG: %[[MW:.*]] = graph.param "w/m" {init = #graph.zeros, optimizer_state, trainable = false} : tensor<4x3xf32>
+// CHECK-DAG: %[[VW:.*]] = graph.param "w/v" {init = #graph.zeros, optimizer_state, trainable = false} : tensor<4x3xf32>
+// CHECK: %[[B:.*]] = graph.param "b" {init = #graph.zeros} : tensor<3xf32>
+// CHECK-DAG: %[[MB:.*]] = graph.param "b/m" {init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+// CHECK-DAG: %[[VB:.*]] = graph.param "b/v" {init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+// CHECK: %[[DW:.*]] = graph.matmul
+// CHECK-NEXT: %[[DB:.*]] = graph.reduce_rows
+// CHECK-NEXT: graph.adam_update %[[W]], %[[MW]], %[[VW]], %[[DW]] {beta1 = 8.000000e-01 : f64, beta2 = 5.000000e-01 : f64, epsilon = 1.250000e-01 : f64, lr = 2.000000e-03 : f64} : tensor<4x3xf32>
+// CHECK-NEXT: graph.adam_update %[[B]], %[[MB]], %[[VB]], %[[DB]] {beta1 = 8.000000e-01 : f64, beta2 = 5.000000e-01 : f64, epsilon = 1.250000e-01 : f64, lr = 2.000000e-03 : f64} : tensor<3xf32>
+// CHECK-NEXT: return
+// CHECK-LABEL: func.func @eval(
+// CHECK-NOT: optimizer_state
+// CHECK: return
+// SCALE-LABEL: func.func @train(
+// SCALE: graph.adam_update {{.*}} {beta1 = 8.000000e-01 : f64, beta2 = 5.000000e-01 : f64, epsilon = 1.250000e-01 : f64, lr = 4.000000e-03 : f64} : tensor<4x3xf32>
+func.func @adam(%x: tensor<8x4xf32> {graph.input = "x"}, %l: tensor<8xi32> {graph.input = "label"}) -> tensor<f32>
+    attributes {graph.optimizer = #graph.adam<lr = 0.002, beta1 = 0.8, beta2 = 0.5, epsilon = 0.125>} {
+  %w = graph.param "w" {init = #graph.glorot_uniform} : tensor<4x3xf32>
+  %b = graph.param "b" {init = #graph.zeros} : tensor<3xf32>
+  %y = graph.dense %x, %w, %b : (tensor<8x4xf32>, tensor<4x3xf32>, tensor<3xf32>) -> tensor<8x3xf32>
+  %loss = graph.softmax_cross_entropy %y, %l : (tensor<8x3xf32>, tensor<8xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}

@@ -1,0 +1,121 @@
+// RUN: dp-opt %s -split-input-file -plan-memory -verify-diagnostics | FileCheck %s
+
+// Tests that a small hand-written program is placed as computed by hand (offsets exact).
+//
+// Persistent buffers come first, in program order (also one declared after the steps), each at
+// a multiple of 64 bytes: x 128 B @0, label 32 B @128, w 64 B @192, w/m 64 B @256, s 4 B @320,
+// grad w 64 B @384, late 4 B @448: persistent_bytes = 512.
+//
+// The steps' transients start at 512 and overlap each other. Train (positions of ops in the
+// step; a view's uses count for its source, an output keeps its buffer to the end):
+//   a 128 B [0, 8] (used through %av at 8)   b 128 B [3, 6]   c 128 B [5, 14] (output)
+//   d 128 B [7, 12]                          e   4 B [9, 14] (output)   f 128 B [11, 12]
+// Largest first, then earliest: a @0, b @128, c @256, d @128 (b is dead), f @0 (a is dead
+// once its view is), e @384 (c, d and f are live): peak 448.
+// Eval: a 128 B [1, 5] @0, b 4 B [3, 7] @128, c 4 B [5, 7] @192: peak 256.
+// arena_bytes = 512 + max(448, 256) = 960.
+// CHECK-LABEL: plan.program "m" attributes {arena_bytes = 960 : i64, batch = 8 : i64, persistent_bytes = 512 : i64} {
+// CHECK-NEXT: %[[X:.*]] = plan.input "x" {offset = 0 : i64} : memref<8x4xf32>
+// CHECK-NEXT: %[[L:.*]] = plan.input "label" {offset = 128 : i64} : memref<8xi32>
+// CHECK-NEXT: %[[W:.*]] = plan.param "w" {init = #plan.init<kind = "zeros">, offset = 192 : i64} : memref<4x4xf32>
+// CHECK-NEXT: %[[M:.*]] = plan.param "w/m" {init = #plan.init<kind = "zeros">, offset = 256 : i64, optimizer_state} : memref<4x4xf32>
+// CHECK-NEXT: %[[S:.*]] = plan.param "s" {init = #plan.init<kind = "ones">, offset = 320 : i64} : memref<f32>
+// CHECK-NEXT: %[[G:.*]] = plan.grad "w" {offset = 384 : i64} : memref<4x4xf32>
+// CHECK-NEXT: plan.step "train" attributes {peak_bytes = 448 : i64} {
+// CHECK-NEXT: %[[A:.*]] = plan.alloc {offset = 512 : i64} : memref<8x4xf32>
+// CHECK-NEXT: plan.kernel "activation" ins(%[[X]] : memref<8x4xf32>) outs(%[[A]] : memref<8x4xf32>)
+// CHECK-NEXT: %[[AV:.*]] = plan.view %[[A]] : memref<8x4xf32> to memref<32xf32>
+// CHECK-NEXT: %[[B:.*]] = plan.alloc {offset = 640 : i64} : memref<8x4xf32>
+// CHECK-NEXT: plan.kernel "activation" ins(%[[A]] : memref<8x4xf32>) outs(%[[B]] : memref<8x4xf32>)
+// CHECK-NEXT: %[[C:.*]] = plan.alloc {offset = 768 : i64} : memref<32xf32>
+// CHECK-NEXT: plan.kernel "copy" ins(%[[B]] : memref<8x4xf32>) outs(%[[C]] : memref<32xf32>)
+// CHECK-NEXT: %[[D:.*]] = plan.alloc {offset = 640 : i64} : memref<8x4xf32>
+// CHECK-NEXT: plan.kernel "copy" ins(%[[AV]] : memref<32xf32>) outs(%[[D]] : memref<8x4xf32>)
+// CHECK-NEXT: %[[E:.*]] = plan.alloc {offset = 896 : i64} : memref<f32>
+// CHECK-NEXT: plan.kernel "fill" outs(%[[E]] : memref<f32>)
+// CHECK-NEXT: %[[F:.*]] = plan.alloc {offset = 512 : i64} : memref<8x4xf32>
+// CHECK-NEXT: plan.kernel "add" ins(%[[D]], %[[D]] : memref<8x4xf32>, memref<8x4xf32>) outs(%[[F]] : memref<8x4xf32>)
+// CHECK-NEXT: plan.output "y", %[[C]] : memref<32xf32>
+// CHECK-NEXT: plan.output "e", %[[E]] : memref<f32>
+// CHECK-NEXT: }
+// CHECK-NEXT: plan.step "eval" attributes {peak_bytes = 256 : i64} {
+// CHECK-NEXT: %[[WV:.*]] = plan.view %[[W]] : memref<4x4xf32> to memref<16xf32>
+// CHECK-NEXT: %[[A:.*]] = plan.alloc {offset = 512 : i64} : memref<8x4xf32>
+// CHECK-NEXT: plan.kernel "activation" ins(%[[X]] : memref<8x4xf32>) outs(%[[A]] : memref<8x4xf32>)
+// CHECK-NEXT: %[[B:.*]] = plan.alloc {offset = 640 : i64} : memref<f32>
+// CHECK-NEXT: plan.kernel "softmax_xent" ins(%[[A]], %[[L]] : memref<8x4xf32>, memref<8xi32>) outs(%[[B]] : memref<f32>)
+// CHECK-NEXT: %[[C:.*]] = plan.alloc {offset = 704 : i64} : memref<f32>
+// CHECK-NEXT: plan.kernel "count_correct" ins(%[[A]], %[[L]] : memref<8x4xf32>, memref<8xi32>) outs(%[[C]] : memref<f32>)
+// CHECK-NEXT: plan.output "loss", %[[B]] : memref<f32>
+// CHECK-NEXT: plan.output "correct", %[[C]] : memref<f32>
+// CHECK-NEXT: }
+// CHECK-NEXT: plan.param "late" {init = #plan.init<kind = "zeros">, offset = 448 : i64} : memref<f32>
+// CHECK-NEXT: }
+plan.program "m" attributes {batch = 8 : i64} {
+  %x = plan.input "x" : memref<8x4xf32>
+  %l = plan.input "label" : memref<8xi32>
+  %w = plan.param "w" {init = #plan.init<kind = "zeros">} : memref<4x4xf32>
+  %m = plan.param "w/m" {init = #plan.init<kind = "zeros">, optimizer_state} : memref<4x4xf32>
+  %s = plan.param "s" {init = #plan.init<kind = "ones">} : memref<f32>
+  %g = plan.grad "w" : memref<4x4xf32>
+  plan.step "train" {
+    %a = plan.alloc : memref<8x4xf32>
+    plan.kernel "activation" ins(%x : memref<8x4xf32>) outs(%a : memref<8x4xf32>)
+    %av = plan.view %a : memref<8x4xf32> to memref<32xf32>
+    %b = plan.alloc : memref<8x4xf32>
+    plan.kernel "activation" ins(%a : memref<8x4xf32>) outs(%b : memref<8x4xf32>)
+    %c = plan.alloc : memref<32xf32>
+    plan.kernel "copy" ins(%b : memref<8x4xf32>) outs(%c : memref<32xf32>)
+    %d = plan.alloc : memref<8x4xf32>
+    plan.kernel "copy" ins(%av : memref<32xf32>) outs(%d : memref<8x4xf32>)
+    %e = plan.alloc : memref<f32>
+    plan.kernel "fill" outs(%e : memref<f32>)
+    %f = plan.alloc : memref<8x4xf32>
+    plan.kernel "add" ins(%d, %d : memref<8x4xf32>, memref<8x4xf32>) outs(%f : memref<8x4xf32>)
+    plan.output "y", %c : memref<32xf32>
+    plan.output "e", %e : memref<f32>
+  }
+  plan.step "eval" {
+    %wv = plan.view %w : memref<4x4xf32> to memref<16xf32>
+    %a = plan.alloc : memref<8x4xf32>
+    plan.kernel "activation" ins(%x : memref<8x4xf32>) outs(%a : memref<8x4xf32>)
+    %b = plan.alloc : memref<f32>
+    plan.kernel "softmax_xent" ins(%a, %l : memref<8x4xf32>, memref<8xi32>) outs(%b : memref<f32>)
+    %c = plan.alloc : memref<f32>
+    plan.kernel "count_correct" ins(%a, %l : memref<8x4xf32>, memref<8xi32>) outs(%c : memref<f32>)
+    plan.output "loss", %b : memref<f32>
+    plan.output "correct", %c : memref<f32>
+  }
+  %late = plan.param "late" {init = #plan.init<kind = "zeros">} : memref<f32>
+}
+
+// -----
+
+// Tests that a view of a view keeps the root alive, and that offsets already present are
+// replaced: x 64 B @0; a [0, 5] @64 (used through vv at 5), b [3, 4] must not reuse a: @192.
+// CHECK-LABEL: plan.program "views" attributes {arena_bytes = 320 : i64, batch = 1 : i64, persistent_bytes = 64 : i64} {
+// CHECK: plan.step "s" attributes {peak_bytes = 256 : i64} {
+// CHECK-NEXT: %[[A:.*]] = plan.alloc {offset = 64 : i64} : memref<4x8xf32>
+// CHECK: %[[B:.*]] = plan.alloc {offset = 192 : i64} : memref<32xf32>
+plan.program "views" attributes {batch = 1 : i64} {
+  %x = plan.input "x" {offset = 1000 : i64} : memref<2x2xf32>
+  plan.step "s" {
+    %a = plan.alloc {offset = 12345 : i64} : memref<4x8xf32>
+    %v = plan.view %a : memref<4x8xf32> to memref<32xf32>
+    %vv = plan.view %v : memref<32xf32> to memref<2x16xf32>
+    %b = plan.alloc : memref<32xf32>
+    plan.kernel "fill" outs(%b : memref<32xf32>)
+    plan.kernel "copy" ins(%vv : memref<2x16xf32>) outs(%x : memref<2x2xf32>)
+  }
+}
+
+// -----
+
+// Tests that the pass needs exactly one program.
+// expected-error @+1 {{expected one plan.program, found 2}}
+module {
+  plan.program "a" attributes {batch = 1 : i64} {
+  }
+  plan.program "b" attributes {batch = 1 : i64} {
+  }
+}
