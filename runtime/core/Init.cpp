@@ -1,0 +1,120 @@
+// Parameter initialisers; see Init.h. Draws are computed in double and rounded to f32 once, so
+// that the last-bit differences of libm implementations almost never reach the stored values.
+#include "runtime/core/Init.h"
+
+#include "runtime/core/Error.h"
+#include "runtime/core/Rng.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace dp::rt {
+namespace {
+
+void fillUniform(float *out, int64_t n, Rng &rng, double low, double high) {
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = static_cast<float>(low + (high - low) * rng.uniform());
+}
+
+void fillNormal(float *out, int64_t n, Rng &rng, double mean, double stddev) {
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = static_cast<float>(mean + stddev * rng.normal());
+}
+
+// Keras's truncated normal: draws further than two stddevs from the mean are redrawn.
+void fillTruncatedNormal(float *out, int64_t n, Rng &rng, double stddev) {
+  for (int64_t i = 0; i < n; ++i) {
+    double z;
+    do
+      z = rng.normal();
+    while (std::fabs(z) > 2.0);
+    out[i] = static_cast<float>(stddev * z);
+  }
+}
+
+} // namespace
+
+void checkInit(const fb::Init &init, const std::string &where) {
+  auto fail = [&](const std::string &message) {
+    throw Error(ErrorKind::Plan, where + ": " + message);
+  };
+  const double a = init.a(), b = init.b();
+  const int64_t fanIn = init.fan_in(), fanOut = init.fan_out();
+  switch (static_cast<InitKind>(init.kind())) {
+  case InitKind::Zeros:
+  case InitKind::Ones:
+    return;
+  case InitKind::Constant:
+    if (!std::isfinite(a))
+      fail("constant initialiser value is not finite");
+    return;
+  case InitKind::Uniform:
+    if (!std::isfinite(a) || !std::isfinite(b) || a > b)
+      fail("uniform initialiser range [" + std::to_string(a) + ", " + std::to_string(b) +
+           ") is invalid");
+    return;
+  case InitKind::Normal:
+    if (!std::isfinite(a) || !std::isfinite(b) || b < 0)
+      fail("normal initialiser stddev " + std::to_string(b) + " is invalid");
+    return;
+  case InitKind::GlorotUniform:
+  case InitKind::GlorotNormal:
+    if (fanIn <= 0 || fanOut <= 0)
+      fail("glorot initialiser needs positive fans, got fan_in " + std::to_string(fanIn) +
+           ", fan_out " + std::to_string(fanOut));
+    return;
+  case InitKind::HeNormal:
+  case InitKind::HeUniform:
+    if (fanIn <= 0)
+      fail("he initialiser needs a positive fan_in, got " + std::to_string(fanIn));
+    return;
+  case InitKind::NumKinds:
+    break;
+  }
+  fail("unknown initialiser kind " + std::to_string(init.kind()));
+}
+
+void drawInit(float *out, int64_t n, const fb::Init &init, uint64_t seed, std::string_view name) {
+  Rng rng = Rng::forName(seed, name);
+  const double fanIn = static_cast<double>(init.fan_in());
+  const double fanOut = static_cast<double>(init.fan_out());
+  switch (static_cast<InitKind>(init.kind())) {
+  case InitKind::Zeros:
+    std::fill(out, out + n, 0.0f);
+    return;
+  case InitKind::Ones:
+    std::fill(out, out + n, 1.0f);
+    return;
+  case InitKind::Constant:
+    std::fill(out, out + n, static_cast<float>(init.a()));
+    return;
+  case InitKind::Uniform:
+    fillUniform(out, n, rng, init.a(), init.b());
+    return;
+  case InitKind::Normal:
+    fillNormal(out, n, rng, init.a(), init.b());
+    return;
+  case InitKind::GlorotUniform: {
+    const double limit = std::sqrt(6.0 / (fanIn + fanOut));
+    fillUniform(out, n, rng, -limit, limit);
+    return;
+  }
+  case InitKind::HeUniform: {
+    const double limit = std::sqrt(6.0 / fanIn);
+    fillUniform(out, n, rng, -limit, limit);
+    return;
+  }
+  case InitKind::GlorotNormal:
+    fillTruncatedNormal(out, n, rng,
+                        std::sqrt(2.0 / (fanIn + fanOut)) / kTruncatedNormalStddevFactor);
+    return;
+  case InitKind::HeNormal:
+    fillTruncatedNormal(out, n, rng, std::sqrt(2.0 / fanIn) / kTruncatedNormalStddevFactor);
+    return;
+  case InitKind::NumKinds:
+    break;
+  }
+  throw Error(ErrorKind::Plan, "unknown initialiser kind " + std::to_string(init.kind()));
+}
+
+} // namespace dp::rt

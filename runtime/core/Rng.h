@@ -1,0 +1,78 @@
+// A small, portable random number generator for parameter initialisation. Every draw is defined
+// by integer arithmetic and a few libm calls in double precision, never by std:: distributions,
+// whose outputs differ between standard libraries.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <string_view>
+
+namespace dp::rt {
+
+/// One step of splitmix64: advances `state` and returns a well-mixed 64-bit value.
+inline uint64_t splitmix64(uint64_t &state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+/// FNV-1a hash of a name: stable across machines, used to key a parameter's random stream.
+inline uint64_t hashName(std::string_view name) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : name) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+/// xoshiro256** with helpers for uniform and normal draws in double precision.
+class Rng {
+public:
+  explicit Rng(uint64_t seed) {
+    for (uint64_t &word : s_)
+      word = splitmix64(seed);
+  }
+  /// A stream that depends only on (seed, name).
+  static Rng forName(uint64_t seed, std::string_view name) {
+    uint64_t mixed = seed;
+    return Rng(splitmix64(mixed) ^ hashName(name));
+  }
+
+  uint64_t next() {
+    const uint64_t result = rotl(s_[1] * 5, 7) * 9;
+    const uint64_t t = s_[1] << 17;
+    s_[2] ^= s_[0];
+    s_[3] ^= s_[1];
+    s_[1] ^= s_[2];
+    s_[0] ^= s_[3];
+    s_[2] ^= t;
+    s_[3] = rotl(s_[3], 45);
+    return result;
+  }
+  /// Uniform on [0, 1) with 53 random bits.
+  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+  /// Standard normal by Box-Muller; the second value of each pair is kept for the next call.
+  double normal() {
+    if (haveSpare_) {
+      haveSpare_ = false;
+      return spare_;
+    }
+    const double u1 = 1.0 - uniform(); // (0, 1]: log stays finite
+    const double u2 = uniform();
+    const double r = std::sqrt(-2.0 * std::log(u1));
+    const double theta = 6.283185307179586476925 * u2;
+    spare_ = r * std::sin(theta);
+    haveSpare_ = true;
+    return r * std::cos(theta);
+  }
+
+private:
+  static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+  uint64_t s_[4];
+  double spare_ = 0;
+  bool haveSpare_ = false;
+};
+
+} // namespace dp::rt

@@ -1,0 +1,118 @@
+// Views of arena buffers as typed tensors, and the binding of one plan kernel to its buffers.
+// Kernel backends build their kernels from a KernelSite at load time; everything here is
+// header-only so that backends depend on the plan format and not on the Program library.
+#pragma once
+
+#include "runtime/core/Error.h"
+#include "runtime/format/PlanFile.h"
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace dp::rt {
+
+/// A buffer of the arena seen as a tensor: base pointer, element type and shape.
+struct TensorView {
+  void *data = nullptr;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  int64_t numel = 1;
+  uint32_t id = 0;
+
+  int rank() const { return static_cast<int>(shape.size()); }
+  /// Dimension `i`; negative `i` counts from the last axis.
+  int64_t dim(int i) const { return shape[i < 0 ? shape.size() + i : i]; }
+  size_t bytes() const { return static_cast<size_t>(numel) * dtypeSize(dtype); }
+  float *f32() const { return static_cast<float *>(data); }
+  int32_t *i32() const { return static_cast<int32_t *>(data); }
+  const uint8_t *begin() const { return static_cast<const uint8_t *>(data); }
+  const uint8_t *end() const { return begin() + bytes(); }
+
+  /// True when the two views share at least one byte.
+  bool overlaps(const TensorView &o) const { return begin() < o.end() && o.begin() < end(); }
+  /// True when the two views cover exactly the same bytes.
+  bool sameBytes(const TensorView &o) const { return data == o.data && bytes() == o.bytes(); }
+};
+
+/// The view of buffer `id` of `plan` in an arena starting at `arena`. The id must be valid.
+inline TensorView viewBuffer(const fb::Plan &plan, uint8_t *arena, uint32_t id) {
+  const fb::Buffer &b = *plan.buffers()->Get(id);
+  TensorView t;
+  t.data = arena + b.offset();
+  t.dtype = static_cast<DType>(b.dtype());
+  t.shape.assign(b.shape()->begin(), b.shape()->end());
+  t.numel = numElements(b);
+  t.id = id;
+  return t;
+}
+
+/// One kernel of a verified plan together with the arena it runs in: what a backend factory
+/// needs to validate the kernel's shapes and attributes and to bind it to memory.
+class KernelSite {
+public:
+  /// `where` names the kernel in error messages ("train kernel #3 (dense) at mlp.py:7").
+  KernelSite(const fb::Plan &plan, uint8_t *arena, const fb::Kernel &kernel, std::string where)
+      : plan_(plan), arena_(arena), kernel_(kernel), where_(std::move(where)) {}
+
+  KernelKind kind() const { return static_cast<KernelKind>(kernel_.kind()); }
+  const fb::Kernel &kernel() const { return kernel_; }
+  const std::string &where() const { return where_; }
+
+  int numInputs() const { return kernel_.inputs() ? kernel_.inputs()->size() : 0; }
+  int numOutputs() const { return kernel_.outputs() ? kernel_.outputs()->size() : 0; }
+  TensorView input(int i) const { return viewBuffer(plan_, arena_, kernel_.inputs()->Get(i)); }
+  TensorView output(int i) const { return viewBuffer(plan_, arena_, kernel_.outputs()->Get(i)); }
+
+  /// The attribute called `name`, or null.
+  const fb::Attr *attr(const char *name) const {
+    if (!kernel_.attrs())
+      return nullptr;
+    for (const fb::Attr *a : *kernel_.attrs())
+      if (a->name()->str() == name)
+        return a;
+    return nullptr;
+  }
+  /// An integer attribute that the kernel must have.
+  int64_t intAttr(const char *name) const { return required(name)->i(); }
+  /// An integer attribute that defaults to `fallback` when absent.
+  int64_t intAttr(const char *name, int64_t fallback) const {
+    const fb::Attr *a = attr(name);
+    return a ? a->i() : fallback;
+  }
+  /// A floating-point attribute that the kernel must have.
+  double floatAttr(const char *name) const { return required(name)->f(); }
+
+  /// Throws Error(Plan) naming this kernel.
+  [[noreturn]] void fail(const std::string &message) const {
+    throw Error(ErrorKind::Plan, where_ + ": " + message);
+  }
+  /// Fails unless `t` has element type `dtype`; `role` names it ("input 1 (labels)").
+  void expectDType(const TensorView &t, DType dtype, const char *role) const {
+    if (t.dtype != dtype)
+      fail(std::string(role) + " (buffer " + std::to_string(t.id) + ") is " + dtypeName(t.dtype) +
+           ", expected " + dtypeName(dtype));
+  }
+  /// Fails unless `t` holds `numel` elements.
+  void expectNumel(const TensorView &t, int64_t numel, const char *role) const {
+    if (t.numel != numel)
+      fail(std::string(role) + " (buffer " + std::to_string(t.id) + ") has " +
+           std::to_string(t.numel) + " elements, expected " + std::to_string(numel));
+  }
+
+private:
+  const fb::Attr *required(const char *name) const {
+    const fb::Attr *a = attr(name);
+    if (!a)
+      fail(std::string("missing attribute '") + name + "'");
+    return a;
+  }
+
+  const fb::Plan &plan_;
+  uint8_t *arena_;
+  const fb::Kernel &kernel_;
+  std::string where_;
+};
+
+} // namespace dp::rt

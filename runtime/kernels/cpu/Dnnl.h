@@ -1,0 +1,49 @@
+// Thin glue to oneDNN: the process-wide CPU engine, and a primitive bound once to arena memory
+// that can be executed repeatedly without building argument maps or allocating.
+#pragma once
+
+#include "runtime/core/Tensor.h"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dp::rt::cpu {
+
+/// The CPU engine shared by all kernels (engines are thread-safe; streams are per kernel).
+const dnnl::engine &cpuEngine();
+
+/// A plain row-major memory descriptor of `dims` f32 elements with explicit `strides`.
+dnnl::memory::desc f32Desc(const dnnl::memory::dims &dims, const dnnl::memory::dims &strides);
+
+/// Multiply-adds below which a oneDNN primitive runs on one thread: splitting a tiny matmul
+/// across cores costs more in synchronisation than it saves.
+inline constexpr double kSingleThreadMacs = 1 << 19;
+
+/// The thread cap for a primitive doing `macs` multiply-adds (0: no cap).
+inline int threadsFor(double macs) { return macs < kSingleThreadMacs ? 1 : 0; }
+
+/// A oneDNN primitive with its arguments bound to fixed memory. Primitives must be created with
+/// scratchpad_mode::user so that the scratchpad is allocated here, once, and under a
+/// ThreadCap(threads) when `threads` is not 0.
+class DnnlCall {
+public:
+  DnnlCall() = default;
+  /// `args` pairs DNNL_ARG_* with memory objects wrapping arena pointers.
+  DnnlCall(const dnnl::primitive_desc_base &pd, dnnl::primitive prim,
+           std::vector<std::pair<int, dnnl::memory>> args, std::string where, int threads = 0);
+  /// Executes the primitive and waits for it. Throws Error(Runtime) on a oneDNN failure.
+  void run();
+
+private:
+  dnnl::primitive prim_;
+  dnnl::stream stream_;
+  std::vector<dnnl::memory> memories_; // keeps the handles in args_ alive
+  std::vector<dnnl_exec_arg_t> args_;
+  std::string where_;
+  int threads_ = 0;
+};
+
+} // namespace dp::rt::cpu

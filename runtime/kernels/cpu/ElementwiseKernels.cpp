@@ -1,0 +1,298 @@
+// Elementwise and row kernels: activation (sigmoid/tanh on oneDNN eltwise, the rest as loops),
+// activation_grad, add, copy, fill and reduce_rows. The loops are written so that the compiler
+// vectorises them, and split across threads only when large.
+#include "runtime/kernels/cpu/Dnnl.h"
+#include "runtime/kernels/cpu/Internal.h"
+#include "runtime/kernels/cpu/Parallel.h"
+
+#include <cstring>
+
+namespace dp::rt::cpu {
+
+void softmaxRows(const float *x, float *y, int64_t rows, int64_t cols) {
+  parallelChunks(
+      rows,
+      [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r)
+          softmaxRow(x + r * cols, y + r * cols, cols);
+      },
+      rows * cols);
+}
+
+namespace {
+
+void copyBytes(const TensorView &from, const TensorView &to) {
+  if (from.data != to.data)
+    std::memcpy(to.data, from.data, to.bytes()); // overlap is excluded at load
+}
+
+// Rows and columns of a softmax over the last axis.
+void softmaxShape(const KernelSite &site, const TensorView &t, int64_t &rows, int64_t &cols) {
+  if (t.rank() < 1)
+    site.fail("softmax needs a tensor of rank >= 1, buffer " + std::to_string(t.id) +
+              " is a scalar");
+  cols = t.dim(-1);
+  rows = t.numel / cols;
+}
+
+class ActivationKernel final : public Kernel {
+public:
+  ActivationKernel(const KernelSite &site, Activation act) : act_(act) {
+    x_ = site.input(0);
+    y_ = site.output(0);
+    if (act == Activation::Softmax)
+      softmaxShape(site, x_, rows_, cols_);
+    if (act == Activation::Sigmoid || act == Activation::Tanh) {
+      const dnnl::memory::desc d = f32Desc({x_.numel}, {1});
+      dnnl::primitive_attr attr;
+      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+      const int threads = x_.numel < kParallelMinWork ? 1 : 0;
+      ThreadCap cap(threads);
+      dnnl::eltwise_forward::primitive_desc pd(
+          dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference,
+                                      act == Activation::Sigmoid
+                                          ? dnnl::algorithm::eltwise_logistic
+                                          : dnnl::algorithm::eltwise_tanh,
+                                      d, 0.0f, 0.0f),
+          attr, cpuEngine());
+      eltwise_ = DnnlCall(pd, dnnl::eltwise_forward(pd),
+                          {{DNNL_ARG_SRC, dnnl::memory(d, cpuEngine(), x_.data)},
+                           {DNNL_ARG_DST, dnnl::memory(d, cpuEngine(), y_.data)}},
+                          site.where(), threads);
+    }
+  }
+
+  void run(const StepContext &) override {
+    switch (act_) {
+    case Activation::None:
+      copyBytes(x_, y_);
+      return;
+    case Activation::Relu: {
+      const float *x = x_.f32();
+      float *y = y_.f32();
+      parallelChunks(x_.numel, [=](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i)
+          y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+      });
+      return;
+    }
+    case Activation::Sigmoid:
+    case Activation::Tanh:
+      eltwise_.run();
+      return;
+    case Activation::Softmax:
+      softmaxRows(x_.f32(), y_.f32(), rows_, cols_);
+      return;
+    }
+  }
+
+private:
+  Activation act_;
+  TensorView x_, y_;
+  int64_t rows_ = 0, cols_ = 0;
+  DnnlCall eltwise_;
+};
+
+class ActivationGradKernel final : public Kernel {
+public:
+  ActivationGradKernel(const KernelSite &site, Activation act) : act_(act) {
+    y_ = site.input(0).f32();
+    dy_ = site.input(1).f32();
+    dx_ = site.output(0).f32();
+    n_ = site.input(0).numel;
+    if (act == Activation::Softmax)
+      softmaxShape(site, site.input(0), rows_, cols_);
+  }
+
+  void run(const StepContext &) override {
+    const float *y = y_, *dy = dy_;
+    float *dx = dx_;
+    switch (act_) {
+    case Activation::None:
+      if (dx != dy)
+        std::memcpy(dx, dy, n_ * sizeof(float));
+      return;
+    case Activation::Relu:
+      // y = max(x, 0) > 0 exactly where x > 0; at x = 0 the subgradient 0 is used.
+      // dy is loaded unconditionally: a load under the condition would keep the loop scalar.
+      parallelChunks(n_, [=](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+          const float g = dy[i];
+          dx[i] = y[i] > 0.0f ? g : 0.0f;
+        }
+      });
+      return;
+    case Activation::Sigmoid:
+      parallelChunks(n_, [=](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i)
+          dx[i] = dy[i] * y[i] * (1.0f - y[i]);
+      });
+      return;
+    case Activation::Tanh:
+      parallelChunks(n_, [=](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i)
+          dx[i] = dy[i] * (1.0f - y[i] * y[i]);
+      });
+      return;
+    case Activation::Softmax: {
+      const int64_t cols = cols_;
+      parallelChunks(
+          rows_,
+          [=](int64_t begin, int64_t end) {
+            for (int64_t r = begin; r < end; ++r) {
+              const float *yr = y + r * cols, *dyr = dy + r * cols;
+              float *dxr = dx + r * cols;
+              float dot = 0;
+#pragma omp simd reduction(+ : dot)
+              for (int64_t j = 0; j < cols; ++j)
+                dot += yr[j] * dyr[j];
+              for (int64_t j = 0; j < cols; ++j)
+                dxr[j] = yr[j] * (dyr[j] - dot);
+            }
+          },
+          n_);
+      return;
+    }
+    }
+  }
+
+private:
+  Activation act_;
+  const float *y_, *dy_;
+  float *dx_;
+  int64_t n_, rows_ = 0, cols_ = 0;
+};
+
+class AddKernel final : public Kernel {
+public:
+  AddKernel(const float *a, const float *b, float *c, int64_t n) : a_(a), b_(b), c_(c), n_(n) {}
+  void run(const StepContext &) override {
+    const float *a = a_, *b = b_;
+    float *c = c_;
+    parallelChunks(n_, [=](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i)
+        c[i] = a[i] + b[i];
+    });
+  }
+
+private:
+  const float *a_, *b_;
+  float *c_;
+  int64_t n_;
+};
+
+class CopyKernel final : public Kernel {
+public:
+  CopyKernel(TensorView from, TensorView to) : from_(std::move(from)), to_(std::move(to)) {}
+  void run(const StepContext &) override { copyBytes(from_, to_); }
+
+private:
+  TensorView from_, to_;
+};
+
+class FillKernel final : public Kernel {
+public:
+  explicit FillKernel(TensorView out, double value) : out_(std::move(out)) {
+    // The pattern is the 4-byte element, so one loop serves f32 and i32.
+    if (out_.dtype == DType::F32) {
+      float f = static_cast<float>(value);
+      std::memcpy(&pattern_, &f, 4);
+    } else {
+      int32_t i = static_cast<int32_t>(value);
+      std::memcpy(&pattern_, &i, 4);
+    }
+  }
+  void run(const StepContext &) override {
+    uint32_t *out = static_cast<uint32_t *>(out_.data);
+    const uint32_t pattern = pattern_;
+    for (int64_t i = 0, n = out_.numel; i < n; ++i)
+      out[i] = pattern;
+  }
+
+private:
+  TensorView out_;
+  uint32_t pattern_ = 0;
+};
+
+class ReduceRowsKernel final : public Kernel {
+public:
+  ReduceRowsKernel(const float *x, float *y, int64_t rows, int64_t cols)
+      : x_(x), y_(y), rows_(rows), cols_(cols) {}
+  void run(const StepContext &) override {
+    const float *x = x_;
+    float *y = y_;
+    const int64_t rows = rows_, cols = cols_;
+    // Threads own disjoint column ranges, so each sums its columns row by row, in order.
+    parallelChunks(
+        cols,
+        [=](int64_t begin, int64_t end) {
+          for (int64_t j = begin; j < end; ++j)
+            y[j] = x[j];
+          for (int64_t r = 1; r < rows; ++r) {
+            const float *xr = x + r * cols;
+            for (int64_t j = begin; j < end; ++j)
+              y[j] += xr[j];
+          }
+        },
+        rows * cols);
+  }
+
+private:
+  const float *x_;
+  float *y_;
+  int64_t rows_, cols_;
+};
+
+void expectAllF32(const KernelSite &site) {
+  for (int i = 0; i < site.numInputs(); ++i)
+    site.expectDType(site.input(i), DType::F32, ("input " + std::to_string(i)).c_str());
+  for (int i = 0; i < site.numOutputs(); ++i)
+    site.expectDType(site.output(i), DType::F32, ("output " + std::to_string(i)).c_str());
+}
+
+} // namespace
+
+std::unique_ptr<Kernel> makeActivation(const KernelSite &site) {
+  expectAllF32(site);
+  site.expectNumel(site.output(0), site.input(0).numel, "output 0 (y)");
+  return std::make_unique<ActivationKernel>(site, activationAttr(site, /*required=*/true));
+}
+
+std::unique_ptr<Kernel> makeActivationGrad(const KernelSite &site) {
+  expectAllF32(site);
+  const int64_t n = site.input(0).numel;
+  site.expectNumel(site.input(1), n, "input 1 (dy)");
+  site.expectNumel(site.output(0), n, "output 0 (dx)");
+  return std::make_unique<ActivationGradKernel>(site, activationAttr(site, /*required=*/true));
+}
+
+std::unique_ptr<Kernel> makeAdd(const KernelSite &site) {
+  expectAllF32(site);
+  const TensorView a = site.input(0), b = site.input(1), c = site.output(0);
+  site.expectNumel(b, a.numel, "input 1 (b)");
+  site.expectNumel(c, a.numel, "output 0 (c)");
+  return std::make_unique<AddKernel>(a.f32(), b.f32(), c.f32(), a.numel);
+}
+
+std::unique_ptr<Kernel> makeCopy(const KernelSite &site) {
+  const TensorView x = site.input(0), y = site.output(0);
+  site.expectDType(y, x.dtype, "output 0 (y)");
+  site.expectNumel(y, x.numel, "output 0 (y)");
+  return std::make_unique<CopyKernel>(x, y);
+}
+
+std::unique_ptr<Kernel> makeFill(const KernelSite &site) {
+  return std::make_unique<FillKernel>(site.output(0), site.floatAttr("value"));
+}
+
+std::unique_ptr<Kernel> makeReduceRows(const KernelSite &site) {
+  expectAllF32(site);
+  const TensorView x = site.input(0), y = site.output(0);
+  if (x.rank() < 1)
+    site.fail("input 0 (x, buffer " + std::to_string(x.id) + ") is a scalar: no rows to reduce");
+  const int64_t rows = x.dim(0), cols = x.numel / rows;
+  site.expectNumel(y, cols, "output 0 (y)");
+  return std::make_unique<ReduceRowsKernel>(x.f32(), y.f32(), rows, cols);
+}
+
+} // namespace dp::rt::cpu

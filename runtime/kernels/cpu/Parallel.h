@@ -1,0 +1,57 @@
+// Work splitting for the loop kernels. The reference machine has few cores and the typical
+// tensors are small, so loops run on the calling thread unless they are large enough for an
+// OpenMP fork to pay off.
+#pragma once
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace dp::rt::cpu {
+
+/// Elements (or element-sized units of work) below which a loop stays on one thread.
+inline constexpr int64_t kParallelMinWork = 32768;
+
+/// Calls `body(begin, end)` on disjoint chunks covering [0, n), in parallel when `work`
+/// (defaults to n) is large. Chunks start on multiples of 16 elements to keep cache lines apart.
+template <typename Body> void parallelChunks(int64_t n, Body &&body, int64_t work = -1) {
+  if (work < 0)
+    work = n;
+  if (work < kParallelMinWork || n < 32 || omp_get_max_threads() == 1) {
+    body(int64_t(0), n);
+    return;
+  }
+#pragma omp parallel
+  {
+    const int64_t threads = omp_get_num_threads();
+    const int64_t per = ((n + threads - 1) / threads + 15) / 16 * 16;
+    const int64_t begin = std::min(n, per * omp_get_thread_num());
+    const int64_t end = std::min(n, begin + per);
+    if (begin < end)
+      body(begin, end);
+  }
+}
+
+/// Caps OpenMP's thread count on this thread while it lives. Small oneDNN primitives run faster
+/// on one thread than split across cores, and must be created and run under the same cap.
+class ThreadCap {
+public:
+  explicit ThreadCap(int threads) : saved_(omp_get_max_threads()) {
+    if (threads > 0 && threads < saved_)
+      omp_set_num_threads(threads);
+    else
+      saved_ = 0;
+  }
+  ~ThreadCap() {
+    if (saved_ > 0)
+      omp_set_num_threads(saved_);
+  }
+  ThreadCap(const ThreadCap &) = delete;
+  ThreadCap &operator=(const ThreadCap &) = delete;
+
+private:
+  int saved_;
+};
+
+} // namespace dp::rt::cpu

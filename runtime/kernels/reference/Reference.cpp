@@ -1,0 +1,216 @@
+// The reference kernels; see Reference.h. Straight loops in textbook order, no blocking, no
+// threads, no vector tricks.
+#include "runtime/kernels/reference/Reference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace dp::rt::ref {
+
+template <typename T>
+void activation(const T *x, T *y, int64_t rows, int64_t cols, Activation act) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const T *xr = x + r * cols;
+    T *yr = y + r * cols;
+    if (act == Activation::Softmax) {
+      T m = xr[0];
+      for (int64_t j = 1; j < cols; ++j)
+        m = std::max(m, xr[j]);
+      T sum = 0;
+      for (int64_t j = 0; j < cols; ++j)
+        sum += std::exp(xr[j] - m);
+      for (int64_t j = 0; j < cols; ++j)
+        yr[j] = std::exp(xr[j] - m) / sum;
+      continue;
+    }
+    for (int64_t j = 0; j < cols; ++j) {
+      const T v = xr[j];
+      switch (act) {
+      case Activation::None:
+        yr[j] = v;
+        break;
+      case Activation::Relu:
+        yr[j] = v > 0 ? v : 0;
+        break;
+      case Activation::Sigmoid:
+        yr[j] = 1 / (1 + std::exp(-v));
+        break;
+      case Activation::Tanh:
+        yr[j] = std::tanh(v);
+        break;
+      case Activation::Softmax:
+        break;
+      }
+    }
+  }
+}
+
+template <typename T>
+void activationGrad(const T *y, const T *dy, T *dx, int64_t rows, int64_t cols, Activation act) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const T *yr = y + r * cols, *dyr = dy + r * cols;
+    T *dxr = dx + r * cols;
+    if (act == Activation::Softmax) {
+      // Jacobian of softmax: dy_i/dx_j = y_i (delta_ij - y_j).
+      for (int64_t j = 0; j < cols; ++j) {
+        T sum = 0;
+        for (int64_t i = 0; i < cols; ++i)
+          sum += dyr[i] * yr[i] * ((i == j ? 1 : 0) - yr[j]);
+        dxr[j] = sum;
+      }
+      continue;
+    }
+    for (int64_t j = 0; j < cols; ++j) {
+      T d = 0;
+      switch (act) {
+      case Activation::None:
+        d = 1;
+        break;
+      case Activation::Relu:
+        d = yr[j] > 0 ? 1 : 0;
+        break;
+      case Activation::Sigmoid:
+        d = yr[j] * (1 - yr[j]);
+        break;
+      case Activation::Tanh:
+        d = 1 - yr[j] * yr[j];
+        break;
+      case Activation::Softmax:
+        break;
+      }
+      dxr[j] = dyr[j] * d;
+    }
+  }
+}
+
+template <typename T>
+void matmul(const T *a, const T *b, T *c, int64_t m, int64_t k, int64_t n, bool ta, bool tb) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      T sum = 0;
+      for (int64_t p = 0; p < k; ++p) {
+        const T av = ta ? a[p * m + i] : a[i * k + p];
+        const T bv = tb ? b[j * k + p] : b[p * n + j];
+        sum += av * bv;
+      }
+      c[i * n + j] = sum;
+    }
+}
+
+template <typename T>
+void dense(const T *x, const T *w, const T *b, T *y, int64_t n, int64_t k, int64_t m,
+           Activation act) {
+  std::vector<T> z(n * m);
+  matmul(x, w, z.data(), n, k, m, false, false);
+  if (b)
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t j = 0; j < m; ++j)
+        z[r * m + j] += b[j];
+  activation(z.data(), y, n, m, act);
+}
+
+template <typename T> void reduceRows(const T *x, T *y, int64_t rows, int64_t cols) {
+  for (int64_t j = 0; j < cols; ++j) {
+    T sum = 0;
+    for (int64_t r = 0; r < rows; ++r)
+      sum += x[r * cols + j];
+    y[j] = sum;
+  }
+}
+
+template <typename T> void add(const T *a, const T *b, T *c, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    c[i] = a[i] + b[i];
+}
+
+template <typename T>
+T softmaxXent(const T *logits, const int32_t *labels, int64_t rows, int64_t classes,
+              int64_t validRows) {
+  std::vector<T> p(classes);
+  T total = 0;
+  for (int64_t r = 0; r < validRows; ++r) {
+    if (labels[r] < 0 || labels[r] >= classes)
+      return std::numeric_limits<T>::quiet_NaN();
+    activation(logits + r * classes, p.data(), 1, classes, Activation::Softmax);
+    total -= std::log(p[labels[r]]);
+  }
+  return validRows > 0 ? total / validRows : 0;
+}
+
+template <typename T>
+void softmaxXentGrad(const T *logits, const int32_t *labels, T dloss, T *dlogits, int64_t rows,
+                     int64_t classes, int64_t validRows) {
+  for (int64_t r = 0; r < rows; ++r) {
+    T *g = dlogits + r * classes;
+    if (r >= validRows) {
+      for (int64_t j = 0; j < classes; ++j)
+        g[j] = 0;
+      continue;
+    }
+    const bool badLabel = labels[r] < 0 || labels[r] >= classes;
+    activation(logits + r * classes, g, 1, classes, Activation::Softmax);
+    for (int64_t j = 0; j < classes; ++j)
+      g[j] = badLabel ? std::numeric_limits<T>::quiet_NaN()
+                      : (g[j] - (j == labels[r] ? 1 : 0)) * dloss / validRows;
+  }
+}
+
+float countCorrect(const float *logits, const int32_t *labels, int64_t rows, int64_t classes,
+                   int64_t validRows) {
+  float correct = 0;
+  for (int64_t r = 0; r < validRows; ++r) {
+    if (labels[r] < 0 || labels[r] >= classes)
+      return std::numeric_limits<float>::quiet_NaN();
+    int64_t best = 0;
+    for (int64_t j = 1; j < classes; ++j)
+      if (logits[r * classes + j] > logits[r * classes + best])
+        best = j;
+    if (best == labels[r])
+      correct += 1;
+  }
+  return correct;
+}
+
+void sgdUpdate(float *param, const float *grad, int64_t n, float lr) {
+  for (int64_t i = 0; i < n; ++i)
+    param[i] = param[i] - lr * grad[i];
+}
+
+void momentumUpdate(float *param, float *velocity, const float *grad, int64_t n, float lr,
+                    float momentum, bool nesterov) {
+  for (int64_t i = 0; i < n; ++i) {
+    velocity[i] = momentum * velocity[i] - lr * grad[i];
+    if (nesterov)
+      param[i] = param[i] + momentum * velocity[i] - lr * grad[i];
+    else
+      param[i] = param[i] + velocity[i];
+  }
+}
+
+void adamUpdate(float *param, float *m, float *v, const float *grad, int64_t n, double lr,
+                double beta1, double beta2, double epsilon, int64_t t) {
+  const double lrT = lr * std::sqrt(1 - std::pow(beta2, t)) / (1 - std::pow(beta1, t));
+  for (int64_t i = 0; i < n; ++i) {
+    m[i] = static_cast<float>(beta1 * m[i] + (1 - beta1) * grad[i]);
+    v[i] = static_cast<float>(beta2 * v[i] + (1 - beta2) * double(grad[i]) * grad[i]);
+    param[i] = static_cast<float>(param[i] - lrT * m[i] / (std::sqrt(double(v[i])) + epsilon));
+  }
+}
+
+#define DP_REF_INSTANTIATE(T)                                                                     \
+  template void dense<T>(const T *, const T *, const T *, T *, int64_t, int64_t, int64_t,         \
+                         Activation);                                                             \
+  template void activation<T>(const T *, T *, int64_t, int64_t, Activation);                     \
+  template void activationGrad<T>(const T *, const T *, T *, int64_t, int64_t, Activation);      \
+  template void matmul<T>(const T *, const T *, T *, int64_t, int64_t, int64_t, bool, bool);      \
+  template void reduceRows<T>(const T *, T *, int64_t, int64_t);                                  \
+  template void add<T>(const T *, const T *, T *, int64_t);                                       \
+  template T softmaxXent<T>(const T *, const int32_t *, int64_t, int64_t, int64_t);              \
+  template void softmaxXentGrad<T>(const T *, const int32_t *, T, T *, int64_t, int64_t, int64_t);
+DP_REF_INSTANTIATE(float)
+DP_REF_INSTANTIATE(double)
+#undef DP_REF_INSTANTIATE
+
+} // namespace dp::rt::ref

@@ -1,0 +1,50 @@
+// Naive reference implementations of every kernel kind, written for obviousness rather than
+// speed: the oracles that the CPU backend is tested against. Templated on the element type so
+// that tests can also evaluate forward passes in double for finite differences.
+#pragma once
+
+#include "runtime/format/Enums.h"
+
+#include <cstdint>
+
+namespace dp::rt::ref {
+
+/// y[n,m] = act(x[n,k] . w[k,m] + b[m]); b may be null.
+template <typename T>
+void dense(const T *x, const T *w, const T *b, T *y, int64_t n, int64_t k, int64_t m,
+           Activation act);
+/// y = act(x) on `rows` rows of `cols`; softmax is per row.
+template <typename T>
+void activation(const T *x, T *y, int64_t rows, int64_t cols, Activation act);
+/// dx = dy * act'(x), with act' expressed through y = act(x); softmax is per row.
+template <typename T>
+void activationGrad(const T *y, const T *dy, T *dx, int64_t rows, int64_t cols, Activation act);
+/// c[m,n] = op(a) . op(b) where op(a) is [m,k] and op(b) is [k,n]; a stored transposed
+/// ([k,m]) when `ta`, b stored transposed ([n,k]) when `tb`.
+template <typename T>
+void matmul(const T *a, const T *b, T *c, int64_t m, int64_t k, int64_t n, bool ta, bool tb);
+/// y[cols] = sum over rows of x[rows, cols].
+template <typename T> void reduceRows(const T *x, T *y, int64_t rows, int64_t cols);
+/// c = a + b over n elements.
+template <typename T> void add(const T *a, const T *b, T *c, int64_t n);
+/// Mean over the first `validRows` rows of -log softmax(logits)[label]; NaN for a bad label.
+template <typename T>
+T softmaxXent(const T *logits, const int32_t *labels, int64_t rows, int64_t classes,
+              int64_t validRows);
+/// (softmax - onehot) * dloss / validRows for rows < validRows, zero after.
+template <typename T>
+void softmaxXentGrad(const T *logits, const int32_t *labels, T dloss, T *dlogits, int64_t rows,
+                     int64_t classes, int64_t validRows);
+/// Number of rows < validRows whose first argmax equals the label.
+float countCorrect(const float *logits, const int32_t *labels, int64_t rows, int64_t classes,
+                   int64_t validRows);
+/// param -= lr * grad.
+void sgdUpdate(float *param, const float *grad, int64_t n, float lr);
+/// Keras 2 momentum SGD.
+void momentumUpdate(float *param, float *velocity, const float *grad, int64_t n, float lr,
+                    float momentum, bool nesterov);
+/// Keras 2 Adam at 1-based step `t`.
+void adamUpdate(float *param, float *m, float *v, const float *grad, int64_t n, double lr,
+                double beta1, double beta2, double epsilon, int64_t t);
+
+} // namespace dp::rt::ref

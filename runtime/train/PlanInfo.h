@@ -1,0 +1,30 @@
+// Questions about a plan that the training loop and `dprun --inspect` ask: how many classes the
+// model predicts, how many trainable weights it has, and a human-readable summary.
+#pragma once
+
+#include "runtime/format/PlanFile.h"
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+namespace dp::rt {
+
+/// Sum of the element counts of the parameters of kind Weight (optimizer state excluded).
+int64_t countWeights(const fb::Plan &plan);
+
+/// The number of classes: the last dimension of the logits fed to the loss (softmax_xent) or
+/// accuracy (count_correct) kernel of either step; `fallback` when the plan has neither.
+int64_t numClasses(const fb::Plan &plan, int64_t fallback = 10);
+
+/// Writes a summary of `file` read from `path`: producer, model, batch, arena and persistent
+/// bytes, inputs, parameters with shapes and initialisers, buffers, and each step's kernels.
+void describePlan(const PlanFile &file, const std::string &path, std::ostream &out);
+
+/// A buffer's type and shape as text: "f32[100,784]" ("f32[]" for a scalar).
+std::string shapeText(const fb::Buffer &buffer);
+
+/// `n` with thousands separators: 48780 -> "48,780".
+std::string withCommas(int64_t n);
+
+} // namespace dp::rt

@@ -1,0 +1,255 @@
+// A small fluent builder of plan files for unit tests: declare buffers, params, inputs and
+// kernels, then get the wrapped .dpx bytes, a verified PlanFile or a loaded Program. Offsets are
+// laid out automatically (persistent buffers first) and can be overridden to build broken plans.
+#pragma once
+
+#include "runtime/core/Program.h"
+#include "runtime/format/PlanFile.h"
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dp::rt::testing {
+
+/// How a param is initialised (mirrors fb::Init).
+struct InitSpec {
+  InitKind kind = InitKind::Zeros;
+  double a = 0, b = 0;
+  int64_t fanIn = 0, fanOut = 0;
+};
+
+/// One kernel being built; attribute setters chain.
+struct KernelSpec {
+  uint16_t kind = 0;
+  std::vector<uint32_t> inputs, outputs;
+  struct Attr {
+    std::string name;
+    int64_t i = 0;
+    double f = 0;
+  };
+  std::vector<Attr> attrs;
+  std::string loc;
+
+  KernelSpec &attrI(const std::string &name, int64_t value) {
+    attrs.push_back({name, value, 0.0});
+    return *this;
+  }
+  KernelSpec &attrF(const std::string &name, double value) {
+    attrs.push_back({name, 0, value});
+    return *this;
+  }
+  KernelSpec &activation(Activation act) { return attrI("activation", static_cast<int64_t>(act)); }
+  KernelSpec &at(const std::string &location) {
+    loc = location;
+    return *this;
+  }
+};
+
+class PlanBuilder {
+public:
+  explicit PlanBuilder(int64_t batch = 4) : batch_(batch) {}
+
+  /// A transient buffer, laid out after the persistent region.
+  uint32_t buffer(std::vector<int64_t> shape, DType dtype = DType::F32) {
+    return addBuffer(std::move(shape), static_cast<uint8_t>(dtype), /*persistent=*/false, -1);
+  }
+  /// A buffer in the persistent region that is not a param (e.g. one read by a test).
+  uint32_t persistentBuffer(std::vector<int64_t> shape, DType dtype = DType::F32) {
+    return addBuffer(std::move(shape), static_cast<uint8_t>(dtype), /*persistent=*/true, -1);
+  }
+  /// A buffer that shares the bytes of `base` (a reshape, or memory reuse).
+  uint32_t alias(uint32_t base, std::vector<int64_t> shape, DType dtype = DType::F32) {
+    return addBuffer(std::move(shape), static_cast<uint8_t>(dtype), false, int64_t(base));
+  }
+  /// A param with its own persistent f32 buffer; returns the buffer id.
+  uint32_t param(const std::string &name, std::vector<int64_t> shape, InitSpec init = {},
+                 int32_t grad = -1, ParamKind kind = ParamKind::Weight) {
+    uint32_t id = persistentBuffer(std::move(shape));
+    paramOn(name, id, init, grad, kind);
+    return id;
+  }
+  /// A param record on any buffer id (which need not exist: for negative tests).
+  PlanBuilder &paramOn(const std::string &name, uint32_t buffer, InitSpec init = {},
+                       int32_t grad = -1, ParamKind kind = ParamKind::Weight) {
+    params_.push_back({name, buffer, grad, init, kind});
+    return *this;
+  }
+  PlanBuilder &input(const std::string &name, uint32_t buffer) {
+    inputs_.push_back({name, buffer});
+    return *this;
+  }
+  KernelSpec &kernel(StepKind step, KernelKind kind, std::vector<uint32_t> ins,
+                     std::vector<uint32_t> outs) {
+    return rawKernel(step, static_cast<uint16_t>(kind), std::move(ins), std::move(outs));
+  }
+  /// A kernel with any kind number (for unknown-kind tests).
+  KernelSpec &rawKernel(StepKind step, uint16_t kind, std::vector<uint32_t> ins,
+                        std::vector<uint32_t> outs) {
+    KernelSpec &k = steps_[index(step)].kernels.emplace_back();
+    k.kind = kind;
+    k.inputs = std::move(ins);
+    k.outputs = std::move(outs);
+    return k;
+  }
+  PlanBuilder &output(StepKind step, const std::string &name, uint32_t buffer) {
+    steps_[index(step)].outputs.push_back({name, buffer});
+    return *this;
+  }
+
+  // Overrides of the automatic layout and header fields, for broken plans.
+  PlanBuilder &setOffset(uint32_t id, uint64_t offset) {
+    buffers_.at(id).offset = offset;
+    return *this;
+  }
+  PlanBuilder &setRawDType(uint32_t id, uint8_t dtype) {
+    buffers_.at(id).dtype = dtype;
+    return *this;
+  }
+  PlanBuilder &setArenaBytes(uint64_t bytes) {
+    arenaBytes_ = bytes;
+    return *this;
+  }
+  PlanBuilder &setPersistentBytes(uint64_t bytes) {
+    persistentBytes_ = bytes;
+    return *this;
+  }
+  PlanBuilder &setBatch(int64_t batch) {
+    batch_ = batch;
+    return *this;
+  }
+
+  /// The FlatBuffer payload (no file header).
+  std::vector<uint8_t> payload() const {
+    std::vector<uint64_t> offsets = layout();
+    uint64_t persistentEnd = 0, end = 0;
+    for (size_t i = 0; i < buffers_.size(); ++i) {
+      const uint64_t bufferEnd = offsets[i] + bytesOf(buffers_[i]);
+      end = std::max(end, bufferEnd);
+      if (buffers_[i].persistent)
+        persistentEnd = std::max(persistentEnd, bufferEnd);
+    }
+    flatbuffers::FlatBufferBuilder fbb;
+    // The arena is sized from the automatic layout, so an overridden offset can fall outside.
+    std::vector<flatbuffers::Offset<fb::Buffer>> buffers;
+    for (size_t i = 0; i < buffers_.size(); ++i)
+      buffers.push_back(fb::CreateBufferDirect(fbb, buffers_[i].dtype, &buffers_[i].shape,
+                                               buffers_[i].offset.value_or(offsets[i])));
+    std::vector<flatbuffers::Offset<fb::Param>> params;
+    for (const ParamSpec &p : params_) {
+      auto init = fb::CreateInit(fbb, static_cast<uint8_t>(p.init.kind), p.init.a, p.init.b,
+                                 p.init.fanIn, p.init.fanOut);
+      params.push_back(fb::CreateParamDirect(fbb, p.name.c_str(), p.buffer, p.grad, init,
+                                             static_cast<uint8_t>(p.kind)));
+    }
+    std::vector<flatbuffers::Offset<fb::Input>> inputs;
+    for (const Named &in : inputs_)
+      inputs.push_back(fb::CreateInputDirect(fbb, in.name.c_str(), in.buffer));
+    auto train = buildStep(fbb, "train", steps_[0]);
+    auto eval = buildStep(fbb, "eval", steps_[1]);
+    auto plan = fb::CreatePlanDirect(
+        fbb, "PlanBuilder", "test", batch_, arenaBytes_.value_or(roundUp(end)),
+        persistentBytes_.value_or(roundUp(persistentEnd)), &buffers, &params, &inputs, train, eval);
+    fb::FinishPlanBuffer(fbb, plan);
+    return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+  }
+  /// The complete .dpx file image.
+  std::vector<uint8_t> fileBytes() const {
+    std::vector<uint8_t> p = payload();
+    std::string file = wrapPlanPayload(p.data(), p.size());
+    return std::vector<uint8_t>(file.begin(), file.end());
+  }
+  PlanFile planFile() const { return PlanFile::fromBytes(fileBytes(), "test.dpx"); }
+  std::unique_ptr<Program> load() const { return Program::load(planFile()); }
+
+private:
+  struct BufferSpec {
+    std::vector<int64_t> shape;
+    uint8_t dtype;
+    bool persistent;
+    int64_t aliasOf;
+    std::optional<uint64_t> offset;
+  };
+  struct ParamSpec {
+    std::string name;
+    uint32_t buffer;
+    int32_t grad;
+    InitSpec init;
+    ParamKind kind;
+  };
+  struct Named {
+    std::string name;
+    uint32_t buffer;
+  };
+  struct StepSpec {
+    std::deque<KernelSpec> kernels; // a deque keeps returned references valid
+    std::vector<Named> outputs;
+  };
+
+  static int index(StepKind step) { return step == StepKind::Train ? 0 : 1; }
+  static uint64_t roundUp(uint64_t bytes) { return (bytes + 63) / 64 * 64; }
+  static uint64_t bytesOf(const BufferSpec &b) {
+    uint64_t n = 4;
+    for (int64_t d : b.shape)
+      n *= static_cast<uint64_t>(d);
+    return n;
+  }
+
+  uint32_t addBuffer(std::vector<int64_t> shape, uint8_t dtype, bool persistent, int64_t aliasOf) {
+    buffers_.push_back({std::move(shape), dtype, persistent, aliasOf, std::nullopt});
+    return static_cast<uint32_t>(buffers_.size() - 1);
+  }
+
+  // Persistent buffers first, then transient ones, each 64-byte aligned; aliases share their
+  // base's offset. Overrides are not applied here.
+  std::vector<uint64_t> layout() const {
+    std::vector<uint64_t> offsets(buffers_.size(), 0);
+    uint64_t next = 0;
+    for (bool persistentPass : {true, false})
+      for (size_t i = 0; i < buffers_.size(); ++i)
+        if (buffers_[i].aliasOf < 0 && buffers_[i].persistent == persistentPass) {
+          offsets[i] = next;
+          next = roundUp(next + bytesOf(buffers_[i]));
+        }
+    for (size_t i = 0; i < buffers_.size(); ++i)
+      if (buffers_[i].aliasOf >= 0)
+        offsets[i] = offsets[buffers_[i].aliasOf];
+    return offsets;
+  }
+
+  static flatbuffers::Offset<fb::Step> buildStep(flatbuffers::FlatBufferBuilder &fbb,
+                                                 const char *name, const StepSpec &step) {
+    std::vector<flatbuffers::Offset<fb::Kernel>> kernels;
+    for (const KernelSpec &k : step.kernels) {
+      std::vector<flatbuffers::Offset<fb::Attr>> attrs;
+      for (const KernelSpec::Attr &a : k.attrs)
+        attrs.push_back(fb::CreateAttrDirect(fbb, a.name.c_str(), a.i, a.f));
+      kernels.push_back(fb::CreateKernelDirect(fbb, k.kind, &k.inputs, &k.outputs, &attrs,
+                                               k.loc.empty() ? nullptr : k.loc.c_str()));
+    }
+    std::vector<flatbuffers::Offset<fb::Output>> outputs;
+    for (const Named &o : step.outputs)
+      outputs.push_back(fb::CreateOutputDirect(fbb, o.name.c_str(), o.buffer));
+    return fb::CreateStepDirect(fbb, name, &kernels, &outputs);
+  }
+
+  int64_t batch_;
+  std::vector<BufferSpec> buffers_;
+  std::vector<ParamSpec> params_;
+  std::vector<Named> inputs_;
+  StepSpec steps_[2];
+  std::optional<uint64_t> arenaBytes_, persistentBytes_;
+};
+
+/// Typed access to a loaded program's buffers.
+inline float *f32(Program &program, uint32_t id) {
+  return static_cast<float *>(program.bufferData(id));
+}
+inline int32_t *i32(Program &program, uint32_t id) {
+  return static_cast<int32_t *>(program.bufferData(id));
+}
+
+} // namespace dp::rt::testing

@@ -1,0 +1,297 @@
+// Tests of IDX reading and data set loading: good files (plain and gzipped), and each way a file
+// can be wrong, checking that the error is a Data error naming the file and the problem.
+#include "runtime/data/Idx.h"
+#include "TestFiles.h"
+#include "runtime/core/Error.h"
+#include "runtime/data/Dataset.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <functional>
+#include <sys/stat.h>
+
+namespace dp::rt {
+namespace {
+
+using test::idxHeader;
+using test::imageBytes;
+using test::labelBytes;
+using test::TempDir;
+using test::writeRaw;
+
+/// Runs `body`, expecting an Error of kind Data whose message contains every one of `parts`.
+void expectDataError(const std::function<void()> &body, const std::vector<std::string> &parts) {
+  try {
+    body();
+    ADD_FAILURE() << "expected a data error containing '" << parts.front() << "'";
+  } catch (const Error &e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Data) << e.what();
+    EXPECT_EQ(e.exitCode(), 4);
+    for (const std::string &part : parts)
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos)
+          << "message '" << e.what() << "' lacks '" << part << "'";
+  }
+}
+
+/// Every test runs on plain and on gzipped files.
+class IdxFiles : public ::testing::TestWithParam<bool> {
+protected:
+  bool gzip() const { return GetParam(); }
+  std::string name(const std::string &base) const { return base + (gzip() ? ".gz" : ""); }
+  /// Writes an images and a labels file with `n` samples of h x w; returns their paths.
+  std::pair<std::string, std::string> writePair(uint32_t n, uint32_t h, uint32_t w) {
+    std::string images = dir.file(name("train-images-idx3-ubyte"));
+    std::string labels = dir.file(name("train-labels-idx1-ubyte"));
+    writeRaw(images, idxHeader({n, h, w}) + imageBytes(n, h, w), gzip());
+    writeRaw(labels, idxHeader({n}) + labelBytes(n), gzip());
+    return {images, labels};
+  }
+  TempDir dir;
+};
+
+TEST_P(IdxFiles, GoodFilesLoad) {
+  auto [images, labels] = writePair(25, 4, 3);
+  Dataset data = Dataset::load(images, labels);
+  ASSERT_EQ(data.size(), 25);
+  EXPECT_EQ(data.height(), 4);
+  EXPECT_EQ(data.width(), 3);
+  EXPECT_EQ(data.pixels(), 12);
+  for (int64_t i = 0; i < 25; ++i) {
+    EXPECT_EQ(data.label(i), i % 10);
+    for (int64_t p = 0; p < 12; ++p)
+      ASSERT_EQ(data.image(i)[p], (i * 7 + p) % 256) << "sample " << i << " pixel " << p;
+  }
+  EXPECT_EQ(data.classCounts(10), (std::vector<int64_t>{3, 3, 3, 3, 3, 2, 2, 2, 2, 2}));
+}
+
+TEST_P(IdxFiles, LoadSplitFindsFilesInDirectory) {
+  writePair(12, 2, 2);
+  Dataset data = Dataset::loadSplit(dir.path(), "train");
+  EXPECT_EQ(data.size(), 12);
+  EXPECT_NE(data.imagesPath().find("train-images-idx3-ubyte"), std::string::npos);
+}
+
+TEST_P(IdxFiles, LoadSplitAcceptsDottedNames) {
+  writeRaw(dir.file(name("t10k-images.idx3-ubyte")), idxHeader({3, 2, 2}) + imageBytes(3, 2, 2),
+           gzip());
+  writeRaw(dir.file(name("t10k-labels.idx1-ubyte")), idxHeader({3}) + labelBytes(3), gzip());
+  Dataset data = Dataset::loadSplit(dir.path(), "t10k");
+  EXPECT_EQ(data.size(), 3);
+  EXPECT_NE(data.labelsPath().find("t10k-labels.idx1-ubyte"), std::string::npos);
+}
+
+TEST_P(IdxFiles, WrongMagicSaysExpectedAndFound) {
+  auto [images, labels] = writePair(5, 2, 2);
+  // A labels file where images are expected.
+  expectDataError([&] { readIdx(labels, 3, "images"); },
+                  {labels, "bad magic 0x00000801", "expected 0x00000803"});
+  writeRaw(images, "GIF89a-not-idx", gzip());
+  expectDataError([&] { readIdx(images, 3, "images"); },
+                  {images, "bad magic 0x47494638", "not an IDX file"});
+  // Right rank, wrong element type (32-bit floats).
+  writeRaw(images, idxHeader({1, 1, 1}, 0x00000d03) + std::string(4, '\0'), gzip());
+  expectDataError([&] { readIdx(images, 3, "images"); }, {"bad magic 0x00000d03", "32-bit floats"});
+}
+
+TEST_P(IdxFiles, TruncatedImages) {
+  std::string images = dir.file(name("train-images-idx3-ubyte"));
+  writeRaw(images, idxHeader({100, 28, 28}) + imageBytes(3, 28, 28), gzip());
+  expectDataError(
+      [&] { readIdx(images, 3, "images"); },
+      {images, "header claims 100 images (78400 bytes) but the file holds 3 (2352 bytes)"});
+}
+
+TEST_P(IdxFiles, TruncatedLabels) {
+  std::string labels = dir.file(name("t10k-labels-idx1-ubyte"));
+  writeRaw(labels, idxHeader({10000}) + labelBytes(3), gzip());
+  expectDataError([&] { readIdx(labels, 1, "labels"); },
+                  {labels, "header claims 10000 labels", "but the file holds 3"});
+}
+
+TEST_P(IdxFiles, PartialLastItemCountsAsTruncated) {
+  std::string images = dir.file(name("images"));
+  writeRaw(images, idxHeader({4, 2, 2}) + imageBytes(3, 2, 2) + "xx", gzip());
+  expectDataError([&] { readIdx(images, 3, "images"); },
+                  {"header claims 4 images (16 bytes) but the file holds 3 (14 bytes)"});
+}
+
+TEST_P(IdxFiles, TruncatedHeader) {
+  std::string images = dir.file(name("images"));
+  writeRaw(images, idxHeader({4, 2, 2}).substr(0, 9), gzip());
+  expectDataError([&] { readIdx(images, 3, "images"); }, {images, "header truncated"});
+  writeRaw(images, "", gzip());
+  expectDataError([&] { readIdx(images, 3, "images"); }, {images, "empty"});
+}
+
+TEST_P(IdxFiles, TrailingDataIsAnError) {
+  std::string labels = dir.file(name("labels"));
+  writeRaw(labels, idxHeader({5}) + labelBytes(8), gzip());
+  expectDataError([&] { readIdx(labels, 1, "labels"); },
+                  {labels, "trailing data after the 5 labels"});
+}
+
+TEST_P(IdxFiles, CountMismatch) {
+  std::string images = dir.file(name("images"));
+  std::string labels = dir.file(name("labels"));
+  writeRaw(images, idxHeader({6, 2, 2}) + imageBytes(6, 2, 2), gzip());
+  writeRaw(labels, idxHeader({7}) + labelBytes(7), gzip());
+  expectDataError([&] { Dataset::load(images, labels); },
+                  {labels + ": holds 7 labels but " + images + " holds 6 images"});
+}
+
+TEST_P(IdxFiles, LabelOutOfRange) {
+  std::string images = dir.file(name("images"));
+  std::string labels = dir.file(name("labels"));
+  writeRaw(images, idxHeader({4, 2, 2}) + imageBytes(4, 2, 2), gzip());
+  writeRaw(labels, idxHeader({4}) + std::string("\x01\x02\x0c\x03", 4), gzip());
+  expectDataError([&] { Dataset::load(images, labels); },
+                  {labels, "label 12 of sample 2 is out of range for a model with 10 classes"});
+  EXPECT_EQ(Dataset::load(images, labels, 13).size(), 4);
+  // The class count comes from the model: with 3 classes, label 3 is already out of range.
+  writeRaw(labels, idxHeader({4}) + std::string("\x00\x01\x02\x03", 4), gzip());
+  expectDataError([&] { Dataset::load(images, labels, 3); }, {"label 3 of sample 3", "3 classes"});
+  EXPECT_EQ(Dataset::load(images, labels, 4).size(), 4);
+}
+
+TEST_P(IdxFiles, HugeClaimsRejectedBeforeAllocation) {
+  std::string images = dir.file(name("images"));
+  // 2^96 bytes claimed: must fail on the header alone (an attempt to allocate would throw
+  // bad_alloc, not a Data error).
+  writeRaw(images, idxHeader({0xffffffffu, 0xffffffffu, 0xffffffffu}) + "abc", gzip());
+  expectDataError([&] { readIdx(images, 3, "images"); },
+                  {images, "header claims 4294967295 images of 4294967295x4294967295", "limit"});
+  // Within the reader's limit, the claim is still only believed as far as the bytes go.
+  writeRaw(images, idxHeader({1000000, 28, 28}) + imageBytes(2, 28, 28), gzip());
+  expectDataError([&] { readIdx(images, 3, "images"); },
+                  {"header claims 1000000 images (784000000 bytes) but the file holds 2"});
+  // The limit is a parameter.
+  writeRaw(images, idxHeader({10, 10, 10}) + imageBytes(10, 10, 10), gzip());
+  expectDataError([&] { readIdx(images, 3, "images", 999); }, {"limit"});
+  EXPECT_EQ(readIdx(images, 3, "images", 1000).data.size(), 1000u);
+}
+
+TEST_P(IdxFiles, NoSamples) {
+  std::string images = dir.file(name("images"));
+  std::string labels = dir.file(name("labels"));
+  writeRaw(images, idxHeader({0, 28, 28}), gzip());
+  writeRaw(labels, idxHeader({0}), gzip());
+  expectDataError([&] { Dataset::load(images, labels); }, {images, "holds no samples"});
+}
+
+INSTANTIATE_TEST_SUITE_P(PlainAndGzip, IdxFiles, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool> &info) {
+                           return info.param ? "Gzip" : "Plain";
+                         });
+
+TEST(Idx, MissingFileIsNamed) {
+  TempDir dir;
+  std::string path = dir.file("train-images-idx3-ubyte.gz");
+  expectDataError([&] { readIdx(path, 3, "images"); }, {path + ": file not found"});
+  expectDataError([&] { readIdx(dir.path(), 3, "images"); }, {dir.path(), "not a regular file"});
+}
+
+TEST(Idx, MissingFileInDirectoryListsNamesTried) {
+  TempDir dir;
+  expectDataError(
+      [&] { Dataset::loadSplit(dir.path(), "train"); },
+      {dir.path() + "/train-labels-idx1-ubyte.gz: file not found", "train-labels.idx1-ubyte"});
+  expectDataError([&] { Dataset::loadSplit(dir.file("nowhere"), "train"); },
+                  {dir.file("nowhere") + ": data directory not found"});
+}
+
+TEST(Idx, GzipStreamCutShort) {
+  // A gzip file cut in the middle of its compressed data: zlib reports an unexpected end, which
+  // the reader reports as the shortfall against the header's claim.
+  TempDir dir;
+  std::string path = dir.file("labels.gz");
+  std::string payload;
+  for (int i = 0; i < 20000; ++i)
+    payload.push_back(
+        static_cast<char>((i * 2654435761u) >> 29)); // labels 0..7, incompressible-ish
+  writeRaw(path, idxHeader({20000}) + payload, true);
+  struct stat info;
+  ASSERT_EQ(stat(path.c_str(), &info), 0);
+  ASSERT_EQ(truncate(path.c_str(), info.st_size / 2), 0);
+  expectDataError([&] { readIdx(path, 1, "labels"); }, {path, "header claims 20000 labels"});
+}
+
+TEST(Idx, CorruptGzipData) {
+  TempDir dir;
+  std::string path = dir.file("labels.gz");
+  writeRaw(path, idxHeader({5000}) + labelBytes(5000), true);
+  // Damage the compressed stream: the trailer's CRC (or the deflate data) no longer matches.
+  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+  file.seekg(0, std::ios::end);
+  const std::streamoff size = file.tellg();
+  for (std::streamoff at : {size / 2, size - 6}) {
+    file.seekg(at);
+    char byte = 0;
+    file.read(&byte, 1);
+    file.seekp(at);
+    byte = static_cast<char>(byte ^ 0x5a);
+    file.write(&byte, 1);
+  }
+  file.close();
+  expectDataError([&] { readIdx(path, 1, "labels"); }, {path + ": corrupt gzip data"});
+}
+
+TEST(Idx, WriterRoundTrip) {
+  TempDir dir;
+  for (bool gzip : {false, true}) {
+    std::string path = dir.file(gzip ? "a.gz" : "a");
+    std::vector<uint8_t> bytes = {1, 2, 3, 4, 5, 6};
+    writeIdx(path, {2, 3, 1}, bytes, gzip);
+    IdxArray array = readIdx(path, 3, "images");
+    EXPECT_EQ(array.dims, (std::vector<uint32_t>{2, 3, 1}));
+    EXPECT_EQ(array.data, bytes);
+  }
+}
+
+TEST(Dataset, FromBytesChecksLikeLoad) {
+  Dataset data = Dataset::fromBytes({0, 255, 10, 20}, {1, 0}, 1, 2, 10, "mem");
+  EXPECT_EQ(data.size(), 2);
+  EXPECT_EQ(data.image(1)[0], 10);
+  expectDataError(
+      [] {
+        Dataset::fromBytes({0, 1, 2, 3}, {1, 0, 1}, 1, 2, 10, "mem");
+      },
+      {"holds 3 labels but mem holds 2 images"});
+  expectDataError(
+      [] {
+        Dataset::fromBytes({0, 1, 2, 3}, {1, 9}, 1, 2, 5, "mem");
+      },
+      {"label 9 of sample 1"});
+}
+
+// The real data set, when installed (Debian package dataset-fashion-mnist).
+TEST(FashionMnist, TrainLabelsHave6000PerClass) {
+  std::string dir = DP_FASHION_MNIST_DIR;
+  std::string path = dir + "/train-labels-idx1-ubyte.gz";
+  struct stat info;
+  if (stat(path.c_str(), &info) != 0)
+    GTEST_SKIP() << path << " is absent (install dataset-fashion-mnist to run this test)";
+  IdxArray labels = readIdx(path, 1, "labels");
+  ASSERT_EQ(labels.dims, std::vector<uint32_t>{60000});
+  std::vector<int64_t> counts(10, 0);
+  for (uint8_t label : labels.data) {
+    ASSERT_LT(label, 10);
+    ++counts[label];
+  }
+  EXPECT_EQ(counts, std::vector<int64_t>(10, 6000));
+}
+
+TEST(FashionMnist, TestSplitLoads) {
+  std::string dir = DP_FASHION_MNIST_DIR;
+  struct stat info;
+  if (stat((dir + "/t10k-images-idx3-ubyte.gz").c_str(), &info) != 0)
+    GTEST_SKIP() << dir << "/t10k-images-idx3-ubyte.gz is absent";
+  Dataset data = Dataset::loadSplit(dir, "t10k");
+  EXPECT_EQ(data.size(), 10000);
+  EXPECT_EQ(data.height(), 28);
+  EXPECT_EQ(data.width(), 28);
+  EXPECT_EQ(data.classCounts(10), std::vector<int64_t>(10, 1000));
+}
+
+} // namespace
+} // namespace dp::rt

@@ -1,0 +1,84 @@
+// Helpers for the data tests: a private temporary directory and raw file writers, so that tests
+// can produce malformed IDX files the library's own writer never would.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace dp::rt::test {
+
+/// A fresh directory under the test temp dir, removed with its files at the end of the test.
+class TempDir {
+public:
+  TempDir() {
+    std::string pattern = ::testing::TempDir() + "dprt-data-XXXXXX";
+    std::vector<char> name(pattern.begin(), pattern.end());
+    name.push_back('\0');
+    if (!mkdtemp(name.data()))
+      ADD_FAILURE() << "mkdtemp failed for " << pattern;
+    path_ = name.data();
+  }
+  ~TempDir() { std::system(("rm -rf '" + path_ + "'").c_str()); }
+  std::string file(const std::string &name) const { return path_ + "/" + name; }
+  const std::string &path() const { return path_; }
+
+private:
+  std::string path_;
+};
+
+/// Big-endian IDX header for unsigned bytes with the given dims; `magic` overrides the magic.
+inline std::string idxHeader(const std::vector<uint32_t> &dims, uint32_t magic = 0) {
+  if (magic == 0)
+    magic = 0x00000800u | static_cast<uint32_t>(dims.size());
+  std::string out;
+  auto put = [&](uint32_t v) {
+    for (int shift = 24; shift >= 0; shift -= 8)
+      out.push_back(static_cast<char>((v >> shift) & 0xff));
+  };
+  put(magic);
+  for (uint32_t d : dims)
+    put(d);
+  return out;
+}
+
+/// Writes `bytes` to `path`, gzipped when `gzip`.
+inline void writeRaw(const std::string &path, const std::string &bytes, bool gzip) {
+  if (!gzip) {
+    std::ofstream out(path, std::ios::binary);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    ASSERT_TRUE(out.good()) << path;
+    return;
+  }
+  gzFile file = gzopen(path.c_str(), "wb");
+  ASSERT_NE(file, nullptr) << path;
+  if (!bytes.empty()) {
+    ASSERT_EQ(gzwrite(file, bytes.data(), static_cast<unsigned>(bytes.size())),
+              static_cast<int>(bytes.size()));
+  }
+  ASSERT_EQ(gzclose(file), Z_OK);
+}
+
+/// The bytes of `n` images of h x w whose pixel p of image i is (i * 7 + p) % 256.
+inline std::string imageBytes(uint32_t n, uint32_t h, uint32_t w) {
+  std::string out;
+  for (uint32_t i = 0; i < n; ++i)
+    for (uint32_t p = 0; p < h * w; ++p)
+      out.push_back(static_cast<char>((i * 7 + p) % 256));
+  return out;
+}
+
+/// The bytes of `n` labels, label i being i % classes.
+inline std::string labelBytes(uint32_t n, uint32_t classes = 10) {
+  std::string out;
+  for (uint32_t i = 0; i < n; ++i)
+    out.push_back(static_cast<char>(i % classes));
+  return out;
+}
+
+} // namespace dp::rt::test

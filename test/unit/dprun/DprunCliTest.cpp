@@ -1,0 +1,307 @@
+// Runs the dprun binary as a user would and checks exit codes and messages: command-line
+// errors (2), plan errors (3), data errors (4), --inspect, and short training runs on a tiny
+// hand-built plan and synthetic data, including the metrics file.
+#include "dprun/TinyPlan.h"
+#include "runtime/data/Idx.h"
+
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace dp::rt {
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void writeFile(const std::string &path, const std::string &bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  ASSERT_TRUE(out.good()) << path;
+}
+
+std::string quote(const std::string &arg) {
+  std::string quoted = "'";
+  for (char c : arg)
+    quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+class Dprun : public ::testing::Test {
+protected:
+  void SetUp() override {
+    std::string pattern = ::testing::TempDir() + "dprun-cli-XXXXXX";
+    std::vector<char> name(pattern.begin(), pattern.end());
+    name.push_back('\0');
+    ASSERT_NE(mkdtemp(name.data()), nullptr);
+    dir_ = name.data();
+  }
+  void TearDown() override { std::system(("rm -rf " + quote(dir_)).c_str()); }
+
+  std::string file(const std::string &name) const { return dir_ + "/" + name; }
+
+  /// Runs dprun with `args`; stdout and stderr are captured separately.
+  Result run(const std::vector<std::string> &args) {
+    std::string command = quote(DPRUN_PATH);
+    for (const std::string &arg : args)
+      command += " " + quote(arg);
+    command += " >" + quote(file("stdout")) + " 2>" + quote(file("stderr")) + " </dev/null";
+    int status = std::system(command.c_str());
+    Result result;
+    result.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    result.out = readFile(file("stdout"));
+    result.err = readFile(file("stderr"));
+    return result;
+  }
+
+  /// Writes the tiny plan to PLAN.dpx and returns its path.
+  std::string writePlan(int64_t batch = 8, int64_t pixels = 4, int64_t classes = 3,
+                        bool trainCorrect = true) {
+    std::string path = file("tiny.dpx");
+    writeFile(path, test::tinyPlanBytes(batch, pixels, classes, 0.5f, trainCorrect));
+    return path;
+  }
+
+  /// Writes a separable synthetic data set to a `data` subdirectory: sample i has class
+  /// i % classes, and the pixel of its class is bright while the others are dim.
+  std::string writeData(uint32_t trainSamples = 43, uint32_t testSamples = 13, uint32_t side = 2,
+                        uint32_t classes = 3, uint32_t maxLabel = 0) {
+    std::string data = file("data");
+    EXPECT_EQ(std::system(("mkdir -p " + quote(data)).c_str()), 0);
+    uint32_t noise = 12345;
+    auto split = [&](const std::string &prefix, uint32_t n) {
+      std::vector<uint8_t> images, labels;
+      for (uint32_t i = 0; i < n; ++i) {
+        uint32_t label = i % classes;
+        for (uint32_t p = 0; p < side * side; ++p) {
+          noise = noise * 1103515245u + 12345u;
+          images.push_back(static_cast<uint8_t>(p == label ? 200 + (noise >> 27) : (noise >> 26)));
+        }
+        labels.push_back(static_cast<uint8_t>(i == 0 && maxLabel ? maxLabel : label));
+      }
+      writeIdx(data + "/" + prefix + "-images-idx3-ubyte.gz", {n, side, side}, images, true);
+      writeIdx(data + "/" + prefix + "-labels-idx1-ubyte.gz", {n}, labels, true);
+    };
+    split("train", trainSamples);
+    split("t10k", testSamples);
+    return data;
+  }
+
+  std::string dir_;
+};
+
+/// Every number that follows `"key": ` in a JSON text, in order (null reads as NaN).
+std::vector<double> jsonValues(const std::string &json, const std::string &key) {
+  std::vector<double> values;
+  std::string needle = "\"" + key + "\": ";
+  for (size_t at = json.find(needle); at != std::string::npos; at = json.find(needle, at + 1)) {
+    const char *start = json.c_str() + at + needle.size();
+    values.push_back(std::strncmp(start, "null", 4) == 0 ? std::nan("")
+                                                         : std::strtod(start, nullptr));
+  }
+  return values;
+}
+
+TEST_F(Dprun, NoArgumentsPrintsUsage) {
+  Result r = run({});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("usage: dprun PLAN --data DIR"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(Dprun, HelpAndVersion) {
+  Result help = run({"--help"});
+  EXPECT_EQ(help.code, 0);
+  EXPECT_NE(help.out.find("--max-steps N"), std::string::npos);
+  EXPECT_NE(help.out.find("skipped"), std::string::npos)
+      << "help must say the remainder is dropped";
+  Result version = run({"--version"});
+  EXPECT_EQ(version.code, 0);
+  EXPECT_EQ(version.out.rfind("dprun ", 0), 0u) << version.out;
+}
+
+TEST_F(Dprun, CommandLineErrors) {
+  std::string plan = writePlan();
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const Case cases[] = {
+      {{plan, "--data", "d", "--frobnicate"}, "unknown option '--frobnicate'"},
+      {{plan, "--data"}, "--data needs a value"},
+      {{plan, "--data", "d", "--epochs"}, "--epochs needs a value"},
+      {{plan, "--data", "d", "--epochs", "two"},
+       "--epochs expects a non-negative integer, got 'two'"},
+      {{plan, "--data", "d", "--epochs", "0"}, "--epochs expects a positive integer"},
+      {{plan, "--data", "d", "--epochs=-1"}, "--epochs expects a non-negative integer, got '-1'"},
+      {{plan, "--data", "d", "--seed", "1x"}, "--seed expects a non-negative integer"},
+      {{plan, "--inspect=yes"}, "--inspect takes no value"},
+      {{plan}, "missing --data DIR"},
+      {{"--data", "d"}, "missing the plan file"},
+      {{plan, plan, "--inspect"}, "unexpected argument"},
+      {{plan, "--data", "d", "--metrics", file("no/such/dir/m.json")}, "does not exist"},
+  };
+  for (const Case &c : cases) {
+    Result r = run(c.args);
+    EXPECT_EQ(r.code, 2) << c.message << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << "stderr: " << r.err;
+  }
+}
+
+TEST_F(Dprun, MissingPlanFileIsNamed) {
+  std::string missing = file("absent.dpx");
+  for (const std::vector<std::string> &args :
+       {std::vector<std::string>{missing, "--inspect"}, {missing, "--data", file("nowhere")}}) {
+    Result r = run(args);
+    EXPECT_EQ(r.code, 3) << r.err;
+    EXPECT_NE(r.err.find(missing), std::string::npos) << r.err;
+  }
+}
+
+TEST_F(Dprun, CorruptPlansAreRejected) {
+  std::string good = test::tinyPlanBytes(8, 4, 3);
+  std::string flipped = good;
+  flipped[good.size() / 2] ^= 0x40;
+  const std::pair<std::string, std::string> corruptions[] = {
+      {"garbage", "this is not a plan at all, just some text"},
+      {"empty", ""},
+      {"truncated", good.substr(0, good.size() - 10)},
+      {"flipped", flipped},
+  };
+  for (const auto &[name, bytes] : corruptions) {
+    std::string path = file(name + ".dpx");
+    writeFile(path, bytes);
+    Result r = run({path, "--inspect"});
+    EXPECT_EQ(r.code, 3) << name << ": " << r.err;
+    EXPECT_NE(r.err.find(path), std::string::npos) << r.err;
+    EXPECT_EQ(run({path, "--data", writeData()}).code, 3) << name;
+  }
+}
+
+TEST_F(Dprun, InspectSummarisesThePlan) {
+  Result r = run({writePlan(), "--inspect"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char *part :
+       {"model: test", "producer: PlanBuilder", "batch: 8", "classes: 3",
+        "params: 2 (15 trainable weights)", "dense/kernel  weight  f32[4,3]",
+        "init glorot_uniform(fan_in 4, fan_out 3)", "input image: buffer 4 f32[8,4]",
+        "step train: 9 kernels", "step eval: 3 kernels", "sgd_update x2", "persistent"})
+    EXPECT_NE(r.out.find(part), std::string::npos) << "'" << part << "' missing from:\n" << r.out;
+}
+
+TEST_F(Dprun, DataErrorsExitWith4) {
+  std::string plan = writePlan();
+  Result missing = run({plan, "--data", file("nowhere")});
+  EXPECT_EQ(missing.code, 4) << missing.err;
+  EXPECT_NE(missing.err.find(file("nowhere") + ": data directory not found"), std::string::npos);
+
+  // 3x3 images where the plan takes 4 pixels per sample.
+  std::string data = writeData(43, 13, 3);
+  Result shape = run({plan, "--data", data});
+  EXPECT_EQ(shape.code, 4) << shape.err;
+  EXPECT_NE(shape.err.find("9 pixels but"), std::string::npos) << shape.err;
+
+  // A label the 3-class model cannot predict.
+  data = writeData(43, 13, 2, 3, 5);
+  Result label = run({plan, "--data", data});
+  EXPECT_EQ(label.code, 4) << label.err;
+  EXPECT_NE(label.err.find("label 5 of sample 0 is out of range for a model with 3 classes"),
+            std::string::npos)
+      << label.err;
+
+  // Fewer training samples than one batch.
+  data = writeData(5, 13);
+  Result small = run({plan, "--data", data});
+  EXPECT_EQ(small.code, 4) << small.err;
+  EXPECT_NE(small.err.find("fewer than one batch of 8"), std::string::npos) << small.err;
+}
+
+TEST_F(Dprun, TrainsAndWritesMetrics) {
+  std::string plan = writePlan();
+  std::string data = writeData();
+  std::string metrics = file("metrics.json");
+  Result r = run({plan, "--data", data, "--epochs", "4", "--seed", "3", "--metrics", metrics});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.find('\r'), std::string::npos) << "no progress bar when not on a terminal";
+  for (const char *part :
+       {"epoch 1/4  loss ", "epoch 4/4  loss ", "samples/s", "5 steps per epoch",
+        "the last 3 samples", "test  loss ", "(13 samples)", "phase", "evaluate", "total"})
+    EXPECT_NE(r.out.find(part), std::string::npos) << "'" << part << "' missing from:\n" << r.out;
+
+  std::string json = readFile(metrics);
+  ASSERT_FALSE(json.empty());
+  EXPECT_EQ(json.front(), '{');
+  EXPECT_EQ(jsonValues(json, "epoch"), (std::vector<double>{1, 2, 3, 4}));
+  EXPECT_EQ(jsonValues(json, "params"), std::vector<double>{15});
+  std::vector<double> loss = jsonValues(json, "loss");
+  ASSERT_EQ(loss.size(), 4u);
+  EXPECT_LT(loss.back(), loss.front()) << json;
+  std::vector<double> accuracy = jsonValues(json, "train_accuracy");
+  ASSERT_EQ(accuracy.size(), 4u);
+  EXPECT_GE(accuracy.back(), 0.0);
+  EXPECT_LE(accuracy.back(), 1.0);
+  ASSERT_EQ(jsonValues(json, "test_accuracy").size(), 1u);
+  EXPECT_GE(jsonValues(json, "test_accuracy")[0], 0.9) << json;
+  EXPECT_GT(jsonValues(json, "samples_per_sec")[0], 0.0);
+  // No temporary file is left beside the metrics.
+  EXPECT_NE(std::system(("ls " + quote(dir_) + " | grep -q tmp").c_str()), 0);
+}
+
+TEST_F(Dprun, SameSeedSameRun) {
+  std::string plan = writePlan();
+  std::string data = writeData();
+  auto lossesFor = [&](const std::string &seed) {
+    std::string metrics = file("m" + seed + ".json");
+    Result r = run(
+        {plan, "--data", data, "--epochs", "2", "--seed", seed, "--metrics", metrics, "--quiet"});
+    EXPECT_EQ(r.code, 0) << r.err;
+    std::string json = readFile(metrics);
+    std::vector<double> values = jsonValues(json, "loss");
+    for (const char *key : {"train_accuracy", "test_loss", "test_accuracy"})
+      for (double v : jsonValues(json, key))
+        values.push_back(v);
+    return values;
+  };
+  std::vector<double> first = lossesFor("7");
+  ASSERT_EQ(first.size(), 6u); // 2 epoch losses, 2 train accuracies, test loss and accuracy
+  EXPECT_EQ(lossesFor("7"), first);
+  EXPECT_NE(lossesFor("8"), first);
+}
+
+TEST_F(Dprun, QuietAndMaxSteps) {
+  Result r = run({writePlan(), "--data", writeData(), "--quiet", "--max-steps", "2"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("test  loss ", 0), 0u) << r.out;
+  EXPECT_EQ(r.out.find("epoch"), std::string::npos) << r.out;
+  Result loud = run({writePlan(), "--data", writeData(), "--max-steps", "2"});
+  EXPECT_NE(loud.out.find("2 steps per epoch"), std::string::npos) << loud.out;
+}
+
+TEST_F(Dprun, TrainAccuracyUnavailable) {
+  std::string metrics = file("metrics.json");
+  Result r = run(
+      {writePlan(8, 4, 3, /*trainCorrect=*/false), "--data", writeData(), "--metrics", metrics});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("accuracy n/a"), std::string::npos) << r.out;
+  EXPECT_NE(readFile(metrics).find("\"train_accuracy\": null"), std::string::npos);
+}
+
+} // namespace
+} // namespace dp::rt

@@ -1,0 +1,348 @@
+// Tests of PlanFile: every way a plan file can be broken must be rejected with a Plan error that
+// names the problem, and a good plan must survive a write/read round trip intact.
+#include "runtime/format/PlanFile.h"
+
+#include "test/unit/ErrorMatchers.h"
+#include "test/unit/PlanBuilder.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <random>
+
+namespace dp::rt {
+namespace {
+
+using testing::InitSpec;
+using testing::PlanBuilder;
+
+// Buffer ids of the plan built by mlpPlan().
+struct Ids {
+  uint32_t w, gw, x, labels, logits, loss, dlogits, one;
+};
+
+// A small but complete plan: a dense layer, softmax cross-entropy, its gradient and SGD.
+PlanBuilder mlpPlan(Ids *ids = nullptr) {
+  PlanBuilder b(2);
+  Ids i;
+  i.gw = b.buffer({3, 4});
+  i.w = b.param("w", {3, 4}, {InitKind::GlorotUniform, 0, 0, 3, 4}, static_cast<int32_t>(i.gw));
+  i.x = b.buffer({2, 3});
+  i.labels = b.buffer({2}, DType::I32);
+  i.logits = b.buffer({2, 4});
+  i.loss = b.buffer({});
+  i.dlogits = b.buffer({2, 4});
+  i.one = b.buffer({});
+  b.input("image", i.x).input("label", i.labels);
+  b.kernel(StepKind::Train, KernelKind::Dense, {i.x, i.w}, {i.logits}).at("mlp.py:3");
+  b.kernel(StepKind::Train, KernelKind::SoftmaxXent, {i.logits, i.labels}, {i.loss});
+  b.kernel(StepKind::Train, KernelKind::Fill, {}, {i.one}).attrF("value", 1.0);
+  b.kernel(StepKind::Train, KernelKind::SoftmaxXentGrad, {i.logits, i.labels, i.one}, {i.dlogits});
+  b.kernel(StepKind::Train, KernelKind::MatMul, {i.x, i.dlogits}, {i.gw}).attrI("transpose_a", 1);
+  b.kernel(StepKind::Train, KernelKind::SgdUpdate, {i.gw}, {i.w}).attrF("lr", 0.1);
+  b.output(StepKind::Train, "loss", i.loss);
+  b.kernel(StepKind::Eval, KernelKind::Dense, {i.x, i.w}, {i.logits});
+  b.kernel(StepKind::Eval, KernelKind::SoftmaxXent, {i.logits, i.labels}, {i.loss});
+  b.output(StepKind::Eval, "loss", i.loss);
+  if (ids)
+    *ids = i;
+  return b;
+}
+
+PlanFile parse(std::vector<uint8_t> bytes) { return PlanFile::fromBytes(std::move(bytes), "t.dpx"); }
+
+void putU32(std::vector<uint8_t> &bytes, size_t at, uint32_t value) {
+  for (int i = 0; i < 4; ++i)
+    bytes[at + i] = static_cast<uint8_t>(value >> (8 * i));
+}
+
+TEST(PlanFileTest, RoundTripThroughAFile) {
+  Ids ids;
+  std::vector<uint8_t> bytes = mlpPlan(&ids).fileBytes();
+  std::string path = ::testing::TempDir() + "/roundtrip.dpx";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+  }
+  PlanFile file = PlanFile::read(path);
+  std::remove(path.c_str());
+
+  EXPECT_EQ(file.sizeBytes(), bytes.size());
+  // The checksum is the CRC stored at header bytes 24..27.
+  uint32_t stored = bytes[24] | bytes[25] << 8 | bytes[26] << 16 | uint32_t(bytes[27]) << 24;
+  EXPECT_EQ(file.checksum(), stored);
+  const fb::Plan &plan = file.plan();
+  EXPECT_EQ(plan.batch(), 2);
+  EXPECT_EQ(plan.model()->str(), "test");
+  ASSERT_EQ(plan.buffers()->size(), 8u);
+  EXPECT_EQ(plan.buffers()->Get(ids.x)->shape()->size(), 2u);
+  EXPECT_EQ(plan.buffers()->Get(ids.x)->shape()->Get(1), 3);
+  EXPECT_EQ(plan.buffers()->Get(ids.labels)->dtype(), static_cast<uint8_t>(DType::I32));
+  EXPECT_EQ(plan.buffers()->Get(ids.loss)->shape()->size(), 0u);
+  ASSERT_EQ(plan.params()->size(), 1u);
+  EXPECT_EQ(plan.params()->Get(0)->name()->str(), "w");
+  EXPECT_EQ(plan.params()->Get(0)->grad(), static_cast<int32_t>(ids.gw));
+  EXPECT_EQ(plan.params()->Get(0)->init()->fan_out(), 4);
+  EXPECT_LE(plan.buffers()->Get(ids.w)->offset() + 48, plan.persistent_bytes());
+  ASSERT_EQ(plan.train()->kernels()->size(), 6u);
+  EXPECT_EQ(plan.train()->kernels()->Get(0)->kind(), static_cast<uint16_t>(KernelKind::Dense));
+  EXPECT_EQ(plan.train()->kernels()->Get(0)->loc()->str(), "mlp.py:3");
+  EXPECT_EQ(plan.train()->kernels()->Get(4)->attrs()->Get(0)->name()->str(), "transpose_a");
+  EXPECT_EQ(plan.train()->kernels()->Get(5)->attrs()->Get(0)->f(), 0.1);
+  EXPECT_EQ(plan.eval()->outputs()->Get(0)->buffer(), ids.loss);
+}
+
+TEST(PlanFileTest, MissingFile) {
+  EXPECT_DP_ERROR(PlanFile::read("/nonexistent/dir/model.dpx"), ErrorKind::Plan,
+                  "/nonexistent/dir/model.dpx: cannot open plan file");
+}
+
+TEST(PlanFileTest, EmptyFile) {
+  EXPECT_DP_ERROR(parse({}), ErrorKind::Plan, "0 bytes is shorter than the 32-byte plan header");
+}
+
+TEST(PlanFileTest, TruncatedInsideTheHeader) {
+  std::vector<uint8_t> bytes = mlpPlan().fileBytes();
+  bytes.resize(20);
+  EXPECT_DP_ERROR(parse(bytes), ErrorKind::Plan, "20 bytes is shorter than the 32-byte");
+}
+
+TEST(PlanFileTest, TruncatedPayload) {
+  std::vector<uint8_t> bytes = mlpPlan().fileBytes();
+  const size_t payload = bytes.size() - kPlanHeaderBytes;
+  bytes.resize(bytes.size() - 10);
+  EXPECT_DP_ERROR(parse(bytes), ErrorKind::Plan,
+                  "truncated or padded: header says " + std::to_string(payload) +
+                      " payload bytes, file has " + std::to_string(payload - 10));
+}
+
+TEST(PlanFileTest, PaddedPayload) {
+  std::vector<uint8_t> bytes = mlpPlan().fileBytes();
+  bytes.push_back(0);
+  EXPECT_DP_ERROR(parse(bytes), ErrorKind::Plan, "truncated or padded");
+}
+
+TEST(PlanFileTest, HeaderClaimsAnotherPayloadSize) {
+  std::vector<uint8_t> bytes = mlpPlan().fileBytes();
+  putU32(bytes, 16, static_cast<uint32_t>(bytes.size())); // payload size field: bytes 16..23
+  EXPECT_DP_ERROR(parse(bytes), ErrorKind::Plan,
+                  "header says " + std::to_string(bytes.size()) + " payload bytes");
+}
+
+TEST(PlanFileTest, BadMagic) {
+  std::vector<uint8_t> bytes = mlpPlan().fileBytes();
+  bytes[0] = 'Z';
+  EXPECT_DP_ERROR(parse(bytes), ErrorKind::Plan, "not a dp plan: bad magic");
+}
+
+TEST(PlanFileTest, WrongVersion) {
+  std::vector<uint8_t> bytes = mlpPlan().fileBytes();
+  putU32(bytes, 8, kFormatVersion + 1);
+  EXPECT_DP_ERROR(parse(bytes), ErrorKind::Plan,
+                  "plan format version " + std::to_string(kFormatVersion + 1) + " is not supported");
+}
+
+TEST(PlanFileTest, WrongHeaderSize) {
+  std::vector<uint8_t> bytes = mlpPlan().fileBytes();
+  putU32(bytes, 12, 48);
+  EXPECT_DP_ERROR(parse(bytes), ErrorKind::Plan, "header size 48, expected 32");
+}
+
+TEST(PlanFileTest, EveryFlippedPayloadBitFailsTheChecksum) {
+  const std::vector<uint8_t> good = mlpPlan().fileBytes();
+  ASSERT_NO_THROW(parse(good));
+  for (size_t at = kPlanHeaderBytes; at < good.size(); ++at)
+    for (int bit = 0; bit < 8; ++bit) {
+      std::vector<uint8_t> bytes = good;
+      bytes[at] ^= static_cast<uint8_t>(1u << bit);
+      ASSERT_TRUE(testing::throwsError([&] { parse(bytes); }, ErrorKind::Plan,
+                                       "checksum mismatch"))
+          << "byte " << at << " bit " << bit;
+    }
+}
+
+TEST(PlanFileTest, FlippedChecksumBitIsCaught) {
+  std::vector<uint8_t> bytes = mlpPlan().fileBytes();
+  bytes[24] ^= 0x10;
+  EXPECT_DP_ERROR(parse(bytes), ErrorKind::Plan, "checksum mismatch");
+}
+
+TEST(PlanFileTest, GarbagePayloadWithValidChecksum) {
+  std::mt19937 gen(7);
+  std::vector<uint8_t> garbage(300);
+  for (uint8_t &byte : garbage)
+    byte = static_cast<uint8_t>(gen());
+  std::string file = wrapPlanPayload(garbage.data(), garbage.size());
+  EXPECT_DP_ERROR(parse(std::vector<uint8_t>(file.begin(), file.end())), ErrorKind::Plan,
+                  "fails FlatBuffer verification");
+}
+
+TEST(PlanFileTest, CutFlatBufferWithValidChecksum) {
+  std::vector<uint8_t> payload = mlpPlan().payload();
+  payload.resize(payload.size() / 2);
+  std::string file = wrapPlanPayload(payload.data(), payload.size());
+  EXPECT_DP_ERROR(parse(std::vector<uint8_t>(file.begin(), file.end())), ErrorKind::Plan,
+                  "fails FlatBuffer verification");
+}
+
+TEST(PlanFileTest, EmptyPayloadWithValidChecksum) {
+  const uint8_t none[1] = {0};
+  std::string file = wrapPlanPayload(none, 0);
+  EXPECT_DP_ERROR(parse(std::vector<uint8_t>(file.begin(), file.end())), ErrorKind::Plan,
+                  "fails FlatBuffer verification");
+}
+
+TEST(PlanFileTest, KernelInputOutOfRange) {
+  PlanBuilder b = mlpPlan();
+  b.kernel(StepKind::Train, KernelKind::Add, {0, 42}, {1});
+  EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan,
+                  "train kernel #6 (add) refers to buffer 42 but the plan has 8 buffers");
+}
+
+TEST(PlanFileTest, KernelOutputOutOfRange) {
+  PlanBuilder b = mlpPlan();
+  b.kernel(StepKind::Eval, KernelKind::Copy, {0}, {8});
+  EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan,
+                  "eval kernel #2 (copy) refers to buffer 8 but the plan has 8 buffers");
+}
+
+TEST(PlanFileTest, ParamBufferOutOfRange) {
+  PlanBuilder b = mlpPlan();
+  b.paramOn("bias", 100);
+  EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan, "param 'bias' refers to buffer 100");
+}
+
+TEST(PlanFileTest, ParamGradientOutOfRange) {
+  PlanBuilder b = mlpPlan();
+  b.paramOn("bias", 0, {}, 9);
+  EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan, "param 'bias' gradient refers to buffer 9");
+}
+
+TEST(PlanFileTest, InputOutOfRange) {
+  PlanBuilder b = mlpPlan();
+  b.input("mask", 1000);
+  EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan, "input 'mask' refers to buffer 1000");
+}
+
+TEST(PlanFileTest, StepOutputOutOfRange) {
+  PlanBuilder b = mlpPlan();
+  b.output(StepKind::Eval, "correct", 77);
+  EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan, "eval output 'correct' refers to buffer 77");
+}
+
+TEST(PlanFileTest, TooFewInputs) {
+  PlanBuilder b = mlpPlan();
+  b.kernel(StepKind::Train, KernelKind::Dense, {0}, {1});
+  EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan,
+                  "train kernel #6 (dense) has 1 inputs, expected 2 to 3");
+}
+
+TEST(PlanFileTest, TooManyInputs) {
+  PlanBuilder b = mlpPlan();
+  b.kernel(StepKind::Train, KernelKind::Fill, {0}, {1});
+  EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan, "(fill) has 1 inputs, expected 0");
+}
+
+TEST(PlanFileTest, WrongOutputCount) {
+  PlanBuilder b = mlpPlan();
+  b.kernel(StepKind::Eval, KernelKind::AdamUpdate, {0}, {1, 2});
+  EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan,
+                  "eval kernel #2 (adam_update) has 2 outputs, expected 3");
+}
+
+TEST(PlanFileTest, UnknownKernelKind) {
+  PlanBuilder b = mlpPlan();
+  b.rawKernel(StepKind::Train, 999, {0}, {1});
+  EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan, "train kernel #6 has unknown kernel kind 999");
+}
+
+TEST(PlanFileTest, FirstUnknownKernelKind) {
+  PlanBuilder b = mlpPlan();
+  b.rawKernel(StepKind::Train, static_cast<uint16_t>(KernelKind::NumKinds), {}, {});
+  EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan,
+                  "unknown kernel kind " +
+                      std::to_string(static_cast<unsigned>(KernelKind::NumKinds)));
+}
+
+TEST(PlanFileTest, BufferPastTheArena) {
+  Ids ids;
+  PlanBuilder b = mlpPlan(&ids);
+  b.setOffset(ids.dlogits, 64 * 1000);
+  EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan,
+                  "buffer " + std::to_string(ids.dlogits) + " ends at byte 64032, past the arena");
+}
+
+TEST(PlanFileTest, ArenaTooSmall) {
+  PlanBuilder b = mlpPlan();
+  b.setArenaBytes(64);
+  EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan, "past the arena of 64 bytes");
+}
+
+TEST(PlanFileTest, OffsetThatWrapsAroundIsPastTheArena) {
+  // An aligned offset whose end wraps to byte 64 would look like a small in-arena buffer.
+  PlanBuilder b = mlpPlan();
+  uint32_t big = b.buffer({32});
+  b.setOffset(big, std::numeric_limits<uint64_t>::max() - 63);
+  EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan,
+                  "buffer " + std::to_string(big) + " ends past the arena");
+}
+
+TEST(PlanFileTest, MisalignedOffset) {
+  Ids ids;
+  PlanBuilder b = mlpPlan(&ids);
+  b.setOffset(ids.logits, 4);
+  EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan,
+                  "buffer " + std::to_string(ids.logits) + " offset 4 is not 64-byte aligned");
+}
+
+TEST(PlanFileTest, UnknownDType) {
+  Ids ids;
+  PlanBuilder b = mlpPlan(&ids);
+  b.setRawDType(ids.x, 9);
+  EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan, "has unknown dtype 9");
+}
+
+TEST(PlanFileTest, ZeroDimension) {
+  PlanBuilder b = mlpPlan();
+  b.buffer({4, 0});
+  EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan, "buffer 8 has invalid dimension 0");
+}
+
+TEST(PlanFileTest, NonPositiveBatch) {
+  PlanBuilder b = mlpPlan();
+  b.setBatch(0);
+  EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan, "batch size 0 is not positive");
+}
+
+TEST(PlanFileTest, PersistentRegionLargerThanArena) {
+  PlanBuilder b = mlpPlan();
+  b.setPersistentBytes(1 << 20);
+  EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan, "persistent region is larger than the arena");
+}
+
+TEST(PlanFileTest, ParamOutsideThePersistentRegion) {
+  Ids ids;
+  PlanBuilder b = mlpPlan(&ids);
+  b.paramOn("x", ids.x);
+  EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan, "param 'x' lies outside the persistent region");
+}
+
+TEST(PlanFileTest, ParamStraddlingThePersistentEnd) {
+  Ids ids;
+  PlanBuilder b = mlpPlan(&ids);
+  b.setPersistentBytes(32); // w starts at 0 but its 48 bytes run past byte 32
+  EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan, "param 'w' lies outside the persistent region");
+}
+
+TEST(PlanFileTest, UnknownInitKind) {
+  PlanBuilder b = mlpPlan();
+  InitSpec init;
+  init.kind = InitKind::NumKinds;
+  b.param("b", {4}, init);
+  EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan, "param 'b' has unknown initialiser kind");
+}
+
+} // namespace
+} // namespace dp::rt

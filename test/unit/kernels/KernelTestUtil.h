@@ -1,0 +1,99 @@
+// Helpers for the kernel tests: random data, copying into and out of a loaded program, and
+// element-wise comparisons that report the first mismatches.
+#pragma once
+
+#include "test/unit/PlanBuilder.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <ostream>
+#include <random>
+#include <vector>
+
+namespace dp::rt {
+
+/// Readable names for parameterised tests and failure messages.
+inline const char *activationName(Activation act) {
+  static const char *names[] = {"none", "relu", "sigmoid", "tanh", "softmax"};
+  return names[static_cast<int>(act)];
+}
+inline void PrintTo(Activation act, std::ostream *os) { *os << activationName(act); }
+
+} // namespace dp::rt
+
+namespace dp::rt::testing {
+
+/// A StepContext with `validRows` valid rows at step `step`.
+inline StepContext stepContext(int64_t validRows, int64_t step = 1) {
+  StepContext ctx;
+  ctx.validRows = validRows;
+  ctx.step = step;
+  return ctx;
+}
+
+/// Reproducible random test data.
+class RandomData {
+public:
+  explicit RandomData(uint32_t seed) : gen_(seed) {}
+  std::vector<float> uniform(int64_t n, float low = -1.0f, float high = 1.0f) {
+    std::uniform_real_distribution<float> dist(low, high);
+    std::vector<float> v(n);
+    for (float &x : v)
+      x = dist(gen_);
+    return v;
+  }
+  std::vector<int32_t> labels(int64_t n, int32_t classes) {
+    std::uniform_int_distribution<int32_t> dist(0, classes - 1);
+    std::vector<int32_t> v(n);
+    for (int32_t &x : v)
+      x = dist(gen_);
+    return v;
+  }
+
+private:
+  std::mt19937 gen_;
+};
+
+template <typename T> void put(Program &program, uint32_t id, const std::vector<T> &values) {
+  ASSERT_EQ(static_cast<int64_t>(values.size()), numElements(program.buffer(id)))
+      << "buffer " << id;
+  std::memcpy(program.bufferData(id), values.data(), values.size() * sizeof(T));
+}
+
+template <typename T = float> std::vector<T> get(Program &program, uint32_t id) {
+  std::vector<T> values(numElements(program.buffer(id)));
+  std::memcpy(values.data(), program.bufferData(id), values.size() * sizeof(T));
+  return values;
+}
+
+inline std::vector<double> toDouble(const std::vector<float> &v) {
+  return std::vector<double>(v.begin(), v.end());
+}
+
+/// Success when |got - want| <= atol + rtol * |want| everywhere (NaN never matches).
+template <typename A, typename B>
+::testing::AssertionResult allNear(const std::vector<A> &got, const std::vector<B> &want,
+                                   double atol, double rtol = 0) {
+  if (got.size() != want.size())
+    return ::testing::AssertionFailure()
+           << "sizes differ: " << got.size() << " vs " << want.size();
+  int bad = 0;
+  ::testing::AssertionResult result = ::testing::AssertionFailure();
+  double worst = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double g = got[i], w = want[i], err = std::fabs(g - w);
+    if (!(err <= atol + rtol * std::fabs(w))) {
+      if (bad < 5)
+        result << "\n  [" << i << "] got " << g << ", want " << w;
+      ++bad;
+      worst = std::isnan(err) ? err : std::max(worst, err);
+    }
+  }
+  if (bad == 0)
+    return ::testing::AssertionSuccess();
+  return result << "\n  " << bad << " of " << got.size() << " differ, worst error " << worst;
+}
+
+} // namespace dp::rt::testing

@@ -1,0 +1,173 @@
+// Load-time validation by the CPU backend: kernels whose shapes, dtypes, attributes or buffer
+// overlaps make no sense are rejected with a Plan error that names the kernel and the problem.
+#include "test/unit/ErrorMatchers.h"
+#include "test/unit/kernels/KernelTestUtil.h"
+
+#include <gtest/gtest.h>
+
+namespace dp::rt {
+namespace {
+
+using namespace dp::rt::testing;
+
+TEST(KernelValidationTest, ErrorsNameTheKernelAndItsLocation) {
+  PlanBuilder b(2);
+  uint32_t x = b.buffer({2, 3}), w = b.buffer({3}), y = b.buffer({2, 4});
+  b.kernel(StepKind::Eval, KernelKind::Fill, {}, {y}).attrF("value", 0);
+  b.kernel(StepKind::Eval, KernelKind::Dense, {x, w}, {y}).at("model.py:9");
+  EXPECT_DP_ERROR(b.load(), ErrorKind::Plan,
+                  "eval kernel #1 (dense) at model.py:9: input 1 (w) (buffer 1) has rank 1, "
+                  "expected 2");
+}
+
+TEST(KernelValidationTest, DenseShapes) {
+  {
+    PlanBuilder b(2);
+    uint32_t x = b.buffer({2, 3}), w = b.buffer({3, 4}), bias = b.buffer({3}), y = b.buffer({2, 4});
+    b.kernel(StepKind::Train, KernelKind::Dense, {x, w, bias}, {y});
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "input 2 (b) (buffer 2) has 3 elements, expected 4");
+  }
+  {
+    PlanBuilder b(2);
+    uint32_t x = b.buffer({2, 5}), w = b.buffer({3, 4}), y = b.buffer({2, 4});
+    b.kernel(StepKind::Train, KernelKind::Dense, {x, w}, {y});
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "input 0 (x) (buffer 0) has 10 elements, expected 6");
+  }
+  {
+    PlanBuilder b(2);
+    uint32_t x = b.buffer({3, 3}), w = b.buffer({3, 4}), y = b.buffer({2, 4});
+    b.kernel(StepKind::Train, KernelKind::Dense, {x, w}, {y});
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "input 0 (x) has 3 rows but y has 2");
+  }
+  {
+    PlanBuilder b(2);
+    uint32_t x = b.buffer({2, 3}), w = b.buffer({3, 4}), y = b.buffer({2, 5});
+    b.kernel(StepKind::Train, KernelKind::Dense, {x, w}, {y});
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "output 0 (y) has 5 columns but w has 4");
+  }
+}
+
+TEST(KernelValidationTest, MatMulShapes) {
+  {
+    PlanBuilder b(1);
+    uint32_t a = b.buffer({2, 3}), bb = b.buffer({4, 5}), c = b.buffer({2, 5});
+    b.kernel(StepKind::Train, KernelKind::MatMul, {a, bb}, {c});
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan,
+                    "inner dimensions differ: op(a) has 3 columns, op(b) has 4 rows");
+  }
+  {
+    PlanBuilder b(1);
+    uint32_t a = b.buffer({3, 2}), bb = b.buffer({3, 5}), c = b.buffer({5, 2});
+    b.kernel(StepKind::Train, KernelKind::MatMul, {a, bb}, {c}).attrI("transpose_a", 1);
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "output 0 (c) is [5, 2], expected [2, 5]");
+  }
+  {
+    PlanBuilder b(1);
+    uint32_t a = b.buffer({2, 2}), c = b.buffer({2, 2});
+    b.kernel(StepKind::Train, KernelKind::MatMul, {a, a}, {c}).attrI("transpose_b", 2);
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "transpose_a/transpose_b must be 0 or 1");
+  }
+}
+
+TEST(KernelValidationTest, DTypes) {
+  {
+    PlanBuilder b(2);
+    uint32_t logits = b.buffer({2, 3}), labels = b.buffer({2}), loss = b.buffer({});
+    b.kernel(StepKind::Train, KernelKind::SoftmaxXent, {logits, labels}, {loss});
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "input 1 (labels) (buffer 1) is f32, expected i32");
+  }
+  {
+    PlanBuilder b(2);
+    uint32_t x = b.buffer({4}, DType::I32), y = b.buffer({4});
+    b.kernel(StepKind::Train, KernelKind::Add, {x, y}, {y});
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "input 0 (buffer 0) is i32, expected f32");
+  }
+  {
+    PlanBuilder b(2);
+    uint32_t x = b.buffer({4}, DType::I32), y = b.buffer({4});
+    b.kernel(StepKind::Train, KernelKind::Copy, {x}, {y});
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "output 0 (y) (buffer 1) is f32, expected i32");
+  }
+}
+
+TEST(KernelValidationTest, LossShapes) {
+  {
+    PlanBuilder b(2);
+    uint32_t logits = b.buffer({2, 3}), labels = b.buffer({3}, DType::I32), loss = b.buffer({});
+    b.kernel(StepKind::Train, KernelKind::CountCorrect, {logits, labels}, {loss});
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "input 1 (labels) (buffer 1) has 3 elements, expected 2");
+  }
+  {
+    PlanBuilder b(2);
+    uint32_t logits = b.buffer({2, 3}), labels = b.buffer({2}, DType::I32), loss = b.buffer({2});
+    b.kernel(StepKind::Train, KernelKind::SoftmaxXent, {logits, labels}, {loss});
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "output 0 (loss) (buffer 2) has 2 elements, expected 1");
+  }
+}
+
+TEST(KernelValidationTest, Attributes) {
+  {
+    PlanBuilder b(1);
+    uint32_t x = b.buffer({4}), y = b.buffer({4});
+    b.kernel(StepKind::Train, KernelKind::Activation, {x}, {y});
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "(activation): missing attribute 'activation'");
+  }
+  {
+    PlanBuilder b(1);
+    uint32_t x = b.buffer({4}), y = b.buffer({4});
+    b.kernel(StepKind::Train, KernelKind::ActivationGrad, {x, x}, {y}).attrI("activation", 9);
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "unknown activation 9");
+  }
+  {
+    PlanBuilder b(1);
+    uint32_t g = b.buffer({4}), p = b.persistentBuffer({4});
+    b.kernel(StepKind::Train, KernelKind::SgdUpdate, {g}, {p}).attrF("learning_rate", 0.1);
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "(sgd_update): missing attribute 'lr'");
+  }
+  {
+    PlanBuilder b(1);
+    uint32_t g = b.buffer({4}), p = b.persistentBuffer({4}), m = b.persistentBuffer({4}),
+             v = b.persistentBuffer({4});
+    b.kernel(StepKind::Train, KernelKind::AdamUpdate, {g}, {p, m, v})
+        .attrF("lr", 0.1)
+        .attrF("beta1", 1.0)
+        .attrF("beta2", 0.9)
+        .attrF("epsilon", 1e-7);
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "adam betas must lie in [0, 1)");
+  }
+  {
+    PlanBuilder b(1);
+    uint32_t y = b.buffer({4});
+    b.kernel(StepKind::Train, KernelKind::Fill, {}, {y});
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "missing attribute 'value'");
+  }
+}
+
+TEST(KernelValidationTest, OverlappingBuffers) {
+  {
+    // A matmul cannot write over its own input.
+    PlanBuilder b(1);
+    uint32_t a = b.buffer({3, 3}), bb = b.buffer({3, 3});
+    b.kernel(StepKind::Train, KernelKind::MatMul, {a, bb}, {a});
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "output 0 (buffer 0) overlaps input 0 (buffer 0)");
+  }
+  {
+    // An elementwise kernel may update in place, but not shifted by part of a row.
+    PlanBuilder b(1);
+    uint32_t x = b.buffer({64}), y = b.buffer({48});
+    b.setOffset(y, 64);
+    b.kernel(StepKind::Train, KernelKind::Add, {x, x}, {y});
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "overlaps input 0 (buffer 0) without being the same");
+  }
+  {
+    PlanBuilder b(1);
+    uint32_t g = b.buffer({4}), p = b.persistentBuffer({4}), v = b.alias(p, {4});
+    b.kernel(StepKind::Train, KernelKind::MomentumUpdate, {g}, {p, v})
+        .attrF("lr", 0.1)
+        .attrF("momentum", 0.9);
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "outputs 0 and 1 overlap");
+  }
+}
+
+} // namespace
+} // namespace dp::rt

@@ -1,0 +1,148 @@
+// Optimizer updates against values worked out by hand from the Keras 2 update rules, and against
+// the reference on large random vectors (which take the multi-threaded path).
+#include "runtime/kernels/reference/Reference.h"
+#include "test/unit/kernels/KernelTestUtil.h"
+
+#include <gtest/gtest.h>
+
+namespace dp::rt {
+namespace {
+
+using namespace dp::rt::testing;
+
+TEST(SgdUpdateTest, HandComputed) {
+  PlanBuilder b(1);
+  uint32_t grad = b.buffer({3}), param = b.persistentBuffer({3});
+  b.kernel(StepKind::Train, KernelKind::SgdUpdate, {grad}, {param}).attrF("lr", 0.1);
+  auto program = b.load();
+  put(*program, param, std::vector<float>{1.0f, -2.0f, 0.5f});
+  put(*program, grad, std::vector<float>{0.5f, 1.0f, -4.0f});
+  program->run(StepKind::Train, stepContext(1));
+  EXPECT_TRUE(allNear(get(*program, param), std::vector<double>{0.95, -2.1, 0.9}, 1e-7));
+  program->run(StepKind::Train, stepContext(1, 2));
+  EXPECT_TRUE(allNear(get(*program, param), std::vector<double>{0.9, -2.2, 1.3}, 1e-6));
+}
+
+TEST(MomentumUpdateTest, HandComputed) {
+  for (bool nesterov : {false, true}) {
+    PlanBuilder b(1);
+    uint32_t grad = b.buffer({2}), param = b.persistentBuffer({2}), velocity = b.persistentBuffer({2});
+    b.kernel(StepKind::Train, KernelKind::MomentumUpdate, {grad}, {param, velocity})
+        .attrF("lr", 0.1)
+        .attrF("momentum", 0.9)
+        .attrI("nesterov", nesterov);
+    auto program = b.load();
+    put(*program, param, std::vector<float>{1.0f, 0.0f});
+    put(*program, velocity, std::vector<float>{0.5f, 0.0f});
+    put(*program, grad, std::vector<float>{2.0f, -1.0f});
+    program->run(StepKind::Train, stepContext(1));
+    // v = 0.9 v - 0.1 g; plain: p += v; nesterov: p += 0.9 v - 0.1 g.
+    EXPECT_TRUE(allNear(get(*program, velocity), std::vector<double>{0.25, 0.1}, 1e-7));
+    if (nesterov)
+      EXPECT_TRUE(allNear(get(*program, param), std::vector<double>{1.025, 0.19}, 1e-7));
+    else
+      EXPECT_TRUE(allNear(get(*program, param), std::vector<double>{1.25, 0.1}, 1e-7));
+    // A second step with zero gradient only coasts on the velocity.
+    put(*program, grad, std::vector<float>{0.0f, 0.0f});
+    program->run(StepKind::Train, stepContext(1, 2));
+    EXPECT_TRUE(allNear(get(*program, velocity), std::vector<double>{0.225, 0.09}, 1e-7));
+    if (nesterov)
+      EXPECT_TRUE(allNear(get(*program, param), std::vector<double>{1.2275, 0.271}, 1e-6));
+    else
+      EXPECT_TRUE(allNear(get(*program, param), std::vector<double>{1.475, 0.19}, 1e-6));
+  }
+}
+
+TEST(AdamUpdateTest, HandComputedKerasSteps) {
+  PlanBuilder b(1);
+  uint32_t grad = b.buffer({1}), param = b.persistentBuffer({1});
+  uint32_t m = b.persistentBuffer({1}), v = b.persistentBuffer({1});
+  b.kernel(StepKind::Train, KernelKind::AdamUpdate, {grad}, {param, m, v})
+      .attrF("lr", 0.001)
+      .attrF("beta1", 0.9)
+      .attrF("beta2", 0.999)
+      .attrF("epsilon", 1e-7);
+  auto program = b.load();
+  put(*program, param, std::vector<float>{1.0f});
+  put(*program, grad, std::vector<float>{0.5f});
+  // t = 1: lr_t = 0.001 sqrt(0.001) / 0.1, m = 0.05, v = 0.00025,
+  // p = 1 - lr_t * 0.05 / (sqrt(0.00025) + 1e-7) = 0.99900000632...
+  program->run(StepKind::Train, stepContext(1, 1));
+  EXPECT_NEAR(get(*program, m)[0], 0.05, 1e-8);
+  EXPECT_NEAR(get(*program, v)[0], 0.00025, 1e-10);
+  EXPECT_NEAR(get(*program, param)[0], 0.9990000063245154, 1e-7);
+  // t = 2 with g = -0.2: lr_t = 0.001 sqrt(1 - 0.999^2) / (1 - 0.9^2), m = 0.025,
+  // v = 0.00028975, p = 0.99865440250...
+  put(*program, grad, std::vector<float>{-0.2f});
+  program->run(StepKind::Train, stepContext(1, 2));
+  EXPECT_NEAR(get(*program, m)[0], 0.025, 1e-8);
+  EXPECT_NEAR(get(*program, v)[0], 0.00028975, 1e-10);
+  EXPECT_NEAR(get(*program, param)[0], 0.9986544025069336, 1e-7);
+}
+
+TEST(AdamUpdateTest, TheStepNumberDrivesTheBiasCorrection) {
+  // With m = v = 0 and step t, the first update is lr * sqrt(1 - b2^t) / (1 - b1^t) * g / |g|
+  // (up to epsilon): the same data at t = 1 and t = 10 must move the parameter differently.
+  auto firstMove = [](int64_t t) {
+    PlanBuilder b(1);
+    uint32_t grad = b.buffer({1}), param = b.persistentBuffer({1});
+    uint32_t m = b.persistentBuffer({1}), v = b.persistentBuffer({1});
+    b.kernel(StepKind::Train, KernelKind::AdamUpdate, {grad}, {param, m, v})
+        .attrF("lr", 0.01)
+        .attrF("beta1", 0.9)
+        .attrF("beta2", 0.99)
+        .attrF("epsilon", 0.0);
+    auto program = b.load();
+    put(*program, grad, std::vector<float>{3.0f});
+    program->run(StepKind::Train, stepContext(1, t));
+    return -get(*program, param)[0];
+  };
+  // m = 0.3, v = 0.09 after one update: m / sqrt(v) = 1.
+  EXPECT_NEAR(firstMove(1), 0.01 * std::sqrt(1 - 0.99) / (1 - 0.9), 1e-7);
+  EXPECT_NEAR(firstMove(10), 0.01 * std::sqrt(1 - std::pow(0.99, 10)) / (1 - std::pow(0.9, 10)),
+              1e-7);
+}
+
+TEST(OptimizerTest, LargeVectorsMatchTheReference) {
+  const int64_t n = 100003;
+  RandomData rd(99);
+  const auto g = rd.uniform(n), p0 = rd.uniform(n), s1 = rd.uniform(n), s2 = rd.uniform(n, 0, 1);
+  PlanBuilder b(1);
+  uint32_t grad = b.buffer({n});
+  uint32_t ps = b.persistentBuffer({n});
+  uint32_t pm = b.persistentBuffer({n}), vel = b.persistentBuffer({n});
+  uint32_t pa = b.persistentBuffer({n}), m = b.persistentBuffer({n}), v = b.persistentBuffer({n});
+  b.kernel(StepKind::Train, KernelKind::SgdUpdate, {grad}, {ps}).attrF("lr", 0.05);
+  b.kernel(StepKind::Train, KernelKind::MomentumUpdate, {grad}, {pm, vel})
+      .attrF("lr", 0.05)
+      .attrF("momentum", 0.8)
+      .attrI("nesterov", 1);
+  b.kernel(StepKind::Train, KernelKind::AdamUpdate, {grad}, {pa, m, v})
+      .attrF("lr", 0.002)
+      .attrF("beta1", 0.8)
+      .attrF("beta2", 0.95)
+      .attrF("epsilon", 1e-6);
+  auto program = b.load();
+  put(*program, grad, g);
+  for (uint32_t id : {ps, pm, pa})
+    put(*program, id, p0);
+  put(*program, vel, s1);
+  put(*program, m, s1);
+  put(*program, v, s2);
+  program->run(StepKind::Train, stepContext(1, 7));
+
+  std::vector<float> wantS = p0, wantM = p0, wantVel = s1, wantA = p0, wantMom = s1, wantV = s2;
+  ref::sgdUpdate(wantS.data(), g.data(), n, 0.05f);
+  ref::momentumUpdate(wantM.data(), wantVel.data(), g.data(), n, 0.05f, 0.8f, true);
+  ref::adamUpdate(wantA.data(), wantMom.data(), wantV.data(), g.data(), n, 0.002, 0.8, 0.95, 1e-6,
+                  7);
+  EXPECT_TRUE(allNear(get(*program, ps), wantS, 1e-7));
+  EXPECT_TRUE(allNear(get(*program, pm), wantM, 1e-6));
+  EXPECT_TRUE(allNear(get(*program, vel), wantVel, 1e-6));
+  EXPECT_TRUE(allNear(get(*program, pa), wantA, 1e-6));
+  EXPECT_TRUE(allNear(get(*program, m), wantMom, 1e-6));
+  EXPECT_TRUE(allNear(get(*program, v), wantV, 1e-6));
+}
+
+} // namespace
+} // namespace dp::rt

@@ -1,0 +1,138 @@
+// Tests of the report helpers: the exact metrics JSON, number formatting, the epoch line, the
+// phase table, and atomic file replacement.
+#include "runtime/train/Report.h"
+#include "runtime/core/Error.h"
+#include "runtime/train/PlanInfo.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace dp::rt {
+namespace {
+
+std::string readFile(const std::string &path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(Report, MetricsJsonShape) {
+  TrainReport report;
+  EpochStats e;
+  e.epoch = 1;
+  e.loss = 0.5;
+  e.trainAccuracy = 0.8125;
+  e.seconds = 12.25;
+  e.samplesPerSec = 48780;
+  report.epochs.push_back(e);
+  e.epoch = 2;
+  e.loss = 0.1; // not exact in binary: must still read back as 0.1
+  e.trainAccuracy = std::nan("");
+  report.epochs.push_back(e);
+  report.test.accuracy = 0.75;
+  report.test.loss = INFINITY;
+  report.params = 101770;
+  EXPECT_EQ(metricsJson(report),
+            "{\n"
+            "  \"epochs\": [\n"
+            "    {\"epoch\": 1, \"loss\": 0.5, \"train_accuracy\": 0.8125, \"seconds\": 12.25, "
+            "\"samples_per_sec\": 48780},\n"
+            "    {\"epoch\": 2, \"loss\": 0.1, \"train_accuracy\": null, \"seconds\": 12.25, "
+            "\"samples_per_sec\": 48780}\n"
+            "  ],\n"
+            "  \"test_accuracy\": 0.75,\n"
+            "  \"test_loss\": null,\n"
+            "  \"params\": 101770\n"
+            "}\n");
+  EXPECT_NE(metricsJson(TrainReport{}).find("\"epochs\": [],"), std::string::npos);
+}
+
+TEST(Report, NumbersReadBack) {
+  TrainReport report;
+  report.test.loss = 0.1 + 0.2; // needs 17 digits
+  std::string json = metricsJson(report);
+  size_t at = json.find("\"test_loss\": ") + 13;
+  EXPECT_EQ(std::strtod(json.c_str() + at, nullptr), 0.1 + 0.2) << json;
+}
+
+TEST(Report, WithCommas) {
+  EXPECT_EQ(withCommas(0), "0");
+  EXPECT_EQ(withCommas(999), "999");
+  EXPECT_EQ(withCommas(1000), "1,000");
+  EXPECT_EQ(withCommas(48780), "48,780");
+  EXPECT_EQ(withCommas(1234567), "1,234,567");
+  EXPECT_EQ(withCommas(-1234), "-1,234");
+}
+
+TEST(Report, EpochLine) {
+  EpochStats e;
+  e.epoch = 1;
+  e.loss = 0.51234;
+  e.trainAccuracy = 0.81234;
+  e.seconds = 12.34;
+  e.samplesPerSec = 48780.4;
+  EXPECT_EQ(epochLine(e, 2), "epoch 1/2  loss 0.5123  accuracy 0.8123  12.3 s  48,780 samples/s");
+  e.trainAccuracy = std::nan("");
+  EXPECT_NE(epochLine(e, 2).find("accuracy n/a"), std::string::npos);
+}
+
+TEST(Report, PhaseTable) {
+  std::ostringstream out;
+  printPhaseTable({1.0, 0.0, 2.5, 0.5}, out);
+  const std::string table = out.str();
+  for (const char *row : {"load            1.000   25.0%", "init            0.000    0.0%",
+                          "train           2.500   62.5%", "evaluate        0.500   12.5%",
+                          "total           4.000  100.0%"})
+    EXPECT_NE(table.find(row), std::string::npos) << "'" << row << "' missing from:\n" << table;
+}
+
+class AtomicWrite : public ::testing::Test {
+protected:
+  void SetUp() override {
+    std::string pattern = ::testing::TempDir() + "dprt-report-XXXXXX";
+    std::vector<char> name(pattern.begin(), pattern.end());
+    name.push_back('\0');
+    ASSERT_NE(mkdtemp(name.data()), nullptr);
+    dir = name.data();
+  }
+  void TearDown() override { std::system(("rm -rf '" + dir + "'").c_str()); }
+  std::string dir;
+};
+
+TEST_F(AtomicWrite, ReplacesWholeFileAndLeavesNoTemporary) {
+  std::string path = dir + "/metrics.json";
+  writeFileAtomically(path, "a much longer first version\n");
+  writeFileAtomically(path, "second\n");
+  EXPECT_EQ(readFile(path), "second\n");
+  EXPECT_NE(std::system(("ls '" + dir + "' | grep -q tmp").c_str()), 0) << "temporary file left";
+}
+
+TEST_F(AtomicWrite, FailuresNameThePath) {
+  std::string path = dir + "/missing/metrics.json";
+  try {
+    writeFileAtomically(path, "x");
+    FAIL() << "expected an error";
+  } catch (const Error &e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Runtime);
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+  }
+  try {
+    checkWritable(path);
+    FAIL() << "expected an error";
+  } catch (const Error &e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Usage);
+    EXPECT_NE(std::string(e.what()).find("directory " + dir + "/missing does not exist"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(checkWritable(dir), Error); // a directory, not a file
+  EXPECT_NO_THROW(checkWritable(dir + "/new.json"));
+}
+
+} // namespace
+} // namespace dp::rt

@@ -1,0 +1,214 @@
+// Tests of the trainer in-process on the tiny softmax-regression plan: the plan and data checks,
+// evaluation that does not depend on the batch size (padding and valid rows), step counting
+// across epochs, and the plan queries used for reports.
+#include "runtime/train/Trainer.h"
+#include "dprun/TinyPlan.h"
+#include "runtime/core/Error.h"
+#include "runtime/train/PlanInfo.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <sstream>
+
+namespace dp::rt {
+namespace {
+
+/// `n` samples of 2x2 pixels in 3 classes; the pixel of the sample's class is bright.
+Dataset makeData(int64_t n, int64_t side = 2) {
+  std::vector<uint8_t> images, labels;
+  uint32_t noise = 99;
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t p = 0; p < side * side; ++p) {
+      noise = noise * 1103515245u + 12345u;
+      images.push_back(static_cast<uint8_t>(p == i % 3 ? 180 + (noise >> 26) : noise >> 26));
+    }
+    labels.push_back(static_cast<uint8_t>(i % 3));
+  }
+  return Dataset::fromBytes(images, labels, side, side, 3, "synthetic");
+}
+
+/// Runs `body`, expecting an Error of `kind` whose message contains `part`.
+template <typename F> void expectError(F body, ErrorKind kind, const std::string &part) {
+  try {
+    body();
+    ADD_FAILURE() << "expected an error containing '" << part << "'";
+  } catch (const Error &e) {
+    EXPECT_EQ(e.kind(), kind) << e.what();
+    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+  }
+}
+
+TEST(Trainer, EvaluationDoesNotDependOnBatchSize) {
+  // Parameters depend only on (seed, name), so plans differing only in batch size start from
+  // the same weights: evaluating them must agree, whatever padding the last batch needs.
+  Dataset test = makeData(13);
+  std::ostringstream out;
+  double referenceLoss = 0, referenceAccuracy = 0;
+  for (int64_t batch : {13, 1, 5, 8, 20}) {
+    std::unique_ptr<Program> program = test::tinyPlan(batch, 4, 3).load();
+    program->initParams(5);
+    Trainer trainer(*program, "tiny.dpx", out, false, true);
+    EvalStats stats = trainer.evaluate(test);
+    EXPECT_EQ(stats.samples, 13) << "batch " << batch;
+    if (batch == 13) {
+      referenceLoss = stats.loss;
+      referenceAccuracy = stats.accuracy;
+      EXPECT_GT(stats.loss, 0.0);
+      continue;
+    }
+    EXPECT_NEAR(stats.loss, referenceLoss, 1e-6) << "batch " << batch;
+    EXPECT_DOUBLE_EQ(stats.accuracy, referenceAccuracy) << "batch " << batch;
+  }
+}
+
+TEST(Trainer, StepsCountAcrossEpochsAndLossFalls) {
+  Dataset train = makeData(43);
+  std::unique_ptr<Program> program = test::tinyPlan(8, 4, 3).load();
+  program->initParams(1);
+  std::ostringstream out;
+  Trainer trainer(*program, "tiny.dpx", out, false, false);
+  Batcher batcher(train, 8, BatchOrder::Shuffled, Remainder::Drop, 1);
+  EpochStats first = trainer.trainEpoch(batcher, 1, 3, 0);
+  EXPECT_EQ(first.steps, 5);
+  EXPECT_EQ(first.samples, 40);
+  EXPECT_EQ(trainer.stepsRun(), 5);
+  EpochStats second = trainer.trainEpoch(batcher, 2, 3, 0);
+  EXPECT_EQ(trainer.stepsRun(), 10);
+  EpochStats capped = trainer.trainEpoch(batcher, 3, 3, 2);
+  EXPECT_EQ(capped.steps, 2);
+  EXPECT_EQ(trainer.stepsRun(), 12);
+  EXPECT_LT(second.loss, first.loss);
+  EXPECT_GE(second.trainAccuracy, 0.0);
+  EXPECT_LE(second.trainAccuracy, 1.0);
+  EXPECT_NE(out.str().find("epoch 2/3  loss "), std::string::npos) << out.str();
+  EXPECT_EQ(out.str().find('\r'), std::string::npos) << "no progress bar unless interactive";
+}
+
+TEST(Trainer, ProgressBarWhenInteractive) {
+  Dataset train = makeData(40);
+  std::unique_ptr<Program> program = test::tinyPlan(8, 4, 3).load();
+  program->initParams(1);
+  std::ostringstream out;
+  Trainer trainer(*program, "tiny.dpx", out, /*interactive=*/true, false);
+  Batcher batcher(train, 8, BatchOrder::Shuffled, Remainder::Drop, 1);
+  trainer.trainEpoch(batcher, 1, 1, 0);
+  // The bar is drawn (at least its first and last states), then erased before the epoch line.
+  EXPECT_NE(out.str().find("\repoch 1/1 ["), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("5/5"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("\r\033[Kepoch 1/1  loss"), std::string::npos) << out.str();
+}
+
+TEST(Trainer, TrainAccuracyUnavailableWithoutCorrectOutput) {
+  Dataset train = makeData(16);
+  std::unique_ptr<Program> program = test::tinyPlan(8, 4, 3, 0.5f, false).load();
+  program->initParams(1);
+  std::ostringstream out;
+  Trainer trainer(*program, "tiny.dpx", out, false, true);
+  Batcher batcher(train, 8, BatchOrder::Shuffled, Remainder::Drop, 1);
+  EXPECT_TRUE(std::isnan(trainer.trainEpoch(batcher, 1, 1, 0).trainAccuracy));
+}
+
+TEST(Trainer, ChecksDataShape) {
+  std::unique_ptr<Program> program = test::tinyPlan(8, 4, 3).load();
+  std::ostringstream out;
+  Trainer trainer(*program, "tiny.dpx", out, false, true);
+  EXPECT_EQ(trainer.sampleElements(), 4);
+  EXPECT_NO_THROW(trainer.checkData(makeData(10)));
+  expectError([&] { trainer.checkData(makeData(10, 3)); }, ErrorKind::Data,
+              "synthetic: samples have 3x3 = 9 pixels but tiny.dpx takes 4 per sample");
+}
+
+/// A plan with the inputs and outputs the trainer needs, each replaceable by a test.
+struct MinimalPlan {
+  DType imageType = DType::F32, labelType = DType::I32;
+  std::vector<int64_t> imageShape = {4, 2, 2}, labelShape = {4};
+  bool image = true, label = true, evalCorrect = true;
+  std::vector<int64_t> lossShape = {};
+
+  std::unique_ptr<Program> load() const {
+    testing::PlanBuilder p(4);
+    uint32_t x = p.buffer(imageShape, imageType), y = p.buffer(labelShape, labelType);
+    uint32_t loss = p.buffer(lossShape), correct = p.buffer({});
+    if (image)
+      p.input("image", x);
+    if (label)
+      p.input("label", y);
+    for (StepKind step : {StepKind::Train, StepKind::Eval}) {
+      p.kernel(step, KernelKind::Fill, {}, {loss}).attrF("value", 0.5);
+      p.output(step, "loss", loss);
+    }
+    p.kernel(StepKind::Eval, KernelKind::Fill, {}, {correct}).attrF("value", 1.0);
+    if (evalCorrect)
+      p.output(StepKind::Eval, "correct", correct);
+    return p.load();
+  }
+};
+
+TEST(Trainer, ChecksThePlanInterface) {
+  std::ostringstream out;
+  auto expectPlanError = [&](const MinimalPlan &plan, const std::string &part) {
+    std::unique_ptr<Program> program = plan.load();
+    expectError([&] { Trainer(*program, "m.dpx", out, false, true); }, ErrorKind::Plan,
+                "m.dpx: " + part);
+  };
+  {
+    std::unique_ptr<Program> program = MinimalPlan{}.load();
+    Trainer trainer(*program, "m.dpx", out, false, true);
+    EXPECT_EQ(trainer.sampleElements(), 4); // [4, 2, 2]: 4 elements per sample
+  }
+  MinimalPlan plan;
+  plan.image = false;
+  expectPlanError(plan, "the plan has no 'image' input");
+  plan = {};
+  plan.label = false;
+  expectPlanError(plan, "the plan has no 'label' input");
+  plan = {};
+  plan.imageType = DType::I32;
+  expectPlanError(plan, "input 'image' is i32[4,2,2], expected f32[4, ...]");
+  plan = {};
+  plan.imageShape = {2, 8};
+  expectPlanError(plan, "input 'image' is f32[2,8]");
+  plan = {};
+  plan.labelType = DType::F32;
+  expectPlanError(plan, "input 'label' is f32[4], expected i32[4]");
+  plan = {};
+  plan.labelShape = {4, 1, 2};
+  expectPlanError(plan, "input 'label' is i32[4,1,2]");
+  plan = {};
+  plan.evalCorrect = false;
+  expectPlanError(plan, "the eval step has no 'correct' output");
+  plan = {};
+  plan.lossShape = {2};
+  expectPlanError(plan, "the train step's 'loss' output is f32[2], expected an f32 scalar");
+}
+
+TEST(PlanInfo, ClassesAndWeights) {
+  std::unique_ptr<Program> program = test::tinyPlan(8, 4, 3).load();
+  EXPECT_EQ(numClasses(program->plan()), 3);
+  EXPECT_EQ(countWeights(program->plan()), 15);
+
+  // Optimizer state is not counted; a plan without loss kernels falls back.
+  testing::PlanBuilder p(2);
+  p.param("w", {5, 7});
+  p.param("w/momentum", {5, 7}, {}, -1, ParamKind::OptimizerState);
+  std::unique_ptr<Program> bare = p.load();
+  EXPECT_EQ(countWeights(bare->plan()), 35);
+  EXPECT_EQ(numClasses(bare->plan()), 10);
+  EXPECT_EQ(numClasses(bare->plan(), 0), 0);
+}
+
+TEST(PlanInfo, DescribePlan) {
+  std::ostringstream out;
+  describePlan(test::tinyPlan(8, 4, 3).planFile(), "tiny.dpx", out);
+  const std::string text = out.str();
+  for (const char *part :
+       {"plan tiny.dpx: ", "batch: 8", "classes: 3", "arena: ", "dense/bias  weight  f32[3]",
+        "init zeros", "input label: buffer 5 i32[8]",
+        "#0 dense (4,2,3) -> (6) activation=0  [tiny.py:3]", "lr=0.5",
+        "output loss: buffer 8 f32[]", "step eval: 3 kernels"})
+    EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' missing from:\n" << text;
+}
+
+} // namespace
+} // namespace dp::rt

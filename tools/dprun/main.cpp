@@ -1,0 +1,203 @@
+// dprun: runs a compiled plan (.dpx). Trains it on an IDX data set and evaluates it, or prints a
+// summary of it with --inspect. Only parses the command line; the work is in the runtime
+// libraries, and nothing here or there links MLIR or LLVM.
+#include "runtime/core/Error.h"
+#include "runtime/format/PlanFile.h"
+#include "runtime/train/GradCheck.h"
+#include "runtime/train/PlanInfo.h"
+#include "runtime/train/Trainer.h"
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <new>
+#include <stdexcept>
+#include <string>
+
+using dp::rt::Error;
+using dp::rt::ErrorKind;
+
+namespace {
+
+constexpr const char *kVersion = "0.1.0";
+
+const char *kUsage = "usage: dprun PLAN --data DIR [--epochs N] [--seed S] [--metrics FILE]\n"
+                     "                  [--max-steps N] [--quiet]\n"
+                     "       dprun PLAN --inspect\n"
+                     "       dprun PLAN --check-gradients [--seed S]\n"
+                     "       dprun --help | --version\n";
+
+const char *kHelp =
+    "Trains a compiled plan (.dpx, made by dpc) and evaluates it on the test set.\n"
+    "\n"
+    "  --data DIR       directory with the IDX files train-images-idx3-ubyte,\n"
+    "                   train-labels-idx1-ubyte, t10k-images-idx3-ubyte and\n"
+    "                   t10k-labels-idx1-ubyte, gzipped (.gz) or not\n"
+    "  --epochs N       passes over the training set (default 1)\n"
+    "  --seed S         seeds the initial parameters and the shuffle (default 1)\n"
+    "  --metrics FILE   write per-epoch and test figures to FILE as JSON\n"
+    "  --max-steps N    at most N train steps per epoch (for quick tests)\n"
+    "  --quiet, -q      print only the test result\n"
+    "  --inspect        print a summary of the plan and exit; needs no data\n"
+    "  --check-gradients\n"
+    "                   compare the train step's gradients with finite differences of the\n"
+    "                   eval step's loss on random inputs; needs no data; exit 5 on mismatch\n"
+    "  --help, -h       print this help\n"
+    "  --version        print the version\n"
+    "\n"
+    "Each epoch visits the training samples in a new shuffled order, in full batches of the\n"
+    "plan's batch size; the samples left over after the last full batch are skipped for that\n"
+    "epoch. Evaluation uses every test sample (the last batch is padded).\n"
+    "\n"
+    "Exit status: 0 success, 2 bad command line, 3 bad plan, 4 bad data, 5 runtime failure.\n";
+
+struct Args {
+  std::string plan;
+  bool inspect = false;
+  bool checkGradients = false;
+  dp::rt::TrainOptions train;
+};
+
+[[noreturn]] void usageError(const std::string &message) {
+  throw Error(ErrorKind::Usage, message + " (see dprun --help)");
+}
+
+/// A whole-string non-negative integer, or a usage error naming the option.
+uint64_t parseCount(const std::string &option, const std::string &text) {
+  std::size_t used = 0;
+  unsigned long long value = 0;
+  try {
+    if (text.empty() || text[0] == '-' || text[0] == '+')
+      throw std::invalid_argument(text);
+    value = std::stoull(text, &used, 10);
+  } catch (const std::exception &) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size())
+    usageError(option + " expects a non-negative integer, got '" + text + "'");
+  return value;
+}
+
+int64_t parsePositive(const std::string &option, const std::string &text) {
+  uint64_t value = parseCount(option, text);
+  if (value == 0 || value > static_cast<uint64_t>(INT64_MAX))
+    usageError(option + " expects a positive integer, got '" + text + "'");
+  return static_cast<int64_t>(value);
+}
+
+/// Parses argv; returns false when the command was --help or --version (already answered).
+bool parseArgs(int argc, char **argv, Args &args) {
+  if (argc < 2) {
+    std::string usage = kUsage;
+    usage.pop_back(); // main adds the final newline
+    throw Error(ErrorKind::Usage, "missing the plan file\n" + usage);
+  }
+  bool haveData = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string value;
+    bool inlineValue = false;
+    if (arg.rfind("--", 0) == 0 && arg.find('=') != std::string::npos) {
+      value = arg.substr(arg.find('=') + 1);
+      arg = arg.substr(0, arg.find('='));
+      inlineValue = true;
+    }
+    // Takes the option's value from "--opt=value" or the next argument.
+    auto next = [&]() -> std::string {
+      if (inlineValue)
+        return value;
+      if (i + 1 >= argc)
+        usageError(arg + " needs a value");
+      return argv[++i];
+    };
+    auto noValue = [&] {
+      if (inlineValue)
+        usageError(arg + " takes no value");
+    };
+    if (arg == "--help" || arg == "-h") {
+      std::cout << kUsage << "\n" << kHelp;
+      return false;
+    }
+    if (arg == "--version") {
+      std::cout << "dprun " << kVersion << " (plan format " << dp::rt::kFormatVersion << ")\n";
+      return false;
+    }
+    if (arg == "--data") {
+      args.train.dataDir = next();
+      haveData = true;
+    } else if (arg == "--epochs") {
+      args.train.epochs = parsePositive(arg, next());
+    } else if (arg == "--seed") {
+      args.train.seed = parseCount(arg, next());
+    } else if (arg == "--metrics") {
+      args.train.metricsPath = next();
+      if (args.train.metricsPath.empty())
+        usageError("--metrics needs a file name");
+    } else if (arg == "--max-steps") {
+      args.train.maxSteps = parsePositive(arg, next());
+    } else if (arg == "--quiet" || arg == "-q") {
+      noValue();
+      args.train.quiet = true;
+    } else if (arg == "--check-gradients") {
+      noValue();
+      args.checkGradients = true;
+    } else if (arg == "--inspect") {
+      noValue();
+      args.inspect = true;
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      usageError("unknown option '" + arg + "'");
+    } else if (args.plan.empty()) {
+      args.plan = arg;
+    } else {
+      usageError("unexpected argument '" + arg + "' (the plan is already " + args.plan + ")");
+    }
+  }
+  if (args.plan.empty())
+    usageError("missing the plan file");
+  if (!args.inspect && !args.checkGradients && !haveData)
+    usageError("missing --data DIR (the directory with the IDX files)");
+  return true;
+}
+
+int run(int argc, char **argv) {
+  Args args;
+  if (!parseArgs(argc, argv, args))
+    return 0;
+  if (args.inspect) {
+    dp::rt::describePlan(dp::rt::PlanFile::read(args.plan), args.plan, std::cout);
+    return 0;
+  }
+  if (args.checkGradients) {
+    dp::rt::GradCheckOptions options;
+    options.seed = args.train.seed;
+    if (dp::rt::checkGradients(dp::rt::PlanFile::read(args.plan), options, std::cout) != 0)
+      throw Error(ErrorKind::Runtime, "gradients of " + args.plan + " disagree with finite differences");
+    return 0;
+  }
+  args.train.interactive = ::isatty(STDOUT_FILENO) == 1;
+  dp::rt::runTraining(args.plan, args.train, std::cout);
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  try {
+    return run(argc, argv);
+  } catch (const Error &e) {
+    std::cout.flush();
+    std::cerr << "dprun: error: " << e.what() << "\n";
+    return e.exitCode();
+  } catch (const std::bad_alloc &) {
+    std::cout.flush();
+    std::cerr << "dprun: error: out of memory\n";
+    return static_cast<int>(ErrorKind::Runtime);
+  } catch (const std::exception &e) {
+    std::cout.flush();
+    std::cerr << "dprun: error: " << e.what() << "\n";
+    return static_cast<int>(ErrorKind::Runtime);
+  }
+}
