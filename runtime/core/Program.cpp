@@ -83,7 +83,8 @@ void Program::initParams(uint64_t seed) {
 
 void *Program::bufferData(uint32_t id) {
   if (id >= plan().buffers()->size())
-    throw Error(ErrorKind::Runtime, "buffer " + std::to_string(id) + " does not exist (the plan has " +
+    throw Error(ErrorKind::Runtime, "buffer " + std::to_string(id) +
+                                        " does not exist (the plan has " +
                                         std::to_string(plan().buffers()->size()) + " buffers)");
   return arena_->data + buffer(id).offset();
 }
@@ -108,10 +109,9 @@ void Program::run(StepKind step, const StepContext &ctx) {
   // Cheap checks of the caller's context: a zero valid-row count would silently make every
   // loss zero, and Adam's bias correction divides by 1 - beta1^step.
   if (ctx.validRows < 1 || ctx.validRows > plan().batch())
-    throw Error(ErrorKind::Runtime, std::string(stepLabel(step)) + " step: " +
-                                        std::to_string(ctx.validRows) +
-                                        " valid rows is outside [1, batch " +
-                                        std::to_string(plan().batch()) + "]");
+    throw Error(ErrorKind::Runtime,
+                std::string(stepLabel(step)) + " step: " + std::to_string(ctx.validRows) +
+                    " valid rows is outside [1, batch " + std::to_string(plan().batch()) + "]");
   if (ctx.step < 1)
     throw Error(ErrorKind::Runtime, std::string(stepLabel(step)) + " step: step number " +
                                         std::to_string(ctx.step) + " is not 1-based");

@@ -34,5 +34,5 @@ template <typename Body>
 } // namespace dp::rt::testing
 
 /// EXPECT that `statement` throws Error(kind) with `substring` in its message.
-#define EXPECT_DP_ERROR(statement, kind, substring)                                               \
+#define EXPECT_DP_ERROR(statement, kind, substring)                                                \
   EXPECT_TRUE(::dp::rt::testing::throwsError([&] { statement; }, kind, substring))

@@ -16,8 +16,7 @@ dnnl::memory::desc f32Desc(const dnnl::memory::dims &dims, const dnnl::memory::d
 }
 
 DnnlCall::DnnlCall(const dnnl::primitive_desc_base &pd, dnnl::primitive prim,
-                   std::vector<std::pair<int, dnnl::memory>> args, std::string where,
-                   int threads)
+                   std::vector<std::pair<int, dnnl::memory>> args, std::string where, int threads)
     : prim_(std::move(prim)), stream_(cpuEngine()), where_(std::move(where)), threads_(threads) {
   dnnl::memory::desc scratch = pd.scratchpad_desc();
   if (scratch.get_size() > 0)
@@ -30,8 +29,8 @@ DnnlCall::DnnlCall(const dnnl::primitive_desc_base &pd, dnnl::primitive prim,
 
 void DnnlCall::run() {
   ThreadCap cap(threads_);
-  dnnl_status_t status =
-      dnnl_primitive_execute(prim_.get(), stream_.get(), static_cast<int>(args_.size()), args_.data());
+  dnnl_status_t status = dnnl_primitive_execute(prim_.get(), stream_.get(),
+                                                static_cast<int>(args_.size()), args_.data());
   if (status == dnnl_success)
     status = dnnl_stream_wait(stream_.get());
   if (status != dnnl_success)

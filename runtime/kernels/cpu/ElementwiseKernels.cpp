@@ -50,9 +50,8 @@ public:
       ThreadCap cap(threads);
       dnnl::eltwise_forward::primitive_desc pd(
           dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference,
-                                      act == Activation::Sigmoid
-                                          ? dnnl::algorithm::eltwise_logistic
-                                          : dnnl::algorithm::eltwise_tanh,
+                                      act == Activation::Sigmoid ? dnnl::algorithm::eltwise_logistic
+                                                                 : dnnl::algorithm::eltwise_tanh,
                                       d, 0.0f, 0.0f),
           attr, cpuEngine());
       eltwise_ = DnnlCall(pd, dnnl::eltwise_forward(pd),

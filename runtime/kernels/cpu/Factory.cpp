@@ -85,8 +85,8 @@ std::unique_ptr<Kernel> makeCpuKernel(const KernelSite &site) {
       break;
     }
   } catch (const dnnl::error &e) {
-    throw Error(ErrorKind::Runtime, site.where() + ": oneDNN cannot create the primitive: " +
-                                        e.what());
+    throw Error(ErrorKind::Runtime,
+                site.where() + ": oneDNN cannot create the primitive: " + e.what());
   }
   site.fail("kernel kind " + std::to_string(static_cast<unsigned>(site.kind())) +
             " has no CPU implementation");

@@ -64,8 +64,8 @@ std::unique_ptr<Kernel> makeDense(const KernelSite &site) {
     site.fail("output 0 (y) has " + std::to_string(y.dim(1)) + " columns but w has " +
               std::to_string(m));
   if (x.rank() < 1 || x.dim(0) != n)
-    site.fail("input 0 (x) has " + std::to_string(x.rank() ? x.dim(0) : 0) +
-              " rows but y has " + std::to_string(n));
+    site.fail("input 0 (x) has " + std::to_string(x.rank() ? x.dim(0) : 0) + " rows but y has " +
+              std::to_string(n));
   site.expectNumel(x, n * k, "input 0 (x)");
   const Activation act = activationAttr(site, /*required=*/false);
 
@@ -82,10 +82,9 @@ std::unique_ptr<Kernel> makeDense(const KernelSite &site) {
   const memory::desc xd = f32Desc({n, k}, {k, 1});
   const memory::desc wd = f32Desc({k, m}, {m, 1});
   const memory::desc yd = f32Desc({n, m}, {m, 1});
-  std::vector<std::pair<int, memory>> args = {
-      {DNNL_ARG_SRC, memory(xd, cpuEngine(), x.data)},
-      {DNNL_ARG_WEIGHTS, memory(wd, cpuEngine(), w.data)},
-      {DNNL_ARG_DST, memory(yd, cpuEngine(), y.data)}};
+  std::vector<std::pair<int, memory>> args = {{DNNL_ARG_SRC, memory(xd, cpuEngine(), x.data)},
+                                              {DNNL_ARG_WEIGHTS, memory(wd, cpuEngine(), w.data)},
+                                              {DNNL_ARG_DST, memory(yd, cpuEngine(), y.data)}};
   memory::desc bd;
   if (hasBias) {
     const TensorView b = site.input(2);

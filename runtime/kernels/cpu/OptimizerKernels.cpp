@@ -142,10 +142,9 @@ std::unique_ptr<Kernel> makeAdamUpdate(const KernelSite &site) {
   if (beta1 < 0 || beta1 >= 1 || beta2 < 0 || beta2 >= 1)
     site.fail("adam betas must lie in [0, 1), got beta1 " + std::to_string(beta1) + ", beta2 " +
               std::to_string(beta2));
-  return std::make_unique<AdamKernel>(site.input(0).f32(), site.output(0).f32(),
-                                      site.output(1).f32(), site.output(2).f32(), n,
-                                      finiteAttr(site, "lr"), beta1, beta2,
-                                      finiteAttr(site, "epsilon"));
+  return std::make_unique<AdamKernel>(
+      site.input(0).f32(), site.output(0).f32(), site.output(1).f32(), site.output(2).f32(), n,
+      finiteAttr(site, "lr"), beta1, beta2, finiteAttr(site, "epsilon"));
 }
 
 } // namespace dp::rt::cpu

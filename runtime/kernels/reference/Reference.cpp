@@ -199,15 +199,15 @@ void adamUpdate(float *param, float *m, float *v, const float *grad, int64_t n, 
   }
 }
 
-#define DP_REF_INSTANTIATE(T)                                                                     \
-  template void dense<T>(const T *, const T *, const T *, T *, int64_t, int64_t, int64_t,         \
-                         Activation);                                                             \
-  template void activation<T>(const T *, T *, int64_t, int64_t, Activation);                     \
-  template void activationGrad<T>(const T *, const T *, T *, int64_t, int64_t, Activation);      \
-  template void matmul<T>(const T *, const T *, T *, int64_t, int64_t, int64_t, bool, bool);      \
-  template void reduceRows<T>(const T *, T *, int64_t, int64_t);                                  \
-  template void add<T>(const T *, const T *, T *, int64_t);                                       \
-  template T softmaxXent<T>(const T *, const int32_t *, int64_t, int64_t, int64_t);              \
+#define DP_REF_INSTANTIATE(T)                                                                      \
+  template void dense<T>(const T *, const T *, const T *, T *, int64_t, int64_t, int64_t,          \
+                         Activation);                                                              \
+  template void activation<T>(const T *, T *, int64_t, int64_t, Activation);                       \
+  template void activationGrad<T>(const T *, const T *, T *, int64_t, int64_t, Activation);        \
+  template void matmul<T>(const T *, const T *, T *, int64_t, int64_t, int64_t, bool, bool);       \
+  template void reduceRows<T>(const T *, T *, int64_t, int64_t);                                   \
+  template void add<T>(const T *, const T *, T *, int64_t);                                        \
+  template T softmaxXent<T>(const T *, const int32_t *, int64_t, int64_t, int64_t);                \
   template void softmaxXentGrad<T>(const T *, const int32_t *, T, T *, int64_t, int64_t, int64_t);
 DP_REF_INSTANTIATE(float)
 DP_REF_INSTANTIATE(double)

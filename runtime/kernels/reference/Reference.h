@@ -14,8 +14,7 @@ template <typename T>
 void dense(const T *x, const T *w, const T *b, T *y, int64_t n, int64_t k, int64_t m,
            Activation act);
 /// y = act(x) on `rows` rows of `cols`; softmax is per row.
-template <typename T>
-void activation(const T *x, T *y, int64_t rows, int64_t cols, Activation act);
+template <typename T> void activation(const T *x, T *y, int64_t rows, int64_t cols, Activation act);
 /// dx = dy * act'(x), with act' expressed through y = act(x); softmax is per row.
 template <typename T>
 void activationGrad(const T *y, const T *dy, T *dx, int64_t rows, int64_t cols, Activation act);

@@ -187,7 +187,8 @@ TEST(InitTest, NormalIsNotTruncated) {
   EXPECT_NEAR(s.mean, 1.5, 0.002);
   EXPECT_NEAR(s.stddev, 0.2, 0.002);
   // About 4.55% of a normal lies beyond two stddevs.
-  double beyond = std::count_if(v.begin(), v.end(), [](float x) { return std::fabs(x - 1.5) > 0.4; });
+  double beyond =
+      std::count_if(v.begin(), v.end(), [](float x) { return std::fabs(x - 1.5) > 0.4; });
   EXPECT_NEAR(beyond / v.size(), 0.0455, 0.003);
 }
 

@@ -135,7 +135,8 @@ TEST(ProgramTest, ParamsMustBeF32) {
   PlanBuilder b(1);
   uint32_t id = b.param("steps", {1});
   b.setRawDType(id, static_cast<uint8_t>(DType::I32));
-  EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "param 'steps' (buffer 0) is i32, parameters must be f32");
+  EXPECT_DP_ERROR(b.load(), ErrorKind::Plan,
+                  "param 'steps' (buffer 0) is i32, parameters must be f32");
 }
 
 TEST(ProgramTest, OneTrainStepMatchesAHandComputation) {
@@ -146,7 +147,8 @@ TEST(ProgramTest, OneTrainStepMatchesAHandComputation) {
   const std::vector<int32_t> labels = get<int32_t>(*c.program, c.labels);
   c.program->run(StepKind::Train, stepContext(kRows));
 
-  // b0 = 0. dlogits = (softmax(x w0) - onehot) / N; w1 = w0 - lr x^T dlogits; b1 = -lr sum(dlogits).
+  // b0 = 0. dlogits = (softmax(x w0) - onehot) / N; w1 = w0 - lr x^T dlogits; b1 = -lr
+  // sum(dlogits).
   std::vector<float> probs(kRows * kClasses);
   ref::dense(x.data(), w0.data(), static_cast<const float *>(nullptr), probs.data(), kRows,
              kFeatures, kClasses, Activation::Softmax);
@@ -200,7 +202,8 @@ TEST(ProgramTest, LoopKernelsDoNotAllocate) {
   b.kernel(t, KernelKind::CountCorrect, {logits, labels}, {correct});
   b.kernel(t, KernelKind::Activation, {logits}, {probs}).activation(Activation::Softmax);
   b.kernel(t, KernelKind::Activation, {probs}, {probs}).activation(Activation::Relu);
-  b.kernel(t, KernelKind::ActivationGrad, {probs, dlogits}, {dprobs}).activation(Activation::Softmax);
+  b.kernel(t, KernelKind::ActivationGrad, {probs, dlogits}, {dprobs})
+      .activation(Activation::Softmax);
   b.kernel(t, KernelKind::Add, {dprobs, dlogits}, {dprobs});
   b.kernel(t, KernelKind::ReduceRows, {dprobs}, {sum});
   b.kernel(t, KernelKind::Copy, {dprobs}, {copy});

@@ -51,7 +51,9 @@ PlanBuilder mlpPlan(Ids *ids = nullptr) {
   return b;
 }
 
-PlanFile parse(std::vector<uint8_t> bytes) { return PlanFile::fromBytes(std::move(bytes), "t.dpx"); }
+PlanFile parse(std::vector<uint8_t> bytes) {
+  return PlanFile::fromBytes(std::move(bytes), "t.dpx");
+}
 
 void putU32(std::vector<uint8_t> &bytes, size_t at, uint32_t value) {
   for (int i = 0; i < 4; ++i)
@@ -141,7 +143,8 @@ TEST(PlanFileTest, WrongVersion) {
   std::vector<uint8_t> bytes = mlpPlan().fileBytes();
   putU32(bytes, 8, kFormatVersion + 1);
   EXPECT_DP_ERROR(parse(bytes), ErrorKind::Plan,
-                  "plan format version " + std::to_string(kFormatVersion + 1) + " is not supported");
+                  "plan format version " + std::to_string(kFormatVersion + 1) +
+                      " is not supported");
 }
 
 TEST(PlanFileTest, WrongHeaderSize) {
@@ -157,8 +160,7 @@ TEST(PlanFileTest, EveryFlippedPayloadBitFailsTheChecksum) {
     for (int bit = 0; bit < 8; ++bit) {
       std::vector<uint8_t> bytes = good;
       bytes[at] ^= static_cast<uint8_t>(1u << bit);
-      ASSERT_TRUE(testing::throwsError([&] { parse(bytes); }, ErrorKind::Plan,
-                                       "checksum mismatch"))
+      ASSERT_TRUE(testing::throwsError([&] { parse(bytes); }, ErrorKind::Plan, "checksum mismatch"))
           << "byte " << at << " bit " << bit;
     }
 }

@@ -80,9 +80,8 @@ TEST(DenseInputTest, AcceptsAnInputOfHigherRank) {
 
 // ---- matmul ------------------------------------------------------------------------------
 
-class MatMulTest
-    : public ::testing::TestWithParam<std::tuple<std::tuple<int64_t, int64_t, int64_t>, bool, bool>> {
-};
+class MatMulTest : public ::testing::TestWithParam<
+                       std::tuple<std::tuple<int64_t, int64_t, int64_t>, bool, bool>> {};
 
 TEST_P(MatMulTest, MatchesReference) {
   const auto [dims, ta, tb] = GetParam();
@@ -109,13 +108,14 @@ INSTANTIATE_TEST_SUITE_P(
     Shapes, MatMulTest,
     ::testing::Combine(::testing::Values(std::make_tuple(1, 1, 1), std::make_tuple(3, 5, 7),
                                          std::make_tuple(17, 1, 9), std::make_tuple(784, 100, 100),
-                                         std::make_tuple(100, 100, 10), std::make_tuple(63, 129, 31)),
+                                         std::make_tuple(100, 100, 10),
+                                         std::make_tuple(63, 129, 31)),
                        ::testing::Bool(), ::testing::Bool()),
     [](const auto &info) {
       const auto &dims = std::get<0>(info.param);
       return std::to_string(std::get<0>(dims)) + "x" + std::to_string(std::get<1>(dims)) + "x" +
-             std::to_string(std::get<2>(dims)) +
-             (std::get<1>(info.param) ? "_ta" : "") + (std::get<2>(info.param) ? "_tb" : "");
+             std::to_string(std::get<2>(dims)) + (std::get<1>(info.param) ? "_ta" : "") +
+             (std::get<2>(info.param) ? "_tb" : "");
     });
 
 // ---- activation and activation_grad ------------------------------------------------------
@@ -215,8 +215,12 @@ TEST(ActivationEdgeTest, SoftmaxIsOverTheLastAxisOfRank3) {
 // ---- reduce_rows, add, copy, fill ----------------------------------------------------------
 
 TEST(ReduceRowsTest, MatchesReference) {
-  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{1, 1}, {7, 13}, {100, 100}, {300, 257},
-                            {2, 40000}, {5000, 3}}) {
+  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{1, 1},
+                            {7, 13},
+                            {100, 100},
+                            {300, 257},
+                            {2, 40000},
+                            {5000, 3}}) {
     PlanBuilder b(rows);
     uint32_t x = b.buffer({rows, cols}), y = b.buffer({cols});
     b.kernel(StepKind::Train, KernelKind::ReduceRows, {x}, {y});
@@ -394,8 +398,8 @@ TEST(LossEdgeTest, ArgmaxTiesGoToTheFirstMaximum) {
 }
 
 TEST(LossEdgeTest, OutOfRangeLabelsGiveNaNNotACrash) {
-  for (int32_t bad : {-1, 3, std::numeric_limits<int32_t>::min(),
-                      std::numeric_limits<int32_t>::max()}) {
+  for (int32_t bad :
+       {-1, 3, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()}) {
     LossPlan p = lossPlan(2, 3);
     put(*p.program, p.logits, std::vector<float>{1, 2, 3, 4, 5, 6});
     put(*p.program, p.labels, std::vector<int32_t>{1, bad});

@@ -78,9 +78,8 @@ std::string nameOf(const ::testing::TestParamInfo<Activation> &info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, ActivationGradFdTest,
-                         ::testing::Values(Activation::None, Activation::Relu,
-                                           Activation::Sigmoid, Activation::Tanh,
-                                           Activation::Softmax),
+                         ::testing::Values(Activation::None, Activation::Relu, Activation::Sigmoid,
+                                           Activation::Tanh, Activation::Softmax),
                          nameOf);
 
 // For c = op(a) . op(b) and L = sum(r * c), the gradients of the stored a and b are themselves
@@ -193,9 +192,8 @@ TEST_P(DenseBackwardFdTest, MatchesFiniteDifferences) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, DenseBackwardFdTest,
-                         ::testing::Values(Activation::None, Activation::Relu,
-                                           Activation::Sigmoid, Activation::Tanh,
-                                           Activation::Softmax),
+                         ::testing::Values(Activation::None, Activation::Relu, Activation::Sigmoid,
+                                           Activation::Tanh, Activation::Softmax),
                          nameOf);
 
 TEST(ReduceRowsFdTest, IsTheGradientOfABroadcastAdd) {
@@ -218,8 +216,8 @@ TEST(ReduceRowsFdTest, IsTheGradientOfABroadcastAdd) {
         s += rr[i * m + j] * (xs[i * m + j] + bias[j]);
     return s;
   };
-  EXPECT_TRUE(allNear(get(*program, db), numericGradient(std::vector<double>(m, 0.1), loss),
-                      1e-5, 1e-4));
+  EXPECT_TRUE(
+      allNear(get(*program, db), numericGradient(std::vector<double>(m, 0.1), loss), 1e-5, 1e-4));
 }
 
 class SoftmaxXentGradFdTest : public ::testing::TestWithParam<int64_t> {};

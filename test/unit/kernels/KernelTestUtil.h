@@ -77,8 +77,7 @@ template <typename A, typename B>
 ::testing::AssertionResult allNear(const std::vector<A> &got, const std::vector<B> &want,
                                    double atol, double rtol = 0) {
   if (got.size() != want.size())
-    return ::testing::AssertionFailure()
-           << "sizes differ: " << got.size() << " vs " << want.size();
+    return ::testing::AssertionFailure() << "sizes differ: " << got.size() << " vs " << want.size();
   int bad = 0;
   ::testing::AssertionResult result = ::testing::AssertionFailure();
   double worst = 0;

@@ -31,7 +31,8 @@ TEST(KernelValidationTest, DenseShapes) {
     PlanBuilder b(2);
     uint32_t x = b.buffer({2, 5}), w = b.buffer({3, 4}), y = b.buffer({2, 4});
     b.kernel(StepKind::Train, KernelKind::Dense, {x, w}, {y});
-    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "input 0 (x) (buffer 0) has 10 elements, expected 6");
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan,
+                    "input 0 (x) (buffer 0) has 10 elements, expected 6");
   }
   {
     PlanBuilder b(2);
@@ -95,13 +96,15 @@ TEST(KernelValidationTest, LossShapes) {
     PlanBuilder b(2);
     uint32_t logits = b.buffer({2, 3}), labels = b.buffer({3}, DType::I32), loss = b.buffer({});
     b.kernel(StepKind::Train, KernelKind::CountCorrect, {logits, labels}, {loss});
-    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "input 1 (labels) (buffer 1) has 3 elements, expected 2");
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan,
+                    "input 1 (labels) (buffer 1) has 3 elements, expected 2");
   }
   {
     PlanBuilder b(2);
     uint32_t logits = b.buffer({2, 3}), labels = b.buffer({2}, DType::I32), loss = b.buffer({2});
     b.kernel(StepKind::Train, KernelKind::SoftmaxXent, {logits, labels}, {loss});
-    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "output 0 (loss) (buffer 2) has 2 elements, expected 1");
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan,
+                    "output 0 (loss) (buffer 2) has 2 elements, expected 1");
   }
 }
 
@@ -157,7 +160,8 @@ TEST(KernelValidationTest, OverlappingBuffers) {
     uint32_t x = b.buffer({64}), y = b.buffer({48});
     b.setOffset(y, 64);
     b.kernel(StepKind::Train, KernelKind::Add, {x, x}, {y});
-    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "overlaps input 0 (buffer 0) without being the same");
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan,
+                    "overlaps input 0 (buffer 0) without being the same");
   }
   {
     PlanBuilder b(1);

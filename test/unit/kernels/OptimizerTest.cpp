@@ -26,7 +26,8 @@ TEST(SgdUpdateTest, HandComputed) {
 TEST(MomentumUpdateTest, HandComputed) {
   for (bool nesterov : {false, true}) {
     PlanBuilder b(1);
-    uint32_t grad = b.buffer({2}), param = b.persistentBuffer({2}), velocity = b.persistentBuffer({2});
+    uint32_t grad = b.buffer({2}), param = b.persistentBuffer({2}),
+             velocity = b.persistentBuffer({2});
     b.kernel(StepKind::Train, KernelKind::MomentumUpdate, {grad}, {param, velocity})
         .attrF("lr", 0.1)
         .attrF("momentum", 0.9)
