@@ -51,6 +51,18 @@ public:
     s_[3] = rotl(s_[3], 45);
     return result;
   }
+  /// A uniform integer in [0, bound), bound > 0. Rejection removes the modulo bias, and the
+  /// arithmetic is plain 64-bit so the result is the same everywhere.
+  uint64_t below(uint64_t bound) {
+    // 2^64 mod bound: values under it would make low residues slightly more likely.
+    const uint64_t threshold = (0 - bound) % bound;
+    for (;;) {
+      uint64_t r = next();
+      if (r >= threshold)
+        return r % bound;
+    }
+  }
+
   /// Uniform on [0, 1) with 53 random bits.
   double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
   /// Standard normal by Box-Muller; the second value of each pair is kept for the next call.

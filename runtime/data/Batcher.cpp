@@ -43,7 +43,7 @@ void Batcher::setEpoch(int64_t epoch) {
   std::iota(order_.begin(), order_.end(), 0u);
   if (orderKind_ == BatchOrder::Sequential)
     return;
-  Xoshiro256 rng(mixSeed(mixSeed(seed_, kShuffleStream), static_cast<uint64_t>(epoch)));
+  Rng rng(mixSeed(mixSeed(seed_, kShuffleStream), static_cast<uint64_t>(epoch)));
   for (size_t i = order_.size(); i > 1; --i) {
     size_t j = static_cast<size_t>(rng.below(i));
     std::swap(order_[i - 1], order_[j]);

@@ -23,7 +23,7 @@ float *floats(Program &program, uint32_t id) {
 void randomInputs(Program &program, uint64_t seed) {
   const fb::Plan &plan = program.plan();
   int64_t classes = numClasses(plan);
-  Xoshiro256 rng(seed ^ 0x6a09e667f3bcc908ull);
+  Rng rng(seed ^ 0x6a09e667f3bcc908ull);
   for (const fb::Input *input : *plan.inputs()) {
     const fb::Buffer &buf = program.buffer(input->buffer());
     int64_t n = numElements(buf);
@@ -34,7 +34,7 @@ void randomInputs(Program &program, uint64_t seed) {
     } else {
       float *p = floats(program, input->buffer());
       for (int64_t i = 0; i < n; ++i)
-        p[i] = static_cast<float>((rng.next() >> 40) * 0x1.0p-24);
+        p[i] = static_cast<float>(rng.uniform());
     }
   }
 }

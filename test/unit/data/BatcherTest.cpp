@@ -35,7 +35,7 @@ TEST(Random, KnownSequence) {
   SplitMix64 sm(0);
   EXPECT_EQ(sm.next(), 0xe220a8397b1dcdafull);
   EXPECT_EQ(sm.next(), 0x6e789e6aa1b965f4ull);
-  Xoshiro256 a(42), b(42), c(43);
+  Rng a(42), b(42), c(43);
   uint64_t x = a.next();
   EXPECT_EQ(x, b.next());
   EXPECT_NE(x, c.next());
