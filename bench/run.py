@@ -407,7 +407,7 @@ def main():
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1,
                     help="threads for both (default: all cores)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--max-steps", type=int, default=0, help="PyTorch (and dp if it takes it)")
+    ap.add_argument("--max-steps", type=int, default=0, help="at most N train steps per epoch (quick tests; both sides)")
     ap.add_argument("--data", default=DEFAULT_DATA)
     ap.add_argument("--model", default=os.path.join(ROOT, "models", "mnist_mlp.mlir"))
     ap.add_argument("--build", default=os.path.join(ROOT, "build"), help="dp build dir")
