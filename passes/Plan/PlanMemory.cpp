@@ -35,11 +35,9 @@ struct Interval {
 int64_t planStep(StepOp step, int64_t base) {
   llvm::DenseMap<Operation *, unsigned> index;
   SmallVector<Interval> intervals;
+  // An output keeps its buffer live to the end of the step.
+  const int64_t last = static_cast<int64_t>(step.getBody().front().getOperations().size()) - 1;
   int64_t position = 0;
-  int64_t last = 0;
-  for (Operation &op : step.getBody().front())
-    last = position++;
-  position = 0;
   for (Operation &op : step.getBody().front()) {
     if (auto alloc = dyn_cast<AllocOp>(op)) {
       index[alloc] = intervals.size();

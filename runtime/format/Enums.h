@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 namespace dp::rt {
 
@@ -28,6 +29,14 @@ inline const KernelInfo &kernelInfo(KernelKind kind) {
 #include "runtime/format/Kernels.def"
   };
   return table[static_cast<unsigned>(kind)];
+}
+
+/// The kind whose mnemonic is `name`, or NumKinds when there is none.
+inline KernelKind kernelKindByName(std::string_view name) {
+  for (unsigned k = 0; k < static_cast<unsigned>(KernelKind::NumKinds); ++k)
+    if (name == kernelInfo(KernelKind(k)).name)
+      return KernelKind(k);
+  return KernelKind::NumKinds;
 }
 
 /// Element types of buffers.

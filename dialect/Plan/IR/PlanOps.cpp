@@ -28,22 +28,19 @@ LogicalResult ViewOp::verify() {
 }
 
 LogicalResult KernelOp::verify() {
-  using dp::rt::KernelKind;
-  for (unsigned k = 0; k < static_cast<unsigned>(KernelKind::NumKinds); ++k) {
-    const dp::rt::KernelInfo &info = dp::rt::kernelInfo(KernelKind(k));
-    if (getKind() != info.name)
-      continue;
-    int nIn = getInputs().size(), nOut = getOutputs().size();
-    if (nIn < info.minInputs || nIn > info.maxInputs)
-      return emitOpError() << "kernel '" << getKind() << "' takes " << info.minInputs
-                           << (info.maxInputs != info.minInputs
-                                   ? " to " + std::to_string(info.maxInputs)
-                                   : std::string())
-                           << " inputs, found " << nIn;
-    if (nOut != info.numOutputs)
-      return emitOpError() << "kernel '" << getKind() << "' takes " << info.numOutputs
-                           << " outputs, found " << nOut;
-    return success();
-  }
-  return emitOpError() << "unknown kernel '" << getKind() << "'";
+  dp::rt::KernelKind kind = dp::rt::kernelKindByName(getKind());
+  if (kind == dp::rt::KernelKind::NumKinds)
+    return emitOpError() << "unknown kernel '" << getKind() << "'";
+  const dp::rt::KernelInfo &info = dp::rt::kernelInfo(kind);
+  int nIn = getInputs().size(), nOut = getOutputs().size();
+  if (nIn < info.minInputs || nIn > info.maxInputs)
+    return emitOpError() << "kernel '" << getKind() << "' takes " << info.minInputs
+                         << (info.maxInputs != info.minInputs
+                                 ? " to " + std::to_string(info.maxInputs)
+                                 : std::string())
+                         << " inputs, found " << nIn;
+  if (nOut != info.numOutputs)
+    return emitOpError() << "kernel '" << getKind() << "' takes " << info.numOutputs
+                         << " outputs, found " << nOut;
+  return success();
 }

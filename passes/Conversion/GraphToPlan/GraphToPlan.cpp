@@ -62,10 +62,9 @@ plan::InitAttr initFor(g::ParamOp param) {
 /// Lowers the functions of one module into a plan.program.
 class Lowering {
 public:
-  Lowering(ModuleOp module, plan::ProgramOp program)
-      : module_(module), program_(program), b_(program.getContext()) {}
+  explicit Lowering(plan::ProgramOp program) : program_(program), b_(program.getContext()) {}
 
-  LogicalResult declarePersistent(func::FuncOp func) {
+  void declarePersistent(func::FuncOp func) {
     b_.setInsertionPointToEnd(&program_.getBody().front());
     for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
       StringRef name = func.getArgAttrOfType<StringAttr>(i, g::kInputAttr).getValue();
@@ -81,7 +80,6 @@ public:
           b_.create<plan::ParamOp>(param.getLoc(), bufferType(param.getType()), param.getName(),
                                    initFor(param), param.getOptimizerState(), IntegerAttr());
     }
-    return success();
   }
 
   LogicalResult lowerStep(func::FuncOp func, StringRef name) {
@@ -139,32 +137,25 @@ private:
     return b_.create<plan::AllocOp>(result.getLoc(), bufferType(result.getType()), IntegerAttr());
   }
 
-  /// Emits `kind` writing a new buffer for each result of `op`.
-  void kernel(Operation *op, StringRef kind, ValueRange ins, ArrayRef<NamedAttribute> attrs = {}) {
-    SmallVector<Value> inBufs, outBufs;
-    for (Value v : ins)
-      inBufs.push_back(values_.lookup(v));
-    for (Value r : op->getResults()) {
-      Value buf = newBuffer(r);
-      values_[r] = buf;
-      outBufs.push_back(buf);
-    }
-    auto k = b_.create<plan::KernelOp>(op->getLoc(), kind, inBufs, outBufs);
-    for (NamedAttribute a : attrs)
-      k->setAttr(a.getName(), a.getValue());
-  }
-
-  /// Emits an in-place update kernel: reads `ins`, writes (and reads) `outs`.
-  void update(Operation *op, StringRef kind, ValueRange ins, ValueRange outs,
-              ArrayRef<NamedAttribute> attrs) {
+  /// Emits one kernel call on the buffers of `ins` and `outs` (an update kernel's outputs are
+  /// the persistent buffers it changes in place).
+  void emit(Location loc, StringRef kind, ValueRange ins, ValueRange outs,
+            ArrayRef<NamedAttribute> attrs) {
     SmallVector<Value> inBufs, outBufs;
     for (Value v : ins)
       inBufs.push_back(values_.lookup(v));
     for (Value v : outs)
       outBufs.push_back(values_.lookup(v));
-    auto k = b_.create<plan::KernelOp>(op->getLoc(), kind, inBufs, outBufs);
+    auto k = b_.create<plan::KernelOp>(loc, kind, inBufs, outBufs);
     for (NamedAttribute a : attrs)
       k->setAttr(a.getName(), a.getValue());
+  }
+
+  /// Emits `kind` writing a new buffer for each result of `op`.
+  void kernel(Operation *op, StringRef kind, ValueRange ins, ArrayRef<NamedAttribute> attrs = {}) {
+    for (Value r : op->getResults())
+      values_[r] = newBuffer(r);
+    emit(op->getLoc(), kind, ins, op->getResults(), attrs);
   }
 
   NamedAttribute named(StringRef name, Attribute value) {
@@ -211,15 +202,15 @@ private:
         .Case([&](SoftmaxCrossEntropyGradOp s) { kernel(s, "softmax_xent_grad", s->getOperands()); })
         .Case([&](CountCorrectOp c) { kernel(c, "count_correct", c->getOperands()); })
         .Case([&](SgdUpdateOp u) {
-          update(u, "sgd_update", u.getGradient(), u.getParam(), {named("lr", u.getLrAttr())});
+          emit(u.getLoc(), "sgd_update", u.getGradient(), u.getParam(), {named("lr", u.getLrAttr())});
         })
         .Case([&](MomentumUpdateOp u) {
-          update(u, "momentum_update", u.getGradient(), {u.getParam(), u.getVelocity()},
+          emit(u.getLoc(), "momentum_update", u.getGradient(), {u.getParam(), u.getVelocity()},
                  {named("lr", u.getLrAttr()), named("momentum", u.getMomentumAttr()),
                   flag("nesterov", u.getNesterov())});
         })
         .Case([&](AdamUpdateOp u) {
-          update(u, "adam_update", u.getGradient(), {u.getParam(), u.getM(), u.getV()},
+          emit(u.getLoc(), "adam_update", u.getGradient(), {u.getParam(), u.getM(), u.getV()},
                  {named("lr", u.getLrAttr()), named("beta1", u.getBeta1Attr()),
                   named("beta2", u.getBeta2Attr()), named("epsilon", u.getEpsilonAttr())});
         })
@@ -246,7 +237,6 @@ private:
     values_[result] = dst;
   }
 
-  ModuleOp module_;
   plan::ProgramOp program_;
   OpBuilder b_;
   llvm::StringMap<Value> inputs_, params_, grads_;
@@ -270,9 +260,10 @@ struct ConvertGraphToPlanPass : dp::impl::ConvertGraphToPlanPassBase<ConvertGrap
     auto program = b.create<plan::ProgramOp>(module.getLoc(), model, batch);
     program.getBody().emplaceBlock();
 
-    Lowering lowering(module, program);
-    if (failed(lowering.declarePersistent(train)) || failed(lowering.declarePersistent(eval)) ||
-        failed(lowering.lowerStep(train, "train")) || failed(lowering.lowerStep(eval, "eval")))
+    Lowering lowering(program);
+    lowering.declarePersistent(train);
+    lowering.declarePersistent(eval);
+    if (failed(lowering.lowerStep(train, "train")) || failed(lowering.lowerStep(eval, "eval")))
       return signalPassFailure();
     train.erase();
     eval.erase();

@@ -175,11 +175,8 @@ private:
       auto k = dyn_cast<KernelOp>(op);
       if (!k)
         continue;
-      int kind = -1;
-      for (unsigned i = 0; i < static_cast<unsigned>(rt::KernelKind::NumKinds); ++i)
-        if (k.getKind() == rt::kernelInfo(rt::KernelKind(i)).name)
-          kind = i;
-      if (kind < 0)
+      rt::KernelKind kind = rt::kernelKindByName(k.getKind());
+      if (kind == rt::KernelKind::NumKinds)
         return k.emitOpError() << "unknown kernel '" << k.getKind() << "'";
       std::vector<uint32_t> ins, outs;
       for (Value v : k.getInputs())
@@ -197,7 +194,7 @@ private:
       auto outsV = fbb_.CreateVector(outs);
       auto attrsV = fbb_.CreateVector(attrs);
       auto loc = fbb_.CreateString(locationString(k.getLoc()));
-      kernels.push_back(fb::CreateKernel(fbb_, kind, insV, outsV, attrsV, loc));
+      kernels.push_back(fb::CreateKernel(fbb_, static_cast<uint16_t>(kind), insV, outsV, attrsV, loc));
     }
     auto name = fbb_.CreateString(step.getName().str());
     auto kernelsV = fbb_.CreateVector(kernels);
