@@ -13,6 +13,7 @@ enum class ErrorKind {
   Plan = 3,    // the plan file is corrupt, of another version, or inconsistent
   Data = 4,    // a data file is missing, truncated or malformed
   Runtime = 5, // a kernel, allocation or I/O failure while running
+  Launch = 6,  // the launch does not match the plan, ranks disagree, or a peer died or hung
 };
 
 class Error : public std::runtime_error {

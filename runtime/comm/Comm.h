@@ -1,0 +1,121 @@
+// Collectives for data parallelism: the processes of a job (MPI) and the replicas of one
+// process (threads), behind one engine that averages gradient buckets over all R x P replicas.
+//
+// Threading: MPI is initialised with at least MPI_THREAD_SERIALIZED and, after
+// ProcessGroup::create, every MPI call is made by the group's own communication thread; the
+// other threads hand it work and wait. Nothing here ever blocks without a deadline: a peer that
+// dies or hangs turns into an Error(Launch) naming the collective and the missing rank.
+#pragma once
+
+#include "runtime/core/Error.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dp::rt {
+
+/// Where this process sits in the job, as the launcher and MPI tell it.
+struct LaunchInfo {
+  int rank = 0, size = 1;           // in the job (MPI_COMM_WORLD)
+  int localRank = 0, localSize = 1; // among the ranks of this node
+  std::string launcher = "direct";  // "mpirun", "srun" or "direct"
+  std::string host;
+  /// The SLURM variables seen ("SLURM_JOB_ID=12 SLURM_PROCID=1 SLURM_NTASKS=2 ..."), empty
+  /// outside SLURM. Cross-checked against MPI's rank and size at create().
+  std::string slurm;
+  /// "rank 1 of 2 on node3 (srun, SLURM_JOB_ID=12 ...)".
+  std::string describe() const;
+};
+
+/// True when the environment shows an MPI launcher (mpirun's OMPI_COMM_WORLD_* or PMIx/PMI
+/// variables, as under srun --mpi=pmix).
+bool launchedByMpiLauncher();
+
+/// What every rank must agree on before the first step.
+struct Handshake {
+  uint64_t planHash = 0;     // hash of the whole plan file
+  uint64_t manifestHash = 0; // hash of the plan's collective manifest
+  int32_t replicas = 1;      // R the plan was compiled for (devices per process)
+  int32_t processes = 1;     // P the plan was compiled for
+  uint64_t seed = 0;         // dprun --seed: initial parameters and shuffling must match
+  std::string planPath;      // for messages only
+};
+
+/// The processes of the job. Exactly one per process.
+class ProcessGroup {
+public:
+  /// With `useMpi`, initialises MPI and starts the communication thread; otherwise a group of
+  /// one process that never touches MPI. Throws Error(Launch) when SLURM's and MPI's views of
+  /// the job disagree.
+  static std::unique_ptr<ProcessGroup> create(bool useMpi);
+  virtual ~ProcessGroup() = default; // stops the thread, finalises MPI
+
+  const LaunchInfo &launch() const { return launch_; }
+  int rank() const { return launch_.rank; }
+  int size() const { return launch_.size; }
+
+  /// Checks the launch against the plan, then exchanges every rank's Handshake. Throws
+  /// Error(Launch) on any difference, on every rank, naming the rank(s) and values at odds
+  /// ("rank 1 runs plan b.dpx (hash 0x..), rank 0 runs a.dpx (hash 0x..)"), or when the job's
+  /// size is not the plan's P. Bounded by `timeoutSec`.
+  virtual void handshake(const Handshake &mine, double timeoutSec) = 0;
+
+  /// In-place sum over all ranks of `n` doubles (metrics). Bounded by `timeoutSec`.
+  virtual void sumDoubles(double *data, int n, double timeoutSec) = 0;
+
+  /// Every rank's value of `x`, indexed by rank. Bounded by `timeoutSec`.
+  virtual std::vector<double> gatherDoubles(double x, double timeoutSec) = 0;
+
+  /// Ends every process of the job now (MPI_Abort where MPI is up), after `message` went to
+  /// stderr prefixed with this rank.
+  [[noreturn]] virtual void abortJob(const std::string &message, int exitCode) = 0;
+
+protected:
+  LaunchInfo launch_;
+};
+
+/// One entry of a plan's collective manifest: an averaged allreduce of a gradient bucket.
+struct BucketInfo {
+  int index = 0;
+  int64_t elements = 0;     // f32 elements
+  std::string tensors;      // "dense1.kernel, dense1.bias"
+  std::string loc;          // source location of the collective
+};
+
+/// Averages gradient buckets over R replica threads of this process and the P processes of
+/// the group: mean = (sum over all R x P copies) / (R x P), left in every replica's buffer.
+/// Each bucket's reduction runs on the group's communication thread, so it overlaps the
+/// replicas' compute between start() and wait().
+class Collectives {
+public:
+  /// `buckets` are the plan's manifest, in the order their start kernels run in a step;
+  /// `timeoutSec` bounds every wait (0: no bound).
+  Collectives(ProcessGroup &group, int replicas, std::vector<BucketInfo> buckets,
+              double timeoutSec);
+  ~Collectives();
+
+  /// Replica `replica` offers its copy of `bucket` (BucketInfo::elements floats at `data`,
+  /// which it must not touch until wait() returns). Returns at once.
+  void start(int bucket, int replica, float *data);
+
+  /// Blocks until the mean of `bucket` is in `replica`'s buffer. Throws Error(Launch) when the
+  /// collective times out (naming the bucket, its tensors, its location and the ranks or
+  /// replicas that never arrived) or the engine was aborted.
+  void wait(int bucket, int replica);
+
+  /// Makes every pending and later wait() throw Error(Launch) with `why` (a replica failed).
+  void abort(const std::string &why);
+
+  /// Seconds the communication thread spent reducing (local sums and MPI), summed over all
+  /// buckets since construction; and seconds replicas spent blocked in wait().
+  double reduceSeconds() const;
+  double waitSeconds() const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace dp::rt
