@@ -47,6 +47,7 @@ struct ExpandOptimizerPass : dp::graph::impl::ExpandOptimizerPassBase<ExpandOpti
     auto state = b.create<ParamOp>(param.getLoc(), param.getType(), name,
                                    ZerosAttr::get(b.getContext()), /*trainable=*/false,
                                    /*optimizer_state=*/true);
+    copyDiscardableAttrs(param, state);
     return state.getResult();
   }
 
@@ -57,20 +58,24 @@ struct ExpandOptimizerPass : dp::graph::impl::ExpandOptimizerPassBase<ExpandOpti
     auto paramOp = param.getDefiningOp<ParamOp>();
     auto lr = [&](APFloat value) { return b.getF64FloatAttr(value.convertToDouble() * lrScale); };
     auto f64 = [&](APFloat value) { return b.getF64FloatAttr(value.convertToDouble()); };
-    llvm::TypeSwitch<Attribute>(optimizer)
-        .Case([&](SgdAttr sgd) { b.create<SgdUpdateOp>(loc, param, grad, lr(sgd.getLr())); })
+    Operation *update = llvm::TypeSwitch<Attribute, Operation *>(optimizer)
+        .Case([&](SgdAttr sgd) { return b.create<SgdUpdateOp>(loc, param, grad, lr(sgd.getLr())); })
         .Case([&](MomentumAttr m) {
           Value velocity = stateFor(paramOp, "velocity");
-          b.create<MomentumUpdateOp>(loc, param, velocity, grad, lr(m.getLr()),
+          return b.create<MomentumUpdateOp>(loc, param, velocity, grad, lr(m.getLr()),
                                      f64(m.getMomentum()),
                                      m.getNesterov() ? b.getUnitAttr() : UnitAttr());
         })
         .Case([&](AdamAttr adam) {
           Value m = stateFor(paramOp, "m");
           Value v = stateFor(paramOp, "v");
-          b.create<AdamUpdateOp>(loc, param, m, v, grad, lr(adam.getLr()), f64(adam.getBeta1()),
+          return b.create<AdamUpdateOp>(loc, param, m, v, grad, lr(adam.getLr()), f64(adam.getBeta1()),
                                  f64(adam.getBeta2()), f64(adam.getEpsilon()));
-        });
+        })
+        .Default([](Attribute) -> Operation * { return nullptr; });
+    // Placement and other annotations of later phases stay with the op.
+    if (update)
+      copyDiscardableAttrs(apply, update);
     apply.erase();
   }
 };

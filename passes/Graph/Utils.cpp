@@ -32,3 +32,8 @@ Value getStepOutput(func::FuncOp func, StringRef name) {
 Attribute getOptimizer(func::FuncOp func) { return func->getAttr(kOptimizerAttr); }
 
 } // namespace dp::graph
+
+void dp::graph::copyDiscardableAttrs(mlir::Operation *from, mlir::Operation *to) {
+  for (mlir::NamedAttribute attr : from->getDiscardableAttrs())
+    to->setAttr(attr.getName(), attr.getValue());
+}

@@ -15,5 +15,8 @@ mlir::func::FuncOp getStepFunction(mlir::ModuleOp module, llvm::StringRef step);
 mlir::Value getStepOutput(mlir::func::FuncOp func, llvm::StringRef name);
 /// The optimizer attribute of a function, or null.
 mlir::Attribute getOptimizer(mlir::func::FuncOp func);
+/// Copies the discardable attributes of `from` (placement, annotations of other phases) onto
+/// `to`, for ops a pass rewrites into others.
+void copyDiscardableAttrs(mlir::Operation *from, mlir::Operation *to);
 
 } // namespace dp::graph

@@ -1,9 +1,11 @@
 // The default dpc pipeline and tool-wide registration.
 #include "passes/Pipelines/Pipelines.h"
 
+#include "dialect/Dist/IR/DistDialect.h"
 #include "dialect/Graph/IR/GraphDialect.h"
 #include "dialect/Plan/IR/PlanDialect.h"
 #include "passes/Conversion/Passes.h"
+#include "passes/Dist/Passes.h"
 #include "passes/Graph/Passes.h"
 #include "passes/Plan/Passes.h"
 
@@ -18,19 +20,31 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options) {
   pm.addPass(graph::createVerifyModelPass());
   pm.addPass(graph::createDeriveStepsPass());
   pm.addPass(graph::createAutodiffPass());
+  dist::ReplicatePassOptions replicate;
+  replicate.devicesPerProcess = options.devicesPerProcess;
+  replicate.processes = options.processes;
+  replicate.device = options.device;
+  pm.addPass(dist::createReplicatePass(replicate));
+  pm.addPass(dist::createSplitBatchPass());
+  pm.addPass(dist::createInsertAllReducePass());
+  dist::FuseAllReducePassOptions fuse;
+  fuse.bucketMb = options.bucketMb;
+  pm.addPass(dist::createFuseAllReducePass(fuse));
   graph::ExpandOptimizerPassOptions opt;
   opt.lrScale = options.lrScale;
   pm.addPass(graph::createExpandOptimizerPass(opt));
+  pm.addPass(dist::createSchedulePass());
   pm.addPass(createConvertGraphToPlanPass());
   pm.addPass(plan::createPlanMemoryPass());
 }
 
 void registerDialects(DialectRegistry &registry) {
-  registry.insert<func::FuncDialect, graph::GraphDialect, plan::PlanDialect>();
+  registry.insert<func::FuncDialect, graph::GraphDialect, dist::DistDialect, plan::PlanDialect>();
 }
 
 void registerPassesAndPipelines() {
   graph::registerGraphPasses();
+  dist::registerDistPasses();
   registerConversionPasses();
   plan::registerPlanPasses();
   PassPipelineRegistration<CompileOptions>(

@@ -12,6 +12,16 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
   Option<double> lrScale{*this, "lr-scale",
                          llvm::cl::desc("Multiply the learning rate by this factor"),
                          llvm::cl::init(1.0)};
+  Option<int64_t> devicesPerProcess{*this, "devices-per-process",
+                                    llvm::cl::desc("Replicas (devices) in each process"),
+                                    llvm::cl::init(1)};
+  Option<int64_t> processes{*this, "processes", llvm::cl::desc("Processes of the job"),
+                            llvm::cl::init(1)};
+  Option<std::string> device{*this, "device", llvm::cl::desc("Device kind: cpu or cuda"),
+                             llvm::cl::init("cpu")};
+  Option<double> bucketMb{*this, "bucket-mb",
+                          llvm::cl::desc("Largest gradient bucket in MiB (0: one per gradient)"),
+                          llvm::cl::init(25.0)};
 };
 
 /// Appends the passes of `dpc compile` to `pm`, in order.

@@ -1,6 +1,7 @@
 // The static memory report: what a planned program needs per device, by category.
 #include "passes/Plan/Passes.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -10,10 +11,18 @@ namespace dp::plan {
 
 MemoryReport computeMemoryReport(ProgramOp program) {
   MemoryReport r;
+  r.devices = program.getDevicesPerProcess();
+  r.processes = program.getProcesses();
   for (Operation &op : program.getBody().front()) {
+    // Every device holds the same buffers: count device 0's.
+    if (op.getNumResults() == 1 && isa<MemRefType>(op.getResult(0).getType()) &&
+        bufferDevice(op.getResult(0)) != 0)
+      continue;
     if (auto p = dyn_cast<ParamOp>(op))
       (p.getOptimizerState() ? r.optimizerState : r.weights) += bufferBytes(p.getType());
-    else if (auto gr = dyn_cast<GradOp>(op))
+    else if (auto bucket = dyn_cast<BucketOp>(op))
+      r.gradients += bufferBytes(bucket.getType()), ++r.buckets;
+    else if (auto gr = dyn_cast<GradOp>(op); gr && !gr.getBucket())
       r.gradients += bufferBytes(gr.getType());
     else if (auto in = dyn_cast<InputOp>(op))
       r.inputs += bufferBytes(in.getType());
@@ -45,14 +54,58 @@ void printMemoryReport(const MemoryReport &r, llvm::raw_ostream &os) {
     os << llvm::format("  %-34s %14lld  %12s\n", what.str().c_str(), (long long)bytes,
                        human(bytes).c_str());
   };
-  os << "memory per device (bytes):\n";
+  os << "memory per device (bytes)";
+  if (r.devices * r.processes > 1)
+    os << ", the same on each of " << r.devices << " device(s) x " << r.processes
+       << " process(es)";
+  os << ":\n";
   row("parameters", r.weights);
   row("optimizer state", r.optimizerState);
-  row("gradients", r.gradients);
+  row(r.buckets ? ("gradients (in " + Twine(r.buckets) + " allreduce buckets)").str()
+                : std::string("gradients"),
+      r.gradients);
   row("input batch", r.inputs);
   row("train step activations (peak)", r.trainActivations);
   row("eval step activations (peak)", r.evalActivations);
   row("arena total", r.arena);
+}
+
+void printBucketPlan(ProgramOp program, llvm::raw_ostream &os) {
+  StepOp train;
+  for (StepOp step : program.getOps<StepOp>())
+    if (step.getName() == "train")
+      train = step;
+  if (!train)
+    return;
+  // Device 0's gradients of each bucket, by their place in it.
+  llvm::DenseMap<Value, SmallVector<std::pair<int64_t, StringRef>>> contents;
+  for (GradOp grad : program.getOps<GradOp>())
+    if (grad.getBucket())
+      contents[grad.getBucket()].push_back({*grad.getBucketOffset(), grad.getParam()});
+  int kernels = 0, index = 0;
+  std::string table;
+  llvm::raw_string_ostream rows(table);
+  for (KernelOp k : train.getOps<KernelOp>()) {
+    ++kernels;
+    if (k.getKind() != "allreduce_start")
+      continue;
+    Value bucket = k.getInputs().front();
+    auto members = contents.lookup(bucket);
+    llvm::sort(members);
+    std::string names;
+    for (auto [i, m] : llvm::enumerate(members))
+      names += (i ? ", " : "") + m.second.str();
+    rows << llvm::format("  %6d  %7zu  %14lld  %9d  ", ++index - 1, members.size(),
+                         (long long)bufferBytes(cast<MemRefType>(bucket.getType())),
+                         kernels - 1)
+         << names << "\n";
+  }
+  if (!index)
+    return;
+  os << "allreduce buckets, in the order the backward pass issues them (train kernel #, "
+     << "gradients in the order they become ready):\n"
+     << "  bucket  tensors  bytes/replica  after #    gradients\n"
+     << table;
 }
 
 } // namespace dp::plan

@@ -31,20 +31,20 @@ struct Interval {
   int64_t size, start, end, offset = -1;
 };
 
-/// Places the step's allocs from `base`; returns the step's transient peak in bytes.
-int64_t planStep(StepOp step, int64_t base) {
+/// Places the step's allocs of `device` from `base`; returns their transient peak in bytes.
+int64_t planStep(StepOp step, int64_t device, int64_t base) {
   llvm::DenseMap<Operation *, unsigned> index;
   SmallVector<Interval> intervals;
   // An output keeps its buffer live to the end of the step.
   const int64_t last = static_cast<int64_t>(step.getBody().front().getOperations().size()) - 1;
   int64_t position = 0;
   for (Operation &op : step.getBody().front()) {
-    if (auto alloc = dyn_cast<AllocOp>(op)) {
+    if (auto alloc = dyn_cast<AllocOp>(op); alloc && alloc.getDevice() == uint64_t(device)) {
       index[alloc] = intervals.size();
       intervals.push_back({alloc, aligned(bufferBytes(alloc.getType())), position, position});
     }
     for (Value operand : op.getOperands())
-      if (AllocOp root = rootAlloc(operand)) {
+      if (AllocOp root = rootAlloc(operand); root && index.count(root)) {
         Interval &iv = intervals[index[root]];
         iv.end = isa<OutputOp>(op) ? last : std::max(iv.end, position);
       }
@@ -78,7 +78,6 @@ int64_t planStep(StepOp step, int64_t base) {
   Builder b(step.getContext());
   for (Interval &iv : intervals)
     iv.alloc.setOffsetAttr(b.getI64IntegerAttr(base + iv.offset));
-  step->setAttr("peak_bytes", b.getI64IntegerAttr(peak));
   return peak;
 }
 
@@ -91,19 +90,34 @@ struct PlanMemoryPass : dp::plan::impl::PlanMemoryPassBase<PlanMemoryPass> {
     }
     ProgramOp program = programs.front();
     Builder b(program.getContext());
-    int64_t persistent = 0;
+    // Each device has its own arena; replicas are copies, so the arenas have one size.
+    int64_t devices = program.getDevicesPerProcess();
+    SmallVector<int64_t> persistent(devices, 0);
     for (Operation &op : program.getBody().front()) {
-      if (!isa<ParamOp, GradOp, InputOp>(op))
+      if (!isa<ParamOp, GradOp, InputOp, BucketOp>(op))
         continue;
+      int64_t device = bufferDevice(op.getResult(0));
+      // A gradient inside a bucket takes its slot there.
+      if (auto grad = dyn_cast<GradOp>(op); grad && grad.getBucket()) {
+        auto bucketOffset = grad.getBucket().getDefiningOp()->getAttrOfType<IntegerAttr>("offset");
+        op.setAttr("offset", b.getI64IntegerAttr(bucketOffset.getInt() +
+                                                 *grad.getBucketOffset() * 4));
+        continue;
+      }
       auto type = cast<MemRefType>(op.getResult(0).getType());
-      op.setAttr("offset", b.getI64IntegerAttr(persistent));
-      persistent += aligned(bufferBytes(type));
+      op.setAttr("offset", b.getI64IntegerAttr(persistent[device]));
+      persistent[device] += aligned(bufferBytes(type));
     }
-    int64_t peak = 0;
-    for (StepOp step : program.getOps<StepOp>())
-      peak = std::max(peak, planStep(step, persistent));
-    program->setAttr("persistent_bytes", b.getI64IntegerAttr(persistent));
-    program->setAttr("arena_bytes", b.getI64IntegerAttr(persistent + peak));
+    int64_t base = *llvm::max_element(persistent), peak = 0;
+    for (StepOp step : program.getOps<StepOp>()) {
+      int64_t stepPeak = 0;
+      for (int64_t d = 0; d < devices; ++d)
+        stepPeak = std::max(stepPeak, planStep(step, d, base));
+      step->setAttr("peak_bytes", b.getI64IntegerAttr(stepPeak));
+      peak = std::max(peak, stepPeak);
+    }
+    program->setAttr("persistent_bytes", b.getI64IntegerAttr(base));
+    program->setAttr("arena_bytes", b.getI64IntegerAttr(base + peak));
   }
 };
 

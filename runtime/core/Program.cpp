@@ -36,22 +36,55 @@ namespace {
 
 const char *stepLabel(StepKind step) { return step == StepKind::Train ? "train" : "eval"; }
 
-std::vector<std::unique_ptr<Kernel>> buildStep(const fb::Plan &plan, const fb::Step &step,
-                                               uint8_t *arena) {
-  std::vector<std::unique_ptr<Kernel>> kernels;
-  kernels.reserve(step.kernels()->size());
+} // namespace
+
+/// allreduce_start / allreduce_wait: hands the replica's copy of a bucket to the engine, or
+/// waits for its mean.
+class CollectiveKernel : public Kernel {
+public:
+  CollectiveKernel(Program &program, const KernelSite &site)
+      : program_(program), start_(site.kind() == KernelKind::AllReduceStart),
+        bucket_(static_cast<int>(site.intAttr("bucket"))) {
+    for (int d = 0; d < site.numInputs(); ++d)
+      buffers_.push_back(site.input(d).f32());
+  }
+  void run(const StepContext &ctx) override {
+    CollectiveEngine *engine = program_.collectives_;
+    if (!engine)
+      throw Error(ErrorKind::Runtime, "the plan has collectives but no collective engine "
+                                      "was attached");
+    if (start_)
+      engine->start(bucket_, ctx.replica, buffers_[ctx.replica]);
+    else
+      engine->wait(bucket_, ctx.replica);
+  }
+
+private:
+  Program &program_;
+  bool start_;
+  int bucket_;
+  std::vector<float *> buffers_;
+};
+
+void Program::buildStep(const fb::Step &step, std::vector<std::vector<Kernel *>> &perDevice) {
+  const fb::Plan &plan = this->plan();
+  perDevice.assign(devices(), {});
   int index = 0;
   for (const fb::Kernel *k : *step.kernels()) {
     std::string where = step.name()->str() + " kernel #" + std::to_string(index++) + " (" +
                         kernelInfo(KernelKind(k->kind())).name + ")";
     if (k->loc() && k->loc()->size())
       where += " at " + k->loc()->str();
-    kernels.push_back(cpu::makeCpuKernel(KernelSite(plan, arena, *k, where)));
+    KernelSite site(plan, arenaData_.data(), *k, where);
+    if (isCollective(site.kind()))
+      kernels_.push_back(std::make_unique<CollectiveKernel>(*this, site));
+    else
+      kernels_.push_back(cpu::makeCpuKernel(site));
+    for (int d = 0; d < devices(); ++d)
+      if (k->device() < 0 || k->device() == d)
+        perDevice[d].push_back(kernels_.back().get());
   }
-  return kernels;
 }
-
-} // namespace
 
 Program::Program(PlanFile file) : file_(std::move(file)) {}
 Program::~Program() = default;
@@ -67,9 +100,12 @@ std::unique_ptr<Program> Program::load(PlanFile file) {
                                        dtypeName(DType(b.dtype())) + ", parameters must be f32");
     checkInit(*p->init(), where);
   }
-  program->arena_ = std::make_unique<Arena>(plan.arena_bytes());
-  program->train_ = buildStep(plan, *plan.train(), program->arena_->data);
-  program->eval_ = buildStep(plan, *plan.eval(), program->arena_->data);
+  for (int d = 0; d < program->devices(); ++d) {
+    program->arenas_.push_back(std::make_unique<Arena>(plan.arena_bytes()));
+    program->arenaData_.push_back(program->arenas_.back()->data);
+  }
+  program->buildStep(*plan.train(), program->train_);
+  program->buildStep(*plan.eval(), program->eval_);
   return program;
 }
 
@@ -86,23 +122,27 @@ void *Program::bufferData(uint32_t id) {
     throw Error(ErrorKind::Runtime, "buffer " + std::to_string(id) +
                                         " does not exist (the plan has " +
                                         std::to_string(plan().buffers()->size()) + " buffers)");
-  return arena_->data + buffer(id).offset();
+  return arenaData_[buffer(id).device()] + buffer(id).offset();
 }
 
-int Program::inputBuffer(const std::string &name) const {
+int Program::inputBuffer(const std::string &name, int device) const {
   for (const fb::Input *in : *plan().inputs())
-    if (in->name()->str() == name)
+    if (in->name()->str() == name && buffer(in->buffer()).device() == device)
       return static_cast<int>(in->buffer());
   return -1;
 }
 
-int Program::outputBuffer(StepKind step, const std::string &name) const {
+int Program::outputBuffer(StepKind step, const std::string &name, int device) const {
   const fb::Step *s = step == StepKind::Train ? plan().train() : plan().eval();
   if (s->outputs())
     for (const fb::Output *o : *s->outputs())
-      if (o->name()->str() == name)
+      if (o->name()->str() == name && buffer(o->buffer()).device() == device)
         return static_cast<int>(o->buffer());
   return -1;
+}
+
+bool Program::hasCollectives() const {
+  return plan().collectives() && plan().collectives()->size() > 0;
 }
 
 void Program::run(StepKind step, const StepContext &ctx) {
@@ -115,7 +155,11 @@ void Program::run(StepKind step, const StepContext &ctx) {
   if (ctx.step < 1)
     throw Error(ErrorKind::Runtime, std::string(stepLabel(step)) + " step: step number " +
                                         std::to_string(ctx.step) + " is not 1-based");
-  for (const std::unique_ptr<Kernel> &k : step == StepKind::Train ? train_ : eval_)
+  if (ctx.replica < 0 || ctx.replica >= devices())
+    throw Error(ErrorKind::Runtime, std::string(stepLabel(step)) + " step: replica " +
+                                        std::to_string(ctx.replica) + " of " +
+                                        std::to_string(devices()));
+  for (Kernel *k : (step == StepKind::Train ? train_ : eval_)[ctx.replica])
     k->run(ctx);
 }
 

@@ -20,6 +20,17 @@ struct StepContext {
   int64_t validRows = 0;
   /// 1-based count of train steps run so far including this one (Adam's bias correction).
   int64_t step = 1;
+  /// The replica (device of this process) running the step.
+  int replica = 0;
+};
+
+/// What the collective kernels of a plan call: start averaging a replica's copy of a bucket,
+/// and wait for the mean. Implemented over the runtime's collectives engine (runtime/comm).
+class CollectiveEngine {
+public:
+  virtual ~CollectiveEngine() = default;
+  virtual void start(int bucket, int replica, float *data) = 0;
+  virtual void wait(int bucket, int replica) = 0;
 };
 
 /// One kernel of a step, bound to its buffers. Backends implement it.
@@ -31,7 +42,8 @@ public:
 
 class Program {
 public:
-  /// Allocates the arena and creates every kernel of both steps. Throws Error on failure.
+  /// Allocates one arena per device and creates every kernel of both steps. Throws Error on
+  /// failure.
   static std::unique_ptr<Program> load(PlanFile plan);
   ~Program();
 
@@ -44,22 +56,38 @@ public:
 
   void *bufferData(uint32_t id);
   const fb::Buffer &buffer(uint32_t id) const { return *plan().buffers()->Get(id); }
-  /// The buffer bound to the named input, or -1.
-  int inputBuffer(const std::string &name) const;
-  /// The buffer of the named output of a step ("loss", "correct"), or -1.
-  int outputBuffer(StepKind step, const std::string &name) const;
+  /// Replicas (devices) of this process: R.
+  int devices() const { return plan().devices_per_process(); }
+  /// Processes the plan was compiled for: P.
+  int processes() const { return plan().processes(); }
+  /// The buffer bound to the named input on `device`, or -1.
+  int inputBuffer(const std::string &name, int device = 0) const;
+  /// The buffer of the named output of a step ("loss", "correct") on `device`, or -1.
+  int outputBuffer(StepKind step, const std::string &name, int device = 0) const;
+  /// True when the train step has collectives, which need attachCollectives().
+  bool hasCollectives() const;
+  /// The engine the collective kernels hand their buckets to; it must outlive every run().
+  void attachCollectives(CollectiveEngine *engine) { collectives_ = engine; }
 
-  /// Runs every kernel of the step in order.
+  /// Runs, in order, the kernels of the step that belong to replica `ctx.replica` (its own
+  /// and the collectives). Replicas run concurrently, each on its own thread.
   void run(StepKind step, const StepContext &ctx);
 
+  /// Bytes of each device's arena.
   size_t arenaBytes() const { return plan().arena_bytes(); }
 
 private:
   explicit Program(PlanFile file);
   PlanFile file_;
   struct Arena;
-  std::unique_ptr<Arena> arena_;
-  std::vector<std::unique_ptr<Kernel>> train_, eval_;
+  std::vector<std::unique_ptr<Arena>> arenas_;
+  std::vector<uint8_t *> arenaData_;
+  std::vector<std::unique_ptr<Kernel>> kernels_;
+  /// Per step, per device: the kernels that device's replica runs, in order.
+  std::vector<std::vector<Kernel *>> train_, eval_;
+  void buildStep(const fb::Step &step, std::vector<std::vector<Kernel *>> &perDevice);
+  CollectiveEngine *collectives_ = nullptr;
+  friend class CollectiveKernel;
 };
 
 } // namespace dp::rt

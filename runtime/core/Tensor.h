@@ -36,11 +36,12 @@ struct TensorView {
   bool sameBytes(const TensorView &o) const { return data == o.data && bytes() == o.bytes(); }
 };
 
-/// The view of buffer `id` of `plan` in an arena starting at `arena`. The id must be valid.
-inline TensorView viewBuffer(const fb::Plan &plan, uint8_t *arena, uint32_t id) {
+/// The view of buffer `id` of `plan`, whose device d's arena starts at `arenas[d]`. The id
+/// must be valid.
+inline TensorView viewBuffer(const fb::Plan &plan, uint8_t *const *arenas, uint32_t id) {
   const fb::Buffer &b = *plan.buffers()->Get(id);
   TensorView t;
-  t.data = arena + b.offset();
+  t.data = arenas[b.device()] + b.offset();
   t.dtype = static_cast<DType>(b.dtype());
   t.shape.assign(b.shape()->begin(), b.shape()->end());
   t.numel = numElements(b);
@@ -52,9 +53,11 @@ inline TensorView viewBuffer(const fb::Plan &plan, uint8_t *arena, uint32_t id) 
 /// needs to validate the kernel's shapes and attributes and to bind it to memory.
 class KernelSite {
 public:
-  /// `where` names the kernel in error messages ("train kernel #3 (dense) at mlp.py:7").
-  KernelSite(const fb::Plan &plan, uint8_t *arena, const fb::Kernel &kernel, std::string where)
-      : plan_(plan), arena_(arena), kernel_(kernel), where_(std::move(where)) {}
+  /// `where` names the kernel in error messages ("train kernel #3 (dense) at mlp.py:7");
+  /// `arenas[d]` is the start of device d's arena.
+  KernelSite(const fb::Plan &plan, uint8_t *const *arenas, const fb::Kernel &kernel,
+             std::string where)
+      : plan_(plan), arenas_(arenas), kernel_(kernel), where_(std::move(where)) {}
 
   KernelKind kind() const { return static_cast<KernelKind>(kernel_.kind()); }
   const fb::Kernel &kernel() const { return kernel_; }
@@ -62,8 +65,8 @@ public:
 
   int numInputs() const { return kernel_.inputs() ? kernel_.inputs()->size() : 0; }
   int numOutputs() const { return kernel_.outputs() ? kernel_.outputs()->size() : 0; }
-  TensorView input(int i) const { return viewBuffer(plan_, arena_, kernel_.inputs()->Get(i)); }
-  TensorView output(int i) const { return viewBuffer(plan_, arena_, kernel_.outputs()->Get(i)); }
+  TensorView input(int i) const { return viewBuffer(plan_, arenas_, kernel_.inputs()->Get(i)); }
+  TensorView output(int i) const { return viewBuffer(plan_, arenas_, kernel_.outputs()->Get(i)); }
 
   /// The attribute called `name`, or null.
   const fb::Attr *attr(const char *name) const {
@@ -110,7 +113,7 @@ private:
   }
 
   const fb::Plan &plan_;
-  uint8_t *arena_;
+  uint8_t *const *arenas_;
   const fb::Kernel &kernel_;
   std::string where_;
 };

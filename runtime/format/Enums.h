@@ -39,6 +39,11 @@ inline KernelKind kernelKindByName(std::string_view name) {
   return KernelKind::NumKinds;
 }
 
+/// True for the kinds that run on every device of the process and talk to the others.
+inline bool isCollective(KernelKind kind) {
+  return kind == KernelKind::AllReduceStart || kind == KernelKind::AllReduceWait;
+}
+
 /// Element types of buffers.
 enum class DType : uint8_t { F32 = 0, I32 = 1 };
 inline unsigned dtypeSize(DType) { return 4; }
@@ -65,6 +70,6 @@ enum class InitKind : uint8_t {
 enum class ParamKind : uint8_t { Weight = 0, OptimizerState = 1 };
 
 /// The plan file format version this build reads and writes.
-inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint32_t kFormatVersion = 2;
 
 } // namespace dp::rt

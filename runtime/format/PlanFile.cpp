@@ -108,8 +108,116 @@ PlanFile PlanFile::fromBytes(std::vector<uint8_t> bytes, const std::string &what
   file.bytes_ = std::move(bytes);
   file.plan_ = fb::GetPlan(file.bytes_.data() + kPlanHeaderBytes);
   file.checksum_ = crc;
+  file.hash_ = fnv1a64(file.bytes_.data(), file.bytes_.size());
   verifyPlanSemantics(*file.plan_, what);
   return file;
+}
+
+uint64_t fnv1a64(const void *data, size_t size, uint64_t h) {
+  const auto *p = static_cast<const uint8_t *>(data);
+  for (size_t i = 0; i < size; ++i)
+    h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+
+std::string manifestLine(const std::string &kind, int bucket, int dtype, int64_t elements,
+                         const std::string &group, const std::vector<std::string> &tensors,
+                         const std::string &loc) {
+  std::string line = kind + "|" + std::to_string(bucket) + "|" + std::to_string(dtype) + "|" +
+                     std::to_string(elements) + "|" + group + "|";
+  for (size_t i = 0; i < tensors.size(); ++i)
+    line += (i ? "," : "") + tensors[i];
+  return line + "|" + loc + "\n";
+}
+
+uint64_t manifestHash(const fb::Plan &plan) {
+  // A plan without collectives has hash 0.
+  if (!plan.collectives() || plan.collectives()->size() == 0)
+    return 0;
+  uint64_t h = fnv1a64(nullptr, 0);
+  for (const fb::Collective *c : *plan.collectives()) {
+    std::vector<std::string> tensors;
+    if (c->tensors())
+      for (const flatbuffers::String *t : *c->tensors())
+        tensors.push_back(t->str());
+    std::string line = manifestLine(c->kind()->str(), c->bucket(), c->dtype(), c->elements(),
+                                    c->group()->str(), tensors, c->loc() ? c->loc()->str() : "");
+    h = fnv1a64(line.data(), line.size(), h);
+  }
+  return h;
+}
+
+/// Checks the distribution records: devices of buffers and kernels, the collectives'
+/// buffers against the manifest, and the manifest against its hash.
+static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
+  const int replicas = plan.devices_per_process();
+  if (replicas < 1 || replicas > 64)
+    fail(what, "devices_per_process " + std::to_string(replicas) + " is outside 1..64");
+  if (plan.processes() < 1)
+    fail(what, "processes " + std::to_string(plan.processes()) + " is not positive");
+  const auto &buffers = *plan.buffers();
+  for (uint32_t id = 0; id < buffers.size(); ++id)
+    if (buffers.Get(id)->device() >= replicas)
+      fail(what, "buffer " + std::to_string(id) + " is on device " +
+                     std::to_string(buffers.Get(id)->device()) + " of a plan with " +
+                     std::to_string(replicas) + " device(s) per process");
+  std::vector<const fb::Collective *> manifest;
+  if (plan.collectives())
+    for (const fb::Collective *c : *plan.collectives()) {
+      if (c->bucket() < 0 || c->elements() <= 0)
+        fail(what, "manifest entry for bucket " + std::to_string(c->bucket()) + " is invalid");
+      manifest.push_back(c);
+    }
+  if (manifestHash(plan) != plan.manifest_hash())
+    fail(what, "the collective manifest does not match its hash: the file is corrupt");
+  auto entry = [&](int bucket) -> const fb::Collective * {
+    for (const fb::Collective *c : manifest)
+      if (c->bucket() == bucket)
+        return c;
+    return nullptr;
+  };
+  for (const fb::Step *step : {plan.train(), plan.eval()}) {
+    int index = 0;
+    for (const fb::Kernel *k : *step->kernels()) {
+      KernelKind kind = KernelKind(k->kind());
+      std::string where = step->name()->str() + " kernel #" + std::to_string(index++) + " (" +
+                          kernelInfo(kind).name + ")";
+      std::vector<uint32_t> ids;
+      if (k->inputs())
+        ids.insert(ids.end(), k->inputs()->begin(), k->inputs()->end());
+      if (k->outputs())
+        ids.insert(ids.end(), k->outputs()->begin(), k->outputs()->end());
+      if (!isCollective(kind)) {
+        if (k->device() < 0 || k->device() >= replicas)
+          fail(what, where + " runs on device " + std::to_string(k->device()) + " of " +
+                         std::to_string(replicas));
+        for (uint32_t id : ids)
+          if (buffers.Get(id)->device() != k->device())
+            fail(what, where + " on device " + std::to_string(k->device()) + " uses buffer " +
+                           std::to_string(id) + " of device " +
+                           std::to_string(buffers.Get(id)->device()));
+        continue;
+      }
+      const fb::Attr *bucketAttr = nullptr;
+      if (k->attrs())
+        for (const fb::Attr *a : *k->attrs())
+          if (a->name()->str() == "bucket")
+            bucketAttr = a;
+      const fb::Collective *c = bucketAttr ? entry(static_cast<int>(bucketAttr->i())) : nullptr;
+      if (!c)
+        fail(what, where + " names no bucket of the collective manifest");
+      if (k->device() != -1 || static_cast<int>(ids.size()) != replicas)
+        fail(what, where + " must run on every device with one buffer per device");
+      for (int d = 0; d < replicas; ++d) {
+        const fb::Buffer *b = buffers.Get(ids[d]);
+        if (b->device() != d || DType(b->dtype()) != DType::F32 ||
+            numElements(*b) != c->elements())
+          fail(what, where + " input " + std::to_string(d) + " must be device " +
+                         std::to_string(d) + "'s f32 bucket of " +
+                         std::to_string(c->elements()) + " elements");
+      }
+    }
+  }
 }
 
 void verifyPlanSemantics(const fb::Plan &plan, const std::string &what) {
@@ -195,6 +303,7 @@ void verifyPlanSemantics(const fb::Plan &plan, const std::string &what) {
       for (const fb::Output *o : *step->outputs())
         checkId(o->buffer(), stepName + " output '" + o->name()->str() + "'");
   }
+  verifyDistribution(plan, what);
 }
 
 } // namespace dp::rt

@@ -23,8 +23,10 @@ std::string wrapPlanPayload(const uint8_t *payload, size_t size);
 class PlanFile {
 public:
   const fb::Plan &plan() const { return *plan_; }
-  /// CRC-32 of the payload: identifies the plan across ranks.
+  /// CRC-32 of the payload, as the header records it.
   uint32_t checksum() const { return checksum_; }
+  /// FNV-1a 64 of the whole file: identifies the plan across ranks.
+  uint64_t hash() const { return hash_; }
   size_t sizeBytes() const { return bytes_.size(); }
 
   /// Parses and verifies a whole file image; `what` names it in error messages.
@@ -37,7 +39,19 @@ private:
   std::vector<uint8_t> bytes_;
   const fb::Plan *plan_ = nullptr;
   uint32_t checksum_ = 0;
+  uint64_t hash_ = 0;
 };
+
+/// FNV-1a, 64 bits, continuing from `h`.
+uint64_t fnv1a64(const void *data, size_t size, uint64_t h = 0xcbf29ce484222325ull);
+
+/// The canonical text of one manifest entry; the manifest hash is the FNV-1a 64 of the
+/// concatenated lines of all entries, in order.
+std::string manifestLine(const std::string &kind, int bucket, int dtype, int64_t elements,
+                         const std::string &group, const std::vector<std::string> &tensors,
+                         const std::string &loc);
+/// The manifest hash of `plan`'s collectives, recomputed from the entries (0 for none).
+uint64_t manifestHash(const fb::Plan &plan);
 
 /// Checks the plan's internal consistency (ids, sizes, arities, dtypes). Throws Error(Plan).
 void verifyPlanSemantics(const fb::Plan &plan, const std::string &what);

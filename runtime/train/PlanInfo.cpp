@@ -128,8 +128,10 @@ std::string withCommas(int64_t n) {
 
 int64_t countWeights(const fb::Plan &plan) {
   int64_t total = 0;
+  // Replicas hold copies: count device 0's.
   for (const fb::Param *p : *plan.params())
-    if (static_cast<ParamKind>(p->kind()) == ParamKind::Weight)
+    if (static_cast<ParamKind>(p->kind()) == ParamKind::Weight &&
+        plan.buffers()->Get(p->buffer())->device() == 0)
       total += numElements(*plan.buffers()->Get(p->buffer()));
   return total;
 }

@@ -49,11 +49,19 @@ std::string metricsJson(const TrainReport &report) {
     json += "{\"epoch\": " + std::to_string(e.epoch) + ", \"loss\": " + jsonNumber(e.loss) +
             ", \"train_accuracy\": " + jsonNumber(e.trainAccuracy) +
             ", \"seconds\": " + jsonNumber(e.seconds) +
-            ", \"samples_per_sec\": " + jsonNumber(e.samplesPerSec) + "}";
+            ", \"samples_per_sec\": " + jsonNumber(e.samplesPerSec);
+    json += ", \"rank_samples_per_sec\": [";
+    for (size_t r = 0; r < e.rankSamplesPerSec.size(); ++r)
+      json += (r ? ", " : "") + jsonNumber(e.rankSamplesPerSec[r]);
+    json += "]}";
   }
   json += report.epochs.empty() ? "],\n" : "\n  ],\n";
   json += "  \"test_accuracy\": " + jsonNumber(report.test.accuracy) + ",\n";
   json += "  \"test_loss\": " + jsonNumber(report.test.loss) + ",\n";
+  json += "  \"replicas_per_process\": " + std::to_string(report.replicas) + ",\n";
+  json += "  \"processes\": " + std::to_string(report.processes) + ",\n";
+  json += "  \"allreduce_seconds\": " + jsonNumber(report.allreduceSeconds) + ",\n";
+  json += "  \"allreduce_wait_seconds\": " + jsonNumber(report.allreduceWaitSeconds) + ",\n";
   json += "  \"params\": " + std::to_string(report.params) + "\n}\n";
   return json;
 }

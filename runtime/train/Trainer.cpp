@@ -10,7 +10,9 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <iomanip>
 #include <ostream>
+#include <sstream>
 
 namespace dp::rt {
 namespace {
@@ -23,35 +25,42 @@ double secondsSince(Clock::time_point start) {
 
 } // namespace
 
+namespace {
+
+/// The collective kernels' view of the collectives engine.
+class EngineAdapter : public CollectiveEngine {
+public:
+  explicit EngineAdapter(Collectives &engine) : engine_(engine) {}
+  void start(int bucket, int replica, float *data) override {
+    engine_.start(bucket, replica, data);
+  }
+  void wait(int bucket, int replica) override { engine_.wait(bucket, replica); }
+
+private:
+  Collectives &engine_;
+};
+
+} // namespace
+
 Trainer::Trainer(Program &program, const std::string &planName, std::ostream &out, bool interactive,
-                 bool quiet)
+                 bool quiet, ProcessGroup *group, Collectives *engine)
     : program_(program), planName_(planName), out_(out), interactive_(interactive), quiet_(quiet),
-      batch_(program.plan().batch()) {
+      group_(group), batch_(program.plan().batch()) {
   auto fail = [&](const std::string &problem) {
     throw Error(ErrorKind::Plan, planName_ + ": " + problem);
   };
-  imageBuffer_ = program.inputBuffer("image");
-  labelBuffer_ = program.inputBuffer("label");
-  if (imageBuffer_ < 0 || labelBuffer_ < 0)
-    fail(std::string("the plan has no '") + (imageBuffer_ < 0 ? "image" : "label") +
-         "' input; dprun feeds 'image' and 'label'");
-  const fb::Buffer &image = program.buffer(imageBuffer_);
-  const fb::Buffer &label = program.buffer(labelBuffer_);
-  const int64_t imageElements = numElements(image);
-  if (DType(image.dtype()) != DType::F32 || image.shape()->size() < 2 ||
-      image.shape()->Get(0) != batch_ || imageElements % batch_ != 0)
-    fail("input 'image' is " + shapeText(image) + ", expected f32[" + std::to_string(batch_) +
-         ", ...] (batch " + std::to_string(batch_) + ")");
-  if (DType(label.dtype()) != DType::I32 || numElements(label) != batch_)
-    fail("input 'label' is " + shapeText(label) + ", expected i32[" + std::to_string(batch_) + "]");
-  sampleElements_ = imageElements / batch_;
-
-  auto scalarOutput = [&](StepKind step, const char *name, bool required) {
-    int id = program.outputBuffer(step, name);
+  const int replicas = program.devices(), processes = program.processes();
+  if (batch_ % (int64_t(replicas) * processes) != 0)
+    fail("global batch " + std::to_string(batch_) + " is not a multiple of " +
+         std::to_string(replicas) + " x " + std::to_string(processes) + " replicas");
+  shardRows_ = batch_ / (int64_t(replicas) * processes);
+  auto scalarOutput = [&](StepKind step, const char *name, bool required, int d) {
+    int id = program.outputBuffer(step, name, d);
     const char *stepName = step == StepKind::Train ? "train" : "eval";
     if (id < 0) {
       if (required)
-        fail(std::string("the ") + stepName + " step has no '" + name + "' output");
+        fail(std::string("the ") + stepName + " step has no '" + name + "' output" +
+             (replicas > 1 ? " on device " + std::to_string(d) : std::string()));
       return id;
     }
     const fb::Buffer &b = program.buffer(id);
@@ -60,10 +69,55 @@ Trainer::Trainer(Program &program, const std::string &planName, std::ostream &ou
            ", expected an f32 scalar");
     return id;
   };
-  trainLoss_ = scalarOutput(StepKind::Train, "loss", true);
-  trainCorrect_ = scalarOutput(StepKind::Train, "correct", false);
-  evalLoss_ = scalarOutput(StepKind::Eval, "loss", true);
-  evalCorrect_ = scalarOutput(StepKind::Eval, "correct", true);
+  for (int d = 0; d < replicas; ++d) {
+    Device dev;
+    dev.image = program.inputBuffer("image", d);
+    dev.label = program.inputBuffer("label", d);
+    if (dev.image < 0 || dev.label < 0)
+      fail(std::string("the plan has no '") + (dev.image < 0 ? "image" : "label") + "' input" +
+           (replicas > 1 ? " on device " + std::to_string(d) : std::string()) +
+           "; dprun feeds 'image' and 'label'");
+    const fb::Buffer &image = program.buffer(dev.image);
+    const fb::Buffer &label = program.buffer(dev.label);
+    const int64_t imageElements = numElements(image);
+    if (DType(image.dtype()) != DType::F32 || image.shape()->size() < 2 ||
+        image.shape()->Get(0) != shardRows_ || imageElements % shardRows_ != 0)
+      fail("input 'image' is " + shapeText(image) + ", expected f32[" + std::to_string(shardRows_) +
+           ", ...] (batch " + std::to_string(batch_) +
+           (shardRows_ != batch_ ? " split into " + std::to_string(replicas * processes) + " shards"
+                                 : std::string()) +
+           ")");
+    if (DType(label.dtype()) != DType::I32 || numElements(label) != shardRows_)
+      fail("input 'label' is " + shapeText(label) + ", expected i32[" +
+           std::to_string(shardRows_) + "]");
+    sampleElements_ = imageElements / shardRows_;
+    dev.trainLoss = scalarOutput(StepKind::Train, "loss", true, d);
+    dev.trainCorrect = scalarOutput(StepKind::Train, "correct", false, d);
+    dev.evalLoss = scalarOutput(StepKind::Eval, "loss", true, d);
+    dev.evalCorrect = scalarOutput(StepKind::Eval, "correct", true, d);
+    devices_.push_back(dev);
+  }
+  const int ranks = group_ ? group_->size() : 1;
+  if (ranks != processes)
+    throw Error(ErrorKind::Launch, planName_ + " was compiled for " + std::to_string(processes) +
+                                       " process(es) but runs in " + std::to_string(ranks));
+  if (program.hasCollectives()) {
+    if (!engine)
+      throw Error(ErrorKind::Runtime, planName_ + ": the plan has collectives but no engine");
+    adapter_ = std::make_unique<EngineAdapter>(*engine);
+    program.attachCollectives(adapter_.get());
+  }
+  pool_ = std::make_unique<ReplicaPool>(replicas, [engine](const std::string &why) {
+    if (engine)
+      engine->abort(why);
+  });
+}
+
+Trainer::~Trainer() { program_.attachCollectives(nullptr); }
+
+int64_t Trainer::shardBegin(int r) const {
+  const int rank = group_ ? group_->rank() : 0;
+  return (int64_t(rank) * program_.devices() + r) * shardRows_;
 }
 
 void Trainer::checkData(const Dataset &data) const {
@@ -85,19 +139,31 @@ EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, 
   int64_t steps = batcher.numBatches();
   if (maxSteps > 0 && maxSteps < steps)
     steps = maxSteps;
-  auto *images = static_cast<float *>(program_.bufferData(imageBuffer_));
-  auto *labels = static_cast<int32_t *>(program_.bufferData(labelBuffer_));
+  const int replicas = program_.devices();
 
   ProgressBar bar(out_, interactive_ && !quiet_,
                   "epoch " + std::to_string(epoch) + "/" + std::to_string(epochs), steps);
   double lossSum = 0, correct = 0;
   for (int64_t b = 0; b < steps; ++b) {
-    batcher.fillBatch(b, 0, batch_, images, labels);
-    program_.run(StepKind::Train, StepContext{batch_, ++step_});
-    // Every train batch is full, so the mean of the batch means is the mean over samples.
-    lossSum += readScalar(trainLoss_);
-    if (trainCorrect_ >= 0)
-      correct += readScalar(trainCorrect_);
+    const int64_t stepNumber = ++step_;
+    // Each replica gathers its own shard of the global batch, then runs its step.
+    pool_->run([&](int r) {
+      const Device &dev = devices_[r];
+      batcher.fillBatch(b, shardBegin(r), shardBegin(r) + shardRows_,
+                        static_cast<float *>(program_.bufferData(dev.image)),
+                        static_cast<int32_t *>(program_.bufferData(dev.label)));
+      StepContext ctx{shardRows_, stepNumber, r};
+      program_.run(StepKind::Train, ctx);
+    });
+    // Every shard is full, so the mean of the shard means is the mean over this process's
+    // samples.
+    double loss = 0;
+    for (const Device &dev : devices_) {
+      loss += readScalar(dev.trainLoss);
+      if (dev.trainCorrect >= 0)
+        correct += readScalar(dev.trainCorrect);
+    }
+    lossSum += loss / replicas;
     bar.update(b + 1, lossSum / static_cast<double>(b + 1));
   }
   bar.finish();
@@ -105,12 +171,23 @@ EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, 
   EpochStats stats;
   stats.epoch = epoch;
   stats.steps = steps;
+  stats.seconds = secondsSince(start);
+  const double localSamples = double(steps) * shardRows_ * replicas;
+  const double localRate = stats.seconds > 0 ? localSamples / stats.seconds : 0;
+  if (group_ && group_->size() > 1) {
+    double totals[2] = {lossSum, correct};
+    group_->sumDoubles(totals, 2, timeout_);
+    lossSum = totals[0] / group_->size();
+    correct = totals[1];
+    stats.rankSamplesPerSec = group_->gatherDoubles(localRate, timeout_);
+  } else {
+    stats.rankSamplesPerSec = {localRate};
+  }
   stats.samples = steps * batch_;
   stats.loss = steps ? lossSum / static_cast<double>(steps) : std::nan("");
-  stats.trainAccuracy = trainCorrect_ >= 0 && stats.samples
-                            ? correct / static_cast<double>(stats.samples)
-                            : std::numeric_limits<double>::quiet_NaN();
-  stats.seconds = secondsSince(start);
+  const bool hasCorrect = devices_.front().trainCorrect >= 0;
+  stats.trainAccuracy = hasCorrect && stats.samples ? correct / static_cast<double>(stats.samples)
+                                                    : std::numeric_limits<double>::quiet_NaN();
   stats.samplesPerSec = stats.seconds > 0 ? stats.samples / stats.seconds : 0;
   if (!quiet_)
     out_ << epochLine(stats, epochs) << std::endl;
@@ -119,41 +196,107 @@ EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, 
 
 EvalStats Trainer::evaluate(const Dataset &data) {
   Batcher batcher(data, batch_, BatchOrder::Sequential, Remainder::Pad);
-  auto *images = static_cast<float *>(program_.bufferData(imageBuffer_));
-  auto *labels = static_cast<int32_t *>(program_.bufferData(labelBuffer_));
+  const int replicas = program_.devices();
   ProgressBar bar(out_, interactive_ && !quiet_, "evaluate", batcher.numBatches());
-  double lossSum = 0, correct = 0;
-  int64_t samples = 0;
+  double lossSum = 0, correct = 0, samples = 0;
+  std::vector<int64_t> valid(replicas, 0);
   for (int64_t b = 0; b < batcher.numBatches(); ++b) {
-    int64_t valid = batcher.fillBatch(b, 0, batch_, images, labels);
-    // The eval step does not update anything; its step number only has to be valid.
-    program_.run(StepKind::Eval, StepContext{valid, step_ > 0 ? step_ : 1});
-    // The loss is a mean over the valid rows: weight it by them to average over samples.
-    lossSum += static_cast<double>(readScalar(evalLoss_)) * static_cast<double>(valid);
-    correct += readScalar(evalCorrect_);
-    samples += valid;
-    bar.update(b + 1, lossSum / static_cast<double>(samples));
+    pool_->run([&](int r) {
+      const Device &dev = devices_[r];
+      valid[r] = batcher.fillBatch(b, shardBegin(r), shardBegin(r) + shardRows_,
+                                   static_cast<float *>(program_.bufferData(dev.image)),
+                                   static_cast<int32_t *>(program_.bufferData(dev.label)));
+      // A shard wholly past the data (the padded last batch) has nothing to evaluate; the
+      // eval step has no collectives, so replicas need not run it together.
+      if (valid[r] > 0)
+        program_.run(StepKind::Eval, StepContext{valid[r], step_ > 0 ? step_ : 1, r});
+    });
+    for (int r = 0; r < replicas; ++r) {
+      if (valid[r] == 0)
+        continue;
+      // The loss is a mean over the valid rows: weight it by them to average over samples.
+      lossSum += static_cast<double>(readScalar(devices_[r].evalLoss)) * double(valid[r]);
+      correct += readScalar(devices_[r].evalCorrect);
+      samples += double(valid[r]);
+    }
+    bar.update(b + 1, samples ? lossSum / samples : 0);
   }
   bar.finish();
+  if (group_ && group_->size() > 1) {
+    double totals[3] = {lossSum, correct, samples};
+    group_->sumDoubles(totals, 3, timeout_);
+    lossSum = totals[0], correct = totals[1], samples = totals[2];
+  }
   EvalStats stats;
-  stats.samples = samples;
-  stats.loss = samples ? lossSum / static_cast<double>(samples) : std::nan("");
-  stats.accuracy = samples ? correct / static_cast<double>(samples) : std::nan("");
+  stats.samples = static_cast<int64_t>(samples);
+  stats.loss = samples ? lossSum / samples : std::nan("");
+  stats.accuracy = samples ? correct / samples : std::nan("");
   return stats;
 }
 
-TrainReport runTraining(const std::string &planPath, const TrainOptions &options,
-                        std::ostream &out) {
-  if (options.epochs < 0)
-    throw Error(ErrorKind::Usage, "--epochs must not be negative");
-  if (!options.metricsPath.empty())
-    checkWritable(options.metricsPath);
+void dumpParams(Program &program, const std::string &path) {
+  std::string image;
+  for (const fb::Param *p : *program.plan().params()) {
+    const fb::Buffer &b = program.buffer(p->buffer());
+    if (b.device() != 0)
+      continue;
+    image += p->name()->str();
+    image.push_back('\0');
+    uint64_t count = static_cast<uint64_t>(numElements(b));
+    for (int i = 0; i < 8; ++i)
+      image.push_back(static_cast<char>((count >> (8 * i)) & 0xff));
+    const char *data = static_cast<const char *>(program.bufferData(p->buffer()));
+    image.append(data, static_cast<size_t>(numElements(b)) * 4);
+  }
+  writeFileAtomically(path, image);
+}
 
+namespace {
+
+/// The job behind runTraining once the process group exists.
+TrainReport trainWith(const std::string &planPath, const TrainOptions &options, std::ostream &out,
+                      std::unique_ptr<Program> program, ProcessGroup &group,
+                      Clock::time_point start) {
   TrainReport report;
-  auto start = Clock::now();
-  std::unique_ptr<Program> program = Program::load(PlanFile::read(planPath));
-  Trainer trainer(*program, planPath, out, options.interactive, options.quiet);
   const fb::Plan &plan = program->plan();
+  report.replicas = program->devices();
+  report.processes = program->processes();
+  const double timeout = options.collectiveTimeout > 0 ? options.collectiveTimeout : 1e9;
+
+  // Every rank must run the same plan with the same seed before anything is exchanged.
+  Handshake mine;
+  mine.planHash = program->file().hash();
+  mine.manifestHash = plan.manifest_hash();
+  mine.replicas = program->devices();
+  mine.processes = program->processes();
+  mine.seed = options.seed;
+  mine.planPath = planPath;
+  group.handshake(mine, timeout);
+
+  std::unique_ptr<Collectives> engine;
+  if (program->hasCollectives()) {
+    std::vector<BucketInfo> buckets;
+    for (const fb::Collective *c : *plan.collectives()) {
+      BucketInfo b;
+      b.index = c->bucket();
+      b.elements = c->elements();
+      if (c->tensors())
+        for (const flatbuffers::String *t : *c->tensors())
+          b.tensors += (b.tensors.empty() ? "" : ", ") + t->str();
+      b.loc = c->loc() ? c->loc()->str() : "";
+      buckets.push_back(b);
+    }
+    engine = std::make_unique<Collectives>(group, program->devices(), buckets,
+                                           options.collectiveTimeout);
+  }
+  const bool printer = group.rank() == 0;
+  const bool quiet = options.quiet || !printer;
+  std::ostringstream discard;
+  std::ostream &log = printer ? out : discard;
+  const bool interactive = options.interactive && group.size() == 1 && !launchedByMpiLauncher();
+  Trainer trainer(*program, planPath, log, interactive, quiet, &group,
+                  engine.get());
+  trainer.setTimeout(timeout);
   const int64_t classes = numClasses(plan);
   if (classes < 1 || classes > 256)
     throw Error(ErrorKind::Plan, planPath + ": the model predicts " + std::to_string(classes) +
@@ -170,13 +313,17 @@ TrainReport runTraining(const std::string &planPath, const TrainOptions &options
   report.params = countWeights(plan);
   report.phases.load = secondsSince(start);
 
-  if (!options.quiet) {
+  if (!quiet) {
     int64_t steps = batcher.numBatches();
     if (options.maxSteps > 0 && options.maxSteps < steps)
       steps = options.maxSteps;
     out << "model " << (plan.model() ? plan.model()->str() : "(unnamed)") << ": "
         << withCommas(report.params) << " parameters, batch " << batch << ", " << classes
         << " classes\n";
+    if (report.replicas * report.processes > 1)
+      out << "data parallel: " << report.processes << " process(es) x " << report.replicas
+          << " replica(s), " << batch / (report.replicas * report.processes)
+          << " samples each per step; " << group.launch().describe() << "\n";
     out << "train " << withCommas(train.size()) << " samples: " << steps << " steps per epoch";
     if (int64_t dropped = train.size() - batcher.samplesPerEpoch())
       out << " (the last " << dropped
@@ -196,17 +343,59 @@ TrainReport runTraining(const std::string &planPath, const TrainOptions &options
   start = Clock::now();
   report.test = trainer.evaluate(test);
   report.phases.evaluate = secondsSince(start);
+  if (engine) {
+    report.allreduceSeconds = engine->reduceSeconds();
+    report.allreduceWaitSeconds = engine->waitSeconds();
+  }
 
-  char line[120];
-  std::snprintf(line, sizeof(line), "test  loss %.4f  accuracy %.4f  (%s samples)\n",
-                report.test.loss, report.test.accuracy, withCommas(report.test.samples).c_str());
-  out << line;
-  if (!options.quiet)
-    printPhaseTable(report.phases, out);
-  out << std::flush;
-  if (!options.metricsPath.empty())
-    writeFileAtomically(options.metricsPath, metricsJson(report));
+  if (printer) {
+    char line[120];
+    std::snprintf(line, sizeof(line), "test  loss %.4f  accuracy %.4f  (%s samples)\n",
+                  report.test.loss, report.test.accuracy, withCommas(report.test.samples).c_str());
+    out << line;
+    if (!options.quiet)
+      printPhaseTable(report.phases, out);
+    if (!options.quiet && engine)
+      out << "allreduce: " << std::fixed << std::setprecision(3) << report.allreduceSeconds
+          << " s averaging buckets, " << report.allreduceWaitSeconds
+          << " s of replica time waiting for them (the rest overlapped compute)\n"
+          << std::defaultfloat;
+    out << std::flush;
+    if (!options.metricsPath.empty())
+      writeFileAtomically(options.metricsPath, metricsJson(report));
+    if (!options.paramsPath.empty())
+      dumpParams(*program, options.paramsPath);
+  }
   return report;
+}
+
+} // namespace
+
+TrainReport runTraining(const std::string &planPath, const TrainOptions &options,
+                        std::ostream &out) {
+  if (options.epochs < 0)
+    throw Error(ErrorKind::Usage, "--epochs must not be negative");
+  if (!options.metricsPath.empty())
+    checkWritable(options.metricsPath);
+  if (!options.paramsPath.empty())
+    checkWritable(options.paramsPath);
+
+  auto start = Clock::now();
+  std::unique_ptr<Program> program = Program::load(PlanFile::read(planPath));
+  // MPI only when launched by an MPI launcher or needed; a one-process plan started directly
+  // never touches it.
+  const bool useMpi = program->processes() > 1 || launchedByMpiLauncher();
+  std::unique_ptr<ProcessGroup> group = ProcessGroup::create(useMpi);
+  if (group->size() == 1)
+    return trainWith(planPath, options, out, std::move(program), *group, start);
+  try {
+    return trainWith(planPath, options, out, std::move(program), *group, start);
+  } catch (const Error &e) {
+    // One rank's failure ends the job: the others would wait for it in a collective.
+    group->abortJob(e.what(), e.exitCode());
+  } catch (const std::exception &e) {
+    group->abortJob(e.what(), static_cast<int>(ErrorKind::Runtime));
+  }
 }
 
 } // namespace dp::rt

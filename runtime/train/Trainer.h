@@ -3,9 +3,11 @@
 // results and where the time went.
 #pragma once
 
+#include "runtime/comm/Comm.h"
 #include "runtime/core/Program.h"
 #include "runtime/data/Batcher.h"
 #include "runtime/data/Dataset.h"
+#include "runtime/train/Replicas.h"
 
 #include <cstdint>
 #include <iosfwd>
@@ -28,6 +30,11 @@ struct TrainOptions {
   bool quiet = false;
   /// Draw a live progress bar with carriage returns (the output is a terminal).
   bool interactive = false;
+  /// Seconds a collective may wait for the other replicas before the job is stopped with a
+  /// report of who is missing (0: wait forever).
+  double collectiveTimeout = 20;
+  /// Where to write every parameter after training (raw f32, see dumpParams); empty for none.
+  std::string paramsPath;
 };
 
 /// Figures of one training epoch. trainAccuracy is NaN when the plan's train step has no
@@ -40,6 +47,8 @@ struct EpochStats {
   double trainAccuracy = 0;
   double seconds = 0;
   double samplesPerSec = 0;
+  /// Samples per second each rank processed (its replicas' shards), indexed by rank.
+  std::vector<double> rankSamplesPerSec;
 };
 
 /// Figures of one pass of the eval step over a data set.
@@ -63,6 +72,9 @@ struct TrainReport {
   EvalStats test;
   int64_t params = 0; // trainable weight elements
   PhaseTimes phases;
+  int replicas = 1, processes = 1;
+  /// Seconds the collectives spent averaging buckets, and replicas spent waiting for them.
+  double allreduceSeconds = 0, allreduceWaitSeconds = 0;
 };
 
 /// Runs a loaded program's steps on data sets. Construction checks that the plan has what the
@@ -70,9 +82,13 @@ struct TrainReport {
 /// output in both steps and "correct" in the eval step) and throws Error(Plan) otherwise.
 class Trainer {
 public:
-  /// `planName` names the plan in messages; `out` receives progress and epoch lines.
+  /// `planName` names the plan in messages; `out` receives progress and epoch lines. With a
+  /// `group` of several processes, this process trains its replicas' shards of every global
+  /// batch and per-epoch figures are totals over all ranks. `engine` must be given when the
+  /// plan has collectives.
   Trainer(Program &program, const std::string &planName, std::ostream &out, bool interactive,
-          bool quiet);
+          bool quiet, ProcessGroup *group = nullptr, Collectives *engine = nullptr);
+  ~Trainer();
 
   /// Elements per sample of the "image" input (784 for 28x28 images).
   int64_t sampleElements() const { return sampleElements_; }
@@ -89,18 +105,39 @@ public:
   /// Train steps run so far (the StepContext step counter of the last one).
   int64_t stepsRun() const { return step_; }
 
+  /// Seconds the cross-process metric exchanges may wait for the other ranks.
+  void setTimeout(double seconds) { timeout_ = seconds; }
+
+  /// The replica threads of this process.
+  ReplicaPool &replicas() { return *pool_; }
+
 private:
   float readScalar(int buffer);
+  /// Global-batch rows replica `r` of this process holds: [first, first + shardRows_).
+  int64_t shardBegin(int r) const;
+
+  /// The buffers each replica (device) reads and writes.
+  struct Device {
+    int image = -1, label = -1;
+    int trainLoss = -1, trainCorrect = -1, evalLoss = -1, evalCorrect = -1;
+  };
 
   Program &program_;
   std::string planName_;
   std::ostream &out_;
   bool interactive_, quiet_;
-  int64_t batch_ = 0, sampleElements_ = 0;
-  int imageBuffer_ = -1, labelBuffer_ = -1;
-  int trainLoss_ = -1, trainCorrect_ = -1, evalLoss_ = -1, evalCorrect_ = -1;
+  ProcessGroup *group_;
+  int64_t batch_ = 0, shardRows_ = 0, sampleElements_ = 0;
+  std::vector<Device> devices_;
+  std::unique_ptr<CollectiveEngine> adapter_;
+  std::unique_ptr<ReplicaPool> pool_;
   int64_t step_ = 0;
+  double timeout_ = 60;
 };
+
+/// Writes every parameter of device 0, in plan order, to `path`: its name, a NUL, its element
+/// count as a little-endian u64, then its f32 values (little-endian).
+void dumpParams(Program &program, const std::string &path);
 
 /// The whole job behind `dprun PLAN --data DIR`: loads the plan and both data splits, draws
 /// the parameters, trains, evaluates, prints the results and the phase table to `out`, and

@@ -1,6 +1,7 @@
 // dpc: the dp compiler driver. `dpc compile` runs the default pipeline on a model and writes
 // the plan; `dpc summary` prints the model's layer table. Diagnostics carry file:line:col.
 #include "dialect/Graph/IR/GraphDialect.h"
+#include "passes/Dist/Report.h"
 #include "passes/Graph/Passes.h"
 #include "passes/Graph/Summary.h"
 #include "passes/Graph/Utils.h"
@@ -42,6 +43,25 @@ static cl::opt<std::string> dumpDir(
     cl::value_desc("dir"), cl::sub(compileCmd), cl::cat(dpcCategory));
 static cl::opt<double> lrScale("lr-scale", cl::desc("Multiply the model's learning rate by this"),
                                cl::init(1.0), cl::sub(compileCmd), cl::cat(dpcCategory));
+static cl::opt<int64_t> devicesPerProcess(
+    "devices-per-process", cl::desc("Replicas per process, one per device (default 1)"),
+    cl::init(1), cl::value_desc("R"), cl::sub(compileCmd), cl::cat(dpcCategory));
+static cl::opt<int64_t> processes("processes",
+                                  cl::desc("Processes (MPI ranks) of the job (default 1)"),
+                                  cl::init(1), cl::value_desc("P"), cl::sub(compileCmd),
+                                  cl::cat(dpcCategory));
+static cl::opt<std::string> device("device", cl::desc("Device kind: cpu (default) or cuda"),
+                                   cl::init("cpu"), cl::sub(compileCmd), cl::cat(dpcCategory));
+static cl::opt<double> bucketMb(
+    "bucket-mb", cl::desc("Largest allreduce bucket in MiB per replica; 0: one per gradient"),
+    cl::init(25.0), cl::value_desc("MiB"), cl::sub(compileCmd), cl::cat(dpcCategory));
+enum class LrScaling { None, Linear };
+static cl::opt<LrScaling> scaleLr(
+    "scale-lr", cl::desc("Scale the learning rate with the number of replicas"),
+    cl::values(clEnumValN(LrScaling::None, "none", "keep the model's learning rate (default)"),
+               clEnumValN(LrScaling::Linear, "linear",
+                          "multiply it by R x P (Goyal et al.), on top of --lr-scale")),
+    cl::init(LrScaling::None), cl::sub(compileCmd), cl::cat(dpcCategory));
 static cl::opt<bool> quiet("quiet", cl::desc("Print nothing but errors"), cl::sub(compileCmd),
                            cl::cat(dpcCategory));
 
@@ -52,15 +72,22 @@ class DumpInstrumentation : public PassInstrumentation {
 public:
   explicit DumpInstrumentation(std::string dir) : dir_(std::move(dir)) {}
 
-  void runAfterPass(Pass *pass, Operation *op) override {
-    if (!isa<ModuleOp>(op))
-      return;
-    std::string name = llvm::formatv("{0:d2}-{1}.mlir", ++index_, pass->getArgument()).str();
-    write(op, name);
+  void runBeforePass(Pass *pass, Operation *op) override {
+    if (auto module = dyn_cast<ModuleOp>(op))
+      before_ = dp::dist::collectCollectives(module);
   }
 
-  /// Writes `op` as DIR/name; failures to write are reported, not fatal.
-  void write(Operation *op, StringRef name) {
+  void runAfterPass(Pass *pass, Operation *op) override {
+    auto module = dyn_cast<ModuleOp>(op);
+    if (!module)
+      return;
+    std::string name = llvm::formatv("{0:d2}-{1}.mlir", ++index_, pass->getArgument()).str();
+    write(op, name, dp::dist::describeCollectiveChanges(before_, dp::dist::collectCollectives(module)));
+  }
+
+  /// Writes `op` as DIR/name, after `notes` as comment lines; failures to write are
+  /// reported, not fatal.
+  void write(Operation *op, StringRef name, const std::vector<std::string> &notes = {}) {
     llvm::SmallString<256> path(dir_);
     llvm::sys::path::append(path, name);
     std::error_code ec;
@@ -69,11 +96,14 @@ public:
       llvm::errs() << "dpc: cannot write " << path << ": " << ec.message() << "\n";
       return;
     }
+    for (const std::string &note : notes)
+      os << "// collectives: " << note << "\n";
     op->print(os);
     os << "\n";
   }
 
 private:
+  std::vector<dp::dist::CollectiveRecord> before_;
   std::string dir_;
   unsigned index_ = 0;
 };
@@ -119,8 +149,20 @@ int runCompile(ModuleOp module) {
     dumps->write(module, "00-input.mlir");
     pm.addInstrumentation(std::move(instrumentation));
   }
+  if (devicesPerProcess < 1 || processes < 1)
+    return failWith("--devices-per-process and --processes must be at least 1", 2);
+  if (device != "cpu" && device != "cuda")
+    return failWith("--device must be cpu or cuda, not '" + device + "'", 2);
+  if (bucketMb < 0)
+    return failWith("--bucket-mb must not be negative", 2);
   dp::CompileOptions options;
   options.lrScale = lrScale.getValue();
+  if (scaleLr == LrScaling::Linear)
+    options.lrScale = options.lrScale * double(devicesPerProcess * processes);
+  options.devicesPerProcess = devicesPerProcess.getValue();
+  options.processes = processes.getValue();
+  options.device = device.getValue();
+  options.bucketMb = bucketMb.getValue();
   dp::buildCompilePipeline(pm, options);
   if (failed(pm.run(module)))
     return 1;
@@ -150,6 +192,16 @@ int runCompile(ModuleOp module) {
     llvm::outs() << "compiled '" << model << "' (global batch " << program.getBatch()
                  << "): train step " << kernels[0] << " kernels, eval step " << kernels[1]
                  << " kernels, in " << llvm::format("%.0f", ms) << " ms\n";
+    int64_t replicas = devicesPerProcess * processes;
+    if (replicas > 1)
+      llvm::outs() << "data parallel: " << devicesPerProcess << " " << device
+                   << " device(s) per process x " << processes << " process(es) = " << replicas
+                   << " replicas of " << program.getBatch() / replicas << " samples each"
+                   << (scaleLr == LrScaling::Linear
+                           ? ", learning rate x " + std::to_string(replicas)
+                           : std::string())
+                   << "\n";
+    dp::plan::printBucketPlan(program, llvm::outs());
     dp::plan::printMemoryReport(dp::plan::computeMemoryReport(program), llvm::outs());
     llvm::outs() << "wrote " << path << " (" << image.size() << " bytes)\n";
     if (dumps)
@@ -167,7 +219,10 @@ int main(int argc, char **argv) {
       argc, argv,
       "dpc: the dp compiler\n\n"
       "  dpc summary model.mlir                 print the layer table and parameter counts\n"
-      "  dpc compile model.mlir -o model.dpx    compile to a plan that dprun executes\n");
+      "  dpc compile model.mlir -o model.dpx    compile to a plan that dprun executes\n"
+      "  dpc compile model.mlir -o m.dpx --devices-per-process 2 --processes 4\n"
+      "                                         data parallel: 2 replicas in each of 4\n"
+      "                                         processes (mpirun -n 4 / srun -n 4 dprun m.dpx)\n");
   if (!compileCmd && !summaryCmd) {
     llvm::errs() << "dpc: missing command: use 'dpc compile' or 'dpc summary' (see dpc --help)\n";
     return 2;

@@ -25,7 +25,8 @@ namespace {
 constexpr const char *kVersion = "0.1.0";
 
 const char *kUsage = "usage: dprun PLAN --data DIR [--epochs N] [--seed S] [--metrics FILE]\n"
-                     "                  [--max-steps N] [--quiet]\n"
+                     "                  [--max-steps N] [--quiet] [--collective-timeout S]\n"
+                     "                  [--save-params FILE]\n"
                      "       dprun PLAN --inspect\n"
                      "       dprun PLAN --check-gradients [--seed S]\n"
                      "       dprun --help | --version\n";
@@ -41,6 +42,13 @@ const char *kHelp =
     "  --metrics FILE   write per-epoch and test figures to FILE as JSON\n"
     "  --max-steps N    at most N train steps per epoch (for quick tests)\n"
     "  --quiet, -q      print only the test result\n"
+    "  --collective-timeout S\n"
+    "                   seconds a replica waits in a collective (or a rank in the start-up\n"
+    "                   handshake) before the job stops with a report of the missing\n"
+    "                   rank; 0 waits forever (default 20)\n"
+    "  --save-params FILE\n"
+    "                   after training, write every parameter to FILE (per parameter: its\n"
+    "                   name, NUL, u64 element count, f32 values; little-endian)\n"
     "  --inspect        print a summary of the plan and exit; needs no data\n"
     "  --check-gradients\n"
     "                   compare the train step's gradients with finite differences of the\n"
@@ -52,7 +60,13 @@ const char *kHelp =
     "plan's batch size; the samples left over after the last full batch are skipped for that\n"
     "epoch. Evaluation uses every test sample (the last batch is padded).\n"
     "\n"
-    "Exit status: 0 success, 2 bad command line, 3 bad plan, 4 bad data, 5 runtime failure.\n";
+    "Data parallel plans (dpc compile --devices-per-process R --processes P) run R replica\n"
+    "threads in each of P processes, launched by `mpirun -n P` or `srun -n P --mpi=pmix`;\n"
+    "each replica reads its own shard of every global batch. Before the first step the\n"
+    "ranks check that they run the same plan, seed and launch shape; rank 0 prints.\n"
+    "\n"
+    "Exit status: 0 success, 2 bad command line, 3 bad plan, 4 bad data, 5 runtime failure,\n"
+    "6 launch mismatch or a failed peer.\n";
 
 struct Args {
   std::string plan;
@@ -138,6 +152,12 @@ bool parseArgs(int argc, char **argv, Args &args) {
         usageError("--metrics needs a file name");
     } else if (arg == "--max-steps") {
       args.train.maxSteps = parsePositive(arg, next());
+    } else if (arg == "--collective-timeout") {
+      args.train.collectiveTimeout = static_cast<double>(parseCount(arg, next()));
+    } else if (arg == "--save-params") {
+      args.train.paramsPath = next();
+      if (args.train.paramsPath.empty())
+        usageError("--save-params needs a file name");
     } else if (arg == "--quiet" || arg == "-q") {
       noValue();
       args.train.quiet = true;

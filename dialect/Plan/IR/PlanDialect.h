@@ -18,6 +18,8 @@
 namespace dp::plan {
 /// Bytes of a buffer of this type.
 int64_t bufferBytes(mlir::MemRefType type);
+/// The device a buffer lives on (its root's `device`; 0 when absent).
+int64_t bufferDevice(mlir::Value buffer);
 /// Arena offsets are multiples of this many bytes.
 inline constexpr int64_t kAlignment = 64;
 } // namespace dp::plan

@@ -16,6 +16,43 @@ using namespace dp::plan;
 LogicalResult ProgramOp::verify() {
   if (getBatch() <= 0)
     return emitOpError() << "needs a positive batch, found " << getBatch();
+  if (getDevicesPerProcess() < 1 || getProcesses() < 1)
+    return emitOpError() << "needs at least one device and one process, found "
+                         << getDevicesPerProcess() << " and " << getProcesses();
+  int64_t devices = getDevicesPerProcess();
+  WalkResult result = getOperation()->walk([&](Operation *op) {
+    auto device = op->getAttrOfType<IntegerAttr>("device");
+    if (op != getOperation() && device && (device.getInt() < 0 || device.getInt() >= devices)) {
+      op->emitOpError() << "is on device " << device.getInt() << " but the program has "
+                        << devices << " device(s) per process";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+int64_t dp::plan::bufferDevice(Value buffer) {
+  while (auto view = buffer.getDefiningOp<ViewOp>())
+    buffer = view.getSource();
+  Operation *def = buffer.getDefiningOp();
+  auto device = def ? def->getAttrOfType<IntegerAttr>("device") : IntegerAttr();
+  return device ? device.getInt() : 0;
+}
+
+LogicalResult GradOp::verify() {
+  if (!getBucket())
+    return getBucketOffset() ? emitOpError("has a bucket_offset but no bucket") : success();
+  if (!getBucketOffset())
+    return emitOpError("in a bucket needs a bucket_offset");
+  int64_t offset = *getBucketOffset(), size = getBuffer().getType().getNumElements();
+  int64_t capacity = cast<MemRefType>(getBucket().getType()).getNumElements();
+  if (offset < 0 || offset + size > capacity)
+    return emitOpError() << "elements [" << offset << ", " << offset + size
+                         << ") do not fit its bucket of " << capacity;
+  if (bufferDevice(getBucket()) != getDevice())
+    return emitOpError() << "is on device " << getDevice() << ", its bucket on device "
+                         << bufferDevice(getBucket());
   return success();
 }
 
@@ -42,5 +79,19 @@ LogicalResult KernelOp::verify() {
   if (nOut != info.numOutputs)
     return emitOpError() << "kernel '" << getKind() << "' takes " << info.numOutputs
                          << " outputs, found " << nOut;
+  if (dp::rt::isCollective(kind)) {
+    for (auto [i, v] : llvm::enumerate(getInputs()))
+      if (bufferDevice(v) != static_cast<int64_t>(i))
+        return emitOpError() << "collective input " << i << " must be device " << i
+                             << "'s buffer, found device " << bufferDevice(v);
+    return success();
+  }
+  std::optional<int64_t> device;
+  for (Value v : getOperands()) {
+    int64_t d = bufferDevice(v);
+    if (device && d != *device)
+      return emitOpError() << "mixes buffers of devices " << *device << " and " << d;
+    device = d;
+  }
   return success();
 }

@@ -16,7 +16,10 @@ def Plan_Dialect : Dialect {
     bindings) and one `plan.step` per executable step (train, eval). Inside a step, transient
     buffers come from `plan.alloc`, `plan.view` gives a buffer another shape, and each
     `plan.kernel` is one call of a runtime kernel (runtime/format/Kernels.def) on buffers.
-    Memory planning assigns every buffer an `offset` in the arena.
+    Memory planning assigns every buffer an `offset` in the arena of its `device` (a replica
+    of this process; one arena per device). A program compiled for several devices or
+    processes has `plan.bucket`s, the contiguous gradient buffers that allreduce kernels
+    average across every replica of the job.
   }];
   let useDefaultAttributePrinterParser = 1;
   let extraClassDeclaration = [{
@@ -54,7 +57,9 @@ def Plan_ProgramOp : Plan_Op<"program", [NoTerminator, SingleBlock]> {
     }
     ```
   }];
-  let arguments = (ins StrAttr:$model, I64Attr:$batch);
+  let arguments = (ins StrAttr:$model, I64Attr:$batch,
+                       DefaultValuedAttr<I64Attr, "1">:$devices_per_process,
+                       DefaultValuedAttr<I64Attr, "1">:$processes);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$model attr-dict-with-keyword $body";
   let hasVerifier = 1;
@@ -63,21 +68,46 @@ def Plan_ProgramOp : Plan_Op<"program", [NoTerminator, SingleBlock]> {
 def Plan_ParamOp : Plan_Op<"param", [HasParent<"ProgramOp">]> {
   let summary = "a persistent parameter buffer and its initialiser";
   let arguments = (ins StrAttr:$name, Plan_InitAttr:$init, UnitAttr:$optimizer_state,
-                       OptionalAttr<I64Attr>:$offset);
+                       OptionalAttr<I64Attr>:$offset, DefaultValuedAttr<I64Attr, "0">:$device);
   let results = (outs Plan_Buffer:$buffer);
   let assemblyFormat = "$name attr-dict `:` type($buffer)";
 }
 
+def Plan_BucketOp : Plan_Op<"bucket", [HasParent<"ProgramOp">]> {
+  let summary = "a device's contiguous gradient buffer, averaged by one allreduce";
+  let description = [{
+    The gradients of a bucket are `plan.grad`s inside it, so the kernels that compute them
+    write straight into the buffer the collective sends: no packing copy.
+  }];
+  let arguments = (ins I64Attr:$index, OptionalAttr<I64Attr>:$offset,
+                       DefaultValuedAttr<I64Attr, "0">:$device);
+  let results = (outs MemRefRankOf<[F32], [1]>:$buffer);
+  let assemblyFormat = "$index attr-dict `:` type($buffer)";
+}
+
 def Plan_GradOp : Plan_Op<"grad", [HasParent<"ProgramOp">]> {
   let summary = "the persistent buffer holding a parameter's gradient after a train step";
-  let arguments = (ins StrAttr:$param, OptionalAttr<I64Attr>:$offset);
+  let description = [{
+    With a bucket, the gradient occupies the bucket's elements from `bucket_offset` on.
+  }];
+  let arguments = (ins StrAttr:$param, Optional<MemRefRankOf<[F32], [1]>>:$bucket,
+                       OptionalAttr<I64Attr>:$bucket_offset, OptionalAttr<I64Attr>:$offset,
+                       DefaultValuedAttr<I64Attr, "0">:$device);
   let results = (outs Plan_Buffer:$buffer);
-  let assemblyFormat = "$param attr-dict `:` type($buffer)";
+  let assemblyFormat = [{
+    $param (`in` $bucket^ `:` type($bucket))? attr-dict `:` type($buffer)
+  }];
+  let hasVerifier = 1;
 }
 
 def Plan_InputOp : Plan_Op<"input", [HasParent<"ProgramOp">]> {
   let summary = "a buffer the runtime fills with a batch before each step";
-  let arguments = (ins StrAttr:$name, OptionalAttr<I64Attr>:$offset);
+  let description = [{
+    Holds the device's shard of the global batch: its rows are rows `s * n` to `(s + 1) * n`
+    of the global batch, where `n` is the buffer's row count and `s = rank * R + device`.
+  }];
+  let arguments = (ins StrAttr:$name, OptionalAttr<I64Attr>:$offset,
+                       DefaultValuedAttr<I64Attr, "0">:$device);
   let results = (outs Plan_Buffer:$buffer);
   let assemblyFormat = "$name attr-dict `:` type($buffer)";
 }
@@ -91,7 +121,7 @@ def Plan_StepOp : Plan_Op<"step", [HasParent<"ProgramOp">, NoTerminator, SingleB
 
 def Plan_AllocOp : Plan_Op<"alloc", [HasParent<"StepOp">]> {
   let summary = "a transient buffer of a step";
-  let arguments = (ins OptionalAttr<I64Attr>:$offset);
+  let arguments = (ins OptionalAttr<I64Attr>:$offset, DefaultValuedAttr<I64Attr, "0">:$device);
   let results = (outs Plan_Buffer:$buffer);
   let assemblyFormat = "attr-dict `:` type($buffer)";
 }
@@ -109,7 +139,9 @@ def Plan_KernelOp : Plan_Op<"kernel", [HasParent<"StepOp">, AttrSizedOperandSegm
   let description = [{
     `kind` names a kernel of runtime/format/Kernels.def; the number of inputs and outputs must
     match it. Outputs are written (update kernels also read them). The op's other attributes
-    are the kernel's attributes.
+    are the kernel's attributes. A kernel runs on the device of its buffers, which must all
+    be on one device, except the collectives (`allreduce_start`, `allreduce_wait`), whose
+    input `d` is device `d`'s copy of a bucket.
 
     ```mlir
     plan.kernel "dense" ins(%x, %w, %b : memref<100x784xf32>, memref<784x100xf32>, memref<100xf32>)
@@ -119,8 +151,8 @@ def Plan_KernelOp : Plan_Op<"kernel", [HasParent<"StepOp">, AttrSizedOperandSegm
   let arguments = (ins StrAttr:$kind, Variadic<Plan_Buffer>:$inputs,
                        Variadic<Plan_Buffer>:$outputs);
   let assemblyFormat = [{
-    $kind (`ins` `(` $inputs^ `:` type($inputs) `)`)? `outs` `(` $outputs `:` type($outputs) `)`
-    attr-dict
+    $kind (`ins` `(` $inputs^ `:` type($inputs) `)`)?
+    (`outs` `(` $outputs^ `:` type($outputs) `)`)? attr-dict
   }];
   let hasVerifier = 1;
 }

@@ -1,11 +1,13 @@
 // convert-graph-to-plan: graph step functions become one plan.program (see Passes.td).
 #include "passes/Conversion/Passes.h"
+#include "dialect/Dist/IR/DistDialect.h"
 #include "passes/Graph/Utils.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
 
 #define DEBUG_TYPE "convert-graph-to-plan"
 
@@ -66,20 +68,74 @@ public:
 
   void declarePersistent(func::FuncOp func) {
     b_.setInsertionPointToEnd(&program_.getBody().front());
-    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
-      StringRef name = func.getArgAttrOfType<StringAttr>(i, g::kInputAttr).getValue();
-      if (!inputs_.count(name))
-        inputs_[name] = b_.create<plan::InputOp>(func.getArgument(i).getLoc(),
-                                                 bufferType(func.getArgument(i).getType()), name,
-                                                 IntegerAttr());
-    }
+    auto inputName = [&](Value arg) {
+      return func.getArgAttrOfType<StringAttr>(cast<BlockArgument>(arg).getArgNumber(),
+                                               g::kInputAttr)
+          .getValue();
+    };
+    // Each replica's shard of an input is that device's input buffer; an input read whole
+    // (a single replica) is device 0's.
+    auto declareInput = [&](Value v, StringRef name, int64_t device) {
+      Value &buffer = inputs_[{name, device}];
+      if (!buffer)
+        buffer = b_.create<plan::InputOp>(v.getLoc(), bufferType(v.getType()), name,
+                                          IntegerAttr(), device);
+    };
+    for (BlockArgument arg : func.getArguments())
+      if (llvm::any_of(arg.getUsers(), [](Operation *u) { return !isa<dist::ShardOp>(u); }))
+        declareInput(arg, inputName(arg), 0);
+    for (auto shard : func.getOps<dist::ShardOp>())
+      declareInput(shard, inputName(shard.getInput()), dist::getReplica(shard));
     for (g::ParamOp param : func.getOps<g::ParamOp>()) {
-      if (params_.count(param.getName()))
-        continue;
-      params_[param.getName()] =
-          b_.create<plan::ParamOp>(param.getLoc(), bufferType(param.getType()), param.getName(),
-                                   initFor(param), param.getOptimizerState(), IntegerAttr());
+      Value &buffer = params_[{param.getName(), dist::getReplica(param)}];
+      if (!buffer)
+        buffer = b_.create<plan::ParamOp>(param.getLoc(), bufferType(param.getType()),
+                                          param.getName(), initFor(param),
+                                          param.getOptimizerState(), IntegerAttr(),
+                                          dist::getReplica(param));
     }
+  }
+
+  /// Every allreduced gradient gets its slot in its device's bucket, where the kernel that
+  /// computes it writes.
+  void declareBuckets(func::FuncOp func) {
+    int64_t replicas = program_.getDevicesPerProcess();
+    auto declare = [&](Operation *op, ValueRange grads, int64_t bucket) {
+      unsigned n = grads.size() / replicas;
+      // Each gradient starts on an arena alignment boundary; the padding between them stays
+      // zero and averages to zero.
+      const int64_t align = plan::kAlignment / 4;
+      auto slot = [&](Value g) {
+        return llvm::alignTo(cast<RankedTensorType>(g.getType()).getNumElements(), align);
+      };
+      int64_t elements = 0;
+      for (Value g : grads.take_front(n))
+        elements += slot(g);
+      SmallVector<Value> perDevice;
+      for (int64_t r = 0; r < replicas; ++r) {
+        b_.setInsertionPoint(*program_.getBody().front().getOps<plan::StepOp>().begin());
+        Value buffer = b_.create<plan::BucketOp>(
+            op->getLoc(), MemRefType::get({elements}, b_.getF32Type()),
+            b_.getI64IntegerAttr(bucket), IntegerAttr(), deviceAttr(r));
+        perDevice.push_back(buffer);
+        int64_t offset = 0;
+        for (Value g : grads.slice(r * n, n)) {
+          auto [name, device] = gradOf_.lookup(g);
+          Value grad = b_.create<plan::GradOp>(g.getLoc(), bufferType(g.getType()), name,
+                                               buffer, b_.getI64IntegerAttr(offset),
+                                               IntegerAttr(), r);
+          grads_[{name, r}] = grad;
+          offset += slot(g);
+        }
+      }
+      buckets_[bucket] = perDevice;
+    };
+    func.walk([&](Operation *op) {
+      if (auto a = dyn_cast<dist::AllReduceOp>(op))
+        declare(a, a.getGradients(), a.getBucket().value_or(0));
+      else if (auto a = dyn_cast<dist::AllReduceStartOp>(op))
+        declare(a, a.getGradients(), a.getBucket());
+    });
   }
 
   LogicalResult lowerStep(func::FuncOp func, StringRef name) {
@@ -90,8 +146,10 @@ public:
     values_.clear();
     for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
       values_[func.getArgument(i)] =
-          inputs_[func.getArgAttrOfType<StringAttr>(i, g::kInputAttr).getValue()];
+          inputs_.lookup({func.getArgAttrOfType<StringAttr>(i, g::kInputAttr).getValue(), 0});
     collectGradients(func);
+    declareBuckets(func);
+    b_.setInsertionPointToEnd(block);
     for (Operation &op : func.getBody().front())
       if (failed(lower(&op)))
         return failure();
@@ -113,28 +171,55 @@ private:
         param = u.getParam(), grad = u.getGradient();
       else
         return;
-      gradOf_[grad] = param.getDefiningOp<g::ParamOp>().getName();
+      // An averaged gradient's buffer is the one its replica computed (reduced in place).
+      if (auto result = dyn_cast<OpResult>(grad)) {
+        if (auto a = dyn_cast<dist::AllReduceOp>(result.getOwner()))
+          grad = a.getGradients()[result.getResultNumber()];
+        else if (auto w = dyn_cast<dist::AllReduceWaitOp>(result.getOwner()))
+          grad = w.getStart().getGradients()[result.getResultNumber()];
+      }
+      gradOf_[grad] = {param.getDefiningOp<g::ParamOp>().getName(), dist::getReplica(op)};
     });
   }
 
   Value gradBuffer(Value result) {
-    StringRef name = gradOf_.lookup(result);
-    auto it = grads_.find(name);
+    auto key = gradOf_.lookup(result);
+    auto it = grads_.find(key);
     if (it != grads_.end())
       return it->second;
     OpBuilder::InsertionGuard guard(b_);
     // Persistent buffers come before the steps.
     b_.setInsertionPoint(*program_.getBody().front().getOps<plan::StepOp>().begin());
-    Value buffer =
-        b_.create<plan::GradOp>(result.getLoc(), bufferType(result.getType()), name, IntegerAttr());
-    grads_[name] = buffer;
+    Value buffer = b_.create<plan::GradOp>(result.getLoc(), bufferType(result.getType()),
+                                           key.first, Value(), IntegerAttr(), IntegerAttr(),
+                                           key.second);
+    grads_[key] = buffer;
     return buffer;
   }
 
   Value newBuffer(Value result) {
     if (gradOf_.count(result))
       return gradBuffer(result);
-    return b_.create<plan::AllocOp>(result.getLoc(), bufferType(result.getType()), IntegerAttr());
+    int64_t device = result.getDefiningOp() ? dist::getReplica(result.getDefiningOp()) : 0;
+    return b_.create<plan::AllocOp>(result.getLoc(), bufferType(result.getType()), IntegerAttr(),
+                                    deviceAttr(device));
+  }
+
+  /// The `device` attribute of a buffer op: absent for device 0, as in a single-device plan.
+  IntegerAttr deviceAttr(int64_t device) {
+    return device ? b_.getI64IntegerAttr(device) : IntegerAttr();
+  }
+
+  /// The collective kernels of bucket `index`, on every device's copy.
+  void collective(Location loc, StringRef kind, int64_t index) {
+    auto k = b_.create<plan::KernelOp>(loc, kind, buckets_.lookup(index), ValueRange());
+    k->setAttr("bucket", b_.getI64IntegerAttr(index));
+  }
+
+  /// Means are left in place: results take the buffers of the gradients they average.
+  void bindMeans(ValueRange results, ValueRange grads) {
+    for (auto [result, grad] : llvm::zip(results, grads))
+      values_[result] = values_.lookup(grad);
   }
 
   /// Emits one kernel call on the buffers of `ins` and `outs` (an update kernel's outputs are
@@ -172,7 +257,29 @@ private:
     using namespace g;
     bool ok = true;
     llvm::TypeSwitch<Operation *>(op)
-        .Case([&](ParamOp p) { values_[p.getResult()] = params_[p.getName()]; })
+        .Case([&](ParamOp p) {
+          values_[p.getResult()] = params_.lookup({p.getName(), dist::getReplica(p)});
+        })
+        .Case([&](dist::ShardOp s) {
+          StringRef name = cast<func::FuncOp>(s->getParentOp())
+                               .getArgAttrOfType<StringAttr>(
+                                   cast<BlockArgument>(s.getInput()).getArgNumber(), kInputAttr)
+                               .getValue();
+          values_[s.getResult()] = inputs_.lookup({name, dist::getReplica(s)});
+        })
+        .Case([&](dist::AllReduceOp a) {
+          int64_t bucket = a.getBucket().value_or(0);
+          collective(a.getLoc(), "allreduce_start", bucket);
+          collective(a.getLoc(), "allreduce_wait", bucket);
+          bindMeans(a.getResults(), a.getGradients());
+        })
+        .Case([&](dist::AllReduceStartOp a) {
+          collective(a.getLoc(), "allreduce_start", a.getBucket());
+        })
+        .Case([&](dist::AllReduceWaitOp w) {
+          collective(w.getLoc(), "allreduce_wait", w.getStart().getBucket());
+          bindMeans(w.getResults(), w.getStart().getGradients());
+        })
         .Case<ReshapeOp, FlattenOp>([&](Operation *r) {
           values_[r->getResult(0)] = b_.create<plan::ViewOp>(
               r->getLoc(), bufferType(r->getResult(0).getType()), values_.lookup(r->getOperand(0)));
@@ -239,9 +346,13 @@ private:
 
   plan::ProgramOp program_;
   OpBuilder b_;
-  llvm::StringMap<Value> inputs_, params_, grads_;
+  /// Persistent buffers by (name, device).
+  using Key = std::pair<StringRef, int64_t>;
+  llvm::DenseMap<Key, Value> inputs_, params_, grads_;
+  llvm::DenseMap<int64_t, SmallVector<Value>> buckets_;
   llvm::DenseMap<Value, Value> values_;
-  llvm::DenseMap<Value, StringRef> gradOf_;
+  /// The (parameter, device) whose gradient a value is.
+  llvm::DenseMap<Value, Key> gradOf_;
 };
 
 struct ConvertGraphToPlanPass : dp::impl::ConvertGraphToPlanPassBase<ConvertGraphToPlanPass> {
@@ -257,7 +368,12 @@ struct ConvertGraphToPlanPass : dp::impl::ConvertGraphToPlanPassBase<ConvertGrap
     StringRef model = train->getAttrOfType<StringAttr>(g::kModelAttr).getValue();
     OpBuilder b(module.getContext());
     b.setInsertionPointToEnd(module.getBody());
-    auto program = b.create<plan::ProgramOp>(module.getLoc(), model, batch);
+    int64_t devices = 1, processes = 1;
+    if (dist::MeshAttr mesh = dist::getMesh(train)) {
+      devices = mesh.getDevicesPerProcess();
+      processes = mesh.getProcesses();
+    }
+    auto program = b.create<plan::ProgramOp>(module.getLoc(), model, batch, devices, processes);
     program.getBody().emplaceBlock();
 
     Lowering lowering(program);

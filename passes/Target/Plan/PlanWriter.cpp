@@ -44,15 +44,17 @@ public:
 
     std::vector<flatbuffers::Offset<fb::Param>> params;
     std::vector<flatbuffers::Offset<fb::Input>> inputs;
-    llvm::StringMap<int> gradIds;
+    // A parameter's gradient is the one on its own device.
+    llvm::DenseMap<std::pair<StringRef, int64_t>, int> gradIds;
     for (GradOp grad : program_.getOps<GradOp>())
-      gradIds[grad.getParam()] = ids_.lookup(grad.getBuffer());
+      gradIds[{grad.getParam(), grad.getDevice()}] = ids_.lookup(grad.getBuffer());
     for (ParamOp param : program_.getOps<ParamOp>()) {
       InitAttr init = param.getInit();
       auto initRec = fb::CreateInit(fbb_, initKind(init.getKind()), init.getA().convertToDouble(),
                                     init.getB().convertToDouble(), init.getFanIn(),
                                     init.getFanOut());
-      int grad = gradIds.count(param.getName()) ? gradIds.lookup(param.getName()) : -1;
+      auto key = std::make_pair(param.getName(), int64_t(param.getDevice()));
+      int grad = gradIds.count(key) ? gradIds.lookup(key) : -1;
       auto kind = param.getOptimizerState() ? rt::ParamKind::OptimizerState : rt::ParamKind::Weight;
       params.push_back(fb::CreateParam(fbb_, fbb_.CreateString(param.getName().str()),
                                        ids_.lookup(param.getBuffer()), grad, initRec,
@@ -75,10 +77,13 @@ public:
     if (train.IsNull() || eval.IsNull())
       return program_.emitError("the plan needs a 'train' and an 'eval' step");
 
+    uint64_t manifestHash = 0;
+    auto collectives = writeManifest(manifestHash);
     auto plan = fb::CreatePlan(
         fbb_, fbb_.CreateString(producer.str()), fbb_.CreateString(program_.getModel().str()),
         program_.getBatch(), arena.getInt(), persistent.getInt(), fbb_.CreateVector(buffers_),
-        fbb_.CreateVector(params), fbb_.CreateVector(inputs), train, eval);
+        fbb_.CreateVector(params), fbb_.CreateVector(inputs), train, eval,
+        program_.getDevicesPerProcess(), program_.getProcesses(), collectives, manifestHash);
     fb::FinishPlanBuffer(fbb_, plan);
     out = rt::wrapPlanPayload(fbb_.GetBufferPointer(), fbb_.GetSize());
     return success();
@@ -99,13 +104,55 @@ private:
     return static_cast<uint8_t>(k);
   }
 
+  /// The manifest: one entry per allreduce_start of the train step, in issue order, with
+  /// the gradients of device 0's bucket in bucket order.
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Collective>>>
+  writeManifest(uint64_t &hash) {
+    llvm::DenseMap<Value, SmallVector<std::pair<int64_t, std::string>>> contents;
+    for (GradOp grad : program_.getOps<GradOp>())
+      if (grad.getBucket())
+        contents[grad.getBucket()].push_back({*grad.getBucketOffset(), grad.getParam().str()});
+    std::vector<flatbuffers::Offset<fb::Collective>> entries;
+    hash = rt::fnv1a64(nullptr, 0);
+    for (StepOp step : program_.getOps<StepOp>()) {
+      if (step.getName() != "train")
+        continue;
+      for (KernelOp k : step.getOps<KernelOp>()) {
+        if (k.getKind() != "allreduce_start")
+          continue;
+        Value bucket = k.getInputs().front();
+        auto members = contents.lookup(bucket);
+        llvm::sort(members);
+        std::vector<std::string> tensors;
+        for (auto &m : members)
+          tensors.push_back(m.second);
+        int index = static_cast<int>(k->getAttrOfType<IntegerAttr>("bucket").getInt());
+        int64_t elements = cast<MemRefType>(bucket.getType()).getNumElements();
+        std::string loc = locationString(k.getLoc());
+        std::string line = rt::manifestLine("allreduce_mean", index, int(rt::DType::F32), elements,
+                                            "world", tensors, loc);
+        hash = rt::fnv1a64(line.data(), line.size(), hash);
+        std::vector<flatbuffers::Offset<flatbuffers::String>> names;
+        for (auto &t : tensors)
+          names.push_back(fbb_.CreateString(t));
+        entries.push_back(fb::CreateCollective(
+            fbb_, fbb_.CreateString("allreduce_mean"), index, uint8_t(rt::DType::F32), elements,
+            fbb_.CreateString("world"), fbb_.CreateVector(names), fbb_.CreateString(loc)));
+      }
+    }
+    if (entries.empty())
+      hash = 0;
+    return fbb_.CreateVector(entries);
+  }
+
   LogicalResult addBuffer(Value value, int64_t offset) {
     auto type = cast<MemRefType>(value.getType());
     auto dtype = type.getElementType().isInteger(32) ? rt::DType::I32 : rt::DType::F32;
     ids_[value] = buffers_.size();
     std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
     buffers_.push_back(fb::CreateBuffer(fbb_, static_cast<uint8_t>(dtype),
-                                        fbb_.CreateVector(shape), offset));
+                                        fbb_.CreateVector(shape), offset,
+                                        static_cast<uint16_t>(bufferDevice(value))));
     offsets_[value] = offset;
     return success();
   }
@@ -194,7 +241,11 @@ private:
       auto outsV = fbb_.CreateVector(outs);
       auto attrsV = fbb_.CreateVector(attrs);
       auto loc = fbb_.CreateString(locationString(k.getLoc()));
-      kernels.push_back(fb::CreateKernel(fbb_, static_cast<uint16_t>(kind), insV, outsV, attrsV, loc));
+      int16_t device = rt::isCollective(kind) ? -1 : 0;
+      if (!rt::isCollective(kind) && !k->getOperands().empty())
+        device = static_cast<int16_t>(bufferDevice(k->getOperand(0)));
+      kernels.push_back(
+          fb::CreateKernel(fbb_, static_cast<uint16_t>(kind), insV, outsV, attrsV, loc, device));
     }
     auto name = fbb_.CreateString(step.getName().str());
     auto kernelsV = fbb_.CreateVector(kernels);

@@ -29,6 +29,7 @@ TEST(Report, MetricsJsonShape) {
   e.trainAccuracy = 0.8125;
   e.seconds = 12.25;
   e.samplesPerSec = 48780;
+  e.rankSamplesPerSec = {24000, 24780.5};
   report.epochs.push_back(e);
   e.epoch = 2;
   e.loss = 0.1; // not exact in binary: must still read back as 0.1
@@ -37,16 +38,24 @@ TEST(Report, MetricsJsonShape) {
   report.test.accuracy = 0.75;
   report.test.loss = INFINITY;
   report.params = 101770;
+  report.replicas = 2;
+  report.processes = 2;
+  report.allreduceSeconds = 0.5;
+  report.allreduceWaitSeconds = 0.25;
   EXPECT_EQ(metricsJson(report),
             "{\n"
             "  \"epochs\": [\n"
             "    {\"epoch\": 1, \"loss\": 0.5, \"train_accuracy\": 0.8125, \"seconds\": 12.25, "
-            "\"samples_per_sec\": 48780},\n"
+            "\"samples_per_sec\": 48780, \"rank_samples_per_sec\": [24000, 24780.5]},\n"
             "    {\"epoch\": 2, \"loss\": 0.1, \"train_accuracy\": null, \"seconds\": 12.25, "
-            "\"samples_per_sec\": 48780}\n"
+            "\"samples_per_sec\": 48780, \"rank_samples_per_sec\": [24000, 24780.5]}\n"
             "  ],\n"
             "  \"test_accuracy\": 0.75,\n"
             "  \"test_loss\": null,\n"
+            "  \"replicas_per_process\": 2,\n"
+            "  \"processes\": 2,\n"
+            "  \"allreduce_seconds\": 0.5,\n"
+            "  \"allreduce_wait_seconds\": 0.25,\n"
             "  \"params\": 101770\n"
             "}\n");
   EXPECT_NE(metricsJson(TrainReport{}).find("\"epochs\": [],"), std::string::npos);

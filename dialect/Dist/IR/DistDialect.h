@@ -1,0 +1,28 @@
+// The dist dialect: replicas, batch shards and gradient allreduces (see DistOps.td).
+#pragma once
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "dialect/Dist/IR/DistDialect.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dialect/Dist/IR/DistAttrs.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "dialect/Dist/IR/DistTypes.h.inc"
+
+#define GET_OP_CLASSES
+#include "dialect/Dist/IR/DistOps.h.inc"
+
+namespace dp::dist {
+/// The replica an op was placed on (0 when it carries no `dist.replica`).
+int64_t getReplica(mlir::Operation *op);
+/// The mesh of a step function, or null when it was not distributed.
+MeshAttr getMesh(mlir::Operation *func);
+} // namespace dp::dist

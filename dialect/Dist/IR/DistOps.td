@@ -1,0 +1,124 @@
+// The dist dialect: how a step is spread over devices and processes. Replicas are copies of
+// the graph ops tagged `dist.replica`; these ops are what replication adds between them.
+#ifndef DP_DIST_OPS
+#define DP_DIST_OPS
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+def Dist_Dialect : Dialect {
+  let name = "dist";
+  let cppNamespace = "::dp::dist";
+  let summary = "Data parallelism: replicas, batch shards and gradient allreduces";
+  let description = [{
+    A step function compiled for a mesh of R devices per process and P processes carries
+    `dist.mesh`. Its graph ops are replicated R times; each copy's ops carry
+    `dist.replica = r` (the device of this process they run on). Every process runs the
+    same function (SPMD across processes, explicit replicas within one).
+    `dist.shard` gives each replica its rows of the global batch, and `dist.allreduce`
+    averages a gradient over all R x P replicas. The schedule splits allreduces into
+    `dist.allreduce_start` / `dist.allreduce_wait` so that communication overlaps compute.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let useDefaultTypePrinterParser = 1;
+  let extraClassDeclaration = [{
+    /// Name of the discardable attribute placing an op on a replica.
+    static constexpr llvm::StringLiteral kReplicaAttr = "dist.replica";
+    /// Name of the function attribute holding the mesh.
+    static constexpr llvm::StringLiteral kMeshAttr = "dist.mesh";
+  }];
+}
+
+class Dist_Op<string mnemonic, list<Trait> traits = []> : Op<Dist_Dialect, mnemonic, traits>;
+
+def Dist_MeshAttr : AttrDef<Dist_Dialect, "Mesh"> {
+  let mnemonic = "mesh";
+  let summary = "the devices a step runs on: R per process, P processes";
+  let parameters = (ins "int64_t":$devices_per_process, "int64_t":$processes,
+                        StringRefParameter<"device kind">:$device);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Replicas of the whole job (R x P).
+    int64_t replicas() const { return getDevicesPerProcess() * getProcesses(); }
+  }];
+}
+
+def Dist_PendingType : TypeDef<Dist_Dialect, "Pending"> {
+  let mnemonic = "pending";
+  let summary = "an allreduce in flight";
+}
+
+def Dist_F32Tensor : RankedTensorOf<[F32]>;
+
+def Dist_ShardOp : Dist_Op<"shard", [Pure]> {
+  let summary = "this replica's rows of a global batch";
+  let description = [{
+    Replica `replica` of the process with rank `p` takes shard `p * R + replica` of
+    `shards` = R x P equal row blocks of the global batch.
+
+    ```mlir
+    %s = dist.shard %image {replica = 1 : i64, shards = 4 : i64} : tensor<100x784xf32> -> tensor<25x784xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, I64Attr:$replica, I64Attr:$shards);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Dist_AllReduceOp : Dist_Op<"allreduce", [DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "the mean of gradients over every replica of the job";
+  let description = [{
+    Operands are `replicas` groups of the same tensors, one group per replica of this
+    process in replica order; result `i` is the mean of operand `i` over the R x P replicas
+    (in-process first, then across processes), on operand `i`'s replica. With `bucket`, the
+    tensors travel as one fused buffer. `tensors` names the parameters whose gradients these
+    are, for reports and the collective manifest.
+
+    ```mlir
+    %m0, %m1 = dist.allreduce %g0, %g1 {replicas = 2 : i64} : tensor<784x100xf32>, tensor<784x100xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Dist_F32Tensor>:$gradients, I64Attr:$replicas,
+                       OptionalAttr<I64Attr>:$bucket, OptionalAttr<StrArrayAttr>:$tensors);
+  let results = (outs Variadic<Dist_F32Tensor>:$results);
+  let assemblyFormat = "$gradients attr-dict `:` type($gradients)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Tensors per replica.
+    unsigned tensorsPerReplica() { return getGradients().size() / getReplicas(); }
+    /// Bytes of one replica's tensors.
+    int64_t bytesPerReplica();
+  }];
+}
+
+def Dist_AllReduceStartOp : Dist_Op<"allreduce_start"> {
+  let summary = "start averaging a bucket; its gradients are final from here on";
+  let description = [{
+    The first half of a scheduled `dist.allreduce`: placed right after the last of its
+    gradients is computed. The matching `dist.allreduce_wait` yields the means.
+  }];
+  let arguments = (ins Variadic<Dist_F32Tensor>:$gradients, I64Attr:$replicas,
+                       I64Attr:$bucket, OptionalAttr<StrArrayAttr>:$tensors);
+  let results = (outs Dist_PendingType:$pending);
+  let assemblyFormat = "$gradients attr-dict `:` type($gradients)";
+}
+
+def Dist_AllReduceWaitOp : Dist_Op<"allreduce_wait"> {
+  let summary = "wait for a started allreduce and take its means";
+  let description = [{
+    Placed right before the first use of the means. Results match the start's operands.
+  }];
+  let arguments = (ins Dist_PendingType:$pending);
+  let results = (outs Variadic<Dist_F32Tensor>:$results);
+  let assemblyFormat = "$pending attr-dict `:` type($results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    AllReduceStartOp getStart() { return getPending().getDefiningOp<AllReduceStartOp>(); }
+  }];
+}
+
+#endif // DP_DIST_OPS

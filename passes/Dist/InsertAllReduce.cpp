@@ -1,0 +1,72 @@
+// dist-insert-allreduce: one averaged allreduce per parameter's gradient.
+#include "passes/Dist/Passes.h"
+#include "passes/Graph/Utils.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/MapVector.h"
+
+namespace dp::dist {
+#define GEN_PASS_DEF_INSERTALLREDUCEPASS
+#include "passes/Dist/Passes.h.inc"
+} // namespace dp::dist
+
+using namespace mlir;
+using namespace dp;
+namespace g = dp::graph;
+
+namespace {
+
+LogicalResult insertAllReduces(func::FuncOp func, dist::MeshAttr mesh) {
+  int64_t replicas = mesh.getDevicesPerProcess();
+  // The apply_gradient ops of each parameter, by replica, in the order gradients are ready.
+  llvm::MapVector<StringRef, SmallVector<g::ApplyGradientOp>> byParam;
+  for (auto apply : func.getOps<g::ApplyGradientOp>()) {
+    auto param = apply.getParam().getDefiningOp<g::ParamOp>();
+    if (!param)
+      return apply.emitOpError("expects its parameter from a graph.param");
+    auto &group = byParam[param.getName()];
+    if (group.empty())
+      group.resize(replicas);
+    int64_t r = dist::getReplica(apply);
+    if (r >= replicas || group[r])
+      return apply.emitOpError() << "is the second update of '" << param.getName()
+                                 << "' on replica " << r;
+    group[r] = apply;
+  }
+
+  OpBuilder b(func.getContext());
+  for (auto &[name, group] : byParam) {
+    SmallVector<Value> grads;
+    Operation *first = nullptr;
+    for (int64_t r = 0; r < replicas; ++r) {
+      if (!group[r])
+        return func.emitError() << "parameter '" << name << "' has no update on replica " << r;
+      grads.push_back(group[r].getGradient());
+      if (!first || group[r]->isBeforeInBlock(first))
+        first = group[r];
+    }
+    // Right before the first update: every replica's gradient is ready there.
+    b.setInsertionPoint(first);
+    Location loc = group[0].getParam().getLoc();
+    auto allreduce = b.create<dist::AllReduceOp>(loc, grads, b.getI64IntegerAttr(replicas),
+                                                     IntegerAttr(), b.getStrArrayAttr({name}));
+    for (int64_t r = 0; r < replicas; ++r)
+      group[r].getGradientMutable().assign(allreduce.getResult(r));
+  }
+  return success();
+}
+
+struct InsertAllReducePass : dist::impl::InsertAllReducePassBase<InsertAllReducePass> {
+  void runOnOperation() override {
+    func::FuncOp train = graph::getStepFunction(getOperation(), "train");
+    if (!train)
+      return;
+    dist::MeshAttr mesh = dist::getMesh(train);
+    if (!mesh || mesh.replicas() == 1)
+      return;
+    if (failed(insertAllReduces(train, mesh)))
+      signalPassFailure();
+  }
+};
+
+} // namespace

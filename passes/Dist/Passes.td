@@ -1,0 +1,75 @@
+// Passes of the dist phase: data parallelism decided at compile time, readable in the IR.
+#ifndef DP_DIST_PASSES
+#define DP_DIST_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def ReplicatePass : Pass<"dist-replicate", "mlir::ModuleOp"> {
+  let summary = "Copy the step once per device of a process (in-graph replication)";
+  let description = [{
+    Gives every step function the mesh `#dist.mesh<devices_per_process = R, processes = P,
+    device = ...>` and, when R > 1, replaces its body by R copies interleaved op by op, each
+    op tagged `dist.replica = r`. Each copy has its own `graph.param` ops (mirrored
+    parameters, one per device), and the function returns every replica's outputs, replica
+    by replica, each result tagged with its replica. Copies still read the whole global
+    batch: `dist-split-batch` gives each its shard.
+  }];
+  let dependentDialects = ["dp::dist::DistDialect"];
+  let options = [
+    Option<"devicesPerProcess", "devices-per-process", "int64_t", "1",
+           "Replicas (devices) in each process">,
+    Option<"processes", "processes", "int64_t", "1", "Processes of the job (MPI ranks)">,
+    Option<"device", "device", "std::string", "\"cpu\"", "Device kind: cpu or cuda">,
+  ];
+}
+
+def SplitBatchPass : Pass<"dist-split-batch", "mlir::ModuleOp"> {
+  let summary = "Give each replica its rows of the global batch";
+  let description = [{
+    In every step function with a mesh of S = R x P > 1 replicas, each replica reads its
+    inputs through `dist.shard` (shard `rank * R + r` of S) and every value computed from
+    the batch is re-typed with batch / S rows. Which results carry the batch follows from the
+    op (a matmul contracting over the rows, `graph.reduce_rows` and the losses do not).
+    Fails, naming the input, when the global batch is not a multiple of S, and on an op with
+    no batch rule.
+  }];
+  let dependentDialects = ["dp::dist::DistDialect"];
+}
+
+def InsertAllReducePass : Pass<"dist-insert-allreduce", "mlir::ModuleOp"> {
+  let summary = "Average each gradient over all replicas";
+  let description = [{
+    For each parameter of a train step with S > 1 replicas, one `dist.allreduce` takes the
+    R replicas' gradients right where the last of them is computed, and every replica's
+    `graph.apply_gradient` uses the mean: in-process first, then across processes.
+  }];
+  let dependentDialects = ["dp::dist::DistDialect"];
+}
+
+def FuseAllReducePass : Pass<"dist-fuse-allreduce", "mlir::ModuleOp"> {
+  let summary = "Pack gradient allreduces into buckets";
+  let description = [{
+    Walks the allreduces in the order their gradients become ready and packs consecutive
+    ones into buckets of at most `bucket-mb` MiB per replica (a larger gradient gets a bucket
+    of its own; 0 gives every gradient its own bucket). Each bucket becomes one
+    `dist.allreduce {bucket = k}` placed where its last gradient is ready, with the
+    gradients' users moved after it.
+  }];
+  let options = [
+    Option<"bucketMb", "bucket-mb", "double", "25.0",
+           "Largest bucket in MiB (per replica); 0: one bucket per gradient">,
+  ];
+}
+
+def SchedulePass : Pass<"dist-schedule", "mlir::ModuleOp"> {
+  let summary = "Overlap the allreduces with the rest of the backward pass";
+  let description = [{
+    Splits each `dist.allreduce` into a `dist.allreduce_start` right after its last gradient
+    is computed and a `dist.allreduce_wait` right before the first use of its means, and
+    moves the optimizer updates that consume means to the end of the step (after every
+    read of the parameters they change), so that each bucket travels while the backward
+    pass goes on.
+  }];
+}
+
+#endif // DP_DIST_PASSES

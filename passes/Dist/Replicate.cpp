@@ -1,0 +1,83 @@
+// dist-replicate: R interleaved copies of each step, one per device of a process.
+#include "passes/Dist/Passes.h"
+#include "passes/Graph/Utils.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace dp::dist {
+#define GEN_PASS_DEF_REPLICATEPASS
+#include "passes/Dist/Passes.h.inc"
+} // namespace dp::dist
+
+using namespace mlir;
+using namespace dp;
+
+namespace {
+
+/// Replaces the body of `func` by `replicas` copies, op by op, and returns every copy's
+/// results.
+void replicate(func::FuncOp func, int64_t replicas) {
+  Block &body = func.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  OpBuilder b(func.getContext());
+  auto tag = [&](Operation *op, int64_t r) {
+    op->setAttr(dist::DistDialect::kReplicaAttr, b.getI64IntegerAttr(r));
+  };
+  SmallVector<IRMapping> maps(replicas);
+  for (Operation &op : llvm::make_early_inc_range(body.without_terminator())) {
+    b.setInsertionPointAfter(&op);
+    for (int64_t r = 1; r < replicas; ++r) {
+      Operation *copy = b.clone(op, maps[r]);
+      tag(copy, r);
+      b.setInsertionPointAfter(copy);
+    }
+    tag(&op, 0);
+  }
+
+  // Every replica's outputs, replica by replica, named as before and tagged.
+  SmallVector<Value> results;
+  SmallVector<DictionaryAttr> resultAttrs;
+  for (int64_t r = 0; r < replicas; ++r)
+    for (unsigned i = 0, e = ret.getNumOperands(); i < e; ++i) {
+      results.push_back(maps[r].lookupOrDefault(ret.getOperand(i)));
+      NamedAttrList attrs(func.getResultAttrDict(i));
+      attrs.set(dist::DistDialect::kReplicaAttr, b.getI64IntegerAttr(r));
+      resultAttrs.push_back(attrs.getDictionary(func.getContext()));
+    }
+  b.setInsertionPoint(ret);
+  b.create<func::ReturnOp>(ret.getLoc(), results);
+  ret.erase();
+  func.setType(FunctionType::get(func.getContext(), func.getArgumentTypes(),
+                                 ValueRange(results).getTypes()));
+  func.setAllResultAttrs(resultAttrs);
+}
+
+struct ReplicatePass : dist::impl::ReplicatePassBase<ReplicatePass> {
+  using ReplicatePassBase::ReplicatePassBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto emitError = [&] { return module.emitError(); };
+    if (failed(dist::MeshAttr::verify(emitError, devicesPerProcess, processes, device)))
+      return signalPassFailure();
+    auto mesh = dist::MeshAttr::get(&getContext(), devicesPerProcess, processes, device);
+    for (StringRef step : {"train", "eval"}) {
+      func::FuncOp func = graph::getStepFunction(module, step);
+      if (!func) {
+        module.emitError() << "expected a '" << step
+                           << "' step function (run graph-derive-steps first)";
+        return signalPassFailure();
+      }
+      if (dist::getMesh(func)) {
+        func.emitError("is already distributed (it has a dist.mesh)");
+        return signalPassFailure();
+      }
+      func->setAttr(dist::DistDialect::kMeshAttr, mesh);
+      if (devicesPerProcess > 1)
+        replicate(func, devicesPerProcess);
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,29 @@
+// What the dist passes did to the collectives, for the headers of the per-pass IR dumps:
+// which allreduces a pass added, fused into buckets, or split and moved to overlap compute.
+#pragma once
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+#include <vector>
+
+namespace dp::dist {
+
+/// One collective of a module, as the dumps describe it.
+struct CollectiveRecord {
+  std::string kind;                 // "allreduce", "allreduce_start" or "kernel"
+  int64_t bucket = -1;              // -1: not bucketed yet
+  std::vector<std::string> tensors; // parameters whose gradients it carries
+  int64_t position = 0;             // index of the op in its block
+  int64_t waitPosition = -1;        // for a start: index of its wait
+};
+
+/// The collectives of `module` in op order.
+std::vector<CollectiveRecord> collectCollectives(mlir::ModuleOp module);
+
+/// Lines (without comment markers) saying what changed from `before` to `after`; empty when
+/// nothing did.
+std::vector<std::string> describeCollectiveChanges(const std::vector<CollectiveRecord> &before,
+                                                   const std::vector<CollectiveRecord> &after);
+
+} // namespace dp::dist

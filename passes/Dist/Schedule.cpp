@@ -1,0 +1,79 @@
+// dist-schedule: each allreduce starts as soon as its gradients exist and is waited for only
+// where its means are needed, with the updates that need them moved to the end of the step.
+#include "passes/Dist/Passes.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace dp::dist {
+#define GEN_PASS_DEF_SCHEDULEPASS
+#include "passes/Dist/Passes.h.inc"
+} // namespace dp::dist
+
+using namespace mlir;
+using namespace dp;
+
+namespace {
+
+/// The op after which every operand of `op` is defined (null: the start of the block).
+Operation *lastDefinition(Operation *op) {
+  Operation *last = nullptr;
+  for (Value v : op->getOperands())
+    if (Operation *def = v.getDefiningOp())
+      if (def->getBlock() == op->getBlock() && (!last || last->isBeforeInBlock(def)))
+        last = def;
+  return last;
+}
+
+LogicalResult schedule(func::FuncOp func) {
+  SmallVector<dist::AllReduceOp> all(func.getOps<dist::AllReduceOp>());
+  if (all.empty())
+    return success();
+  Block &body = func.getBody().front();
+  Operation *ret = body.getTerminator();
+
+  // Updates consuming means sink to the end, in their order: nothing later in the step reads
+  // the parameters they write.
+  for (dist::AllReduceOp op : all)
+    for (Operation *user : op->getUsers())
+      if (user->getNumResults() != 0)
+        return user->emitOpError("uses an allreduced gradient and has results; only updates "
+                                 "may consume the means");
+  SmallVector<Operation *> updates;
+  for (Operation &op : body.without_terminator())
+    if (llvm::any_of(op.getOperands(), [](Value v) { return v.getDefiningOp<dist::AllReduceOp>(); }))
+      updates.push_back(&op);
+  for (Operation *u : updates)
+    u->moveBefore(ret);
+
+  OpBuilder b(func.getContext());
+  for (dist::AllReduceOp op : all) {
+    if (!op.getBucket())
+      return op.emitOpError("has no bucket (run dist-fuse-allreduce first)");
+    if (Operation *def = lastDefinition(op))
+      b.setInsertionPointAfter(def);
+    else
+      b.setInsertionPointToStart(&body);
+    auto start = b.create<dist::AllReduceStartOp>(
+        op.getLoc(), dist::PendingType::get(func.getContext()), op.getGradients(),
+        op.getReplicasAttr(), op.getBucketAttr(), op.getTensorsAttr());
+    Operation *firstUse = nullptr;
+    for (Operation *user : op->getUsers())
+      if (!firstUse || user->isBeforeInBlock(firstUse))
+        firstUse = user;
+    b.setInsertionPoint(firstUse ? firstUse : ret);
+    auto wait = b.create<dist::AllReduceWaitOp>(op.getLoc(), op.getResultTypes(), start);
+    op.replaceAllUsesWith(wait.getResults());
+    op.erase();
+  }
+  return success();
+}
+
+struct SchedulePass : dist::impl::SchedulePassBase<SchedulePass> {
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (failed(schedule(func)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,119 @@
+// dist-split-batch: each replica reads its rows of the global batch through dist.shard, and
+// every value that carries the batch is re-typed with the shard's rows.
+#include "passes/Dist/Passes.h"
+#include "passes/Graph/Utils.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace dp::dist {
+#define GEN_PASS_DEF_SPLITBATCHPASS
+#include "passes/Dist/Passes.h.inc"
+} // namespace dp::dist
+
+using namespace mlir;
+using namespace dp;
+namespace g = dp::graph;
+
+namespace {
+
+/// Which results of `op` carry the batch in their leading dimension, given which operands
+/// do. Fails for an op that reads the batch and has no rule.
+FailureOr<SmallVector<bool>> batchedResults(Operation *op, const llvm::DenseSet<Value> &batched) {
+  auto isBatched = [&](Value v) { return batched.contains(v); };
+  bool any = llvm::any_of(op->getOperands(), isBatched);
+  SmallVector<bool> none(op->getNumResults(), false), all(op->getNumResults(), any);
+  if (!any)
+    return none;
+  return llvm::TypeSwitch<Operation *, FailureOr<SmallVector<bool>>>(op)
+      // Row-wise ops: the rows of the result are the rows of the batched operands.
+      .Case<g::DenseOp, g::ReluOp, g::SigmoidOp, g::TanhOp, g::SoftmaxOp, g::ActivationGradOp,
+            g::AddOp, g::ReshapeOp, g::FlattenOp, g::SoftmaxCrossEntropyGradOp>(
+          [&](Operation *) { return all; })
+      // Rows of a product come from the left operand unless it is transposed (then the
+      // product contracts over the batch: a weight gradient).
+      .Case([&](g::MatMulOp m) -> FailureOr<SmallVector<bool>> {
+        if (isBatched(m.getRhs()) && m.getTransposeRhs())
+          return failure();
+        return SmallVector<bool>{isBatched(m.getLhs()) && !m.getTransposeLhs()};
+      })
+      // Reductions over the rows and the losses (means over the shard's rows).
+      .Case<g::ReduceRowsOp, g::SoftmaxCrossEntropyOp, g::CountCorrectOp, g::ApplyGradientOp>(
+          [&](Operation *) { return none; })
+      .Default([](Operation *) { return failure(); });
+}
+
+LogicalResult splitBatch(func::FuncOp func, dist::MeshAttr mesh) {
+  int64_t shards = mesh.replicas();
+  OpBuilder b(func.getContext());
+  b.setInsertionPointToStart(&func.getBody().front());
+
+  // One shard per (input, replica), created on first use.
+  llvm::DenseMap<std::pair<Value, int64_t>, Value> shardOf;
+  llvm::DenseSet<Value> batched;
+  for (BlockArgument arg : func.getArguments()) {
+    auto type = cast<RankedTensorType>(arg.getType());
+    StringRef name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), g::kInputAttr);
+    if (type.getRank() == 0 || type.getDimSize(0) % shards != 0)
+      return func.emitError() << "the global batch of input '" << name << "' ("
+                              << (type.getRank() ? type.getDimSize(0) : 0)
+                              << " rows) cannot be split into " << shards << " equal shards ("
+                              << mesh.getDevicesPerProcess() << " per process x "
+                              << mesh.getProcesses() << " processes)";
+    SmallVector<int64_t> shape(type.getShape());
+    shape[0] /= shards;
+    auto shardType = RankedTensorType::get(shape, type.getElementType());
+    for (OpOperand &use : llvm::make_early_inc_range(arg.getUses())) {
+      Operation *user = use.getOwner();
+      if (isa<func::ReturnOp>(user))
+        continue;
+      int64_t r = dist::getReplica(user);
+      Value &shard = shardOf[{arg, r}];
+      if (!shard) {
+        auto op = b.create<dist::ShardOp>(arg.getLoc(), shardType, arg, b.getI64IntegerAttr(r),
+                                          b.getI64IntegerAttr(shards));
+        if (mesh.getDevicesPerProcess() > 1)
+          op->setAttr(dist::DistDialect::kReplicaAttr, b.getI64IntegerAttr(r));
+        shard = op;
+        b.setInsertionPointAfter(op);
+        batched.insert(shard);
+      }
+      use.set(shard);
+    }
+  }
+
+  for (Operation &op : func.getBody().front().without_terminator()) {
+    if (isa<dist::ShardOp>(op))
+      continue;
+    FailureOr<SmallVector<bool>> rows = batchedResults(&op, batched);
+    if (failed(rows))
+      return op.emitOpError() << "reads the batch but has no rule to split it across replicas";
+    for (auto [result, isBatched] : llvm::zip(op.getResults(), *rows)) {
+      if (!isBatched)
+        continue;
+      auto type = cast<RankedTensorType>(result.getType());
+      SmallVector<int64_t> shape(type.getShape());
+      if (shape.empty() || shape[0] % shards != 0)
+        return op.emitOpError() << "result " << type << " should carry the batch in its rows";
+      shape[0] /= shards;
+      result.setType(RankedTensorType::get(shape, type.getElementType()));
+      batched.insert(result);
+    }
+  }
+  return success();
+}
+
+struct SplitBatchPass : dist::impl::SplitBatchPassBase<SplitBatchPass> {
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      dist::MeshAttr mesh = dist::getMesh(func);
+      if (!mesh || mesh.replicas() == 1)
+        continue;
+      if (failed(splitBatch(func, mesh)))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace

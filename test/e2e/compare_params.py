@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""Compares two parameter files written by `dprun --save-params`.
+
+Usage: compare_params.py A B [--rtol R]
+
+For every parameter (same names, same order, same sizes) the relative error is
+max|a - b| / max(max|a|, tiny). Prints one line per parameter and exits 1 when any error exceeds
+the tolerance (default 1e-5) or the files do not hold the same parameters.
+"""
+import argparse
+import array
+import struct
+import sys
+
+
+def load(path):
+    data = open(path, "rb").read()
+    params, i = [], 0
+    while i < len(data):
+        end = data.index(b"\0", i)
+        name = data[i:end].decode()
+        (count,) = struct.unpack_from("<Q", data, end + 1)
+        start = end + 9
+        values = array.array("f")
+        values.frombytes(data[start:start + 4 * count])
+        if len(values) != count:
+            sys.exit(f"{path}: parameter {name} is truncated")
+        params.append((name, values))
+        i = start + 4 * count
+    return params
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("a")
+    parser.add_argument("b")
+    parser.add_argument("--rtol", type=float, default=1e-5)
+    args = parser.parse_args()
+    a, b = load(args.a), load(args.b)
+    if [n for n, _ in a] != [n for n, _ in b]:
+        sys.exit(f"different parameters: {[n for n, _ in a]} vs {[n for n, _ in b]}")
+    worst = 0.0
+    for (name, x), (_, y) in zip(a, b):
+        if len(x) != len(y):
+            sys.exit(f"{name}: {len(x)} vs {len(y)} elements")
+        scale = max(max(abs(v) for v in x), 1e-30)
+        err = max(abs(p - q) for p, q in zip(x, y)) / scale
+        worst = max(worst, err)
+        print(f"{name}: {len(x)} values, relative error {err:.3g}")
+    print(f"max relative error {worst:.3g} (tolerance {args.rtol:g})")
+    return 0 if worst <= args.rtol else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
