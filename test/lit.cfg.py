@@ -20,3 +20,16 @@ if config.has_executor:
     config.available_features.add("dprun")
 if os.path.exists(os.path.join(config.fashion_mnist_dir, "train-images-idx3-ubyte.gz")):
     config.available_features.add("fashion-mnist")
+
+# Multi-process tests run real Open MPI jobs on this machine: as root mpirun needs
+# --allow-run-as-root, and more ranks than cores need --oversubscribe.
+import shutil
+if shutil.which("mpirun"):
+    config.available_features.add("mpi")
+    config.substitutions.append(
+        ("%mpirun", "mpirun --allow-run-as-root --oversubscribe --mca btl self,vader,tcp"))
+for name in ("OMPI_MCA_btl_vader_single_copy_mechanism", "HOME", "USER", "SLURM_CONF"):
+    if name in os.environ:
+        config.environment[name] = os.environ[name]
+config.environment.setdefault("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
+config.substitutions.append(("%python", "python3"))

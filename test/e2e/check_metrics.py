@@ -10,6 +10,7 @@ parser.add_argument("--epochs", type=int, required=True)
 parser.add_argument("--params", type=int)
 parser.add_argument("--min-test-accuracy", type=float, default=0.0)
 parser.add_argument("--falling-loss", action="store_true", help="each epoch's loss below the previous")
+parser.add_argument("--ranks", type=int, help="each epoch lists this many ranks' samples/s")
 args = parser.parse_args()
 
 with open(args.metrics) as f:
@@ -28,6 +29,11 @@ for i, e in enumerate(epochs, 1):
         errors.append(f"epoch {i} loss is not finite: {e.get('loss')}")
     if not (e.get("samples_per_sec") or 0) > 0:
         errors.append(f"epoch {i} samples_per_sec is not positive")
+    if args.ranks is not None:
+        rates = e.get("rank_samples_per_sec", [])
+        if len(rates) != args.ranks or not all(r > 0 for r in rates):
+            errors.append(f"epoch {i} rank_samples_per_sec should hold {args.ranks} positive "
+                          f"rates: {rates}")
 if args.falling_loss:
     for a, b in zip(epochs, epochs[1:]):
         if not b["loss"] < a["loss"]:

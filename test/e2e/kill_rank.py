@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Kills one rank of a running data-parallel dprun job and checks that the job ends.
+
+Usage: kill_rank.py --rank N [--after-line TEXT] [--limit S] -- LAUNCH COMMAND...
+
+Starts the command (e.g. `mpirun -n 2 dprun plan.dpx ...` or `srun -n 2 ...`), waits until its
+output shows TEXT (default: the first epoch line, so training is under way), then SIGKILLs the
+dprun process of rank N (found by its MPI/PMIx/SLURM rank variables) and waits for every process
+to end. Prints the job's output, then `job ended: exit <code> after <s> s`. Exits 1 when the
+job outlived LIMIT seconds (default 30) after the kill or exited 0.
+"""
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+RANK_VARS = ("OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID")
+
+
+def rank_of(pid):
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            env = dict(kv.split(b"=", 1) for kv in f.read().split(b"\0") if b"=" in kv)
+        with open(f"/proc/{pid}/comm") as f:
+            if f.read().strip() != "dprun":
+                return None
+    except OSError:
+        return None
+    for var in RANK_VARS:
+        if var.encode() in env:
+            return int(env[var.encode()])
+    return None
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rank", type=int, required=True)
+    parser.add_argument("--after-line", default="epoch 1/")
+    parser.add_argument("--limit", type=float, default=30)
+    parser.add_argument("command", nargs=argparse.REMAINDER)
+    args = parser.parse_args()
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    job = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           start_new_session=True, text=True)
+    lines, seen = [], threading.Event()
+
+    def pump():
+        for line in job.stdout:
+            lines.append(line)
+            if args.after_line in line:
+                seen.set()
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    if not seen.wait(120):
+        os.killpg(job.pid, signal.SIGKILL)
+        sys.exit("the job never printed %r:\n%s" % (args.after_line, "".join(lines)))
+    victims = [int(p) for p in os.listdir("/proc") if p.isdigit() and rank_of(int(p)) == args.rank]
+    if not victims:
+        os.killpg(job.pid, signal.SIGKILL)
+        sys.exit(f"no dprun process of rank {args.rank} found")
+    for pid in victims:
+        os.kill(pid, signal.SIGKILL)
+    killed = time.monotonic()
+    try:
+        code = job.wait(timeout=args.limit + 30)
+    except subprocess.TimeoutExpired:
+        os.killpg(job.pid, signal.SIGKILL)
+        job.wait()
+        code = None
+    elapsed = time.monotonic() - killed
+    reader.join(5)
+    # Every dprun of the job must be gone too, not just the launcher.
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(
+            rank_of(int(p)) is not None for p in os.listdir("/proc") if p.isdigit()):
+        time.sleep(0.2)
+    left = [int(p) for p in os.listdir("/proc") if p.isdigit() and rank_of(int(p)) is not None]
+    sys.stdout.write("".join(lines))
+    print(f"killed rank {args.rank} (pid {', '.join(map(str, victims))})")
+    print(f"job ended: exit {code} after {elapsed:.1f} s")
+    if code is None or elapsed > args.limit or code == 0 or left:
+        print(f"FAILED: the job must end with a non-zero exit within {args.limit:g} s of the kill"
+              + (f"; dprun processes left: {left}" if left else ""))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
