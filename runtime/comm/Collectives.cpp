@@ -1,0 +1,400 @@
+// The replica engine: averages gradient buckets over the R replica threads of this process and
+// the P processes of the group, on the group's communication thread; see Comm.h.
+//
+// Per bucket, once all R replicas have started it: the thread sums the R buffers into replica
+// 0's (in replica order), sums that across processes with an in-place MPI_Iallreduce when P > 1
+// (polled against the deadline), multiplies by 1/(R*P) and copies the result to the other
+// replicas' buffers. With R = P = 1 there is nothing to average and start/wait only return.
+//
+// Buckets are reduced in the order of the constructor's list, cycling once per step, so that
+// every rank posts its collectives in the same order whatever order its replicas finish in.
+#include "runtime/comm/Internal.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+
+namespace dp::rt {
+
+using comm::Clock;
+using comm::Progress;
+using comm::secondsSince;
+
+namespace {
+
+/// dst[i] += src[i]: the loop the compiler vectorises.
+void addInto(float *__restrict dst, const float *__restrict src, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    dst[i] += src[i];
+}
+
+void scaleInPlace(float *__restrict data, float factor, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    data[i] *= factor;
+}
+
+std::string secondsText(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g s", seconds);
+  return text;
+}
+
+} // namespace
+
+struct Collectives::Impl final : comm::CommClient {
+  /// One bucket of the manifest.
+  struct Slot {
+    BucketInfo info;
+    // Under mu:
+    std::vector<float *> data;     // each replica's buffer of its latest start
+    std::vector<int64_t> started;  // how often each replica started this bucket
+    int64_t done = 0;              // reductions finished (the current step of this bucket)
+    // Communication thread only:
+    std::vector<float *> reducing; // the buffers of the reduction in progress
+    Clock::time_point readyAt;     // when the last replica started it
+    Clock::time_point postedAt;    // when its MPI sum was posted
+    int64_t token = 0;             // the group's token of that sum
+    int64_t seq = 0;               // its collective number
+    int64_t posted = 0;            // reductions started (done, or done + 1 while one runs)
+  };
+
+  Impl(ProcessGroup &group, int replicas, std::vector<BucketInfo> buckets, double timeoutSec);
+
+  int positionOf(int bucket) const;
+  void checkReplica(int replica) const;
+  /// "allreduce of bucket 1 (dense1.kernel, dense1.bias; mlp.mlir:12:8)".
+  std::string describe(const Slot &slot) const;
+  bool readyLocked(const Slot &slot) const;
+  /// Records the engine's first error and wakes every waiter.
+  void failLocked(const std::string &message);
+  void fail(const std::string &message);
+  /// Averages the reduced sum of `slot` into every replica's buffer and marks it done.
+  void finish(Slot &slot);
+
+  void start(int bucket, int replica, float *data);
+  void wait(int bucket, int replica);
+  void abort(const std::string &why);
+  /// Stops the thread polling this engine; gives up sums still in flight.
+  void shutdown();
+
+  Progress progress() override;
+  std::string state(int64_t &collective) override;
+
+  comm::GroupImpl *group = nullptr;
+  const int replicas, processes, rank;
+  const double timeoutSec;
+  /// Whether anything must be averaged at all (R x P > 1); else start and wait only return.
+  const bool active;
+  std::vector<Slot> slots;
+  std::vector<int> positions; // BucketInfo::index -> position in slots, -1 for none
+
+  mutable std::mutex mu;
+  std::condition_variable cv;
+  bool failed = false;
+  std::string error;
+  std::atomic<bool> failedFlag{false}; // `failed`, readable without the lock
+  double reduceSec = 0, waitSec = 0;
+
+  // Communication thread only.
+  size_t cursor = 0;           // the next bucket to reduce
+  std::vector<size_t> inFlight; // positions whose MPI sums are in flight, oldest first
+};
+
+Collectives::Impl::Impl(ProcessGroup &g, int replicas, std::vector<BucketInfo> buckets,
+                        double timeoutSec)
+    : group(dynamic_cast<comm::GroupImpl *>(&g)), replicas(replicas), processes(g.size()),
+      rank(g.rank()), timeoutSec(timeoutSec), active(replicas * g.size() > 1) {
+  if (!group)
+    throw Error(ErrorKind::Runtime, "Collectives need a process group made by ProcessGroup::create");
+  if (replicas < 1)
+    throw Error(ErrorKind::Runtime, "Collectives: " + std::to_string(replicas) +
+                                        " replicas; there must be at least one");
+  for (size_t i = 0; i < buckets.size(); ++i) {
+    const BucketInfo &b = buckets[i];
+    if (b.index < 0 || b.elements < 0)
+      throw Error(ErrorKind::Runtime, "Collectives: bucket " + std::to_string(b.index) + " has " +
+                                          std::to_string(b.elements) + " elements");
+    if (static_cast<size_t>(b.index) >= positions.size())
+      positions.resize(b.index + 1, -1);
+    if (positions[b.index] >= 0)
+      throw Error(ErrorKind::Runtime,
+                  "Collectives: bucket " + std::to_string(b.index) + " is listed twice");
+    positions[b.index] = static_cast<int>(i);
+    Slot slot;
+    slot.info = b;
+    slot.data.assign(replicas, nullptr);
+    slot.started.assign(replicas, 0);
+    slots.push_back(std::move(slot));
+  }
+}
+
+int Collectives::Impl::positionOf(int bucket) const {
+  if (bucket < 0 || static_cast<size_t>(bucket) >= positions.size() || positions[bucket] < 0)
+    throw Error(ErrorKind::Runtime,
+                "Collectives: bucket " + std::to_string(bucket) + " is not in the manifest");
+  return positions[bucket];
+}
+
+void Collectives::Impl::checkReplica(int replica) const {
+  if (replica < 0 || replica >= replicas)
+    throw Error(ErrorKind::Runtime, "Collectives: replica " + std::to_string(replica) +
+                                        " is outside 0.." + std::to_string(replicas - 1));
+}
+
+std::string Collectives::Impl::describe(const Slot &slot) const {
+  std::string text = "allreduce of bucket " + std::to_string(slot.info.index);
+  std::string detail = slot.info.tensors;
+  if (!slot.info.loc.empty())
+    detail += (detail.empty() ? "" : "; ") + slot.info.loc;
+  return detail.empty() ? text : text + " (" + detail + ")";
+}
+
+bool Collectives::Impl::readyLocked(const Slot &slot) const {
+  for (int64_t started : slot.started)
+    if (started != slot.done + 1)
+      return false;
+  return true;
+}
+
+void Collectives::Impl::failLocked(const std::string &message) {
+  if (!failed) {
+    failed = true;
+    error = message;
+    failedFlag.store(true);
+  }
+  cv.notify_all();
+}
+
+void Collectives::Impl::fail(const std::string &message) {
+  std::lock_guard<std::mutex> lock(mu);
+  failLocked(message);
+}
+
+void Collectives::Impl::start(int bucket, int replica, float *data) {
+  Slot &slot = slots[positionOf(bucket)];
+  checkReplica(replica);
+  if (!active)
+    return;
+  if (!data && slot.info.elements > 0)
+    throw Error(ErrorKind::Runtime, "Collectives: replica " + std::to_string(replica) +
+                                        " started bucket " + std::to_string(bucket) +
+                                        " without a buffer");
+  bool ready;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (slot.started[replica] != slot.done)
+      throw Error(ErrorKind::Runtime,
+                  "Collectives: replica " + std::to_string(replica) + " started bucket " +
+                      std::to_string(bucket) + " again before its previous average was done");
+    slot.data[replica] = data;
+    ++slot.started[replica];
+    ready = readyLocked(slot);
+  }
+  if (ready)
+    group->wake();
+}
+
+void Collectives::Impl::wait(int bucket, int replica) {
+  Slot &slot = slots[positionOf(bucket)];
+  checkReplica(replica);
+  if (!active) {
+    if (failedFlag.load()) {
+      std::lock_guard<std::mutex> lock(mu);
+      throw Error(ErrorKind::Launch, error);
+    }
+    return;
+  }
+  const Clock::time_point begin = Clock::now();
+  std::unique_lock<std::mutex> lock(mu);
+  const int64_t generation = slot.started[replica];
+  if (generation == 0)
+    throw Error(ErrorKind::Runtime, "Collectives: replica " + std::to_string(replica) +
+                                        " waits for bucket " + std::to_string(bucket) +
+                                        " that it never started");
+  const bool bounded = timeoutSec > 0;
+  Clock::time_point deadline =
+      begin + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeoutSec));
+  bool extended = false;
+  while (slot.done < generation) {
+    if (failed) {
+      waitSec += secondsSince(begin);
+      throw Error(ErrorKind::Launch, error);
+    }
+    if (bounded && Clock::now() >= deadline) {
+      std::string what = describe(slot) + " timed out after " + secondsText(timeoutSec) +
+                         " on rank " + std::to_string(rank) + " at step " +
+                         std::to_string(generation - 1) + ": ";
+      std::vector<int> missing, arrived;
+      for (int r = 0; r < replicas; ++r)
+        (slot.started[r] < generation ? missing : arrived).push_back(r);
+      if (!missing.empty()) {
+        failLocked(what + comm::rankList(missing, "replica") + " never started it (" +
+                   comm::rankList(arrived, "replica") + (arrived.size() > 1 ? " did)" : " did)"));
+        continue; // throws above
+      }
+      // All replicas are in: the communication thread owns the deadline of the MPI sum and
+      // names the missing ranks after asking them. Give it that long, then give up anyway.
+      if (!extended) {
+        extended = true;
+        deadline += std::chrono::duration_cast<Clock::duration>(
+            std::chrono::duration<double>(timeoutSec + comm::kQueryGraceSeconds + 5));
+        continue;
+      }
+      failLocked(what + "the communication thread did not finish it");
+      continue;
+    }
+    if (bounded)
+      cv.wait_until(lock, deadline);
+    else
+      cv.wait(lock);
+  }
+  waitSec += secondsSince(begin);
+}
+
+void Collectives::Impl::abort(const std::string &why) { fail(why); }
+
+void Collectives::Impl::finish(Slot &slot) {
+  const int64_t n = slot.info.elements;
+  float *first = slot.reducing.empty() ? nullptr : slot.reducing[0];
+  if (n > 0) {
+    scaleInPlace(first, 1.0f / static_cast<float>(replicas * processes), n);
+    for (int r = 1; r < replicas; ++r)
+      std::memcpy(slot.reducing[r], first, n * sizeof(float));
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  ++slot.done;
+  reduceSec += secondsSince(slot.readyAt);
+  cv.notify_all();
+}
+
+Progress Collectives::Impl::progress() {
+  Progress result = Progress::Idle;
+  // Start the buckets whose replicas are all in, in manifest order.
+  while (!slots.empty()) {
+    Slot &slot = slots[cursor];
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (failed || slot.posted != slot.done || !readyLocked(slot))
+        break;
+      slot.reducing = slot.data;
+    }
+    ++slot.posted;
+    slot.readyAt = Clock::now();
+    const int64_t n = slot.info.elements;
+    for (int r = 1; r < replicas; ++r)
+      addInto(slot.reducing[0], slot.reducing[r], n);
+    if (processes > 1) {
+      try {
+        slot.token = group->postSum(slot.reducing[0], n);
+      } catch (const Error &e) {
+        fail(describe(slot) + ": " + e.what());
+        return Progress::Advanced;
+      }
+      slot.postedAt = Clock::now();
+      slot.seq = group->collectiveSeq();
+      inFlight.push_back(cursor);
+    } else {
+      finish(slot);
+    }
+    cursor = (cursor + 1) % slots.size();
+    result = Progress::Advanced;
+  }
+
+  // Finish the sums that MPI completed; diagnose one that passed its deadline.
+  for (size_t i = 0; i < inFlight.size();) {
+    Slot &slot = slots[inFlight[i]];
+    bool done;
+    try {
+      done = group->testSum(slot.token);
+    } catch (const Error &e) {
+      fail(describe(slot) + ": " + e.what());
+      done = true;
+    }
+    if (done) {
+      if (!failedFlag.load())
+        finish(slot);
+      inFlight.erase(inFlight.begin() + i);
+      result = Progress::Advanced;
+      continue;
+    }
+    if (timeoutSec > 0 && secondsSince(slot.postedAt) > timeoutSec) {
+      std::string message = describe(slot) + " timed out after " + secondsText(timeoutSec) +
+                            " on rank " + std::to_string(rank) + " (collective #" +
+                            std::to_string(slot.seq) + ", step " + std::to_string(slot.done) +
+                            "): " + group->diagnose();
+      for (size_t position : inFlight)
+        group->abandonSum(slots[position].token);
+      inFlight.clear();
+      fail(message);
+      return Progress::Advanced;
+    }
+    result = std::max(result, Progress::Waiting);
+    ++i;
+  }
+  return result;
+}
+
+std::string Collectives::Impl::state(int64_t &collective) {
+  if (!inFlight.empty()) {
+    const Slot &slot = slots[inFlight.front()];
+    collective = slot.seq;
+    return "waiting in allreduce of bucket " + std::to_string(slot.info.index) + ", step " +
+           std::to_string(slot.done);
+  }
+  if (slots.empty())
+    return "";
+  std::lock_guard<std::mutex> lock(mu);
+  if (failed)
+    return "failed: " + error.substr(0, 200);
+  const Slot &slot = slots[cursor];
+  std::vector<int> missing;
+  for (int r = 0; r < replicas; ++r)
+    if (slot.started[r] <= slot.done)
+      missing.push_back(r);
+  if (missing.empty() || static_cast<int>(missing.size()) == replicas)
+    return "";
+  return "computing; bucket " + std::to_string(slot.info.index) + ", step " +
+         std::to_string(slot.done) + " waits for " + comm::rankList(missing, "replica") +
+         " to start it";
+}
+
+void Collectives::Impl::shutdown() {
+  if (!active)
+    return;
+  group->detach(this);
+  group->call([&] {
+    for (size_t position : inFlight)
+      group->abandonSum(slots[position].token);
+    inFlight.clear();
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+
+Collectives::Collectives(ProcessGroup &group, int replicas, std::vector<BucketInfo> buckets,
+                         double timeoutSec)
+    : impl_(std::make_unique<Impl>(group, replicas, std::move(buckets), timeoutSec)) {
+  if (impl_->active)
+    impl_->group->attach(impl_.get());
+}
+
+Collectives::~Collectives() { impl_->shutdown(); }
+
+void Collectives::start(int bucket, int replica, float *data) { impl_->start(bucket, replica, data); }
+
+void Collectives::wait(int bucket, int replica) { impl_->wait(bucket, replica); }
+
+void Collectives::abort(const std::string &why) { impl_->abort(why); }
+
+double Collectives::reduceSeconds() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->reduceSec;
+}
+
+double Collectives::waitSeconds() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->waitSec;
+}
+
+} // namespace dp::rt

@@ -1,0 +1,502 @@
+// The MPI process group: initialisation, the handshake and metric collectives, the status
+// queries that name a missing rank when a collective times out, and aborting the job.
+//
+// After MPI_Init_thread every MPI call is made by the communication thread (abortJob excepted
+// where MPI provides MPI_THREAD_MULTIPLE). All operations are non-blocking and polled against a
+// deadline; between polls the thread answers other ranks' status queries, so a rank whose
+// replicas are busy or stuck still says what it is doing.
+#include "runtime/comm/Internal.h"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <unordered_map>
+
+namespace dp::rt::comm {
+namespace {
+
+// Tags on the query communicator.
+constexpr int kQueryTag = 1;
+constexpr int kReplyTag = 2;
+// The largest count of one MPI call; longer buckets are reduced in pieces.
+constexpr int64_t kMaxCount = int64_t(1) << 30;
+
+/// A rank's answer to a status query.
+struct StatusReply {
+  int64_t queryId = 0;
+  int64_t seq = 0;     // the collective it waits in, else the last one it started
+  char state[240] = {}; // what it is doing, NUL-terminated
+};
+
+std::string mpiErrorText(int rc) {
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int length = 0;
+  if (MPI_Error_string(rc, text, &length) != MPI_SUCCESS)
+    return "MPI error " + std::to_string(rc);
+  return std::string(text, length);
+}
+
+std::string secondsText(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g s", seconds);
+  return text;
+}
+
+const char *threadLevelName(int level) {
+  switch (level) {
+  case MPI_THREAD_SINGLE:
+    return "MPI_THREAD_SINGLE";
+  case MPI_THREAD_FUNNELED:
+    return "MPI_THREAD_FUNNELED";
+  case MPI_THREAD_SERIALIZED:
+    return "MPI_THREAD_SERIALIZED";
+  default:
+    return "MPI_THREAD_MULTIPLE";
+  }
+}
+
+class MpiGroup final : public GroupImpl {
+public:
+  MpiGroup();
+  ~MpiGroup() override;
+
+  void handshake(const Handshake &mine, double timeoutSec) override;
+  void sumDoubles(double *data, int n, double timeoutSec) override;
+  std::vector<double> gatherDoubles(double x, double timeoutSec) override;
+  [[noreturn]] void abortJob(const std::string &message, int exitCode) override;
+
+  int64_t postSum(float *data, int64_t n) override;
+  bool testSum(int64_t token) override;
+  void abandonSum(int64_t token) override;
+  std::string diagnose() override;
+
+protected:
+  void service() override;
+  std::chrono::microseconds idlePoll() const override { return std::chrono::microseconds(1000); }
+
+private:
+  /// Throws Error(Launch) naming `what` when `rc` is an error.
+  void check(int rc, const char *what) const;
+  /// Polls `request` until it completes. Past `timeoutSec` (> 0) gives it up (keeping `keep`,
+  /// which owns its buffers, alive), asks the other ranks what they do and throws.
+  void await(MPI_Request &request, double timeoutSec, const std::string &what,
+             std::shared_ptr<void> keep);
+  void postQueryReceive();
+  [[noreturn]] void abortNow(int exitCode);
+  void releaseMpi(); // frees the communicators and finalises MPI
+
+  MPI_Comm ctrl_ = MPI_COMM_NULL;  // handshake and metrics
+  MPI_Comm data_ = MPI_COMM_NULL;  // gradient buckets
+  MPI_Comm query_ = MPI_COMM_NULL; // status queries and answers
+  int threadLevel_ = MPI_THREAD_SINGLE;
+
+  MPI_Request queryReceive_ = MPI_REQUEST_NULL;
+  int64_t queryIn_ = 0;
+  struct PendingReply {
+    MPI_Request request;
+    std::unique_ptr<StatusReply> reply;
+  };
+  std::vector<PendingReply> replies_;
+  int64_t nextQueryId_ = 0;
+
+  std::unordered_map<int64_t, std::vector<MPI_Request>> sums_;
+  int64_t nextToken_ = 0;
+
+  /// Buffers of operations given up on, which MPI may still write.
+  std::vector<std::shared_ptr<void>> orphans_;
+  /// An operation was given up on: MPI_Finalize could wait for it forever.
+  bool broken_ = false;
+  /// abortJob's request to the thread (under MPI_THREAD_SERIALIZED); -1 for none.
+  std::atomic<int> abortCode_{-1};
+};
+
+MpiGroup::MpiGroup() {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized || finalized)
+    throw Error(ErrorKind::Launch, "MPI was already initialised in this process: only one MPI "
+                                   "process group can be created per process");
+  int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &threadLevel_);
+  if (rc != MPI_SUCCESS)
+    throw Error(ErrorKind::Launch, "MPI_Init_thread failed: " + mpiErrorText(rc));
+  if (threadLevel_ < MPI_THREAD_SERIALIZED) {
+    MPI_Finalize();
+    throw Error(ErrorKind::Launch,
+                std::string("the MPI library provides only ") + threadLevelName(threadLevel_) +
+                    "; dprun needs MPI_THREAD_SERIALIZED or better (an MPI built with thread "
+                    "support)");
+  }
+  MPI_Comm_rank(MPI_COMM_WORLD, &launch_.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &launch_.size);
+  for (MPI_Comm *comm : {&ctrl_, &data_, &query_}) {
+    MPI_Comm_dup(MPI_COMM_WORLD, comm);
+    MPI_Comm_set_errhandler(*comm, MPI_ERRORS_RETURN);
+  }
+  MPI_Comm node = MPI_COMM_NULL;
+  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, launch_.rank, MPI_INFO_NULL,
+                          &node) == MPI_SUCCESS &&
+      node != MPI_COMM_NULL) {
+    MPI_Comm_rank(node, &launch_.localRank);
+    MPI_Comm_size(node, &launch_.localSize);
+    MPI_Comm_free(&node);
+  }
+  launch_.launcher = detectLauncher();
+  launch_.host = hostName();
+  launch_.slurm = slurmVariables();
+  std::string mismatch = slurmMismatch(launch_.rank, launch_.size);
+  if (!mismatch.empty()) {
+    releaseMpi();
+    throw Error(ErrorKind::Launch, mismatch);
+  }
+  postQueryReceive();
+  startThread();
+}
+
+MpiGroup::~MpiGroup() {
+  stopThread();
+  // A given-up operation may never complete (its peer is dead): MPI_Finalize could then wait
+  // forever. The job is failing anyway; leave MPI as it is.
+  if (broken_)
+    return;
+  if (queryReceive_ != MPI_REQUEST_NULL) {
+    MPI_Cancel(&queryReceive_);
+    MPI_Wait(&queryReceive_, MPI_STATUS_IGNORE); // a cancelled receive completes locally
+  }
+  // Answers still on their way get a moment to leave, then are dropped.
+  Clock::time_point start = Clock::now();
+  while (!replies_.empty() && secondsSince(start) < 0.5) {
+    for (size_t i = 0; i < replies_.size();) {
+      int done = 0;
+      MPI_Test(&replies_[i].request, &done, MPI_STATUS_IGNORE);
+      if (done)
+        replies_.erase(replies_.begin() + i);
+      else
+        ++i;
+    }
+  }
+  for (PendingReply &pending : replies_) {
+    MPI_Cancel(&pending.request);
+    MPI_Request_free(&pending.request);
+    orphans_.push_back(std::shared_ptr<StatusReply>(std::move(pending.reply)));
+  }
+  replies_.clear();
+  releaseMpi();
+}
+
+void MpiGroup::releaseMpi() {
+  for (MPI_Comm *comm : {&ctrl_, &data_, &query_})
+    if (*comm != MPI_COMM_NULL)
+      MPI_Comm_free(comm);
+  MPI_Finalize();
+}
+
+void MpiGroup::check(int rc, const char *what) const {
+  if (rc != MPI_SUCCESS)
+    throw Error(ErrorKind::Launch,
+                std::string(what) + " failed on rank " + std::to_string(rank()) + ": " +
+                    mpiErrorText(rc));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Status queries.
+
+void MpiGroup::postQueryReceive() {
+  int rc = MPI_Irecv(&queryIn_, 1, MPI_INT64_T, MPI_ANY_SOURCE, kQueryTag, query_, &queryReceive_);
+  if (rc != MPI_SUCCESS) {
+    queryReceive_ = MPI_REQUEST_NULL;
+    std::fprintf(stderr, "dprun: [rank %d] cannot receive status queries: %s\n", rank(),
+                 mpiErrorText(rc).c_str());
+  }
+}
+
+void MpiGroup::service() {
+  int code = abortCode_.load();
+  if (code >= 0)
+    abortNow(code);
+  while (queryReceive_ != MPI_REQUEST_NULL) {
+    int arrived = 0;
+    MPI_Status status;
+    if (MPI_Test(&queryReceive_, &arrived, &status) != MPI_SUCCESS || !arrived)
+      break;
+    auto reply = std::make_unique<StatusReply>();
+    reply->queryId = queryIn_;
+    std::string state = currentState(reply->seq);
+    std::strncpy(reply->state, state.c_str(), sizeof(reply->state) - 1);
+    MPI_Request request;
+    if (MPI_Isend(reply.get(), sizeof(StatusReply), MPI_BYTE, status.MPI_SOURCE, kReplyTag, query_,
+                  &request) == MPI_SUCCESS)
+      replies_.push_back({request, std::move(reply)});
+    postQueryReceive();
+  }
+  for (size_t i = 0; i < replies_.size();) {
+    int done = 0;
+    MPI_Test(&replies_[i].request, &done, MPI_STATUS_IGNORE);
+    if (done)
+      replies_.erase(replies_.begin() + i);
+    else
+      ++i;
+  }
+}
+
+std::string MpiGroup::diagnose() {
+  const int n = size(), me = rank();
+  if (n == 1)
+    return "no other process";
+  const int64_t id = ++nextQueryId_;
+  // The queries are never waited for (a dead peer never takes them): their buffer stays alive.
+  auto query = std::make_shared<int64_t>(id);
+  orphans_.push_back(query);
+  std::vector<StatusReply> answers(n);
+  std::vector<MPI_Request> receives(n, MPI_REQUEST_NULL);
+  std::vector<bool> answered(n, false);
+  int pending = 0;
+  for (int r = 0; r < n; ++r) {
+    if (r == me)
+      continue;
+    MPI_Request send;
+    if (MPI_Isend(query.get(), 1, MPI_INT64_T, r, kQueryTag, query_, &send) == MPI_SUCCESS)
+      MPI_Request_free(&send);
+    if (MPI_Irecv(&answers[r], sizeof(StatusReply), MPI_BYTE, r, kReplyTag, query_,
+                  &receives[r]) == MPI_SUCCESS)
+      ++pending;
+  }
+  // An answer with another id is a late one to an earlier query: wait for the next.
+  auto accept = [&](int r) {
+    if (answers[r].queryId == id) {
+      answered[r] = true;
+      --pending;
+    } else if (MPI_Irecv(&answers[r], sizeof(StatusReply), MPI_BYTE, r, kReplyTag, query_,
+                         &receives[r]) != MPI_SUCCESS) {
+      receives[r] = MPI_REQUEST_NULL;
+      --pending;
+    }
+  };
+  Clock::time_point start = Clock::now();
+  while (pending > 0 && secondsSince(start) < kQueryGraceSeconds) {
+    for (int r = 0; r < n; ++r) {
+      if (receives[r] == MPI_REQUEST_NULL)
+        continue;
+      int done = 0;
+      if (MPI_Test(&receives[r], &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && done)
+        accept(r);
+    }
+    service(); // others may be diagnosing too: answer them
+    if (pending > 0)
+      std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
+  for (int r = 0; r < n; ++r) {
+    if (receives[r] == MPI_REQUEST_NULL)
+      continue;
+    MPI_Cancel(&receives[r]);
+    MPI_Status status;
+    MPI_Wait(&receives[r], &status); // a cancelled receive completes locally
+    int cancelled = 0;
+    MPI_Test_cancelled(&status, &cancelled);
+    if (!cancelled && answers[r].queryId == id)
+      answered[r] = true;
+  }
+
+  // Group the ranks by what they said, in the order of their lowest rank.
+  std::vector<std::pair<std::string, std::vector<int>>> groups;
+  for (int r = 0; r < n; ++r) {
+    if (r == me)
+      continue;
+    std::string said;
+    if (!answered[r]) {
+      said = "did not answer (dead or hung)";
+    } else {
+      answers[r].state[sizeof(answers[r].state) - 1] = '\0';
+      said = "at collective #" + std::to_string(answers[r].seq) + " (" + answers[r].state + ")";
+    }
+    auto it = std::find_if(groups.begin(), groups.end(),
+                           [&](const auto &group) { return group.first == said; });
+    if (it == groups.end())
+      groups.push_back({said, {r}});
+    else
+      it->second.push_back(r);
+  }
+  std::string text;
+  for (const auto &[said, ranks] : groups) {
+    bool plural = ranks.size() > 1;
+    std::string verb = said.rfind("at ", 0) == 0 ? (plural ? " are " : " is ") : " ";
+    text += (text.empty() ? "" : "; ") + rankList(ranks) + verb + said;
+  }
+  return text;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operations.
+
+void MpiGroup::await(MPI_Request &request, double timeoutSec, const std::string &what,
+                     std::shared_ptr<void> keep) {
+  Clock::time_point start = Clock::now();
+  Backoff backoff;
+  for (;;) {
+    int done = 0;
+    int rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) {
+      broken_ = true;
+      orphans_.push_back(std::move(keep));
+      check(rc, what.c_str());
+    }
+    if (done)
+      return;
+    service();
+    if (timeoutSec > 0 && secondsSince(start) > timeoutSec) {
+      broken_ = true;
+      orphans_.push_back(std::move(keep));
+      const int64_t seq = seq_;
+      throw Error(ErrorKind::Launch, what + " timed out after " + secondsText(timeoutSec) +
+                                         " on rank " + std::to_string(rank()) +
+                                         " (collective #" + std::to_string(seq) + "): " +
+                                         diagnose());
+    }
+    backoff.pause();
+  }
+}
+
+void MpiGroup::handshake(const Handshake &mine, double timeoutSec) {
+  if (mine.replicas < 1 || mine.processes < 1)
+    throw Error(ErrorKind::Launch, "plan " + mine.planPath + " asks for R=" +
+                                       std::to_string(mine.replicas) + " replicas and P=" +
+                                       std::to_string(mine.processes) + " processes");
+  // A rank whose job size is not its plan's P still joins the exchange, so that the others
+  // learn of the difference instead of waiting for it; then it reports its own view.
+  const std::string local = size() != mine.processes ? sizeMismatch(mine, launch_) : "";
+  struct Buffers {
+    HandshakeRecord mine;
+    std::vector<HandshakeRecord> all;
+  };
+  auto buffers = std::make_shared<Buffers>();
+  buffers->mine = toRecord(mine);
+  buffers->all.resize(size());
+  try {
+    call([&] {
+      activity_ = "waiting in the handshake";
+      MPI_Request request;
+      check(MPI_Iallgather(&buffers->mine, sizeof(HandshakeRecord), MPI_BYTE, buffers->all.data(),
+                           sizeof(HandshakeRecord), MPI_BYTE, ctrl_, &request),
+            "MPI_Iallgather (handshake)");
+      ++seq_;
+      await(request, timeoutSec, "the handshake (plan " + mine.planPath + ")", buffers);
+    });
+  } catch (const Error &) {
+    if (!local.empty())
+      throw Error(ErrorKind::Launch, local);
+    throw;
+  }
+  if (!local.empty())
+    throw Error(ErrorKind::Launch, local);
+  std::string difference = compareHandshakes(buffers->all);
+  if (!difference.empty())
+    throw Error(ErrorKind::Launch, difference);
+}
+
+void MpiGroup::sumDoubles(double *data, int n, double timeoutSec) {
+  if (n <= 0)
+    return;
+  auto buffer = std::make_shared<std::vector<double>>(data, data + n);
+  call([&] {
+    activity_ = "waiting in a sum of " + std::to_string(n) + " metrics";
+    MPI_Request request;
+    check(MPI_Iallreduce(MPI_IN_PLACE, buffer->data(), n, MPI_DOUBLE, MPI_SUM, ctrl_, &request),
+          "MPI_Iallreduce (metrics)");
+    ++seq_;
+    await(request, timeoutSec, "the sum of " + std::to_string(n) + " metrics", buffer);
+  });
+  std::copy(buffer->begin(), buffer->end(), data);
+}
+
+std::vector<double> MpiGroup::gatherDoubles(double x, double timeoutSec) {
+  struct Buffers {
+    double mine;
+    std::vector<double> all;
+  };
+  auto buffers = std::make_shared<Buffers>();
+  buffers->mine = x;
+  buffers->all.resize(size());
+  call([&] {
+    activity_ = "waiting in a gather of metrics";
+    MPI_Request request;
+    check(MPI_Iallgather(&buffers->mine, 1, MPI_DOUBLE, buffers->all.data(), 1, MPI_DOUBLE, ctrl_,
+                         &request),
+          "MPI_Iallgather (metrics)");
+    ++seq_;
+    await(request, timeoutSec, "the gather of a metric", buffers);
+  });
+  return buffers->all;
+}
+
+int64_t MpiGroup::postSum(float *data, int64_t n) {
+  const int64_t token = ++nextToken_;
+  std::vector<MPI_Request> &requests = sums_[token];
+  for (int64_t offset = 0; offset < n; offset += kMaxCount) {
+    MPI_Request request;
+    int count = static_cast<int>(std::min(n - offset, kMaxCount));
+    check(MPI_Iallreduce(MPI_IN_PLACE, data + offset, count, MPI_FLOAT, MPI_SUM, data_, &request),
+          "MPI_Iallreduce");
+    requests.push_back(request);
+  }
+  ++seq_;
+  return token;
+}
+
+bool MpiGroup::testSum(int64_t token) {
+  auto it = sums_.find(token);
+  if (it == sums_.end())
+    return true;
+  int done = 0;
+  int rc = MPI_Testall(static_cast<int>(it->second.size()), it->second.data(), &done,
+                       MPI_STATUSES_IGNORE);
+  if (rc != MPI_SUCCESS) {
+    sums_.erase(it);
+    broken_ = true;
+    check(rc, "MPI_Iallreduce");
+  }
+  if (done)
+    sums_.erase(it);
+  return done != 0;
+}
+
+void MpiGroup::abandonSum(int64_t token) {
+  if (sums_.erase(token))
+    broken_ = true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Aborting.
+
+void MpiGroup::abortNow(int exitCode) {
+  MPI_Abort(MPI_COMM_WORLD, exitCode);
+  std::_Exit(exitCode); // MPI_Abort does not return; should it, end this process at least
+}
+
+void MpiGroup::abortJob(const std::string &message, int exitCode) {
+  std::cout.flush();
+  std::fflush(stdout);
+  std::fprintf(stderr, "dprun: [rank %d] %s\n", rank(), message.c_str());
+  std::fflush(stderr);
+  if (onCommThread() || !threadRunning() || threadLevel_ == MPI_THREAD_MULTIPLE)
+    abortNow(exitCode);
+  // Under MPI_THREAD_SERIALIZED only the communication thread may call MPI: it aborts on its
+  // next turn (every loop and wait of the thread checks). Should it not, end this process.
+  abortCode_.store(exitCode);
+  wake();
+  std::this_thread::sleep_for(std::chrono::seconds(5));
+  std::_Exit(exitCode);
+}
+
+} // namespace
+
+std::unique_ptr<ProcessGroup> createMpiGroup() { return std::make_unique<MpiGroup>(); }
+
+} // namespace dp::rt::comm

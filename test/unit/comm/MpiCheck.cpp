@@ -1,0 +1,275 @@
+// dprt_comm_mpi_check: one rank of an MPI job that exercises the process group and the replica
+// engine; MpiJobTest.cpp starts it under mpirun. Modes:
+//   allreduce           R replica threads average buckets over R x P copies; checks the means,
+//                       sumDoubles and gatherDoubles; prints "rank N: allreduce ok".
+//   handshake-mismatch  rank 1 runs another plan (/tmp/b.dpx, hash 0x1234): the handshake fails.
+//   size-mismatch       the plan says P = --compiled-p, whatever the job's size.
+//   kill                like allreduce, but rank 1 SIGKILLs itself at step 3.
+//   hang                like allreduce, but rank 1's replica 0 sleeps forever at step 3.
+//   stop                like allreduce, but rank 1 stops (SIGSTOP) at step 3.
+//   bench               times --iterations allreduces of --elements floats through the engine
+//                       (R = 1) and through plain MPI_Allreduce; rank 0 prints both means.
+// Errors of the handshake are raised on every rank: each prints its message, finalises MPI and
+// exits with the error's code. Later errors end the job with abortJob, as dprun does.
+#include "runtime/comm/Internal.h"
+
+#include <mpi.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using dp::rt::BucketInfo;
+using dp::rt::Collectives;
+using dp::rt::Error;
+using dp::rt::ErrorKind;
+using dp::rt::ProcessGroup;
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  std::string mode;
+  int replicas = 2;
+  int steps = 5;
+  double timeout = 10;
+  int compiledP = 0; // 0: the job's size
+  int64_t elements = 80000;
+  int iterations = 200;
+};
+
+Options parse(int argc, char **argv) {
+  Options o;
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s MODE [--replicas R] [--steps N] [--timeout S] "
+                         "[--compiled-p P] [--elements N] [--iterations N]\n", argv[0]);
+    std::exit(2);
+  }
+  o.mode = argv[1];
+  for (int i = 2; i + 1 < argc; i += 2) {
+    std::string flag = argv[i];
+    const char *value = argv[i + 1];
+    if (flag == "--replicas")
+      o.replicas = std::atoi(value);
+    else if (flag == "--steps")
+      o.steps = std::atoi(value);
+    else if (flag == "--timeout")
+      o.timeout = std::atof(value);
+    else if (flag == "--compiled-p")
+      o.compiledP = std::atoi(value);
+    else if (flag == "--elements")
+      o.elements = std::atoll(value);
+    else if (flag == "--iterations")
+      o.iterations = std::atoi(value);
+    else {
+      std::fprintf(stderr, "unknown option %s\n", flag.c_str());
+      std::exit(2);
+    }
+  }
+  return o;
+}
+
+std::vector<BucketInfo> checkBuckets() {
+  const int64_t sizes[] = {1000, 3, 25000, 0, 4097};
+  std::vector<BucketInfo> buckets;
+  for (int i = 0; i < 5; ++i) {
+    BucketInfo b;
+    b.index = i;
+    b.elements = sizes[i];
+    b.tensors = "layer" + std::to_string(i) + ".kernel, layer" + std::to_string(i) + ".bias";
+    b.loc = "check.mlir:" + std::to_string(i + 2) + ":3";
+    buckets.push_back(b);
+  }
+  return buckets;
+}
+
+/// A copy's value: in [-1, 1], different for every rank, replica, bucket, step and element.
+float valueOf(int rank, int replica, int bucket, int step, int64_t i) {
+  uint64_t h = (uint64_t(rank) * 7919 + uint64_t(replica) * 104729 + uint64_t(bucket) * 1299709 +
+                uint64_t(step) * 15485863 + uint64_t(i)) * 0x9e3779b97f4a7c15ull;
+  return static_cast<float>(static_cast<int>((h >> 40) % 2001) - 1000) / 1000.0f;
+}
+
+/// The averaging job of modes allreduce, kill, hang and stop. Returns the replicas' first error.
+std::string runAverages(ProcessGroup &group, const Options &o) {
+  const int rank = group.rank(), P = group.size(), R = o.replicas;
+  std::vector<BucketInfo> buckets = checkBuckets();
+  Collectives engine(group, R, buckets, o.timeout);
+  std::vector<std::string> errors(R);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < R; ++r)
+    threads.emplace_back([&, r] {
+      try {
+        std::vector<std::vector<float>> data(buckets.size());
+        for (int step = 0; step < o.steps; ++step) {
+          for (const BucketInfo &b : buckets) {
+            if (rank == 1 && step == 3 && b.index == 1) {
+              if (o.mode == "kill" && r == 0)
+                std::raise(SIGKILL);
+              if (o.mode == "stop" && r == 0)
+                std::raise(SIGSTOP);
+              if (o.mode == "hang" && r == 0)
+                for (;;)
+                  std::this_thread::sleep_for(std::chrono::seconds(1));
+            }
+            std::vector<float> &d = data[b.index];
+            d.resize(b.elements);
+            for (int64_t i = 0; i < b.elements; ++i)
+              d[i] = valueOf(rank, r, b.index, step, i);
+            engine.start(b.index, r, d.data());
+          }
+          for (const BucketInfo &b : buckets) {
+            engine.wait(b.index, r);
+            for (int64_t i = 0; i < b.elements; ++i) {
+              double sum = 0;
+              for (int q = 0; q < P; ++q)
+                for (int s = 0; s < R; ++s)
+                  sum += valueOf(q, s, b.index, step, i);
+              double mean = sum / (R * P);
+              if (std::fabs(data[b.index][i] - mean) > 1e-6)
+                throw Error(ErrorKind::Runtime,
+                            "bucket " + std::to_string(b.index) + " step " + std::to_string(step) +
+                                " element " + std::to_string(i) + ": " +
+                                std::to_string(data[b.index][i]) + " instead of " +
+                                std::to_string(mean));
+            }
+          }
+        }
+      } catch (const std::exception &e) {
+        errors[r] = e.what();
+        engine.abort(e.what());
+      }
+    });
+  for (std::thread &t : threads)
+    t.join();
+  for (const std::string &e : errors)
+    if (!e.empty())
+      return e;
+  return "";
+}
+
+void checkMetrics(ProcessGroup &group, double timeout) {
+  const int rank = group.rank(), P = group.size();
+  double values[2] = {double(rank), 1.0};
+  group.sumDoubles(values, 2, timeout);
+  if (values[0] != P * (P - 1) / 2.0 || values[1] != P)
+    throw Error(ErrorKind::Runtime, "sumDoubles gave " + std::to_string(values[0]) + ", " +
+                                        std::to_string(values[1]));
+  std::vector<double> all = group.gatherDoubles(10.0 * rank, timeout);
+  for (int q = 0; q < P; ++q)
+    if (all.size() != size_t(P) || all[q] != 10.0 * q)
+      throw Error(ErrorKind::Runtime, "gatherDoubles is wrong at rank " + std::to_string(q));
+}
+
+/// Mean microseconds of the engine's and of plain MPI_Allreduce's averages.
+void bench(ProcessGroup &group, const Options &o) {
+  auto &impl = dynamic_cast<dp::rt::comm::GroupImpl &>(group);
+  const int64_t n = o.elements;
+  std::vector<float> data(n, 1.0f);
+  BucketInfo bucket;
+  bucket.elements = n;
+  Collectives engine(group, 1, {bucket}, 60);
+  auto engineRound = [&] {
+    double sync = 0;
+    group.sumDoubles(&sync, 1, 60); // lines the ranks up
+    Clock::time_point begin = Clock::now();
+    for (int i = 0; i < o.iterations; ++i) {
+      engine.start(0, 0, data.data());
+      engine.wait(0, 0);
+    }
+    return std::chrono::duration<double, std::micro>(Clock::now() - begin).count() / o.iterations;
+  };
+  auto plainRound = [&] {
+    double micros = 0;
+    impl.call([&] { // every MPI call on the communication thread
+      MPI_Barrier(MPI_COMM_WORLD);
+      Clock::time_point begin = Clock::now();
+      for (int i = 0; i < o.iterations; ++i)
+        MPI_Allreduce(MPI_IN_PLACE, data.data(), static_cast<int>(n), MPI_FLOAT, MPI_SUM,
+                      MPI_COMM_WORLD);
+      micros = std::chrono::duration<double, std::micro>(Clock::now() - begin).count() /
+               o.iterations;
+    });
+    return micros;
+  };
+  engineRound(); // warm up both paths
+  plainRound();
+  double engineMicros = 0, plainMicros = 0;
+  const int rounds = 3;
+  for (int round = 0; round < rounds; ++round) {
+    plainMicros += plainRound() / rounds;
+    engineMicros += engineRound() / rounds;
+  }
+  if (group.rank() == 0)
+    std::printf("allreduce of %lld floats (%.1f KiB) over %d ranks, %d x %d iterations: "
+                "engine %.1f us, MPI_Allreduce %.1f us\n",
+                static_cast<long long>(n), n * 4 / 1024.0, group.size(), rounds, o.iterations,
+                engineMicros, plainMicros);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options o = parse(argc, argv);
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  std::unique_ptr<ProcessGroup> group;
+  try {
+    group = ProcessGroup::create(true);
+  } catch (const Error &e) {
+    std::fprintf(stderr, "dprun: %s\n", e.what());
+    return e.exitCode();
+  }
+  const int rank = group->rank();
+
+  dp::rt::Handshake h;
+  h.planHash = 0xabcd;
+  h.manifestHash = 0x5678;
+  h.replicas = o.mode == "bench" ? 1 : o.replicas;
+  h.processes = o.compiledP > 0 ? o.compiledP : group->size();
+  h.seed = 42;
+  h.planPath = "/tmp/a.dpx";
+  if (o.mode == "handshake-mismatch" && rank == 1) {
+    h.planHash = 0x1234;
+    h.planPath = "/tmp/b.dpx";
+  }
+  try {
+    group->handshake(h, o.timeout);
+  } catch (const Error &e) {
+    std::fprintf(stderr, "dprun: [rank %d] %s\n", rank, e.what());
+    std::fflush(stderr);
+    std::printf("rank %d exits with code %d\n", rank, e.exitCode());
+    group.reset();
+    return e.exitCode();
+  }
+  if (o.mode == "handshake-mismatch" || o.mode == "size-mismatch") {
+    std::printf("rank %d: the handshake passed\n", rank);
+    return 1;
+  }
+
+  try {
+    if (o.mode == "bench") {
+      bench(*group, o);
+    } else if (o.mode == "allreduce" || o.mode == "kill" || o.mode == "hang" ||
+               o.mode == "stop") {
+      std::string error = runAverages(*group, o);
+      if (!error.empty())
+        group->abortJob(error, 6);
+      checkMetrics(*group, o.timeout);
+      std::printf("rank %d: allreduce ok (R=%d, P=%d, %d steps)\n", rank, o.replicas,
+                  group->size(), o.steps);
+    } else {
+      std::fprintf(stderr, "unknown mode %s\n", o.mode.c_str());
+      return 2;
+    }
+  } catch (const Error &e) {
+    group->abortJob(e.what(), e.exitCode());
+  }
+  return 0;
+}
