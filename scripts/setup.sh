@@ -11,6 +11,7 @@ PKGS=(
   libgtest-dev libgmock-dev
   zlib1g-dev
   dataset-fashion-mnist
+  openmpi-bin libopenmpi-dev libpmix-dev slurm-wlm munge
 )
 
 missing=()
