@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Kills one rank of a running data-parallel dprun job and checks that the job ends.
 
-Usage: kill_rank.py --rank N [--after-line TEXT] [--limit S] -- LAUNCH COMMAND...
+Usage: kill_rank.py --rank N [--signal KILL|STOP] [--after-line TEXT] [--limit S] -- COMMAND...
 
 Starts the command (e.g. `mpirun -n 2 dprun plan.dpx ...` or `srun -n 2 ...`), waits until its
-output shows TEXT (default: the first epoch line, so training is under way), then SIGKILLs the
-dprun process of rank N (found by its MPI/PMIx/SLURM rank variables) and waits for every process
+output shows TEXT (default: the first epoch line, so training is under way), then sends SIGKILL
+(a dead rank) or SIGSTOP (a hung one) to the dprun process of rank N (found by its MPI/PMIx/SLURM rank variables) and waits for every process
 to end. Prints the job's output, then `job ended: exit <code> after <s> s`. Exits 1 when the
 job outlived LIMIT seconds (default 30) after the kill or exited 0.
 """
@@ -40,6 +40,7 @@ def main():
     parser.add_argument("--rank", type=int, required=True)
     parser.add_argument("--after-line", default="epoch 1/")
     parser.add_argument("--limit", type=float, default=30)
+    parser.add_argument("--signal", choices=["KILL", "STOP"], default="KILL")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -63,7 +64,7 @@ def main():
         os.killpg(job.pid, signal.SIGKILL)
         sys.exit(f"no dprun process of rank {args.rank} found")
     for pid in victims:
-        os.kill(pid, signal.SIGKILL)
+        os.kill(pid, getattr(signal, "SIG" + args.signal))
     killed = time.monotonic()
     try:
         code = job.wait(timeout=args.limit + 30)
@@ -71,6 +72,12 @@ def main():
         os.killpg(job.pid, signal.SIGKILL)
         job.wait()
         code = None
+    if args.signal == "STOP":
+        for pid in victims:  # a stopped rank the launcher did not end must not outlive the test
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
     elapsed = time.monotonic() - killed
     reader.join(5)
     # Every dprun of the job must be gone too, not just the launcher.
@@ -80,7 +87,7 @@ def main():
         time.sleep(0.2)
     left = [int(p) for p in os.listdir("/proc") if p.isdigit() and rank_of(int(p)) is not None]
     sys.stdout.write("".join(lines))
-    print(f"killed rank {args.rank} (pid {', '.join(map(str, victims))})")
+    print(f"sent SIG{args.signal} to rank {args.rank} (pid {', '.join(map(str, victims))})")
     print(f"job ended: exit {code} after {elapsed:.1f} s")
     if code is None or elapsed > args.limit or code == 0 or left:
         print(f"FAILED: the job must end with a non-zero exit within {args.limit:g} s of the kill"
