@@ -95,6 +95,7 @@ struct Collectives::Impl final : comm::CommClient {
   std::string error;
   std::atomic<bool> failedFlag{false}; // `failed`, readable without the lock
   double reduceSec = 0, waitSec = 0;
+  int waiters = 0; // replicas blocked in wait()
 
   // Communication thread only.
   size_t cursor = 0;           // the next bucket to reduce
@@ -212,6 +213,22 @@ void Collectives::Impl::wait(int bucket, int replica) {
     throw Error(ErrorKind::Runtime, "Collectives: replica " + std::to_string(replica) +
                                         " waits for bucket " + std::to_string(bucket) +
                                         " that it never started");
+  // While blocked, this replica makes the communication thread poll its sums eagerly.
+  struct Blocked {
+    Impl &engine;
+    bool counted = false;
+    void enter() {
+      if (!counted) {
+        counted = true;
+        ++engine.waiters;
+        engine.group->wake();
+      }
+    }
+    ~Blocked() {
+      if (counted)
+        --engine.waiters;
+    }
+  } blocked{*this};
   const bool bounded = timeoutSec > 0;
   Clock::time_point deadline =
       begin + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeoutSec));
@@ -244,6 +261,7 @@ void Collectives::Impl::wait(int bucket, int replica) {
       failLocked(what + "the communication thread did not finish it");
       continue;
     }
+    blocked.enter();
     if (bounded)
       cv.wait_until(lock, deadline);
     else
@@ -331,6 +349,11 @@ Progress Collectives::Impl::progress() {
     }
     result = std::max(result, Progress::Waiting);
     ++i;
+  }
+  if (result == Progress::Waiting) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (waiters > 0)
+      result = Progress::Urgent;
   }
   return result;
 }

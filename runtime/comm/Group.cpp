@@ -25,8 +25,10 @@ void GroupImpl::startThread() {
   if (thread_.joinable())
     return;
   stop_ = false;
-  thread_ = std::thread([this] { loop(); });
-  threadId_ = thread_.get_id();
+  thread_ = std::thread([this] {
+    threadId_.store(std::this_thread::get_id());
+    loop();
+  });
 }
 
 void GroupImpl::stopThread() {
@@ -38,7 +40,7 @@ void GroupImpl::stopThread() {
   }
   wakeCv_.notify_all();
   thread_.join();
-  threadId_ = std::thread::id();
+  threadId_.store(std::thread::id());
 }
 
 void GroupImpl::wake() {
@@ -129,14 +131,18 @@ void GroupImpl::loop() {
       backoff.reset();
       continue;
     }
-    if (progress == Progress::Waiting) {
+    if (progress == Progress::Urgent) {
       backoff.pause();
       continue;
     }
+    // Nothing in flight, or operations in flight while the replicas compute: poll now and
+    // then (MPI progresses only inside its calls) without taking their cores; a replica that
+    // blocks on a result wakes the thread.
     backoff.reset();
     std::unique_lock<std::mutex> lock(mu_);
     auto ready = [&] { return woken_ || stop_ || !jobs_.empty(); };
-    std::chrono::microseconds poll = idlePoll();
+    std::chrono::microseconds poll =
+        progress == Progress::Waiting ? std::chrono::microseconds(50) : idlePoll();
     if (poll.count() > 0)
       wakeCv_.wait_for(lock, poll, ready);
     else

@@ -6,6 +6,7 @@
 
 #include "runtime/comm/Comm.h"
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -82,8 +83,9 @@ std::string sizeMismatch(const Handshake &mine, const LaunchInfo &launch);
 /// What one poll of a client did.
 enum class Progress {
   Idle = 0,     // nothing in flight
-  Waiting = 1,  // operations in flight, none finished
-  Advanced = 2, // something was started or finished
+  Waiting = 1,  // operations in flight, none finished, while the replicas compute
+  Urgent = 2,   // operations in flight, none finished, and a replica is blocked on them
+  Advanced = 3, // something was started or finished
 };
 
 /// Work that the communication thread polls (the replica engine). Its methods run on that thread.
@@ -121,7 +123,7 @@ public:
   void wake();
 
   /// Whether the calling thread is the communication thread.
-  bool onCommThread() const { return std::this_thread::get_id() == threadId_; }
+  bool onCommThread() const { return std::this_thread::get_id() == threadId_.load(); }
 
   // The communication thread only. -----------------------------------------------------------
 
@@ -175,7 +177,7 @@ private:
   void loop();
 
   std::thread thread_;
-  std::thread::id threadId_;
+  std::atomic<std::thread::id> threadId_{};
   std::mutex mu_;
   std::condition_variable wakeCv_, doneCv_;
   std::deque<Job *> jobs_;
@@ -183,9 +185,9 @@ private:
   std::vector<CommClient *> clients_; // communication thread only
 };
 
-/// Paces a thread that polls operations in flight: spins (yielding) for a while, then sleeps
-/// in growing steps, so that fast operations finish with little latency and slow ones do not
-/// take a core from the replicas.
+/// Paces a thread that polls operations that someone is blocked on: spins (yielding) for a
+/// while, then sleeps in growing steps, so that fast operations finish with little latency and
+/// slow ones do not take a core from the replicas.
 class Backoff {
 public:
   void reset() { since_ = Clock::time_point(); }

@@ -206,6 +206,7 @@ TEST(CommSingleProcess, MetricsAreLocal) {
 }
 
 TEST(CommSingleProcess, AbortJobPrintsAndExits) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
       {
         auto group = ProcessGroup::create(false);
