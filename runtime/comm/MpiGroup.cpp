@@ -125,6 +125,9 @@ MpiGroup::MpiGroup() {
   if (initialized || finalized)
     throw Error(ErrorKind::Launch, "MPI was already initialised in this process: only one MPI "
                                    "process group can be created per process");
+  // Before MPI_Init: a process started directly becomes an MPI singleton, and Open MPI then
+  // sets the launcher variables (OMPI_COMM_WORLD_SIZE, ...) in its own environment.
+  const std::string launcher = detectLauncher();
   int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &threadLevel_);
   if (rc != MPI_SUCCESS)
     throw Error(ErrorKind::Launch, "MPI_Init_thread failed: " + mpiErrorText(rc));
@@ -149,7 +152,7 @@ MpiGroup::MpiGroup() {
     MPI_Comm_size(node, &launch_.localSize);
     MPI_Comm_free(&node);
   }
-  launch_.launcher = detectLauncher();
+  launch_.launcher = launcher;
   launch_.host = hostName();
   launch_.slurm = slurmVariables();
   std::string mismatch = slurmMismatch(launch_.rank, launch_.size);

@@ -263,16 +263,6 @@ TrainReport trainWith(const std::string &planPath, const TrainOptions &options, 
   report.processes = program->processes();
   const double timeout = options.collectiveTimeout > 0 ? options.collectiveTimeout : 1e9;
 
-  // Every rank must run the same plan with the same seed before anything is exchanged.
-  Handshake mine;
-  mine.planHash = program->file().hash();
-  mine.manifestHash = plan.manifest_hash();
-  mine.replicas = program->devices();
-  mine.processes = program->processes();
-  mine.seed = options.seed;
-  mine.planPath = planPath;
-  group.handshake(mine, timeout);
-
   std::unique_ptr<Collectives> engine;
   if (program->hasCollectives()) {
     std::vector<BucketInfo> buckets;
@@ -386,6 +376,17 @@ TrainReport runTraining(const std::string &planPath, const TrainOptions &options
   // never touches it.
   const bool useMpi = program->processes() > 1 || launchedByMpiLauncher();
   std::unique_ptr<ProcessGroup> group = ProcessGroup::create(useMpi);
+  // Every rank must run the same plan with the same seed before anything else is exchanged.
+  // A difference is seen by every rank, so each reports it and exits on its own (no abort
+  // that could kill the others before they print).
+  Handshake mine;
+  mine.planHash = program->file().hash();
+  mine.manifestHash = program->plan().manifest_hash();
+  mine.replicas = program->devices();
+  mine.processes = program->processes();
+  mine.seed = options.seed;
+  mine.planPath = planPath;
+  group->handshake(mine, options.collectiveTimeout > 0 ? options.collectiveTimeout : 1e9);
   if (group->size() == 1)
     return trainWith(planPath, options, out, std::move(program), *group, start);
   try {
