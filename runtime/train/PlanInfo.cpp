@@ -159,15 +159,40 @@ void describePlan(const PlanFile &file, const std::string &path, std::ostream &o
   out << "producer: " << (plan.producer() ? plan.producer()->str() : "(unknown)") << "\n";
   out << "model: " << (plan.model() ? plan.model()->str() : "(unnamed)") << "\n";
   out << "batch: " << plan.batch() << "\n";
+  const int replicas = plan.devices_per_process(), processes = plan.processes();
+  if (replicas * processes > 1)
+    out << "data parallel: " << replicas << " device(s) per process x " << processes
+        << " process(es), " << plan.batch() / (replicas * processes)
+        << " samples per replica and step\n";
   out << "classes: " << numClasses(plan, 0) << "\n";
-  out << "arena: " << withCommas(static_cast<int64_t>(plan.arena_bytes())) << " bytes ("
+  out << "arena" << (replicas > 1 ? " (each device)" : "") << ": "
+      << withCommas(static_cast<int64_t>(plan.arena_bytes())) << " bytes ("
       << withCommas(static_cast<int64_t>(plan.persistent_bytes())) << " persistent, "
       << withCommas(static_cast<int64_t>(plan.arena_bytes() - plan.persistent_bytes()))
       << " per step)\n";
 
+  if (plan.collectives() && plan.collectives()->size()) {
+    char hash[24];
+    std::snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)plan.manifest_hash());
+    out << "collectives: " << plan.collectives()->size() << " (manifest hash " << hash << ")\n";
+    for (const fb::Collective *c : *plan.collectives()) {
+      out << "  bucket " << c->bucket() << "  " << c->kind()->str() << " over "
+          << c->group()->str() << "  " << withCommas(c->elements()) << " x f32  ";
+      if (c->tensors())
+        for (uint32_t i = 0; i < c->tensors()->size(); ++i)
+          out << (i ? ", " : "") << c->tensors()->Get(i)->str();
+      if (c->loc() && c->loc()->size())
+        out << "  at " << c->loc()->str();
+      out << "\n";
+    }
+  }
+
   for (const fb::Input *in : *plan.inputs())
     out << "input " << in->name()->str() << ": buffer " << in->buffer() << " "
-        << shapeText(*plan.buffers()->Get(in->buffer())) << "\n";
+        << shapeText(*plan.buffers()->Get(in->buffer()))
+        << (replicas > 1 ? "  device " + std::to_string(plan.buffers()->Get(in->buffer())->device())
+                         : std::string())
+        << "\n";
 
   const auto &params = *plan.params();
   out << "params: " << params.size() << " (" << withCommas(countWeights(plan))
@@ -186,7 +211,8 @@ void describePlan(const PlanFile &file, const std::string &path, std::ostream &o
   for (uint32_t id = 0; id < buffers.size(); ++id) {
     const fb::Buffer &b = *buffers.Get(id);
     out << "  #" << id << " " << shapeText(b) << " @" << b.offset()
-        << (b.offset() < plan.persistent_bytes() ? " persistent" : "") << "\n";
+        << (b.offset() < plan.persistent_bytes() ? " persistent" : "")
+        << (replicas > 1 ? " device " + std::to_string(b.device()) : std::string()) << "\n";
   }
   describeStep(plan, *plan.train(), out);
   describeStep(plan, *plan.eval(), out);
