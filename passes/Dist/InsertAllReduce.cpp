@@ -28,7 +28,10 @@ LogicalResult insertAllReduces(func::FuncOp func, dist::MeshAttr mesh) {
     if (group.empty())
       group.resize(replicas);
     int64_t r = dist::getReplica(apply);
-    if (r >= replicas || group[r])
+    if (r < 0 || r >= replicas)
+      return apply.emitOpError() << "is on replica " << r << " but the mesh has " << replicas
+                                 << " device(s) per process";
+    if (group[r])
       return apply.emitOpError() << "is the second update of '" << param.getName()
                                  << "' on replica " << r;
     group[r] = apply;

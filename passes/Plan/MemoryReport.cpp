@@ -97,7 +97,7 @@ void printBucketPlan(ProgramOp program, llvm::raw_ostream &os) {
       names += (i ? ", " : "") + m.second.str();
     rows << llvm::format("  %6d  %7zu  %14lld  %9d  ", ++index - 1, members.size(),
                          (long long)bufferBytes(cast<MemRefType>(bucket.getType())),
-                         kernels - 1)
+                         kernels - 2) // the train kernel it starts after
          << names << "\n";
   }
   if (!index)

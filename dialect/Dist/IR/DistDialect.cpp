@@ -95,7 +95,16 @@ LogicalResult AllReduceOp::verify() {
     return failure();
   if (getResultTypes() != getGradients().getTypes())
     return emitOpError("results must have the types of the gradients");
-  if (getBucket() && *getBucket() < 0)
+  // I64Attr's accessor is unsigned: read the sign from the attribute.
+  if (getBucketAttr() && getBucketAttr().getInt() < 0)
+    return emitOpError("bucket must be non-negative");
+  return success();
+}
+
+LogicalResult AllReduceStartOp::verify() {
+  if (failed(verifyGroups(*this, getGradients().getTypes(), getReplicas())))
+    return failure();
+  if (getBucketAttr().getInt() < 0)
     return emitOpError("bucket must be non-negative");
   return success();
 }

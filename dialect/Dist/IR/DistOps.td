@@ -105,6 +105,7 @@ def Dist_AllReduceStartOp : Dist_Op<"allreduce_start"> {
                        I64Attr:$bucket, OptionalAttr<StrArrayAttr>:$tensors);
   let results = (outs Dist_PendingType:$pending);
   let assemblyFormat = "$gradients attr-dict `:` type($gradients)";
+  let hasVerifier = 1;
 }
 
 def Dist_AllReduceWaitOp : Dist_Op<"allreduce_wait"> {

@@ -97,8 +97,9 @@ public:
   }
 
   /// Every allreduced gradient gets its slot in its device's bucket, where the kernel that
-  /// computes it writes.
-  void declareBuckets(func::FuncOp func) {
+  /// computes it writes. Each allreduce needs a bucket index of its own: the collective
+  /// kernels name their buffers by it.
+  LogicalResult declareBuckets(func::FuncOp func) {
     int64_t replicas = program_.getDevicesPerProcess();
     auto declare = [&](Operation *op, ValueRange grads, int64_t bucket) {
       unsigned n = grads.size() / replicas;
@@ -130,12 +131,28 @@ public:
       }
       buckets_[bucket] = perDevice;
     };
-    func.walk([&](Operation *op) {
-      if (auto a = dyn_cast<dist::AllReduceOp>(op))
-        declare(a, a.getGradients(), a.getBucket().value_or(0));
-      else if (auto a = dyn_cast<dist::AllReduceStartOp>(op))
-        declare(a, a.getGradients(), a.getBucket());
+    WalkResult walk = func.walk([&](Operation *op) {
+      int64_t bucket;
+      ValueRange grads;
+      if (auto a = dyn_cast<dist::AllReduceOp>(op)) {
+        if (!a.getBucket()) {
+          a.emitOpError("has no bucket (run dist-fuse-allreduce first)");
+          return WalkResult::interrupt();
+        }
+        bucket = a.getBucketAttr().getInt(), grads = a.getGradients();
+      } else if (auto a = dyn_cast<dist::AllReduceStartOp>(op)) {
+        bucket = a.getBucketAttr().getInt(), grads = a.getGradients();
+      } else {
+        return WalkResult::advance();
+      }
+      if (buckets_.count(bucket)) {
+        op->emitOpError() << "reuses bucket " << bucket << " of another allreduce";
+        return WalkResult::interrupt();
+      }
+      declare(op, grads, bucket);
+      return WalkResult::advance();
     });
+    return failure(walk.wasInterrupted());
   }
 
   LogicalResult lowerStep(func::FuncOp func, StringRef name) {
@@ -148,7 +165,8 @@ public:
       values_[func.getArgument(i)] =
           inputs_.lookup({func.getArgAttrOfType<StringAttr>(i, g::kInputAttr).getValue(), 0});
     collectGradients(func);
-    declareBuckets(func);
+    if (failed(declareBuckets(func)))
+      return failure();
     b_.setInsertionPointToEnd(block);
     for (Operation &op : func.getBody().front())
       if (failed(lower(&op)))
@@ -268,7 +286,7 @@ private:
           values_[s.getResult()] = inputs_.lookup({name, dist::getReplica(s)});
         })
         .Case([&](dist::AllReduceOp a) {
-          int64_t bucket = a.getBucket().value_or(0);
+          int64_t bucket = a.getBucketAttr().getInt();
           collective(a.getLoc(), "allreduce_start", bucket);
           collective(a.getLoc(), "allreduce_wait", bucket);
           bindMeans(a.getResults(), a.getGradients());
