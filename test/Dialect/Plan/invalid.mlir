@@ -123,3 +123,155 @@ plan.program "m" attributes {batch = 1 : i64} {
   // expected-error @+1 {{'plan.param' op requires attribute 'init'}}
   %0 = plan.param "w" : memref<4xf32>
 }
+
+// -----
+
+// Tests that a program needs at least one device per process.
+// expected-error @+1 {{'plan.program' op needs at least one device and one process, found 0 and 1}}
+plan.program "m" attributes {batch = 1 : i64, devices_per_process = 0 : i64} {
+}
+
+// -----
+
+// Tests that a program needs at least one process.
+// expected-error @+1 {{'plan.program' op needs at least one device and one process, found 2 and 0}}
+plan.program "m" attributes {batch = 1 : i64, devices_per_process = 2 : i64, processes = 0 : i64} {
+}
+
+// -----
+
+// Tests that a persistent buffer must be on a device of the process (devices 0 to R - 1).
+plan.program "m" attributes {batch = 1 : i64, devices_per_process = 2 : i64} {
+  // expected-error @+1 {{'plan.param' op is on device 2 but the program has 2 device(s) per process}}
+  %w = plan.param "w" {init = #plan.init<kind = "zeros">, device = 2 : i64} : memref<4xf32>
+}
+
+// -----
+
+// Tests that a device cannot be negative.
+plan.program "m" attributes {batch = 1 : i64, devices_per_process = 2 : i64} {
+  // expected-error @+1 {{'plan.bucket' op is on device -1 but the program has 2 device(s) per process}}
+  %b = plan.bucket 0 {device = -1 : i64} : memref<16xf32>
+}
+
+// -----
+
+// Tests that a transient buffer of a one-device program must be on device 0.
+plan.program "m" attributes {batch = 1 : i64} {
+  plan.step "s" {
+    // expected-error @+1 {{'plan.alloc' op is on device 1 but the program has 1 device(s) per process}}
+    %0 = plan.alloc {device = 1 : i64} : memref<4xf32>
+  }
+}
+
+// -----
+
+// Tests that a gradient outside a bucket has no bucket_offset.
+plan.program "m" attributes {batch = 1 : i64} {
+  // expected-error @+1 {{'plan.grad' op has a bucket_offset but no bucket}}
+  %g = plan.grad "w" {bucket_offset = 0 : i64} : memref<4xf32>
+}
+
+// -----
+
+// Tests that a gradient in a bucket needs its bucket_offset.
+plan.program "m" attributes {batch = 1 : i64} {
+  %b = plan.bucket 0 : memref<16xf32>
+  // expected-error @+1 {{'plan.grad' op in a bucket needs a bucket_offset}}
+  %g = plan.grad "w" in %b : memref<16xf32> : memref<4xf32>
+}
+
+// -----
+
+// Tests that a gradient must fit its bucket (4 elements from 14 overrun 16).
+plan.program "m" attributes {batch = 1 : i64} {
+  %b = plan.bucket 0 : memref<16xf32>
+  // expected-error @+1 {{'plan.grad' op elements [14, 18) do not fit its bucket of 16}}
+  %g = plan.grad "w" in %b : memref<16xf32> {bucket_offset = 14 : i64} : memref<2x2xf32>
+}
+
+// -----
+
+// Tests that a gradient cannot start before its bucket.
+plan.program "m" attributes {batch = 1 : i64} {
+  %b = plan.bucket 0 : memref<16xf32>
+  // expected-error @+1 {{'plan.grad' op elements [-1, 3) do not fit its bucket of 16}}
+  %g = plan.grad "w" in %b : memref<16xf32> {bucket_offset = -1 : i64} : memref<4xf32>
+}
+
+// -----
+
+// Tests that a gradient is on the device of its bucket.
+plan.program "m" attributes {batch = 1 : i64, devices_per_process = 2 : i64} {
+  %b = plan.bucket 0 {device = 1 : i64} : memref<16xf32>
+  // expected-error @+1 {{'plan.grad' op is on device 0, its bucket on device 1}}
+  %g = plan.grad "w" in %b : memref<16xf32> {bucket_offset = 0 : i64} : memref<4xf32>
+}
+
+// -----
+
+// Tests that a bucket is a flat f32 buffer (ODS).
+plan.program "m" attributes {batch = 1 : i64} {
+  // expected-error @+1 {{'plan.bucket' op result #0 must be 1D memref of 32-bit float values, but got 'memref<4x4xf32>'}}
+  %b = plan.bucket 0 : memref<4x4xf32>
+}
+
+// -----
+
+// Tests that a kernel runs on one device: its buffers cannot come from two.
+plan.program "m" attributes {batch = 1 : i64, devices_per_process = 2 : i64} {
+  %x = plan.input "x" : memref<4xf32>
+  %y = plan.input "x" {device = 1 : i64} : memref<4xf32>
+  plan.step "s" {
+    %0 = plan.alloc {device = 1 : i64} : memref<4xf32>
+    // expected-error @+1 {{'plan.kernel' op mixes buffers of devices 0 and 1}}
+    plan.kernel "add" ins(%x, %y : memref<4xf32>, memref<4xf32>) outs(%0 : memref<4xf32>)
+  }
+}
+
+// -----
+
+// Tests that a view is on the device of its source: an output on device 0 and an input viewed
+// from device 1's buffer mix devices.
+plan.program "m" attributes {batch = 1 : i64, devices_per_process = 2 : i64} {
+  plan.step "s" {
+    %0 = plan.alloc {device = 1 : i64} : memref<4xf32>
+    %v = plan.view %0 : memref<4xf32> to memref<2x2xf32>
+    %1 = plan.alloc : memref<2x2xf32>
+    // expected-error @+1 {{'plan.kernel' op mixes buffers of devices 1 and 0}}
+    plan.kernel "copy" ins(%v : memref<2x2xf32>) outs(%1 : memref<2x2xf32>)
+  }
+}
+
+// -----
+
+// Tests that a collective's input d must be device d's copy of the bucket.
+plan.program "m" attributes {batch = 1 : i64, devices_per_process = 2 : i64} {
+  %b0 = plan.bucket 0 : memref<16xf32>
+  %b1 = plan.bucket 0 {device = 1 : i64} : memref<16xf32>
+  plan.step "s" {
+    // expected-error @+1 {{'plan.kernel' op collective input 0 must be device 0's buffer, found device 1}}
+    plan.kernel "allreduce_start" ins(%b1, %b0 : memref<16xf32>, memref<16xf32>) {bucket = 0 : i64}
+  }
+}
+
+// -----
+
+// Tests the same for the wait, on a later input.
+plan.program "m" attributes {batch = 1 : i64, devices_per_process = 2 : i64} {
+  %b0 = plan.bucket 0 : memref<16xf32>
+  plan.step "s" {
+    // expected-error @+1 {{'plan.kernel' op collective input 1 must be device 1's buffer, found device 0}}
+    plan.kernel "allreduce_wait" ins(%b0, %b0 : memref<16xf32>, memref<16xf32>) {bucket = 0 : i64}
+  }
+}
+
+// -----
+
+// Tests that a collective needs a bucket to average.
+plan.program "m" attributes {batch = 1 : i64} {
+  plan.step "s" {
+    // expected-error @+1 {{'plan.kernel' op kernel 'allreduce_start' takes 1 to 64 inputs, found 0}}
+    plan.kernel "allreduce_start" {bucket = 0 : i64}
+  }
+}

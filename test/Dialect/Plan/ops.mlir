@@ -71,3 +71,73 @@ plan.program "m" attributes {batch = 8 : i64} {
 // CHECK-NEXT: }
 plan.program "empty" attributes {batch = 1 : i64, arena_bytes = 0 : i64, persistent_bytes = 0 : i64} {
 }
+
+// Tests that a data-parallel program round-trips: its mesh (devices_per_process, processes),
+// per-device persistent buffers (device 0's `device` is the default and not printed), gradient
+// buckets with the gradients inside them at their bucket_offset, per-device transients, and
+// the collective kernels whose input d is device d's copy of a bucket.
+// CHECK-LABEL: plan.program "dp" attributes {batch = 8 : i64, devices_per_process = 2 : i64, processes = 3 : i64} {
+// CHECK-NEXT: %[[X0:.*]] = plan.input "x" : memref<2x4xf32>
+// CHECK-NEXT: %[[X1:.*]] = plan.input "x" {device = 1 : i64, offset = 0 : i64} : memref<2x4xf32>
+// CHECK-NEXT: %[[W0:.*]] = plan.param "w" {init = #plan.init<kind = "zeros">} : memref<4x3xf32>
+// CHECK-NEXT: %[[W1:.*]] = plan.param "w" {device = 1 : i64, init = #plan.init<kind = "zeros">} : memref<4x3xf32>
+// CHECK-NEXT: %[[K0:.*]] = plan.bucket 0 : memref<32xf32>
+// CHECK-NEXT: %[[GW0:.*]] = plan.grad "w" in %[[K0]] : memref<32xf32> {bucket_offset = 0 : i64} : memref<4x3xf32>
+// CHECK-NEXT: %[[GB0:.*]] = plan.grad "b" in %[[K0]] : memref<32xf32> {bucket_offset = 16 : i64, offset = 64 : i64} : memref<3xf32>
+// CHECK-NEXT: %[[K1:.*]] = plan.bucket 0 {device = 1 : i64, offset = 0 : i64} : memref<32xf32>
+// CHECK-NEXT: %[[GW1:.*]] = plan.grad "w" in %[[K1]] : memref<32xf32> {bucket_offset = 0 : i64, device = 1 : i64} : memref<4x3xf32>
+// CHECK-NEXT: %[[GV:.*]] = plan.grad "v" {device = 1 : i64} : memref<3xf32>
+// CHECK-NEXT: plan.step "train" {
+// CHECK-NEXT: %[[H0:.*]] = plan.alloc : memref<2x3xf32>
+// CHECK-NEXT: %[[H1:.*]] = plan.alloc {device = 1 : i64, offset = 128 : i64} : memref<2x3xf32>
+// CHECK-NEXT: plan.kernel "matmul" ins(%[[X0]], %[[H0]] : memref<2x4xf32>, memref<2x3xf32>) outs(%[[GW0]] : memref<4x3xf32>) {transpose_a = 1 : i64, transpose_b = 0 : i64}
+// CHECK-NEXT: plan.kernel "matmul" ins(%[[X1]], %[[H1]] : memref<2x4xf32>, memref<2x3xf32>) outs(%[[GW1]] : memref<4x3xf32>) {transpose_a = 1 : i64, transpose_b = 0 : i64}
+// CHECK-NEXT: plan.kernel "allreduce_start" ins(%[[K0]], %[[K1]] : memref<32xf32>, memref<32xf32>) {bucket = 0 : i64}
+// CHECK-NEXT: %[[V1:.*]] = plan.view %[[H1]] : memref<2x3xf32> to memref<6xf32>
+// CHECK-NEXT: plan.kernel "allreduce_wait" ins(%[[K0]], %[[K1]] : memref<32xf32>, memref<32xf32>) {bucket = 0 : i64}
+// CHECK-NEXT: plan.kernel "sgd_update" ins(%[[GW0]] : memref<4x3xf32>) outs(%[[W0]] : memref<4x3xf32>) {lr = 1.000000e-01 : f64}
+// CHECK-NEXT: plan.kernel "sgd_update" ins(%[[GW1]] : memref<4x3xf32>) outs(%[[W1]] : memref<4x3xf32>) {lr = 1.000000e-01 : f64}
+// CHECK-NEXT: plan.output "h", %[[V1]] : memref<6xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+plan.program "dp" attributes {batch = 8 : i64, devices_per_process = 2 : i64, processes = 3 : i64} {
+  %x0 = plan.input "x" {device = 0 : i64} : memref<2x4xf32>
+  %x1 = plan.input "x" {device = 1 : i64, offset = 0 : i64} : memref<2x4xf32>
+  %w0 = plan.param "w" {init = #plan.init<kind = "zeros">} : memref<4x3xf32>
+  %w1 = plan.param "w" {init = #plan.init<kind = "zeros">, device = 1 : i64} : memref<4x3xf32>
+  %k0 = plan.bucket 0 : memref<32xf32>
+  %gw0 = plan.grad "w" in %k0 : memref<32xf32> {bucket_offset = 0 : i64} : memref<4x3xf32>
+  %gb0 = plan.grad "b" in %k0 : memref<32xf32> {bucket_offset = 16 : i64, offset = 64 : i64} : memref<3xf32>
+  %k1 = plan.bucket 0 {device = 1 : i64, offset = 0 : i64} : memref<32xf32>
+  %gw1 = plan.grad "w" in %k1 : memref<32xf32> {bucket_offset = 0 : i64, device = 1 : i64} : memref<4x3xf32>
+  %gv = plan.grad "v" {device = 1 : i64} : memref<3xf32>
+  plan.step "train" {
+    %h0 = plan.alloc : memref<2x3xf32>
+    %h1 = plan.alloc {device = 1 : i64, offset = 128 : i64} : memref<2x3xf32>
+    plan.kernel "matmul" ins(%x0, %h0 : memref<2x4xf32>, memref<2x3xf32>) outs(%gw0 : memref<4x3xf32>) {transpose_a = 1 : i64, transpose_b = 0 : i64}
+    plan.kernel "matmul" ins(%x1, %h1 : memref<2x4xf32>, memref<2x3xf32>) outs(%gw1 : memref<4x3xf32>) {transpose_a = 1 : i64, transpose_b = 0 : i64}
+    plan.kernel "allreduce_start" ins(%k0, %k1 : memref<32xf32>, memref<32xf32>) {bucket = 0 : i64}
+    %v1 = plan.view %h1 : memref<2x3xf32> to memref<6xf32>
+    plan.kernel "allreduce_wait" ins(%k0, %k1 : memref<32xf32>, memref<32xf32>) {bucket = 0 : i64}
+    plan.kernel "sgd_update" ins(%gw0 : memref<4x3xf32>) outs(%w0 : memref<4x3xf32>) {lr = 0.1 : f64}
+    plan.kernel "sgd_update" ins(%gw1 : memref<4x3xf32>) outs(%w1 : memref<4x3xf32>) {lr = 0.1 : f64}
+    plan.output "h", %v1 : memref<6xf32>
+  }
+}
+
+// Tests that a one-device program of several processes keeps its mesh and that its
+// collectives take device 0's bucket alone.
+// CHECK-LABEL: plan.program "multi" attributes {batch = 8 : i64, processes = 4 : i64} {
+// CHECK-NEXT: %[[K:.*]] = plan.bucket 3 {offset = 0 : i64} : memref<16xf32>
+// CHECK-NEXT: plan.step "train" {
+// CHECK-NEXT: plan.kernel "allreduce_start" ins(%[[K]] : memref<16xf32>) {bucket = 3 : i64}
+// CHECK-NEXT: plan.kernel "allreduce_wait" ins(%[[K]] : memref<16xf32>) {bucket = 3 : i64}
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+plan.program "multi" attributes {batch = 8 : i64, devices_per_process = 1 : i64, processes = 4 : i64} {
+  %k = plan.bucket 3 {offset = 0 : i64} : memref<16xf32>
+  plan.step "train" {
+    plan.kernel "allreduce_start" ins(%k : memref<16xf32>) {bucket = 3 : i64}
+    plan.kernel "allreduce_wait" ins(%k : memref<16xf32>) {bucket = 3 : i64}
+  }
+}

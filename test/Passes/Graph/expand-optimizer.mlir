@@ -1,5 +1,6 @@
 // RUN: dp-opt %s -split-input-file -graph-derive-steps -graph-autodiff -graph-expand-optimizer | FileCheck %s
 // RUN: dp-opt %s -split-input-file -graph-derive-steps -graph-autodiff -graph-expand-optimizer=lr-scale=2 | FileCheck %s --check-prefix=SCALE
+// RUN: dp-opt %s -split-input-file -graph-derive-steps -graph-autodiff -dist-replicate=devices-per-process=2 -graph-expand-optimizer | FileCheck %s --check-prefix=REPL
 
 // Tests that SGD turns each apply_gradient into an sgd_update with the optimizer's learning rate
 // (times lr-scale), in place, and adds no optimizer state.
@@ -19,6 +20,12 @@
 // SCALE-LABEL: func.func @train(
 // SCALE: graph.sgd_update %{{.*}}, %{{.*}} {lr = 2.000000e-01 : f64} : tensor<4x3xf32>
 // SCALE-NEXT: graph.sgd_update %{{.*}}, %{{.*}} {lr = 2.000000e-01 : f64} : tensor<3xf32>
+// With replicas, each update keeps the replica tag of the apply_gradient it replaces.
+// REPL-LABEL: func.func @train(
+// REPL: %[[W0:.*]] = graph.param "w" {dist.replica = 0 : i64
+// REPL-NEXT: %[[W1:.*]] = graph.param "w" {dist.replica = 1 : i64
+// REPL: graph.sgd_update %[[W0]], %{{.*}} {dist.replica = 0 : i64, lr = 1.000000e-01 : f64} : tensor<4x3xf32>
+// REPL-NEXT: graph.sgd_update %[[W1]], %{{.*}} {dist.replica = 1 : i64, lr = 1.000000e-01 : f64} : tensor<4x3xf32>
 func.func @sgd(%x: tensor<8x4xf32> {graph.input = "x"}, %l: tensor<8xi32> {graph.input = "label"}) -> tensor<f32>
     attributes {graph.optimizer = #graph.sgd<lr = 0.1>} {
   %w = graph.param "w" {init = #graph.glorot_uniform} : tensor<4x3xf32>
@@ -47,6 +54,15 @@ func.func @sgd(%x: tensor<8x4xf32> {graph.input = "x"}, %l: tensor<8xi32> {graph
 // CHECK: return
 // SCALE-LABEL: func.func @train(
 // SCALE: graph.momentum_update {{.*}} {lr = 2.000000e-02 : f64, momentum = 9.000000e-01 : f64} : tensor<4x3xf32>
+// With replicas, each replica's parameter gets its own velocity, on the same replica (the
+// state is mirrored like the parameter), and each update stays on its replica.
+// REPL-LABEL: func.func @train(
+// REPL: %[[W0:.*]] = graph.param "w" {dist.replica = 0 : i64, init = #graph.glorot_uniform} : tensor<4x3xf32>
+// REPL-NEXT: %[[V0:.*]] = graph.param "w/velocity" {dist.replica = 0 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<4x3xf32>
+// REPL-NEXT: %[[W1:.*]] = graph.param "w" {dist.replica = 1 : i64, init = #graph.glorot_uniform} : tensor<4x3xf32>
+// REPL-NEXT: %[[V1:.*]] = graph.param "w/velocity" {dist.replica = 1 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<4x3xf32>
+// REPL: graph.momentum_update %[[W0]], %[[V0]], %{{.*}} {dist.replica = 0 : i64, lr = 1.000000e-02 : f64, momentum = 9.000000e-01 : f64} : tensor<4x3xf32>
+// REPL-NEXT: graph.momentum_update %[[W1]], %[[V1]], %{{.*}} {dist.replica = 1 : i64, lr = 1.000000e-02 : f64, momentum = 9.000000e-01 : f64} : tensor<4x3xf32>
 func.func @momentum(%x: tensor<8x4xf32> {graph.input = "x"}, %l: tensor<8xi32> {graph.input = "label"}) -> tensor<f32>
     attributes {graph.optimizer = #graph.momentum<>} {
   %w = graph.param "w" {init = #graph.glorot_uniform} : tensor<4x3xf32>
@@ -95,6 +111,16 @@ func.func @nesterov(%x: tensor<8x4xf32> {graph.input = "x"}, %l: tensor<8xi32> {
 // CHECK: return
 // SCALE-LABEL: func.func @train(
 // SCALE: graph.adam_update {{.*}} {beta1 = 8.000000e-01 : f64, beta2 = 5.000000e-01 : f64, epsilon = 1.250000e-01 : f64, lr = 4.000000e-03 : f64} : tensor<4x3xf32>
+// With replicas, both moments of each replica's parameter are on that replica.
+// REPL-LABEL: func.func @train(
+// REPL: %[[W0:.*]] = graph.param "w" {dist.replica = 0 : i64
+// REPL-DAG: %[[M0:.*]] = graph.param "w/m" {dist.replica = 0 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<4x3xf32>
+// REPL-DAG: %[[V0:.*]] = graph.param "w/v" {dist.replica = 0 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<4x3xf32>
+// REPL: %[[W1:.*]] = graph.param "w" {dist.replica = 1 : i64
+// REPL-DAG: %[[M1:.*]] = graph.param "w/m" {dist.replica = 1 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<4x3xf32>
+// REPL-DAG: %[[V1:.*]] = graph.param "w/v" {dist.replica = 1 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<4x3xf32>
+// REPL: graph.adam_update %[[W0]], %[[M0]], %[[V0]], %{{.*}} {beta1 = {{.*}}, dist.replica = 0 : i64
+// REPL-NEXT: graph.adam_update %[[W1]], %[[M1]], %[[V1]], %{{.*}} {beta1 = {{.*}}, dist.replica = 1 : i64
 func.func @adam(%x: tensor<8x4xf32> {graph.input = "x"}, %l: tensor<8xi32> {graph.input = "label"}) -> tensor<f32>
     attributes {graph.optimizer = #graph.adam<lr = 0.002, beta1 = 0.8, beta2 = 0.5, epsilon = 0.125>} {
   %w = graph.param "w" {init = #graph.glorot_uniform} : tensor<4x3xf32>

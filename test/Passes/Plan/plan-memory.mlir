@@ -111,6 +111,70 @@ plan.program "views" attributes {batch = 1 : i64} {
 
 // -----
 
+// Tests that every device has an arena of its own, planned separately from offset 0: device 0
+// and device 1 hold their copies of x (64 B @0) and w (64 B @64) and their bucket (128 B
+// @128) at the same offsets; a gradient in a bucket takes its slot there (bucket_offset 16 is
+// 64 B in: @192) instead of a place of its own; a buffer only device 1 has (@256) makes its
+// persistent region the longer, and persistent_bytes is the longest (320), where every
+// device's transients start. Train: a [0, 5] @320, b [4, 11] (output) @384 on each device,
+// each device's buffers placed only against its own: peak 128, arena 320 + 128 = 448.
+// CHECK-LABEL: plan.program "dp" attributes {arena_bytes = 448 : i64, batch = 4 : i64, devices_per_process = 2 : i64, persistent_bytes = 320 : i64} {
+// CHECK-NEXT: %[[X0:.*]] = plan.input "x" {offset = 0 : i64} : memref<2x4xf32>
+// CHECK-NEXT: %[[X1:.*]] = plan.input "x" {device = 1 : i64, offset = 0 : i64} : memref<2x4xf32>
+// CHECK-NEXT: plan.param "w" {init = #plan.init<kind = "zeros">, offset = 64 : i64} : memref<4x4xf32>
+// CHECK-NEXT: plan.param "w" {device = 1 : i64, init = #plan.init<kind = "zeros">, offset = 64 : i64} : memref<4x4xf32>
+// CHECK-NEXT: %[[K0:.*]] = plan.bucket 0 {offset = 128 : i64} : memref<32xf32>
+// CHECK-NEXT: plan.grad "w" in %[[K0]] : memref<32xf32> {bucket_offset = 0 : i64, offset = 128 : i64} : memref<4x4xf32>
+// CHECK-NEXT: plan.grad "b" in %[[K0]] : memref<32xf32> {bucket_offset = 16 : i64, offset = 192 : i64} : memref<3xf32>
+// CHECK-NEXT: %[[K1:.*]] = plan.bucket 0 {device = 1 : i64, offset = 128 : i64} : memref<32xf32>
+// CHECK-NEXT: plan.grad "w" in %[[K1]] : memref<32xf32> {bucket_offset = 0 : i64, device = 1 : i64, offset = 128 : i64} : memref<4x4xf32>
+// CHECK-NEXT: plan.grad "b" in %[[K1]] : memref<32xf32> {bucket_offset = 16 : i64, device = 1 : i64, offset = 192 : i64} : memref<3xf32>
+// CHECK-NEXT: plan.param "only1" {device = 1 : i64, init = #plan.init<kind = "zeros">, offset = 256 : i64} : memref<16xf32>
+// CHECK-NEXT: plan.step "train" attributes {peak_bytes = 128 : i64} {
+// CHECK-NEXT: %[[A0:.*]] = plan.alloc {offset = 320 : i64} : memref<2x4xf32>
+// CHECK-NEXT: plan.kernel "activation" ins(%[[X0]] : memref<2x4xf32>) outs(%[[A0]] : memref<2x4xf32>)
+// CHECK-NEXT: %[[A1:.*]] = plan.alloc {device = 1 : i64, offset = 320 : i64} : memref<2x4xf32>
+// CHECK-NEXT: plan.kernel "activation" ins(%[[X1]] : memref<2x4xf32>) outs(%[[A1]] : memref<2x4xf32>)
+// CHECK-NEXT: %[[B0:.*]] = plan.alloc {offset = 384 : i64} : memref<2x4xf32>
+// CHECK-NEXT: plan.kernel "activation" ins(%[[A0]] : memref<2x4xf32>) outs(%[[B0]] : memref<2x4xf32>)
+// CHECK-NEXT: %[[B1:.*]] = plan.alloc {device = 1 : i64, offset = 384 : i64} : memref<2x4xf32>
+// CHECK-NEXT: plan.kernel "activation" ins(%[[A1]] : memref<2x4xf32>) outs(%[[B1]] : memref<2x4xf32>)
+// CHECK-NEXT: plan.kernel "allreduce_start" ins(%[[K0]], %[[K1]] : memref<32xf32>, memref<32xf32>) {bucket = 0 : i64}
+// CHECK-NEXT: plan.kernel "allreduce_wait" ins(%[[K0]], %[[K1]] : memref<32xf32>, memref<32xf32>) {bucket = 0 : i64}
+// CHECK-NEXT: plan.output "y", %[[B0]] : memref<2x4xf32>
+// CHECK-NEXT: plan.output "y", %[[B1]] : memref<2x4xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+plan.program "dp" attributes {batch = 4 : i64, devices_per_process = 2 : i64} {
+  %x0 = plan.input "x" : memref<2x4xf32>
+  %x1 = plan.input "x" {device = 1 : i64} : memref<2x4xf32>
+  %w0 = plan.param "w" {init = #plan.init<kind = "zeros">} : memref<4x4xf32>
+  %w1 = plan.param "w" {init = #plan.init<kind = "zeros">, device = 1 : i64} : memref<4x4xf32>
+  %k0 = plan.bucket 0 : memref<32xf32>
+  %g0 = plan.grad "w" in %k0 : memref<32xf32> {bucket_offset = 0 : i64} : memref<4x4xf32>
+  %gb0 = plan.grad "b" in %k0 : memref<32xf32> {bucket_offset = 16 : i64} : memref<3xf32>
+  %k1 = plan.bucket 0 {device = 1 : i64} : memref<32xf32>
+  %g1 = plan.grad "w" in %k1 : memref<32xf32> {bucket_offset = 0 : i64, device = 1 : i64} : memref<4x4xf32>
+  %gb1 = plan.grad "b" in %k1 : memref<32xf32> {bucket_offset = 16 : i64, device = 1 : i64} : memref<3xf32>
+  %only1 = plan.param "only1" {init = #plan.init<kind = "zeros">, device = 1 : i64} : memref<16xf32>
+  plan.step "train" {
+    %a0 = plan.alloc : memref<2x4xf32>
+    plan.kernel "activation" ins(%x0 : memref<2x4xf32>) outs(%a0 : memref<2x4xf32>)
+    %a1 = plan.alloc {device = 1 : i64} : memref<2x4xf32>
+    plan.kernel "activation" ins(%x1 : memref<2x4xf32>) outs(%a1 : memref<2x4xf32>)
+    %b0 = plan.alloc : memref<2x4xf32>
+    plan.kernel "activation" ins(%a0 : memref<2x4xf32>) outs(%b0 : memref<2x4xf32>)
+    %b1 = plan.alloc {device = 1 : i64} : memref<2x4xf32>
+    plan.kernel "activation" ins(%a1 : memref<2x4xf32>) outs(%b1 : memref<2x4xf32>)
+    plan.kernel "allreduce_start" ins(%k0, %k1 : memref<32xf32>, memref<32xf32>) {bucket = 0 : i64}
+    plan.kernel "allreduce_wait" ins(%k0, %k1 : memref<32xf32>, memref<32xf32>) {bucket = 0 : i64}
+    plan.output "y", %b0 : memref<2x4xf32>
+    plan.output "y", %b1 : memref<2x4xf32>
+  }
+}
+
+// -----
+
 // Tests that the pass needs exactly one program.
 // expected-error @+1 {{expected one plan.program, found 2}}
 module {

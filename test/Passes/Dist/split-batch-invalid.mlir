@@ -1,0 +1,54 @@
+// RUN: dp-opt %s -split-input-file -graph-derive-steps -graph-autodiff -dist-replicate="devices-per-process=2 processes=2" -dist-split-batch -verify-diagnostics
+
+// Tests that a global batch that S = R x P replicas cannot share equally is rejected, naming
+// the input and the mesh (at the model function, which the steps come from).
+// expected-error @+1 {{the global batch of input 'x' (6 rows) cannot be split into 4 equal shards (2 per process x 2 processes)}}
+func.func @odd(%x: tensor<6x6xf32> {graph.input = "x"}, %l: tensor<6xi32> {graph.input = "label"}) -> tensor<f32>
+    attributes {graph.optimizer = #graph.sgd<lr = 0.1>} {
+  %w = graph.param "w" {init = #graph.glorot_uniform} : tensor<6x3xf32>
+  %y = graph.dense %x, %w : (tensor<6x6xf32>, tensor<6x3xf32>) -> tensor<6x3xf32>
+  %loss = graph.softmax_cross_entropy %y, %l : (tensor<6x3xf32>, tensor<6xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// Tests that every input is checked, not only the first (here the labels).
+// expected-error @+1 {{the global batch of input 'label' (2 rows) cannot be split into 4 equal shards (2 per process x 2 processes)}}
+func.func @labels(%x: tensor<8x6xf32> {graph.input = "x"}, %l: tensor<2xi32> {graph.input = "label"}) -> tensor<f32>
+    attributes {graph.optimizer = #graph.sgd<lr = 0.1>} {
+  %r = graph.reshape %x : tensor<8x6xf32> -> tensor<2x24xf32>
+  %w = graph.param "w" {init = #graph.glorot_uniform} : tensor<24x3xf32>
+  %y = graph.dense %r, %w : (tensor<2x24xf32>, tensor<24x3xf32>) -> tensor<2x3xf32>
+  %loss = graph.softmax_cross_entropy %y, %l : (tensor<2x3xf32>, tensor<2xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// Tests that an op reading the batch without a rule for it is rejected: x * x^T contracts the
+// features and pairs every row with every other row, which no shard can compute alone.
+func.func @gram(%x: tensor<8x6xf32> {graph.input = "x"}, %l: tensor<8xi32> {graph.input = "label"}) -> tensor<f32>
+    attributes {graph.optimizer = #graph.sgd<lr = 0.1>} {
+  // expected-error @+1 {{'graph.matmul' op reads the batch but has no rule to split it across replicas}}
+  %g = graph.matmul %x, %x {transpose_rhs} : (tensor<8x6xf32>, tensor<8x6xf32>) -> tensor<8x8xf32>
+  %w = graph.param "w" {init = #graph.glorot_uniform} : tensor<8x3xf32>
+  %y = graph.dense %g, %w : (tensor<8x8xf32>, tensor<8x3xf32>) -> tensor<8x3xf32>
+  %loss = graph.softmax_cross_entropy %y, %l : (tensor<8x3xf32>, tensor<8xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// Tests that a row-wise op whose result cannot keep the batch in its rows is rejected: the
+// 8 x 6 batch reshaped to 3 x 16 has rows that straddle shards.
+func.func @straddle(%x: tensor<8x6xf32> {graph.input = "x"}, %l: tensor<8xi32> {graph.input = "label"}) -> tensor<f32>
+    attributes {graph.optimizer = #graph.sgd<lr = 0.1>} {
+  // expected-error @+1 {{'graph.reshape' op result 'tensor<3x16xf32>' should carry the batch in its rows}}
+  %r = graph.reshape %x : tensor<8x6xf32> -> tensor<3x16xf32>
+  %b = graph.reshape %r : tensor<3x16xf32> -> tensor<8x6xf32>
+  %w = graph.param "w" {init = #graph.glorot_uniform} : tensor<6x3xf32>
+  %y = graph.dense %b, %w : (tensor<8x6xf32>, tensor<6x3xf32>) -> tensor<8x3xf32>
+  %loss = graph.softmax_cross_entropy %y, %l : (tensor<8x3xf32>, tensor<8xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
