@@ -20,8 +20,13 @@ import time
 RANK_VARS = ("OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID")
 
 
-def rank_of(pid):
+def rank_of(pid, plan=None):
+    """The MPI rank of a dprun process running `plan` (any plan when None), else None."""
     try:
+        if plan is not None:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if plan.encode() not in f.read().split(b"\0"):
+                    return None
         with open(f"/proc/{pid}/environ", "rb") as f:
             env = dict(kv.split(b"=", 1) for kv in f.read().split(b"\0") if b"=" in kv)
         with open(f"/proc/{pid}/comm") as f:
@@ -59,7 +64,10 @@ def main():
     if not seen.wait(120):
         os.killpg(job.pid, signal.SIGKILL)
         sys.exit("the job never printed %r:\n%s" % (args.after_line, "".join(lines)))
-    victims = [int(p) for p in os.listdir("/proc") if p.isdigit() and rank_of(int(p)) == args.rank]
+    # Only the processes of this job: those running its plan file.
+    plan = next((a for a in command if a.endswith(".dpx")), None)
+    victims = [int(p) for p in os.listdir("/proc")
+               if p.isdigit() and rank_of(int(p), plan) == args.rank]
     if not victims:
         os.killpg(job.pid, signal.SIGKILL)
         sys.exit(f"no dprun process of rank {args.rank} found")
@@ -83,9 +91,10 @@ def main():
     # Every dprun of the job must be gone too, not just the launcher.
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline and any(
-            rank_of(int(p)) is not None for p in os.listdir("/proc") if p.isdigit()):
+            rank_of(int(p), plan) is not None for p in os.listdir("/proc") if p.isdigit()):
         time.sleep(0.2)
-    left = [int(p) for p in os.listdir("/proc") if p.isdigit() and rank_of(int(p)) is not None]
+    left = [int(p) for p in os.listdir("/proc")
+            if p.isdigit() and rank_of(int(p), plan) is not None]
     sys.stdout.write("".join(lines))
     print(f"sent SIG{args.signal} to rank {args.rank} (pid {', '.join(map(str, victims))})")
     print(f"job ended: exit {code} after {elapsed:.1f} s")
