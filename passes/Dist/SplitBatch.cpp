@@ -7,6 +7,8 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <set>
+
 namespace dp::dist {
 #define GEN_PASS_DEF_SPLITBATCHPASS
 #include "passes/Dist/Passes.h.inc"
@@ -64,23 +66,25 @@ LogicalResult splitBatch(func::FuncOp func, dist::MeshAttr mesh) {
     SmallVector<int64_t> shape(type.getShape());
     shape[0] /= shards;
     auto shardType = RankedTensorType::get(shape, type.getElementType());
-    for (OpOperand &use : llvm::make_early_inc_range(arg.getUses())) {
-      Operation *user = use.getOwner();
-      if (isa<func::ReturnOp>(user))
-        continue;
-      int64_t r = dist::getReplica(user);
-      Value &shard = shardOf[{arg, r}];
-      if (!shard) {
-        auto op = b.create<dist::ShardOp>(arg.getLoc(), shardType, arg, b.getI64IntegerAttr(r),
-                                          b.getI64IntegerAttr(shards));
-        if (mesh.getDevicesPerProcess() > 1)
-          op->setAttr(dist::DistDialect::kReplicaAttr, b.getI64IntegerAttr(r));
-        shard = op;
-        b.setInsertionPointAfter(op);
-        batched.insert(shard);
+    // Shards in replica order (use lists are in no useful order), then the uses.
+    SmallVector<OpOperand *> uses;
+    std::set<int64_t> replicas;
+    for (OpOperand &use : arg.getUses())
+      if (!isa<func::ReturnOp>(use.getOwner())) {
+        uses.push_back(&use);
+        replicas.insert(dist::getReplica(use.getOwner()));
       }
-      use.set(shard);
+    for (int64_t r : replicas) {
+      auto op = b.create<dist::ShardOp>(arg.getLoc(), shardType, arg, b.getI64IntegerAttr(r),
+                                        b.getI64IntegerAttr(shards));
+      if (mesh.getDevicesPerProcess() > 1)
+        op->setAttr(dist::DistDialect::kReplicaAttr, b.getI64IntegerAttr(r));
+      b.setInsertionPointAfter(op);
+      shardOf[{arg, r}] = op;
+      batched.insert(op);
     }
+    for (OpOperand *use : uses)
+      use->set(shardOf.lookup({arg, dist::getReplica(use->getOwner())}));
   }
 
   for (Operation &op : func.getBody().front().without_terminator()) {

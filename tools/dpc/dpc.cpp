@@ -232,6 +232,8 @@ int main(int argc, char **argv) {
   dp::registerDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // Diagnostics point at the model's source line; a dump of the whole op would drown them.
+  context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   OwningOpRef<ModuleOp> module = parseModel(context, sourceMgr);
