@@ -105,6 +105,8 @@ private:
     std::unique_ptr<StatusReply> reply;
   };
   std::vector<PendingReply> replies_;
+  /// Forgets the status replies whose sends have completed.
+  void reapReplies();
   int64_t nextQueryId_ = 0;
 
   std::unordered_map<int64_t, std::vector<MPI_Request>> sums_;
@@ -177,14 +179,7 @@ MpiGroup::~MpiGroup() {
   // Answers still on their way get a moment to leave, then are dropped.
   Clock::time_point start = Clock::now();
   while (!replies_.empty() && secondsSince(start) < 0.5) {
-    for (size_t i = 0; i < replies_.size();) {
-      int done = 0;
-      MPI_Test(&replies_[i].request, &done, MPI_STATUS_IGNORE);
-      if (done)
-        replies_.erase(replies_.begin() + i);
-      else
-        ++i;
-    }
+    reapReplies();
   }
   for (PendingReply &pending : replies_) {
     MPI_Cancel(&pending.request);
@@ -240,6 +235,10 @@ void MpiGroup::service() {
       replies_.push_back({request, std::move(reply)});
     postQueryReceive();
   }
+  reapReplies();
+}
+
+void MpiGroup::reapReplies() {
   for (size_t i = 0; i < replies_.size();) {
     int done = 0;
     MPI_Test(&replies_[i].request, &done, MPI_STATUS_IGNORE);
