@@ -36,7 +36,8 @@ public:
   int64_t validRows(int64_t batch) const;
 
   /// Gathers rows [rowBegin, rowEnd) of global batch `batch` of the current epoch: `images`
-  /// receives (rowEnd - rowBegin) x pixels floats scaled to [0, 1], `labels` one label per row.
+  /// receives (rowEnd - rowBegin) x pixels() floats scaled to [0, 1] (each sample HWC, as the
+  /// Dataset holds it), `labels` one label per row.
   /// Padding rows (past the data, in a padded last batch) get zero pixels and label 0. Returns
   /// how many of the rows written are real samples. Throws Error(Runtime) on a bad range.
   int64_t fillBatch(int64_t batch, int64_t rowBegin, int64_t rowEnd, float *images,

@@ -1,6 +1,7 @@
 // A split of an image-classification data set (images and labels) held in memory as bytes, and
-// the lookup of its IDX files in a data directory. Conversion to floats happens later, per batch
-// (Batcher), so the resident copy is four times smaller than a float copy.
+// the lookup of its files in a data directory: MNIST-style IDX files or CIFAR-10 binary batches.
+// Conversion to floats happens later, per batch (Batcher), so the resident copy is four times
+// smaller than a float copy.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +10,22 @@
 
 namespace dp::rt {
 
-/// N single-channel H x W images with one class label each.
+/// An image size to resize to when loading; {0, 0} keeps the size the files have.
+struct ImageSize {
+  int64_t height = 0;
+  int64_t width = 0;
+};
+
+/// The file formats a data directory may hold.
+enum class DataFormat { Idx, Cifar10 };
+
+/// The largest data set (in bytes, after any resize) a load may build: a guard against a
+/// mistaken resize target asking for an allocation no machine has.
+inline constexpr uint64_t kMaxDatasetBytes = uint64_t(16) << 30;
+
+/// N images of H x W pixels with C channels (1 for MNIST, 3 for CIFAR-10) and one class label
+/// each. Each image is stored HWC (height x width x channels, channels fastest), the per-sample
+/// layout of the models' NHWC image input; with one channel that is plain row-major H x W.
 class Dataset {
 public:
   /// Loads an images file (IDX, N x H x W bytes) and a labels file (IDX, N bytes). Checks that
@@ -18,21 +34,49 @@ public:
   static Dataset load(const std::string &imagesPath, const std::string &labelsPath,
                       int numClasses = 10);
 
-  /// Loads `<split>-images-idx3-ubyte` and `<split>-labels-idx1-ubyte` from `dir` (see
-  /// findIdxFile for the spellings accepted); `split` is "train" or "t10k".
-  static Dataset loadSplit(const std::string &dir, const std::string &split, int numClasses = 10);
+  /// Loads split `split` from `dir`, detecting the format (detectDataFormat):
+  /// - IDX: `<split>-images-idx3-ubyte` and `<split>-labels-idx1-ubyte` (see findIdxFile for the
+  ///   spellings accepted); `split` is "train" or "t10k" ("test" is taken as "t10k").
+  /// - CIFAR-10 binary batches: see loadCifar10; "t10k" is taken as "test".
+  /// A non-zero `resize` resizes every image once, at load (see resized).
+  static Dataset loadSplit(const std::string &dir, const std::string &split, int numClasses = 10,
+                           ImageSize resize = {});
 
-  /// Builds a dataset from bytes already in memory, with the same checks as load. `name`
-  /// stands for both files in messages.
+  /// Loads a CIFAR-10 split from its binary batches in `dir`, or in `dir/cifar-10-batches-bin`
+  /// when `dir` itself holds none: "train" is data_batch_1.bin .. data_batch_5.bin concatenated
+  /// in that order, "test" (or "t10k") is test_batch.bin. Each record is 3073 bytes: a label
+  /// byte (0..9), then 32x32 red, 32x32 green and 32x32 blue bytes (channel-planar CHW); the
+  /// pixels are reordered to HWC on load, giving 32x32x3 images. A file that is missing, empty,
+  /// not a whole number of records, cut short while read, or that holds a label above 9 throws
+  /// Error(ErrorKind::Data) naming the file, the record and the problem; sizes are checked
+  /// against the file before anything is allocated. A non-zero `resize` resizes every image
+  /// once, at load (see resized).
+  static Dataset loadCifar10(const std::string &dir, const std::string &split, int numClasses = 10,
+                             ImageSize resize = {});
+
+  /// Builds a dataset from bytes already in memory (each image HWC), with the same checks as
+  /// load. `name` stands for both files in messages.
   static Dataset fromBytes(std::vector<uint8_t> images, std::vector<uint8_t> labels, int64_t height,
-                           int64_t width, int numClasses, const std::string &name);
+                           int64_t width, int numClasses, const std::string &name,
+                           int64_t channels = 1);
+
+  /// A copy with every image resized to `height` x `width` by bilinear interpolation with
+  /// half-pixel centres (align_corners=false; the default of tf.image.resize with method
+  /// "bilinear" and no antialiasing, and of PyTorch's interpolate(mode="bilinear")): output pixel
+  /// (y, x) samples the input at ((y + 0.5) * H / height - 0.5, (x + 0.5) * W / width - 0.5),
+  /// clamped to the image. Each channel is interpolated on its own; results are rounded to the
+  /// nearest byte (halves up). Throws Error(ErrorKind::Data) for a non-positive size or a result
+  /// larger than kMaxDatasetBytes.
+  Dataset resized(int64_t height, int64_t width) const;
 
   int64_t size() const { return size_; }
   int64_t height() const { return height_; }
   int64_t width() const { return width_; }
-  /// Pixels per sample (height x width).
-  int64_t pixels() const { return height_ * width_; }
-  /// The pixels of sample `i`, row-major.
+  /// Channels per pixel: 1 (grey) for IDX data sets, 3 (RGB) for CIFAR-10.
+  int64_t channels() const { return channels_; }
+  /// Bytes (and, after Batcher, floats) per sample: height x width x channels.
+  int64_t pixels() const { return height_ * width_ * channels_; }
+  /// The pixels of sample `i`: HWC, row-major.
   const uint8_t *image(int64_t i) const { return images_.data() + i * pixels(); }
   uint8_t label(int64_t i) const { return labels_[i]; }
   const std::string &imagesPath() const { return imagesPath_; }
@@ -44,9 +88,16 @@ private:
   void check(int numClasses) const;
 
   std::vector<uint8_t> images_, labels_;
-  int64_t size_ = 0, height_ = 0, width_ = 0;
+  int64_t size_ = 0, height_ = 0, width_ = 0, channels_ = 1;
   std::string imagesPath_, labelsPath_;
 };
+
+/// Which format `dir` holds: Idx when any of the IDX files of loadSplit (train or t10k, images
+/// or labels, any accepted spelling) is there (IDX wins when both are), Cifar10 when any of
+/// data_batch_1.bin .. data_batch_5.bin or test_batch.bin is in `dir` or in
+/// `dir/cifar-10-batches-bin`. Throws Error(ErrorKind::Data) when `dir` is not a directory, or
+/// listing the files expected of each format when it holds neither.
+DataFormat detectDataFormat(const std::string &dir);
 
 /// Finds the IDX file `<stem>-<kind>-ubyte` in `dir` ("train-images", "idx3"), trying in order
 /// `<stem>-<kind>-ubyte.gz`, `<stem>-<kind>-ubyte`, `<stem>.<kind>-ubyte` and

@@ -193,6 +193,8 @@ TEST(Idx, MissingFileIsNamed) {
 
 TEST(Idx, MissingFileInDirectoryListsNamesTried) {
   TempDir dir;
+  // The images are there (so the directory is IDX), the labels are not.
+  writeRaw(dir.file("train-images-idx3-ubyte"), idxHeader({1, 1, 1}) + "x", false);
   expectDataError(
       [&] { Dataset::loadSplit(dir.path(), "train"); },
       {dir.path() + "/train-labels-idx1-ubyte.gz: file not found", "train-labels.idx1-ubyte"});

@@ -1,5 +1,5 @@
 // Helpers for the data tests: a private temporary directory and raw file writers, so that tests
-// can produce malformed IDX files the library's own writer never would.
+// can produce malformed IDX files and CIFAR-10 batches the library's own writer never would.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -78,6 +78,31 @@ inline std::string labelBytes(uint32_t n, uint32_t classes = 10) {
   std::string out;
   for (uint32_t i = 0; i < n; ++i)
     out.push_back(static_cast<char>(i % classes));
+  return out;
+}
+
+/// Pixel (c, y, x) of CIFAR-10 test record `record`: distinct across channels and neighbours,
+/// so a wrong reordering shows.
+inline uint8_t cifarPixel(uint32_t record, uint32_t c, uint32_t y, uint32_t x) {
+  return static_cast<uint8_t>((record * 37 + c * 101 + y * 7 + x * 3) % 256);
+}
+
+/// One CIFAR-10 binary record (3073 bytes): `label`, then the red, green and blue 32x32 planes
+/// (channel-planar CHW) of cifarPixel(record, ...).
+inline std::string cifarRecord(uint32_t record, uint8_t label) {
+  std::string out(1, static_cast<char>(label));
+  for (uint32_t c = 0; c < 3; ++c)
+    for (uint32_t y = 0; y < 32; ++y)
+      for (uint32_t x = 0; x < 32; ++x)
+        out.push_back(static_cast<char>(cifarPixel(record, c, y, x)));
+  return out;
+}
+
+/// `count` records numbered from `first`, record r having label r % 10.
+inline std::string cifarRecords(uint32_t first, uint32_t count) {
+  std::string out;
+  for (uint32_t r = first; r < first + count; ++r)
+    out += cifarRecord(r, static_cast<uint8_t>(r % 10));
   return out;
 }
 
