@@ -1,4 +1,4 @@
-// dprun: runs a compiled plan (.dpx). Trains it on an IDX data set and evaluates it, or prints a
+// dprun: runs a compiled plan (.dpx). Trains it on an IDX or CIFAR-10 data set and evaluates it, or prints a
 // summary of it with --inspect. Only parses the command line; the work is in the runtime
 // libraries, and nothing here or there links MLIR or LLVM.
 #include "runtime/core/Error.h"
@@ -181,7 +181,7 @@ bool parseArgs(int argc, char **argv, Args &args) {
   if (args.plan.empty())
     usageError("missing the plan file");
   if (!args.inspect && !args.checkGradients && !haveData)
-    usageError("missing --data DIR (the directory with the IDX files)");
+    usageError("missing --data DIR (the directory with the IDX files or CIFAR-10 batches)");
   return true;
 }
 
