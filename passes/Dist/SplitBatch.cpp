@@ -31,7 +31,9 @@ FailureOr<SmallVector<bool>> batchedResults(Operation *op, const llvm::DenseSet<
   return llvm::TypeSwitch<Operation *, FailureOr<SmallVector<bool>>>(op)
       // Row-wise ops: the rows of the result are the rows of the batched operands.
       .Case<g::DenseOp, g::ReluOp, g::SigmoidOp, g::TanhOp, g::SoftmaxOp, g::ActivationGradOp,
-            g::AddOp, g::ReshapeOp, g::FlattenOp, g::SoftmaxCrossEntropyGradOp>(
+            g::AddOp, g::ReshapeOp, g::FlattenOp, g::SoftmaxCrossEntropyGradOp, g::Conv2DOp,
+            g::Conv2DGradInputOp, g::MaxPool2DOp, g::MaxPool2DGradOp, g::DropoutOp,
+            g::DropoutGradOp>(
           [&](Operation *) { return all; })
       // Rows of a product come from the left operand unless it is transposed (then the
       // product contracts over the batch: a weight gradient).
@@ -40,8 +42,9 @@ FailureOr<SmallVector<bool>> batchedResults(Operation *op, const llvm::DenseSet<
           return failure();
         return SmallVector<bool>{isBatched(m.getLhs()) && !m.getTransposeLhs()};
       })
-      // Reductions over the rows and the losses (means over the shard's rows).
-      .Case<g::ReduceRowsOp, g::SoftmaxCrossEntropyOp, g::CountCorrectOp, g::ApplyGradientOp>(
+      // Reductions over the rows and the losses (means over the shard's rows); a filter
+      // gradient sums over the batch.
+      .Case<g::ReduceRowsOp, g::Conv2DGradFilterOp, g::SoftmaxCrossEntropyOp, g::CountCorrectOp, g::ApplyGradientOp>(
           [&](Operation *) { return none; })
       .Default([](Operation *) { return failure(); });
 }

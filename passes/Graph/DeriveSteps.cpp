@@ -60,6 +60,11 @@ struct DeriveStepsPass : dp::graph::impl::DeriveStepsPassBase<DeriveStepsPass> {
     auto eval = cast<func::FuncOp>(b.clone(*train));
     // The optimizer belongs to training only.
     eval->removeAttr(kOptimizerAttr);
+    // Dropout is the identity when evaluating.
+    for (DropoutOp d : llvm::make_early_inc_range(eval.getOps<DropoutOp>())) {
+      d.replaceAllUsesWith(d.getInput());
+      d.erase();
+    }
     if (failed(makeStep(train, "train", model)) || failed(makeStep(eval, "eval", model)))
       return signalPassFailure();
   }

@@ -42,6 +42,8 @@ static std::string layerType(Operation *op) {
   std::string type = op->getName().stripDialect().str();
   if (auto dense = dyn_cast<DenseOp>(op); dense && dense.getActivation() != Activation::none)
     type += ", " + stringifyActivation(dense.getActivation()).str();
+  if (auto conv = dyn_cast<Conv2DOp>(op); conv && conv.getActivation() != Activation::none)
+    type += ", " + stringifyActivation(conv.getActivation()).str();
   return type;
 }
 

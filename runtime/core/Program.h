@@ -22,6 +22,11 @@ struct StepContext {
   int64_t step = 1;
   /// The replica (device of this process) running the step.
   int replica = 0;
+  /// The run's seed (`dprun --seed`): random kernels (dropout) draw from it.
+  uint64_t seed = 0;
+  /// The row of the global batch that this replica's first row is: draws per sample row
+  /// depend on the global row, so that any split of the batch draws the same numbers.
+  int64_t firstRow = 0;
 };
 
 /// What the collective kernels of a plan call: start averaging a replica's copy of a bucket,

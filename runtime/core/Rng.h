@@ -87,4 +87,26 @@ private:
   bool haveSpare_ = false;
 };
 
+/// The stream of dropout's mask for one sample row of one step: it depends only on the run's
+/// seed, the 1-based step, the dropout's number in the step (`stream`) and the row's index in
+/// the global batch, so every split of the batch across replicas draws the same masks.
+inline Rng dropoutRng(uint64_t seed, int64_t step, int64_t stream, int64_t row) {
+  uint64_t s = seed ^ 0x64726f706f7574ULL; // "dropout"
+  uint64_t mixed = splitmix64(s);
+  for (uint64_t v : {uint64_t(step), uint64_t(stream), uint64_t(row)}) {
+    s = mixed ^ v;
+    mixed = splitmix64(s);
+  }
+  return Rng(mixed);
+}
+
+/// Fills mask[0, n) for one row: 0 where dropped (probability `rate`), 1 / (1 - rate) where kept.
+inline void dropoutMaskRow(float *mask, int64_t n, double rate, uint64_t seed, int64_t step,
+                           int64_t stream, int64_t row) {
+  Rng rng = dropoutRng(seed, step, stream, row);
+  const float keep = static_cast<float>(1.0 / (1.0 - rate));
+  for (int64_t i = 0; i < n; ++i)
+    mask[i] = rng.uniform() < rate ? 0.0f : keep;
+}
+
 } // namespace dp::rt

@@ -152,7 +152,7 @@ EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, 
       batcher.fillBatch(b, shardBegin(r), shardBegin(r) + shardRows_,
                         static_cast<float *>(program_.bufferData(dev.image)),
                         static_cast<int32_t *>(program_.bufferData(dev.label)));
-      StepContext ctx{shardRows_, stepNumber, r};
+      StepContext ctx{shardRows_, stepNumber, r, seed_, shardBegin(r)};
       program_.run(StepKind::Train, ctx);
     });
     // Every shard is full, so the mean of the shard means is the mean over this process's
@@ -209,7 +209,8 @@ EvalStats Trainer::evaluate(const Dataset &data) {
       // A shard wholly past the data (the padded last batch) has nothing to evaluate; the
       // eval step has no collectives, so replicas need not run it together.
       if (valid[r] > 0)
-        program_.run(StepKind::Eval, StepContext{valid[r], step_ > 0 ? step_ : 1, r});
+        program_.run(StepKind::Eval,
+                     StepContext{valid[r], step_ > 0 ? step_ : 1, r, seed_, shardBegin(r)});
     });
     for (int r = 0; r < replicas; ++r) {
       if (valid[r] == 0)
@@ -287,6 +288,7 @@ TrainReport trainWith(const std::string &planPath, const TrainOptions &options, 
   Trainer trainer(*program, planPath, log, interactive, quiet, &group,
                   engine.get());
   trainer.setTimeout(timeout);
+  trainer.setSeed(options.seed);
   const int64_t classes = numClasses(plan);
   if (classes < 1 || classes > 256)
     throw Error(ErrorKind::Plan, planPath + ": the model predicts " + std::to_string(classes) +

@@ -105,6 +105,9 @@ public:
   /// Train steps run so far (the StepContext step counter of the last one).
   int64_t stepsRun() const { return step_; }
 
+  /// The run's seed, handed to random kernels (dropout) through the StepContext.
+  void setSeed(uint64_t seed) { seed_ = seed; }
+
   /// Seconds the cross-process metric exchanges may wait for the other ranks.
   void setTimeout(double seconds) { timeout_ = seconds; }
 
@@ -132,6 +135,7 @@ private:
   std::unique_ptr<CollectiveEngine> adapter_;
   std::unique_ptr<ReplicaPool> pool_;
   int64_t step_ = 0;
+  uint64_t seed_ = 1;
   double timeout_ = 60;
 };
 

@@ -11,6 +11,9 @@
 
 #include "dialect/Interfaces/GradientOpInterface.h"
 
+#include <algorithm>
+#include <cstdint>
+
 #include "dialect/Graph/IR/GraphDialect.h.inc"
 #include "dialect/Graph/IR/GraphEnums.h.inc"
 
@@ -33,5 +36,26 @@ inline constexpr llvm::StringLiteral kModelAttr = "graph.model";
 bool isInitializer(mlir::Attribute attr);
 /// True for the attributes that may be a function's optimizer.
 bool isOptimizer(mlir::Attribute attr);
+
+/// The geometry of one spatial axis of a convolution or pooling window: output size and the
+/// padding before and after (TensorFlow's "same": the odd row or column goes after).
+struct WindowAxis {
+  int64_t out = 0, padBefore = 0, padAfter = 0;
+};
+/// Axis geometry for an input of `in`, a window of `window` and stride `stride`; `same` pads
+/// to ceil(in / stride) outputs, otherwise no padding (floor). `out` is below 1 when the
+/// window does not fit.
+inline WindowAxis windowAxis(int64_t in, int64_t window, int64_t stride, bool same) {
+  WindowAxis a;
+  if (!same) {
+    a.out = in >= window ? (in - window) / stride + 1 : 0;
+    return a;
+  }
+  a.out = (in + stride - 1) / stride;
+  int64_t total = std::max<int64_t>((a.out - 1) * stride + window - in, 0);
+  a.padBefore = total / 2;
+  a.padAfter = total - a.padBefore;
+  return a;
+}
 
 } // namespace dp::graph

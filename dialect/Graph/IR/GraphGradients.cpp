@@ -83,3 +83,41 @@ LogicalResult AddOp::buildGradient(OpBuilder &b, ValueRange resultGrads, ArrayRe
   operandGrads.assign({wanted[0] ? resultGrads[0] : Value(), wanted[1] ? resultGrads[0] : Value()});
   return success();
 }
+
+LogicalResult Conv2DOp::buildGradient(OpBuilder &b, ValueRange resultGrads, ArrayRef<bool> wanted,
+                                      SmallVectorImpl<Value> &operandGrads) {
+  Location loc = getLoc();
+  Value dz = activationGrad(b, loc, getActivation(), getResult(), resultGrads[0]);
+  operandGrads.assign(getNumOperands(), Value());
+  if (wanted[0])
+    operandGrads[0] = b.create<Conv2DGradInputOp>(loc, getInput().getType(), dz, getKernel(),
+                                                  getStridesAttr(), getPaddingAttr());
+  if (wanted[1])
+    operandGrads[1] = b.create<Conv2DGradFilterOp>(loc, getKernel().getType(), getInput(), dz,
+                                                   getStridesAttr(), getPaddingAttr());
+  if (getBias() && wanted[2]) {
+    // db = sum of dz over N, H and W: the NHWC gradient seen as [N*H*W, F] rows (a free view).
+    auto dzType = cast<RankedTensorType>(dz.getType());
+    int64_t filters = dzType.getShape().back();
+    auto rows = RankedTensorType::get({dzType.getNumElements() / filters, filters},
+                                      dzType.getElementType());
+    Value flat = b.create<ReshapeOp>(loc, rows, dz);
+    operandGrads[2] = b.create<ReduceRowsOp>(loc, getBias().getType(), flat);
+  }
+  return success();
+}
+
+LogicalResult MaxPool2DOp::buildGradient(OpBuilder &b, ValueRange resultGrads, ArrayRef<bool>,
+                                         SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(1, b.create<MaxPool2DGradOp>(getLoc(), getInput().getType(), getInput(),
+                                                   resultGrads[0], getWindowAttr(),
+                                                   getStridesAttr()));
+  return success();
+}
+
+LogicalResult DropoutOp::buildGradient(OpBuilder &b, ValueRange resultGrads, ArrayRef<bool>,
+                                       SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(1, b.create<DropoutGradOp>(getLoc(), getType(), getResult(),
+                                                 resultGrads[0], getRateAttr()));
+  return success();
+}

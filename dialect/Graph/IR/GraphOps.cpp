@@ -59,6 +59,152 @@ LogicalResult DenseOp::verify() {
   return checkResultShape(*this, {in[0], k[1]});
 }
 
+/// Reads a two-element array of positive integers (`strides`, `window`) into `out`.
+static LogicalResult pairAttr(Operation *op, ArrayAttr attr, StringRef what, int64_t out[2]) {
+  if (attr.size() != 2)
+    return op->emitOpError() << "expects '" << what << "' to have 2 elements, found "
+                             << attr.size();
+  for (int i = 0; i < 2; ++i) {
+    auto v = dyn_cast<IntegerAttr>(attr[i]);
+    if (!v || v.getInt() < 1)
+      return op->emitOpError() << "expects '" << what << "' to hold positive integers, found "
+                               << attr;
+    out[i] = v.getInt();
+  }
+  return success();
+}
+
+/// The [N, OH, OW, F] result of convolving an [N, H, W, C] input with a [KH, KW, C, F] kernel,
+/// after checking the ranks, channels and attributes.
+static FailureOr<SmallVector<int64_t>> convOutput(Operation *op, Value input, Value kernel,
+                                                  ArrayAttr stridesAttr, StringRef padding,
+                                                  StringRef inputName = "input") {
+  if (failed(checkRank(op, input, 4, inputName)) || failed(checkRank(op, kernel, 4, "kernel")))
+    return failure();
+  if (padding != "valid" && padding != "same")
+    return op->emitOpError() << "expects padding \"valid\" or \"same\", found \"" << padding
+                             << "\"";
+  int64_t strides[2];
+  if (failed(pairAttr(op, stridesAttr, "strides", strides)))
+    return failure();
+  auto in = tensorType(input).getShape();
+  auto k = tensorType(kernel).getShape();
+  if (in[3] != k[2])
+    return op->emitOpError() << inputName << " has " << in[3]
+                             << " channels but the kernel expects " << k[2];
+  SmallVector<int64_t> out{in[0], 0, 0, k[3]};
+  for (int i = 0; i < 2; ++i) {
+    out[1 + i] = windowAxis(in[1 + i], k[i], strides[i], padding == "same").out;
+    if (out[1 + i] < 1)
+      return op->emitOpError() << "kernel of " << k[0] << "x" << k[1] << " does not fit an "
+                               << inputName << " of " << in[1] << "x" << in[2]
+                               << " without padding";
+  }
+  return out;
+}
+
+LogicalResult Conv2DOp::verify() {
+  FailureOr<SmallVector<int64_t>> out =
+      convOutput(*this, getInput(), getKernel(), getStrides(), getPadding());
+  if (failed(out))
+    return failure();
+  if (Value bias = getBias()) {
+    if (failed(checkRank(*this, bias, 1, "bias")))
+      return failure();
+    if (tensorType(bias).getDimSize(0) != (*out)[3])
+      return emitOpError() << "bias has " << tensorType(bias).getDimSize(0)
+                           << " elements but the kernel has " << (*out)[3] << " filters";
+  }
+  return checkResultShape(*this, *out);
+}
+
+LogicalResult Conv2DGradInputOp::verify() {
+  // The result is the forward input: convolving it must give the shape of `grad`.
+  FailureOr<SmallVector<int64_t>> out =
+      convOutput(*this, getResult(), getKernel(), getStrides(), getPadding(), "result");
+  if (failed(out))
+    return failure();
+  auto dy = tensorType(getGrad());
+  if (dy.getShape() != ArrayRef<int64_t>(*out))
+    return emitOpError() << "grad should be " << RankedTensorType::get(*out, dy.getElementType())
+                         << " for a result of " << getResult().getType() << ", found " << dy;
+  return success();
+}
+
+LogicalResult Conv2DGradFilterOp::verify() {
+  FailureOr<SmallVector<int64_t>> out =
+      convOutput(*this, getInput(), getResult(), getStrides(), getPadding());
+  if (failed(out))
+    return failure();
+  auto dy = tensorType(getGrad());
+  if (dy.getShape() != ArrayRef<int64_t>(*out))
+    return emitOpError() << "grad should be " << RankedTensorType::get(*out, dy.getElementType())
+                         << " for a result of " << getResult().getType() << ", found " << dy;
+  return success();
+}
+
+/// The [N, OH, OW, C] result of pooling an [N, H, W, C] input.
+static FailureOr<SmallVector<int64_t>> poolOutput(Operation *op, Value input, ArrayAttr windowAttr,
+                                                  ArrayAttr stridesAttr) {
+  if (failed(checkRank(op, input, 4, "input")))
+    return failure();
+  int64_t window[2], strides[2];
+  if (failed(pairAttr(op, windowAttr, "window", window)) ||
+      failed(pairAttr(op, stridesAttr, "strides", strides)))
+    return failure();
+  auto in = tensorType(input).getShape();
+  SmallVector<int64_t> out{in[0], 0, 0, in[3]};
+  for (int i = 0; i < 2; ++i) {
+    out[1 + i] = windowAxis(in[1 + i], window[i], strides[i], /*same=*/false).out;
+    if (out[1 + i] < 1)
+      return op->emitOpError() << "window of " << window[0] << "x" << window[1]
+                               << " does not fit an input of " << in[1] << "x" << in[2];
+  }
+  return out;
+}
+
+LogicalResult MaxPool2DOp::verify() {
+  FailureOr<SmallVector<int64_t>> out = poolOutput(*this, getInput(), getWindow(), getStrides());
+  if (failed(out))
+    return failure();
+  return checkResultShape(*this, *out);
+}
+
+LogicalResult MaxPool2DGradOp::verify() {
+  FailureOr<SmallVector<int64_t>> out = poolOutput(*this, getInput(), getWindow(), getStrides());
+  if (failed(out))
+    return failure();
+  auto dy = tensorType(getGrad());
+  if (dy.getShape() != ArrayRef<int64_t>(*out))
+    return emitOpError() << "grad should be " << RankedTensorType::get(*out, dy.getElementType())
+                         << " (the pooled shape), found " << dy;
+  return success();
+}
+
+/// Dropout's rate is a probability below 1.
+static LogicalResult checkRate(Operation *op, double rate) {
+  if (!(rate >= 0.0 && rate < 1.0))
+    return op->emitOpError() << "expects a rate in [0, 1), found " << rate;
+  return success();
+}
+
+LogicalResult DropoutOp::verify() {
+  if (failed(checkRank(*this, getInput(), tensorType(getInput()).getRank(), "input")) ||
+      tensorType(getInput()).getRank() < 1)
+    return emitOpError("expects an input with a batch axis");
+  return checkRate(*this, getRate().convertToDouble());
+}
+
+LogicalResult DropoutGradOp::verify() {
+  auto forward = getOutput().getDefiningOp<DropoutOp>();
+  if (!forward)
+    return emitOpError("expects output to be the result of a graph.dropout");
+  if (forward.getRate() != getRate())
+    return emitOpError() << "has rate " << getRate().convertToDouble()
+                         << " but its graph.dropout has " << forward.getRate().convertToDouble();
+  return checkRate(*this, getRate().convertToDouble());
+}
+
 LogicalResult ReshapeOp::verify() {
   auto in = tensorType(getInput());
   auto out = tensorType(getResult());

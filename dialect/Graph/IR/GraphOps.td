@@ -118,6 +118,66 @@ def Graph_FlattenOp : Graph_Op<"flatten", [Pure, Graph_Gradient]> {
   let hasVerifier = 1;
 }
 
+def Graph_Conv2DOp : Graph_Op<"conv2d", [Pure, Graph_Gradient]> {
+  let summary = "2-D convolution layer on NHWC images: act(conv(x, kernel) + bias)";
+  let description = [{
+    `input` is [N, H, W, C], `kernel` [KH, KW, C, F] (Keras's HWIO layout), the optional `bias`
+    [F]; the result is [N, OH, OW, F] with the activation applied (default none). `padding` is
+    "valid" (no padding: OH = (H - KH) / SH + 1, floored) or "same" (OH = ceil(H / SH), the
+    padding split as TensorFlow does, the extra row or column at the bottom/right).
+
+    ```mlir
+    %h = graph.conv2d %x, %w, %b {strides = [1, 1], padding = "valid",
+        activation = #graph.act<relu>}
+        : (tensor<64x28x28x1xf32>, tensor<3x3x1x32xf32>, tensor<32xf32>) -> tensor<64x26x26x32xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$input, Graph_F32Tensor:$kernel,
+                       Optional<Graph_F32Tensor>:$bias,
+                       DefaultValuedAttr<I64ArrayAttr, "{1, 1}">:$strides,
+                       DefaultValuedStrAttr<StrAttr, "valid">:$padding,
+                       DefaultValuedAttr<Graph_ActivationAttr, "Activation::none">:$activation);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$input `,` $kernel (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_MaxPool2DOp : Graph_Op<"max_pool2d", [Pure, Graph_Gradient]> {
+  let summary = "2-D max pooling on NHWC images (valid padding)";
+  let description = [{
+    `input` is [N, H, W, C]; the result [N, OH, OW, C] with OH = (H - window[0]) / strides[0] + 1
+    (floored, as Keras's valid pooling), each element the largest of its window.
+
+    ```mlir
+    %p = graph.max_pool2d %h {window = [2, 2], strides = [2, 2]}
+        : tensor<64x26x26x32xf32> -> tensor<64x13x13x32xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$input,
+                       DefaultValuedAttr<I64ArrayAttr, "{2, 2}">:$window,
+                       DefaultValuedAttr<I64ArrayAttr, "{2, 2}">:$strides);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Graph_DropoutOp : Graph_Op<"dropout", [Pure, Graph_Gradient, SameOperandsAndResultType]> {
+  let summary = "inverted dropout: zeroes elements with probability `rate` while training";
+  let description = [{
+    In the train step each element is kept with probability 1 - rate and scaled by
+    1 / (1 - rate); the mask is drawn per step and per sample row from the run's seed, so a
+    data-parallel run draws the same masks as one device. In the eval step it is the identity.
+
+    ```mlir
+    %d = graph.dropout %h {rate = 5.0e-01} : tensor<128x256xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$input, F64Attr:$rate);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
 def Graph_SoftmaxCrossEntropyOp : Graph_Op<"softmax_cross_entropy", [Pure, Graph_Gradient]> {
   let summary = "mean softmax cross-entropy of logits against integer labels";
   let description = [{
@@ -245,6 +305,81 @@ def Graph_SoftmaxCrossEntropyGradOp : Graph_Op<"softmax_cross_entropy_grad", [Pu
                        Graph_F32Scalar:$loss_grad);
   let results = (outs Graph_F32Tensor:$result);
   let assemblyFormat = "$logits `,` $labels `,` $loss_grad attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_Conv2DGradInputOp : Graph_Op<"conv2d_grad_input", [Pure]> {
+  let summary = "gradient of a 2-D convolution with respect to its input";
+  let description = [{
+    `grad` is the gradient [N, OH, OW, F] of the convolution's pre-activation output,
+    `kernel` its [KH, KW, C, F] kernel; the result is the input's shape [N, H, W, C], which
+    together with `strides` and `padding` identifies the forward convolution.
+
+    ```mlir
+    %dx = graph.conv2d_grad_input %dz, %w {strides = [1, 1], padding = "valid"}
+        : (tensor<64x11x11x64xf32>, tensor<3x3x32x64xf32>) -> tensor<64x13x13x32xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$grad, Graph_F32Tensor:$kernel,
+                       DefaultValuedAttr<I64ArrayAttr, "{1, 1}">:$strides,
+                       DefaultValuedStrAttr<StrAttr, "valid">:$padding);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$grad `,` $kernel attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_Conv2DGradFilterOp : Graph_Op<"conv2d_grad_filter", [Pure]> {
+  let summary = "gradient of a 2-D convolution with respect to its kernel";
+  let description = [{
+    `input` is the convolution's input [N, H, W, C], `grad` the gradient [N, OH, OW, F] of its
+    pre-activation output; the result is the kernel's shape [KH, KW, C, F] (a sum over the
+    batch).
+
+    ```mlir
+    %dw = graph.conv2d_grad_filter %x, %dz {strides = [1, 1], padding = "valid"}
+        : (tensor<64x13x13x32xf32>, tensor<64x11x11x64xf32>) -> tensor<3x3x32x64xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$input, Graph_F32Tensor:$grad,
+                       DefaultValuedAttr<I64ArrayAttr, "{1, 1}">:$strides,
+                       DefaultValuedStrAttr<StrAttr, "valid">:$padding);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$input `,` $grad attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_MaxPool2DGradOp : Graph_Op<"max_pool2d_grad", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "gradient of 2-D max pooling with respect to its input";
+  let description = [{
+    Routes each element of `grad` (the pooled output's gradient) to the first largest element
+    of its window in the forward `input`; the result has the input's shape.
+
+    ```mlir
+    %dx = graph.max_pool2d_grad %h, %dp {window = [2, 2], strides = [2, 2]}
+        : (tensor<64x26x26x32xf32>, tensor<64x13x13x32xf32>) -> tensor<64x26x26x32xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$input, Graph_F32Tensor:$grad,
+                       DefaultValuedAttr<I64ArrayAttr, "{2, 2}">:$window,
+                       DefaultValuedAttr<I64ArrayAttr, "{2, 2}">:$strides);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$input `,` $grad attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_DropoutGradOp : Graph_Op<"dropout_grad", [Pure, AllTypesMatch<["output", "grad", "result"]>]> {
+  let summary = "gradient of dropout: the incoming gradient under the forward step's mask";
+  let description = [{
+    `output` is the result of the `graph.dropout` being differentiated (its mask is the one
+    applied here), `grad` the gradient with respect to it: `grad * mask / (1 - rate)`.
+
+    ```mlir
+    %dx = graph.dropout_grad %d, %dd {rate = 5.0e-01} : tensor<128x256xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$output, Graph_F32Tensor:$grad, F64Attr:$rate);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$output `,` $grad attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
 

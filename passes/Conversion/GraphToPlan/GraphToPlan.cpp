@@ -161,6 +161,8 @@ public:
     Block *block = b_.createBlock(&step.getBody());
     b_.setInsertionPointToEnd(block);
     values_.clear();
+    masks_.clear();
+    dropouts_.clear();
     for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
       values_[func.getArgument(i)] =
           inputs_.lookup({func.getArgAttrOfType<StringAttr>(i, g::kInputAttr).getValue(), 0});
@@ -271,6 +273,28 @@ private:
     return named(name, b_.getI64IntegerAttr(value ? 1 : 0));
   }
 
+  /// The geometry attributes of a convolution of `input` (NHWC) by `kernel` (HWIO).
+  SmallVector<NamedAttribute> convAttrs(Type input, Type kernel, ArrayAttr strides,
+                                        StringRef padding) {
+    auto in = cast<RankedTensorType>(input).getShape();
+    auto k = cast<RankedTensorType>(kernel).getShape();
+    int64_t sh = cast<IntegerAttr>(strides[0]).getInt(), sw = cast<IntegerAttr>(strides[1]).getInt();
+    g::WindowAxis h = g::windowAxis(in[1], k[0], sh, padding == "same");
+    g::WindowAxis w = g::windowAxis(in[2], k[1], sw, padding == "same");
+    auto i64 = [&](StringRef name, int64_t v) { return named(name, b_.getI64IntegerAttr(v)); };
+    return {i64("stride_h", sh),          i64("stride_w", sw),
+            i64("pad_top", h.padBefore),  i64("pad_left", w.padBefore),
+            i64("pad_bottom", h.padAfter), i64("pad_right", w.padAfter)};
+  }
+
+  SmallVector<NamedAttribute> poolAttrs(ArrayAttr window, ArrayAttr strides) {
+    auto i64 = [&](StringRef name, Attribute v) {
+      return named(name, b_.getI64IntegerAttr(cast<IntegerAttr>(v).getInt()));
+    };
+    return {i64("window_h", window[0]), i64("window_w", window[1]), i64("stride_h", strides[0]),
+            i64("stride_w", strides[1])};
+  }
+
   LogicalResult lower(Operation *op) {
     using namespace g;
     bool ok = true;
@@ -319,6 +343,52 @@ private:
         .Case([&](MatMulOp m) {
           kernel(m, "matmul", m.getOperands(),
                  {flag("transpose_a", m.getTransposeLhs()), flag("transpose_b", m.getTransposeRhs())});
+        })
+        .Case([&](Conv2DOp c) {
+          auto attrs = convAttrs(c.getInput().getType(), c.getKernel().getType(), c.getStrides(),
+                                 c.getPadding());
+          attrs.push_back(act(c.getActivation()));
+          kernel(c, "conv2d", c.getOperands(), attrs);
+        })
+        .Case([&](Conv2DGradInputOp c) {
+          kernel(c, "conv2d_grad_input", c.getOperands(),
+                 convAttrs(c.getType(), c.getKernel().getType(), c.getStrides(), c.getPadding()));
+        })
+        .Case([&](Conv2DGradFilterOp c) {
+          kernel(c, "conv2d_grad_filter", c.getOperands(),
+                 convAttrs(c.getInput().getType(), c.getType(), c.getStrides(), c.getPadding()));
+        })
+        .Case([&](MaxPool2DOp p) {
+          kernel(p, "max_pool2d", p->getOperands(), poolAttrs(p.getWindow(), p.getStrides()));
+        })
+        .Case([&](MaxPool2DGradOp p) {
+          kernel(p, "max_pool2d_grad", p->getOperands(), poolAttrs(p.getWindow(), p.getStrides()));
+        })
+        .Case([&](DropoutOp d) {
+          // The mask is a buffer of the step, read again by the gradient. Each device numbers
+          // its dropouts in order, so that replicas of one dropout share a stream.
+          int64_t device = dist::getReplica(d);
+          values_[d.getResult()] = newBuffer(d.getResult());
+          Value mask = b_.create<plan::AllocOp>(d.getLoc(), bufferType(d.getType()),
+                                                IntegerAttr(), deviceAttr(device));
+          masks_[d.getResult()] = mask;
+          auto k = b_.create<plan::KernelOp>(d.getLoc(), "dropout",
+                                             ValueRange{values_.lookup(d.getInput())},
+                                             ValueRange{values_.lookup(d.getResult()), mask});
+          k->setAttr("rate", d.getRateAttr());
+          k->setAttr("stream", b_.getI64IntegerAttr(dropouts_[device]++));
+        })
+        .Case([&](DropoutGradOp d) {
+          Value mask = masks_.lookup(d.getOutput());
+          if (!mask) {
+            d.emitOpError("has no mask: its graph.dropout was not lowered in this step");
+            ok = false;
+            return;
+          }
+          values_[d.getResult()] = newBuffer(d.getResult());
+          b_.create<plan::KernelOp>(d.getLoc(), "dropout_grad",
+                                    ValueRange{mask, values_.lookup(d.getGrad())},
+                                    ValueRange{values_.lookup(d.getResult())});
         })
         .Case([&](ReduceRowsOp r) { kernel(r, "reduce_rows", r->getOperands()); })
         .Case([&](AddOp a) { kernel(a, "add", a->getOperands()); })
@@ -369,6 +439,9 @@ private:
   llvm::DenseMap<Key, Value> inputs_, params_, grads_;
   llvm::DenseMap<int64_t, SmallVector<Value>> buckets_;
   llvm::DenseMap<Value, Value> values_;
+  /// The mask buffer of each dropout result, and the number of dropouts per device so far.
+  llvm::DenseMap<Value, Value> masks_;
+  llvm::DenseMap<int64_t, int64_t> dropouts_;
   /// The (parameter, device) whose gradient a value is.
   llvm::DenseMap<Value, Key> gradOf_;
 };

@@ -81,6 +81,20 @@ std::unique_ptr<Kernel> makeCpuKernel(const KernelSite &site) {
       return makeMomentumUpdate(site);
     case KernelKind::AdamUpdate:
       return makeAdamUpdate(site);
+    case KernelKind::Conv2d:
+      return makeConv2d(site);
+    case KernelKind::Conv2dGradInput:
+      return makeConv2dGradInput(site);
+    case KernelKind::Conv2dGradFilter:
+      return makeConv2dGradFilter(site);
+    case KernelKind::MaxPool2d:
+      return makeMaxPool2d(site);
+    case KernelKind::MaxPool2dGrad:
+      return makeMaxPool2dGrad(site);
+    case KernelKind::Dropout:
+      return makeDropout(site);
+    case KernelKind::DropoutGrad:
+      return makeDropoutGrad(site);
     case KernelKind::NumKinds:
       break;
     }

@@ -26,6 +26,13 @@ std::unique_ptr<Kernel> makeCountCorrect(const KernelSite &site);
 std::unique_ptr<Kernel> makeSgdUpdate(const KernelSite &site);
 std::unique_ptr<Kernel> makeMomentumUpdate(const KernelSite &site);
 std::unique_ptr<Kernel> makeAdamUpdate(const KernelSite &site);
+std::unique_ptr<Kernel> makeConv2d(const KernelSite &site);
+std::unique_ptr<Kernel> makeConv2dGradInput(const KernelSite &site);
+std::unique_ptr<Kernel> makeConv2dGradFilter(const KernelSite &site);
+std::unique_ptr<Kernel> makeMaxPool2d(const KernelSite &site);
+std::unique_ptr<Kernel> makeMaxPool2dGrad(const KernelSite &site);
+std::unique_ptr<Kernel> makeDropout(const KernelSite &site);
+std::unique_ptr<Kernel> makeDropoutGrad(const KernelSite &site);
 
 /// Reads the `activation` attribute (absent means None unless `required`) and checks its range.
 Activation activationAttr(const KernelSite &site, bool required);

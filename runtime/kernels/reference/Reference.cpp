@@ -199,6 +199,101 @@ void adamUpdate(float *param, float *m, float *v, const float *grad, int64_t n, 
   }
 }
 
+template <typename T>
+void conv2d(const T *x, const T *w, const T *b, T *y, const ConvGeometry &g, Activation act) {
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t oh = 0; oh < g.oh; ++oh)
+      for (int64_t ow = 0; ow < g.ow; ++ow)
+        for (int64_t f = 0; f < g.f; ++f) {
+          T sum = b ? b[f] : T(0);
+          for (int64_t i = 0; i < g.kh; ++i)
+            for (int64_t j = 0; j < g.kw; ++j) {
+              const int64_t ih = oh * g.sh - g.pt + i, iw = ow * g.sw - g.pl + j;
+              if (ih < 0 || ih >= g.h || iw < 0 || iw >= g.w)
+                continue;
+              for (int64_t c = 0; c < g.c; ++c)
+                sum += x[((n * g.h + ih) * g.w + iw) * g.c + c] * w[((i * g.kw + j) * g.c + c) * g.f + f];
+            }
+          y[((n * g.oh + oh) * g.ow + ow) * g.f + f] = sum;
+        }
+  if (act != Activation::None) {
+    const int64_t rows = g.n * g.oh * g.ow;
+    std::vector<T> pre(y, y + rows * g.f);
+    activation(pre.data(), y, act == Activation::Softmax ? rows : 1,
+               act == Activation::Softmax ? g.f : rows * g.f, act);
+  }
+}
+
+template <typename T> void conv2dGradInput(const T *dy, const T *w, T *dx, const ConvGeometry &g) {
+  std::fill(dx, dx + g.n * g.h * g.w * g.c, T(0));
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t oh = 0; oh < g.oh; ++oh)
+      for (int64_t ow = 0; ow < g.ow; ++ow)
+        for (int64_t f = 0; f < g.f; ++f)
+          for (int64_t i = 0; i < g.kh; ++i)
+            for (int64_t j = 0; j < g.kw; ++j) {
+              const int64_t ih = oh * g.sh - g.pt + i, iw = ow * g.sw - g.pl + j;
+              if (ih < 0 || ih >= g.h || iw < 0 || iw >= g.w)
+                continue;
+              for (int64_t c = 0; c < g.c; ++c)
+                dx[((n * g.h + ih) * g.w + iw) * g.c + c] +=
+                    dy[((n * g.oh + oh) * g.ow + ow) * g.f + f] * w[((i * g.kw + j) * g.c + c) * g.f + f];
+            }
+}
+
+template <typename T> void conv2dGradFilter(const T *x, const T *dy, T *dw, const ConvGeometry &g) {
+  std::fill(dw, dw + g.kh * g.kw * g.c * g.f, T(0));
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t oh = 0; oh < g.oh; ++oh)
+      for (int64_t ow = 0; ow < g.ow; ++ow)
+        for (int64_t f = 0; f < g.f; ++f)
+          for (int64_t i = 0; i < g.kh; ++i)
+            for (int64_t j = 0; j < g.kw; ++j) {
+              const int64_t ih = oh * g.sh - g.pt + i, iw = ow * g.sw - g.pl + j;
+              if (ih < 0 || ih >= g.h || iw < 0 || iw >= g.w)
+                continue;
+              for (int64_t c = 0; c < g.c; ++c)
+                dw[((i * g.kw + j) * g.c + c) * g.f + f] +=
+                    x[((n * g.h + ih) * g.w + iw) * g.c + c] * dy[((n * g.oh + oh) * g.ow + ow) * g.f + f];
+            }
+}
+
+template <typename T>
+void maxPool2d(const T *x, T *y, int64_t n, int64_t h, int64_t w, int64_t c, int64_t kh,
+               int64_t kw, int64_t sh, int64_t sw) {
+  const int64_t oh = (h - kh) / sh + 1, ow = (w - kw) / sw + 1;
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t p = 0; p < oh; ++p)
+      for (int64_t q = 0; q < ow; ++q)
+        for (int64_t k = 0; k < c; ++k) {
+          T m = -std::numeric_limits<T>::infinity();
+          for (int64_t i = 0; i < kh; ++i)
+            for (int64_t j = 0; j < kw; ++j)
+              m = std::max(m, x[((b * h + p * sh + i) * w + q * sw + j) * c + k]);
+          y[((b * oh + p) * ow + q) * c + k] = m;
+        }
+}
+
+template <typename T>
+void maxPool2dGrad(const T *x, const T *dy, T *dx, int64_t n, int64_t h, int64_t w, int64_t c,
+                   int64_t kh, int64_t kw, int64_t sh, int64_t sw) {
+  const int64_t oh = (h - kh) / sh + 1, ow = (w - kw) / sw + 1;
+  std::fill(dx, dx + n * h * w * c, T(0));
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t p = 0; p < oh; ++p)
+      for (int64_t q = 0; q < ow; ++q)
+        for (int64_t k = 0; k < c; ++k) {
+          int64_t best = -1;
+          for (int64_t i = 0; i < kh; ++i)
+            for (int64_t j = 0; j < kw; ++j) {
+              const int64_t at = ((b * h + p * sh + i) * w + q * sw + j) * c + k;
+              if (best < 0 || x[at] > x[best])
+                best = at;
+            }
+          dx[best] += dy[((b * oh + p) * ow + q) * c + k];
+        }
+}
+
 #define DP_REF_INSTANTIATE(T)                                                                      \
   template void dense<T>(const T *, const T *, const T *, T *, int64_t, int64_t, int64_t,          \
                          Activation);                                                              \
@@ -207,6 +302,13 @@ void adamUpdate(float *param, float *m, float *v, const float *grad, int64_t n, 
   template void matmul<T>(const T *, const T *, T *, int64_t, int64_t, int64_t, bool, bool);       \
   template void reduceRows<T>(const T *, T *, int64_t, int64_t);                                   \
   template void add<T>(const T *, const T *, T *, int64_t);                                        \
+  template void conv2d<T>(const T *, const T *, const T *, T *, const ConvGeometry &, Activation); \
+  template void conv2dGradInput<T>(const T *, const T *, T *, const ConvGeometry &);               \
+  template void conv2dGradFilter<T>(const T *, const T *, T *, const ConvGeometry &);              \
+  template void maxPool2d<T>(const T *, T *, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, \
+                             int64_t, int64_t);                                                    \
+  template void maxPool2dGrad<T>(const T *, const T *, T *, int64_t, int64_t, int64_t, int64_t,    \
+                                 int64_t, int64_t, int64_t, int64_t);                              \
   template T softmaxXent<T>(const T *, const int32_t *, int64_t, int64_t, int64_t);                \
   template void softmaxXentGrad<T>(const T *, const int32_t *, T, T *, int64_t, int64_t, int64_t);
 DP_REF_INSTANTIATE(float)

@@ -37,6 +37,28 @@ void softmaxXentGrad(const T *logits, const int32_t *labels, T dloss, T *dlogits
 /// Number of rows < validRows whose first argmax equals the label.
 float countCorrect(const float *logits, const int32_t *labels, int64_t rows, int64_t classes,
                    int64_t validRows);
+/// Geometry of a 2-D convolution on NHWC images with an HWIO kernel: x[n,h,w,c] *
+/// w[kh,kw,c,f] -> y[n,oh,ow,f], strides (sh, sw), zero padding top/left (pt, pl); oh and ow
+/// are given (they fix the bottom/right padding).
+struct ConvGeometry {
+  int64_t n, h, w, c, kh, kw, f, oh, ow, sh, sw, pt, pl;
+};
+/// y = act(conv(x, w) + b); b may be null.
+template <typename T>
+void conv2d(const T *x, const T *w, const T *b, T *y, const ConvGeometry &g, Activation act);
+/// dx of conv2d (without activation) from dy.
+template <typename T> void conv2dGradInput(const T *dy, const T *w, T *dx, const ConvGeometry &g);
+/// dw of conv2d (without activation), summed over the batch.
+template <typename T> void conv2dGradFilter(const T *x, const T *dy, T *dw, const ConvGeometry &g);
+/// Valid max pooling of x[n,h,w,c] with a kh x kw window and strides (sh, sw).
+template <typename T>
+void maxPool2d(const T *x, T *y, int64_t n, int64_t h, int64_t w, int64_t c, int64_t kh,
+               int64_t kw, int64_t sh, int64_t sw);
+/// Its gradient: dy added at the first largest element of each window.
+template <typename T>
+void maxPool2dGrad(const T *x, const T *dy, T *dx, int64_t n, int64_t h, int64_t w, int64_t c,
+                   int64_t kh, int64_t kw, int64_t sh, int64_t sw);
+
 /// param -= lr * grad.
 void sgdUpdate(float *param, const float *grad, int64_t n, float lr);
 /// Keras 2 momentum SGD.

@@ -56,8 +56,8 @@ plan.program "m" attributes {batch = 1 : i64} {
 plan.program "m" attributes {batch = 1 : i64} {
   plan.step "s" {
     %0 = plan.alloc : memref<4xf32>
-    // expected-error @+1 {{'plan.kernel' op unknown kernel 'conv2d'}}
-    plan.kernel "conv2d" ins(%0 : memref<4xf32>) outs(%0 : memref<4xf32>)
+    // expected-error @+1 {{'plan.kernel' op unknown kernel 'conv3d'}}
+    plan.kernel "conv3d" ins(%0 : memref<4xf32>) outs(%0 : memref<4xf32>)
   }
 }
 

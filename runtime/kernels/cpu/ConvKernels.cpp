@@ -1,0 +1,366 @@
+// Image kernels: conv2d and its two gradients on oneDNN convolution primitives (forward with the
+// bias and a fused eltwise post-op, backward-data, backward-weights), created and bound to the
+// arena at load; max_pool2d and its gradient, and dropout with its gradient, as loops.
+//
+// Images are NHWC and kernels HWIO (Keras's layouts); both are plain strided descriptors for
+// oneDNN, so nothing is reordered.
+#include "runtime/core/Rng.h"
+#include "runtime/kernels/cpu/Dnnl.h"
+#include "runtime/kernels/cpu/Internal.h"
+#include "runtime/kernels/cpu/Parallel.h"
+
+#include <algorithm>
+
+namespace dp::rt::cpu {
+namespace {
+
+using dnnl::algorithm;
+using dnnl::memory;
+
+/// The shapes and zero padding of one convolution: x[N,H,W,C] * w[KH,KW,C,F] -> y[N,OH,OW,F].
+struct ConvShape {
+  int64_t n, h, w, c, kh, kw, f, oh, ow;
+  int64_t sh, sw, pt, pl, pb, pr;
+
+  double macs() const { return double(n) * oh * ow * f * kh * kw * c; }
+  memory::desc image(int64_t height, int64_t width, int64_t channels) const {
+    return f32Desc({n, channels, height, width},
+                   {height * width * channels, 1, width * channels, channels});
+  }
+  memory::desc src() const { return image(h, w, c); }
+  memory::desc dst() const { return image(oh, ow, f); }
+  /// oneDNN's weights are (O, I, KH, KW); HWIO storage puts O innermost.
+  memory::desc weights() const { return f32Desc({f, c, kh, kw}, {1, f, kw * c * f, c * f}); }
+  memory::dims strides() const { return {sh, sw}; }
+  memory::dims padL() const { return {pt, pl}; }
+  memory::dims padR() const { return {pb, pr}; }
+};
+
+void expectShape(const KernelSite &site, const TensorView &t, const std::vector<int64_t> &shape,
+                 const std::string &role) {
+  if (t.shape != shape) {
+    std::string want, found;
+    for (int64_t d : shape)
+      want += (want.empty() ? "" : "x") + std::to_string(d);
+    for (int64_t d : t.shape)
+      found += (found.empty() ? "" : "x") + std::to_string(d);
+    site.fail(role + " (buffer " + std::to_string(t.id) + ") is [" + found + "], expected [" +
+              want + "]");
+  }
+}
+
+/// Reads the geometry attributes and checks x, w and y against them; `x`, `w`, `y` are the
+/// input image, the kernel and the output image whichever of them the kernel reads or writes.
+ConvShape convShape(const KernelSite &site, const TensorView &x, const TensorView &w,
+                    const TensorView &y, const char *xRole, const char *wRole, const char *yRole) {
+  for (const auto &[t, role] : {std::pair{&x, xRole}, {&w, wRole}, {&y, yRole}}) {
+    site.expectDType(*t, DType::F32, role);
+    if (t->rank() != 4)
+      site.fail(std::string(role) + " (buffer " + std::to_string(t->id) + ") has rank " +
+                std::to_string(t->rank()) + ", expected 4");
+  }
+  ConvShape s{};
+  s.n = x.dim(0), s.h = x.dim(1), s.w = x.dim(2), s.c = x.dim(3);
+  s.kh = w.dim(0), s.kw = w.dim(1), s.f = w.dim(3);
+  s.sh = site.intAttr("stride_h"), s.sw = site.intAttr("stride_w");
+  s.pt = site.intAttr("pad_top"), s.pl = site.intAttr("pad_left");
+  s.pb = site.intAttr("pad_bottom"), s.pr = site.intAttr("pad_right");
+  if (s.sh < 1 || s.sw < 1 || s.pt < 0 || s.pl < 0 || s.pb < 0 || s.pr < 0)
+    site.fail("strides must be positive and paddings non-negative");
+  if (w.dim(2) != s.c)
+    site.fail(std::string(wRole) + " expects " + std::to_string(w.dim(2)) +
+              " input channels, the image has " + std::to_string(s.c));
+  s.oh = (s.h + s.pt + s.pb - s.kh) / s.sh + 1;
+  s.ow = (s.w + s.pl + s.pr - s.kw) / s.sw + 1;
+  if (s.h + s.pt + s.pb < s.kh || s.w + s.pl + s.pr < s.kw)
+    site.fail("the kernel does not fit the padded image");
+  expectShape(site, y, {s.n, s.oh, s.ow, s.f}, yRole);
+  return s;
+}
+
+dnnl::primitive_attr userScratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+dnnl::convolution_forward::primitive_desc forwardDesc(const ConvShape &s, bool bias,
+                                                      const dnnl::primitive_attr &attr) {
+  const memory::desc bd = f32Desc({s.f}, {1});
+  auto d = bias ? dnnl::convolution_forward::desc(
+                      dnnl::prop_kind::forward_training, algorithm::convolution_direct, s.src(),
+                      s.weights(), bd, s.dst(), s.strides(), s.padL(), s.padR())
+                : dnnl::convolution_forward::desc(
+                      dnnl::prop_kind::forward_training, algorithm::convolution_direct, s.src(),
+                      s.weights(), s.dst(), s.strides(), s.padL(), s.padR());
+  return dnnl::convolution_forward::primitive_desc(d, attr, cpuEngine());
+}
+
+class DnnlKernel final : public Kernel {
+public:
+  DnnlKernel(DnnlCall call, float *y, int64_t rows, int64_t cols, bool softmax)
+      : call_(std::move(call)), y_(y), rows_(rows), cols_(cols), softmax_(softmax) {}
+  void run(const StepContext &) override {
+    call_.run();
+    if (softmax_)
+      softmaxRows(y_, y_, rows_, cols_);
+  }
+
+private:
+  DnnlCall call_;
+  float *y_;
+  int64_t rows_, cols_;
+  bool softmax_;
+};
+
+/// Window geometry of a pooling kernel, checked against x[N,H,W,C] and y[N,OH,OW,C].
+struct PoolShape {
+  int64_t n, h, w, c, oh, ow, kh, kw, sh, sw;
+};
+
+PoolShape poolShape(const KernelSite &site, const TensorView &x, const TensorView &y,
+                    const char *yRole) {
+  site.expectDType(x, DType::F32, "input 0 (x)");
+  site.expectDType(y, DType::F32, yRole);
+  if (x.rank() != 4)
+    site.fail("input 0 (x) (buffer " + std::to_string(x.id) + ") has rank " +
+              std::to_string(x.rank()) + ", expected 4");
+  PoolShape p{};
+  p.n = x.dim(0), p.h = x.dim(1), p.w = x.dim(2), p.c = x.dim(3);
+  p.kh = site.intAttr("window_h"), p.kw = site.intAttr("window_w");
+  p.sh = site.intAttr("stride_h"), p.sw = site.intAttr("stride_w");
+  if (p.kh < 1 || p.kw < 1 || p.sh < 1 || p.sw < 1 || p.kh > p.h || p.kw > p.w)
+    site.fail("window and strides must be positive and the window must fit the image");
+  p.oh = (p.h - p.kh) / p.sh + 1;
+  p.ow = (p.w - p.kw) / p.sw + 1;
+  expectShape(site, y, {p.n, p.oh, p.ow, p.c}, yRole);
+  return p;
+}
+
+class MaxPoolKernel final : public Kernel {
+public:
+  MaxPoolKernel(const PoolShape &p, const float *x, float *y) : p_(p), x_(x), y_(y) {}
+  void run(const StepContext &) override {
+    const PoolShape p = p_;
+    const float *x = x_;
+    float *y = y_;
+    parallelChunks(
+        p.n * p.oh,
+        [=](int64_t begin, int64_t end) {
+          for (int64_t row = begin; row < end; ++row) {
+            const int64_t n = row / p.oh, oh = row % p.oh;
+            for (int64_t ow = 0; ow < p.ow; ++ow) {
+              float *out = y + ((row * p.ow) + ow) * p.c;
+              const float *first = x + ((n * p.h + oh * p.sh) * p.w + ow * p.sw) * p.c;
+              std::copy(first, first + p.c, out);
+              for (int64_t i = 0; i < p.kh; ++i)
+                for (int64_t j = 0; j < p.kw; ++j) {
+                  const float *in = x + ((n * p.h + oh * p.sh + i) * p.w + ow * p.sw + j) * p.c;
+                  for (int64_t c = 0; c < p.c; ++c)
+                    out[c] = in[c] > out[c] ? in[c] : out[c];
+                }
+            }
+          }
+        },
+        p.n * p.h * p.w * p.c);
+  }
+
+private:
+  PoolShape p_;
+  const float *x_;
+  float *y_;
+};
+
+class MaxPoolGradKernel final : public Kernel {
+public:
+  MaxPoolGradKernel(const PoolShape &p, const float *x, const float *dy, float *dx)
+      : p_(p), x_(x), dy_(dy), dx_(dx) {}
+  void run(const StepContext &) override {
+    const PoolShape p = p_;
+    const float *x = x_, *dy = dy_;
+    float *dx = dx_;
+    // Per image: windows of one image may overlap each other, never another image's.
+    parallelChunks(
+        p.n,
+        [=](int64_t begin, int64_t end) {
+          const int64_t image = p.h * p.w * p.c;
+          std::fill(dx + begin * image, dx + end * image, 0.0f);
+          for (int64_t n = begin; n < end; ++n)
+            for (int64_t oh = 0; oh < p.oh; ++oh)
+              for (int64_t ow = 0; ow < p.ow; ++ow)
+                for (int64_t c = 0; c < p.c; ++c) {
+                  // The first largest element of the window, in row-major window order.
+                  int64_t best = ((n * p.h + oh * p.sh) * p.w + ow * p.sw) * p.c + c;
+                  for (int64_t i = 0; i < p.kh; ++i)
+                    for (int64_t j = 0; j < p.kw; ++j) {
+                      const int64_t at = ((n * p.h + oh * p.sh + i) * p.w + ow * p.sw + j) * p.c + c;
+                      if (x[at] > x[best])
+                        best = at;
+                    }
+                  dx[best] += dy[((n * p.oh + oh) * p.ow + ow) * p.c + c];
+                }
+        },
+        p.n * p.h * p.w * p.c);
+  }
+
+private:
+  PoolShape p_;
+  const float *x_, *dy_;
+  float *dx_;
+};
+
+class DropoutKernel final : public Kernel {
+public:
+  DropoutKernel(const TensorView &x, const TensorView &y, const TensorView &mask, double rate,
+                int64_t stream)
+      : x_(x.f32()), y_(y.f32()), mask_(mask.f32()), rows_(x.dim(0)),
+        cols_(x.dim(0) ? x.numel / x.dim(0) : 0), rate_(rate), stream_(stream) {}
+  void run(const StepContext &ctx) override {
+    for (int64_t r = 0; r < rows_; ++r) {
+      float *mask = mask_ + r * cols_;
+      dropoutMaskRow(mask, cols_, rate_, ctx.seed, ctx.step, stream_, ctx.firstRow + r);
+      const float *x = x_ + r * cols_;
+      float *y = y_ + r * cols_;
+      for (int64_t i = 0; i < cols_; ++i)
+        y[i] = x[i] * mask[i];
+    }
+  }
+
+private:
+  const float *x_;
+  float *y_, *mask_;
+  int64_t rows_, cols_;
+  double rate_;
+  int64_t stream_;
+};
+
+class DropoutGradKernel final : public Kernel {
+public:
+  DropoutGradKernel(const float *mask, const float *dy, float *dx, int64_t n)
+      : mask_(mask), dy_(dy), dx_(dx), n_(n) {}
+  void run(const StepContext &) override {
+    const float *mask = mask_, *dy = dy_;
+    float *dx = dx_;
+    parallelChunks(n_, [=](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i)
+        dx[i] = dy[i] * mask[i];
+    });
+  }
+
+private:
+  const float *mask_, *dy_;
+  float *dx_;
+  int64_t n_;
+};
+
+} // namespace
+
+std::unique_ptr<Kernel> makeConv2d(const KernelSite &site) {
+  const TensorView x = site.input(0), w = site.input(1), y = site.output(0);
+  const ConvShape s = convShape(site, x, w, y, "input 0 (x)", "input 1 (w)", "output 0 (y)");
+  const bool hasBias = site.numInputs() == 3;
+  const Activation act = activationAttr(site, /*required=*/false);
+  dnnl::primitive_attr attr = userScratchpad();
+  dnnl::post_ops ops;
+  if (act == Activation::Relu)
+    ops.append_eltwise(1.0f, algorithm::eltwise_relu, 0.0f, 0.0f);
+  else if (act == Activation::Sigmoid)
+    ops.append_eltwise(1.0f, algorithm::eltwise_logistic, 0.0f, 0.0f);
+  else if (act == Activation::Tanh)
+    ops.append_eltwise(1.0f, algorithm::eltwise_tanh, 0.0f, 0.0f);
+  attr.set_post_ops(ops);
+  std::vector<std::pair<int, memory>> args = {
+      {DNNL_ARG_SRC, memory(s.src(), cpuEngine(), x.data)},
+      {DNNL_ARG_WEIGHTS, memory(s.weights(), cpuEngine(), w.data)},
+      {DNNL_ARG_DST, memory(s.dst(), cpuEngine(), y.data)}};
+  if (hasBias) {
+    const TensorView b = site.input(2);
+    site.expectDType(b, DType::F32, "input 2 (b)");
+    site.expectNumel(b, s.f, "input 2 (b)");
+    args.emplace_back(DNNL_ARG_BIAS, memory(f32Desc({s.f}, {1}), cpuEngine(), b.data));
+  }
+  const int threads = threadsFor(s.macs());
+  ThreadCap cap(threads);
+  auto pd = forwardDesc(s, hasBias, attr);
+  DnnlCall call(pd, dnnl::convolution_forward(pd), std::move(args), site.where(), threads);
+  return std::make_unique<DnnlKernel>(std::move(call), y.f32(), y.numel / s.f, s.f,
+                                      act == Activation::Softmax);
+}
+
+std::unique_ptr<Kernel> makeConv2dGradInput(const KernelSite &site) {
+  const TensorView dy = site.input(0), w = site.input(1), dx = site.output(0);
+  const ConvShape s = convShape(site, dx, w, dy, "output 0 (dx)", "input 1 (w)", "input 0 (dy)");
+  const int threads = threadsFor(s.macs());
+  ThreadCap cap(threads);
+  auto hint = forwardDesc(s, false, dnnl::primitive_attr());
+  dnnl::convolution_backward_data::primitive_desc pd(
+      dnnl::convolution_backward_data::desc(algorithm::convolution_direct, s.src(), s.weights(),
+                                            s.dst(), s.strides(), s.padL(), s.padR()),
+      userScratchpad(), cpuEngine(), hint);
+  DnnlCall call(pd, dnnl::convolution_backward_data(pd),
+                {{DNNL_ARG_DIFF_DST, memory(s.dst(), cpuEngine(), dy.data)},
+                 {DNNL_ARG_WEIGHTS, memory(s.weights(), cpuEngine(), w.data)},
+                 {DNNL_ARG_DIFF_SRC, memory(s.src(), cpuEngine(), dx.data)}},
+                site.where(), threads);
+  return std::make_unique<DnnlKernel>(std::move(call), nullptr, 0, 0, false);
+}
+
+std::unique_ptr<Kernel> makeConv2dGradFilter(const KernelSite &site) {
+  const TensorView x = site.input(0), dy = site.input(1), dw = site.output(0);
+  const ConvShape s = convShape(site, x, dw, dy, "input 0 (x)", "output 0 (dw)", "input 1 (dy)");
+  const int threads = threadsFor(s.macs());
+  ThreadCap cap(threads);
+  auto hint = forwardDesc(s, false, dnnl::primitive_attr());
+  dnnl::convolution_backward_weights::primitive_desc pd(
+      dnnl::convolution_backward_weights::desc(algorithm::convolution_direct, s.src(),
+                                               s.weights(), s.dst(), s.strides(), s.padL(),
+                                               s.padR()),
+      userScratchpad(), cpuEngine(), hint);
+  DnnlCall call(pd, dnnl::convolution_backward_weights(pd),
+                {{DNNL_ARG_SRC, memory(s.src(), cpuEngine(), x.data)},
+                 {DNNL_ARG_DIFF_DST, memory(s.dst(), cpuEngine(), dy.data)},
+                 {DNNL_ARG_DIFF_WEIGHTS, memory(s.weights(), cpuEngine(), dw.data)}},
+                site.where(), threads);
+  return std::make_unique<DnnlKernel>(std::move(call), nullptr, 0, 0, false);
+}
+
+std::unique_ptr<Kernel> makeMaxPool2d(const KernelSite &site) {
+  const TensorView x = site.input(0), y = site.output(0);
+  return std::make_unique<MaxPoolKernel>(poolShape(site, x, y, "output 0 (y)"), x.f32(), y.f32());
+}
+
+std::unique_ptr<Kernel> makeMaxPool2dGrad(const KernelSite &site) {
+  const TensorView x = site.input(0), dy = site.input(1), dx = site.output(0);
+  const PoolShape p = poolShape(site, x, dy, "input 1 (dy)");
+  site.expectDType(dx, DType::F32, "output 0 (dx)");
+  expectShape(site, dx, x.shape, "output 0 (dx)");
+  return std::make_unique<MaxPoolGradKernel>(p, x.f32(), dy.f32(), dx.f32());
+}
+
+std::unique_ptr<Kernel> makeDropout(const KernelSite &site) {
+  const TensorView x = site.input(0), y = site.output(0), mask = site.output(1);
+  site.expectDType(x, DType::F32, "input 0 (x)");
+  site.expectDType(y, DType::F32, "output 0 (y)");
+  site.expectDType(mask, DType::F32, "output 1 (mask)");
+  if (x.rank() < 1)
+    site.fail("input 0 (x) (buffer " + std::to_string(x.id) + ") has no batch axis");
+  site.expectNumel(y, x.numel, "output 0 (y)");
+  site.expectNumel(mask, x.numel, "output 1 (mask)");
+  const double rate = site.floatAttr("rate");
+  if (!(rate >= 0.0 && rate < 1.0))
+    site.fail("rate " + std::to_string(rate) + " is not in [0, 1)");
+  const int64_t stream = site.intAttr("stream");
+  return std::make_unique<DropoutKernel>(x, y, mask, rate, stream);
+}
+
+std::unique_ptr<Kernel> makeDropoutGrad(const KernelSite &site) {
+  const TensorView mask = site.input(0), dy = site.input(1), dx = site.output(0);
+  site.expectDType(mask, DType::F32, "input 0 (mask)");
+  site.expectDType(dy, DType::F32, "input 1 (dy)");
+  site.expectDType(dx, DType::F32, "output 0 (dx)");
+  site.expectNumel(mask, dy.numel, "input 0 (mask)");
+  site.expectNumel(dx, dy.numel, "output 0 (dx)");
+  return std::make_unique<DropoutGradKernel>(mask.f32(), dy.f32(), dx.f32(), dy.numel);
+}
+
+} // namespace dp::rt::cpu
