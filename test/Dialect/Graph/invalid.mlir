@@ -347,3 +347,148 @@ func.func @f() attributes {graph.optimizer = #graph.adam<epsilon = 0.0>} {
 func.func @f() attributes {graph.optimizer = #graph.momentum<nesterov = 1>} {
   return
 }
+
+// -----
+
+// Tests that conv2d needs an NHWC image.
+func.func @f(%x: tensor<2x8x8xf32>, %w: tensor<3x3x3x4xf32>) {
+  // expected-error @+1 {{'graph.conv2d' op expects input of rank 4, found 'tensor<2x8x8xf32>'}}
+  %0 = graph.conv2d %x, %w : (tensor<2x8x8xf32>, tensor<3x3x3x4xf32>) -> tensor<2x6x6x4xf32>
+  return
+}
+
+// -----
+
+// Tests that the kernel's input channels must match the image's.
+func.func @f(%x: tensor<2x8x8x2xf32>, %w: tensor<3x3x3x4xf32>) {
+  // expected-error @+1 {{'graph.conv2d' op input has 2 channels but the kernel expects 3}}
+  %0 = graph.conv2d %x, %w : (tensor<2x8x8x2xf32>, tensor<3x3x3x4xf32>) -> tensor<2x6x6x4xf32>
+  return
+}
+
+// -----
+
+// Tests that padding is "valid" or "same".
+func.func @f(%x: tensor<2x8x8x3xf32>, %w: tensor<3x3x3x4xf32>) {
+  // expected-error @+1 {{'graph.conv2d' op expects padding "valid" or "same", found "full"}}
+  %0 = graph.conv2d %x, %w {padding = "full"} : (tensor<2x8x8x3xf32>, tensor<3x3x3x4xf32>) -> tensor<2x6x6x4xf32>
+  return
+}
+
+// -----
+
+// Tests that strides are two positive integers.
+func.func @f(%x: tensor<2x8x8x3xf32>, %w: tensor<3x3x3x4xf32>) {
+  // expected-error @+1 {{'graph.conv2d' op expects 'strides' to hold positive integers, found [0, 1]}}
+  %0 = graph.conv2d %x, %w {strides = [0, 1]} : (tensor<2x8x8x3xf32>, tensor<3x3x3x4xf32>) -> tensor<2x6x6x4xf32>
+  return
+}
+
+// -----
+
+// Tests that the result shape follows from the input, kernel, strides and padding.
+func.func @f(%x: tensor<2x8x8x3xf32>, %w: tensor<3x3x3x4xf32>) {
+  // expected-error @+1 {{'graph.conv2d' op result type should be 'tensor<2x8x8x4xf32>', found 'tensor<2x6x6x4xf32>'}}
+  %0 = graph.conv2d %x, %w {padding = "same"} : (tensor<2x8x8x3xf32>, tensor<3x3x3x4xf32>) -> tensor<2x6x6x4xf32>
+  return
+}
+
+// -----
+
+// Tests that a kernel larger than the unpadded image is an error.
+func.func @f(%x: tensor<2x2x2x3xf32>, %w: tensor<3x3x3x4xf32>) {
+  // expected-error @+1 {{'graph.conv2d' op kernel of 3x3 does not fit an input of 2x2 without padding}}
+  %0 = graph.conv2d %x, %w : (tensor<2x2x2x3xf32>, tensor<3x3x3x4xf32>) -> tensor<2x1x1x4xf32>
+  return
+}
+
+// -----
+
+// Tests that the bias has one element per filter.
+func.func @f(%x: tensor<2x8x8x3xf32>, %w: tensor<3x3x3x4xf32>, %b: tensor<3xf32>) {
+  // expected-error @+1 {{'graph.conv2d' op bias has 3 elements but the kernel has 4 filters}}
+  %0 = graph.conv2d %x, %w, %b : (tensor<2x8x8x3xf32>, tensor<3x3x3x4xf32>, tensor<3xf32>) -> tensor<2x6x6x4xf32>
+  return
+}
+
+// -----
+
+// Tests that conv2d_grad_input's gradient must have the forward output's shape.
+func.func @f(%dy: tensor<2x5x5x4xf32>, %w: tensor<3x3x3x4xf32>) {
+  // expected-error @+1 {{'graph.conv2d_grad_input' op grad should be 'tensor<2x6x6x4xf32>' for a result of 'tensor<2x8x8x3xf32>', found 'tensor<2x5x5x4xf32>'}}
+  %0 = graph.conv2d_grad_input %dy, %w : (tensor<2x5x5x4xf32>, tensor<3x3x3x4xf32>) -> tensor<2x8x8x3xf32>
+  return
+}
+
+// -----
+
+// Tests that conv2d_grad_filter's gradient must have the forward output's shape.
+func.func @f(%x: tensor<2x8x8x3xf32>, %dy: tensor<2x6x6x5xf32>) {
+  // expected-error @+1 {{'graph.conv2d_grad_filter' op grad should be 'tensor<2x6x6x4xf32>' for a result of 'tensor<3x3x3x4xf32>', found 'tensor<2x6x6x5xf32>'}}
+  %0 = graph.conv2d_grad_filter %x, %dy : (tensor<2x8x8x3xf32>, tensor<2x6x6x5xf32>) -> tensor<3x3x3x4xf32>
+  return
+}
+
+// -----
+
+// Tests that max_pool2d's result is the floored pooled shape.
+func.func @f(%x: tensor<2x7x7x3xf32>) {
+  // expected-error @+1 {{'graph.max_pool2d' op result type should be 'tensor<2x3x3x3xf32>', found 'tensor<2x4x4x3xf32>'}}
+  %0 = graph.max_pool2d %x : tensor<2x7x7x3xf32> -> tensor<2x4x4x3xf32>
+  return
+}
+
+// -----
+
+// Tests that the pooling window has two elements.
+func.func @f(%x: tensor<2x8x8x3xf32>) {
+  // expected-error @+1 {{'graph.max_pool2d' op expects 'window' to have 2 elements, found 3}}
+  %0 = graph.max_pool2d %x {window = [2, 2, 2]} : tensor<2x8x8x3xf32> -> tensor<2x4x4x3xf32>
+  return
+}
+
+// -----
+
+// Tests that the pooling window must fit the image.
+func.func @f(%x: tensor<2x1x8x3xf32>) {
+  // expected-error @+1 {{'graph.max_pool2d' op window of 2x2 does not fit an input of 1x8}}
+  %0 = graph.max_pool2d %x : tensor<2x1x8x3xf32> -> tensor<2x1x4x3xf32>
+  return
+}
+
+// -----
+
+// Tests that max_pool2d_grad's gradient has the pooled shape.
+func.func @f(%x: tensor<2x8x8x3xf32>, %dy: tensor<2x8x8x3xf32>) {
+  // expected-error @+1 {{'graph.max_pool2d_grad' op grad should be 'tensor<2x4x4x3xf32>' (the pooled shape), found 'tensor<2x8x8x3xf32>'}}
+  %0 = graph.max_pool2d_grad %x, %dy : (tensor<2x8x8x3xf32>, tensor<2x8x8x3xf32>) -> tensor<2x8x8x3xf32>
+  return
+}
+
+// -----
+
+// Tests that dropout's rate is a probability below 1.
+func.func @f(%x: tensor<2x4xf32>) {
+  // expected-error @+1 {{'graph.dropout' op expects a rate in [0, 1), found 1}}
+  %0 = graph.dropout %x {rate = 1.0} : tensor<2x4xf32>
+  return
+}
+
+// -----
+
+// Tests that dropout_grad names the graph.dropout whose mask it applies.
+func.func @f(%x: tensor<2x4xf32>) {
+  // expected-error @+1 {{'graph.dropout_grad' op expects output to be the result of a graph.dropout}}
+  %0 = graph.dropout_grad %x, %x {rate = 0.5} : tensor<2x4xf32>
+  return
+}
+
+// -----
+
+// Tests that dropout_grad's rate is its dropout's.
+func.func @f(%x: tensor<2x4xf32>) {
+  %0 = graph.dropout %x {rate = 0.5} : tensor<2x4xf32>
+  // expected-error @+1 {{'graph.dropout_grad' op has rate 2.500000e-01 but its graph.dropout has 5.000000e-01}}
+  %1 = graph.dropout_grad %0, %x {rate = 0.25} : tensor<2x4xf32>
+  return
+}

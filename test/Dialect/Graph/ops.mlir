@@ -193,3 +193,32 @@ func.func @updates(%g: tensor<4x3xf32>) {
 func.func @model(%x: tensor<8x4xf32> {graph.input = "x"}) attributes {graph.optimizer = #graph.adam<lr = 0.002>} {
   return
 }
+
+// Tests that the image ops round-trip: conv2d with and without bias, strides and padding (the
+// defaults, strides [1, 1] and padding "valid", are not printed), max_pool2d, dropout, and
+// the ops of their backward passes.
+// CHECK-LABEL: func.func @images
+func.func @images(%x: tensor<2x8x8x3xf32>, %w: tensor<3x3x3x4xf32>, %b: tensor<4xf32>,
+                  %dy: tensor<2x6x6x4xf32>, %h: tensor<2x16xf32>) {
+  // CHECK: graph.conv2d %{{.*}}, %{{.*}}, %{{.*}} {activation = #graph.act<relu>} : (tensor<2x8x8x3xf32>, tensor<3x3x3x4xf32>, tensor<4xf32>) -> tensor<2x6x6x4xf32>
+  %0 = graph.conv2d %x, %w, %b {strides = [1, 1], padding = "valid", activation = #graph.act<relu>}
+      : (tensor<2x8x8x3xf32>, tensor<3x3x3x4xf32>, tensor<4xf32>) -> tensor<2x6x6x4xf32>
+  // CHECK: graph.conv2d %{{.*}}, %{{.*}} {padding = "same", strides = [2, 2]} : (tensor<2x8x8x3xf32>, tensor<3x3x3x4xf32>) -> tensor<2x4x4x4xf32>
+  %1 = graph.conv2d %x, %w {strides = [2, 2], padding = "same"}
+      : (tensor<2x8x8x3xf32>, tensor<3x3x3x4xf32>) -> tensor<2x4x4x4xf32>
+  // CHECK: graph.conv2d_grad_input %{{.*}}, %{{.*}} : (tensor<2x6x6x4xf32>, tensor<3x3x3x4xf32>) -> tensor<2x8x8x3xf32>
+  %2 = graph.conv2d_grad_input %dy, %w : (tensor<2x6x6x4xf32>, tensor<3x3x3x4xf32>) -> tensor<2x8x8x3xf32>
+  // CHECK: graph.conv2d_grad_filter %{{.*}}, %{{.*}} : (tensor<2x8x8x3xf32>, tensor<2x6x6x4xf32>) -> tensor<3x3x3x4xf32>
+  %3 = graph.conv2d_grad_filter %x, %dy : (tensor<2x8x8x3xf32>, tensor<2x6x6x4xf32>) -> tensor<3x3x3x4xf32>
+  // CHECK: graph.max_pool2d %{{.*}} : tensor<2x6x6x4xf32> -> tensor<2x3x3x4xf32>
+  %4 = graph.max_pool2d %0 {window = [2, 2], strides = [2, 2]} : tensor<2x6x6x4xf32> -> tensor<2x3x3x4xf32>
+  // CHECK: graph.max_pool2d %{{.*}} {strides = [1, 1], window = [3, 3]} : tensor<2x6x6x4xf32> -> tensor<2x4x4x4xf32>
+  %5 = graph.max_pool2d %0 {window = [3, 3], strides = [1, 1]} : tensor<2x6x6x4xf32> -> tensor<2x4x4x4xf32>
+  // CHECK: graph.max_pool2d_grad %{{.*}}, %{{.*}} : (tensor<2x6x6x4xf32>, tensor<2x3x3x4xf32>) -> tensor<2x6x6x4xf32>
+  %6 = graph.max_pool2d_grad %0, %4 : (tensor<2x6x6x4xf32>, tensor<2x3x3x4xf32>) -> tensor<2x6x6x4xf32>
+  // CHECK: %[[D:.*]] = graph.dropout %{{.*}} {rate = 5.000000e-01 : f64} : tensor<2x16xf32>
+  %7 = graph.dropout %h {rate = 0.5} : tensor<2x16xf32>
+  // CHECK: graph.dropout_grad %[[D]], %{{.*}} {rate = 5.000000e-01 : f64} : tensor<2x16xf32>
+  %8 = graph.dropout_grad %7, %h {rate = 0.5} : tensor<2x16xf32>
+  return
+}
