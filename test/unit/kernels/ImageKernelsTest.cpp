@@ -1,0 +1,365 @@
+// The image kernels (conv2d and its gradients, max_pool2d and its gradient, dropout and its
+// gradient): the CPU kernels against the naive references, the backward kernels against
+// central finite differences of the reference forward in double, and dropout's masks.
+#include "runtime/core/Rng.h"
+#include "runtime/kernels/reference/Reference.h"
+#include "test/unit/kernels/KernelTestUtil.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <tuple>
+
+namespace dp::rt {
+namespace {
+
+using namespace dp::rt::testing;
+
+/// One convolution: image n x h x w x c, kernel kh x kw x c x f, stride s, "same" or "valid".
+struct ConvCase {
+  int64_t n, h, w, c, kh, kw, f, s;
+  bool same;
+
+  /// The geometry as the compiler computes it (TensorFlow's "same": extra padding after).
+  ref::ConvGeometry geometry(int64_t &pb, int64_t &pr) const {
+    auto axis = [&](int64_t in, int64_t k, int64_t &out, int64_t &before, int64_t &after) {
+      if (!same) {
+        out = (in - k) / s + 1, before = after = 0;
+        return;
+      }
+      out = (in + s - 1) / s;
+      const int64_t total = std::max<int64_t>((out - 1) * s + k - in, 0);
+      before = total / 2, after = total - before;
+    };
+    ref::ConvGeometry g{n, h, w, c, kh, kw, f, 0, 0, s, s, 0, 0};
+    axis(h, kh, g.oh, g.pt, pb);
+    axis(w, kw, g.ow, g.pl, pr);
+    return g;
+  }
+};
+void PrintTo(const ConvCase &c, std::ostream *os) {
+  *os << c.n << "x" << c.h << "x" << c.w << "x" << c.c << "_k" << c.kh << "x" << c.kw << "x"
+      << c.f << "_s" << c.s << (c.same ? "_same" : "_valid");
+}
+
+const ConvCase kConvCases[] = {
+    {2, 6, 6, 1, 3, 3, 4, 1, false}, {3, 7, 5, 3, 3, 3, 5, 1, true},
+    {2, 9, 8, 2, 3, 2, 3, 2, false}, {2, 8, 7, 4, 3, 3, 2, 2, true},
+    {4, 13, 13, 32, 3, 3, 64, 1, false}, // the shape of mnist_small_cnn's second layer
+};
+
+/// Adds a conv-family kernel with the geometry attributes of `c`.
+KernelSpec &convKernel(PlanBuilder &b, KernelKind kind, const ConvCase &c,
+                       std::vector<uint32_t> ins, std::vector<uint32_t> outs) {
+  int64_t pb, pr;
+  const ref::ConvGeometry g = c.geometry(pb, pr);
+  return b.kernel(StepKind::Train, kind, std::move(ins), std::move(outs))
+      .attrI("stride_h", c.s)
+      .attrI("stride_w", c.s)
+      .attrI("pad_top", g.pt)
+      .attrI("pad_left", g.pl)
+      .attrI("pad_bottom", pb)
+      .attrI("pad_right", pr);
+}
+
+class Conv2dTest : public ::testing::TestWithParam<std::tuple<ConvCase, Activation, bool>> {};
+
+TEST_P(Conv2dTest, ForwardMatchesReference) {
+  const auto [c, act, withBias] = GetParam();
+  int64_t pb, pr;
+  const ref::ConvGeometry g = c.geometry(pb, pr);
+  PlanBuilder b(c.n);
+  uint32_t x = b.buffer({c.n, c.h, c.w, c.c}), w = b.buffer({c.kh, c.kw, c.c, c.f}),
+           bias = b.buffer({c.f}), y = b.buffer({c.n, g.oh, g.ow, c.f});
+  std::vector<uint32_t> ins = {x, w};
+  if (withBias)
+    ins.push_back(bias);
+  convKernel(b, KernelKind::Conv2d, c, ins, {y}).activation(act);
+  auto program = b.load();
+
+  RandomData rd(static_cast<uint32_t>(c.h * 100 + c.c * 10 + c.f));
+  auto xs = rd.uniform(c.n * c.h * c.w * c.c), ws = rd.uniform(c.kh * c.kw * c.c * c.f, -0.5f, 0.5f),
+       bs = rd.uniform(c.f);
+  put(*program, x, xs);
+  put(*program, w, ws);
+  put(*program, bias, bs);
+  program->run(StepKind::Train, stepContext(c.n));
+
+  std::vector<float> want(c.n * g.oh * g.ow * c.f);
+  ref::conv2d(xs.data(), ws.data(), withBias ? bs.data() : nullptr, want.data(), g, act);
+  EXPECT_TRUE(allNear(get(*program, y), want, 2e-6 * c.kh * c.kw * c.c, 1e-5));
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Conv2dTest,
+                         ::testing::Combine(::testing::ValuesIn(kConvCases),
+                                            ::testing::Values(Activation::None, Activation::Relu,
+                                                              Activation::Sigmoid),
+                                            ::testing::Bool()));
+
+class Conv2dGradTest : public ::testing::TestWithParam<ConvCase> {};
+
+TEST_P(Conv2dGradTest, BackwardKernelsMatchReference) {
+  const ConvCase c = GetParam();
+  int64_t pb, pr;
+  const ref::ConvGeometry g = c.geometry(pb, pr);
+  PlanBuilder b(c.n);
+  uint32_t x = b.buffer({c.n, c.h, c.w, c.c}), w = b.buffer({c.kh, c.kw, c.c, c.f}),
+           dy = b.buffer({c.n, g.oh, g.ow, c.f}), dx = b.buffer({c.n, c.h, c.w, c.c}),
+           dw = b.buffer({c.kh, c.kw, c.c, c.f});
+  convKernel(b, KernelKind::Conv2dGradInput, c, {dy, w}, {dx});
+  convKernel(b, KernelKind::Conv2dGradFilter, c, {x, dy}, {dw});
+  auto program = b.load();
+
+  RandomData rd(static_cast<uint32_t>(7 + c.h * 3 + c.f));
+  auto xs = rd.uniform(c.n * c.h * c.w * c.c), ws = rd.uniform(c.kh * c.kw * c.c * c.f),
+       dys = rd.uniform(c.n * g.oh * g.ow * c.f);
+  put(*program, x, xs);
+  put(*program, w, ws);
+  put(*program, dy, dys);
+  program->run(StepKind::Train, stepContext(c.n));
+
+  std::vector<float> wantDx(xs.size()), wantDw(ws.size());
+  ref::conv2dGradInput(dys.data(), ws.data(), wantDx.data(), g);
+  ref::conv2dGradFilter(xs.data(), dys.data(), wantDw.data(), g);
+  EXPECT_TRUE(allNear(get(*program, dx), wantDx, 2e-6 * c.kh * c.kw * c.f, 1e-5));
+  EXPECT_TRUE(allNear(get(*program, dw), wantDw, 2e-6 * c.n * g.oh * g.ow, 1e-5));
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Conv2dGradTest, ::testing::ValuesIn(kConvCases));
+
+// ---- finite differences ------------------------------------------------------------------
+
+constexpr double kStep = 1e-6;
+
+std::vector<double> numericGradient(std::vector<double> v,
+                                    const std::function<double(const std::vector<double> &)> &f) {
+  std::vector<double> grad(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    const double saved = v[i];
+    v[i] = saved + kStep;
+    const double up = f(v);
+    v[i] = saved - kStep;
+    const double down = f(v);
+    v[i] = saved;
+    grad[i] = (up - down) / (2 * kStep);
+  }
+  return grad;
+}
+
+double dot(const std::vector<double> &a, const std::vector<double> &b) {
+  double s = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    s += a[i] * b[i];
+  return s;
+}
+
+class Conv2dGradFdTest : public ::testing::TestWithParam<ConvCase> {};
+
+// L = sum(r * conv(x, w)): dL/dx and dL/dw are the two backward kernels with dy = r.
+TEST_P(Conv2dGradFdTest, MatchesFiniteDifferences) {
+  const ConvCase c = GetParam();
+  int64_t pb, pr;
+  const ref::ConvGeometry g = c.geometry(pb, pr);
+  PlanBuilder b(c.n);
+  uint32_t x = b.buffer({c.n, c.h, c.w, c.c}), w = b.buffer({c.kh, c.kw, c.c, c.f}),
+           dy = b.buffer({c.n, g.oh, g.ow, c.f}), dx = b.buffer({c.n, c.h, c.w, c.c}),
+           dw = b.buffer({c.kh, c.kw, c.c, c.f});
+  convKernel(b, KernelKind::Conv2dGradInput, c, {dy, w}, {dx});
+  convKernel(b, KernelKind::Conv2dGradFilter, c, {x, dy}, {dw});
+  auto program = b.load();
+
+  RandomData rd(31);
+  auto xs = rd.uniform(c.n * c.h * c.w * c.c), ws = rd.uniform(c.kh * c.kw * c.c * c.f),
+       rs = rd.uniform(c.n * g.oh * g.ow * c.f);
+  put(*program, x, xs);
+  put(*program, w, ws);
+  put(*program, dy, rs);
+  program->run(StepKind::Train, stepContext(c.n));
+
+  const std::vector<double> xd = toDouble(xs), wd = toDouble(ws), rd64 = toDouble(rs);
+  auto lossOfX = [&](const std::vector<double> &v) {
+    std::vector<double> y(rd64.size());
+    ref::conv2d(v.data(), wd.data(), static_cast<const double *>(nullptr), y.data(), g,
+                Activation::None);
+    return dot(y, rd64);
+  };
+  auto lossOfW = [&](const std::vector<double> &v) {
+    std::vector<double> y(rd64.size());
+    ref::conv2d(xd.data(), v.data(), static_cast<const double *>(nullptr), y.data(), g,
+                Activation::None);
+    return dot(y, rd64);
+  };
+  EXPECT_TRUE(allNear(get(*program, dx), numericGradient(xd, lossOfX), 1e-5, 1e-4));
+  EXPECT_TRUE(allNear(get(*program, dw), numericGradient(wd, lossOfW), 1e-5, 1e-4));
+}
+
+INSTANTIATE_TEST_SUITE_P(Small, Conv2dGradFdTest,
+                         ::testing::Values(ConvCase{2, 5, 5, 2, 3, 3, 3, 1, false},
+                                           ConvCase{2, 6, 5, 2, 3, 3, 2, 2, true},
+                                           ConvCase{1, 7, 7, 1, 2, 3, 2, 2, false}));
+
+// ---- max pooling ---------------------------------------------------------------------------
+
+struct PoolCase {
+  int64_t n, h, w, c, k, s;
+};
+void PrintTo(const PoolCase &p, std::ostream *os) {
+  *os << p.n << "x" << p.h << "x" << p.w << "x" << p.c << "_k" << p.k << "_s" << p.s;
+}
+
+class MaxPoolTest : public ::testing::TestWithParam<PoolCase> {};
+
+TEST_P(MaxPoolTest, ForwardAndBackwardMatchReference) {
+  const PoolCase p = GetParam();
+  const int64_t oh = (p.h - p.k) / p.s + 1, ow = (p.w - p.k) / p.s + 1;
+  PlanBuilder b(p.n);
+  uint32_t x = b.buffer({p.n, p.h, p.w, p.c}), y = b.buffer({p.n, oh, ow, p.c}),
+           dy = b.buffer({p.n, oh, ow, p.c}), dx = b.buffer({p.n, p.h, p.w, p.c});
+  b.kernel(StepKind::Train, KernelKind::MaxPool2d, {x}, {y})
+      .attrI("window_h", p.k)
+      .attrI("window_w", p.k)
+      .attrI("stride_h", p.s)
+      .attrI("stride_w", p.s);
+  b.kernel(StepKind::Train, KernelKind::MaxPool2dGrad, {x, dy}, {dx})
+      .attrI("window_h", p.k)
+      .attrI("window_w", p.k)
+      .attrI("stride_h", p.s)
+      .attrI("stride_w", p.s);
+  auto program = b.load();
+
+  RandomData rd(static_cast<uint32_t>(p.h * 7 + p.c));
+  auto xs = rd.uniform(p.n * p.h * p.w * p.c);
+  // Ties (as after relu, many zeros) go to the first element of the window in both.
+  for (size_t i = 0; i < xs.size(); i += 3)
+    xs[i] = 0.0f;
+  auto dys = rd.uniform(p.n * oh * ow * p.c);
+  put(*program, x, xs);
+  put(*program, dy, dys);
+  program->run(StepKind::Train, stepContext(p.n));
+
+  std::vector<float> wantY(dys.size()), wantDx(xs.size());
+  ref::maxPool2d(xs.data(), wantY.data(), p.n, p.h, p.w, p.c, p.k, p.k, p.s, p.s);
+  ref::maxPool2dGrad(xs.data(), dys.data(), wantDx.data(), p.n, p.h, p.w, p.c, p.k, p.k, p.s,
+                     p.s);
+  EXPECT_TRUE(allNear(get(*program, y), wantY, 0, 0));
+  EXPECT_TRUE(allNear(get(*program, dx), wantDx, 1e-6, 1e-6));
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, MaxPoolTest,
+                         ::testing::Values(PoolCase{2, 4, 4, 3, 2, 2}, PoolCase{3, 7, 5, 2, 2, 2},
+                                           PoolCase{2, 6, 6, 2, 3, 1}, PoolCase{2, 7, 7, 3, 3, 2},
+                                           PoolCase{64, 26, 26, 32, 2, 2}));
+
+TEST(MaxPoolGradFdTest, MatchesFiniteDifferences) {
+  const int64_t n = 2, h = 5, w = 6, c = 2, k = 2, s = 2, oh = 2, ow = 3;
+  PlanBuilder b(n);
+  uint32_t x = b.buffer({n, h, w, c}), dy = b.buffer({n, oh, ow, c}), dx = b.buffer({n, h, w, c});
+  b.kernel(StepKind::Train, KernelKind::MaxPool2dGrad, {x, dy}, {dx})
+      .attrI("window_h", k)
+      .attrI("window_w", k)
+      .attrI("stride_h", s)
+      .attrI("stride_w", s);
+  auto program = b.load();
+  // Distinct values keep every window's maximum unique, where max is differentiable.
+  std::vector<float> xs(n * h * w * c);
+  for (size_t i = 0; i < xs.size(); ++i)
+    xs[i] = static_cast<float>((i * 37) % xs.size()) * 0.01f;
+  RandomData rd(3);
+  auto rs = rd.uniform(n * oh * ow * c);
+  put(*program, x, xs);
+  put(*program, dy, rs);
+  program->run(StepKind::Train, stepContext(n));
+  const std::vector<double> rd64 = toDouble(rs);
+  auto loss = [&](const std::vector<double> &v) {
+    std::vector<double> y(rd64.size());
+    ref::maxPool2d(v.data(), y.data(), n, h, w, c, k, k, s, s);
+    return dot(y, rd64);
+  };
+  EXPECT_TRUE(allNear(get(*program, dx), numericGradient(toDouble(xs), loss), 1e-5, 1e-4));
+}
+
+// ---- dropout -------------------------------------------------------------------------------
+
+/// A plan with dropout (x -> y, mask) and its gradient (mask, dy -> dx).
+struct DropoutPlan {
+  std::unique_ptr<Program> program;
+  uint32_t x, y, mask, dy, dx;
+};
+DropoutPlan dropoutPlan(int64_t rows, int64_t cols, double rate, int64_t stream = 0) {
+  PlanBuilder b(rows);
+  DropoutPlan p;
+  p.x = b.buffer({rows, cols}), p.y = b.buffer({rows, cols}), p.mask = b.buffer({rows, cols});
+  p.dy = b.buffer({rows, cols}), p.dx = b.buffer({rows, cols});
+  b.kernel(StepKind::Train, KernelKind::Dropout, {p.x}, {p.y, p.mask})
+      .attrF("rate", rate)
+      .attrI("stream", stream);
+  b.kernel(StepKind::Train, KernelKind::DropoutGrad, {p.mask, p.dy}, {p.dx});
+  p.program = b.load();
+  return p;
+}
+
+StepContext dropoutContext(int64_t rows, int64_t step, uint64_t seed, int64_t firstRow) {
+  StepContext ctx = stepContext(rows, step);
+  ctx.seed = seed;
+  ctx.firstRow = firstRow;
+  return ctx;
+}
+
+TEST(DropoutTest, ScalesKeptElementsAndMasksTheGradient) {
+  const int64_t rows = 64, cols = 50;
+  const double rate = 0.5;
+  DropoutPlan p = dropoutPlan(rows, cols, rate);
+  RandomData rd(9);
+  auto xs = rd.uniform(rows * cols), dys = rd.uniform(rows * cols);
+  put(*p.program, p.x, xs);
+  put(*p.program, p.dy, dys);
+  p.program->run(StepKind::Train, dropoutContext(rows, 1, 7, 0));
+  const auto y = get(*p.program, p.y), mask = get(*p.program, p.mask), dx = get(*p.program, p.dx);
+  int64_t kept = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    ASSERT_TRUE(mask[i] == 0.0f || mask[i] == 2.0f) << "element " << i << ": " << mask[i];
+    kept += mask[i] != 0.0f;
+    EXPECT_EQ(y[i], xs[i] * mask[i]);
+    // The gradient of y = x * mask with the mask held fixed.
+    EXPECT_EQ(dx[i], dys[i] * mask[i]);
+  }
+  // 3200 Bernoulli(0.5) draws: the kept count is within 5 standard deviations (~141) of 1600.
+  EXPECT_NEAR(static_cast<double>(kept), 1600.0, 141.0);
+}
+
+TEST(DropoutTest, MasksDependOnSeedStepStreamAndGlobalRowOnly) {
+  const int64_t rows = 8, cols = 16;
+  DropoutPlan whole = dropoutPlan(rows, cols, 0.5);
+  put(*whole.program, whole.x, std::vector<float>(rows * cols, 1.0f));
+  whole.program->run(StepKind::Train, dropoutContext(rows, 3, 11, 0));
+  const auto wholeMask = get(*whole.program, whole.mask);
+
+  // The second half of the batch, run as a replica whose first row is global row 4, draws
+  // the same masks as rows 4..7 of the whole batch.
+  DropoutPlan half = dropoutPlan(rows / 2, cols, 0.5);
+  put(*half.program, half.x, std::vector<float>(rows / 2 * cols, 1.0f));
+  half.program->run(StepKind::Train, dropoutContext(rows / 2, 3, 11, rows / 2));
+  const auto halfMask = get(*half.program, half.mask);
+  EXPECT_EQ(halfMask, std::vector<float>(wholeMask.begin() + rows / 2 * cols, wholeMask.end()));
+
+  // Another step, seed or stream draws other masks.
+  for (auto [step, seed, stream] : {std::tuple{4, 11, 0}, {3, 12, 0}, {3, 11, 1}}) {
+    DropoutPlan other = dropoutPlan(rows, cols, 0.5, stream);
+    put(*other.program, other.x, std::vector<float>(rows * cols, 1.0f));
+    other.program->run(StepKind::Train, dropoutContext(rows, step, seed, 0));
+    EXPECT_NE(get(*other.program, other.mask), wholeMask)
+        << "step " << step << " seed " << seed << " stream " << stream;
+  }
+}
+
+TEST(DropoutTest, RateZeroKeepsEverything) {
+  DropoutPlan p = dropoutPlan(4, 5, 0.0);
+  RandomData rd(2);
+  auto xs = rd.uniform(20);
+  put(*p.program, p.x, xs);
+  p.program->run(StepKind::Train, dropoutContext(4, 1, 1, 0));
+  EXPECT_EQ(get(*p.program, p.y), xs);
+}
+
+} // namespace
+} // namespace dp::rt
