@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""dp vs PyTorch (CPU) training-throughput benchmark on the seed MLP (Fashion-MNIST).
+"""dp vs PyTorch and TensorFlow (CPU) training-throughput benchmark on the seed models (Fashion-MNIST).
 
-Runs N interleaved rounds of dp (build/bin/dprun on models/mnist_mlp.mlir compiled once by
-build/bin/dpc) and PyTorch eager (bench/peers/torch_mlp.py in bench/.venv), same data, model,
-batch, lr, epochs, fp32 and thread count; prints a table and writes bench/results/*.json.
+Runs N interleaved rounds of dp (build/bin/dprun on models/<model>.mlir compiled once by
+build/bin/dpc), PyTorch eager (bench/peers/torch_peer.py) and TensorFlow/Keras
+(bench/peers/keras_peer.py), both in bench/.venv, with the same data, model, batch, optimizer,
+lr, epochs, fp32 and thread count; prints a table and writes bench/results/*.json.
+--model: mnist_mlp (default), mnist_small_cnn, mnist_cnn, mnist_lstm (or a .mlir path).
 Standard library only: run it with any python3. See bench/README.md for the fairness rules.
 """
 import argparse
@@ -23,11 +25,26 @@ import time
 BENCH = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(BENCH)
 VENV_PY = os.path.join(BENCH, ".venv", "bin", "python")
-PEER = os.path.join(BENCH, "peers", "torch_mlp.py")
-DEFAULT_DATA = "/usr/share/datasets/fashion-mnist"
+PEERS_DIR = os.path.join(BENCH, "peers")
+sys.path.insert(0, PEERS_DIR)
+import common  # noqa: E402  (the peers' model table; standard library only at import)
+
+PEER_SCRIPTS = {"pytorch": "torch_peer.py", "tensorflow": "keras_peer.py"}
+PEER_MODULES = {"pytorch": "torch", "tensorflow": "tensorflow"}
+DEFAULT_DATA = common.DEFAULT_DATA
+DESCRIPTIONS = {
+    "mnist_mlp": "seed MLP 784-100(sigmoid)-10",
+    "mnist_small_cnn": "small CNN conv32-pool-conv64-pool-dense64-10 (121,930 params)",
+    "mnist_cnn": "CNN conv32/128/256 + pools, dropout 0.5, dense 1000-100-10 (690,590 params)",
+    "mnist_lstm": "LSTM 3x256 (dropout 0.2) + dense 256-256-10 (1,476,618 params)",
+}
 
 
 class BenchError(Exception):
+    pass
+
+
+class CannotCompile(BenchError):
     pass
 
 
@@ -189,40 +206,75 @@ def epoch_summary(epochs):
 
 def model_hyper(path):
     """(lr, batch) as written in the model file, or None where not found."""
+    h = model_optimizer(path)
+    return h.get("lr"), h.get("batch")
+
+
+def model_optimizer(path):
+    """{"optimizer": "sgd"|"adam"|..., "lr", "beta1", "beta2", "epsilon", "batch"} as written in
+    the model file; keys missing where not found (an empty dict when the file is unreadable)."""
     try:
         with open(path) as f:
             text = f.read()
     except OSError:
-        return None, None
-    m = re.search(r"graph\.optimizer\s*=\s*#graph\.\w+<[^>]*?\blr\s*=\s*([0-9.eE+-]+)", text)
+        return {}
+    out = {}
+    o = re.search(r"graph\.optimizer\s*=\s*#graph\.(\w+)<([^>]*)>", text)
+    if o:
+        out["optimizer"] = o.group(1)
+        for k, v in re.findall(r"\b(\w+)\s*=\s*([0-9.eE+-]+)", o.group(2)):
+            try:
+                out[k] = float(v)
+            except ValueError:
+                pass
     b = re.search(r"tensor<(\d+)x[^>]*>\s*\{[^}]*graph\.input", text)
-    return (float(m.group(1)) if m else None), (int(b.group(1)) if b else None)
+    if b:
+        out["batch"] = int(b.group(1))
+    return out
+
+
+def venv_has(module):
+    """Whether bench/.venv's python can find `module` (without importing it)."""
+    if not os.path.exists(VENV_PY):
+        return False
+    try:
+        p = subprocess.run([VENV_PY, "-c", "import importlib.util, sys; "
+                            f"sys.exit(importlib.util.find_spec({module!r}) is None)"],
+                           capture_output=True, timeout=60)
+        return p.returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
 
 
 # ---------------------------------------------------------------- the two peers
 
-class Torch:
-    name = "pytorch"
+class Peer:
+    """A framework peer: bench/peers/<script> in bench/.venv, one JSON result line per run."""
 
-    def __init__(self, args, tmp):
+    def __init__(self, name, args, tmp):
         if not os.path.exists(VENV_PY):
             raise BenchError(f"{VENV_PY} is missing: run bench/setup.sh first")
-        self.args, self.tmp = args, tmp
+        self.name, self.args, self.tmp = name, args, tmp
+        self.script = os.path.join(PEERS_DIR, PEER_SCRIPTS[name])
         self.version = None
+        self.extra_versions = {}
 
     def command(self):
         a = self.args
-        cmd = [VENV_PY, PEER, "--data", a.data, "--epochs", str(a.epochs), "--batch", str(a.batch),
+        cmd = [VENV_PY, self.script, "--model", a.model_name, "--data", a.data,
+               "--epochs", str(a.epochs), "--batch", str(a.batch), "--optimizer", a.optimizer,
                "--lr", repr(a.lr), "--threads", str(a.threads), "--seed", str(a.seed)]
         if a.max_steps:
             cmd += ["--max-steps", str(a.max_steps)]
         return cmd
 
     def run(self, env, rnd):
-        log_path = os.path.join(self.tmp, f"torch-{rnd}.log")
+        log_path = os.path.join(self.tmp, f"{self.name}-{rnd}.log")
+        if rnd == 0:
+            log(f"{self.name} command: {' '.join(shlex.quote(c) for c in self.command())}")
         rc, wall, ru, other = run_child(self.command(), env, log_path, self.args.timeout)
         if rc != 0:
-            raise BenchError(f"pytorch peer failed (rc {rc}):\n{tail(log_path)}")
+            raise BenchError(f"{self.name} peer failed (rc {rc}):\n{tail(log_path)}")
         line = None
         with open(log_path, errors="replace") as f:
             for ln in f:
@@ -230,11 +282,14 @@ class Torch:
                 if ln.startswith("{") and '"framework"' in ln:
                     line = ln
         if line is None:
-            raise BenchError(f"pytorch peer printed no JSON result:\n{tail(log_path)}")
+            raise BenchError(f"{self.name} peer printed no JSON result:\n{tail(log_path)}")
         out = json.loads(line)
         self.version = out.get("version")
+        if out.get("keras_version"):
+            self.extra_versions["keras"] = out["keras_version"]
         res = epoch_summary(out["epochs"])
         res.update({"test_accuracy": out["test_accuracy"], "steps": out.get("steps"),
+                    "params": out.get("params"),
                     "rss_after_import_mb": out.get("rss_after_import_mb"),
                     "epochs": out["epochs"]})
         return res, wall, ru, other
@@ -252,16 +307,18 @@ class Dp:
             raise BenchError("dp is not built: missing " + ", ".join(missing) +
                              "\n  build it first (cmake -S . -B build -G Ninja && "
                              "cmake --build build), or run with --only pytorch")
-        if not os.path.exists(args.model):
-            raise BenchError(f"model file {args.model} is missing")
-        self.dpx = os.path.join(tmp, "mlp.dpx")
+        self.dpx = os.path.join(tmp, f"{args.model_name}.dpx")
         self.version = (binary_version(self.dprun) or binary_version(self.dpc)
                         or f"git {git_rev()}")
         self.flags_passed = []
         self.notes = []
 
     def compile(self, env):
+        """Compiles the model once. Raises CannotCompile when the model file is missing or dpc
+        rejects it (the driver then runs the peers alone), BenchError on a setup mismatch."""
         a = self.args
+        if not os.path.exists(a.model):
+            raise CannotCompile(f"{os.path.relpath(a.model, ROOT)} does not exist")
         cmd = [self.dpc, "compile", a.model, "-o", self.dpx] + shlex.split(a.dpc_args)
         dpc_help = help_text(self.dpc, "compile")
         model_lr, model_batch = model_hyper(a.model)
@@ -292,7 +349,7 @@ class Dp:
         log_path = os.path.join(self.tmp, "dpc.log")
         rc, wall, _, _ = run_child(cmd, env, log_path, a.timeout)
         if rc != 0 or not os.path.exists(self.dpx):
-            raise BenchError(f"dpc failed (rc {rc}):\n{tail(log_path)}")
+            raise CannotCompile(f"dpc failed (rc {rc}):\n{tail(log_path)}")
         self.compile_seconds = wall
 
     def command(self, metrics):
@@ -375,7 +432,7 @@ def summarize(runs):
 
 def print_table(summary, names, args):
     hdr = (f"{'framework':<10} {'samples/s median [min-max]':<28} {'ep>=2 s/s':>10} "
-           f"{'test acc':>9} {'peak RSS MB':>11} {'wall s':>7}")
+           f"{'ms/step':>8} {'test acc':>9} {'peak RSS MB':>11} {'wall s':>7}")
     print(hdr)
     print("-" * len(hdr))
     for n in names:
@@ -389,8 +446,10 @@ def print_table(summary, names, args):
         if s["contended_rounds"]:
             flag = (f" * ({s['contended_rounds']} contended round(s) left out)"
                     if not s["only_contended_rounds"] else " * (all rounds contended!)")
+        sps = s["samples_per_sec_after_epoch1_median"] or s["samples_per_sec_median"]
+        ms = 1e3 * args.batch / sps if sps else None
         print(f"{n:<10} {rng:<28} {fmt(s['samples_per_sec_after_epoch1_median']):>10} "
-              f"{acc:>9} {fmt(s['peak_rss_mb_median']):>11} {fmt(s['wall_s_median'], '.1f'):>7}{flag}")
+              f"{fmt(ms, '.2f'):>8} {acc:>9} {fmt(s['peak_rss_mb_median']):>11} {fmt(s['wall_s_median'], '.1f'):>7}{flag}")
     if any(summary[n]["contended_rounds"] for n in names):
         print(f"* rounds during which other processes used > {args.busy_threshold} cores are "
               "left out of the medians (all kept where every round was contended: then the "
@@ -399,19 +458,28 @@ def print_table(summary, names, args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--model", default="mnist_mlp",
+                    help="mnist_mlp (default), mnist_small_cnn, mnist_cnn, mnist_lstm: "
+                         "models/<model>.mlir for dp and the same network in the peers; or a "
+                         ".mlir path whose file name is one of those")
+    ap.add_argument("--peers", default=None,
+                    help="comma-separated framework peers: pytorch,tensorflow (default: those "
+                         "installed in bench/.venv)")
+    ap.add_argument("--only", choices=["dp", "pytorch", "tensorflow"], help="run one side only")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--epochs", type=int, default=2)
-    ap.add_argument("--batch", type=int, default=100)
+    ap.add_argument("--batch", type=int, default=None,
+                    help="default: the model file's static batch, else the model's (mnist_mlp "
+                         "100, mnist_small_cnn 64, mnist_cnn 128, mnist_lstm 128)")
     ap.add_argument("--lr", type=float, default=None,
-                    help="SGD learning rate for both (default: the model file's, else 0.5)")
+                    help="learning rate for all (default: the model file's, else the model's: "
+                         "mnist_mlp 0.5, CNNs 0.001 (Adam), mnist_lstm 0.01 (SGD))")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1,
-                    help="threads for both (default: all cores)")
+                    help="threads for all (default: all cores)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--max-steps", type=int, default=0, help="at most N train steps per epoch (quick tests; both sides)")
+    ap.add_argument("--max-steps", type=int, default=0, help="at most N train steps per epoch (quick tests; all sides)")
     ap.add_argument("--data", default=DEFAULT_DATA)
-    ap.add_argument("--model", default=os.path.join(ROOT, "models", "mnist_mlp.mlir"))
     ap.add_argument("--build", default=os.path.join(ROOT, "build"), help="dp build dir")
-    ap.add_argument("--only", choices=["dp", "pytorch"], help="run one side only")
     ap.add_argument("--dpc-args", default="", help="extra dpc arguments (one string)")
     ap.add_argument("--dprun-args", default="", help="extra dprun arguments (one string)")
     ap.add_argument("--idle-wait", type=float, default=120.0,
@@ -425,10 +493,53 @@ def main():
     sys.stdout.reconfigure(line_buffering=True)
     if args.rounds < 1 or args.epochs < 1 or args.threads < 1:
         ap.error("--rounds, --epochs and --threads must be >= 1")
-    args.model = os.path.abspath(args.model)
+
+    # The model: a name from the table, or a .mlir path named after one.
+    if args.model.endswith(".mlir") or os.sep in args.model:
+        args.model = os.path.abspath(args.model)
+        args.model_name = os.path.splitext(os.path.basename(args.model))[0]
+    else:
+        args.model_name = args.model
+        args.model = os.path.join(ROOT, "models", f"{args.model_name}.mlir")
+    spec = common.MODELS.get(args.model_name)
+    hyper = model_optimizer(args.model)
+    if spec is None and args.only != "dp":
+        ap.error(f"the peers know {', '.join(sorted(common.MODELS))}, not {args.model_name!r} "
+                 "(use --only dp for another model)")
+    spec = spec or {}
+    if args.batch is None:
+        args.batch = hyper.get("batch") or spec.get("batch") or 100
     if args.lr is None:
-        args.lr = model_hyper(args.model)[0] or 0.5
-    args.build = os.path.abspath(args.build)
+        args.lr = hyper.get("lr") or spec.get("lr") or 0.5
+    args.optimizer = hyper.get("optimizer") or spec.get("optimizer") or "sgd"
+    if args.optimizer not in ("sgd", "adam"):
+        ap.error(f"{args.model} uses #graph.{args.optimizer}: the peers know sgd and adam")
+    opt_notes = []
+    if hyper.get("optimizer") and spec.get("optimizer") and hyper["optimizer"] != spec["optimizer"]:
+        opt_notes.append(f"{os.path.relpath(args.model, ROOT)} uses {hyper['optimizer']}, the seed "
+                         f"table {spec['optimizer']}: all sides use {hyper['optimizer']}")
+    if args.optimizer == "adam":
+        for k, want in (("beta1", common.ADAM["beta1"]), ("beta2", common.ADAM["beta2"]),
+                        ("epsilon", common.ADAM["eps"])):
+            if k in hyper and abs(hyper[k] - want) > 1e-9 * max(1.0, want):
+                opt_notes.append(f"the model's Adam {k} is {hyper[k]}, the peers use Keras's {want}")
+
+    # Which sides run.
+    if args.only:
+        names = [args.only]
+    else:
+        if args.peers is None:
+            installed = [n for n in PEER_SCRIPTS if venv_has(PEER_MODULES[n])]
+            for n in PEER_SCRIPTS:
+                if n not in installed:
+                    log(f"note: {n} is not installed in bench/.venv (bench/setup.sh): left out")
+            wanted = installed
+        else:
+            wanted = [p.strip() for p in args.peers.split(",") if p.strip()]
+            bad = [p for p in wanted if p not in PEER_SCRIPTS]
+            if bad:
+                ap.error(f"unknown peer(s) {', '.join(bad)}: choose from {', '.join(PEER_SCRIPTS)}")
+        names = ["dp"] + wanted
 
     for f in ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
               "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"):
@@ -440,10 +551,8 @@ def main():
     try:
         peers = []
         try:
-            if args.only != "pytorch":
-                peers.append(Dp(args, tmp))
-            if args.only != "dp":
-                peers.append(Torch(args, tmp))
+            for n in names:
+                peers.append(Dp(args, tmp) if n == "dp" else Peer(n, args, tmp))
         except BenchError as e:
             log(f"error: {e}")
             return 2
@@ -454,16 +563,28 @@ def main():
         machine = machine_info()
         log(f"machine: {machine.get('model_name', '?')}, {machine['cores']} cores, "
             f"{machine.get('mem_total_gb', '?')} GiB; threads {args.threads}")
-        log(f"config: epochs {args.epochs}, batch {args.batch}, lr {args.lr}, rounds {args.rounds}, "
-            f"seed {args.seed}")
+        log(f"config: model {args.model_name}, epochs {args.epochs}, batch {args.batch}, "
+            f"{args.optimizer} lr {args.lr}, rounds {args.rounds}, seed {args.seed}, "
+            f"sides {', '.join(names)}")
 
         dp = next((p for p in peers if p.name == "dp"), None)
-        try:
-            if dp:
+        dp_error = None
+        if dp:
+            try:
                 dp.compile(env)
-        except BenchError as e:
-            log(f"error: {e}")
-            return 1
+            except CannotCompile as e:
+                dp_error = str(e).strip()
+                msg = f"dp cannot compile {args.model_name} yet: {dp_error}"
+                peers.remove(dp)
+                dp = None
+                if not peers:
+                    log(f"error: {msg}")
+                    return 1
+                log(f"{msg}\n  running the peers alone (as with --only "
+                    f"{'/'.join(p.name for p in peers)})")
+            except BenchError as e:
+                log(f"error: {e}")
+                return 1
 
         runs = {p.name: [] for p in peers}
         for rnd in range(args.rounds):
@@ -480,47 +601,65 @@ def main():
                             "busy_cores_before": before,
                             "contended": other > args.busy_threshold or before > args.busy_threshold})
                 runs[p.name].append(res)
-                log(f"round {rnd + 1} {p.name:<8} {fmt(res['samples_per_sec']):>8} samples/s  "
+                log(f"round {rnd + 1} {p.name:<10} {fmt(res['samples_per_sec']):>8} samples/s  "
                     f"acc {fmt(res['test_accuracy'], '.4f')}  rss {res['peak_rss_mb']:.0f} MB  "
                     f"wall {wall:.1f}s  cpu {res['cpu_s']:.1f}s  others {other:.2f} cores"
                     + ("  (contended)" if res["contended"] else ""))
 
         names = [p.name for p in peers]
         summary = {n: summarize(runs[n]) for n in names}
-        ratio = None
-        if dp and len(peers) == 2:
-            a = summary["dp"]["samples_per_sec_median"]
-            b = summary["pytorch"]["samples_per_sec_median"]
-            ratio = a / b if a and b else None
+        ratios = {}
+        base = "dp" if dp else ("tensorflow" if "tensorflow" in names else None)
+        for n in names:
+            if base and n != base and (base == "dp" or n == "pytorch"):
+                a = summary[base]["samples_per_sec_median"]
+                b = summary[n]["samples_per_sec_median"]
+                ratios[f"{base}/{n}"] = a / b if a and b else None
         versions = {p.name: p.version for p in peers}
+        for p in peers:
+            versions.update(getattr(p, "extra_versions", {}))
         versions["dp_git"] = git_rev()
 
         print()
         print(f"machine: {machine.get('model_name', '?')}, {machine['cores']} cores "
               f"({machine.get('flags', '')}); threads {args.threads}")
         print("versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
-        print(f"model: seed MLP 784-100(sigmoid)-10, fp32, SGD lr {args.lr}, batch {args.batch}, "
-              f"{args.epochs} epochs, {args.rounds} interleaved rounds; samples/s over whole "
-              "epochs (ep>=2: without epoch 1)")
+        print(f"model: {args.model_name}: {DESCRIPTIONS.get(args.model_name, args.model)}, fp32, "
+              f"{args.optimizer} lr {args.lr}, batch {args.batch}, {args.epochs} epochs"
+              + (f" (max {args.max_steps} steps each)" if args.max_steps else "")
+              + f", {args.rounds} interleaved rounds; samples/s over whole epochs (ep>=2: without "
+              "epoch 1; ms/step from ep>=2 when there is one)")
+        if dp_error is not None:
+            print(f"dp cannot compile {args.model_name} yet: {dp_error.splitlines()[-1] if dp_error else ''}")
         print()
         print_table(summary, names, args)
-        if ratio is not None:
-            print(f"\nratio dp/pytorch (median samples/s): {ratio:.2f}x")
+        if ratios:
+            print()
+        for k, r in ratios.items():
+            print(f"ratio {k} (median samples/s): {fmt(r, '.2f')}x")
+        for n in opt_notes:
+            print(f"note: {n}")
         if dp:
             for n in dp.notes:
                 print(f"note: {n}")
 
         os.makedirs(args.out, exist_ok=True)
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-        out_path = os.path.join(args.out, f"mlp-{stamp}.json")
+        short = "mlp" if args.model_name == "mnist_mlp" else args.model_name
+        out_path = os.path.join(args.out, f"{short}-{stamp}.json")
         result = {
-            "benchmark": "mlp", "date": dt.datetime.now().isoformat(timespec="seconds"),
+            "benchmark": short, "model": args.model_name,
+            "date": dt.datetime.now().isoformat(timespec="seconds"),
             "machine": machine, "versions": versions,
-            "config": {k: getattr(args, k) for k in ("rounds", "epochs", "batch", "lr", "threads",
-                                                      "seed", "max_steps", "data", "model")},
+            "config": {k: getattr(args, k) for k in ("rounds", "epochs", "batch", "optimizer", "lr",
+                                                      "threads", "seed", "max_steps", "data",
+                                                      "model")},
             "dp_compile_seconds": getattr(dp, "compile_seconds", None) if dp else None,
+            "dp_compile_error": dp_error,
             "dp_flags": (dp.flags_passed + dp.notes) if dp else None,
-            "summary": summary, "ratio_dp_over_pytorch": ratio, "runs": runs,
+            "notes": opt_notes,
+            "summary": summary, "ratios": ratios,
+            "ratio_dp_over_pytorch": ratios.get("dp/pytorch"), "runs": runs,
         }
         with open(out_path, "w") as f:
             json.dump(result, f, indent=1)

@@ -1,8 +1,17 @@
 #!/usr/bin/env bash
-# Creates bench/.venv (gitignored) with the benchmark peers: CPU PyTorch and numpy.
-# Idempotent: exits at once when the venv already has a working torch of the pinned version.
+# Creates bench/.venv (gitignored) with the benchmark peers: CPU PyTorch, TensorFlow (CPU, with
+# Keras 3) and numpy.
+# Idempotent: exits at once when the venv already has a working torch and tensorflow of the pinned
+# versions; installs only what is missing or broken.
 #
-# Usage: bench/setup.sh            (env: TORCH_VERSION, PYTHON, TORCH_INDEX_URL, BENCH_VENV)
+# Usage: bench/setup.sh   (env: TORCH_VERSION, TF_VERSION, BENCH_TF=0 to skip TensorFlow, PYTHON,
+#                          TORCH_INDEX_URL, BENCH_VENV)
+#
+# TensorFlow (measured 2026-11, Python 3.11, x86_64): PyPI's `tensorflow-cpu==2.21.0`
+# (tensorflow_cpu-2.21.0-cp311-cp311-manylinux_2_27_x86_64.whl, 274 MB download, 1.3 GB
+# installed; with keras 3.15, grpcio, h5py, ml_dtypes, protobuf, ...: ~25 s here) installs
+# beside torch in the same venv without touching it (numpy 2.x is shared). CPU only, oneDNN
+# kernels on by default. `import tensorflow` takes ~4 s and ~490 MB RSS.
 #
 # How torch gets installed, and why (measured 2026-10, torch 2.15.0, Python 3.11, x86_64):
 #  * PyTorch's own CPU-only wheel index is NOT reachable from this workplace (only PyPI and
@@ -30,6 +39,8 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 VENV="${BENCH_VENV:-$HERE/.venv}"
 PYTHON="${PYTHON:-python3}"
 TORCH_VERSION="${TORCH_VERSION:-2.15.0}"
+TF_VERSION="${TF_VERSION:-2.21.0}"
+BENCH_TF="${BENCH_TF:-1}"
 PY="$VENV/bin/python"
 PIP=("$PY" -m pip --disable-pip-version-check --no-cache-dir -q)
 
@@ -48,8 +59,41 @@ print(f"setup: torch {torch.__version__} (threads {torch.get_num_threads()}), nu
 EOF
 }
 
+# A working TensorFlow: imports with Keras 3, runs a gradient on the CPU, has the pinned version.
+check_tf() {
+  [ "$BENCH_TF" = 0 ] && return 0
+  [ -x "$PY" ] || return 1
+  TF_CPP_MIN_LOG_LEVEL=2 "$PY" - "$TF_VERSION" <<'EOF' 2>/dev/null
+import sys
+import tensorflow as tf, keras
+want = sys.argv[1]
+assert tf.__version__ == want, (tf.__version__, want)
+x = tf.Variable([[1.0, 2.0]])
+with tf.GradientTape() as tape:
+    y = tf.reduce_sum(tf.matmul(x, tf.ones((2, 2))))
+assert tape.gradient(y, x) is not None
+print(f"setup: tensorflow {tf.__version__} (keras {keras.__version__}) OK in {sys.prefix}")
+EOF
+}
+
+# TensorFlow CPU from PyPI (after torch; its own dependencies, numpy already there).
+install_tf() {
+  [ "$BENCH_TF" = 0 ] && return 0
+  check_tf && return 0
+  echo "setup: installing tensorflow-cpu==$TF_VERSION from PyPI (~274 MB wheel, 1.3 GB installed)"
+  "${PIP[@]}" install "tensorflow-cpu==$TF_VERSION"
+  if check_tf; then
+    echo "setup: tensorflow works ($(du -sh "$VENV" | cut -f1) in $VENV)"
+    return 0
+  fi
+  echo "setup: tensorflow does not work:" >&2
+  "$PY" -c 'import tensorflow' >&2 || true
+  return 1
+}
+
 if check; then
-  exit 0
+  install_tf
+  exit $?
 fi
 
 if [ ! -x "$PY" ]; then
@@ -101,7 +145,8 @@ if [ ${#CUDADEPS[@]} -gt 0 ]; then
 fi
 if check; then
   echo "setup: lean torch install works ($(du -sh "$VENV" | cut -f1) in $VENV)"
-  exit 0
+  install_tf
+  exit $?
 fi
 
 echo "setup: lean torch does not import here (no system CUDA toolkit?); installing torch with all its PyPI dependencies (~5.4 GB)" >&2
@@ -109,7 +154,8 @@ echo "setup: lean torch does not import here (no system CUDA toolkit?); installi
 "${PIP[@]}" install "torch==$TORCH_VERSION"
 if check; then
   echo "setup: full torch install works ($(du -sh "$VENV" | cut -f1) in $VENV)"
-  exit 0
+  install_tf
+  exit $?
 fi
 echo "setup: torch still does not work:" >&2
 "$PY" -c 'import torch; torch.randn(2, 2) @ torch.randn(2, 2)' >&2

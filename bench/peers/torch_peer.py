@@ -1,12 +1,24 @@
 #!/usr/bin/env python3
-"""PyTorch (CPU, eager) peer for dp's seed MLP benchmark.
+"""PyTorch (CPU, eager) peer for dp's benchmarks: the seed models of models/*.mlir.
 
-Model: 784 -> dense 100 (sigmoid) -> dense 10 (logits), softmax cross-entropy (mean over the
-batch), fp32, plain SGD (no momentum, no weight decay), Keras-like init (Glorot-uniform weights,
-zero biases). Data: Fashion-MNIST read straight from the IDX .gz files, pixels / 255, flattened to
-784; pre-loaded as tensors before any timing. Each epoch visits the training set in a fresh
-permutation drawn from a seeded generator, in full batches only: the samples left over after
-the last full batch are skipped for that epoch (as dprun does; none are with 60,000 / 100).
+Models (--model; layer tables in bench/README.md, parameter counts asserted):
+  mnist_mlp        784 -> dense 100 sigmoid -> dense 10; plain SGD (default lr 0.5), batch 100
+  mnist_small_cnn  conv3x3 32 relu, maxpool 2, conv3x3 64 relu, maxpool 2, flatten, dense 64 relu,
+                   dense 10; Adam, batch 64
+  mnist_cnn        conv3x3 32/128/256 relu each + maxpool 2, flatten (256), dropout 0.5,
+                   dense 1000 relu, dense 100 relu, dense 10; Adam, batch 128
+  mnist_lstm       28 steps x 28 features -> LSTM 256 (sequences) -> LSTM 256 (input dropout 0.2,
+                   sequences) -> LSTM 256 (input dropout 0.2, last step) -> dense 256 relu,
+                   dropout 0.2, dense 256 relu, dropout 0.2, dense 10; SGD lr 0.01, batch 128
+Softmax cross-entropy on the logits (mean over the batch), fp32, Keras-like init (Glorot-uniform
+kernels, zero biases; LSTM: orthogonal recurrent kernels, forget-gate bias 1), Adam with Keras's
+defaults (lr 0.001, betas 0.9/0.999, eps 1e-7). Images are 1x28x28 (NCHW, PyTorch's default
+layout; with one channel the same bytes as NHWC).
+
+Data: Fashion-MNIST read straight from the IDX .gz files, pixels / 255; pre-loaded as tensors
+before any timing. Each epoch visits the training set in a fresh permutation drawn from a seeded
+generator, in full batches only: the samples left over after the last full batch are skipped for
+that epoch (as dprun does).
 
 Timing: whole epochs, wall clock (time.perf_counter) around the training loop only -- the
 permutation, batch gather, forward, loss, backward, optimizer step and the per-step train metrics
@@ -16,50 +28,22 @@ times are reported so a reader can drop epoch 1.
 
 Prints exactly one JSON line on stdout at the end (anything else goes to stderr).
 """
-import argparse
-import gzip
 import json
-import math
-import os
-import resource
 import sys
 import time
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
-DEFAULT_DATA = "/usr/share/datasets/fashion-mnist"
+import common
 
 
-def read_idx(path):
-    """Reads an IDX file (optionally gzipped) into a numpy array of its declared shape."""
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rb") as f:
-        raw = f.read()
-    if len(raw) < 4 or raw[0] != 0 or raw[1] != 0:
-        raise ValueError(f"{path}: not an IDX file")
-    dtype_code, ndim = raw[2], raw[3]
-    dtypes = {0x08: np.uint8, 0x09: np.int8, 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
-    if dtype_code not in dtypes:
-        raise ValueError(f"{path}: unknown IDX element type 0x{dtype_code:02x}")
-    dims = tuple(int.from_bytes(raw[4 + 4 * i: 8 + 4 * i], "big") for i in range(ndim))
-    data = np.frombuffer(raw, dtype=dtypes[dtype_code], offset=4 + 4 * ndim)
-    if data.size != math.prod(dims):
-        raise ValueError(f"{path}: {data.size} elements, header says {dims}")
-    return data.reshape(dims)
-
-
-def load_split(data_dir, prefix):
-    x = read_idx(os.path.join(data_dir, f"{prefix}-images-idx3-ubyte.gz"))
-    y = read_idx(os.path.join(data_dir, f"{prefix}-labels-idx1-ubyte.gz"))
-    if x.shape[0] != y.shape[0]:
-        raise ValueError(f"{prefix}: {x.shape[0]} images but {y.shape[0]} labels")
-    xf = x.reshape(x.shape[0], -1).astype(np.float32)
-    xf /= np.float32(255.0)  # in place: no second copy of the images
-    x = torch.from_numpy(xf)
-    y = torch.from_numpy(y.astype(np.int64))
-    return x.contiguous(), y.contiguous()
+def keras_init(module):
+    """Glorot-uniform weights and zero biases for Linear/Conv2d layers (Keras defaults)."""
+    for m in module.modules():
+        if isinstance(m, (torch.nn.Linear, torch.nn.Conv2d)):
+            torch.nn.init.xavier_uniform_(m.weight)
+            torch.nn.init.zeros_(m.bias)
 
 
 class MLP(torch.nn.Module):
@@ -75,51 +59,121 @@ class MLP(torch.nn.Module):
         return self.fc2(torch.sigmoid(self.fc1(x)))
 
 
-def vm_hwm_mb():
-    """Peak resident set size of this process so far, in MiB (Linux)."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+class SmallCNN(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(1, 32, 3)
+        self.conv2 = torch.nn.Conv2d(32, 64, 3)
+        self.fc1 = torch.nn.Linear(5 * 5 * 64, 64)
+        self.fc2 = torch.nn.Linear(64, 10)
+        keras_init(self)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.conv1(x)), 2)
+        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
+        return self.fc2(F.relu(self.fc1(torch.flatten(x, 1))))
+
+
+class CNN(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(1, 32, 3)
+        self.conv2 = torch.nn.Conv2d(32, 128, 3)
+        self.conv3 = torch.nn.Conv2d(128, 256, 3)
+        self.drop = torch.nn.Dropout(0.5)
+        self.fc1 = torch.nn.Linear(256, 1000)
+        self.fc2 = torch.nn.Linear(1000, 100)
+        self.fc3 = torch.nn.Linear(100, 10)
+        keras_init(self)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.conv1(x)), 2)
+        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
+        x = F.max_pool2d(F.relu(self.conv3(x)), 2)
+        x = self.drop(torch.flatten(x, 1))
+        return self.fc3(F.relu(self.fc2(F.relu(self.fc1(x)))))
+
+
+class KerasLSTM(torch.nn.Module):
+    """One Keras LSTM layer: nn.LSTM with Keras's init and a single bias (bias_hh is held at zero
+    and not trained: i, f, g, o gates are Keras's i, f, c, o), and Keras's `dropout`: a mask on the
+    layer's inputs, drawn once per sequence and shared by all time steps."""
+
+    def __init__(self, n_in, units, dropout=0.0, return_sequences=True):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(n_in, units, batch_first=True)
+        self.dropout, self.return_sequences = dropout, return_sequences
+        torch.nn.init.xavier_uniform_(self.lstm.weight_ih_l0)   # Keras kernel: glorot_uniform
+        torch.nn.init.orthogonal_(self.lstm.weight_hh_l0)       # recurrent_kernel: orthogonal
+        with torch.no_grad():
+            self.lstm.bias_ih_l0.zero_()
+            self.lstm.bias_ih_l0[units:2 * units] = 1.0          # unit_forget_bias
+            self.lstm.bias_hh_l0.zero_()
+        self.lstm.bias_hh_l0.requires_grad_(False)
+
+    def forward(self, x):
+        if self.training and self.dropout > 0:
+            keep = 1.0 - self.dropout
+            mask = torch.empty(x.shape[0], 1, x.shape[2], dtype=x.dtype).bernoulli_(keep)
+            x = x * (mask / keep)
+        out, (h, _) = self.lstm(x)
+        return out if self.return_sequences else h[-1]
+
+
+class LSTM(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l1 = KerasLSTM(28, 256)
+        self.l2 = KerasLSTM(256, 256, dropout=0.2)
+        self.l3 = KerasLSTM(256, 256, dropout=0.2, return_sequences=False)
+        self.fc1 = torch.nn.Linear(256, 256)
+        self.fc2 = torch.nn.Linear(256, 256)
+        self.fc3 = torch.nn.Linear(256, 10)
+        self.drop = torch.nn.Dropout(0.2)
+        for layer in (self.fc1, self.fc2, self.fc3):
+            torch.nn.init.xavier_uniform_(layer.weight)
+            torch.nn.init.zeros_(layer.bias)
+
+    def forward(self, x):
+        x = self.l3(self.l2(self.l1(x)))
+        x = self.drop(F.relu(self.fc1(x)))
+        x = self.drop(F.relu(self.fc2(x)))
+        return self.fc3(x)
+
+
+BUILDERS = {"mnist_mlp": MLP, "mnist_small_cnn": SmallCNN, "mnist_cnn": CNN, "mnist_lstm": LSTM}
+VIEWS = {"flat": lambda x: x, "image": lambda x: x.view(-1, 1, 28, 28),
+         "sequence": lambda x: x.view(-1, 28, 28)}
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", default=DEFAULT_DATA)
-    ap.add_argument("--epochs", type=int, default=2)
-    ap.add_argument("--batch", type=int, default=100)
-    ap.add_argument("--lr", type=float, default=0.5)
-    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1,
-                    help="torch.set_num_threads (default: all cores)")
-    ap.add_argument("--max-steps", type=int, default=0,
-                    help="at most this many train steps per epoch, as dprun (0: no limit)")
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args()
-    if args.epochs < 1 or args.batch < 1 or args.threads < 1:
-        ap.error("--epochs, --batch and --threads must be >= 1")
+    ap, args = common.parse_args(__doc__)
+    spec = common.MODELS[args.model]
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
-    rss_import_mb = vm_hwm_mb()
+    rss_import_mb = common.vm_hwm_mb()
 
-    x_train, y_train = load_split(args.data, "train")
-    x_test, y_test = load_split(args.data, "t10k")
-    rss_data_mb = vm_hwm_mb()
+    view = VIEWS[spec["input"]]
+    x_train, y_train = (torch.from_numpy(a).contiguous() for a in common.load_split(args.data, "train"))
+    x_test, y_test = (torch.from_numpy(a).contiguous() for a in common.load_split(args.data, "t10k"))
+    x_train, x_test = view(x_train), view(x_test)
+    rss_data_mb = common.vm_hwm_mb()
 
-    model = MLP(n_in=x_train.shape[1])
-    opt = torch.optim.SGD(model.parameters(), lr=args.lr)
+    model = MLP(n_in=x_train.shape[1]) if args.model == "mnist_mlp" else BUILDERS[args.model]()
+    params = [p for p in model.parameters() if p.requires_grad]
+    n_params = sum(p.numel() for p in params)
+    print(f"{args.model}: {n_params:,} trainable parameters", file=sys.stderr)
+    common.check_params(args.model, n_params)
+    if args.optimizer == "sgd":
+        opt = torch.optim.SGD(params, lr=args.lr)
+    else:
+        opt = torch.optim.Adam(params, lr=args.lr, betas=(common.ADAM["beta1"], common.ADAM["beta2"]),
+                               eps=common.ADAM["eps"])
     gen = torch.Generator().manual_seed(args.seed)
 
     n = x_train.shape[0]
-    steps_per_epoch = n // args.batch  # full batches only, as dprun
-    if args.max_steps:
-        steps_per_epoch = min(steps_per_epoch, args.max_steps)
-    if steps_per_epoch < 1:
-        ap.error(f"--batch {args.batch} is larger than the training set ({n})")
+    steps = common.steps_per_epoch(ap, n, args)
     epochs = []
     total_steps = 0
     total_samples = 0
@@ -131,7 +185,7 @@ def main():
         loss_sum = torch.zeros((), dtype=torch.float64)
         correct = torch.zeros((), dtype=torch.int64)
         seen = 0
-        for s in range(steps_per_epoch):
+        for s in range(steps):
             idx = perm[s * args.batch:(s + 1) * args.batch]
             xb = x_train.index_select(0, idx)
             yb = y_train.index_select(0, idx)
@@ -150,29 +204,41 @@ def main():
         sec = time.perf_counter() - t0
         if seen:
             epochs.append({"epoch": epoch, "loss": loss_v / seen, "train_accuracy": correct_v / seen,
-                           "seconds": sec, "samples": seen, "samples_per_sec": seen / sec})
+                           "seconds": sec, "samples": seen, "samples_per_sec": seen / sec,
+                           "steps": steps, "ms_per_step": 1e3 * sec / steps})
             total_samples += seen
             total_seconds += sec
             print(f"epoch {epoch}: loss {loss_v / seen:.4f} acc {correct_v / seen:.4f} "
-                  f"{sec:.3f}s {seen / sec:.0f} samples/s", file=sys.stderr)
+                  f"{sec:.3f}s {seen / sec:.0f} samples/s {1e3 * sec / steps:.2f} ms/step",
+                  file=sys.stderr)
 
     model.eval()
     with torch.no_grad():
-        test_acc = (model(x_test).argmax(1) == y_test).float().mean().item()
+        if args.model == "mnist_mlp":  # one batch, as the original MLP peer
+            test_acc = (model(x_test).argmax(1) == y_test).float().mean().item()
+        else:
+            hits = 0
+            for i in range(0, x_test.shape[0], common.EVAL_BATCH):
+                xs, ys = x_test[i:i + common.EVAL_BATCH], y_test[i:i + common.EVAL_BATCH]
+                hits += (model(xs).argmax(1) == ys).sum().item()
+            test_acc = hits / x_test.shape[0]
 
     print(json.dumps({
         "framework": "pytorch",
         "version": torch.__version__,
+        "model": args.model,
+        "params": n_params,
         "samples_per_sec": total_samples / total_seconds if total_seconds > 0 else 0.0,
         "seconds": total_seconds,
         "steps": total_steps,
         "samples": total_samples,
         "test_accuracy": test_acc,
-        "peak_rss_mb": vm_hwm_mb(),
+        "peak_rss_mb": common.vm_hwm_mb(),
         "rss_after_import_mb": rss_import_mb,
         "rss_after_data_mb": rss_data_mb,
         "threads": torch.get_num_threads(),
         "batch": args.batch,
+        "optimizer": args.optimizer,
         "lr": args.lr,
         "seed": args.seed,
         "epochs": epochs,
