@@ -185,20 +185,37 @@ public:
         [=](int64_t begin, int64_t end) {
           const int64_t image = p.h * p.w * p.c;
           std::fill(dx + begin * image, dx + end * image, 0.0f);
+          // Channels in blocks, innermost and contiguous: the window's maximum first, then
+          // its first occurrence, in row-major window order, takes the gradient.
+          constexpr int64_t kBlock = 64;
+          float best[kBlock];
+          bool routed[kBlock];
           for (int64_t n = begin; n < end; ++n)
             for (int64_t oh = 0; oh < p.oh; ++oh)
-              for (int64_t ow = 0; ow < p.ow; ++ow)
-                for (int64_t c = 0; c < p.c; ++c) {
-                  // The first largest element of the window, in row-major window order.
-                  int64_t best = ((n * p.h + oh * p.sh) * p.w + ow * p.sw) * p.c + c;
+              for (int64_t ow = 0; ow < p.ow; ++ow) {
+                const float *g = dy + ((n * p.oh + oh) * p.ow + ow) * p.c;
+                for (int64_t c0 = 0; c0 < p.c; c0 += kBlock) {
+                  const int64_t cb = std::min(kBlock, p.c - c0);
+                  const int64_t first = ((n * p.h + oh * p.sh) * p.w + ow * p.sw) * p.c + c0;
+                  for (int64_t c = 0; c < cb; ++c)
+                    best[c] = x[first + c], routed[c] = false;
                   for (int64_t i = 0; i < p.kh; ++i)
                     for (int64_t j = 0; j < p.kw; ++j) {
-                      const int64_t at = ((n * p.h + oh * p.sh + i) * p.w + ow * p.sw + j) * p.c + c;
-                      if (x[at] > x[best])
-                        best = at;
+                      const float *in = x + first + (i * p.w + j) * p.c;
+                      for (int64_t c = 0; c < cb; ++c)
+                        best[c] = in[c] > best[c] ? in[c] : best[c];
                     }
-                  dx[best] += dy[((n * p.oh + oh) * p.ow + ow) * p.c + c];
+                  for (int64_t i = 0; i < p.kh; ++i)
+                    for (int64_t j = 0; j < p.kw; ++j) {
+                      const int64_t at = first + (i * p.w + j) * p.c;
+                      for (int64_t c = 0; c < cb; ++c)
+                        if (!routed[c] && x[at + c] == best[c]) {
+                          dx[at + c] += g[c0 + c];
+                          routed[c] = true;
+                        }
+                    }
                 }
+              }
         },
         p.n * p.h * p.w * p.c);
   }
