@@ -630,7 +630,10 @@ def main():
               + f", {args.rounds} interleaved rounds; samples/s over whole epochs (ep>=2: without "
               "epoch 1; ms/step from ep>=2 when there is one)")
         if dp_error is not None:
-            print(f"dp cannot compile {args.model_name} yet: {dp_error.splitlines()[-1] if dp_error else ''}")
+            lines = [ln.strip() for ln in dp_error.splitlines() if ln.strip()]
+            first = next((ln for ln in lines if "error" in ln.lower() and not ln.startswith("dpc failed")),
+                         lines[-1] if lines else "")
+            print(f"dp cannot compile {args.model_name} yet: {first}")
         print()
         print_table(summary, names, args)
         if ratios:

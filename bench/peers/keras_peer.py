@@ -90,19 +90,22 @@ class EpochTimer(keras.callbacks.Callback):
         self.steps, self.batch, self.epochs = steps, batch, []
 
     def on_epoch_begin(self, epoch, logs=None):
-        self.t0 = time.perf_counter()
+        self.t0, self.c0 = time.perf_counter(), time.process_time()
 
     def on_epoch_end(self, epoch, logs=None):
         sec = time.perf_counter() - self.t0
+        cpu = time.process_time() - self.c0
         logs = logs or {}
         seen = self.steps * self.batch
         loss = float(logs.get("loss", float("nan")))
         acc = float(logs.get("sparse_categorical_accuracy", float("nan")))
         self.epochs.append({"epoch": epoch + 1, "loss": loss, "train_accuracy": acc,
                             "seconds": sec, "samples": seen, "samples_per_sec": seen / sec,
-                            "steps": self.steps, "ms_per_step": 1e3 * sec / self.steps})
+                            "steps": self.steps, "ms_per_step": 1e3 * sec / self.steps,
+                            "cpu_seconds": cpu})
         print(f"epoch {epoch + 1}: loss {loss:.4f} acc {acc:.4f} {sec:.3f}s "
-              f"{seen / sec:.0f} samples/s {1e3 * sec / self.steps:.2f} ms/step", file=sys.stderr)
+              f"{seen / sec:.0f} samples/s {1e3 * sec / self.steps:.2f} ms/step "
+              f"({cpu / sec:.2f} cores busy)", file=sys.stderr)
 
 
 def main():

@@ -180,7 +180,7 @@ def main():
     total_seconds = 0.0
     model.train()
     for epoch in range(1, args.epochs + 1):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         perm = torch.randperm(n, generator=gen)
         loss_sum = torch.zeros((), dtype=torch.float64)
         correct = torch.zeros((), dtype=torch.int64)
@@ -202,14 +202,17 @@ def main():
         loss_v = loss_sum.item()
         correct_v = correct.item()
         sec = time.perf_counter() - t0
+        cpu = time.process_time() - c0
         if seen:
             epochs.append({"epoch": epoch, "loss": loss_v / seen, "train_accuracy": correct_v / seen,
                            "seconds": sec, "samples": seen, "samples_per_sec": seen / sec,
-                           "steps": steps, "ms_per_step": 1e3 * sec / steps})
+                           "steps": steps, "ms_per_step": 1e3 * sec / steps,
+                           "cpu_seconds": cpu})
             total_samples += seen
             total_seconds += sec
             print(f"epoch {epoch}: loss {loss_v / seen:.4f} acc {correct_v / seen:.4f} "
-                  f"{sec:.3f}s {seen / sec:.0f} samples/s {1e3 * sec / steps:.2f} ms/step",
+                  f"{sec:.3f}s {seen / sec:.0f} samples/s {1e3 * sec / steps:.2f} ms/step "
+                  f"({cpu / sec:.2f} cores busy)",
                   file=sys.stderr)
 
     model.eval()
