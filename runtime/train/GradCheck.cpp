@@ -44,6 +44,12 @@ void randomInputs(Program &program, uint64_t seed) {
 int checkGradients(PlanFile file, const GradCheckOptions &options, std::ostream &out) {
   std::unique_ptr<Program> program = Program::load(std::move(file));
   const fb::Plan &plan = program->plan();
+  // Finite differences are taken of the eval loss, where dropout is the identity; the train
+  // step's gradients go through its random masks, so the two do not compare.
+  for (const fb::Kernel *k : *plan.train()->kernels())
+    if (static_cast<KernelKind>(k->kind()) == KernelKind::Dropout)
+      throw Error(ErrorKind::Plan, "the gradient check needs a plan without dropout (the train "
+                                   "step draws random masks that the eval loss does not have)");
   program->initParams(options.seed);
   randomInputs(*program, options.seed);
   int lossId = program->outputBuffer(StepKind::Eval, "loss");

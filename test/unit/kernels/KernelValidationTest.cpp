@@ -146,6 +146,70 @@ TEST(KernelValidationTest, Attributes) {
   }
 }
 
+TEST(KernelValidationTest, ImageKernelShapesAndAttributes) {
+  auto conv = [](PlanBuilder &b, KernelKind kind, std::vector<uint32_t> ins, uint32_t out) {
+    return &b.kernel(StepKind::Train, kind, std::move(ins), {out})
+                .attrI("stride_h", 1)
+                .attrI("stride_w", 1)
+                .attrI("pad_top", 0)
+                .attrI("pad_left", 0)
+                .attrI("pad_bottom", 0)
+                .attrI("pad_right", 0);
+  };
+  {
+    PlanBuilder b(2);
+    uint32_t x = b.buffer({2, 6, 6, 2}), w = b.buffer({3, 3, 3, 4}), y = b.buffer({2, 4, 4, 4});
+    conv(b, KernelKind::Conv2d, {x, w}, y);
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan,
+                    "input 1 (w) expects 3 input channels, the image has 2");
+  }
+  {
+    PlanBuilder b(2);
+    uint32_t x = b.buffer({2, 6, 6, 2}), w = b.buffer({3, 3, 2, 4}), y = b.buffer({2, 6, 6, 4});
+    conv(b, KernelKind::Conv2d, {x, w}, y);
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan,
+                    "output 0 (y) (buffer 2) is [2x6x6x4], expected [2x4x4x4]");
+  }
+  {
+    PlanBuilder b(2);
+    uint32_t x = b.buffer({2, 36, 2}), w = b.buffer({3, 3, 2, 4}), y = b.buffer({2, 4, 4, 4});
+    conv(b, KernelKind::Conv2dGradFilter, {x, y}, w);
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "input 0 (x) (buffer 0) has rank 3, expected 4");
+  }
+  {
+    PlanBuilder b(2);
+    uint32_t dy = b.buffer({2, 4, 4, 4}), w = b.buffer({3, 3, 2, 4}), dx = b.buffer({2, 6, 6, 2});
+    b.kernel(StepKind::Train, KernelKind::Conv2dGradInput, {dy, w}, {dx}).attrI("stride_h", 1);
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "(conv2d_grad_input): missing attribute 'stride_w'");
+  }
+  {
+    PlanBuilder b(2);
+    uint32_t x = b.buffer({2, 5, 5, 3}), y = b.buffer({2, 3, 3, 3});
+    b.kernel(StepKind::Train, KernelKind::MaxPool2d, {x}, {y})
+        .attrI("window_h", 2)
+        .attrI("window_w", 2)
+        .attrI("stride_h", 2)
+        .attrI("stride_w", 2);
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan,
+                    "output 0 (y) (buffer 1) is [2x3x3x3], expected [2x2x2x3]");
+  }
+  {
+    PlanBuilder b(2);
+    uint32_t x = b.buffer({2, 4}), y = b.buffer({2, 4}), mask = b.buffer({2, 4});
+    b.kernel(StepKind::Train, KernelKind::Dropout, {x}, {y, mask})
+        .attrF("rate", 1.0)
+        .attrI("stream", 0);
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "rate 1.000000 is not in [0, 1)");
+  }
+  {
+    PlanBuilder b(2);
+    uint32_t mask = b.buffer({2, 3}), dy = b.buffer({2, 4}), dx = b.buffer({2, 4});
+    b.kernel(StepKind::Train, KernelKind::DropoutGrad, {mask, dy}, {dx});
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan,
+                    "input 0 (mask) (buffer 0) has 6 elements, expected 8");
+  }
+}
+
 TEST(KernelValidationTest, OverlappingBuffers) {
   {
     // A matmul cannot write over its own input.
