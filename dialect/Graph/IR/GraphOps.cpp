@@ -189,8 +189,8 @@ static LogicalResult checkRate(Operation *op, double rate) {
 }
 
 LogicalResult DropoutOp::verify() {
-  if (failed(checkRank(*this, getInput(), tensorType(getInput()).getRank(), "input")) ||
-      tensorType(getInput()).getRank() < 1)
+  // Masks are drawn per sample row.
+  if (tensorType(getInput()).getRank() < 1)
     return emitOpError("expects an input with a batch axis");
   return checkRate(*this, getRate().convertToDouble());
 }

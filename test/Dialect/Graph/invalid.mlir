@@ -492,3 +492,12 @@ func.func @f(%x: tensor<2x4xf32>) {
   %1 = graph.dropout_grad %0, %x {rate = 0.25} : tensor<2x4xf32>
   return
 }
+
+// -----
+
+// Tests that dropout needs a batch axis (its masks are drawn per sample row).
+func.func @f(%x: tensor<f32>) {
+  // expected-error @+1 {{'graph.dropout' op expects an input with a batch axis}}
+  %0 = graph.dropout %x {rate = 0.5} : tensor<f32>
+  return
+}
