@@ -124,9 +124,17 @@ void Trainer::checkData(const Dataset &data) const {
   if (data.pixels() != sampleElements_)
     throw Error(ErrorKind::Data, data.imagesPath() + ": samples have " +
                                      std::to_string(data.height()) + "x" +
-                                     std::to_string(data.width()) + " = " +
-                                     std::to_string(data.pixels()) + " pixels but " + planName_ +
+                                     std::to_string(data.width()) + "x" +
+                                     std::to_string(data.channels()) + " = " +
+                                     std::to_string(data.pixels()) + " values but " + planName_ +
                                      " takes " + std::to_string(sampleElements_) + " per sample");
+}
+
+ImageSize Trainer::imageSize() const {
+  const fb::Buffer &image = program_.buffer(devices_.front().image);
+  if (image.shape()->size() != 4)
+    return {};
+  return {image.shape()->Get(1), image.shape()->Get(2)};
 }
 
 float Trainer::readScalar(int buffer) {
@@ -293,8 +301,13 @@ TrainReport trainWith(const std::string &planPath, const TrainOptions &options, 
   if (classes < 1 || classes > 256)
     throw Error(ErrorKind::Plan, planPath + ": the model predicts " + std::to_string(classes) +
                                      " classes; byte labels allow 1 to 256");
-  Dataset train = Dataset::loadSplit(options.dataDir, "train", static_cast<int>(classes));
-  Dataset test = Dataset::loadSplit(options.dataDir, "t10k", static_cast<int>(classes));
+  // CIFAR-10 images are resized once, at load, to an NHWC model's input size (as seed 002
+  // trains ResNets at 128x128); IDX images are taken as they are.
+  ImageSize resize;
+  if (detectDataFormat(options.dataDir) == DataFormat::Cifar10)
+    resize = trainer.imageSize();
+  Dataset train = Dataset::loadSplit(options.dataDir, "train", static_cast<int>(classes), resize);
+  Dataset test = Dataset::loadSplit(options.dataDir, "t10k", static_cast<int>(classes), resize);
   trainer.checkData(train);
   trainer.checkData(test);
   const int64_t batch = plan.batch();

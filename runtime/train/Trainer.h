@@ -92,8 +92,10 @@ public:
 
   /// Elements per sample of the "image" input (784 for 28x28 images).
   int64_t sampleElements() const { return sampleElements_; }
-  /// Throws Error(Data) unless `data`'s samples have sampleElements() pixels.
+  /// Throws Error(Data) unless `data`'s samples have sampleElements() values.
   void checkData(const Dataset &data) const;
+  /// Height and width of an NHWC image input; zero for a flat one.
+  ImageSize imageSize() const;
 
   /// Runs one epoch (`epoch` of `epochs`, 1-based) of train steps over `batcher`'s full
   /// batches, at most `maxSteps` of them when positive.

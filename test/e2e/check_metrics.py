@@ -25,7 +25,7 @@ for i, e in enumerate(epochs, 1):
             errors.append(f"epoch {i} lacks '{key}'")
     if e.get("epoch") != i:
         errors.append(f"epoch record {i} is numbered {e.get('epoch')}")
-    if not (isinstance(e.get("loss"), float) and math.isfinite(e["loss"])):
+    if not (isinstance(e.get("loss"), (int, float)) and math.isfinite(e["loss"])):
         errors.append(f"epoch {i} loss is not finite: {e.get('loss')}")
     if not (e.get("samples_per_sec") or 0) > 0:
         errors.append(f"epoch {i} samples_per_sec is not positive")
@@ -41,7 +41,7 @@ if args.falling_loss:
 if args.params is not None and m.get("params") != args.params:
     errors.append(f"expected params {args.params}, found {m.get('params')}")
 acc = m.get("test_accuracy")
-if not isinstance(acc, float) or acc < args.min_test_accuracy:
+if not isinstance(acc, (int, float)) or acc < args.min_test_accuracy:
     errors.append(f"test accuracy {acc} is below {args.min_test_accuracy}")
 for e in errors:
     print("check_metrics:", e, file=sys.stderr)
