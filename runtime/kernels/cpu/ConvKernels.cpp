@@ -2,8 +2,9 @@
 // bias and a fused eltwise post-op, backward-data, backward-weights), created and bound to the
 // arena at load; max_pool2d and its gradient, and dropout with its gradient, as loops.
 //
-// Images are NHWC and kernels HWIO (Keras's layouts); both are plain strided descriptors for
-// oneDNN, so nothing is reordered.
+// Images are NHWC and kernels HWIO (Keras's layouts). Images are plain strided descriptors for
+// oneDNN; forward and backward-weights let it pick the kernels' layout (see anyWeights), while
+// backward-data keeps plain HWIO, where gemm beats the jit on the wide layers.
 #include "runtime/core/Rng.h"
 #include "runtime/kernels/cpu/Dnnl.h"
 #include "runtime/kernels/cpu/Internal.h"
@@ -78,6 +79,14 @@ ConvShape convShape(const KernelSite &site, const TensorView &x, const TensorVie
   return s;
 }
 
+/// Kernels (weights) stay HWIO in the arena; the primitives get the blocked layout oneDNN picks
+/// for them (format_tag any), which lets it choose a jit implementation over gemm. The blocked
+/// copy lives in a buffer owned by the kernel and is reordered on every call: the optimizer
+/// changes the weights each step.
+memory::desc anyWeights(const ConvShape &s) {
+  return memory::desc({s.f, s.c, s.kh, s.kw}, memory::data_type::f32, memory::format_tag::any);
+}
+
 dnnl::primitive_attr userScratchpad() {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -89,25 +98,41 @@ dnnl::convolution_forward::primitive_desc forwardDesc(const ConvShape &s, bool b
   const memory::desc bd = f32Desc({s.f}, {1});
   auto d = bias ? dnnl::convolution_forward::desc(
                       dnnl::prop_kind::forward_training, algorithm::convolution_direct, s.src(),
-                      s.weights(), bd, s.dst(), s.strides(), s.padL(), s.padR())
+                      anyWeights(s), bd, s.dst(), s.strides(), s.padL(), s.padR())
                 : dnnl::convolution_forward::desc(
                       dnnl::prop_kind::forward_training, algorithm::convolution_direct, s.src(),
-                      s.weights(), s.dst(), s.strides(), s.padL(), s.padR());
+                      anyWeights(s), s.dst(), s.strides(), s.padL(), s.padR());
   return dnnl::convolution_forward::primitive_desc(d, attr, cpuEngine());
+}
+
+/// A reorder between `from` and `to` bound to their memory, run under `threads`.
+DnnlCall reorderCall(const memory &from, const memory &to, const std::string &where,
+                     int threads) {
+  dnnl::reorder::primitive_desc pd(cpuEngine(), from.get_desc(), cpuEngine(), to.get_desc(),
+                                   userScratchpad());
+  return DnnlCall(pd, dnnl::reorder(pd), {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}}, where,
+                  threads);
 }
 
 class DnnlKernel final : public Kernel {
 public:
-  DnnlKernel(DnnlCall call, float *y, int64_t rows, int64_t cols, bool softmax)
-      : call_(std::move(call)), y_(y), rows_(rows), cols_(cols), softmax_(softmax) {}
+  DnnlKernel(DnnlCall call, float *y, int64_t rows, int64_t cols, bool softmax,
+             std::vector<DnnlCall> before = {}, std::vector<DnnlCall> after = {})
+      : call_(std::move(call)), before_(std::move(before)), after_(std::move(after)), y_(y),
+        rows_(rows), cols_(cols), softmax_(softmax) {}
   void run(const StepContext &) override {
+    for (DnnlCall &c : before_)
+      c.run();
     call_.run();
+    for (DnnlCall &c : after_)
+      c.run();
     if (softmax_)
       softmaxRows(y_, y_, rows_, cols_);
   }
 
 private:
   DnnlCall call_;
+  std::vector<DnnlCall> before_, after_;
   float *y_;
   int64_t rows_, cols_;
   bool softmax_;
@@ -286,9 +311,19 @@ std::unique_ptr<Kernel> makeConv2d(const KernelSite &site) {
   else if (act == Activation::Tanh)
     ops.append_eltwise(1.0f, algorithm::eltwise_tanh, 0.0f, 0.0f);
   attr.set_post_ops(ops);
+  const int threads = threadsFor(s.macs());
+  ThreadCap cap(threads);
+  auto pd = forwardDesc(s, hasBias, attr);
+  const memory userW(s.weights(), cpuEngine(), w.data);
+  std::vector<DnnlCall> before;
+  memory primW = userW;
+  if (pd.weights_desc() != s.weights()) {
+    primW = memory(pd.weights_desc(), cpuEngine());
+    before.push_back(reorderCall(userW, primW, site.where(), threads));
+  }
   std::vector<std::pair<int, memory>> args = {
       {DNNL_ARG_SRC, memory(s.src(), cpuEngine(), x.data)},
-      {DNNL_ARG_WEIGHTS, memory(s.weights(), cpuEngine(), w.data)},
+      {DNNL_ARG_WEIGHTS, primW},
       {DNNL_ARG_DST, memory(s.dst(), cpuEngine(), y.data)}};
   if (hasBias) {
     const TensorView b = site.input(2);
@@ -296,12 +331,9 @@ std::unique_ptr<Kernel> makeConv2d(const KernelSite &site) {
     site.expectNumel(b, s.f, "input 2 (b)");
     args.emplace_back(DNNL_ARG_BIAS, memory(f32Desc({s.f}, {1}), cpuEngine(), b.data));
   }
-  const int threads = threadsFor(s.macs());
-  ThreadCap cap(threads);
-  auto pd = forwardDesc(s, hasBias, attr);
   DnnlCall call(pd, dnnl::convolution_forward(pd), std::move(args), site.where(), threads);
   return std::make_unique<DnnlKernel>(std::move(call), y.f32(), y.numel / s.f, s.f,
-                                      act == Activation::Softmax);
+                                      act == Activation::Softmax, std::move(before));
 }
 
 std::unique_ptr<Kernel> makeConv2dGradInput(const KernelSite &site) {
@@ -309,7 +341,11 @@ std::unique_ptr<Kernel> makeConv2dGradInput(const KernelSite &site) {
   const ConvShape s = convShape(site, dx, w, dy, "output 0 (dx)", "input 1 (w)", "input 0 (dy)");
   const int threads = threadsFor(s.macs());
   ThreadCap cap(threads);
-  auto hint = forwardDesc(s, false, dnnl::primitive_attr());
+  dnnl::convolution_forward::primitive_desc hint(
+      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
+                                      algorithm::convolution_direct, s.src(), s.weights(), s.dst(),
+                                      s.strides(), s.padL(), s.padR()),
+      cpuEngine());
   dnnl::convolution_backward_data::primitive_desc pd(
       dnnl::convolution_backward_data::desc(algorithm::convolution_direct, s.src(), s.weights(),
                                             s.dst(), s.strides(), s.padL(), s.padR()),
@@ -330,15 +366,23 @@ std::unique_ptr<Kernel> makeConv2dGradFilter(const KernelSite &site) {
   auto hint = forwardDesc(s, false, dnnl::primitive_attr());
   dnnl::convolution_backward_weights::primitive_desc pd(
       dnnl::convolution_backward_weights::desc(algorithm::convolution_direct, s.src(),
-                                               s.weights(), s.dst(), s.strides(), s.padL(),
+                                               anyWeights(s), s.dst(), s.strides(), s.padL(),
                                                s.padR()),
       userScratchpad(), cpuEngine(), hint);
+  const memory userDw(s.weights(), cpuEngine(), dw.data);
+  std::vector<DnnlCall> after;
+  memory primDw = userDw;
+  if (pd.diff_weights_desc() != s.weights()) {
+    primDw = memory(pd.diff_weights_desc(), cpuEngine());
+    after.push_back(reorderCall(primDw, userDw, site.where(), threads));
+  }
   DnnlCall call(pd, dnnl::convolution_backward_weights(pd),
                 {{DNNL_ARG_SRC, memory(s.src(), cpuEngine(), x.data)},
                  {DNNL_ARG_DIFF_DST, memory(s.dst(), cpuEngine(), dy.data)},
-                 {DNNL_ARG_DIFF_WEIGHTS, memory(s.weights(), cpuEngine(), dw.data)}},
+                 {DNNL_ARG_DIFF_WEIGHTS, primDw}},
                 site.where(), threads);
-  return std::make_unique<DnnlKernel>(std::move(call), nullptr, 0, 0, false);
+  return std::make_unique<DnnlKernel>(std::move(call), nullptr, 0, 0, false,
+                                      std::vector<DnnlCall>{}, std::move(after));
 }
 
 std::unique_ptr<Kernel> makeMaxPool2d(const KernelSite &site) {
