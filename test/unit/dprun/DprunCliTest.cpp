@@ -216,7 +216,7 @@ TEST_F(Dprun, DataErrorsExitWith4) {
   std::string data = writeData(43, 13, 3);
   Result shape = run({plan, "--data", data});
   EXPECT_EQ(shape.code, 4) << shape.err;
-  EXPECT_NE(shape.err.find("9 pixels but"), std::string::npos) << shape.err;
+  EXPECT_NE(shape.err.find("3x3x1 = 9 values but"), std::string::npos) << shape.err;
 
   // A label the 3-class model cannot predict.
   data = writeData(43, 13, 2, 3, 5);

@@ -116,7 +116,7 @@ TEST(Trainer, ChecksDataShape) {
   EXPECT_EQ(trainer.sampleElements(), 4);
   EXPECT_NO_THROW(trainer.checkData(makeData(10)));
   expectError([&] { trainer.checkData(makeData(10, 3)); }, ErrorKind::Data,
-              "synthetic: samples have 3x3 = 9 pixels but tiny.dpx takes 4 per sample");
+              "synthetic: samples have 3x3x1 = 9 values but tiny.dpx takes 4 per sample");
 }
 
 /// A plan with the inputs and outputs the trainer needs, each replaceable by a test.
