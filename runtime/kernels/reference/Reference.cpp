@@ -199,23 +199,31 @@ void adamUpdate(float *param, float *m, float *v, const float *grad, int64_t n, 
   }
 }
 
-template <typename T>
-void conv2d(const T *x, const T *w, const T *b, T *y, const ConvGeometry &g, Activation act) {
+/// Calls tap(y, x, w) with the flat NHWC / NHWC / HWIO indices of every product a convolution
+/// sums: for each output element in order, its window's in-bounds taps in (i, j, c) order.
+template <typename Tap> void forEachConvTap(const ConvGeometry &g, Tap tap) {
   for (int64_t n = 0; n < g.n; ++n)
     for (int64_t oh = 0; oh < g.oh; ++oh)
       for (int64_t ow = 0; ow < g.ow; ++ow)
         for (int64_t f = 0; f < g.f; ++f) {
-          T sum = b ? b[f] : T(0);
+          const int64_t yi = ((n * g.oh + oh) * g.ow + ow) * g.f + f;
           for (int64_t i = 0; i < g.kh; ++i)
             for (int64_t j = 0; j < g.kw; ++j) {
               const int64_t ih = oh * g.sh - g.pt + i, iw = ow * g.sw - g.pl + j;
               if (ih < 0 || ih >= g.h || iw < 0 || iw >= g.w)
                 continue;
               for (int64_t c = 0; c < g.c; ++c)
-                sum += x[((n * g.h + ih) * g.w + iw) * g.c + c] * w[((i * g.kw + j) * g.c + c) * g.f + f];
+                tap(yi, ((n * g.h + ih) * g.w + iw) * g.c + c, ((i * g.kw + j) * g.c + c) * g.f + f);
             }
-          y[((n * g.oh + oh) * g.ow + ow) * g.f + f] = sum;
         }
+}
+
+template <typename T>
+void conv2d(const T *x, const T *w, const T *b, T *y, const ConvGeometry &g, Activation act) {
+  const int64_t outputs = g.n * g.oh * g.ow * g.f;
+  for (int64_t k = 0; k < outputs; ++k)
+    y[k] = b ? b[k % g.f] : T(0);
+  forEachConvTap(g, [&](int64_t yi, int64_t xi, int64_t wi) { y[yi] += x[xi] * w[wi]; });
   if (act != Activation::None) {
     const int64_t rows = g.n * g.oh * g.ow;
     std::vector<T> pre(y, y + rows * g.f);
@@ -226,36 +234,12 @@ void conv2d(const T *x, const T *w, const T *b, T *y, const ConvGeometry &g, Act
 
 template <typename T> void conv2dGradInput(const T *dy, const T *w, T *dx, const ConvGeometry &g) {
   std::fill(dx, dx + g.n * g.h * g.w * g.c, T(0));
-  for (int64_t n = 0; n < g.n; ++n)
-    for (int64_t oh = 0; oh < g.oh; ++oh)
-      for (int64_t ow = 0; ow < g.ow; ++ow)
-        for (int64_t f = 0; f < g.f; ++f)
-          for (int64_t i = 0; i < g.kh; ++i)
-            for (int64_t j = 0; j < g.kw; ++j) {
-              const int64_t ih = oh * g.sh - g.pt + i, iw = ow * g.sw - g.pl + j;
-              if (ih < 0 || ih >= g.h || iw < 0 || iw >= g.w)
-                continue;
-              for (int64_t c = 0; c < g.c; ++c)
-                dx[((n * g.h + ih) * g.w + iw) * g.c + c] +=
-                    dy[((n * g.oh + oh) * g.ow + ow) * g.f + f] * w[((i * g.kw + j) * g.c + c) * g.f + f];
-            }
+  forEachConvTap(g, [&](int64_t yi, int64_t xi, int64_t wi) { dx[xi] += dy[yi] * w[wi]; });
 }
 
 template <typename T> void conv2dGradFilter(const T *x, const T *dy, T *dw, const ConvGeometry &g) {
   std::fill(dw, dw + g.kh * g.kw * g.c * g.f, T(0));
-  for (int64_t n = 0; n < g.n; ++n)
-    for (int64_t oh = 0; oh < g.oh; ++oh)
-      for (int64_t ow = 0; ow < g.ow; ++ow)
-        for (int64_t f = 0; f < g.f; ++f)
-          for (int64_t i = 0; i < g.kh; ++i)
-            for (int64_t j = 0; j < g.kw; ++j) {
-              const int64_t ih = oh * g.sh - g.pt + i, iw = ow * g.sw - g.pl + j;
-              if (ih < 0 || ih >= g.h || iw < 0 || iw >= g.w)
-                continue;
-              for (int64_t c = 0; c < g.c; ++c)
-                dw[((i * g.kw + j) * g.c + c) * g.f + f] +=
-                    x[((n * g.h + ih) * g.w + iw) * g.c + c] * dy[((n * g.oh + oh) * g.ow + ow) * g.f + f];
-            }
+  forEachConvTap(g, [&](int64_t yi, int64_t xi, int64_t wi) { dw[wi] += x[xi] * dy[yi]; });
 }
 
 template <typename T>

@@ -13,30 +13,6 @@ namespace {
 
 using namespace dp::rt::testing;
 
-constexpr double kStep = 1e-6;
-
-// d/dv[i] of f(v) for every i, by central differences.
-std::vector<double> numericGradient(std::vector<double> v,
-                                    const std::function<double(const std::vector<double> &)> &f) {
-  std::vector<double> grad(v.size());
-  for (size_t i = 0; i < v.size(); ++i) {
-    const double saved = v[i];
-    v[i] = saved + kStep;
-    const double up = f(v);
-    v[i] = saved - kStep;
-    const double down = f(v);
-    v[i] = saved;
-    grad[i] = (up - down) / (2 * kStep);
-  }
-  return grad;
-}
-
-double dot(const std::vector<double> &a, const std::vector<double> &b) {
-  double s = 0;
-  for (size_t i = 0; i < a.size(); ++i)
-    s += a[i] * b[i];
-  return s;
-}
 
 // Keeps inputs away from relu's kink, where a finite difference straddles two slopes.
 std::vector<float> awayFromZero(std::vector<float> v) {

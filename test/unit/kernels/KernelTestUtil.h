@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <ostream>
 #include <random>
 #include <vector>
@@ -93,6 +94,33 @@ template <typename A, typename B>
   if (bad == 0)
     return ::testing::AssertionSuccess();
   return result << "\n  " << bad << " of " << got.size() << " differ, worst error " << worst;
+}
+
+/// Step of the central differences below.
+constexpr double kStep = 1e-6;
+
+/// d/dv[i] of f(v) for every i, by central differences.
+inline std::vector<double>
+numericGradient(std::vector<double> v, const std::function<double(const std::vector<double> &)> &f) {
+  std::vector<double> grad(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    const double saved = v[i];
+    v[i] = saved + kStep;
+    const double up = f(v);
+    v[i] = saved - kStep;
+    const double down = f(v);
+    v[i] = saved;
+    grad[i] = (up - down) / (2 * kStep);
+  }
+  return grad;
+}
+
+/// Sum of a[i] * b[i].
+inline double dot(const std::vector<double> &a, const std::vector<double> &b) {
+  double s = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    s += a[i] * b[i];
+  return s;
 }
 
 } // namespace dp::rt::testing
