@@ -87,12 +87,6 @@ memory::desc anyWeights(const ConvShape &s) {
   return memory::desc({s.f, s.c, s.kh, s.kw}, memory::data_type::f32, memory::format_tag::any);
 }
 
-dnnl::primitive_attr userScratchpad() {
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  return attr;
-}
-
 dnnl::convolution_forward::primitive_desc forwardDesc(const ConvShape &s, bool bias,
                                                       const dnnl::primitive_attr &attr) {
   const memory::desc bd = f32Desc({s.f}, {1});
@@ -302,15 +296,7 @@ std::unique_ptr<Kernel> makeConv2d(const KernelSite &site) {
   const ConvShape s = convShape(site, x, w, y, "input 0 (x)", "input 1 (w)", "output 0 (y)");
   const bool hasBias = site.numInputs() == 3;
   const Activation act = activationAttr(site, /*required=*/false);
-  dnnl::primitive_attr attr = userScratchpad();
-  dnnl::post_ops ops;
-  if (act == Activation::Relu)
-    ops.append_eltwise(1.0f, algorithm::eltwise_relu, 0.0f, 0.0f);
-  else if (act == Activation::Sigmoid)
-    ops.append_eltwise(1.0f, algorithm::eltwise_logistic, 0.0f, 0.0f);
-  else if (act == Activation::Tanh)
-    ops.append_eltwise(1.0f, algorithm::eltwise_tanh, 0.0f, 0.0f);
-  attr.set_post_ops(ops);
+  dnnl::primitive_attr attr = userScratchpad(act);
   const int threads = threadsFor(s.macs());
   ThreadCap cap(threads);
   auto pd = forwardDesc(s, hasBias, attr);

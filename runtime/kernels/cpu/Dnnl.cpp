@@ -15,6 +15,20 @@ dnnl::memory::desc f32Desc(const dnnl::memory::dims &dims, const dnnl::memory::d
   return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
 }
 
+dnnl::primitive_attr userScratchpad(Activation act) {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::post_ops ops;
+  if (act == Activation::Relu)
+    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+  else if (act == Activation::Sigmoid)
+    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_logistic, 0.0f, 0.0f);
+  else if (act == Activation::Tanh)
+    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_tanh, 0.0f, 0.0f);
+  attr.set_post_ops(ops);
+  return attr;
+}
+
 DnnlCall::DnnlCall(const dnnl::primitive_desc_base &pd, dnnl::primitive prim,
                    std::vector<std::pair<int, dnnl::memory>> args, std::string where, int threads)
     : prim_(std::move(prim)), stream_(cpuEngine()), where_(std::move(where)), threads_(threads) {

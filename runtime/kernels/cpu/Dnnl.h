@@ -25,6 +25,10 @@ inline constexpr double kSingleThreadMacs = 1 << 19;
 /// The thread cap for a primitive doing `macs` multiply-adds (0: no cap).
 inline int threadsFor(double macs) { return macs < kSingleThreadMacs ? 1 : 0; }
 
+/// Primitive attributes with scratchpad_mode::user (see DnnlCall) and, unless `act` is None,
+/// the activation fused as an eltwise post-op (softmax cannot be: callers reject it).
+dnnl::primitive_attr userScratchpad(Activation act = Activation::None);
+
 /// A oneDNN primitive with its arguments bound to fixed memory. Primitives must be created with
 /// scratchpad_mode::user so that the scratchpad is allocated here, once, and under a
 /// ThreadCap(threads) when `threads` is not 0.

@@ -11,12 +11,6 @@ namespace {
 using dnnl::algorithm;
 using dnnl::memory;
 
-dnnl::primitive_attr userScratchpad() {
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  return attr;
-}
-
 void expectRank(const KernelSite &site, const TensorView &t, int rank, const char *role) {
   if (t.rank() != rank)
     site.fail(std::string(role) + " (buffer " + std::to_string(t.id) + ") has rank " +
@@ -69,15 +63,7 @@ std::unique_ptr<Kernel> makeDense(const KernelSite &site) {
   site.expectNumel(x, n * k, "input 0 (x)");
   const Activation act = activationAttr(site, /*required=*/false);
 
-  dnnl::primitive_attr attr = userScratchpad();
-  dnnl::post_ops ops;
-  if (act == Activation::Relu)
-    ops.append_eltwise(1.0f, algorithm::eltwise_relu, 0.0f, 0.0f);
-  else if (act == Activation::Sigmoid)
-    ops.append_eltwise(1.0f, algorithm::eltwise_logistic, 0.0f, 0.0f);
-  else if (act == Activation::Tanh)
-    ops.append_eltwise(1.0f, algorithm::eltwise_tanh, 0.0f, 0.0f);
-  attr.set_post_ops(ops);
+  dnnl::primitive_attr attr = userScratchpad(act);
 
   const memory::desc xd = f32Desc({n, k}, {k, 1});
   const memory::desc wd = f32Desc({k, m}, {m, 1});
