@@ -18,6 +18,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <thread>
 #include <unordered_map>
 
 namespace dp::rt::comm {
@@ -478,6 +479,12 @@ void MpiGroup::abandonSum(int64_t token) {
 // Aborting.
 
 void MpiGroup::abortNow(int exitCode) {
+  // MPI_Abort ends every process of the job. Should it block (the communication thread may be
+  // inside MPI), this process still ends in a few seconds, and the launcher then ends the job.
+  std::thread([exitCode] {
+    std::this_thread::sleep_for(std::chrono::seconds(3));
+    std::_Exit(exitCode);
+  }).detach();
   MPI_Abort(MPI_COMM_WORLD, exitCode);
   std::_Exit(exitCode); // MPI_Abort does not return; should it, end this process at least
 }
