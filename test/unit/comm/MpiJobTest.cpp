@@ -110,11 +110,17 @@ TEST(MpiJob, WrongNumberOfProcessesIsReportedOnEveryRank) {
   }
 }
 
+/// Seconds within which a job whose ranks called MPI_Abort must be gone.
+constexpr double kTeardownBound = 90;
+
 TEST(MpiJob, KilledRankIsNamedBySurvivors) {
   // --enable-recovery: mpirun leaves the survivors running (as srun may), so that they must
   // find out for themselves.
   Job job = runJob(3, "kill --replicas 2 --steps 100000 --timeout 3", "--enable-recovery");
-  EXPECT_LT(job.seconds, 30) << job.output;
+  // The survivors report within timeout + 2 s; ending the job after their MPI_Abort is Open
+  // MPI's part, which has taken up to a minute inside the full ctest run (3-7 s alone). The
+  // 30 s promise is checked end to end on dprun (test/e2e/launch-failures.test).
+  EXPECT_LT(job.seconds, kTeardownBound) << job.output;
   std::regex survivor("dprun: \\[rank [02]\\] allreduce of bucket [0-9] \\(layer[0-9]\\.kernel, "
                       "layer[0-9]\\.bias; check\\.mlir:[0-9]:3\\) timed out after 3 s on rank [02] "
                       "\\(collective #[0-9]+, step 3\\): [^\\n]*rank 1 did not answer \\(dead or "
@@ -136,7 +142,7 @@ TEST(MpiJob, HungRankIsReportedWithItsState) {
   // Rank 1's replica 0 sleeps; its communication thread still answers queries.
   Job job = runJob(2, "hang --replicas 2 --steps 100000 --timeout 3");
   EXPECT_NE(job.exitCode, 0) << job.output;
-  EXPECT_LT(job.seconds, 30) << job.output;
+  EXPECT_LT(job.seconds, kTeardownBound) << job.output; // see KilledRankIsNamedBySurvivors
   std::string message = rankMessage(job.output, 0);
   EXPECT_TRUE(contains(message, "timed out after 3 s on rank 0")) << job.output;
   // Rank 1 says where its replicas are, or (when its own wait timed out first) why it failed.
