@@ -23,19 +23,7 @@ using test::imageBytes;
 using test::labelBytes;
 using test::TempDir;
 using test::writeRaw;
-
-/// Runs `body`, expecting an Error of kind Data whose message contains every one of `parts`.
-void expectDataError(const std::function<void()> &body, const std::vector<std::string> &parts) {
-  try {
-    body();
-    ADD_FAILURE() << "expected a data error containing '" << parts.front() << "'";
-  } catch (const Error &e) {
-    EXPECT_EQ(e.kind(), ErrorKind::Data) << e.what();
-    for (const std::string &part : parts)
-      EXPECT_NE(std::string(e.what()).find(part), std::string::npos)
-          << "message '" << e.what() << "' lacks '" << part << "'";
-  }
-}
+using test::expectDataError;
 
 /// Writes data_batch_1.bin .. data_batch_5.bin (file k holding k records, numbered on across
 /// the files) and test_batch.bin (3 records numbered from 100) into `dir`.

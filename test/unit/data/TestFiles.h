@@ -2,16 +2,34 @@
 // can produce malformed IDX files and CIFAR-10 batches the library's own writer never would.
 #pragma once
 
+#include "runtime/core/Error.h"
+
 #include <gtest/gtest.h>
 #include <zlib.h>
 
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
 namespace dp::rt::test {
+
+/// Runs `body`, expecting an Error of kind Data whose message contains every one of `parts`.
+inline void expectDataError(const std::function<void()> &body, const std::vector<std::string> &parts) {
+  try {
+    body();
+    ADD_FAILURE() << "expected a data error containing '" << parts.front() << "'";
+  } catch (const Error &e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Data) << e.what();
+    EXPECT_EQ(e.exitCode(), 4);
+    for (const std::string &part : parts)
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos)
+          << "message '" << e.what() << "' lacks '" << part << "'";
+  }
+}
+
 
 /// A fresh directory under the test temp dir, removed with its files at the end of the test.
 class TempDir {

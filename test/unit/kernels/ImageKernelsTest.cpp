@@ -96,19 +96,29 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Conv2dTest,
                                                               Activation::Sigmoid),
                                             ::testing::Bool()));
 
+/// A plan running both backward kernels of `c`: dx from (dy, w) and dw from (x, dy).
+struct ConvBackward {
+  ConvBackward(const ConvCase &c, const ref::ConvGeometry &g) {
+    PlanBuilder b(c.n);
+    x = b.buffer({c.n, c.h, c.w, c.c}), w = b.buffer({c.kh, c.kw, c.c, c.f}),
+    dy = b.buffer({c.n, g.oh, g.ow, c.f}), dx = b.buffer({c.n, c.h, c.w, c.c}),
+    dw = b.buffer({c.kh, c.kw, c.c, c.f});
+    convKernel(b, KernelKind::Conv2dGradInput, c, {dy, w}, {dx});
+    convKernel(b, KernelKind::Conv2dGradFilter, c, {x, dy}, {dw});
+    program = b.load();
+  }
+  std::unique_ptr<Program> program;
+  uint32_t x, w, dy, dx, dw;
+};
+
 class Conv2dGradTest : public ::testing::TestWithParam<ConvCase> {};
 
 TEST_P(Conv2dGradTest, BackwardKernelsMatchReference) {
   const ConvCase c = GetParam();
   int64_t pb, pr;
   const ref::ConvGeometry g = c.geometry(pb, pr);
-  PlanBuilder b(c.n);
-  uint32_t x = b.buffer({c.n, c.h, c.w, c.c}), w = b.buffer({c.kh, c.kw, c.c, c.f}),
-           dy = b.buffer({c.n, g.oh, g.ow, c.f}), dx = b.buffer({c.n, c.h, c.w, c.c}),
-           dw = b.buffer({c.kh, c.kw, c.c, c.f});
-  convKernel(b, KernelKind::Conv2dGradInput, c, {dy, w}, {dx});
-  convKernel(b, KernelKind::Conv2dGradFilter, c, {x, dy}, {dw});
-  auto program = b.load();
+  ConvBackward p(c, g);
+  auto &[program, x, w, dy, dx, dw] = p;
 
   RandomData rd(static_cast<uint32_t>(7 + c.h * 3 + c.f));
   auto xs = rd.uniform(c.n * c.h * c.w * c.c), ws = rd.uniform(c.kh * c.kw * c.c * c.f),
@@ -129,7 +139,6 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Conv2dGradTest, ::testing::ValuesIn(kConvCases)
 
 // ---- finite differences ------------------------------------------------------------------
 
-
 class Conv2dGradFdTest : public ::testing::TestWithParam<ConvCase> {};
 
 // L = sum(r * conv(x, w)): dL/dx and dL/dw are the two backward kernels with dy = r.
@@ -137,13 +146,8 @@ TEST_P(Conv2dGradFdTest, MatchesFiniteDifferences) {
   const ConvCase c = GetParam();
   int64_t pb, pr;
   const ref::ConvGeometry g = c.geometry(pb, pr);
-  PlanBuilder b(c.n);
-  uint32_t x = b.buffer({c.n, c.h, c.w, c.c}), w = b.buffer({c.kh, c.kw, c.c, c.f}),
-           dy = b.buffer({c.n, g.oh, g.ow, c.f}), dx = b.buffer({c.n, c.h, c.w, c.c}),
-           dw = b.buffer({c.kh, c.kw, c.c, c.f});
-  convKernel(b, KernelKind::Conv2dGradInput, c, {dy, w}, {dx});
-  convKernel(b, KernelKind::Conv2dGradFilter, c, {x, dy}, {dw});
-  auto program = b.load();
+  ConvBackward p(c, g);
+  auto &[program, x, w, dy, dx, dw] = p;
 
   RandomData rd(31);
   auto xs = rd.uniform(c.n * c.h * c.w * c.c), ws = rd.uniform(c.kh * c.kw * c.c * c.f),
