@@ -76,15 +76,8 @@ struct FuseAllReducePass : dist::impl::FuseAllReducePassBase<FuseAllReducePass> 
           op.emitOpError("is already bucketed (dist-fuse-allreduce runs once)");
           return signalPassFailure();
         }
-      // Users of a member must not sit between members with results of their own: only
-      // updates (no results) are moved.
-      for (dist::AllReduceOp op : all)
-        for (Operation *user : op->getUsers())
-          if (user->getNumResults() != 0) {
-            user->emitOpError("uses an allreduced gradient and has results; only updates "
-                              "may consume the means");
-            return signalPassFailure();
-          }
+      if (failed(dist::verifyOnlyUpdatesUseMeans(all)))
+        return signalPassFailure();
       SmallVector<SmallVector<dist::AllReduceOp>> buckets;
       int64_t bytes = 0;
       for (dist::AllReduceOp op : all) {

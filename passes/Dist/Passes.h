@@ -12,4 +12,8 @@ namespace dp::dist {
 
 #define GEN_PASS_REGISTRATION
 #include "passes/Dist/Passes.h.inc"
+
+/// Fails, at the offending op, unless every user of the allreduces is an update (an op without
+/// results): fusion and scheduling move those users later in the step.
+mlir::LogicalResult verifyOnlyUpdatesUseMeans(llvm::ArrayRef<AllReduceOp> allreduces);
 } // namespace dp::dist

@@ -33,11 +33,8 @@ LogicalResult schedule(func::FuncOp func) {
 
   // Updates consuming means sink to the end, in their order: nothing later in the step reads
   // the parameters they write.
-  for (dist::AllReduceOp op : all)
-    for (Operation *user : op->getUsers())
-      if (user->getNumResults() != 0)
-        return user->emitOpError("uses an allreduced gradient and has results; only updates "
-                                 "may consume the means");
+  if (failed(dist::verifyOnlyUpdatesUseMeans(all)))
+    return failure();
   SmallVector<Operation *> updates;
   for (Operation &op : body.without_terminator())
     if (llvm::any_of(op.getOperands(), [](Value v) { return v.getDefiningOp<dist::AllReduceOp>(); }))
@@ -77,3 +74,12 @@ struct SchedulePass : dist::impl::SchedulePassBase<SchedulePass> {
 };
 
 } // namespace
+
+LogicalResult dp::dist::verifyOnlyUpdatesUseMeans(ArrayRef<AllReduceOp> allreduces) {
+  for (AllReduceOp op : allreduces)
+    for (Operation *user : op->getUsers())
+      if (user->getNumResults() != 0)
+        return user->emitOpError("uses an allreduced gradient and has results; only updates "
+                                 "may consume the means");
+  return success();
+}

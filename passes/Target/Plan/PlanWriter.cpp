@@ -5,7 +5,6 @@
 #include "runtime/format/PlanFile.h"
 
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
