@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <limits>
 #include <iomanip>
@@ -120,6 +121,13 @@ int64_t Trainer::shardBegin(int r) const {
   return (int64_t(rank) * program_.devices() + r) * shardRows_;
 }
 
+int64_t Trainer::fillShard(const Batcher &batcher, int64_t batch, int r) {
+  const Device &dev = devices_[r];
+  return batcher.fillBatch(batch, shardBegin(r), shardBegin(r) + shardRows_,
+                           static_cast<float *>(program_.bufferData(dev.image)),
+                           static_cast<int32_t *>(program_.bufferData(dev.label)));
+}
+
 void Trainer::checkData(const Dataset &data) const {
   if (data.pixels() != sampleElements_)
     throw Error(ErrorKind::Data, data.imagesPath() + ": samples have " +
@@ -156,10 +164,7 @@ EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, 
     const int64_t stepNumber = ++step_;
     // Each replica gathers its own shard of the global batch, then runs its step.
     pool_->run([&](int r) {
-      const Device &dev = devices_[r];
-      batcher.fillBatch(b, shardBegin(r), shardBegin(r) + shardRows_,
-                        static_cast<float *>(program_.bufferData(dev.image)),
-                        static_cast<int32_t *>(program_.bufferData(dev.label)));
+      fillShard(batcher, b, r);
       StepContext ctx{shardRows_, stepNumber, r, seed_, shardBegin(r)};
       program_.run(StepKind::Train, ctx);
     });
@@ -210,10 +215,7 @@ EvalStats Trainer::evaluate(const Dataset &data) {
   std::vector<int64_t> valid(replicas, 0);
   for (int64_t b = 0; b < batcher.numBatches(); ++b) {
     pool_->run([&](int r) {
-      const Device &dev = devices_[r];
-      valid[r] = batcher.fillBatch(b, shardBegin(r), shardBegin(r) + shardRows_,
-                                   static_cast<float *>(program_.bufferData(dev.image)),
-                                   static_cast<int32_t *>(program_.bufferData(dev.label)));
+      valid[r] = fillShard(batcher, b, r);
       // A shard wholly past the data (the padded last batch) has nothing to evaluate; the
       // eval step has no collectives, so replicas need not run it together.
       if (valid[r] > 0)
@@ -412,6 +414,7 @@ TrainReport runTraining(const std::string &planPath, const TrainOptions &options
   } catch (const std::exception &e) {
     group->abortJob(e.what(), static_cast<int>(ErrorKind::Runtime));
   }
+  std::abort(); // abortJob does not return
 }
 
 } // namespace dp::rt

@@ -120,6 +120,9 @@ private:
   float readScalar(int buffer);
   /// Global-batch rows replica `r` of this process holds: [first, first + shardRows_).
   int64_t shardBegin(int r) const;
+  /// Gathers replica `r`'s rows of global batch `batch` into its inputs; returns the real
+  /// (unpadded) rows among them.
+  int64_t fillShard(const Batcher &batcher, int64_t batch, int r);
 
   /// The buffers each replica (device) reads and writes.
   struct Device {
