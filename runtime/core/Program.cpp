@@ -75,7 +75,7 @@ void Program::buildStep(const fb::Step &step, std::vector<std::vector<Kernel *>>
                         kernelInfo(KernelKind(k->kind())).name + ")";
     if (k->loc() && k->loc()->size())
       where += " at " + k->loc()->str();
-    KernelSite site(plan, arenaData_.data(), *k, where);
+    KernelSite site(plan, arenaData_.data(), *k, where, &kernelState_);
     if (isCollective(site.kind()))
       kernels_.push_back(std::make_unique<CollectiveKernel>(*this, site));
     else

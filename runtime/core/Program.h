@@ -3,6 +3,7 @@
 // does no allocation and no primitive creation.
 #pragma once
 
+#include "runtime/core/Tensor.h"
 #include "runtime/format/PlanFile.h"
 
 #include <cstdint>
@@ -88,6 +89,8 @@ private:
   std::vector<std::unique_ptr<Arena>> arenas_;
   std::vector<uint8_t *> arenaData_;
   std::vector<std::unique_ptr<Kernel>> kernels_;
+  /// State that kernels hand to later kernels (KernelSite::sharedState).
+  KernelStateMap kernelState_;
   /// Per step, per device: the kernels that device's replica runs, in order.
   std::vector<std::vector<Kernel *>> train_, eval_;
   void buildStep(const fb::Step &step, std::vector<std::vector<Kernel *>> &perDevice);

@@ -8,6 +8,8 @@
 
 #include <cstdint>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -49,6 +51,10 @@ inline TensorView viewBuffer(const fb::Plan &plan, uint8_t *const *arenas, uint3
   return t;
 }
 
+/// What one kernel leaves for a later kernel of the same program, keyed by the id of a buffer
+/// they both use (a training LSTM keeps its gates for its gradient under its output's id).
+using KernelStateMap = std::map<uint32_t, std::shared_ptr<void>>;
+
 /// One kernel of a verified plan together with the arena it runs in: what a backend factory
 /// needs to validate the kernel's shapes and attributes and to bind it to memory.
 class KernelSite {
@@ -56,8 +62,8 @@ public:
   /// `where` names the kernel in error messages ("train kernel #3 (dense) at mlp.py:7");
   /// `arenas[d]` is the start of device d's arena.
   KernelSite(const fb::Plan &plan, uint8_t *const *arenas, const fb::Kernel &kernel,
-             std::string where)
-      : plan_(plan), arenas_(arenas), kernel_(kernel), where_(std::move(where)) {}
+             std::string where, KernelStateMap *state = nullptr)
+      : plan_(plan), arenas_(arenas), kernel_(kernel), where_(std::move(where)), state_(state) {}
 
   KernelKind kind() const { return static_cast<KernelKind>(kernel_.kind()); }
   const fb::Kernel &kernel() const { return kernel_; }
@@ -86,6 +92,13 @@ public:
   }
   /// A floating-point attribute that the kernel must have.
   double floatAttr(const char *name) const { return required(name)->f(); }
+
+  /// The program-wide state slot for buffer `id` (empty until a kernel fills it).
+  std::shared_ptr<void> &sharedState(uint32_t id) const {
+    if (!state_)
+      fail("needs kernel state shared across kernels, which this site has none of");
+    return (*state_)[id];
+  }
 
   /// Throws Error(Plan) naming this kernel.
   [[noreturn]] void fail(const std::string &message) const {
@@ -116,6 +129,7 @@ private:
   uint8_t *const *arenas_;
   const fb::Kernel &kernel_;
   std::string where_;
+  KernelStateMap *state_;
 };
 
 } // namespace dp::rt

@@ -95,6 +95,30 @@ std::unique_ptr<Kernel> makeCpuKernel(const KernelSite &site) {
       return makeDropout(site);
     case KernelKind::DropoutGrad:
       return makeDropoutGrad(site);
+    case KernelKind::ZeroPad2d:
+      return makeZeroPad2d(site);
+    case KernelKind::ZeroPad2dGrad:
+      return makeZeroPad2dGrad(site);
+    case KernelKind::AvgPool2d:
+      return makeAvgPool2d(site);
+    case KernelKind::AvgPool2dGrad:
+      return makeAvgPool2dGrad(site);
+    case KernelKind::BatchMoments:
+      return makeBatchMoments(site);
+    case KernelKind::BatchNormTrain:
+      return makeBatchNormTrain(site);
+    case KernelKind::BatchNormInfer:
+      return makeBatchNormInfer(site);
+    case KernelKind::BatchNormGradParams:
+      return makeBatchNormGradParams(site);
+    case KernelKind::BatchNormGradInput:
+      return makeBatchNormGradInput(site);
+    case KernelKind::MovingStatsUpdate:
+      return makeMovingStatsUpdate(site);
+    case KernelKind::Lstm:
+      return makeLstm(site);
+    case KernelKind::LstmGrad:
+      return makeLstmGrad(site);
     case KernelKind::NumKinds:
       break;
     }

@@ -33,6 +33,18 @@ std::unique_ptr<Kernel> makeMaxPool2d(const KernelSite &site);
 std::unique_ptr<Kernel> makeMaxPool2dGrad(const KernelSite &site);
 std::unique_ptr<Kernel> makeDropout(const KernelSite &site);
 std::unique_ptr<Kernel> makeDropoutGrad(const KernelSite &site);
+std::unique_ptr<Kernel> makeZeroPad2d(const KernelSite &site);
+std::unique_ptr<Kernel> makeZeroPad2dGrad(const KernelSite &site);
+std::unique_ptr<Kernel> makeAvgPool2d(const KernelSite &site);
+std::unique_ptr<Kernel> makeAvgPool2dGrad(const KernelSite &site);
+std::unique_ptr<Kernel> makeBatchMoments(const KernelSite &site);
+std::unique_ptr<Kernel> makeBatchNormTrain(const KernelSite &site);
+std::unique_ptr<Kernel> makeBatchNormInfer(const KernelSite &site);
+std::unique_ptr<Kernel> makeBatchNormGradParams(const KernelSite &site);
+std::unique_ptr<Kernel> makeBatchNormGradInput(const KernelSite &site);
+std::unique_ptr<Kernel> makeMovingStatsUpdate(const KernelSite &site);
+std::unique_ptr<Kernel> makeLstm(const KernelSite &site);
+std::unique_ptr<Kernel> makeLstmGrad(const KernelSite &site);
 
 /// Reads the `activation` attribute (absent means None unless `required`) and checks its range.
 Activation activationAttr(const KernelSite &site, bool required);

@@ -1,0 +1,1 @@
+#include "runtime/kernels/reference/PoolNorm.h"

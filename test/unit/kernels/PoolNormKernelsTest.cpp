@@ -1,0 +1,2 @@
+// (to be written)
+#include "test/unit/kernels/KernelTestUtil.h"
