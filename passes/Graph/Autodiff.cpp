@@ -27,7 +27,10 @@ llvm::DenseSet<Value> activeValues(Block &body, Value loss) {
   for (Operation &op : body) {
     auto param = dyn_cast<ParamOp>(op);
     bool fromParam = param && param.getTrainable();
-    bool fromVaried = llvm::any_of(op.getOperands(), [&](Value v) { return varied.contains(v); });
+    // Batch statistics are not differentiated: the batch_norm_train that normalises with them
+    // accounts for their dependence on the input in its own gradient.
+    bool fromVaried = !isa<BatchMomentsOp>(op) &&
+                      llvm::any_of(op.getOperands(), [&](Value v) { return varied.contains(v); });
     if (fromParam || fromVaried)
       varied.insert(op.result_begin(), op.result_end());
   }

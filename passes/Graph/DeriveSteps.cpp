@@ -65,6 +65,20 @@ struct DeriveStepsPass : dp::graph::impl::DeriveStepsPassBase<DeriveStepsPass> {
       d.replaceAllUsesWith(d.getInput());
       d.erase();
     }
+    // Batch normalisation trains on the statistics of the batch and moves the moving ones.
+    for (BatchNormOp bn : llvm::make_early_inc_range(train.getOps<BatchNormOp>())) {
+      b.setInsertionPoint(bn);
+      Location loc = bn.getLoc();
+      auto x = cast<RankedTensorType>(bn.getInput().getType());
+      auto statsType = RankedTensorType::get({2, x.getShape().back()}, x.getElementType());
+      Value stats = b.create<BatchMomentsOp>(loc, statsType, bn.getInput());
+      Value y = b.create<BatchNormTrainOp>(loc, x, bn.getInput(), stats, bn.getGamma(),
+                                           bn.getBeta(), bn.getEpsilonAttr());
+      b.create<MovingStatsUpdateOp>(loc, bn.getMovingMean(), bn.getMovingVar(), stats,
+                                    bn.getMomentumAttr());
+      bn.replaceAllUsesWith(y);
+      bn.erase();
+    }
     if (failed(makeStep(train, "train", model)) || failed(makeStep(eval, "eval", model)))
       return signalPassFailure();
   }

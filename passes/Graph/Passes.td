@@ -5,6 +5,25 @@
 
 include "mlir/Pass/PassBase.td"
 
+def InlineCallsPass : Pass<"graph-inline-calls", "mlir::ModuleOp"> {
+  let summary = "Inline the blocks a model calls, naming their parameters per call site";
+  let description = [{
+    Repeated blocks (a residual block, say) are written once as private functions and called
+    with `func.call`. This pass replaces every call in the model function by the callee's
+    body, recursively, and prefixes the name of each `graph.param` of the copy with the call
+    site's scope and an underscore: the call's `graph.scope` attribute, or `<callee>_<n>` for
+    the n-th call of that callee in its caller. Each call site thus has its own parameters;
+    two sites with the same scope share them. Inlined ops keep their location, wrapped in
+    the call site's. Private functions left without calls are erased. Recursion, calls of
+    external or unknown functions and multi-block callees are errors.
+
+    Before: `%y = func.call @block(%x) {graph.scope = "conv2_block1"}` with
+            `graph.param "1_conv.kernel"` in `@block`.
+    After:  the body of `@block`, with `graph.param "conv2_block1_1_conv.kernel"`.
+  }];
+  let dependentDialects = ["dp::graph::GraphDialect", "mlir::func::FuncDialect"];
+}
+
 def VerifyModelPass : Pass<"graph-verify-model", "mlir::ModuleOp"> {
   let summary = "Check that the module holds one well-formed model";
   let description = [{
@@ -26,6 +45,10 @@ def DeriveStepsPass : Pass<"graph-derive-steps", "mlir::ModuleOp"> {
     correctly classified rows (`graph.count_correct` on the loss's logits), and return
     `(loss, correct)` with results named by `graph.output`. Later passes add the backward
     pass and the optimizer to `@train` only.
+
+    Dropout is the identity in `@eval`. In `@train`, `graph.batch_norm` normalises with the
+    statistics of the batch: it becomes `graph.batch_moments`, `graph.batch_norm_train` and a
+    `graph.moving_stats_update` of the moving statistics, which `@eval` uses.
 
     Before: `func.func @m(...) -> tensor<f32> { ...; return %loss }`
     After:  `func.func @train(...) -> (tensor<f32>, tensor<f32>) {...; return %loss, %correct}`

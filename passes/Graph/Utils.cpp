@@ -8,7 +8,7 @@ namespace dp::graph {
 SmallVector<func::FuncOp> getModelFunctions(ModuleOp module) {
   SmallVector<func::FuncOp> result;
   for (auto func : module.getOps<func::FuncOp>())
-    if (!func->hasAttr(kStepAttr) && !func.isExternal())
+    if (!func->hasAttr(kStepAttr) && !func.isExternal() && !func.isPrivate())
       result.push_back(func);
   return result;
 }

@@ -17,6 +17,7 @@ using namespace mlir;
 namespace dp {
 
 void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options) {
+  pm.addPass(graph::createInlineCallsPass());
   pm.addPass(graph::createVerifyModelPass());
   pm.addPass(graph::createDeriveStepsPass());
   pm.addPass(graph::createAutodiffPass());

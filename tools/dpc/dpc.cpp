@@ -126,6 +126,7 @@ OwningOpRef<ModuleOp> parseModel(MLIRContext &context, llvm::SourceMgr &sourceMg
 
 int runSummary(ModuleOp module) {
   PassManager pm(module->getContext());
+  pm.addPass(dp::graph::createInlineCallsPass());
   pm.addPass(dp::graph::createVerifyModelPass());
   if (failed(pm.run(module)))
     return 1;

@@ -30,6 +30,8 @@ inline constexpr llvm::StringLiteral kInputAttr = "graph.input";
 inline constexpr llvm::StringLiteral kOptimizerAttr = "graph.optimizer";
 inline constexpr llvm::StringLiteral kStepAttr = "graph.step";
 inline constexpr llvm::StringLiteral kOutputAttr = "graph.output";
+/// On a func.call of a block: the prefix its parameters get when graph-inline-calls inlines it.
+inline constexpr llvm::StringLiteral kScopeAttr = "graph.scope";
 inline constexpr llvm::StringLiteral kModelAttr = "graph.model";
 
 /// True for the attributes that may initialise a parameter.

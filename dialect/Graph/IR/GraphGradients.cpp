@@ -121,3 +121,64 @@ LogicalResult DropoutOp::buildGradient(OpBuilder &b, ValueRange resultGrads, Arr
                                                  resultGrads[0], getRateAttr()));
   return success();
 }
+
+LogicalResult ZeroPad2DOp::buildGradient(OpBuilder &b, ValueRange resultGrads, ArrayRef<bool>,
+                                         SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(1, b.create<ZeroPad2DGradOp>(getLoc(), getInput().getType(),
+                                                   resultGrads[0], getPaddingAttr()));
+  return success();
+}
+
+LogicalResult AvgPool2DOp::buildGradient(OpBuilder &b, ValueRange resultGrads, ArrayRef<bool>,
+                                         SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(1, b.create<AvgPool2DGradOp>(getLoc(), getInput().getType(),
+                                                   resultGrads[0], getWindowAttr(),
+                                                   getStridesAttr()));
+  return success();
+}
+
+LogicalResult GlobalAvgPool2DOp::buildGradient(OpBuilder &b, ValueRange resultGrads,
+                                               ArrayRef<bool>,
+                                               SmallVectorImpl<Value> &operandGrads) {
+  // The global mean is an average pool whose window is the whole image: [N, C] is [N, 1, 1, C].
+  Location loc = getLoc();
+  auto in = cast<RankedTensorType>(getInput().getType());
+  auto pooled = RankedTensorType::get({in.getDimSize(0), 1, 1, in.getDimSize(3)},
+                                      in.getElementType());
+  Value dy = b.create<ReshapeOp>(loc, pooled, resultGrads[0]);
+  ArrayAttr window = b.getI64ArrayAttr({in.getDimSize(1), in.getDimSize(2)});
+  operandGrads.assign(1, b.create<AvgPool2DGradOp>(loc, in, dy, window, window));
+  return success();
+}
+
+LogicalResult BatchNormTrainOp::buildGradient(OpBuilder &b, ValueRange resultGrads,
+                                              ArrayRef<bool> wanted,
+                                              SmallVectorImpl<Value> &operandGrads) {
+  // The statistics come from graph.batch_moments of the input, which autodiff does not
+  // differentiate: the input gradient below includes their dependence on it.
+  Location loc = getLoc();
+  Type channels = getGamma().getType();
+  auto params = b.create<BatchNormGradParamsOp>(loc, TypeRange{channels, channels}, getInput(),
+                                                getStats(), resultGrads[0], getEpsilonAttr());
+  operandGrads.assign(getNumOperands(), Value());
+  if (wanted[0])
+    operandGrads[0] = b.create<BatchNormGradInputOp>(
+        loc, getInput().getType(), getInput(), getStats(), getGamma(), params.getGammaGrad(),
+        params.getBetaGrad(), resultGrads[0], getEpsilonAttr());
+  if (wanted[2])
+    operandGrads[2] = params.getGammaGrad();
+  if (wanted[3])
+    operandGrads[3] = params.getBetaGrad();
+  return success();
+}
+
+LogicalResult LstmOp::buildGradient(OpBuilder &b, ValueRange resultGrads, ArrayRef<bool> wanted,
+                                    SmallVectorImpl<Value> &operandGrads) {
+  auto grad = b.create<LstmGradOp>(getLoc(), getOperandTypes(), getInput(), getKernel(),
+                                   getRecurrentKernel(), getBias(), getResult(), resultGrads[0],
+                                   getReturnSequencesAttr());
+  operandGrads.clear();
+  for (auto [result, want] : llvm::zip(grad.getResults(), wanted))
+    operandGrads.push_back(want ? result : Value());
+  return success();
+}

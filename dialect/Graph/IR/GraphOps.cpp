@@ -318,3 +318,223 @@ LogicalResult MomentumUpdateOp::verify() {
 LogicalResult AdamUpdateOp::verify() {
   return verifyUpdate(*this, getParam(), ValueRange{getM(), getV()});
 }
+
+//===----------------------------------------------------------------------===//
+// Padding, average pooling, batch normalisation, LSTM
+//===----------------------------------------------------------------------===//
+
+/// The padded shape of an [N, H, W, C] tensor under `padding` = [top, bottom, left, right].
+static FailureOr<SmallVector<int64_t>> paddedShape(Operation *op, Value input,
+                                                   ArrayAttr padding, StringRef inputName) {
+  if (failed(checkRank(op, input, 4, inputName)))
+    return failure();
+  if (padding.size() != 4)
+    return op->emitOpError() << "expects 'padding' to be [top, bottom, left, right], found "
+                             << padding;
+  int64_t pad[4];
+  for (int i = 0; i < 4; ++i) {
+    auto v = dyn_cast<IntegerAttr>(padding[i]);
+    if (!v || v.getInt() < 0)
+      return op->emitOpError() << "expects 'padding' to hold non-negative integers, found "
+                               << padding;
+    pad[i] = v.getInt();
+  }
+  SmallVector<int64_t> out(tensorType(input).getShape());
+  out[1] += pad[0] + pad[1];
+  out[2] += pad[2] + pad[3];
+  return out;
+}
+
+LogicalResult ZeroPad2DOp::verify() {
+  FailureOr<SmallVector<int64_t>> out = paddedShape(*this, getInput(), getPadding(), "input");
+  if (failed(out))
+    return failure();
+  return checkResultShape(*this, *out);
+}
+
+LogicalResult ZeroPad2DGradOp::verify() {
+  FailureOr<SmallVector<int64_t>> out = paddedShape(*this, getResult(), getPadding(), "result");
+  if (failed(out))
+    return failure();
+  auto dy = tensorType(getGrad());
+  if (dy.getShape() != ArrayRef<int64_t>(*out))
+    return emitOpError() << "grad should be " << RankedTensorType::get(*out, dy.getElementType())
+                         << " (the padded shape), found " << dy;
+  return success();
+}
+
+LogicalResult AvgPool2DOp::verify() {
+  FailureOr<SmallVector<int64_t>> out = poolOutput(*this, getInput(), getWindow(), getStrides());
+  if (failed(out))
+    return failure();
+  return checkResultShape(*this, *out);
+}
+
+LogicalResult AvgPool2DGradOp::verify() {
+  FailureOr<SmallVector<int64_t>> out = poolOutput(*this, getResult(), getWindow(), getStrides());
+  if (failed(out))
+    return failure();
+  auto dy = tensorType(getGrad());
+  if (dy.getShape() != ArrayRef<int64_t>(*out))
+    return emitOpError() << "grad should be " << RankedTensorType::get(*out, dy.getElementType())
+                         << " (the pooled shape), found " << dy;
+  return success();
+}
+
+LogicalResult GlobalAvgPool2DOp::verify() {
+  if (failed(checkRank(*this, getInput(), 4, "input")))
+    return failure();
+  auto in = tensorType(getInput()).getShape();
+  return checkResultShape(*this, {in[0], in[3]});
+}
+
+/// Checks that `value` is a vector of `channels` elements; `what` names it.
+static LogicalResult checkChannels(Operation *op, Value value, int64_t channels, StringRef what) {
+  auto type = tensorType(value);
+  if (type.getRank() != 1 || type.getDimSize(0) != channels)
+    return op->emitOpError() << "expects " << what << " of shape [" << channels
+                             << "] (one per channel), found " << type;
+  return success();
+}
+
+/// The channel count of a batch-normalised input: its last axis (rank >= 2).
+static FailureOr<int64_t> normChannels(Operation *op, Value input) {
+  auto type = tensorType(input);
+  if (type.getRank() < 2)
+    return op->emitOpError() << "expects an input with a batch axis and a channel axis, found "
+                             << type;
+  return type.getShape().back();
+}
+
+static LogicalResult checkEpsilon(Operation *op, double epsilon) {
+  if (!(epsilon > 0.0))
+    return op->emitOpError() << "expects a positive epsilon, found " << epsilon;
+  return success();
+}
+
+/// Checks that `stats` is the [2, C] output of graph.batch_moments.
+static LogicalResult checkStats(Operation *op, Value stats, int64_t channels) {
+  auto type = tensorType(stats);
+  if (type.getShape() != ArrayRef<int64_t>{2, channels})
+    return op->emitOpError() << "expects stats of shape [2, " << channels
+                             << "] (mean and mean of squares), found " << type;
+  return success();
+}
+
+LogicalResult BatchNormOp::verify() {
+  FailureOr<int64_t> c = normChannels(*this, getInput());
+  if (failed(c) || failed(checkChannels(*this, getGamma(), *c, "gamma")) ||
+      failed(checkChannels(*this, getBeta(), *c, "beta")) ||
+      failed(checkChannels(*this, getMovingMean(), *c, "moving_mean")) ||
+      failed(checkChannels(*this, getMovingVar(), *c, "moving_var")) ||
+      failed(checkEpsilon(*this, getEpsilon().convertToDouble())))
+    return failure();
+  double momentum = getMomentum().convertToDouble();
+  if (!(momentum >= 0.0 && momentum <= 1.0))
+    return emitOpError() << "expects a momentum in [0, 1], found " << momentum;
+  return checkResultShape(*this, tensorType(getInput()).getShape());
+}
+
+LogicalResult BatchMomentsOp::verify() {
+  FailureOr<int64_t> c = normChannels(*this, getInput());
+  if (failed(c))
+    return failure();
+  return checkResultShape(*this, {2, *c});
+}
+
+LogicalResult BatchNormTrainOp::verify() {
+  FailureOr<int64_t> c = normChannels(*this, getInput());
+  if (failed(c) || failed(checkStats(*this, getStats(), *c)) ||
+      failed(checkChannels(*this, getGamma(), *c, "gamma")) ||
+      failed(checkChannels(*this, getBeta(), *c, "beta")))
+    return failure();
+  return checkEpsilon(*this, getEpsilon().convertToDouble());
+}
+
+LogicalResult MovingStatsUpdateOp::verify() {
+  int64_t c = tensorType(getMovingMean()).getNumElements();
+  if (failed(checkChannels(*this, getMovingMean(), c, "moving_mean")) ||
+      failed(checkStats(*this, getStats(), c)))
+    return failure();
+  double momentum = getMomentum().convertToDouble();
+  if (!(momentum >= 0.0 && momentum <= 1.0))
+    return emitOpError() << "expects a momentum in [0, 1], found " << momentum;
+  return success();
+}
+
+LogicalResult BatchNormGradParamsOp::verify() {
+  FailureOr<int64_t> c = normChannels(*this, getInput());
+  if (failed(c) || failed(checkStats(*this, getStats(), *c)) ||
+      failed(checkChannels(*this, getGammaGrad(), *c, "gamma_grad")))
+    return failure();
+  if (getGrad().getType() != getInput().getType())
+    return emitOpError() << "expects grad of the input's type " << getInput().getType()
+                         << ", found " << getGrad().getType();
+  return checkEpsilon(*this, getEpsilon().convertToDouble());
+}
+
+LogicalResult BatchNormGradInputOp::verify() {
+  FailureOr<int64_t> c = normChannels(*this, getInput());
+  if (failed(c) || failed(checkStats(*this, getStats(), *c)) ||
+      failed(checkChannels(*this, getGamma(), *c, "gamma")) ||
+      failed(checkChannels(*this, getGammaGrad(), *c, "gamma_grad")) ||
+      failed(checkChannels(*this, getBetaGrad(), *c, "beta_grad")))
+    return failure();
+  return checkEpsilon(*this, getEpsilon().convertToDouble());
+}
+
+/// Checks an LSTM's operand shapes and returns its output shape.
+static FailureOr<SmallVector<int64_t>> lstmOutput(Operation *op, Value input, Value kernel,
+                                                  Value recurrent, Value bias,
+                                                  bool returnSequences) {
+  if (failed(checkRank(op, input, 3, "input")) || failed(checkRank(op, kernel, 2, "kernel")) ||
+      failed(checkRank(op, recurrent, 2, "recurrent_kernel")))
+    return failure();
+  auto x = tensorType(input).getShape();
+  auto w = tensorType(kernel).getShape();
+  auto r = tensorType(recurrent).getShape();
+  int64_t units = r[0];
+  if (r[1] != 4 * units)
+    return op->emitOpError() << "expects recurrent_kernel of shape [U, 4U], found "
+                             << recurrent.getType();
+  if (w[0] != x[2] || w[1] != 4 * units)
+    return op->emitOpError() << "expects kernel of shape [" << x[2] << ", " << 4 * units
+                             << "] (input features, 4 x units), found " << kernel.getType();
+  if (failed(checkChannels(op, bias, 4 * units, "bias")))
+    return failure();
+  if (returnSequences)
+    return SmallVector<int64_t>{x[0], x[1], units};
+  return SmallVector<int64_t>{x[0], units};
+}
+
+LogicalResult LstmOp::verify() {
+  FailureOr<SmallVector<int64_t>> out = lstmOutput(
+      *this, getInput(), getKernel(), getRecurrentKernel(), getBias(), getReturnSequences());
+  if (failed(out))
+    return failure();
+  return checkResultShape(*this, *out);
+}
+
+LogicalResult LstmGradOp::verify() {
+  FailureOr<SmallVector<int64_t>> out = lstmOutput(
+      *this, getInput(), getKernel(), getRecurrentKernel(), getBias(), getReturnSequences());
+  if (failed(out))
+    return failure();
+  for (auto [value, what] : {std::pair{getOutput(), "output"}, std::pair{getGrad(), "grad"}})
+    if (tensorType(value).getShape() != ArrayRef<int64_t>(*out))
+      return emitOpError() << "expects " << what << " of shape "
+                           << RankedTensorType::get(*out, tensorType(value).getElementType())
+                           << ", found " << value.getType();
+  Value operands[] = {getInput(), getKernel(), getRecurrentKernel(), getBias()};
+  // The kernel reads what its forward saved: the output must come from that very LSTM.
+  auto forward = getOutput().getDefiningOp<LstmOp>();
+  if (!forward || forward->getOperands() != ValueRange(operands))
+    return emitOpError("expects output to be the result of a graph.lstm of the same operands");
+  if (forward.getReturnSequences() != getReturnSequences())
+    return emitOpError("expects return_sequences as in its graph.lstm");
+  for (auto [i, operand] : llvm::enumerate(operands))
+    if (getResult(i).getType() != operand.getType())
+      return emitOpError() << "result #" << i << " should have type " << operand.getType()
+                           << ", found " << getResult(i).getType();
+  return success();
+}

@@ -161,6 +161,106 @@ def Graph_MaxPool2DOp : Graph_Op<"max_pool2d", [Pure, Graph_Gradient]> {
   let hasVerifier = 1;
 }
 
+def Graph_ZeroPad2DOp : Graph_Op<"zero_pad2d", [Pure, Graph_Gradient]> {
+  let summary = "surround NHWC images with zeros";
+  let description = [{
+    `input` is [N, H, W, C]; `padding` = [top, bottom, left, right] rows and columns of zeros
+    are added (Keras's ZeroPadding2D): the result is [N, H + top + bottom, W + left + right, C].
+
+    ```mlir
+    %p = graph.zero_pad2d %x {padding = [3, 3, 3, 3]}
+        : tensor<8x32x32x3xf32> -> tensor<8x38x38x3xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$input, I64ArrayAttr:$padding);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Graph_AvgPool2DOp : Graph_Op<"avg_pool2d", [Pure, Graph_Gradient]> {
+  let summary = "2-D average pooling on NHWC images (valid padding)";
+  let description = [{
+    `input` is [N, H, W, C]; the result [N, OH, OW, C] with OH = (H - window[0]) / strides[0] + 1
+    (floored), each element the mean of its window.
+
+    ```mlir
+    %p = graph.avg_pool2d %h {window = [2, 2], strides = [2, 2]}
+        : tensor<64x26x26x32xf32> -> tensor<64x13x13x32xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$input,
+                       DefaultValuedAttr<I64ArrayAttr, "{2, 2}">:$window,
+                       DefaultValuedAttr<I64ArrayAttr, "{2, 2}">:$strides);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Graph_GlobalAvgPool2DOp : Graph_Op<"global_avg_pool2d", [Pure, Graph_Gradient]> {
+  let summary = "mean over the spatial axes of NHWC images";
+  let description = [{
+    [N, H, W, C] becomes [N, C] (Keras's GlobalAveragePooling2D).
+
+    ```mlir
+    %g = graph.global_avg_pool2d %h : tensor<64x4x4x2048xf32> -> tensor<64x2048xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$input);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Graph_BatchNormOp : Graph_Op<"batch_norm", [Pure]> {
+  let summary = "batch normalisation over the last (channel) axis";
+  let description = [{
+    `input` is [..., C]; `gamma`, `beta`, `moving_mean` and `moving_var` are [C]. In the eval
+    step the result is `gamma * (x - moving_mean) / sqrt(moving_var + epsilon) + beta`. In the
+    train step (graph-derive-steps rewrites the op) the mean and variance of the batch are
+    used instead, and the moving statistics move towards them:
+    `moving = momentum * moving + (1 - momentum) * batch`. `gamma` and `beta` are normally
+    trainable parameters, the moving statistics `trainable = false` ones (Keras's
+    BatchNormalization; defaults epsilon 1e-3, momentum 0.99).
+
+    ```mlir
+    %y = graph.batch_norm %x, %gamma, %beta, %mean, %var {epsilon = 1.001e-05}
+        : (tensor<8x16x16x64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>,
+           tensor<64xf32>) -> tensor<8x16x16x64xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$input, Graph_F32Tensor:$gamma, Graph_F32Tensor:$beta,
+                       Graph_F32Tensor:$moving_mean, Graph_F32Tensor:$moving_var,
+                       DefaultValuedAttr<F64Attr, "1.0e-3">:$epsilon,
+                       DefaultValuedAttr<F64Attr, "0.99">:$momentum);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$input `,` $gamma `,` $beta `,` $moving_mean `,` $moving_var attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_LstmOp : Graph_Op<"lstm", [Pure, Graph_Gradient]> {
+  let summary = "LSTM layer over a batch of sequences (Keras gates and state)";
+  let description = [{
+    `input` is [N, T, F], `kernel` [F, 4U], `recurrent_kernel` [U, 4U], `bias` [4U], the gate
+    columns in Keras's order i, f, c, o. With zero initial state, for each step t:
+    `z = x_t . kernel + h . recurrent_kernel + bias`, `i, f, o = sigmoid(z_i, z_f, z_o)`,
+    `c = f * c + i * tanh(z_c)`, `h = o * tanh(c)`. The result is h of every step [N, T, U]
+    (`return_sequences`) or of the last one [N, U].
+
+    ```mlir
+    %h = graph.lstm %x, %w, %r, %b {return_sequences}
+        : (tensor<128x28x28xf32>, tensor<28x1024xf32>, tensor<256x1024xf32>, tensor<1024xf32>)
+        -> tensor<128x28x256xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$input, Graph_F32Tensor:$kernel,
+                       Graph_F32Tensor:$recurrent_kernel, Graph_F32Tensor:$bias,
+                       UnitAttr:$return_sequences);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$input `,` $kernel `,` $recurrent_kernel `,` $bias attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Graph_DropoutOp : Graph_Op<"dropout", [Pure, Graph_Gradient, SameOperandsAndResultType]> {
   let summary = "inverted dropout: zeroes elements with probability `rate` while training";
   let description = [{
@@ -208,6 +308,66 @@ def Graph_CountCorrectOp : Graph_Op<"count_correct", [Pure]> {
   let arguments = (ins Graph_F32Tensor:$logits, Graph_I32Tensor:$labels);
   let results = (outs Graph_F32Scalar:$result);
   let assemblyFormat = "$logits `,` $labels attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Train-time forms (graph-derive-steps)
+//===----------------------------------------------------------------------===//
+
+def Graph_BatchMomentsOp : Graph_Op<"batch_moments", [Pure]> {
+  let summary = "per-channel mean and mean of squares of a batch";
+  let description = [{
+    `input` is [..., C], every axis but the last a row; the result is [2, C]: the mean and the
+    mean of the squares over the rows. Means (not a variance) so that the moments of equal
+    shards combine by averaging. Autodiff does not differentiate through it: the
+    `graph.batch_norm_train` that reads it accounts for the dependence in its own gradient.
+
+    ```mlir
+    %s = graph.batch_moments %x : tensor<8x16x16x64xf32> -> tensor<2x64xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$input);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Graph_BatchNormTrainOp : Graph_Op<"batch_norm_train",
+    [Pure, Graph_Gradient, AllTypesMatch<["input", "result"]>]> {
+  let summary = "batch normalisation with the statistics of the batch";
+  let description = [{
+    `gamma * (x - mean) / sqrt(var + epsilon) + beta` with `mean = stats[0]` and
+    `var = stats[1] - mean^2`, `stats` the `graph.batch_moments` of `input`.
+
+    ```mlir
+    %y = graph.batch_norm_train %x, %s, %gamma, %beta {epsilon = 1.0e-03}
+        : (tensor<8x16x16x64xf32>, tensor<2x64xf32>, tensor<64xf32>, tensor<64xf32>)
+        -> tensor<8x16x16x64xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$input, Graph_F32Tensor:$stats, Graph_F32Tensor:$gamma,
+                       Graph_F32Tensor:$beta, F64Attr:$epsilon);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$input `,` $stats `,` $gamma `,` $beta attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_MovingStatsUpdateOp : Graph_Op<"moving_stats_update",
+    [AllTypesMatch<["moving_mean", "moving_var"]>]> {
+  let summary = "moving averages of the batch statistics, in place";
+  let description = [{
+    `moving_mean = momentum * moving_mean + (1 - momentum) * stats[0]`, and the same for
+    `moving_var` with the batch variance `stats[1] - stats[0]^2`.
+
+    ```mlir
+    graph.moving_stats_update %mean, %var, %s {momentum = 9.9e-01}
+        : tensor<64xf32>, tensor<2x64xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$moving_mean, Graph_F32Tensor:$moving_var,
+                       Graph_F32Tensor:$stats, F64Attr:$momentum);
+  let assemblyFormat = "$moving_mean `,` $moving_var `,` $stats attr-dict `:` type($moving_mean) `,` type($stats)";
   let hasVerifier = 1;
 }
 
@@ -380,6 +540,106 @@ def Graph_DropoutGradOp : Graph_Op<"dropout_grad", [Pure, AllTypesMatch<["output
   let arguments = (ins Graph_F32Tensor:$output, Graph_F32Tensor:$grad, F64Attr:$rate);
   let results = (outs Graph_F32Tensor:$result);
   let assemblyFormat = "$output `,` $grad attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Graph_ZeroPad2DGradOp : Graph_Op<"zero_pad2d_grad", [Pure]> {
+  let summary = "gradient of zero padding: the interior of the incoming gradient";
+  let description = [{
+    ```mlir
+    %dx = graph.zero_pad2d_grad %dp {padding = [3, 3, 3, 3]}
+        : tensor<8x38x38x3xf32> -> tensor<8x32x32x3xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$grad, I64ArrayAttr:$padding);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$grad attr-dict `:` type($grad) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Graph_AvgPool2DGradOp : Graph_Op<"avg_pool2d_grad", [Pure]> {
+  let summary = "gradient of 2-D average pooling with respect to its input";
+  let description = [{
+    Spreads each element of `grad` [N, OH, OW, C] evenly over its window; the result has the
+    forward input's shape [N, H, W, C].
+
+    ```mlir
+    %dx = graph.avg_pool2d_grad %dp {window = [2, 2], strides = [2, 2]}
+        : tensor<64x13x13x32xf32> -> tensor<64x26x26x32xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$grad,
+                       DefaultValuedAttr<I64ArrayAttr, "{2, 2}">:$window,
+                       DefaultValuedAttr<I64ArrayAttr, "{2, 2}">:$strides);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$grad attr-dict `:` type($grad) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Graph_BatchNormGradParamsOp : Graph_Op<"batch_norm_grad_params",
+    [Pure, AllTypesMatch<["gamma_grad", "beta_grad"]>]> {
+  let summary = "gradients of batch_norm_train's gamma and beta";
+  let description = [{
+    `gamma_grad = sum(grad * xhat)`, `beta_grad = sum(grad)` over the rows, with
+    `xhat = (x - mean) / sqrt(var + epsilon)`.
+
+    ```mlir
+    %dg, %db = graph.batch_norm_grad_params %x, %s, %dy {epsilon = 1.0e-03}
+        : (tensor<8x16x16x64xf32>, tensor<2x64xf32>, tensor<8x16x16x64xf32>)
+        -> (tensor<64xf32>, tensor<64xf32>)
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$input, Graph_F32Tensor:$stats, Graph_F32Tensor:$grad,
+                       F64Attr:$epsilon);
+  let results = (outs Graph_F32Tensor:$gamma_grad, Graph_F32Tensor:$beta_grad);
+  let assemblyFormat = "$input `,` $stats `,` $grad attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_BatchNormGradInputOp : Graph_Op<"batch_norm_grad_input",
+    [Pure, AllTypesMatch<["input", "grad", "result"]>]> {
+  let summary = "gradient of batch_norm_train with respect to its input";
+  let description = [{
+    The statistics' dependence on the input included:
+    `gamma / sqrt(var + epsilon) * (grad - (beta_grad + xhat * gamma_grad) / rows)`, where
+    `gamma_grad` and `beta_grad` are the sums of `graph.batch_norm_grad_params` and `rows` the
+    number of rows of `input`.
+
+    ```mlir
+    %dx = graph.batch_norm_grad_input %x, %s, %gamma, %dg, %db, %dy {epsilon = 1.0e-03}
+        : (tensor<8x16x16x64xf32>, tensor<2x64xf32>, tensor<64xf32>, tensor<64xf32>,
+           tensor<64xf32>, tensor<8x16x16x64xf32>) -> tensor<8x16x16x64xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$input, Graph_F32Tensor:$stats, Graph_F32Tensor:$gamma,
+                       Graph_F32Tensor:$gamma_grad, Graph_F32Tensor:$beta_grad,
+                       Graph_F32Tensor:$grad, F64Attr:$epsilon);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$input `,` $stats `,` $gamma `,` $gamma_grad `,` $beta_grad `,` $grad attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_LstmGradOp : Graph_Op<"lstm_grad", [Pure]> {
+  let summary = "gradients of an LSTM layer";
+  let description = [{
+    `output` is the result of the `graph.lstm` being differentiated (with the same operands),
+    `grad` the gradient with respect to it; the results are the gradients of the input, the
+    kernel, the recurrent kernel and the bias (back-propagation through time).
+
+    ```mlir
+    %dx, %dw, %dr, %db = graph.lstm_grad %x, %w, %r, %b, %h, %dh {return_sequences}
+        : (tensor<128x28x28xf32>, tensor<28x1024xf32>, tensor<256x1024xf32>, tensor<1024xf32>,
+           tensor<128x28x256xf32>, tensor<128x28x256xf32>)
+        -> (tensor<128x28x28xf32>, tensor<28x1024xf32>, tensor<256x1024xf32>, tensor<1024xf32>)
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$input, Graph_F32Tensor:$kernel,
+                       Graph_F32Tensor:$recurrent_kernel, Graph_F32Tensor:$bias,
+                       Graph_F32Tensor:$output, Graph_F32Tensor:$grad,
+                       UnitAttr:$return_sequences);
+  let results = (outs Graph_F32Tensor:$input_grad, Graph_F32Tensor:$kernel_grad,
+                      Graph_F32Tensor:$recurrent_kernel_grad, Graph_F32Tensor:$bias_grad);
+  let assemblyFormat = "$input `,` $kernel `,` $recurrent_kernel `,` $bias `,` $output `,` $grad attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
 
