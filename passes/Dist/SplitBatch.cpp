@@ -33,8 +33,12 @@ FailureOr<SmallVector<bool>> batchedResults(Operation *op, const llvm::DenseSet<
       .Case<g::DenseOp, g::ReluOp, g::SigmoidOp, g::TanhOp, g::SoftmaxOp, g::ActivationGradOp,
             g::AddOp, g::ReshapeOp, g::FlattenOp, g::SoftmaxCrossEntropyGradOp, g::Conv2DOp,
             g::Conv2DGradInputOp, g::MaxPool2DOp, g::MaxPool2DGradOp, g::DropoutOp,
-            g::DropoutGradOp>(
+            g::DropoutGradOp, g::ZeroPad2DOp, g::ZeroPad2DGradOp, g::AvgPool2DOp,
+            g::AvgPool2DGradOp, g::GlobalAvgPool2DOp, g::BatchNormOp, g::BatchNormTrainOp,
+            g::BatchNormGradInputOp, g::LstmOp>(
           [&](Operation *) { return all; })
+      // An LSTM's input gradient has the input's rows; its weight gradients sum over them.
+      .Case([&](g::LstmGradOp) { return SmallVector<bool>{true, false, false, false}; })
       // Rows of a product come from the left operand unless it is transposed (then the
       // product contracts over the batch: a weight gradient).
       .Case([&](g::MatMulOp m) -> FailureOr<SmallVector<bool>> {
@@ -44,7 +48,11 @@ FailureOr<SmallVector<bool>> batchedResults(Operation *op, const llvm::DenseSet<
       })
       // Reductions over the rows and the losses (means over the shard's rows); a filter
       // gradient sums over the batch.
-      .Case<g::ReduceRowsOp, g::Conv2DGradFilterOp, g::SoftmaxCrossEntropyOp, g::CountCorrectOp, g::ApplyGradientOp>(
+      // Batch statistics are the shard's own (each replica normalises with its shard's
+      // statistics, as Keras's BatchNormalization does under a mirrored strategy).
+      .Case<g::ReduceRowsOp, g::Conv2DGradFilterOp, g::SoftmaxCrossEntropyOp, g::CountCorrectOp,
+            g::ApplyGradientOp, g::BatchMomentsOp, g::BatchNormGradParamsOp,
+            g::MovingStatsUpdateOp>(
           [&](Operation *) { return none; })
       .Default([](Operation *) { return failure(); });
 }

@@ -294,6 +294,15 @@ private:
             i64("stride_w", strides[1])};
   }
 
+  /// The attributes of a zero padding of [top, bottom, left, right].
+  SmallVector<NamedAttribute> padAttrs(ArrayAttr padding) {
+    SmallVector<NamedAttribute> attrs;
+    StringRef names[] = {"pad_top", "pad_bottom", "pad_left", "pad_right"};
+    for (auto [name, v] : llvm::zip(names, padding))
+      attrs.push_back(named(name, b_.getI64IntegerAttr(cast<IntegerAttr>(v).getInt())));
+    return attrs;
+  }
+
   LogicalResult lower(Operation *op) {
     using namespace g;
     bool ok = true;
@@ -363,6 +372,51 @@ private:
         .Case([&](MaxPool2DGradOp p) {
           kernel(p, "max_pool2d_grad", p->getOperands(), poolAttrs(p.getWindow(), p.getStrides()));
         })
+        .Case([&](ZeroPad2DOp p) {
+          kernel(p, "zero_pad2d", p->getOperands(), padAttrs(p.getPadding()));
+        })
+        .Case([&](ZeroPad2DGradOp p) {
+          kernel(p, "zero_pad2d_grad", p->getOperands(), padAttrs(p.getPadding()));
+        })
+        .Case([&](AvgPool2DOp p) {
+          kernel(p, "avg_pool2d", p->getOperands(), poolAttrs(p.getWindow(), p.getStrides()));
+        })
+        .Case([&](AvgPool2DGradOp p) {
+          kernel(p, "avg_pool2d_grad", p->getOperands(), poolAttrs(p.getWindow(), p.getStrides()));
+        })
+        .Case([&](GlobalAvgPool2DOp p) {
+          // An average pool whose window is the whole image, writing [N, C].
+          auto in = cast<RankedTensorType>(p.getInput().getType()).getShape();
+          ArrayAttr window = b_.getI64ArrayAttr({in[1], in[2]});
+          kernel(p, "avg_pool2d", p->getOperands(), poolAttrs(window, window));
+        })
+        .Case([&](BatchNormOp n) {
+          kernel(n, "batch_norm_infer", n->getOperands(), {named("epsilon", n.getEpsilonAttr())});
+        })
+        .Case([&](BatchMomentsOp m) { kernel(m, "batch_moments", m->getOperands()); })
+        .Case([&](BatchNormTrainOp n) {
+          kernel(n, "batch_norm_train", n->getOperands(), {named("epsilon", n.getEpsilonAttr())});
+        })
+        .Case([&](BatchNormGradParamsOp n) {
+          kernel(n, "batch_norm_grad_params", n->getOperands(),
+                 {named("epsilon", n.getEpsilonAttr())});
+        })
+        .Case([&](BatchNormGradInputOp n) {
+          kernel(n, "batch_norm_grad_input", n->getOperands(),
+                 {named("epsilon", n.getEpsilonAttr())});
+        })
+        .Case([&](MovingStatsUpdateOp u) {
+          emit(u.getLoc(), "moving_stats_update", u.getStats(),
+               {u.getMovingMean(), u.getMovingVar()}, {named("momentum", u.getMomentumAttr())});
+        })
+        .Case([&](LstmOp l) {
+          // A training LSTM keeps what its gradient kernel needs, found through its output.
+          bool training =
+              llvm::any_of(l->getUsers(), [](Operation *u) { return isa<LstmGradOp>(u); });
+          kernel(l, "lstm", l->getOperands(),
+                 {flag("return_sequences", l.getReturnSequences()), flag("training", training)});
+        })
+        .Case([&](LstmGradOp l) { kernel(l, "lstm_grad", l->getOperands()); })
         .Case([&](DropoutOp d) {
           // The mask is a buffer of the step, read again by the gradient. Each device numbers
           // its dropouts in order, so that replicas of one dropout share a stream.
