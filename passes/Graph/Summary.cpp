@@ -48,10 +48,9 @@ static std::string layerType(Operation *op) {
 }
 
 ParamCounts printModelSummary(func::FuncOp model, llvm::raw_ostream &os) {
-  const char *rule = "_________________________________________________________________________\n";
-  const char *thick = "=========================================================================\n";
+  const std::string rule = std::string(78, '_') + "\n", thick = std::string(78, '=') + "\n";
   auto row = [&](StringRef layer, StringRef shape, StringRef params) {
-    os << llvm::format(" %-36s %-22s %12s\n", layer.str().c_str(), shape.str().c_str(),
+    os << llvm::format(" %-41s %-22s %12s\n", layer.str().c_str(), shape.str().c_str(),
                        params.str().c_str());
   };
   os << "Model: \"" << model.getSymName() << "\"\n" << rule;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace dp::rt {
 namespace {
@@ -30,6 +31,37 @@ void fillTruncatedNormal(float *out, int64_t n, Rng &rng, double stddev) {
     while (std::fabs(z) > 2.0);
     out[i] = static_cast<float>(stddev * z);
   }
+}
+
+// gain * Q for the thin QR factorisation of a normal [max, min] draw, Q's columns made the
+// result's columns (rows >= cols) or rows (rows < cols). Modified Gram-Schmidt gives R a positive
+// diagonal, the sign convention Keras applies.
+void fillOrthogonal(float *out, int64_t rows, int64_t cols, Rng &rng, double gain) {
+  const int64_t m = std::max(rows, cols), k = std::min(rows, cols);
+  std::vector<double> q(static_cast<size_t>(m * k)); // column j at q[j * m]
+  for (double &v : q)
+    v = rng.normal();
+  for (int64_t j = 0; j < k; ++j) {
+    double *col = &q[j * m];
+    for (int64_t p = 0; p < j; ++p) {
+      const double *prev = &q[p * m];
+      double dot = 0;
+      for (int64_t i = 0; i < m; ++i)
+        dot += prev[i] * col[i];
+      for (int64_t i = 0; i < m; ++i)
+        col[i] -= dot * prev[i];
+    }
+    double norm = 0;
+    for (int64_t i = 0; i < m; ++i)
+      norm += col[i] * col[i];
+    norm = std::sqrt(norm);
+    for (int64_t i = 0; i < m; ++i)
+      col[i] /= norm;
+  }
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      out[r * cols + c] =
+          static_cast<float>(gain * (rows >= cols ? q[c * m + r] : q[r * m + c]));
 }
 
 } // namespace
@@ -67,6 +99,13 @@ void checkInit(const fb::Init &init, const std::string &where) {
   case InitKind::HeUniform:
     if (fanIn <= 0)
       fail("he initialiser needs a positive fan_in, got " + std::to_string(fanIn));
+    return;
+  case InitKind::Orthogonal:
+    if (fanIn <= 0 || fanOut <= 0 || !std::isfinite(a))
+      fail("orthogonal initialiser needs a [rows, cols] shape and a finite gain, got " +
+           std::to_string(fanIn) + "x" + std::to_string(fanOut) + " and " + std::to_string(a));
+    return;
+  case InitKind::UnitForgetBias:
     return;
   case InitKind::NumKinds:
     break;
@@ -110,6 +149,20 @@ void drawInit(float *out, int64_t n, const fb::Init &init, uint64_t seed, std::s
     return;
   case InitKind::HeNormal:
     fillTruncatedNormal(out, n, rng, std::sqrt(2.0 / fanIn) / kTruncatedNormalStddevFactor);
+    return;
+  case InitKind::Orthogonal:
+    if (static_cast<int64_t>(fanIn) * static_cast<int64_t>(fanOut) != n)
+      throw Error(ErrorKind::Plan, "orthogonal initialiser of " + std::to_string(init.fan_in()) +
+                                       "x" + std::to_string(init.fan_out()) + " for " +
+                                       std::to_string(n) + " elements");
+    fillOrthogonal(out, init.fan_in(), init.fan_out(), rng, init.a());
+    return;
+  case InitKind::UnitForgetBias:
+    if (n % 4 != 0)
+      throw Error(ErrorKind::Plan, "unit_forget_bias initialiser for " + std::to_string(n) +
+                                       " elements, not 4 gates of equal size");
+    std::fill(out, out + n, 0.0f);
+    std::fill(out + n / 4, out + n / 2, 1.0f);
     return;
   case InitKind::NumKinds:
     break;

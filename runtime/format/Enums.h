@@ -63,6 +63,10 @@ enum class InitKind : uint8_t {
   GlorotNormal = 6,  // truncated N(0, sqrt(2 / (fan_in + fan_out)))
   HeNormal = 7,      // truncated N(0, sqrt(2 / fan_in))
   HeUniform = 8,     // U(+-sqrt(6 / fan_in))
+  // a times a matrix with orthonormal rows or columns, seen as [fan_in, fan_out] (Keras's
+  // Orthogonal: the QR factor of a normal draw, R's diagonal made positive).
+  Orthogonal = 9,
+  UnitForgetBias = 10, // an LSTM bias: zeros, but ones for the forget gate (the 2nd quarter)
   NumKinds
 };
 

@@ -49,6 +49,14 @@ def Graph_HeNormalAttr : Graph_InitAttr<"HeNormal", "he_normal",
     "truncated normal, stddev sqrt(2 / fan_in)">;
 def Graph_HeUniformAttr : Graph_InitAttr<"HeUniform", "he_uniform",
     "uniform in +-sqrt(6 / fan_in)">;
+def Graph_OrthogonalAttr : Graph_InitAttr<"Orthogonal", "orthogonal",
+    "gain times a matrix with orthonormal rows or columns (Keras's Orthogonal), the tensor "
+    "seen as [product of all axes but the last, last axis]"> {
+  let parameters = (ins DP_F64Param<"1.0">:$gain);
+  let assemblyFormat = "(`<` struct(params)^ `>`)?";
+}
+def Graph_UnitForgetBiasAttr : Graph_InitAttr<"UnitForgetBias", "unit_forget_bias",
+    "an LSTM bias [4U]: zeros, ones for the forget gate (Keras's unit_forget_bias)">;
 
 //===----------------------------------------------------------------------===//
 // Optimizers, attached to the model function as `graph.optimizer` (Keras defaults).

@@ -38,6 +38,14 @@ LogicalResult ParamOp::verify() {
                          << getInit();
   if (getOptimizerState() && getTrainable())
     return emitOpError("optimizer state cannot be trainable");
+  if (isa<UnitForgetBiasAttr>(getInit()) &&
+      (getType().getRank() != 1 || getType().getDimSize(0) % 4 != 0))
+    return emitOpError() << "#graph.unit_forget_bias initialises an LSTM bias of shape [4U], "
+                            "found "
+                         << getType();
+  if (isa<OrthogonalAttr>(getInit()) && getType().getRank() < 2)
+    return emitOpError() << "#graph.orthogonal needs a tensor of rank 2 or more, found "
+                         << getType();
   return success();
 }
 
@@ -465,7 +473,8 @@ LogicalResult MovingStatsUpdateOp::verify() {
 LogicalResult BatchNormGradParamsOp::verify() {
   FailureOr<int64_t> c = normChannels(*this, getInput());
   if (failed(c) || failed(checkStats(*this, getStats(), *c)) ||
-      failed(checkChannels(*this, getGammaGrad(), *c, "gamma_grad")))
+      failed(checkChannels(*this, getGammaGrad(), *c, "gamma_grad")) ||
+      failed(checkChannels(*this, getBetaGrad(), *c, "beta_grad")))
     return failure();
   if (getGrad().getType() != getInput().getType())
     return emitOpError() << "expects grad of the input's type " << getInput().getType()

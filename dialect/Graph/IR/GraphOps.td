@@ -576,8 +576,7 @@ def Graph_AvgPool2DGradOp : Graph_Op<"avg_pool2d_grad", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Graph_BatchNormGradParamsOp : Graph_Op<"batch_norm_grad_params",
-    [Pure, AllTypesMatch<["gamma_grad", "beta_grad"]>]> {
+def Graph_BatchNormGradParamsOp : Graph_Op<"batch_norm_grad_params", [Pure]> {
   let summary = "gradients of batch_norm_train's gamma and beta";
   let description = [{
     `gamma_grad = sum(grad * xhat)`, `beta_grad = sum(grad)` over the rows, with

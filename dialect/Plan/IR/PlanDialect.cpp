@@ -34,11 +34,15 @@ LogicalResult InitAttr::verify(function_ref<InFlightDiagnostic()> emitError, Str
   bool known = llvm::StringSwitch<bool>(kind)
                    .Cases("zeros", "ones", "constant", "uniform", "normal", true)
                    .Cases("glorot_uniform", "glorot_normal", "he_normal", "he_uniform", true)
+                   .Cases("orthogonal", "unit_forget_bias", true)
                    .Default(false);
   if (!known)
     return emitError() << "unknown initialiser kind '" << kind << "'";
   if (kind.starts_with("glorot") && (fanIn <= 0 || fanOut <= 0))
     return emitError() << "initialiser '" << kind << "' needs positive fan_in and fan_out";
+  if (kind == "orthogonal" && (fanIn <= 0 || fanOut <= 0))
+    return emitError() << "initialiser 'orthogonal' needs positive rows (fan_in) and columns "
+                          "(fan_out)";
   if (kind.starts_with("he") && fanIn <= 0)
     return emitError() << "initialiser '" << kind << "' needs a positive fan_in";
   return success();

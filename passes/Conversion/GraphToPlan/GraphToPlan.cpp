@@ -57,7 +57,15 @@ plan::InitAttr initFor(g::ParamOp param) {
       .Case([&](g::GlorotUniformAttr) { return make("glorot_uniform"); })
       .Case([&](g::GlorotNormalAttr) { return make("glorot_normal"); })
       .Case([&](g::HeNormalAttr) { return make("he_normal"); })
-      .Case([&](g::HeUniformAttr) { return make("he_uniform"); });
+      .Case([&](g::HeUniformAttr) { return make("he_uniform"); })
+      .Case([&](g::OrthogonalAttr o) {
+        // Keras's view: [all axes but the last, the last axis].
+        auto shape = param.getType().getShape();
+        int64_t cols = shape.empty() ? 1 : shape.back();
+        return plan::InitAttr::get(ctx, "orthogonal", APFloat(o.getGain().convertToDouble()),
+                                   APFloat(0.0), param.getType().getNumElements() / cols, cols);
+      })
+      .Case([&](g::UnitForgetBiasAttr) { return make("unit_forget_bias"); });
 }
 
 /// Lowers the functions of one module into a plan.program.

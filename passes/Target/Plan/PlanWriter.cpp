@@ -99,7 +99,9 @@ private:
                                     .Case("glorot_uniform", rt::InitKind::GlorotUniform)
                                     .Case("glorot_normal", rt::InitKind::GlorotNormal)
                                     .Case("he_normal", rt::InitKind::HeNormal)
-                                    .Case("he_uniform", rt::InitKind::HeUniform);
+                                    .Case("he_uniform", rt::InitKind::HeUniform)
+                                    .Case("orthogonal", rt::InitKind::Orthogonal)
+                                    .Case("unit_forget_bias", rt::InitKind::UnitForgetBias);
     return static_cast<uint8_t>(k);
   }
 
