@@ -80,9 +80,17 @@ struct FuseAllReducePass : dist::impl::FuseAllReducePassBase<FuseAllReducePass> 
         return signalPassFailure();
       SmallVector<SmallVector<dist::AllReduceOp>> buckets;
       int64_t bytes = 0;
+      bool open = false; // whether the last bucket takes more gradients
       for (dist::AllReduceOp op : all) {
         int64_t size = op.bytesPerReplica();
-        if (buckets.empty() || cap == 0 || bytes + size > cap) {
+        // What the step waits for travels alone, so that no gradient delays it.
+        if (op->hasAttr(dist::kSyncAttr)) {
+          buckets.push_back({op});
+          open = false;
+          continue;
+        }
+        if (!open || cap == 0 || bytes + size > cap) {
+          open = true;
           buckets.emplace_back();
           bytes = 0;
         }

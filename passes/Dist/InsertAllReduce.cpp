@@ -21,6 +21,9 @@ LogicalResult insertAllReduces(func::FuncOp func, dist::MeshAttr mesh) {
   // The apply_gradient ops of each parameter, by replica, in the order gradients are ready.
   llvm::MapVector<StringRef, SmallVector<g::ApplyGradientOp>> byParam;
   for (auto apply : func.getOps<g::ApplyGradientOp>()) {
+    // Already averaged (dist-sync-batch-norm).
+    if (apply.getGradient().getDefiningOp<dist::AllReduceOp>())
+      continue;
     auto param = apply.getParam().getDefiningOp<g::ParamOp>();
     if (!param)
       return apply.emitOpError("expects its parameter from a graph.param");

@@ -36,6 +36,22 @@ def SplitBatchPass : Pass<"dist-split-batch", "mlir::ModuleOp"> {
   let dependentDialects = ["dp::dist::DistDialect"];
 }
 
+def SyncBatchNormPass : Pass<"dist-sync-batch-norm", "mlir::ModuleOp"> {
+  let summary = "Batch normalisation with the statistics of the global batch";
+  let description = [{
+    After `dist-split-batch` each replica's `graph.batch_moments` sees only its shard. This
+    pass averages the moments of the R x P replicas with a `dist.allreduce` marked `dist.sync`
+    right after they are computed (equal shards: the mean of the shards' means is the
+    batch's), and the same for the sums of `graph.batch_norm_grad_params`, which the input
+    gradient needs over the whole batch and which then are the averaged gradients of gamma
+    and beta. A data-parallel step then computes what one device computes on the whole
+    batch, moving statistics included. Without this pass (dpc --batch-norm-stats=local) each
+    replica normalises with its shard's statistics, as Keras's BatchNormalization does under
+    a mirrored strategy. Collective names: `<layer>.batch_stats`, and gamma's and beta's.
+  }];
+  let dependentDialects = ["dp::dist::DistDialect"];
+}
+
 def InsertAllReducePass : Pass<"dist-insert-allreduce", "mlir::ModuleOp"> {
   let summary = "Average each gradient over all replicas";
   let description = [{

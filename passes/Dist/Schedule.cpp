@@ -37,7 +37,8 @@ LogicalResult schedule(func::FuncOp func) {
     return failure();
   SmallVector<Operation *> updates;
   for (Operation &op : body.without_terminator())
-    if (llvm::any_of(op.getOperands(), [](Value v) { return v.getDefiningOp<dist::AllReduceOp>(); }))
+    if (op.getNumResults() == 0 &&
+        llvm::any_of(op.getOperands(), [](Value v) { return v.getDefiningOp<dist::AllReduceOp>(); }))
       updates.push_back(&op);
   for (Operation *u : updates)
     u->moveBefore(ret);
@@ -78,7 +79,8 @@ struct SchedulePass : dist::impl::SchedulePassBase<SchedulePass> {
 LogicalResult dp::dist::verifyOnlyUpdatesUseMeans(ArrayRef<AllReduceOp> allreduces) {
   for (AllReduceOp op : allreduces)
     for (Operation *user : op->getUsers())
-      if (user->getNumResults() != 0)
+      // Averaged batch statistics feed the rest of the step; gradients only the updates.
+      if (!op->hasAttr(kSyncAttr) && user->getNumResults() != 0)
         return user->emitOpError("uses an allreduced gradient and has results; only updates "
                                  "may consume the means");
   return success();

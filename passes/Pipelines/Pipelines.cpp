@@ -27,6 +27,8 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options) {
   replicate.device = options.device;
   pm.addPass(dist::createReplicatePass(replicate));
   pm.addPass(dist::createSplitBatchPass());
+  if (options.syncBatchNorm)
+    pm.addPass(dist::createSyncBatchNormPass());
   pm.addPass(dist::createInsertAllReducePass());
   dist::FuseAllReducePassOptions fuse;
   fuse.bucketMb = options.bucketMb;

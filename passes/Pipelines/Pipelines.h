@@ -22,6 +22,10 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
   Option<double> bucketMb{*this, "bucket-mb",
                           llvm::cl::desc("Largest gradient bucket in MiB (0: one per gradient)"),
                           llvm::cl::init(25.0)};
+  Option<bool> syncBatchNorm{
+      *this, "sync-batch-norm",
+      llvm::cl::desc("Batch statistics over the global batch (false: each replica's shard)"),
+      llvm::cl::init(true)};
 };
 
 /// Appends the passes of `dpc compile` to `pm`, in order.

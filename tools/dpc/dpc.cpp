@@ -62,6 +62,16 @@ static cl::opt<LrScaling> scaleLr(
                clEnumValN(LrScaling::Linear, "linear",
                           "multiply it by R x P (Goyal et al.), on top of --lr-scale")),
     cl::init(LrScaling::None), cl::sub(compileCmd), cl::cat(dpcCategory));
+enum class BatchNormStats { Global, Local };
+static cl::opt<BatchNormStats> batchNormStats(
+    "batch-norm-stats", cl::desc("Which batch the statistics of batch normalisation cover"),
+    cl::values(clEnumValN(BatchNormStats::Global, "global",
+                          "the global batch, averaged across replicas: data parallelism gives "
+                          "what one device gives (default)"),
+               clEnumValN(BatchNormStats::Local, "local",
+                          "each replica's shard, as Keras under a mirrored strategy (no "
+                          "collectives in the forward pass)")),
+    cl::init(BatchNormStats::Global), cl::sub(compileCmd), cl::cat(dpcCategory));
 static cl::opt<bool> quiet("quiet", cl::desc("Print nothing but errors"), cl::sub(compileCmd),
                            cl::cat(dpcCategory));
 
@@ -164,6 +174,7 @@ int runCompile(ModuleOp module) {
   options.processes = processes.getValue();
   options.device = device.getValue();
   options.bucketMb = bucketMb.getValue();
+  options.syncBatchNorm = batchNormStats == BatchNormStats::Global;
   dp::buildCompilePipeline(pm, options);
   if (failed(pm.run(module)))
     return 1;

@@ -21,6 +21,9 @@
 #include "dialect/Dist/IR/DistOps.h.inc"
 
 namespace dp::dist {
+/// Marks a dist.allreduce that the step waits for before going on (batch statistics
+/// averaged across replicas) rather than a gradient averaged for the optimizer.
+inline constexpr llvm::StringLiteral kSyncAttr = "dist.sync";
 /// The replica an op was placed on (0 when it carries no `dist.replica`).
 int64_t getReplica(mlir::Operation *op);
 /// The mesh of a step function, or null when it was not distributed.

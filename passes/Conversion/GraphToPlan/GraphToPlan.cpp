@@ -207,6 +207,23 @@ private:
       }
       gradOf_[grad] = {param.getDefiningOp<g::ParamOp>().getName(), dist::getReplica(op)};
     });
+    // Other averaged tensors (batch statistics) live in their bucket like gradients, under
+    // the allreduce's names.
+    auto nameOthers = [&](ValueRange tensors, std::optional<ArrayAttr> names) {
+      if (!names || tensors.empty())
+        return;
+      unsigned n = names->size();
+      for (auto [i, v] : llvm::enumerate(tensors))
+        if (!gradOf_.count(v) && n && tensors.size() % n == 0)
+          gradOf_[v] = {cast<StringAttr>((*names)[i % n]).getValue(),
+                        dist::getReplica(v.getDefiningOp())};
+    };
+    func.walk([&](Operation *op) {
+      if (auto a = dyn_cast<dist::AllReduceOp>(op))
+        nameOthers(a.getGradients(), a.getTensors());
+      else if (auto a = dyn_cast<dist::AllReduceStartOp>(op))
+        nameOthers(a.getGradients(), a.getTensors());
+    });
   }
 
   Value gradBuffer(Value result) {
