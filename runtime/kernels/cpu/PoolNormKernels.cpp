@@ -1,17 +1,620 @@
-// Zero padding, average pooling and batch normalisation (placeholder until implemented).
+// Zero padding, average pooling and batch normalisation, on NHWC images and channels-last
+// tensors (for batch normalisation every axis but the last is a row).
+//
+// avg_pool2d and its gradient are oneDNN pooling primitives (the windows are valid, so whether
+// padding is excluded from the mean does not matter), and batch_norm_infer and
+// batch_norm_train oneDNN batch normalisation with given statistics (batch_norm_train first
+// turns batch_moments' mean of squares into a variance). zero_pad2d, its gradient, the batch
+// statistics, the batch-norm gradients and the moving averages are loops with the channels
+// innermost and the rows split across threads. Sums over rows are taken per channel in double,
+// in row chunks fixed at load and added in chunk order, so that a kernel's result does not
+// depend on the threads it gets at run time.
+#include "runtime/kernels/cpu/Dnnl.h"
 #include "runtime/kernels/cpu/Internal.h"
+#include "runtime/kernels/cpu/Parallel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
 
 namespace dp::rt::cpu {
-#define DP_UNIMPLEMENTED(Name)                                                                     \
-  std::unique_ptr<Kernel> make##Name(const KernelSite &site) { site.fail("not implemented"); }
-DP_UNIMPLEMENTED(ZeroPad2d)
-DP_UNIMPLEMENTED(ZeroPad2dGrad)
-DP_UNIMPLEMENTED(AvgPool2d)
-DP_UNIMPLEMENTED(AvgPool2dGrad)
-DP_UNIMPLEMENTED(BatchMoments)
-DP_UNIMPLEMENTED(BatchNormTrain)
-DP_UNIMPLEMENTED(BatchNormInfer)
-DP_UNIMPLEMENTED(BatchNormGradParams)
-DP_UNIMPLEMENTED(BatchNormGradInput)
-DP_UNIMPLEMENTED(MovingStatsUpdate)
+namespace {
+
+using dnnl::algorithm;
+using dnnl::memory;
+
+/// "input 0 (x) (buffer 3)": a tensor as error messages name it.
+std::string named(const char *role, const TensorView &t) {
+  return std::string(role) + " (buffer " + std::to_string(t.id) + ")";
+}
+
+std::string shapeString(const std::vector<int64_t> &shape) {
+  std::string s;
+  for (int64_t d : shape)
+    s += (s.empty() ? "" : "x") + std::to_string(d);
+  return "[" + s + "]";
+}
+
+void expectShape(const KernelSite &site, const TensorView &t, const std::vector<int64_t> &shape,
+                 const char *role) {
+  if (t.shape != shape)
+    site.fail(named(role, t) + " is " + shapeString(t.shape) + ", expected " + shapeString(shape));
+}
+
+void expectRank4(const KernelSite &site, const TensorView &t, const char *role) {
+  if (t.rank() != 4)
+    site.fail(named(role, t) + " has rank " + std::to_string(t.rank()) +
+              ", expected 4 (an NHWC image)");
+}
+
+/// An NHWC image as oneDNN's logical (N, C, H, W) with channels-last strides.
+memory::desc nhwcDesc(int64_t n, int64_t h, int64_t w, int64_t c) {
+  return f32Desc({n, c, h, w}, {h * w * c, 1, w * c, c});
+}
+
+/// The thread cap for a memory-bound oneDNN primitive over `elements` elements (0: none).
+int threadsForElements(int64_t elements) { return elements < kParallelMinWork ? 1 : 0; }
+
+/// A kernel that is one oneDNN primitive bound at load.
+class PrimitiveKernel final : public Kernel {
+public:
+  explicit PrimitiveKernel(DnnlCall call) : call_(std::move(call)) {}
+  void run(const StepContext &) override { call_.run(); }
+
+private:
+  DnnlCall call_;
+};
+
+// ---- zero padding --------------------------------------------------------------------------
+
+/// The geometry of a zero padding: x[n,h,w,c] in the middle of y[n,ph,pw,c].
+struct PadShape {
+  int64_t n, h, w, c, pt, pb, pl, pr, ph, pw;
+};
+
+/// Reads the padding attributes and checks the image `x` against its padded form `y`.
+PadShape padShape(const KernelSite &site, const TensorView &x, const TensorView &y,
+                  const char *xRole, const char *yRole) {
+  site.expectDType(x, DType::F32, xRole);
+  site.expectDType(y, DType::F32, yRole);
+  expectRank4(site, x, xRole);
+  PadShape p{};
+  p.n = x.dim(0), p.h = x.dim(1), p.w = x.dim(2), p.c = x.dim(3);
+  p.pt = site.intAttr("pad_top"), p.pb = site.intAttr("pad_bottom");
+  p.pl = site.intAttr("pad_left"), p.pr = site.intAttr("pad_right");
+  if (p.pt < 0 || p.pb < 0 || p.pl < 0 || p.pr < 0)
+    site.fail("paddings must be non-negative, got top " + std::to_string(p.pt) + ", bottom " +
+              std::to_string(p.pb) + ", left " + std::to_string(p.pl) + ", right " +
+              std::to_string(p.pr));
+  p.ph = p.h + p.pt + p.pb, p.pw = p.w + p.pl + p.pr;
+  expectShape(site, y, {p.n, p.ph, p.pw, p.c}, yRole);
+  return p;
+}
+
+class ZeroPadKernel final : public Kernel {
+public:
+  ZeroPadKernel(const PadShape &p, const float *x, float *y) : p_(p), x_(x), y_(y) {}
+  void run(const StepContext &) override {
+    const PadShape p = p_;
+    const float *x = x_;
+    float *y = y_;
+    // One padded image row at a time: zeros, or zeros around a copied row of x.
+    const int64_t row = p.pw * p.c, left = p.pl * p.c, inner = p.w * p.c;
+    parallelChunks(
+        p.n * p.ph,
+        [=](int64_t begin, int64_t end) {
+          for (int64_t r = begin; r < end; ++r) {
+            float *out = y + r * row;
+            const int64_t i = r % p.ph - p.pt;
+            if (i < 0 || i >= p.h) {
+              std::fill(out, out + row, 0.0f);
+              continue;
+            }
+            std::fill(out, out + left, 0.0f);
+            std::memcpy(out + left, x + (r / p.ph * p.h + i) * inner, inner * sizeof(float));
+            std::fill(out + left + inner, out + row, 0.0f);
+          }
+        },
+        p.n * p.ph * row);
+  }
+
+private:
+  PadShape p_;
+  const float *x_;
+  float *y_;
+};
+
+class ZeroPadGradKernel final : public Kernel {
+public:
+  ZeroPadGradKernel(const PadShape &p, const float *dy, float *dx) : p_(p), dy_(dy), dx_(dx) {}
+  void run(const StepContext &) override {
+    const PadShape p = p_;
+    const float *dy = dy_;
+    float *dx = dx_;
+    const int64_t inner = p.w * p.c;
+    parallelChunks(
+        p.n * p.h,
+        [=](int64_t begin, int64_t end) {
+          for (int64_t r = begin; r < end; ++r) {
+            const int64_t n = r / p.h, i = r % p.h;
+            std::memcpy(dx + r * inner, dy + ((n * p.ph + i + p.pt) * p.pw + p.pl) * p.c,
+                        inner * sizeof(float));
+          }
+        },
+        p.n * p.h * inner);
+  }
+
+private:
+  PadShape p_;
+  const float *dy_;
+  float *dx_;
+};
+
+// ---- average pooling -----------------------------------------------------------------------
+
+/// The window geometry of an average pooling of x[n,h,w,c] into y[n,oh,ow,c].
+struct PoolShape {
+  int64_t n, h, w, c, kh, kw, sh, sw, oh, ow;
+
+  memory::desc src() const { return nhwcDesc(n, h, w, c); }
+  memory::desc dst() const { return nhwcDesc(n, oh, ow, c); }
+  dnnl::pooling_forward::desc forward(dnnl::prop_kind prop) const {
+    return dnnl::pooling_forward::desc(prop, algorithm::pooling_avg_exclude_padding, src(), dst(),
+                                       {sh, sw}, {kh, kw}, {0, 0}, {0, 0});
+  }
+};
+
+/// Reads the window attributes and checks the image `x` ([N,H,W,C]) and the pooled `y` (any
+/// shape of N*OH*OW*C elements) against them.
+PoolShape poolShape(const KernelSite &site, const TensorView &x, const TensorView &y,
+                    const char *xRole, const char *yRole) {
+  site.expectDType(x, DType::F32, xRole);
+  site.expectDType(y, DType::F32, yRole);
+  expectRank4(site, x, xRole);
+  PoolShape p{};
+  p.n = x.dim(0), p.h = x.dim(1), p.w = x.dim(2), p.c = x.dim(3);
+  p.kh = site.intAttr("window_h"), p.kw = site.intAttr("window_w");
+  p.sh = site.intAttr("stride_h"), p.sw = site.intAttr("stride_w");
+  if (p.kh < 1 || p.kw < 1 || p.sh < 1 || p.sw < 1)
+    site.fail("window and strides must be positive, got window " + std::to_string(p.kh) + "x" +
+              std::to_string(p.kw) + ", strides " + std::to_string(p.sh) + "x" +
+              std::to_string(p.sw));
+  if (p.kh > p.h || p.kw > p.w)
+    site.fail("the " + std::to_string(p.kh) + "x" + std::to_string(p.kw) +
+              " window is larger than the " + std::to_string(p.h) + "x" + std::to_string(p.w) +
+              " image of " + named(xRole, x));
+  p.oh = (p.h - p.kh) / p.sh + 1;
+  p.ow = (p.w - p.kw) / p.sw + 1;
+  site.expectNumel(y, p.n * p.oh * p.ow * p.c, yRole);
+  return p;
+}
+
+// ---- batch normalisation -------------------------------------------------------------------
+
+/// A channels-last tensor x[..., C] as `rows` rows of `c` channels.
+struct NormShape {
+  int64_t rows, c;
+};
+
+NormShape normShape(const KernelSite &site, const TensorView &x, const char *role) {
+  site.expectDType(x, DType::F32, role);
+  if (x.rank() < 2)
+    site.fail(named(role, x) + " has rank " + std::to_string(x.rank()) +
+              ", expected at least 2 (rows and channels)");
+  if (x.numel == 0)
+    site.fail(named(role, x) + " is empty");
+  return {x.numel / x.dim(-1), x.dim(-1)};
+}
+
+/// Checks a per-channel vector: f32 with `c` elements.
+void expectChannels(const KernelSite &site, const TensorView &t, int64_t c, const char *role) {
+  site.expectDType(t, DType::F32, role);
+  site.expectNumel(t, c, role);
+}
+
+/// Checks batch statistics: f32 [2, c].
+void expectStats(const KernelSite &site, const TensorView &t, int64_t c, const char *role) {
+  site.expectDType(t, DType::F32, role);
+  expectShape(site, t, {2, c}, role);
+}
+
+double epsilonAttr(const KernelSite &site) {
+  const double epsilon = site.floatAttr("epsilon");
+  if (!(epsilon >= 0.0 && std::isfinite(epsilon)))
+    site.fail("epsilon " + std::to_string(epsilon) + " must be finite and non-negative");
+  return epsilon;
+}
+
+/// Variance of channel `k` from batch statistics (mean, mean of squares) of `c` channels;
+/// rounding can make mean of squares - mean^2 slightly negative, which is clamped to 0.
+inline double statsVariance(const float *stats, int64_t c, int64_t k) {
+  const double mean = stats[k];
+  return std::max(double(stats[c + k]) - mean * mean, 0.0);
+}
+
+/// A oneDNN batch normalisation of x into y with given per-channel mean and variance, scale
+/// gamma and shift beta: the forward of batch_norm_train and batch_norm_infer.
+DnnlCall normCall(const KernelSite &site, const TensorView &x, const TensorView &y,
+                  const NormShape &s, const float *mean, const float *variance, const float *gamma,
+                  const float *beta, double epsilon) {
+  // Images keep their NHWC geometry; anything else is rows of 1x1 images. Either way the
+  // layout is channels-last (acdb), which oneDNN's jit batch normalisation handles; a plain
+  // (rows, C) descriptor would get its strided channels-first loops.
+  const memory::desc data =
+      x.rank() == 4 ? nhwcDesc(x.dim(0), x.dim(1), x.dim(2), s.c) : nhwcDesc(s.rows, 1, 1, s.c);
+  const memory::desc channels = f32Desc({s.c}, {1});
+  const int threads = threadsForElements(x.numel);
+  ThreadCap cap(threads);
+  dnnl::batch_normalization_forward::primitive_desc pd(
+      dnnl::batch_normalization_forward::desc(
+          dnnl::prop_kind::forward_inference, data, static_cast<float>(epsilon),
+          dnnl::normalization_flags::use_global_stats | dnnl::normalization_flags::use_scale |
+              dnnl::normalization_flags::use_shift),
+      userScratchpad(), cpuEngine());
+  // oneDNN takes non-const handles; it only reads its inputs.
+  auto in = [&](const float *p) { return memory(channels, cpuEngine(), const_cast<float *>(p)); };
+  return DnnlCall(pd, dnnl::batch_normalization_forward(pd),
+                  {{DNNL_ARG_SRC, memory(data, cpuEngine(), x.data)},
+                   {DNNL_ARG_DST, memory(data, cpuEngine(), y.data)},
+                   {DNNL_ARG_MEAN, in(mean)},
+                   {DNNL_ARG_VARIANCE, in(variance)},
+                   {DNNL_ARG_SCALE, in(gamma)},
+                   {DNNL_ARG_SHIFT, in(beta)}},
+                  site.where(), threads);
+}
+
+// The row loops below are memory-bound with AVX2 or AVX-512 but not with the SSE2 that the
+// build targets (converting to double halves the vector width again), so they are compiled for
+// each and picked by the CPU at load (GCC/Clang function multiversioning).
+#if defined(__x86_64__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define DP_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+#endif
+#ifndef DP_VECTOR_CLONES
+#define DP_VECTOR_CLONES
+#endif
+
+/// sum[k] += x[r,k] and squares[k] += x[r,k]^2 over rows [begin, end) of x[.,c], in double.
+DP_VECTOR_CLONES void addMoments(const float *x, int64_t begin, int64_t end, int64_t c, double *sum,
+                                 double *squares) {
+  for (int64_t r = begin; r < end; ++r) {
+    const float *xr = x + r * c;
+#pragma omp simd
+    for (int64_t k = 0; k < c; ++k) {
+      const double v = xr[k];
+      sum[k] += v;
+      squares[k] += v * v;
+    }
+  }
+}
+
+/// centred[k] += dy[r,k] * (x[r,k] - mean[k]) and plain[k] += dy[r,k] over rows [begin, end);
+/// the products in float, the sums in double.
+DP_VECTOR_CLONES void addGradParams(const float *x, const float *dy, const float *mean,
+                                    int64_t begin, int64_t end, int64_t c, double *centred,
+                                    double *plain) {
+  for (int64_t r = begin; r < end; ++r) {
+    const float *xr = x + r * c, *dyr = dy + r * c;
+#pragma omp simd
+    for (int64_t k = 0; k < c; ++k) {
+      const float g = dyr[k];
+      centred[k] += double(g * (xr[k] - mean[k]));
+      plain[k] += double(g);
+    }
+  }
+}
+
+/// dx[r,k] = a[k] * dy[r,k] + b[k] * (x[r,k] - mean[k]) + d[k] over rows [begin, end).
+DP_VECTOR_CLONES void gradInputRows(const float *x, const float *dy, const float *mean,
+                                    const float *a, const float *b, const float *d, float *dx,
+                                    int64_t begin, int64_t end, int64_t c) {
+  for (int64_t r = begin; r < end; ++r) {
+    const float *xr = x + r * c, *dyr = dy + r * c;
+    float *dxr = dx + r * c;
+#pragma omp simd
+    for (int64_t k = 0; k < c; ++k)
+      dxr[k] = a[k] * dyr[k] + b[k] * (xr[k] - mean[k]) + d[k];
+  }
+}
+
+/// Per-channel sums over the rows of [rows, c] data, `sums` quantities per channel, in double.
+/// The rows are split into chunks fixed at load (one per thread when the work is large), each
+/// summed into its own accumulators allocated at load, then added in chunk order.
+class ChannelSums {
+public:
+  ChannelSums(int64_t rows, int64_t c, int sums) : rows_(rows), width_(sums * c) {
+    chunks_ = rows * c < kParallelMinWork
+                  ? 1
+                  : std::max<int64_t>(1, std::min<int64_t>(omp_get_max_threads(), rows));
+    // Each chunk's accumulators start a cache line of their own: threads writing every row
+    // to a shared line would serialise on it.
+    stride_ = (width_ + 7) / 8 * 8;
+    storage_.assign(chunks_ * stride_ + 8, 0.0);
+    void *base = storage_.data();
+    size_t space = storage_.size() * sizeof(double);
+    partial_ =
+        static_cast<double *>(std::align(64, chunks_ * stride_ * sizeof(double), base, space));
+  }
+
+  /// Calls `body(begin, end, acc)` for each chunk of rows [begin, end) with its accumulators
+  /// acc[sums * c] zeroed, and returns the totals (valid until the next call).
+  template <typename Body> const double *run(Body body) {
+    const int64_t chunks = chunks_, rows = rows_, width = width_, stride = stride_;
+    double *partial = partial_;
+#pragma omp parallel for schedule(static) num_threads(chunks) if (chunks > 1)
+    for (int64_t k = 0; k < chunks; ++k) {
+      double *acc = partial + k * stride;
+      std::fill(acc, acc + width, 0.0);
+      body(rows * k / chunks, rows * (k + 1) / chunks, acc);
+    }
+    for (int64_t k = 1; k < chunks; ++k)
+      for (int64_t j = 0; j < width; ++j)
+        partial[j] += partial[k * stride + j];
+    return partial;
+  }
+
+private:
+  int64_t rows_, width_, chunks_, stride_;
+  std::vector<double> storage_;
+  double *partial_; // the first 64-byte boundary in storage_
+};
+
+class BatchMomentsKernel final : public Kernel {
+public:
+  BatchMomentsKernel(const NormShape &s, const float *x, float *stats)
+      : s_(s), x_(x), stats_(stats), sums_(s.rows, s.c, 2) {}
+  void run(const StepContext &) override {
+    const int64_t c = s_.c;
+    const float *x = x_;
+    const double *total = sums_.run([=](int64_t begin, int64_t end, double *acc) {
+      addMoments(x, begin, end, c, acc, acc + c);
+    });
+    const double inv = 1.0 / double(s_.rows);
+    for (int64_t k = 0; k < c; ++k) {
+      stats_[k] = static_cast<float>(total[k] * inv);
+      stats_[c + k] = static_cast<float>(total[c + k] * inv);
+    }
+  }
+
+private:
+  NormShape s_;
+  const float *x_;
+  float *stats_;
+  ChannelSums sums_;
+};
+
+class BatchNormTrainKernel final : public Kernel {
+public:
+  BatchNormTrainKernel(const KernelSite &site, const NormShape &s, const TensorView &x,
+                       const TensorView &stats, const TensorView &gamma, const TensorView &beta,
+                       const TensorView &y, double epsilon)
+      : stats_(stats.f32()), c_(s.c), variance_(s.c) {
+    // The mean is the first row of the statistics; the variance is derived into variance_.
+    call_ = normCall(site, x, y, s, stats_, variance_.data(), gamma.f32(), beta.f32(), epsilon);
+  }
+  void run(const StepContext &) override {
+    for (int64_t k = 0; k < c_; ++k)
+      variance_[k] = static_cast<float>(statsVariance(stats_, c_, k));
+    call_.run();
+  }
+
+private:
+  const float *stats_;
+  int64_t c_;
+  std::vector<float> variance_;
+  DnnlCall call_;
+};
+
+class BatchNormGradParamsKernel final : public Kernel {
+public:
+  BatchNormGradParamsKernel(const NormShape &s, const float *x, const float *stats, const float *dy,
+                            float *dgamma, float *dbeta, double epsilon)
+      : s_(s), x_(x), stats_(stats), dy_(dy), dgamma_(dgamma), dbeta_(dbeta), epsilon_(epsilon),
+        sums_(s.rows, s.c, 2) {}
+  void run(const StepContext &) override {
+    const int64_t c = s_.c;
+    const float *x = x_, *dy = dy_, *mean = stats_;
+    // Sums of dy * (x - mean) and of dy; the first is scaled by 1 / sqrt(var + epsilon) after.
+    const double *total = sums_.run([=](int64_t begin, int64_t end, double *acc) {
+      addGradParams(x, dy, mean, begin, end, c, acc, acc + c);
+    });
+    for (int64_t k = 0; k < c; ++k) {
+      const double invStd = 1.0 / std::sqrt(statsVariance(stats_, c, k) + epsilon_);
+      dgamma_[k] = static_cast<float>(total[k] * invStd);
+      dbeta_[k] = static_cast<float>(total[c + k]);
+    }
+  }
+
+private:
+  NormShape s_;
+  const float *x_, *stats_, *dy_;
+  float *dgamma_, *dbeta_;
+  double epsilon_;
+  ChannelSums sums_;
+};
+
+class BatchNormGradInputKernel final : public Kernel {
+public:
+  BatchNormGradInputKernel(const NormShape &s, const float *x, const float *stats,
+                           const float *gamma, const float *dgamma, const float *dbeta,
+                           const float *dy, float *dx, double epsilon)
+      : s_(s), x_(x), stats_(stats), gamma_(gamma), dgamma_(dgamma), dbeta_(dbeta), dy_(dy),
+        dx_(dx), epsilon_(epsilon), coef_(3 * s.c) {}
+  void run(const StepContext &) override {
+    // dx = a * dy + b * (x - mean) + d per channel, with a = gamma * invstd,
+    // b = -a * invstd * dgamma / rows and d = -a * dbeta / rows.
+    const int64_t c = s_.c;
+    const double rows = double(s_.rows);
+    float *a = coef_.data(), *b = a + c, *d = b + c;
+    for (int64_t k = 0; k < c; ++k) {
+      const double invStd = 1.0 / std::sqrt(statsVariance(stats_, c, k) + epsilon_);
+      const double scale = double(gamma_[k]) * invStd;
+      a[k] = static_cast<float>(scale);
+      b[k] = static_cast<float>(-scale * invStd * double(dgamma_[k]) / rows);
+      d[k] = static_cast<float>(-scale * double(dbeta_[k]) / rows);
+    }
+    const float *x = x_, *dy = dy_, *mean = stats_;
+    float *dx = dx_;
+    parallelChunks(
+        s_.rows,
+        [=](int64_t begin, int64_t end) { gradInputRows(x, dy, mean, a, b, d, dx, begin, end, c); },
+        s_.rows * c);
+  }
+
+private:
+  NormShape s_;
+  const float *x_, *stats_, *gamma_, *dgamma_, *dbeta_, *dy_;
+  float *dx_;
+  double epsilon_;
+  std::vector<float> coef_;
+};
+
+class MovingStatsKernel final : public Kernel {
+public:
+  MovingStatsKernel(const float *stats, float *mean, float *variance, int64_t c, double momentum)
+      : stats_(stats), mean_(mean), variance_(variance), c_(c), momentum_(momentum) {}
+  void run(const StepContext &) override {
+    const double mu = momentum_, rest = 1.0 - momentum_;
+    for (int64_t k = 0; k < c_; ++k) {
+      mean_[k] = static_cast<float>(mu * mean_[k] + rest * stats_[k]);
+      variance_[k] = static_cast<float>(mu * variance_[k] + rest * statsVariance(stats_, c_, k));
+    }
+  }
+
+private:
+  const float *stats_;
+  float *mean_, *variance_;
+  int64_t c_;
+  double momentum_;
+};
+
+} // namespace
+
+std::unique_ptr<Kernel> makeZeroPad2d(const KernelSite &site) {
+  const TensorView x = site.input(0), y = site.output(0);
+  const PadShape p = padShape(site, x, y, "input 0 (x)", "output 0 (y)");
+  return std::make_unique<ZeroPadKernel>(p, x.f32(), y.f32());
+}
+
+std::unique_ptr<Kernel> makeZeroPad2dGrad(const KernelSite &site) {
+  const TensorView dy = site.input(0), dx = site.output(0);
+  const PadShape p = padShape(site, dx, dy, "output 0 (dx)", "input 0 (dy)");
+  return std::make_unique<ZeroPadGradKernel>(p, dy.f32(), dx.f32());
+}
+
+std::unique_ptr<Kernel> makeAvgPool2d(const KernelSite &site) {
+  const TensorView x = site.input(0), y = site.output(0);
+  const PoolShape p = poolShape(site, x, y, "input 0 (x)", "output 0 (y)");
+  const int threads = threadsForElements(x.numel);
+  ThreadCap cap(threads);
+  dnnl::pooling_forward::primitive_desc pd(p.forward(dnnl::prop_kind::forward_inference),
+                                           userScratchpad(), cpuEngine());
+  return std::make_unique<PrimitiveKernel>(
+      DnnlCall(pd, dnnl::pooling_forward(pd),
+               {{DNNL_ARG_SRC, memory(p.src(), cpuEngine(), x.data)},
+                {DNNL_ARG_DST, memory(p.dst(), cpuEngine(), y.data)}},
+               site.where(), threads));
+}
+
+std::unique_ptr<Kernel> makeAvgPool2dGrad(const KernelSite &site) {
+  const TensorView dy = site.input(0), dx = site.output(0);
+  const PoolShape p = poolShape(site, dx, dy, "output 0 (dx)", "input 0 (dy)");
+  const int threads = threadsForElements(dx.numel);
+  ThreadCap cap(threads);
+  dnnl::pooling_forward::primitive_desc hint(p.forward(dnnl::prop_kind::forward_training),
+                                             cpuEngine());
+  dnnl::pooling_backward::primitive_desc pd(
+      dnnl::pooling_backward::desc(algorithm::pooling_avg_exclude_padding, p.src(), p.dst(),
+                                   {p.sh, p.sw}, {p.kh, p.kw}, {0, 0}, {0, 0}),
+      userScratchpad(), cpuEngine(), hint);
+  return std::make_unique<PrimitiveKernel>(
+      DnnlCall(pd, dnnl::pooling_backward(pd),
+               {{DNNL_ARG_DIFF_DST, memory(p.dst(), cpuEngine(), dy.data)},
+                {DNNL_ARG_DIFF_SRC, memory(p.src(), cpuEngine(), dx.data)}},
+               site.where(), threads));
+}
+
+std::unique_ptr<Kernel> makeBatchMoments(const KernelSite &site) {
+  const TensorView x = site.input(0), stats = site.output(0);
+  const NormShape s = normShape(site, x, "input 0 (x)");
+  expectStats(site, stats, s.c, "output 0 (stats)");
+  return std::make_unique<BatchMomentsKernel>(s, x.f32(), stats.f32());
+}
+
+std::unique_ptr<Kernel> makeBatchNormTrain(const KernelSite &site) {
+  const TensorView x = site.input(0), stats = site.input(1), gamma = site.input(2),
+                   beta = site.input(3), y = site.output(0);
+  const NormShape s = normShape(site, x, "input 0 (x)");
+  expectStats(site, stats, s.c, "input 1 (stats)");
+  expectChannels(site, gamma, s.c, "input 2 (gamma)");
+  expectChannels(site, beta, s.c, "input 3 (beta)");
+  site.expectDType(y, DType::F32, "output 0 (y)");
+  expectShape(site, y, x.shape, "output 0 (y)");
+  return std::make_unique<BatchNormTrainKernel>(site, s, x, stats, gamma, beta, y,
+                                                epsilonAttr(site));
+}
+
+std::unique_ptr<Kernel> makeBatchNormInfer(const KernelSite &site) {
+  const TensorView x = site.input(0), gamma = site.input(1), beta = site.input(2),
+                   mean = site.input(3), variance = site.input(4), y = site.output(0);
+  const NormShape s = normShape(site, x, "input 0 (x)");
+  expectChannels(site, gamma, s.c, "input 1 (gamma)");
+  expectChannels(site, beta, s.c, "input 2 (beta)");
+  expectChannels(site, mean, s.c, "input 3 (moving_mean)");
+  expectChannels(site, variance, s.c, "input 4 (moving_var)");
+  site.expectDType(y, DType::F32, "output 0 (y)");
+  expectShape(site, y, x.shape, "output 0 (y)");
+  return std::make_unique<PrimitiveKernel>(normCall(site, x, y, s, mean.f32(), variance.f32(),
+                                                    gamma.f32(), beta.f32(), epsilonAttr(site)));
+}
+
+std::unique_ptr<Kernel> makeBatchNormGradParams(const KernelSite &site) {
+  const TensorView x = site.input(0), stats = site.input(1), dy = site.input(2),
+                   dgamma = site.output(0), dbeta = site.output(1);
+  const NormShape s = normShape(site, x, "input 0 (x)");
+  expectStats(site, stats, s.c, "input 1 (stats)");
+  site.expectDType(dy, DType::F32, "input 2 (dy)");
+  site.expectNumel(dy, x.numel, "input 2 (dy)");
+  expectChannels(site, dgamma, s.c, "output 0 (dgamma)");
+  expectChannels(site, dbeta, s.c, "output 1 (dbeta)");
+  return std::make_unique<BatchNormGradParamsKernel>(s, x.f32(), stats.f32(), dy.f32(),
+                                                     dgamma.f32(), dbeta.f32(), epsilonAttr(site));
+}
+
+std::unique_ptr<Kernel> makeBatchNormGradInput(const KernelSite &site) {
+  const TensorView x = site.input(0), stats = site.input(1), gamma = site.input(2),
+                   dgamma = site.input(3), dbeta = site.input(4), dy = site.input(5),
+                   dx = site.output(0);
+  const NormShape s = normShape(site, x, "input 0 (x)");
+  expectStats(site, stats, s.c, "input 1 (stats)");
+  expectChannels(site, gamma, s.c, "input 2 (gamma)");
+  expectChannels(site, dgamma, s.c, "input 3 (dgamma)");
+  expectChannels(site, dbeta, s.c, "input 4 (dbeta)");
+  site.expectDType(dy, DType::F32, "input 5 (dy)");
+  site.expectNumel(dy, x.numel, "input 5 (dy)");
+  site.expectDType(dx, DType::F32, "output 0 (dx)");
+  site.expectNumel(dx, x.numel, "output 0 (dx)");
+  return std::make_unique<BatchNormGradInputKernel>(s, x.f32(), stats.f32(), gamma.f32(),
+                                                    dgamma.f32(), dbeta.f32(), dy.f32(), dx.f32(),
+                                                    epsilonAttr(site));
+}
+
+std::unique_ptr<Kernel> makeMovingStatsUpdate(const KernelSite &site) {
+  const TensorView stats = site.input(0), mean = site.output(0), variance = site.output(1);
+  site.expectDType(stats, DType::F32, "input 0 (stats)");
+  if (stats.rank() != 2 || stats.dim(0) != 2)
+    site.fail(named("input 0 (stats)", stats) + " is " + shapeString(stats.shape) +
+              ", expected [2xC]");
+  const int64_t c = stats.dim(1);
+  expectChannels(site, mean, c, "output 0 (moving_mean)");
+  expectChannels(site, variance, c, "output 1 (moving_var)");
+  const double momentum = site.floatAttr("momentum");
+  if (!(momentum >= 0.0 && momentum <= 1.0))
+    site.fail("momentum " + std::to_string(momentum) + " is not in [0, 1]");
+  return std::make_unique<MovingStatsKernel>(stats.f32(), mean.f32(), variance.f32(), c, momentum);
+}
+
 } // namespace dp::rt::cpu
