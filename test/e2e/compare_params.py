@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Compares two parameter files written by `dprun --save-params`.
 
-Usage: compare_params.py A B [--rtol R]
+Usage: compare_params.py A B [--rtol R] [--floor F]
 
 For every parameter (same names, same order, same sizes) the relative error is
-max|a - b| / max(max|a|, tiny). Prints one line per parameter and exits 1 when any error exceeds
+max|a - b| / max(max|a|, F), F tiny unless given (a floor keeps parameters that stay near zero,
+such as a bias that a batch normalisation follows, from dividing float noise by nothing). Prints one line per parameter and exits 1 when any error exceeds
 the tolerance (default 1e-5) or the files do not hold the same parameters.
 """
 import argparse
@@ -35,6 +36,7 @@ def main():
     parser.add_argument("a")
     parser.add_argument("b")
     parser.add_argument("--rtol", type=float, default=1e-5)
+    parser.add_argument("--floor", type=float, default=1e-30)
     args = parser.parse_args()
     a, b = load(args.a), load(args.b)
     if [n for n, _ in a] != [n for n, _ in b]:
@@ -43,7 +45,7 @@ def main():
     for (name, x), (_, y) in zip(a, b):
         if len(x) != len(y):
             sys.exit(f"{name}: {len(x)} vs {len(y)} elements")
-        scale = max(max(abs(v) for v in x), 1e-30)
+        scale = max(max(abs(v) for v in x), args.floor)
         err = max(abs(p - q) for p, q in zip(x, y)) / scale
         worst = max(worst, err)
         print(f"{name}: {len(x)} values, relative error {err:.3g}")
