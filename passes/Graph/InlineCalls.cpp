@@ -25,10 +25,12 @@ class Inliner {
 public:
   explicit Inliner(ModuleOp module) : symbols_(module) {}
 
-  /// Inlines every call in `func`, recursively, giving the parameters of each call site's
-  /// copy the site's scope as a prefix. `stack` holds the functions being inlined (cycles).
-  LogicalResult inlineCalls(func::FuncOp func, SmallVectorImpl<func::FuncOp> &stack) {
-    stack.push_back(func);
+  /// Inlines every call in `func` (a copy of `origin`, or `origin` itself), recursively,
+  /// giving the parameters of each call site's copy the site's scope as a prefix. `stack`
+  /// holds the module's functions being inlined, to find cycles.
+  LogicalResult inlineCalls(func::FuncOp func, func::FuncOp origin,
+                            SmallVectorImpl<func::FuncOp> &stack) {
+    stack.push_back(origin);
     llvm::StringMap<unsigned> sitesOf; // default scopes: callee_1, callee_2, ...
     for (func::CallOp call : llvm::make_early_inc_range(func.getOps<func::CallOp>())) {
       auto callee = symbols_.lookup<func::FuncOp>(call.getCallee());
@@ -51,7 +53,7 @@ public:
       // Inline the callee's own calls first, into a copy, so each level adds its prefix.
       OpBuilder b(call);
       auto copy = cast<func::FuncOp>(callee->clone());
-      if (failed(inlineCalls(copy, stack))) {
+      if (failed(inlineCalls(copy, callee, stack))) {
         copy.erase();
         return failure();
       }
@@ -77,7 +79,8 @@ public:
 
   /// Private functions that were inlined and are no longer called anywhere.
   void eraseInlined(ModuleOp module) {
-    for (func::FuncOp callee : inlined_)
+    // Callers before their callees: a callee only called from an erased caller goes too.
+    for (func::FuncOp callee : llvm::reverse(inlined_))
       if (callee.isPrivate() && SymbolTable::symbolKnownUseEmpty(callee, module))
         callee.erase();
   }
@@ -93,7 +96,7 @@ struct InlineCallsPass : dp::graph::impl::InlineCallsPassBase<InlineCallsPass> {
     Inliner inliner(module);
     SmallVector<func::FuncOp> stack;
     for (func::FuncOp func : getModelFunctions(module))
-      if (failed(inliner.inlineCalls(func, stack)))
+      if (failed(inliner.inlineCalls(func, func, stack)))
         return signalPassFailure();
     inliner.eraseInlined(module);
   }

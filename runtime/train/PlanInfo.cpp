@@ -11,7 +11,8 @@ namespace {
 const char *initName(uint8_t kind) {
   static const char *names[] = {"zeros",         "ones",      "constant",
                                 "uniform",       "normal",    "glorot_uniform",
-                                "glorot_normal", "he_normal", "he_uniform"};
+                                "glorot_normal", "he_normal", "he_uniform",
+                                "orthogonal",    "unit_forget_bias"};
   return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "unknown";
 }
 
@@ -196,7 +197,7 @@ void describePlan(const PlanFile &file, const std::string &path, std::ostream &o
 
   const auto &params = *plan.params();
   out << "params: " << params.size() << " (" << withCommas(countWeights(plan))
-      << " trainable weights)\n";
+      << " weights, trainable or not)\n";
   for (const fb::Param *p : params) {
     bool weight = static_cast<ParamKind>(p->kind()) == ParamKind::Weight;
     out << "  " << p->name()->str() << "  " << (weight ? "weight" : "optimizer state") << "  "

@@ -437,7 +437,10 @@ private:
         .Case([&](LstmOp l) {
           // A training LSTM keeps what its gradient kernel needs, found through its output.
           bool training =
-              llvm::any_of(l->getUsers(), [](Operation *u) { return isa<LstmGradOp>(u); });
+              llvm::any_of(l->getUsers(), [&](Operation *u) {
+                auto grad = dyn_cast<LstmGradOp>(u);
+                return grad && grad.getOutput() == l.getResult();
+              });
           kernel(l, "lstm", l->getOperands(),
                  {flag("return_sequences", l.getReturnSequences()), flag("training", training)});
         })

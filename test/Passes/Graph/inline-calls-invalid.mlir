@@ -88,3 +88,20 @@ func.func @m(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
   %0 = func.call @block(%x) : (tensor<4x3xf32>) -> tensor<4x3xf32>
   return %0 : tensor<4x3xf32>
 }
+
+// -----
+
+// Tests that a cycle between private blocks is found (the model itself is not on it).
+func.func private @ping(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = func.call @pong(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+func.func private @pong(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{calls 'ping' recursively; blocks cannot call themselves}}
+  %0 = func.call @ping(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+func.func @m(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = func.call @ping(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

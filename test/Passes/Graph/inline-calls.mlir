@@ -1,4 +1,8 @@
 // RUN: dp-opt %s -graph-inline-calls | FileCheck %s
+// RUN: dp-opt %s -graph-inline-calls | FileCheck %s --check-prefix=ERASED
+
+// Tests that every inlined private function is erased, also one only called from another.
+// ERASED-NOT: func.func private
 // RUN: dp-opt %s -graph-inline-calls | FileCheck %s --check-prefix=FUNCS
 // RUN: dp-opt %s -graph-inline-calls -mlir-print-debuginfo -mlir-print-local-scope | FileCheck %s --check-prefix=LOC
 
