@@ -93,6 +93,20 @@ public:
   /// A floating-point attribute that the kernel must have.
   double floatAttr(const char *name) const { return required(name)->f(); }
 
+  /// Fails unless `t` has exactly `shape`; `role` names it.
+  void expectShape(const TensorView &t, const std::vector<int64_t> &shape,
+                   const std::string &role) const {
+    if (t.shape == shape)
+      return;
+    std::string want, found;
+    for (int64_t d : shape)
+      want += (want.empty() ? "" : "x") + std::to_string(d);
+    for (int64_t d : t.shape)
+      found += (found.empty() ? "" : "x") + std::to_string(d);
+    fail(role + " (buffer " + std::to_string(t.id) + ") is [" + found + "], expected [" + want +
+         "]");
+  }
+
   /// The program-wide state slot for buffer `id` (empty until a kernel fills it).
   std::shared_ptr<void> &sharedState(uint32_t id) const {
     if (!state_)

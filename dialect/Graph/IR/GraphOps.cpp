@@ -171,22 +171,34 @@ static FailureOr<SmallVector<int64_t>> poolOutput(Operation *op, Value input, Ar
   return out;
 }
 
-LogicalResult MaxPool2DOp::verify() {
-  FailureOr<SmallVector<int64_t>> out = poolOutput(*this, getInput(), getWindow(), getStrides());
+/// A pooling op: its result is the pooled `input`.
+static LogicalResult verifyPool(Operation *op, Value input, ArrayAttr window, ArrayAttr strides) {
+  FailureOr<SmallVector<int64_t>> out = poolOutput(op, input, window, strides);
   if (failed(out))
     return failure();
-  return checkResultShape(*this, *out);
+  return checkResultShape(op, *out);
+}
+
+/// A pooling gradient: `grad` has the pooled shape of `input` (the forward input's shape).
+static LogicalResult verifyPoolGrad(Operation *op, Value input, Value grad, ArrayAttr window,
+                                    ArrayAttr strides) {
+  FailureOr<SmallVector<int64_t>> out = poolOutput(op, input, window, strides);
+  if (failed(out))
+    return failure();
+  auto dy = tensorType(grad);
+  if (dy.getShape() != ArrayRef<int64_t>(*out))
+    return op->emitOpError() << "grad should be "
+                             << RankedTensorType::get(*out, dy.getElementType())
+                             << " (the pooled shape), found " << dy;
+  return success();
+}
+
+LogicalResult MaxPool2DOp::verify() {
+  return verifyPool(*this, getInput(), getWindow(), getStrides());
 }
 
 LogicalResult MaxPool2DGradOp::verify() {
-  FailureOr<SmallVector<int64_t>> out = poolOutput(*this, getInput(), getWindow(), getStrides());
-  if (failed(out))
-    return failure();
-  auto dy = tensorType(getGrad());
-  if (dy.getShape() != ArrayRef<int64_t>(*out))
-    return emitOpError() << "grad should be " << RankedTensorType::get(*out, dy.getElementType())
-                         << " (the pooled shape), found " << dy;
-  return success();
+  return verifyPoolGrad(*this, getInput(), getGrad(), getWindow(), getStrides());
 }
 
 /// Dropout's rate is a probability below 1.
@@ -372,21 +384,11 @@ LogicalResult ZeroPad2DGradOp::verify() {
 }
 
 LogicalResult AvgPool2DOp::verify() {
-  FailureOr<SmallVector<int64_t>> out = poolOutput(*this, getInput(), getWindow(), getStrides());
-  if (failed(out))
-    return failure();
-  return checkResultShape(*this, *out);
+  return verifyPool(*this, getInput(), getWindow(), getStrides());
 }
 
 LogicalResult AvgPool2DGradOp::verify() {
-  FailureOr<SmallVector<int64_t>> out = poolOutput(*this, getResult(), getWindow(), getStrides());
-  if (failed(out))
-    return failure();
-  auto dy = tensorType(getGrad());
-  if (dy.getShape() != ArrayRef<int64_t>(*out))
-    return emitOpError() << "grad should be " << RankedTensorType::get(*out, dy.getElementType())
-                         << " (the pooled shape), found " << dy;
-  return success();
+  return verifyPoolGrad(*this, getResult(), getGrad(), getWindow(), getStrides());
 }
 
 LogicalResult GlobalAvgPool2DOp::verify() {

@@ -37,19 +37,6 @@ struct ConvShape {
   memory::dims padR() const { return {pb, pr}; }
 };
 
-void expectShape(const KernelSite &site, const TensorView &t, const std::vector<int64_t> &shape,
-                 const std::string &role) {
-  if (t.shape != shape) {
-    std::string want, found;
-    for (int64_t d : shape)
-      want += (want.empty() ? "" : "x") + std::to_string(d);
-    for (int64_t d : t.shape)
-      found += (found.empty() ? "" : "x") + std::to_string(d);
-    site.fail(role + " (buffer " + std::to_string(t.id) + ") is [" + found + "], expected [" +
-              want + "]");
-  }
-}
-
 /// Reads the geometry attributes and checks x, w and y against them; `x`, `w`, `y` are the
 /// input image, the kernel and the output image whichever of them the kernel reads or writes.
 ConvShape convShape(const KernelSite &site, const TensorView &x, const TensorView &w,
@@ -75,7 +62,7 @@ ConvShape convShape(const KernelSite &site, const TensorView &x, const TensorVie
   s.ow = (s.w + s.pl + s.pr - s.kw) / s.sw + 1;
   if (s.h + s.pt + s.pb < s.kh || s.w + s.pl + s.pr < s.kw)
     site.fail("the kernel does not fit the padded image");
-  expectShape(site, y, {s.n, s.oh, s.ow, s.f}, yRole);
+  site.expectShape(y, {s.n, s.oh, s.ow, s.f}, yRole);
   return s;
 }
 
@@ -152,7 +139,7 @@ PoolShape poolShape(const KernelSite &site, const TensorView &x, const TensorVie
     site.fail("window and strides must be positive and the window must fit the image");
   p.oh = (p.h - p.kh) / p.sh + 1;
   p.ow = (p.w - p.kw) / p.sw + 1;
-  expectShape(site, y, {p.n, p.oh, p.ow, p.c}, yRole);
+  site.expectShape(y, {p.n, p.oh, p.ow, p.c}, yRole);
   return p;
 }
 
@@ -380,7 +367,7 @@ std::unique_ptr<Kernel> makeMaxPool2dGrad(const KernelSite &site) {
   const TensorView x = site.input(0), dy = site.input(1), dx = site.output(0);
   const PoolShape p = poolShape(site, x, dy, "input 1 (dy)");
   site.expectDType(dx, DType::F32, "output 0 (dx)");
-  expectShape(site, dx, x.shape, "output 0 (dx)");
+  site.expectShape(dx, x.shape, "output 0 (dx)");
   return std::make_unique<MaxPoolGradKernel>(p, x.f32(), dy.f32(), dx.f32());
 }
 

@@ -64,19 +64,6 @@ struct LstmDims {
 constexpr Tag kForwardWeights = Tag::ldigo;
 constexpr Tag kBackwardWeights = Tag::ldgoi;
 
-void expectShape(const KernelSite &site, const TensorView &t, const std::vector<int64_t> &shape,
-                 const std::string &role) {
-  if (t.shape != shape) {
-    std::string want, found;
-    for (int64_t d : shape)
-      want += (want.empty() ? "" : "x") + std::to_string(d);
-    for (int64_t d : t.shape)
-      found += (found.empty() ? "" : "x") + std::to_string(d);
-    site.fail(role + " (buffer " + std::to_string(t.id) + ") is [" + found + "], expected [" +
-              want + "]");
-  }
-}
-
 /// Checks the dtypes and shapes of x, w, r, b and y against each other and returns the sizes;
 /// `returnSequences` says which shape y must have.
 LstmDims lstmDims(const KernelSite &site, const TensorView &x, const TensorView &w,
@@ -95,10 +82,10 @@ LstmDims lstmDims(const KernelSite &site, const TensorView &x, const TensorView 
   LstmDims d{x.dim(0), x.dim(1), x.dim(2), w.dim(1) / 4, returnSequences};
   if (d.n < 1 || d.t < 1 || d.f < 1)
     site.fail("input 0 (x) (buffer " + std::to_string(x.id) + ") has an empty axis");
-  expectShape(site, w, {d.f, 4 * d.u}, "input 1 (w)");
-  expectShape(site, r, {d.u, 4 * d.u}, "input 2 (r)");
-  expectShape(site, b, {4 * d.u}, "input 3 (b)");
-  expectShape(site, y, d.yShape(), yRole);
+  site.expectShape(w, {d.f, 4 * d.u}, "input 1 (w)");
+  site.expectShape(r, {d.u, 4 * d.u}, "input 2 (r)");
+  site.expectShape(b, {4 * d.u}, "input 3 (b)");
+  site.expectShape(y, d.yShape(), yRole);
   return d;
 }
 
@@ -263,12 +250,12 @@ std::unique_ptr<Kernel> makeLstmGrad(const KernelSite &site) {
     site.fail("the shapes (" + d.str() + ") differ from those of the training lstm that wrote y (" +
               saved->dims.str() + ")");
   site.expectDType(dy, DType::F32, "input 5 (dy)");
-  expectShape(site, dy, y.shape, "input 5 (dy)");
+  site.expectShape(dy, y.shape, "input 5 (dy)");
   const char *outRoles[] = {"output 0 (dx)", "output 1 (dw)", "output 2 (dr)", "output 3 (db)"};
   const TensorView *outs[] = {&dx, &dw, &dr, &db};
   for (int i = 0; i < 4; ++i) {
     site.expectDType(*outs[i], DType::F32, outRoles[i]);
-    expectShape(site, *outs[i], mine[i]->shape, outRoles[i]);
+    site.expectShape(*outs[i], mine[i]->shape, outRoles[i]);
   }
 
   const int threads = threadsFor(2 * d.macs());
