@@ -64,13 +64,8 @@ LogicalResult insertAllReduces(func::FuncOp func, dist::MeshAttr mesh) {
 
 struct InsertAllReducePass : dist::impl::InsertAllReducePassBase<InsertAllReducePass> {
   void runOnOperation() override {
-    func::FuncOp train = graph::getStepFunction(getOperation(), "train");
-    if (!train)
-      return;
-    dist::MeshAttr mesh = dist::getMesh(train);
-    if (!mesh || mesh.replicas() == 1)
-      return;
-    if (failed(insertAllReduces(train, mesh)))
+    func::FuncOp train = dist::getReplicatedTrainStep(getOperation());
+    if (train && failed(insertAllReduces(train, dist::getMesh(train))))
       signalPassFailure();
   }
 };

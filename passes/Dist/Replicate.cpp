@@ -81,3 +81,9 @@ struct ReplicatePass : dist::impl::ReplicatePassBase<ReplicatePass> {
 };
 
 } // namespace
+
+mlir::func::FuncOp dp::dist::getReplicatedTrainStep(mlir::ModuleOp module) {
+  mlir::func::FuncOp train = graph::getStepFunction(module, "train");
+  MeshAttr mesh = train ? getMesh(train) : MeshAttr();
+  return mesh && mesh.replicas() > 1 ? train : mlir::func::FuncOp();
+}

@@ -112,13 +112,8 @@ LogicalResult syncBatchNorm(func::FuncOp func, dist::MeshAttr mesh) {
 
 struct SyncBatchNormPass : dist::impl::SyncBatchNormPassBase<SyncBatchNormPass> {
   void runOnOperation() override {
-    func::FuncOp train = graph::getStepFunction(getOperation(), "train");
-    if (!train)
-      return;
-    dist::MeshAttr mesh = dist::getMesh(train);
-    if (!mesh || mesh.replicas() == 1)
-      return;
-    if (failed(syncBatchNorm(train, mesh)))
+    func::FuncOp train = dist::getReplicatedTrainStep(getOperation());
+    if (train && failed(syncBatchNorm(train, dist::getMesh(train))))
       signalPassFailure();
   }
 };

@@ -67,6 +67,24 @@ LogicalResult DenseOp::verify() {
   return checkResultShape(*this, {in[0], k[1]});
 }
 
+/// Checks a gradient op's `grad` against the forward result's shape `expected` (failure: the
+/// forward shape was already found invalid). The message says `why`, then `result` if given.
+static LogicalResult checkGradShape(Operation *op, Value grad,
+                                    const FailureOr<SmallVector<int64_t>> &expected,
+                                    StringRef why, Type result = {}) {
+  if (failed(expected))
+    return failure();
+  auto dy = tensorType(grad);
+  if (dy.getShape() == ArrayRef<int64_t>(*expected))
+    return success();
+  InFlightDiagnostic diag = op->emitOpError()
+                            << "grad should be "
+                            << RankedTensorType::get(*expected, dy.getElementType()) << why;
+  if (result)
+    diag << result;
+  return diag << ", found " << dy;
+}
+
 /// Reads a two-element array of positive integers (`strides`, `window`) into `out`.
 static LogicalResult pairAttr(Operation *op, ArrayAttr attr, StringRef what, int64_t out[2]) {
   if (attr.size() != 2)
@@ -128,27 +146,16 @@ LogicalResult Conv2DOp::verify() {
 
 LogicalResult Conv2DGradInputOp::verify() {
   // The result is the forward input: convolving it must give the shape of `grad`.
-  FailureOr<SmallVector<int64_t>> out =
-      convOutput(*this, getResult(), getKernel(), getStrides(), getPadding(), "result");
-  if (failed(out))
-    return failure();
-  auto dy = tensorType(getGrad());
-  if (dy.getShape() != ArrayRef<int64_t>(*out))
-    return emitOpError() << "grad should be " << RankedTensorType::get(*out, dy.getElementType())
-                         << " for a result of " << getResult().getType() << ", found " << dy;
-  return success();
+  return checkGradShape(
+      *this, getGrad(),
+      convOutput(*this, getResult(), getKernel(), getStrides(), getPadding(), "result"),
+      " for a result of ", getResult().getType());
 }
 
 LogicalResult Conv2DGradFilterOp::verify() {
-  FailureOr<SmallVector<int64_t>> out =
-      convOutput(*this, getInput(), getResult(), getStrides(), getPadding());
-  if (failed(out))
-    return failure();
-  auto dy = tensorType(getGrad());
-  if (dy.getShape() != ArrayRef<int64_t>(*out))
-    return emitOpError() << "grad should be " << RankedTensorType::get(*out, dy.getElementType())
-                         << " for a result of " << getResult().getType() << ", found " << dy;
-  return success();
+  return checkGradShape(*this, getGrad(),
+                        convOutput(*this, getInput(), getResult(), getStrides(), getPadding()),
+                        " for a result of ", getResult().getType());
 }
 
 /// The [N, OH, OW, C] result of pooling an [N, H, W, C] input.
@@ -182,15 +189,7 @@ static LogicalResult verifyPool(Operation *op, Value input, ArrayAttr window, Ar
 /// A pooling gradient: `grad` has the pooled shape of `input` (the forward input's shape).
 static LogicalResult verifyPoolGrad(Operation *op, Value input, Value grad, ArrayAttr window,
                                     ArrayAttr strides) {
-  FailureOr<SmallVector<int64_t>> out = poolOutput(op, input, window, strides);
-  if (failed(out))
-    return failure();
-  auto dy = tensorType(grad);
-  if (dy.getShape() != ArrayRef<int64_t>(*out))
-    return op->emitOpError() << "grad should be "
-                             << RankedTensorType::get(*out, dy.getElementType())
-                             << " (the pooled shape), found " << dy;
-  return success();
+  return checkGradShape(op, grad, poolOutput(op, input, window, strides), " (the pooled shape)");
 }
 
 LogicalResult MaxPool2DOp::verify() {
@@ -373,14 +372,9 @@ LogicalResult ZeroPad2DOp::verify() {
 }
 
 LogicalResult ZeroPad2DGradOp::verify() {
-  FailureOr<SmallVector<int64_t>> out = paddedShape(*this, getResult(), getPadding(), "result");
-  if (failed(out))
-    return failure();
-  auto dy = tensorType(getGrad());
-  if (dy.getShape() != ArrayRef<int64_t>(*out))
-    return emitOpError() << "grad should be " << RankedTensorType::get(*out, dy.getElementType())
-                         << " (the padded shape), found " << dy;
-  return success();
+  return checkGradShape(*this, getGrad(),
+                        paddedShape(*this, getResult(), getPadding(), "result"),
+                        " (the padded shape)");
 }
 
 LogicalResult AvgPool2DOp::verify() {

@@ -210,11 +210,11 @@ private:
     // Other averaged tensors (batch statistics) live in their bucket like gradients, under
     // the allreduce's names.
     auto nameOthers = [&](ValueRange tensors, std::optional<ArrayAttr> names) {
-      if (!names || tensors.empty())
+      if (!names || names->empty() || tensors.size() % names->size() != 0)
         return;
       unsigned n = names->size();
       for (auto [i, v] : llvm::enumerate(tensors))
-        if (!gradOf_.count(v) && n && tensors.size() % n == 0)
+        if (!gradOf_.count(v))
           gradOf_[v] = {cast<StringAttr>((*names)[i % n]).getValue(),
                         dist::getReplica(v.getDefiningOp())};
     };

@@ -119,30 +119,6 @@ private:
   bool softmax_;
 };
 
-/// Window geometry of a pooling kernel, checked against x[N,H,W,C] and y[N,OH,OW,C].
-struct PoolShape {
-  int64_t n, h, w, c, oh, ow, kh, kw, sh, sw;
-};
-
-PoolShape poolShape(const KernelSite &site, const TensorView &x, const TensorView &y,
-                    const char *yRole) {
-  site.expectDType(x, DType::F32, "input 0 (x)");
-  site.expectDType(y, DType::F32, yRole);
-  if (x.rank() != 4)
-    site.fail("input 0 (x) (buffer " + std::to_string(x.id) + ") has rank " +
-              std::to_string(x.rank()) + ", expected 4");
-  PoolShape p{};
-  p.n = x.dim(0), p.h = x.dim(1), p.w = x.dim(2), p.c = x.dim(3);
-  p.kh = site.intAttr("window_h"), p.kw = site.intAttr("window_w");
-  p.sh = site.intAttr("stride_h"), p.sw = site.intAttr("stride_w");
-  if (p.kh < 1 || p.kw < 1 || p.sh < 1 || p.sw < 1 || p.kh > p.h || p.kw > p.w)
-    site.fail("window and strides must be positive and the window must fit the image");
-  p.oh = (p.h - p.kh) / p.sh + 1;
-  p.ow = (p.w - p.kw) / p.sw + 1;
-  site.expectShape(y, {p.n, p.oh, p.ow, p.c}, yRole);
-  return p;
-}
-
 class MaxPoolKernel final : public Kernel {
 public:
   MaxPoolKernel(const PoolShape &p, const float *x, float *y) : p_(p), x_(x), y_(y) {}
@@ -360,12 +336,12 @@ std::unique_ptr<Kernel> makeConv2dGradFilter(const KernelSite &site) {
 
 std::unique_ptr<Kernel> makeMaxPool2d(const KernelSite &site) {
   const TensorView x = site.input(0), y = site.output(0);
-  return std::make_unique<MaxPoolKernel>(poolShape(site, x, y, "output 0 (y)"), x.f32(), y.f32());
+  return std::make_unique<MaxPoolKernel>(poolShape(site, x, y, "input 0 (x)", "output 0 (y)", true), x.f32(), y.f32());
 }
 
 std::unique_ptr<Kernel> makeMaxPool2dGrad(const KernelSite &site) {
   const TensorView x = site.input(0), dy = site.input(1), dx = site.output(0);
-  const PoolShape p = poolShape(site, x, dy, "input 1 (dy)");
+  const PoolShape p = poolShape(site, x, dy, "input 0 (x)", "input 1 (dy)", true);
   site.expectDType(dx, DType::F32, "output 0 (dx)");
   site.expectShape(dx, x.shape, "output 0 (dx)");
   return std::make_unique<MaxPoolGradKernel>(p, x.f32(), dy.f32(), dx.f32());

@@ -46,6 +46,16 @@ std::unique_ptr<Kernel> makeMovingStatsUpdate(const KernelSite &site);
 std::unique_ptr<Kernel> makeLstm(const KernelSite &site);
 std::unique_ptr<Kernel> makeLstmGrad(const KernelSite &site);
 
+/// Window geometry of a valid pooling of x[N,H,W,C] into y[N,OH,OW,C].
+struct PoolShape {
+  int64_t n, h, w, c, kh, kw, sh, sw, oh, ow;
+};
+/// Reads the window and stride attributes and checks x against them and y against the pooled
+/// shape: exactly [N,OH,OW,C] when `exactShape`, else any shape of N*OH*OW*C elements (a global
+/// average pool writes [N,C]). `xRole` and `yRole` name them in errors.
+PoolShape poolShape(const KernelSite &site, const TensorView &x, const TensorView &y,
+                    const char *xRole, const char *yRole, bool exactShape);
+
 /// Reads the `activation` attribute (absent means None unless `required`) and checks its range.
 Activation activationAttr(const KernelSite &site, bool required);
 

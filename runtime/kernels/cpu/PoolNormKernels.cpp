@@ -37,12 +37,6 @@ std::string shapeString(const std::vector<int64_t> &shape) {
   return "[" + s + "]";
 }
 
-void expectShape(const KernelSite &site, const TensorView &t, const std::vector<int64_t> &shape,
-                 const char *role) {
-  if (t.shape != shape)
-    site.fail(named(role, t) + " is " + shapeString(t.shape) + ", expected " + shapeString(shape));
-}
-
 void expectRank4(const KernelSite &site, const TensorView &t, const char *role) {
   if (t.rank() != 4)
     site.fail(named(role, t) + " has rank " + std::to_string(t.rank()) +
@@ -89,7 +83,7 @@ PadShape padShape(const KernelSite &site, const TensorView &x, const TensorView 
               std::to_string(p.pb) + ", left " + std::to_string(p.pl) + ", right " +
               std::to_string(p.pr));
   p.ph = p.h + p.pt + p.pb, p.pw = p.w + p.pl + p.pr;
-  expectShape(site, y, {p.n, p.ph, p.pw, p.c}, yRole);
+  site.expectShape(y, {p.n, p.ph, p.pw, p.c}, yRole);
   return p;
 }
 
@@ -154,22 +148,17 @@ private:
 
 // ---- average pooling -----------------------------------------------------------------------
 
-/// The window geometry of an average pooling of x[n,h,w,c] into y[n,oh,ow,c].
-struct PoolShape {
-  int64_t n, h, w, c, kh, kw, sh, sw, oh, ow;
+memory::desc poolSrc(const PoolShape &p) { return nhwcDesc(p.n, p.h, p.w, p.c); }
+memory::desc poolDst(const PoolShape &p) { return nhwcDesc(p.n, p.oh, p.ow, p.c); }
+dnnl::pooling_forward::desc avgPoolDesc(const PoolShape &p, dnnl::prop_kind prop) {
+  return dnnl::pooling_forward::desc(prop, algorithm::pooling_avg_exclude_padding, poolSrc(p),
+                                     poolDst(p), {p.sh, p.sw}, {p.kh, p.kw}, {0, 0}, {0, 0});
+}
 
-  memory::desc src() const { return nhwcDesc(n, h, w, c); }
-  memory::desc dst() const { return nhwcDesc(n, oh, ow, c); }
-  dnnl::pooling_forward::desc forward(dnnl::prop_kind prop) const {
-    return dnnl::pooling_forward::desc(prop, algorithm::pooling_avg_exclude_padding, src(), dst(),
-                                       {sh, sw}, {kh, kw}, {0, 0}, {0, 0});
-  }
-};
+} // namespace
 
-/// Reads the window attributes and checks the image `x` ([N,H,W,C]) and the pooled `y` (any
-/// shape of N*OH*OW*C elements) against them.
 PoolShape poolShape(const KernelSite &site, const TensorView &x, const TensorView &y,
-                    const char *xRole, const char *yRole) {
+                    const char *xRole, const char *yRole, bool exactShape) {
   site.expectDType(x, DType::F32, xRole);
   site.expectDType(y, DType::F32, yRole);
   expectRank4(site, x, xRole);
@@ -187,9 +176,14 @@ PoolShape poolShape(const KernelSite &site, const TensorView &x, const TensorVie
               " image of " + named(xRole, x));
   p.oh = (p.h - p.kh) / p.sh + 1;
   p.ow = (p.w - p.kw) / p.sw + 1;
-  site.expectNumel(y, p.n * p.oh * p.ow * p.c, yRole);
+  if (exactShape)
+    site.expectShape(y, {p.n, p.oh, p.ow, p.c}, yRole);
+  else
+    site.expectNumel(y, p.n * p.oh * p.ow * p.c, yRole);
   return p;
 }
+
+namespace {
 
 // ---- batch normalisation -------------------------------------------------------------------
 
@@ -217,7 +211,7 @@ void expectChannels(const KernelSite &site, const TensorView &t, int64_t c, cons
 /// Checks batch statistics: f32 [2, c].
 void expectStats(const KernelSite &site, const TensorView &t, int64_t c, const char *role) {
   site.expectDType(t, DType::F32, role);
-  expectShape(site, t, {2, c}, role);
+  site.expectShape(t, {2, c}, role);
 }
 
 double epsilonAttr(const KernelSite &site) {
@@ -507,33 +501,33 @@ std::unique_ptr<Kernel> makeZeroPad2dGrad(const KernelSite &site) {
 
 std::unique_ptr<Kernel> makeAvgPool2d(const KernelSite &site) {
   const TensorView x = site.input(0), y = site.output(0);
-  const PoolShape p = poolShape(site, x, y, "input 0 (x)", "output 0 (y)");
+  const PoolShape p = poolShape(site, x, y, "input 0 (x)", "output 0 (y)", false);
   const int threads = threadsForElements(x.numel);
   ThreadCap cap(threads);
-  dnnl::pooling_forward::primitive_desc pd(p.forward(dnnl::prop_kind::forward_inference),
+  dnnl::pooling_forward::primitive_desc pd(avgPoolDesc(p, dnnl::prop_kind::forward_inference),
                                            userScratchpad(), cpuEngine());
   return std::make_unique<PrimitiveKernel>(
       DnnlCall(pd, dnnl::pooling_forward(pd),
-               {{DNNL_ARG_SRC, memory(p.src(), cpuEngine(), x.data)},
-                {DNNL_ARG_DST, memory(p.dst(), cpuEngine(), y.data)}},
+               {{DNNL_ARG_SRC, memory(poolSrc(p), cpuEngine(), x.data)},
+                {DNNL_ARG_DST, memory(poolDst(p), cpuEngine(), y.data)}},
                site.where(), threads));
 }
 
 std::unique_ptr<Kernel> makeAvgPool2dGrad(const KernelSite &site) {
   const TensorView dy = site.input(0), dx = site.output(0);
-  const PoolShape p = poolShape(site, dx, dy, "output 0 (dx)", "input 0 (dy)");
+  const PoolShape p = poolShape(site, dx, dy, "output 0 (dx)", "input 0 (dy)", false);
   const int threads = threadsForElements(dx.numel);
   ThreadCap cap(threads);
-  dnnl::pooling_forward::primitive_desc hint(p.forward(dnnl::prop_kind::forward_training),
+  dnnl::pooling_forward::primitive_desc hint(avgPoolDesc(p, dnnl::prop_kind::forward_training),
                                              cpuEngine());
   dnnl::pooling_backward::primitive_desc pd(
-      dnnl::pooling_backward::desc(algorithm::pooling_avg_exclude_padding, p.src(), p.dst(),
+      dnnl::pooling_backward::desc(algorithm::pooling_avg_exclude_padding, poolSrc(p), poolDst(p),
                                    {p.sh, p.sw}, {p.kh, p.kw}, {0, 0}, {0, 0}),
       userScratchpad(), cpuEngine(), hint);
   return std::make_unique<PrimitiveKernel>(
       DnnlCall(pd, dnnl::pooling_backward(pd),
-               {{DNNL_ARG_DIFF_DST, memory(p.dst(), cpuEngine(), dy.data)},
-                {DNNL_ARG_DIFF_SRC, memory(p.src(), cpuEngine(), dx.data)}},
+               {{DNNL_ARG_DIFF_DST, memory(poolDst(p), cpuEngine(), dy.data)},
+                {DNNL_ARG_DIFF_SRC, memory(poolSrc(p), cpuEngine(), dx.data)}},
                site.where(), threads));
 }
 
@@ -552,7 +546,7 @@ std::unique_ptr<Kernel> makeBatchNormTrain(const KernelSite &site) {
   expectChannels(site, gamma, s.c, "input 2 (gamma)");
   expectChannels(site, beta, s.c, "input 3 (beta)");
   site.expectDType(y, DType::F32, "output 0 (y)");
-  expectShape(site, y, x.shape, "output 0 (y)");
+  site.expectShape(y, x.shape, "output 0 (y)");
   return std::make_unique<BatchNormTrainKernel>(site, s, x, stats, gamma, beta, y,
                                                 epsilonAttr(site));
 }
@@ -566,7 +560,7 @@ std::unique_ptr<Kernel> makeBatchNormInfer(const KernelSite &site) {
   expectChannels(site, mean, s.c, "input 3 (moving_mean)");
   expectChannels(site, variance, s.c, "input 4 (moving_var)");
   site.expectDType(y, DType::F32, "output 0 (y)");
-  expectShape(site, y, x.shape, "output 0 (y)");
+  site.expectShape(y, x.shape, "output 0 (y)");
   return std::make_unique<PrimitiveKernel>(normCall(site, x, y, s, mean.f32(), variance.f32(),
                                                     gamma.f32(), beta.f32(), epsilonAttr(site)));
 }
