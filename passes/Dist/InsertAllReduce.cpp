@@ -1,6 +1,6 @@
 // dist-insert-allreduce: one averaged allreduce per parameter's gradient.
 #include "passes/Dist/Passes.h"
-#include "passes/Graph/Utils.h"
+#include "dialect/Graph/IR/Model.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/MapVector.h"

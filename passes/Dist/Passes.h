@@ -13,9 +13,6 @@ namespace dp::dist {
 #define GEN_PASS_REGISTRATION
 #include "passes/Dist/Passes.h.inc"
 
-/// The train step of `module` when it runs on more than one replica (R x P > 1), else null.
-mlir::func::FuncOp getReplicatedTrainStep(mlir::ModuleOp module);
-
 /// Fails, at the offending op, unless every user of the allreduces is an update (an op without
 /// results): fusion and scheduling move those users later in the step.
 mlir::LogicalResult verifyOnlyUpdatesUseMeans(llvm::ArrayRef<AllReduceOp> allreduces);

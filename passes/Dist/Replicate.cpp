@@ -1,6 +1,6 @@
 // dist-replicate: R interleaved copies of each step, one per device of a process.
 #include "passes/Dist/Passes.h"
-#include "passes/Graph/Utils.h"
+#include "dialect/Graph/IR/Model.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -81,9 +81,3 @@ struct ReplicatePass : dist::impl::ReplicatePassBase<ReplicatePass> {
 };
 
 } // namespace
-
-mlir::func::FuncOp dp::dist::getReplicatedTrainStep(mlir::ModuleOp module) {
-  mlir::func::FuncOp train = graph::getStepFunction(module, "train");
-  MeshAttr mesh = train ? getMesh(train) : MeshAttr();
-  return mesh && mesh.replicas() > 1 ? train : mlir::func::FuncOp();
-}

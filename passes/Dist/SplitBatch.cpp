@@ -1,11 +1,11 @@
 // dist-split-batch: each replica reads its rows of the global batch through dist.shard, and
 // every value that carries the batch is re-typed with the shard's rows.
 #include "passes/Dist/Passes.h"
-#include "passes/Graph/Utils.h"
+#include "dialect/Graph/IR/GraphDialect.h"
+#include "dialect/Interfaces/BatchShardingOpInterface.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseSet.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 #include <set>
 
@@ -18,43 +18,24 @@ using namespace mlir;
 using namespace dp;
 namespace g = dp::graph;
 
+#define DEBUG_TYPE "dist-split-batch"
+
 namespace {
 
 /// Which results of `op` carry the batch in their leading dimension, given which operands
-/// do. Fails for an op that reads the batch and has no rule.
+/// do (the op's BatchShardingOpInterface). Fails for an op that reads the batch and cannot be
+/// split.
 FailureOr<SmallVector<bool>> batchedResults(Operation *op, const llvm::DenseSet<Value> &batched) {
-  auto isBatched = [&](Value v) { return batched.contains(v); };
-  bool any = llvm::any_of(op->getOperands(), isBatched);
-  SmallVector<bool> none(op->getNumResults(), false), all(op->getNumResults(), any);
-  if (!any)
-    return none;
-  return llvm::TypeSwitch<Operation *, FailureOr<SmallVector<bool>>>(op)
-      // Row-wise ops: the rows of the result are the rows of the batched operands.
-      .Case<g::DenseOp, g::ReluOp, g::SigmoidOp, g::TanhOp, g::SoftmaxOp, g::ActivationGradOp,
-            g::AddOp, g::ReshapeOp, g::FlattenOp, g::SoftmaxCrossEntropyGradOp, g::Conv2DOp,
-            g::Conv2DGradInputOp, g::MaxPool2DOp, g::MaxPool2DGradOp, g::DropoutOp,
-            g::DropoutGradOp, g::ZeroPad2DOp, g::ZeroPad2DGradOp, g::AvgPool2DOp,
-            g::AvgPool2DGradOp, g::GlobalAvgPool2DOp, g::BatchNormOp, g::BatchNormTrainOp,
-            g::BatchNormGradInputOp, g::LstmOp>(
-          [&](Operation *) { return all; })
-      // An LSTM's input gradient has the input's rows; its weight gradients sum over them.
-      .Case([&](g::LstmGradOp) { return SmallVector<bool>{true, false, false, false}; })
-      // Rows of a product come from the left operand unless it is transposed (then the
-      // product contracts over the batch: a weight gradient).
-      .Case([&](g::MatMulOp m) -> FailureOr<SmallVector<bool>> {
-        if (isBatched(m.getRhs()) && m.getTransposeRhs())
-          return failure();
-        return SmallVector<bool>{isBatched(m.getLhs()) && !m.getTransposeLhs()};
-      })
-      // Reductions over the rows and the losses (means over the shard's rows); a filter
-      // gradient sums over the batch.
-      // Batch statistics are the shard's own (each replica normalises with its shard's
-      // statistics, as Keras's BatchNormalization does under a mirrored strategy).
-      .Case<g::ReduceRowsOp, g::Conv2DGradFilterOp, g::SoftmaxCrossEntropyOp, g::CountCorrectOp,
-            g::ApplyGradientOp, g::BatchMomentsOp, g::BatchNormGradParamsOp,
-            g::MovingStatsUpdateOp>(
-          [&](Operation *) { return none; })
-      .Default([](Operation *) { return failure(); });
+  SmallVector<bool> operands;
+  for (Value v : op->getOperands())
+    operands.push_back(batched.contains(v));
+  if (!llvm::is_contained(operands, true))
+    return SmallVector<bool>(op->getNumResults(), false);
+  auto sharding = dyn_cast<BatchShardingOpInterface>(op);
+  SmallVector<BatchSharding> results;
+  if (!sharding || failed(sharding.getResultSharding(operands, results)))
+    return failure();
+  return llvm::map_to_vector(results, [](BatchSharding s) { return s == BatchSharding::Rows; });
 }
 
 LogicalResult splitBatch(func::FuncOp func, dist::MeshAttr mesh) {

@@ -1,9 +1,13 @@
-// dist-sync-batch-norm: batch statistics over the global batch, not each replica's shard
-// (see Passes.td).
+// dist-sync-batch-norm: the statistics that ops need over the global batch (batch
+// normalisation's) are averaged across replicas where they are computed (see Passes.td). The
+// pass knows no op by name: it asks each op's BatchShardingOpInterface.
+#include "dialect/Dist/IR/DistDialect.h"
+#include "dialect/Graph/IR/GraphDialect.h"
+#include "dialect/Interfaces/BatchShardingOpInterface.h"
 #include "passes/Dist/Passes.h"
-#include "passes/Graph/Utils.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/MapVector.h"
 
 #define DEBUG_TYPE "dist-sync-batch-norm"
 
@@ -18,45 +22,75 @@ namespace g = dp::graph;
 
 namespace {
 
-/// The layer name of a batch normalisation: the prefix of its gamma's name.
-std::string layerOf(Value gamma) {
-  if (auto param = gamma.getDefiningOp<g::ParamOp>())
-    return param.getName().rsplit('.').first.str();
-  return "batch_norm";
+/// The results of `op` that are global statistics, in order.
+SmallVector<Value> globalStatistics(BatchShardingOpInterface op) {
+  SmallVector<Value> stats;
+  for (OpResult r : op->getResults())
+    if (op.isGlobalStatistic(r.getResultNumber()))
+      stats.push_back(r);
+  return stats;
 }
 
-/// The replicas of each op of type OpT, in order: group k holds the k-th such op of every
-/// replica, indexed by replica.
-template <typename OpT>
-FailureOr<SmallVector<SmallVector<OpT>>> replicaGroups(func::FuncOp func, int64_t replicas) {
-  SmallVector<SmallVector<OpT>> groups;
-  SmallVector<unsigned> seen(replicas, 0);
-  for (OpT op : func.getOps<OpT>()) {
+/// The ops computing global statistics, grouped across replicas: group k of an op name holds
+/// the k-th such op of every replica, indexed by replica.
+FailureOr<SmallVector<SmallVector<Operation *>>> replicaGroups(func::FuncOp func,
+                                                                int64_t replicas) {
+  llvm::MapVector<OperationName, SmallVector<SmallVector<Operation *>>> byName;
+  llvm::DenseMap<std::pair<OperationName, int64_t>, unsigned> seen;
+  WalkResult walk = func.walk([&](BatchShardingOpInterface op) {
+    if (globalStatistics(op).empty())
+      return WalkResult::advance();
     int64_t r = dist::getReplica(op);
-    if (r < 0 || r >= replicas)
-      return op.emitOpError() << "is on replica " << r << " but the mesh has " << replicas
-                              << " device(s) per process";
-    unsigned k = seen[r]++;
+    if (r < 0 || r >= replicas) {
+      op->emitOpError() << "is on replica " << r << " but the mesh has " << replicas
+                        << " device(s) per process";
+      return WalkResult::interrupt();
+    }
+    auto &groups = byName[op->getName()];
+    unsigned k = seen[{op->getName(), r}]++;
     if (groups.size() <= k)
       groups.emplace_back(replicas);
     groups[k][r] = op;
-  }
-  for (auto &group : groups)
-    for (int64_t r = 0; r < replicas; ++r)
-      if (!group[r])
-        return func.emitError() << "replica " << r << " has fewer "
-                                << OpT::getOperationName() << " ops than replica 0";
-  return groups;
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  SmallVector<SmallVector<Operation *>> all;
+  for (auto &[name, groups] : byName)
+    for (auto &group : groups) {
+      for (int64_t r = 0; r < replicas; ++r)
+        if (!group[r])
+          return func.emitError() << "replica " << r << " has fewer " << name
+                                  << " ops than replica 0";
+      all.push_back(group);
+    }
+  return all;
 }
 
-/// Averages `values` (replica-major groups of the same tensors) over every replica of the job
-/// right after the last of `ops`, and makes every user but the allreduce read the means.
-void average(ArrayRef<Operation *> ops, ArrayRef<Value> values, int64_t replicas,
-             ArrayRef<std::string> names) {
-  Operation *last = ops.front();
-  for (Operation *op : ops)
+/// The name a statistic travels under: the parameter whose update reads it, else the op's.
+std::string statisticName(BatchShardingOpInterface op, OpResult stat) {
+  for (Operation *user : stat.getUsers())
+    if (auto apply = dyn_cast<g::ApplyGradientOp>(user))
+      if (auto param = apply.getParam().getDefiningOp<g::ParamOp>())
+        return param.getName().str();
+  return op.getStatisticName(stat.getResultNumber());
+}
+
+/// Averages the global statistics of one group (replica-major) over every replica of the job
+/// right after the last op of the group, and makes every user but the allreduce read the
+/// means.
+void average(ArrayRef<Operation *> group, int64_t replicas) {
+  Operation *last = group.front();
+  SmallVector<Value> values;
+  for (Operation *op : group) {
     if (last->isBeforeInBlock(op))
       last = op;
+    llvm::append_range(values, globalStatistics(cast<BatchShardingOpInterface>(op)));
+  }
+  SmallVector<std::string> names;
+  auto first = cast<BatchShardingOpInterface>(group.front());
+  for (Value stat : globalStatistics(first))
+    names.push_back(statisticName(first, cast<OpResult>(stat)));
   OpBuilder b(last->getContext());
   b.setInsertionPointAfter(last);
   SmallVector<StringRef> refs(names.begin(), names.end());
@@ -68,53 +102,17 @@ void average(ArrayRef<Operation *> ops, ArrayRef<Value> values, int64_t replicas
     Value(value).replaceAllUsesExcept(mean, allreduce);
 }
 
-LogicalResult syncBatchNorm(func::FuncOp func, dist::MeshAttr mesh) {
-  int64_t replicas = mesh.getDevicesPerProcess();
-  // Forward: the mean of the shards' moments is the batch's (equal shards).
-  auto moments = replicaGroups<g::BatchMomentsOp>(func, replicas);
-  if (failed(moments))
-    return failure();
-  for (auto &group : *moments) {
-    auto users = group[0]->getUsers();
-    auto train = llvm::find_if(users, [](Operation *u) { return isa<g::BatchNormTrainOp>(u); });
-    std::string layer =
-        train == users.end() ? "batch_norm" : layerOf(cast<g::BatchNormTrainOp>(*train).getGamma());
-    SmallVector<Operation *> ops;
-    SmallVector<Value> values;
-    for (g::BatchMomentsOp op : group) {
-      ops.push_back(op);
-      values.push_back(op.getResult());
-    }
-    average(ops, values, replicas, {layer + ".batch_stats"});
-  }
-  // Backward: the input gradient needs the sums of the whole batch; averaged here, they are
-  // also the averaged gradients of gamma and beta.
-  auto params = replicaGroups<g::BatchNormGradParamsOp>(func, replicas);
-  if (failed(params))
-    return failure();
-  for (auto &group : *params) {
-    SmallVector<std::string> names{"batch_norm.gamma", "batch_norm.beta"};
-    for (auto [i, name] : llvm::enumerate(names))
-      for (Operation *user : group[0]->getResult(i).getUsers())
-        if (auto apply = dyn_cast<g::ApplyGradientOp>(user))
-          if (auto param = apply.getParam().getDefiningOp<g::ParamOp>())
-            name = param.getName().str();
-    SmallVector<Operation *> ops;
-    SmallVector<Value> values;
-    for (g::BatchNormGradParamsOp op : group) {
-      ops.push_back(op);
-      values.append({op.getGammaGrad(), op.getBetaGrad()});
-    }
-    average(ops, values, replicas, names);
-  }
-  return success();
-}
-
 struct SyncBatchNormPass : dist::impl::SyncBatchNormPassBase<SyncBatchNormPass> {
   void runOnOperation() override {
     func::FuncOp train = dist::getReplicatedTrainStep(getOperation());
-    if (train && failed(syncBatchNorm(train, dist::getMesh(train))))
-      signalPassFailure();
+    if (!train)
+      return;
+    int64_t replicas = dist::getMesh(train).getDevicesPerProcess();
+    auto groups = replicaGroups(train, replicas);
+    if (failed(groups))
+      return signalPassFailure();
+    for (auto &group : *groups)
+      average(group, replicas);
   }
 };
 

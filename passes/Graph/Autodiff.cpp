@@ -1,6 +1,6 @@
 // graph-autodiff: reverse-mode differentiation of the train step's loss (see Passes.td).
 #include "passes/Graph/Passes.h"
-#include "passes/Graph/Utils.h"
+#include "dialect/Graph/IR/Model.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"

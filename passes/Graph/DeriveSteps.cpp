@@ -1,6 +1,6 @@
 // graph-derive-steps: the model function becomes a train step and an eval step (see Passes.td).
 #include "passes/Graph/Passes.h"
-#include "passes/Graph/Utils.h"
+#include "dialect/Graph/IR/Model.h"
 
 #include "mlir/IR/Builders.h"
 

@@ -1,6 +1,6 @@
 // graph-expand-optimizer: apply_gradient becomes the optimizer's update ops (see Passes.td).
 #include "passes/Graph/Passes.h"
-#include "passes/Graph/Utils.h"
+#include "dialect/Graph/IR/Model.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/TypeSwitch.h"

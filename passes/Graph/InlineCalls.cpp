@@ -1,7 +1,7 @@
 // graph-inline-calls: repeated blocks written once, called, and inlined with per-call-site
 // parameter names (see Passes.td).
 #include "passes/Graph/Passes.h"
-#include "passes/Graph/Utils.h"
+#include "dialect/Graph/IR/Model.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"

@@ -1,6 +1,6 @@
 // graph-verify-model: the checks that make a function a trainable model (see Passes.td).
 #include "passes/Graph/Passes.h"
-#include "passes/Graph/Utils.h"
+#include "dialect/Graph/IR/Model.h"
 
 #include "llvm/ADT/StringMap.h"
 

@@ -4,7 +4,7 @@
 #include "passes/Dist/Report.h"
 #include "passes/Graph/Passes.h"
 #include "passes/Graph/Summary.h"
-#include "passes/Graph/Utils.h"
+#include "dialect/Graph/IR/Model.h"
 #include "passes/Pipelines/Pipelines.h"
 #include "passes/Plan/Passes.h"
 #include "passes/Target/Plan/PlanWriter.h"

@@ -1,5 +1,6 @@
 // Registration and verifiers of the dist dialect.
 #include "dialect/Dist/IR/DistDialect.h"
+#include "dialect/Graph/IR/Model.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -125,4 +126,10 @@ LogicalResult AllReduceWaitOp::verify() {
   if (getResultTypes() != start.getGradients().getTypes())
     return emitOpError("results must have the types of the started gradients");
   return success();
+}
+
+mlir::func::FuncOp dp::dist::getReplicatedTrainStep(mlir::ModuleOp module) {
+  mlir::func::FuncOp train = graph::getStepFunction(module, "train");
+  MeshAttr mesh = train ? getMesh(train) : MeshAttr();
+  return mesh && mesh.replicas() > 1 ? train : mlir::func::FuncOp();
 }

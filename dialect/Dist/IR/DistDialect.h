@@ -2,6 +2,8 @@
 #pragma once
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
@@ -28,4 +30,6 @@ inline constexpr llvm::StringLiteral kSyncAttr = "dist.sync";
 int64_t getReplica(mlir::Operation *op);
 /// The mesh of a step function, or null when it was not distributed.
 MeshAttr getMesh(mlir::Operation *func);
+/// The train step of `module` when it runs on more than one replica (R x P > 1), else null.
+mlir::func::FuncOp getReplicatedTrainStep(mlir::ModuleOp module);
 } // namespace dp::dist

@@ -9,6 +9,7 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "dialect/Interfaces/BatchShardingOpInterface.h"
 #include "dialect/Interfaces/GradientOpInterface.h"
 
 #include <algorithm>

@@ -6,6 +6,7 @@
 include "dialect/Graph/IR/GraphBase.td"
 include "dialect/Graph/IR/GraphAttrs.td"
 include "dialect/Interfaces/GradientOpInterface.td"
+include "dialect/Interfaces/BatchShardingOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 
@@ -17,6 +18,14 @@ def Graph_F32Tensor : Graph_StaticTensorOf<F32>;
 def Graph_I32Tensor : Graph_StaticTensorOf<I32>;
 def Graph_F32Scalar : 0DTensorOf<[F32]>;
 def Graph_Gradient : DeclareOpInterfaceMethods<GradientOpInterface>;
+// Batch sharding (BatchShardingOpInterface): a row-wise op's results carry the batch when an
+// operand does; a reducing op says per result (GraphSharding.cpp); a global statistic is
+// also averaged across replicas where it is computed.
+defvar Graph_RowWise = BatchShardingOpInterface;
+def Graph_ReducesBatch : DeclareOpInterfaceMethods<BatchShardingOpInterface,
+    ["getResultSharding"]>;
+def Graph_GlobalStatistic : DeclareOpInterfaceMethods<BatchShardingOpInterface,
+    ["getResultSharding", "isGlobalStatistic", "getStatisticName"]>;
 
 //===----------------------------------------------------------------------===//
 // Parameters
@@ -47,7 +56,7 @@ def Graph_ParamOp : Graph_Op<"param"> {
 // Layers
 //===----------------------------------------------------------------------===//
 
-def Graph_DenseOp : Graph_Op<"dense", [Pure, Graph_Gradient]> {
+def Graph_DenseOp : Graph_Op<"dense", [Graph_RowWise, Pure, Graph_Gradient]> {
   let summary = "fully connected layer: act(x . kernel + bias)";
   let description = [{
     `input` is [N, K], `kernel` [K, M], the optional `bias` [M]; the result is [N, M] with the
@@ -67,7 +76,7 @@ def Graph_DenseOp : Graph_Op<"dense", [Pure, Graph_Gradient]> {
 }
 
 class Graph_ActivationOp<string mnemonic, string fn> : Graph_Op<mnemonic,
-    [Pure, Graph_Gradient, SameOperandsAndResultType]> {
+    [Graph_RowWise, Pure, Graph_Gradient, SameOperandsAndResultType]> {
   let summary = fn # " applied elementwise";
   let description = [{
     Applies the function to every element (softmax: over the last axis).
@@ -88,7 +97,7 @@ def Graph_SigmoidOp : Graph_ActivationOp<"sigmoid", "1 / (1 + exp(-x))">;
 def Graph_TanhOp : Graph_ActivationOp<"tanh", "tanh(x)">;
 def Graph_SoftmaxOp : Graph_ActivationOp<"softmax", "softmax over the last axis">;
 
-def Graph_ReshapeOp : Graph_Op<"reshape", [Pure, Graph_Gradient]> {
+def Graph_ReshapeOp : Graph_Op<"reshape", [Graph_RowWise, Pure, Graph_Gradient]> {
   let summary = "the same elements under another static shape";
   let description = [{
     The element count must be unchanged. Reshapes are free: no data moves.
@@ -103,7 +112,7 @@ def Graph_ReshapeOp : Graph_Op<"reshape", [Pure, Graph_Gradient]> {
   let hasVerifier = 1;
 }
 
-def Graph_FlattenOp : Graph_Op<"flatten", [Pure, Graph_Gradient]> {
+def Graph_FlattenOp : Graph_Op<"flatten", [Graph_RowWise, Pure, Graph_Gradient]> {
   let summary = "keep the batch axis, flatten the others";
   let description = [{
     [N, d1, d2, ...] becomes [N, d1 * d2 * ...].
@@ -118,7 +127,7 @@ def Graph_FlattenOp : Graph_Op<"flatten", [Pure, Graph_Gradient]> {
   let hasVerifier = 1;
 }
 
-def Graph_Conv2DOp : Graph_Op<"conv2d", [Pure, Graph_Gradient]> {
+def Graph_Conv2DOp : Graph_Op<"conv2d", [Graph_RowWise, Pure, Graph_Gradient]> {
   let summary = "2-D convolution layer on NHWC images: act(conv(x, kernel) + bias)";
   let description = [{
     `input` is [N, H, W, C], `kernel` [KH, KW, C, F] (Keras's HWIO layout), the optional `bias`
@@ -142,7 +151,7 @@ def Graph_Conv2DOp : Graph_Op<"conv2d", [Pure, Graph_Gradient]> {
   let hasVerifier = 1;
 }
 
-def Graph_MaxPool2DOp : Graph_Op<"max_pool2d", [Pure, Graph_Gradient]> {
+def Graph_MaxPool2DOp : Graph_Op<"max_pool2d", [Graph_RowWise, Pure, Graph_Gradient]> {
   let summary = "2-D max pooling on NHWC images (valid padding)";
   let description = [{
     `input` is [N, H, W, C]; the result [N, OH, OW, C] with OH = (H - window[0]) / strides[0] + 1
@@ -161,7 +170,7 @@ def Graph_MaxPool2DOp : Graph_Op<"max_pool2d", [Pure, Graph_Gradient]> {
   let hasVerifier = 1;
 }
 
-def Graph_ZeroPad2DOp : Graph_Op<"zero_pad2d", [Pure, Graph_Gradient]> {
+def Graph_ZeroPad2DOp : Graph_Op<"zero_pad2d", [Graph_RowWise, Pure, Graph_Gradient]> {
   let summary = "surround NHWC images with zeros";
   let description = [{
     `input` is [N, H, W, C]; `padding` = [top, bottom, left, right] rows and columns of zeros
@@ -178,7 +187,7 @@ def Graph_ZeroPad2DOp : Graph_Op<"zero_pad2d", [Pure, Graph_Gradient]> {
   let hasVerifier = 1;
 }
 
-def Graph_AvgPool2DOp : Graph_Op<"avg_pool2d", [Pure, Graph_Gradient]> {
+def Graph_AvgPool2DOp : Graph_Op<"avg_pool2d", [Graph_RowWise, Pure, Graph_Gradient]> {
   let summary = "2-D average pooling on NHWC images (valid padding)";
   let description = [{
     `input` is [N, H, W, C]; the result [N, OH, OW, C] with OH = (H - window[0]) / strides[0] + 1
@@ -197,7 +206,7 @@ def Graph_AvgPool2DOp : Graph_Op<"avg_pool2d", [Pure, Graph_Gradient]> {
   let hasVerifier = 1;
 }
 
-def Graph_GlobalAvgPool2DOp : Graph_Op<"global_avg_pool2d", [Pure, Graph_Gradient]> {
+def Graph_GlobalAvgPool2DOp : Graph_Op<"global_avg_pool2d", [Graph_RowWise, Pure, Graph_Gradient]> {
   let summary = "mean over the spatial axes of NHWC images";
   let description = [{
     [N, H, W, C] becomes [N, C] (Keras's GlobalAveragePooling2D).
@@ -212,7 +221,7 @@ def Graph_GlobalAvgPool2DOp : Graph_Op<"global_avg_pool2d", [Pure, Graph_Gradien
   let hasVerifier = 1;
 }
 
-def Graph_BatchNormOp : Graph_Op<"batch_norm", [Pure]> {
+def Graph_BatchNormOp : Graph_Op<"batch_norm", [Graph_RowWise, Pure]> {
   let summary = "batch normalisation over the last (channel) axis";
   let description = [{
     `input` is [..., C]; `gamma`, `beta`, `moving_mean` and `moving_var` are [C]. In the eval
@@ -238,7 +247,7 @@ def Graph_BatchNormOp : Graph_Op<"batch_norm", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Graph_LstmOp : Graph_Op<"lstm", [Pure, Graph_Gradient]> {
+def Graph_LstmOp : Graph_Op<"lstm", [Graph_RowWise, Pure, Graph_Gradient]> {
   let summary = "LSTM layer over a batch of sequences (Keras gates and state)";
   let description = [{
     `input` is [N, T, F], `kernel` [F, 4U], `recurrent_kernel` [U, 4U], `bias` [4U], the gate
@@ -261,7 +270,7 @@ def Graph_LstmOp : Graph_Op<"lstm", [Pure, Graph_Gradient]> {
   let hasVerifier = 1;
 }
 
-def Graph_DropoutOp : Graph_Op<"dropout", [Pure, Graph_Gradient, SameOperandsAndResultType]> {
+def Graph_DropoutOp : Graph_Op<"dropout", [Graph_RowWise, Pure, Graph_Gradient, SameOperandsAndResultType]> {
   let summary = "inverted dropout: zeroes elements with probability `rate` while training";
   let description = [{
     In the train step each element is kept with probability 1 - rate and scaled by
@@ -278,7 +287,7 @@ def Graph_DropoutOp : Graph_Op<"dropout", [Pure, Graph_Gradient, SameOperandsAnd
   let hasVerifier = 1;
 }
 
-def Graph_SoftmaxCrossEntropyOp : Graph_Op<"softmax_cross_entropy", [Pure, Graph_Gradient]> {
+def Graph_SoftmaxCrossEntropyOp : Graph_Op<"softmax_cross_entropy", [Graph_ReducesBatch, Pure, Graph_Gradient]> {
   let summary = "mean softmax cross-entropy of logits against integer labels";
   let description = [{
     `logits` is [N, C], `labels` [N] with values in [0, C). The result is the mean over the
@@ -296,7 +305,7 @@ def Graph_SoftmaxCrossEntropyOp : Graph_Op<"softmax_cross_entropy", [Pure, Graph
   let hasVerifier = 1;
 }
 
-def Graph_CountCorrectOp : Graph_Op<"count_correct", [Pure]> {
+def Graph_CountCorrectOp : Graph_Op<"count_correct", [Graph_ReducesBatch, Pure]> {
   let summary = "number of rows whose largest logit is at the label";
   let description = [{
     `logits` [N, C] and `labels` [N]; the result is a scalar f32 count. Not differentiable.
@@ -315,7 +324,7 @@ def Graph_CountCorrectOp : Graph_Op<"count_correct", [Pure]> {
 // Train-time forms (graph-derive-steps)
 //===----------------------------------------------------------------------===//
 
-def Graph_BatchMomentsOp : Graph_Op<"batch_moments", [Pure]> {
+def Graph_BatchMomentsOp : Graph_Op<"batch_moments", [Graph_GlobalStatistic, Pure]> {
   let summary = "per-channel mean and mean of squares of a batch";
   let description = [{
     `input` is [..., C], every axis but the last a row; the result is [2, C]: the mean and the
@@ -334,7 +343,7 @@ def Graph_BatchMomentsOp : Graph_Op<"batch_moments", [Pure]> {
 }
 
 def Graph_BatchNormTrainOp : Graph_Op<"batch_norm_train",
-    [Pure, Graph_Gradient, AllTypesMatch<["input", "result"]>]> {
+    [Graph_RowWise, Pure, Graph_Gradient, AllTypesMatch<["input", "result"]>]> {
   let summary = "batch normalisation with the statistics of the batch";
   let description = [{
     `gamma * (x - mean) / sqrt(var + epsilon) + beta` with `mean = stats[0]` and
@@ -354,7 +363,7 @@ def Graph_BatchNormTrainOp : Graph_Op<"batch_norm_train",
 }
 
 def Graph_MovingStatsUpdateOp : Graph_Op<"moving_stats_update",
-    [AllTypesMatch<["moving_mean", "moving_var"]>]> {
+    [Graph_RowWise, AllTypesMatch<["moving_mean", "moving_var"]>]> {
   let summary = "moving averages of the batch statistics, in place";
   let description = [{
     `moving_mean = momentum * moving_mean + (1 - momentum) * stats[0]`, and the same for
@@ -375,7 +384,7 @@ def Graph_MovingStatsUpdateOp : Graph_Op<"moving_stats_update",
 // Ops of the backward pass
 //===----------------------------------------------------------------------===//
 
-def Graph_AddOp : Graph_Op<"add", [Pure, Graph_Gradient, SameOperandsAndResultType]> {
+def Graph_AddOp : Graph_Op<"add", [Graph_RowWise, Pure, Graph_Gradient, SameOperandsAndResultType]> {
   let summary = "elementwise sum";
   let description = [{
     ```mlir
@@ -399,7 +408,7 @@ def Graph_FillOp : Graph_Op<"fill", [Pure]> {
   let assemblyFormat = "$value attr-dict `:` type($result)";
 }
 
-def Graph_MatMulOp : Graph_Op<"matmul", [Pure]> {
+def Graph_MatMulOp : Graph_Op<"matmul", [Graph_ReducesBatch, Pure]> {
   let summary = "2-D matrix product with optional transposes";
   let description = [{
     `op(lhs) . op(rhs)` where op transposes its operand when the flag is set.
@@ -416,7 +425,7 @@ def Graph_MatMulOp : Graph_Op<"matmul", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Graph_ReduceRowsOp : Graph_Op<"reduce_rows", [Pure]> {
+def Graph_ReduceRowsOp : Graph_Op<"reduce_rows", [Graph_ReducesBatch, Pure]> {
   let summary = "sum over the leading (batch) axis";
   let description = [{
     [N, d1, ...] becomes [d1, ...]: the gradient of a broadcast bias.
@@ -432,7 +441,7 @@ def Graph_ReduceRowsOp : Graph_Op<"reduce_rows", [Pure]> {
 }
 
 def Graph_ActivationGradOp : Graph_Op<"activation_grad",
-    [Pure, AllTypesMatch<["output", "grad", "result"]>]> {
+    [Graph_RowWise, Pure, AllTypesMatch<["output", "grad", "result"]>]> {
   let summary = "gradient through an activation, from its output";
   let description = [{
     Given the activation's forward output `output` and the gradient `grad` with respect to it,
@@ -451,7 +460,7 @@ def Graph_ActivationGradOp : Graph_Op<"activation_grad",
   let hasVerifier = 1;
 }
 
-def Graph_SoftmaxCrossEntropyGradOp : Graph_Op<"softmax_cross_entropy_grad", [Pure]> {
+def Graph_SoftmaxCrossEntropyGradOp : Graph_Op<"softmax_cross_entropy_grad", [Graph_RowWise, Pure]> {
   let summary = "gradient of the mean softmax cross-entropy with respect to the logits";
   let description = [{
     `(softmax(logits) - onehot(labels)) * loss_grad / N`.
@@ -468,7 +477,7 @@ def Graph_SoftmaxCrossEntropyGradOp : Graph_Op<"softmax_cross_entropy_grad", [Pu
   let hasVerifier = 1;
 }
 
-def Graph_Conv2DGradInputOp : Graph_Op<"conv2d_grad_input", [Pure]> {
+def Graph_Conv2DGradInputOp : Graph_Op<"conv2d_grad_input", [Graph_RowWise, Pure]> {
   let summary = "gradient of a 2-D convolution with respect to its input";
   let description = [{
     `grad` is the gradient [N, OH, OW, F] of the convolution's pre-activation output,
@@ -488,7 +497,7 @@ def Graph_Conv2DGradInputOp : Graph_Op<"conv2d_grad_input", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Graph_Conv2DGradFilterOp : Graph_Op<"conv2d_grad_filter", [Pure]> {
+def Graph_Conv2DGradFilterOp : Graph_Op<"conv2d_grad_filter", [Graph_ReducesBatch, Pure]> {
   let summary = "gradient of a 2-D convolution with respect to its kernel";
   let description = [{
     `input` is the convolution's input [N, H, W, C], `grad` the gradient [N, OH, OW, F] of its
@@ -508,7 +517,7 @@ def Graph_Conv2DGradFilterOp : Graph_Op<"conv2d_grad_filter", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Graph_MaxPool2DGradOp : Graph_Op<"max_pool2d_grad", [Pure, AllTypesMatch<["input", "result"]>]> {
+def Graph_MaxPool2DGradOp : Graph_Op<"max_pool2d_grad", [Graph_RowWise, Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "gradient of 2-D max pooling with respect to its input";
   let description = [{
     Routes each element of `grad` (the pooled output's gradient) to the first largest element
@@ -527,7 +536,7 @@ def Graph_MaxPool2DGradOp : Graph_Op<"max_pool2d_grad", [Pure, AllTypesMatch<["i
   let hasVerifier = 1;
 }
 
-def Graph_DropoutGradOp : Graph_Op<"dropout_grad", [Pure, AllTypesMatch<["output", "grad", "result"]>]> {
+def Graph_DropoutGradOp : Graph_Op<"dropout_grad", [Graph_RowWise, Pure, AllTypesMatch<["output", "grad", "result"]>]> {
   let summary = "gradient of dropout: the incoming gradient under the forward step's mask";
   let description = [{
     `output` is the result of the `graph.dropout` being differentiated (its mask is the one
@@ -543,7 +552,7 @@ def Graph_DropoutGradOp : Graph_Op<"dropout_grad", [Pure, AllTypesMatch<["output
   let hasVerifier = 1;
 }
 
-def Graph_ZeroPad2DGradOp : Graph_Op<"zero_pad2d_grad", [Pure]> {
+def Graph_ZeroPad2DGradOp : Graph_Op<"zero_pad2d_grad", [Graph_RowWise, Pure]> {
   let summary = "gradient of zero padding: the interior of the incoming gradient";
   let description = [{
     ```mlir
@@ -557,7 +566,7 @@ def Graph_ZeroPad2DGradOp : Graph_Op<"zero_pad2d_grad", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Graph_AvgPool2DGradOp : Graph_Op<"avg_pool2d_grad", [Pure]> {
+def Graph_AvgPool2DGradOp : Graph_Op<"avg_pool2d_grad", [Graph_RowWise, Pure]> {
   let summary = "gradient of 2-D average pooling with respect to its input";
   let description = [{
     Spreads each element of `grad` [N, OH, OW, C] evenly over its window; the result has the
@@ -576,7 +585,7 @@ def Graph_AvgPool2DGradOp : Graph_Op<"avg_pool2d_grad", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Graph_BatchNormGradParamsOp : Graph_Op<"batch_norm_grad_params", [Pure]> {
+def Graph_BatchNormGradParamsOp : Graph_Op<"batch_norm_grad_params", [Graph_GlobalStatistic, Pure]> {
   let summary = "gradients of batch_norm_train's gamma and beta";
   let description = [{
     `gamma_grad = sum(grad * xhat)`, `beta_grad = sum(grad)` over the rows, with
@@ -596,7 +605,7 @@ def Graph_BatchNormGradParamsOp : Graph_Op<"batch_norm_grad_params", [Pure]> {
 }
 
 def Graph_BatchNormGradInputOp : Graph_Op<"batch_norm_grad_input",
-    [Pure, AllTypesMatch<["input", "grad", "result"]>]> {
+    [Graph_RowWise, Pure, AllTypesMatch<["input", "grad", "result"]>]> {
   let summary = "gradient of batch_norm_train with respect to its input";
   let description = [{
     The statistics' dependence on the input included:
@@ -618,7 +627,7 @@ def Graph_BatchNormGradInputOp : Graph_Op<"batch_norm_grad_input",
   let hasVerifier = 1;
 }
 
-def Graph_LstmGradOp : Graph_Op<"lstm_grad", [Pure]> {
+def Graph_LstmGradOp : Graph_Op<"lstm_grad", [Graph_ReducesBatch, Pure]> {
   let summary = "gradients of an LSTM layer";
   let description = [{
     `output` is the result of the `graph.lstm` being differentiated (with the same operands),
@@ -646,7 +655,7 @@ def Graph_LstmGradOp : Graph_Op<"lstm_grad", [Pure]> {
 // Gradients and optimizer updates
 //===----------------------------------------------------------------------===//
 
-def Graph_ApplyGradientOp : Graph_Op<"apply_gradient", [AllTypesMatch<["param", "gradient"]>]> {
+def Graph_ApplyGradientOp : Graph_Op<"apply_gradient", [Graph_RowWise, AllTypesMatch<["param", "gradient"]>]> {
   let summary = "the gradient of a parameter is ready for the optimizer";
   let description = [{
     Autodiff emits one per trainable parameter; passes that act on gradients (averaging across
@@ -661,7 +670,7 @@ def Graph_ApplyGradientOp : Graph_Op<"apply_gradient", [AllTypesMatch<["param", 
   let hasVerifier = 1;
 }
 
-def Graph_SgdUpdateOp : Graph_Op<"sgd_update", [AllTypesMatch<["param", "gradient"]>]> {
+def Graph_SgdUpdateOp : Graph_Op<"sgd_update", [Graph_RowWise, AllTypesMatch<["param", "gradient"]>]> {
   let summary = "param -= lr * gradient, in place";
   let description = [{
     ```mlir
@@ -674,7 +683,7 @@ def Graph_SgdUpdateOp : Graph_Op<"sgd_update", [AllTypesMatch<["param", "gradien
 }
 
 def Graph_MomentumUpdateOp : Graph_Op<"momentum_update",
-    [AllTypesMatch<["param", "velocity", "gradient"]>]> {
+    [Graph_RowWise, AllTypesMatch<["param", "velocity", "gradient"]>]> {
   let summary = "momentum step on a parameter and its velocity, in place";
   let description = [{
     `v = momentum * v - lr * g; param += v` (Nesterov: `param += momentum * v - lr * g`).
@@ -691,7 +700,7 @@ def Graph_MomentumUpdateOp : Graph_Op<"momentum_update",
 }
 
 def Graph_AdamUpdateOp : Graph_Op<"adam_update",
-    [AllTypesMatch<["param", "m", "v", "gradient"]>]> {
+    [Graph_RowWise, AllTypesMatch<["param", "m", "v", "gradient"]>]> {
   let summary = "Adam step on a parameter and its two moments, in place";
   let description = [{
     With the 1-based step t: `m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;

@@ -1,7 +1,7 @@
 // convert-graph-to-plan: graph step functions become one plan.program (see Passes.td).
 #include "passes/Conversion/Passes.h"
 #include "dialect/Dist/IR/DistDialect.h"
-#include "passes/Graph/Utils.h"
+#include "dialect/Graph/IR/Model.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"

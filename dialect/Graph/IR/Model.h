@@ -1,4 +1,6 @@
-// Helpers shared by the graph-phase passes and tools.
+// The conventions of a model module, owned by the graph dialect: which functions are models
+// and steps, their named inputs and outputs, their optimizer. Every phase and tool reads a
+// module through these.
 #pragma once
 
 #include "dialect/Graph/IR/GraphDialect.h"

@@ -1,5 +1,5 @@
-// Helpers shared by the graph-phase passes and tools.
-#include "passes/Graph/Utils.h"
+// The conventions of a model module (see Model.h).
+#include "dialect/Graph/IR/Model.h"
 
 using namespace mlir;
 
