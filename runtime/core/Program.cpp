@@ -44,7 +44,7 @@ class CollectiveKernel : public Kernel {
 public:
   CollectiveKernel(Program &program, const KernelSite &site)
       : program_(program), start_(site.kind() == KernelKind::AllReduceStart),
-        bucket_(static_cast<int>(site.intAttr("bucket"))) {
+        bucket_(static_cast<int>(site.attrs<CollectiveAttrs>().bucket)) {
     for (int d = 0; d < site.numInputs(); ++d)
       buffers_.push_back(site.input(d).f32());
   }

@@ -4,8 +4,10 @@
 #pragma once
 
 #include "runtime/core/Error.h"
+#include "runtime/format/KernelAttrs.h"
 #include "runtime/format/PlanFile.h"
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -74,24 +76,14 @@ public:
   TensorView input(int i) const { return viewBuffer(plan_, arenas_, kernel_.inputs()->Get(i)); }
   TensorView output(int i) const { return viewBuffer(plan_, arenas_, kernel_.outputs()->Get(i)); }
 
-  /// The attribute called `name`, or null.
-  const fb::Attr *attr(const char *name) const {
-    if (!kernel_.attrs())
-      return nullptr;
-    for (const fb::Attr *a : *kernel_.attrs())
-      if (a->name()->str() == name)
-        return a;
-    return nullptr;
+  /// The kernel's typed attributes (its set in Kernels.def, `KernelAttrsOf<kind>::type`),
+  /// checked: a required attribute is present, a flag is 0 or 1, a float finite, an
+  /// activation known.
+  template <typename Attrs> Attrs attrs() const {
+    Attrs attrs;
+    attrs.visitFields([&](const AttrSpec &spec, auto &field) { decode(spec, field); });
+    return attrs;
   }
-  /// An integer attribute that the kernel must have.
-  int64_t intAttr(const char *name) const { return required(name)->i(); }
-  /// An integer attribute that defaults to `fallback` when absent.
-  int64_t intAttr(const char *name, int64_t fallback) const {
-    const fb::Attr *a = attr(name);
-    return a ? a->i() : fallback;
-  }
-  /// A floating-point attribute that the kernel must have.
-  double floatAttr(const char *name) const { return required(name)->f(); }
 
   /// Fails unless `t` has exactly `shape`; `role` names it.
   void expectShape(const TensorView &t, const std::vector<int64_t> &shape,
@@ -132,11 +124,44 @@ public:
   }
 
 private:
-  const fb::Attr *required(const char *name) const {
-    const fb::Attr *a = attr(name);
-    if (!a)
-      fail(std::string("missing attribute '") + name + "'");
+  /// The attribute called `name`, or null.
+  const fb::Attr *attr(const char *name) const {
+    if (!kernel_.attrs())
+      return nullptr;
+    for (const fb::Attr *a : *kernel_.attrs())
+      if (a->name()->str() == name)
+        return a;
+    return nullptr;
+  }
+  /// The attribute `spec` names; null when it is absent and optional.
+  const fb::Attr *find(const AttrSpec &spec) const {
+    const fb::Attr *a = attr(spec.name);
+    if (!a && spec.required)
+      fail(std::string("missing attribute '") + spec.name + "'");
     return a;
+  }
+  void decode(const AttrSpec &spec, int64_t &field) const {
+    if (const fb::Attr *a = find(spec))
+      field = a->i();
+  }
+  void decode(const AttrSpec &spec, double &field) const {
+    if (const fb::Attr *a = find(spec))
+      field = a->f();
+    if (!std::isfinite(field))
+      fail(std::string("attribute '") + spec.name + "' is not finite");
+  }
+  void decode(const AttrSpec &spec, bool &field) const {
+    const fb::Attr *a = find(spec);
+    if (a && a->i() != 0 && a->i() != 1)
+      fail(std::string(spec.name) + " must be 0 or 1, not " + std::to_string(a->i()));
+    field = a && a->i() == 1;
+  }
+  void decode(const AttrSpec &spec, Activation &field) const {
+    const fb::Attr *a = find(spec);
+    const int64_t value = a ? a->i() : 0;
+    if (value < 0 || value >= static_cast<int64_t>(kNumActivations))
+      fail("unknown activation " + std::to_string(value));
+    field = static_cast<Activation>(value);
   }
 
   const fb::Plan &plan_;

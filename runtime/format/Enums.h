@@ -9,7 +9,7 @@ namespace dp::rt {
 
 /// Kernel kinds, numbered by their position in Kernels.def.
 enum class KernelKind : uint16_t {
-#define DP_KERNEL(Enum, Name, MinIn, MaxIn, NumOut) Enum,
+#define DP_KERNEL(Enum, Name, MinIn, MaxIn, NumOut, Attrs) Enum,
 #include "runtime/format/Kernels.def"
   NumKinds
 };
@@ -20,12 +20,16 @@ struct KernelInfo {
   int minInputs;
   int maxInputs;
   int numOutputs;
+  /// Runs on every device of the process and talks to the other replicas.
+  bool collective;
 };
 
 /// Facts about `kind`; `kind` must be below KernelKind::NumKinds.
 inline const KernelInfo &kernelInfo(KernelKind kind) {
   static const KernelInfo table[] = {
-#define DP_KERNEL(Enum, Name, MinIn, MaxIn, NumOut) {Name, MinIn, MaxIn, NumOut},
+#define DP_KERNEL(Enum, Name, MinIn, MaxIn, NumOut, Attrs) {Name, MinIn, MaxIn, NumOut, false},
+#define DP_COLLECTIVE_KERNEL(Enum, Name, MinIn, MaxIn, NumOut, Attrs)                            \
+  {Name, MinIn, MaxIn, NumOut, true},
 #include "runtime/format/Kernels.def"
   };
   return table[static_cast<unsigned>(kind)];
@@ -40,9 +44,7 @@ inline KernelKind kernelKindByName(std::string_view name) {
 }
 
 /// True for the kinds that run on every device of the process and talk to the others.
-inline bool isCollective(KernelKind kind) {
-  return kind == KernelKind::AllReduceStart || kind == KernelKind::AllReduceWait;
-}
+inline bool isCollective(KernelKind kind) { return kernelInfo(kind).collective; }
 
 /// Element types of buffers.
 enum class DType : uint8_t { F32 = 0, I32 = 1 };
@@ -51,6 +53,21 @@ inline const char *dtypeName(DType t) { return t == DType::F32 ? "f32" : "i32"; 
 
 /// Activation functions, as the `activation` attribute of dense/activation kernels.
 enum class Activation : uint8_t { None = 0, Relu = 1, Sigmoid = 2, Tanh = 3, Softmax = 4 };
+inline constexpr unsigned kNumActivations = 5;
+/// The name of an activation in the compiler's IR ("none", "relu", ...).
+inline const char *activationName(Activation a) {
+  static const char *const names[kNumActivations] = {"none", "relu", "sigmoid", "tanh", "softmax"};
+  return static_cast<unsigned>(a) < kNumActivations ? names[static_cast<unsigned>(a)] : "?";
+}
+/// The activation called `name`; false when there is none.
+inline bool activationByName(std::string_view name, Activation &out) {
+  for (unsigned a = 0; a < kNumActivations; ++a)
+    if (name == activationName(Activation(a))) {
+      out = Activation(a);
+      return true;
+    }
+  return false;
+}
 
 /// Parameter initialisers (Keras semantics). glorot/he use the fans the compiler records.
 enum class InitKind : uint8_t {

@@ -1,5 +1,6 @@
 // Plan file reading and writing; see PlanFile.h for the layout.
 #include "runtime/format/PlanFile.h"
+#include "runtime/format/KernelAttrs.h"
 
 #include "runtime/core/Error.h"
 
@@ -298,6 +299,12 @@ void verifyPlanSemantics(const fb::Plan &plan, const std::string &what) {
       if (k->outputs())
         for (uint32_t id : *k->outputs())
           checkId(id, where);
+      // Attributes are the kind's, by the contract table; their values are checked where
+      // they are decoded (KernelSite::attrs).
+      if (k->attrs())
+        for (const fb::Attr *a : *k->attrs())
+          if (!findAttrSpec(KernelKind(k->kind()), a->name()->string_view()))
+            fail(what, where + " has unknown attribute '" + a->name()->str() + "'");
     }
     if (step->outputs())
       for (const fb::Output *o : *step->outputs())

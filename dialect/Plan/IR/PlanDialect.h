@@ -7,6 +7,8 @@
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
 
+#include "runtime/format/Enums.h"
+
 #include "dialect/Plan/IR/PlanDialect.h.inc"
 
 #define GET_ATTRDEF_CLASSES

@@ -3,6 +3,7 @@
 #include "dialect/Plan/IR/PlanDialect.h"
 
 #include "runtime/format/Enums.h"
+#include "runtime/format/KernelAttrs.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -64,6 +65,51 @@ LogicalResult ViewOp::verify() {
   return success();
 }
 
+/// The kernel's attributes against its contract (Kernels.def): each one the kind takes, with
+/// the type the contract says, and every required one present.
+LogicalResult KernelOp::verifyAttributes(dp::rt::KernelKind kind) {
+  for (NamedAttribute attr : (*this)->getDiscardableAttrs()) {
+    const dp::rt::AttrSpec *spec = dp::rt::findAttrSpec(kind, attr.getName().getValue());
+    if (!spec)
+      return emitOpError() << "kernel '" << getKind() << "' has no attribute '"
+                           << attr.getName().getValue() << "'";
+    Attribute v = attr.getValue();
+    auto integer = dyn_cast<IntegerAttr>(v);
+    bool ok = true;
+    StringRef expected;
+    switch (spec->type) {
+    case dp::rt::AttrType::Int:
+      ok = integer && integer.getType().isInteger(64), expected = "a 64-bit integer";
+      break;
+    case dp::rt::AttrType::Flag:
+      ok = integer && integer.getType().isInteger(64) &&
+           (integer.getInt() == 0 || integer.getInt() == 1),
+      expected = "0 or 1";
+      break;
+    case dp::rt::AttrType::Float: {
+      auto f = dyn_cast<FloatAttr>(v);
+      ok = f && f.getType().isF64() && f.getValue().isFinite(), expected = "a finite f64";
+      break;
+    }
+    case dp::rt::AttrType::Activation: {
+      auto s = dyn_cast<StringAttr>(v);
+      dp::rt::Activation act;
+      ok = s && dp::rt::activationByName(s.getValue(), act),
+      expected = "an activation name (none, relu, sigmoid, tanh, softmax)";
+      break;
+    }
+    }
+    if (!ok)
+      return emitOpError() << "attribute '" << spec->name << "' of kernel '" << getKind()
+                           << "' must be " << expected << ", found " << v;
+  }
+  for (const dp::rt::AttrSpec &spec : dp::rt::kernelAttrSpecs(kind))
+    if (spec.required && !(*this)->hasAttr(spec.name))
+      return emitOpError() << "kernel '" << getKind() << "' needs attribute '" << spec.name
+                           << "'";
+  return success();
+}
+
 LogicalResult KernelOp::verify() {
   dp::rt::KernelKind kind = dp::rt::kernelKindByName(getKind());
   if (kind == dp::rt::KernelKind::NumKinds)
@@ -79,6 +125,8 @@ LogicalResult KernelOp::verify() {
   if (nOut != info.numOutputs)
     return emitOpError() << "kernel '" << getKind() << "' takes " << info.numOutputs
                          << " outputs, found " << nOut;
+  if (failed(verifyAttributes(kind)))
+    return failure();
   if (dp::rt::isCollective(kind)) {
     for (auto [i, v] : llvm::enumerate(getInputs()))
       if (bufferDevice(v) != static_cast<int64_t>(i))

@@ -147,6 +147,12 @@ def Plan_KernelOp : Plan_Op<"kernel", [HasParent<"StepOp">, AttrSizedOperandSegm
     plan.kernel "dense" ins(%x, %w, %b : memref<100x784xf32>, memref<784x100xf32>, memref<100xf32>)
         outs(%h : memref<100x100xf32>) {activation = "sigmoid"}
     ```
+
+    The attributes are the kernel's contract in Kernels.def: integers as i64, flags as i64 0
+    or 1, floats as finite f64, activations by name; the verifier rejects any other.
+  }];
+  let extraClassDeclaration = [{
+    ::mlir::LogicalResult verifyAttributes(::dp::rt::KernelKind kind);
   }];
   let arguments = (ins StrAttr:$kind, Variadic<Plan_Buffer>:$inputs,
                        Variadic<Plan_Buffer>:$outputs);

@@ -2,10 +2,10 @@
 #include "passes/Target/Plan/PlanWriter.h"
 
 #include "dialect/Plan/IR/PlanDialect.h"
+#include "runtime/format/KernelAttrs.h"
 #include "runtime/format/PlanFile.h"
 
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
 namespace fb = dp::rt::fb;
@@ -178,37 +178,28 @@ private:
     return failure(walk.wasInterrupted());
   }
 
-  /// Kernel attributes: integers, floats, unit flags, integer arrays, and activation names.
-  FailureOr<flatbuffers::Offset<fb::Attr>> writeAttr(KernelOp k, NamedAttribute attr) {
-    Attribute v = attr.getValue();
-    int64_t i = 0;
-    double f = 0;
-    std::vector<int64_t> ints;
-    if (auto ia = dyn_cast<IntegerAttr>(v)) {
-      i = ia.getInt();
-    } else if (auto fa = dyn_cast<FloatAttr>(v)) {
-      f = fa.getValueAsDouble();
-    } else if (isa<UnitAttr>(v)) {
-      i = 1;
-    } else if (auto s = dyn_cast<StringAttr>(v); s && attr.getName() == "activation") {
-      i = llvm::StringSwitch<int>(s.getValue())
-              .Case("none", int(rt::Activation::None))
-              .Case("relu", int(rt::Activation::Relu))
-              .Case("sigmoid", int(rt::Activation::Sigmoid))
-              .Case("tanh", int(rt::Activation::Tanh))
-              .Case("softmax", int(rt::Activation::Softmax))
-              .Default(-1);
-      if (i < 0)
-        return k.emitOpError() << "unknown activation '" << s.getValue() << "'";
-    } else if (auto arr = dyn_cast<DenseI64ArrayAttr>(v)) {
-      ints.assign(arr.asArrayRef().begin(), arr.asArrayRef().end());
-    } else {
-      return k.emitOpError() << "cannot encode kernel attribute '" << attr.getName().str()
-                             << "' = " << v;
+  /// The kernel's attributes in the order of its contract (Kernels.def); the plan.kernel
+  /// verifier has checked their names and types against the same contract.
+  std::vector<flatbuffers::Offset<fb::Attr>> writeAttrs(KernelOp k, rt::KernelKind kind) {
+    std::vector<flatbuffers::Offset<fb::Attr>> attrs;
+    for (const rt::AttrSpec &spec : rt::kernelAttrSpecs(kind)) {
+      Attribute v = k->getAttr(spec.name);
+      if (!v)
+        continue;
+      int64_t i = 0;
+      double f = 0;
+      if (spec.type == rt::AttrType::Float) {
+        f = cast<FloatAttr>(v).getValueAsDouble();
+      } else if (spec.type == rt::AttrType::Activation) {
+        rt::Activation act = rt::Activation::None;
+        rt::activationByName(cast<StringAttr>(v).getValue(), act);
+        i = static_cast<int64_t>(act);
+      } else {
+        i = cast<IntegerAttr>(v).getInt();
+      }
+      attrs.push_back(fb::CreateAttr(fbb_, fbb_.CreateString(spec.name), i, f));
     }
-    auto name = fbb_.CreateString(attr.getName().str());
-    auto intsV = ints.empty() ? 0 : fbb_.CreateVector(ints);
-    return fb::CreateAttr(fbb_, name, i, f, intsV);
+    return attrs;
   }
 
   FailureOr<flatbuffers::Offset<fb::Step>> writeStep(StepOp step) {
@@ -231,13 +222,7 @@ private:
         ins.push_back(ids_.lookup(v));
       for (Value v : k.getOutputs())
         outs.push_back(ids_.lookup(v));
-      std::vector<flatbuffers::Offset<fb::Attr>> attrs;
-      for (NamedAttribute attr : k->getDiscardableAttrs()) {
-        FailureOr<flatbuffers::Offset<fb::Attr>> rec = writeAttr(k, attr);
-        if (failed(rec))
-          return failure();
-        attrs.push_back(*rec);
-      }
+      std::vector<flatbuffers::Offset<fb::Attr>> attrs = writeAttrs(k, kind);
       auto insV = fbb_.CreateVector(ins);
       auto outsV = fbb_.CreateVector(outs);
       auto attrsV = fbb_.CreateVector(attrs);

@@ -39,8 +39,10 @@ struct ConvShape {
 
 /// Reads the geometry attributes and checks x, w and y against them; `x`, `w`, `y` are the
 /// input image, the kernel and the output image whichever of them the kernel reads or writes.
-ConvShape convShape(const KernelSite &site, const TensorView &x, const TensorView &w,
-                    const TensorView &y, const char *xRole, const char *wRole, const char *yRole) {
+template <typename GeometryAttrs>
+ConvShape convShape(const KernelSite &site, const GeometryAttrs &a, const TensorView &x,
+                    const TensorView &w, const TensorView &y, const char *xRole,
+                    const char *wRole, const char *yRole) {
   for (const auto &[t, role] : {std::pair{&x, xRole}, {&w, wRole}, {&y, yRole}}) {
     site.expectDType(*t, DType::F32, role);
     if (t->rank() != 4)
@@ -50,9 +52,9 @@ ConvShape convShape(const KernelSite &site, const TensorView &x, const TensorVie
   ConvShape s{};
   s.n = x.dim(0), s.h = x.dim(1), s.w = x.dim(2), s.c = x.dim(3);
   s.kh = w.dim(0), s.kw = w.dim(1), s.f = w.dim(3);
-  s.sh = site.intAttr("stride_h"), s.sw = site.intAttr("stride_w");
-  s.pt = site.intAttr("pad_top"), s.pl = site.intAttr("pad_left");
-  s.pb = site.intAttr("pad_bottom"), s.pr = site.intAttr("pad_right");
+  s.sh = a.stride_h, s.sw = a.stride_w;
+  s.pt = a.pad_top, s.pl = a.pad_left;
+  s.pb = a.pad_bottom, s.pr = a.pad_right;
   if (s.sh < 1 || s.sw < 1 || s.pt < 0 || s.pl < 0 || s.pb < 0 || s.pr < 0)
     site.fail("strides must be positive and paddings non-negative");
   if (w.dim(2) != s.c)
@@ -254,11 +256,11 @@ private:
 
 } // namespace
 
-std::unique_ptr<Kernel> makeConv2d(const KernelSite &site) {
+std::unique_ptr<Kernel> makeConv2d(const KernelSite &site, const Conv2dAttrs &attrs) {
   const TensorView x = site.input(0), w = site.input(1), y = site.output(0);
-  const ConvShape s = convShape(site, x, w, y, "input 0 (x)", "input 1 (w)", "output 0 (y)");
+  const ConvShape s = convShape(site, attrs, x, w, y, "input 0 (x)", "input 1 (w)", "output 0 (y)");
   const bool hasBias = site.numInputs() == 3;
-  const Activation act = activationAttr(site, /*required=*/false);
+  const Activation act = attrs.activation;
   dnnl::primitive_attr attr = userScratchpad(act);
   const int threads = threadsFor(s.macs());
   ThreadCap cap(threads);
@@ -285,9 +287,9 @@ std::unique_ptr<Kernel> makeConv2d(const KernelSite &site) {
                                       act == Activation::Softmax, std::move(before));
 }
 
-std::unique_ptr<Kernel> makeConv2dGradInput(const KernelSite &site) {
+std::unique_ptr<Kernel> makeConv2dGradInput(const KernelSite &site, const ConvAttrs &attrs) {
   const TensorView dy = site.input(0), w = site.input(1), dx = site.output(0);
-  const ConvShape s = convShape(site, dx, w, dy, "output 0 (dx)", "input 1 (w)", "input 0 (dy)");
+  const ConvShape s = convShape(site, attrs, dx, w, dy, "output 0 (dx)", "input 1 (w)", "input 0 (dy)");
   const int threads = threadsFor(s.macs());
   ThreadCap cap(threads);
   dnnl::convolution_forward::primitive_desc hint(
@@ -307,9 +309,9 @@ std::unique_ptr<Kernel> makeConv2dGradInput(const KernelSite &site) {
   return std::make_unique<DnnlKernel>(std::move(call), nullptr, 0, 0, false);
 }
 
-std::unique_ptr<Kernel> makeConv2dGradFilter(const KernelSite &site) {
+std::unique_ptr<Kernel> makeConv2dGradFilter(const KernelSite &site, const ConvAttrs &attrs) {
   const TensorView x = site.input(0), dy = site.input(1), dw = site.output(0);
-  const ConvShape s = convShape(site, x, dw, dy, "input 0 (x)", "output 0 (dw)", "input 1 (dy)");
+  const ConvShape s = convShape(site, attrs, x, dw, dy, "input 0 (x)", "output 0 (dw)", "input 1 (dy)");
   const int threads = threadsFor(s.macs());
   ThreadCap cap(threads);
   auto hint = forwardDesc(s, false, dnnl::primitive_attr());
@@ -334,20 +336,20 @@ std::unique_ptr<Kernel> makeConv2dGradFilter(const KernelSite &site) {
                                       std::vector<DnnlCall>{}, std::move(after));
 }
 
-std::unique_ptr<Kernel> makeMaxPool2d(const KernelSite &site) {
+std::unique_ptr<Kernel> makeMaxPool2d(const KernelSite &site, const PoolAttrs &attrs) {
   const TensorView x = site.input(0), y = site.output(0);
-  return std::make_unique<MaxPoolKernel>(poolShape(site, x, y, "input 0 (x)", "output 0 (y)", true), x.f32(), y.f32());
+  return std::make_unique<MaxPoolKernel>(poolShape(site, attrs, x, y, "input 0 (x)", "output 0 (y)", true), x.f32(), y.f32());
 }
 
-std::unique_ptr<Kernel> makeMaxPool2dGrad(const KernelSite &site) {
+std::unique_ptr<Kernel> makeMaxPool2dGrad(const KernelSite &site, const PoolAttrs &attrs) {
   const TensorView x = site.input(0), dy = site.input(1), dx = site.output(0);
-  const PoolShape p = poolShape(site, x, dy, "input 0 (x)", "input 1 (dy)", true);
+  const PoolShape p = poolShape(site, attrs, x, dy, "input 0 (x)", "input 1 (dy)", true);
   site.expectDType(dx, DType::F32, "output 0 (dx)");
   site.expectShape(dx, x.shape, "output 0 (dx)");
   return std::make_unique<MaxPoolGradKernel>(p, x.f32(), dy.f32(), dx.f32());
 }
 
-std::unique_ptr<Kernel> makeDropout(const KernelSite &site) {
+std::unique_ptr<Kernel> makeDropout(const KernelSite &site, const DropoutAttrs &attrs) {
   const TensorView x = site.input(0), y = site.output(0), mask = site.output(1);
   site.expectDType(x, DType::F32, "input 0 (x)");
   site.expectDType(y, DType::F32, "output 0 (y)");
@@ -356,14 +358,14 @@ std::unique_ptr<Kernel> makeDropout(const KernelSite &site) {
     site.fail("input 0 (x) (buffer " + std::to_string(x.id) + ") has no batch axis");
   site.expectNumel(y, x.numel, "output 0 (y)");
   site.expectNumel(mask, x.numel, "output 1 (mask)");
-  const double rate = site.floatAttr("rate");
+  const double rate = attrs.rate;
   if (!(rate >= 0.0 && rate < 1.0))
     site.fail("rate " + std::to_string(rate) + " is not in [0, 1)");
-  const int64_t stream = site.intAttr("stream");
+  const int64_t stream = attrs.stream;
   return std::make_unique<DropoutKernel>(x, y, mask, rate, stream);
 }
 
-std::unique_ptr<Kernel> makeDropoutGrad(const KernelSite &site) {
+std::unique_ptr<Kernel> makeDropoutGrad(const KernelSite &site, const NoAttrs &attrs) {
   const TensorView mask = site.input(0), dy = site.input(1), dx = site.output(0);
   site.expectDType(mask, DType::F32, "input 0 (mask)");
   site.expectDType(dy, DType::F32, "input 1 (dy)");

@@ -251,21 +251,21 @@ void expectAllF32(const KernelSite &site) {
 
 } // namespace
 
-std::unique_ptr<Kernel> makeActivation(const KernelSite &site) {
+std::unique_ptr<Kernel> makeActivation(const KernelSite &site, const ActivationAttrs &attrs) {
   expectAllF32(site);
   site.expectNumel(site.output(0), site.input(0).numel, "output 0 (y)");
-  return std::make_unique<ActivationKernel>(site, activationAttr(site, /*required=*/true));
+  return std::make_unique<ActivationKernel>(site, attrs.activation);
 }
 
-std::unique_ptr<Kernel> makeActivationGrad(const KernelSite &site) {
+std::unique_ptr<Kernel> makeActivationGrad(const KernelSite &site, const ActivationAttrs &attrs) {
   expectAllF32(site);
   const int64_t n = site.input(0).numel;
   site.expectNumel(site.input(1), n, "input 1 (dy)");
   site.expectNumel(site.output(0), n, "output 0 (dx)");
-  return std::make_unique<ActivationGradKernel>(site, activationAttr(site, /*required=*/true));
+  return std::make_unique<ActivationGradKernel>(site, attrs.activation);
 }
 
-std::unique_ptr<Kernel> makeAdd(const KernelSite &site) {
+std::unique_ptr<Kernel> makeAdd(const KernelSite &site, const NoAttrs &attrs) {
   expectAllF32(site);
   const TensorView a = site.input(0), b = site.input(1), c = site.output(0);
   site.expectNumel(b, a.numel, "input 1 (b)");
@@ -273,18 +273,18 @@ std::unique_ptr<Kernel> makeAdd(const KernelSite &site) {
   return std::make_unique<AddKernel>(a.f32(), b.f32(), c.f32(), a.numel);
 }
 
-std::unique_ptr<Kernel> makeCopy(const KernelSite &site) {
+std::unique_ptr<Kernel> makeCopy(const KernelSite &site, const NoAttrs &attrs) {
   const TensorView x = site.input(0), y = site.output(0);
   site.expectDType(y, x.dtype, "output 0 (y)");
   site.expectNumel(y, x.numel, "output 0 (y)");
   return std::make_unique<CopyKernel>(x, y);
 }
 
-std::unique_ptr<Kernel> makeFill(const KernelSite &site) {
-  return std::make_unique<FillKernel>(site.output(0), site.floatAttr("value"));
+std::unique_ptr<Kernel> makeFill(const KernelSite &site, const FillAttrs &attrs) {
+  return std::make_unique<FillKernel>(site.output(0), attrs.value);
 }
 
-std::unique_ptr<Kernel> makeReduceRows(const KernelSite &site) {
+std::unique_ptr<Kernel> makeReduceRows(const KernelSite &site, const NoAttrs &attrs) {
   expectAllF32(site);
   const TensorView x = site.input(0), y = site.output(0);
   if (x.rank() < 1)

@@ -1,5 +1,5 @@
-// The CPU backend's factory: checks how a kernel's buffers overlap, then hands the kernel to the
-// family that implements its kind.
+// The CPU backend's factory: checks how a kernel's buffers overlap, decodes the kernel's typed
+// attributes and hands them to the factory of its kind (both generated from Kernels.def).
 #include "runtime/kernels/cpu/CpuKernels.h"
 #include "runtime/kernels/cpu/Internal.h"
 
@@ -42,83 +42,17 @@ void checkOverlaps(const KernelSite &site) {
 
 } // namespace
 
-Activation activationAttr(const KernelSite &site, bool required) {
-  const int64_t value = required ? site.intAttr("activation") : site.intAttr("activation", 0);
-  if (value < 0 || value > static_cast<int64_t>(Activation::Softmax))
-    site.fail("unknown activation " + std::to_string(value));
-  return static_cast<Activation>(value);
-}
-
 std::unique_ptr<Kernel> makeCpuKernel(const KernelSite &site) {
   checkOverlaps(site);
   try {
     switch (site.kind()) {
-    case KernelKind::Dense:
-      return makeDense(site);
-    case KernelKind::Activation:
-      return makeActivation(site);
-    case KernelKind::ActivationGrad:
-      return makeActivationGrad(site);
-    case KernelKind::MatMul:
-      return makeMatMul(site);
-    case KernelKind::ReduceRows:
-      return makeReduceRows(site);
-    case KernelKind::Add:
-      return makeAdd(site);
-    case KernelKind::Copy:
-      return makeCopy(site);
-    case KernelKind::Fill:
-      return makeFill(site);
-    case KernelKind::SoftmaxXent:
-      return makeSoftmaxXent(site);
-    case KernelKind::SoftmaxXentGrad:
-      return makeSoftmaxXentGrad(site);
-    case KernelKind::CountCorrect:
-      return makeCountCorrect(site);
-    case KernelKind::SgdUpdate:
-      return makeSgdUpdate(site);
-    case KernelKind::MomentumUpdate:
-      return makeMomentumUpdate(site);
-    case KernelKind::AdamUpdate:
-      return makeAdamUpdate(site);
-    case KernelKind::Conv2d:
-      return makeConv2d(site);
-    case KernelKind::Conv2dGradInput:
-      return makeConv2dGradInput(site);
-    case KernelKind::Conv2dGradFilter:
-      return makeConv2dGradFilter(site);
-    case KernelKind::MaxPool2d:
-      return makeMaxPool2d(site);
-    case KernelKind::MaxPool2dGrad:
-      return makeMaxPool2dGrad(site);
-    case KernelKind::Dropout:
-      return makeDropout(site);
-    case KernelKind::DropoutGrad:
-      return makeDropoutGrad(site);
-    case KernelKind::ZeroPad2d:
-      return makeZeroPad2d(site);
-    case KernelKind::ZeroPad2dGrad:
-      return makeZeroPad2dGrad(site);
-    case KernelKind::AvgPool2d:
-      return makeAvgPool2d(site);
-    case KernelKind::AvgPool2dGrad:
-      return makeAvgPool2dGrad(site);
-    case KernelKind::BatchMoments:
-      return makeBatchMoments(site);
-    case KernelKind::BatchNormTrain:
-      return makeBatchNormTrain(site);
-    case KernelKind::BatchNormInfer:
-      return makeBatchNormInfer(site);
-    case KernelKind::BatchNormGradParams:
-      return makeBatchNormGradParams(site);
-    case KernelKind::BatchNormGradInput:
-      return makeBatchNormGradInput(site);
-    case KernelKind::MovingStatsUpdate:
-      return makeMovingStatsUpdate(site);
-    case KernelKind::Lstm:
-      return makeLstm(site);
-    case KernelKind::LstmGrad:
-      return makeLstmGrad(site);
+#define DP_KERNEL(Enum, Name, MinIn, MaxIn, NumOut, Attrs)                                       \
+  case KernelKind::Enum:                                                                         \
+    return make##Enum(site, site.attrs<Attrs>());
+#define DP_COLLECTIVE_KERNEL(Enum, Name, MinIn, MaxIn, NumOut, Attrs)                            \
+  case KernelKind::Enum:                                                                         \
+    break;
+#include "runtime/format/Kernels.def"
     case KernelKind::NumKinds:
       break;
     }

@@ -1,4 +1,4 @@
-// Declarations shared by the CPU backend's source files: one factory per kernel family, and the
+// Declarations shared by the CPU backend's source files: one factory per kernel kind, and the
 // row-wise softmax helpers that several families use.
 #pragma once
 
@@ -12,39 +12,11 @@
 
 namespace dp::rt::cpu {
 
-std::unique_ptr<Kernel> makeDense(const KernelSite &site);
-std::unique_ptr<Kernel> makeMatMul(const KernelSite &site);
-std::unique_ptr<Kernel> makeActivation(const KernelSite &site);
-std::unique_ptr<Kernel> makeActivationGrad(const KernelSite &site);
-std::unique_ptr<Kernel> makeReduceRows(const KernelSite &site);
-std::unique_ptr<Kernel> makeAdd(const KernelSite &site);
-std::unique_ptr<Kernel> makeCopy(const KernelSite &site);
-std::unique_ptr<Kernel> makeFill(const KernelSite &site);
-std::unique_ptr<Kernel> makeSoftmaxXent(const KernelSite &site);
-std::unique_ptr<Kernel> makeSoftmaxXentGrad(const KernelSite &site);
-std::unique_ptr<Kernel> makeCountCorrect(const KernelSite &site);
-std::unique_ptr<Kernel> makeSgdUpdate(const KernelSite &site);
-std::unique_ptr<Kernel> makeMomentumUpdate(const KernelSite &site);
-std::unique_ptr<Kernel> makeAdamUpdate(const KernelSite &site);
-std::unique_ptr<Kernel> makeConv2d(const KernelSite &site);
-std::unique_ptr<Kernel> makeConv2dGradInput(const KernelSite &site);
-std::unique_ptr<Kernel> makeConv2dGradFilter(const KernelSite &site);
-std::unique_ptr<Kernel> makeMaxPool2d(const KernelSite &site);
-std::unique_ptr<Kernel> makeMaxPool2dGrad(const KernelSite &site);
-std::unique_ptr<Kernel> makeDropout(const KernelSite &site);
-std::unique_ptr<Kernel> makeDropoutGrad(const KernelSite &site);
-std::unique_ptr<Kernel> makeZeroPad2d(const KernelSite &site);
-std::unique_ptr<Kernel> makeZeroPad2dGrad(const KernelSite &site);
-std::unique_ptr<Kernel> makeAvgPool2d(const KernelSite &site);
-std::unique_ptr<Kernel> makeAvgPool2dGrad(const KernelSite &site);
-std::unique_ptr<Kernel> makeBatchMoments(const KernelSite &site);
-std::unique_ptr<Kernel> makeBatchNormTrain(const KernelSite &site);
-std::unique_ptr<Kernel> makeBatchNormInfer(const KernelSite &site);
-std::unique_ptr<Kernel> makeBatchNormGradParams(const KernelSite &site);
-std::unique_ptr<Kernel> makeBatchNormGradInput(const KernelSite &site);
-std::unique_ptr<Kernel> makeMovingStatsUpdate(const KernelSite &site);
-std::unique_ptr<Kernel> makeLstm(const KernelSite &site);
-std::unique_ptr<Kernel> makeLstmGrad(const KernelSite &site);
+// One factory per kernel kind of the contract table, given its typed attributes.
+#define DP_KERNEL(Enum, Name, MinIn, MaxIn, NumOut, Attrs)                                       \
+  std::unique_ptr<Kernel> make##Enum(const KernelSite &site, const Attrs &attrs);
+#define DP_COLLECTIVE_KERNEL(Enum, Name, MinIn, MaxIn, NumOut, Attrs)
+#include "runtime/format/Kernels.def"
 
 /// Window geometry of a valid pooling of x[N,H,W,C] into y[N,OH,OW,C].
 struct PoolShape {
@@ -53,11 +25,8 @@ struct PoolShape {
 /// Reads the window and stride attributes and checks x against them and y against the pooled
 /// shape: exactly [N,OH,OW,C] when `exactShape`, else any shape of N*OH*OW*C elements (a global
 /// average pool writes [N,C]). `xRole` and `yRole` name them in errors.
-PoolShape poolShape(const KernelSite &site, const TensorView &x, const TensorView &y,
-                    const char *xRole, const char *yRole, bool exactShape);
-
-/// Reads the `activation` attribute (absent means None unless `required`) and checks its range.
-Activation activationAttr(const KernelSite &site, bool required);
+PoolShape poolShape(const KernelSite &site, const PoolAttrs &attrs, const TensorView &x,
+                    const TensorView &y, const char *xRole, const char *yRole, bool exactShape);
 
 /// Largest element of x[0, n); n > 0.
 inline float rowMax(const float *x, int64_t n) {

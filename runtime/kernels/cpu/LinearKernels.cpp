@@ -45,7 +45,7 @@ private:
 
 } // namespace
 
-std::unique_ptr<Kernel> makeDense(const KernelSite &site) {
+std::unique_ptr<Kernel> makeDense(const KernelSite &site, const FusedActivationAttrs &attrs) {
   const TensorView x = site.input(0), w = site.input(1), y = site.output(0);
   const bool hasBias = site.numInputs() == 3;
   site.expectDType(x, DType::F32, "input 0 (x)");
@@ -61,7 +61,7 @@ std::unique_ptr<Kernel> makeDense(const KernelSite &site) {
     site.fail("input 0 (x) has " + std::to_string(x.rank() ? x.dim(0) : 0) + " rows but y has " +
               std::to_string(n));
   site.expectNumel(x, n * k, "input 0 (x)");
-  const Activation act = activationAttr(site, /*required=*/false);
+  const Activation act = attrs.activation;
 
   dnnl::primitive_attr attr = userScratchpad(act);
 
@@ -86,7 +86,7 @@ std::unique_ptr<Kernel> makeDense(const KernelSite &site) {
   return std::make_unique<DenseKernel>(std::move(call), y.f32(), n, m, act == Activation::Softmax);
 }
 
-std::unique_ptr<Kernel> makeMatMul(const KernelSite &site) {
+std::unique_ptr<Kernel> makeMatMul(const KernelSite &site, const MatMulAttrs &attrs) {
   const TensorView a = site.input(0), b = site.input(1), c = site.output(0);
   site.expectDType(a, DType::F32, "input 0 (a)");
   site.expectDType(b, DType::F32, "input 1 (b)");
@@ -94,9 +94,7 @@ std::unique_ptr<Kernel> makeMatMul(const KernelSite &site) {
   expectRank(site, a, 2, "input 0 (a)");
   expectRank(site, b, 2, "input 1 (b)");
   expectRank(site, c, 2, "output 0 (c)");
-  const int64_t ta = site.intAttr("transpose_a", 0), tb = site.intAttr("transpose_b", 0);
-  if ((ta != 0 && ta != 1) || (tb != 0 && tb != 1))
-    site.fail("transpose_a/transpose_b must be 0 or 1");
+  const bool ta = attrs.transpose_a, tb = attrs.transpose_b;
   // op(a) is [m, k], op(b) is [k, n].
   const int64_t m = ta ? a.dim(1) : a.dim(0), k = ta ? a.dim(0) : a.dim(1);
   const int64_t kb = tb ? b.dim(1) : b.dim(0), n = tb ? b.dim(0) : b.dim(1);

@@ -155,13 +155,13 @@ void expectScalar(const KernelSite &site, const TensorView &t, const char *role)
 
 } // namespace
 
-std::unique_ptr<Kernel> makeSoftmaxXent(const KernelSite &site) {
+std::unique_ptr<Kernel> makeSoftmaxXent(const KernelSite &site, const NoAttrs &attrs) {
   const XentShape shape = xentShape(site);
   expectScalar(site, site.output(0), "output 0 (loss)");
   return std::make_unique<SoftmaxXentKernel>(site, shape);
 }
 
-std::unique_ptr<Kernel> makeSoftmaxXentGrad(const KernelSite &site) {
+std::unique_ptr<Kernel> makeSoftmaxXentGrad(const KernelSite &site, const NoAttrs &attrs) {
   const XentShape shape = xentShape(site);
   expectScalar(site, site.input(2), "input 2 (dloss)");
   site.expectDType(site.output(0), DType::F32, "output 0 (dlogits)");
@@ -169,7 +169,7 @@ std::unique_ptr<Kernel> makeSoftmaxXentGrad(const KernelSite &site) {
   return std::make_unique<SoftmaxXentGradKernel>(site, shape);
 }
 
-std::unique_ptr<Kernel> makeCountCorrect(const KernelSite &site) {
+std::unique_ptr<Kernel> makeCountCorrect(const KernelSite &site, const NoAttrs &attrs) {
   const XentShape shape = xentShape(site);
   expectScalar(site, site.output(0), "output 0 (correct)");
   return std::make_unique<CountCorrectKernel>(site, shape);

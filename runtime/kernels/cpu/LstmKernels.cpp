@@ -89,14 +89,6 @@ LstmDims lstmDims(const KernelSite &site, const TensorView &x, const TensorView 
   return d;
 }
 
-/// A 0/1 attribute that the kernel must have.
-bool flagAttr(const KernelSite &site, const char *name) {
-  const int64_t value = site.intAttr(name);
-  if (value != 0 && value != 1)
-    site.fail(std::string(name) + " must be 0 or 1, not " + std::to_string(value));
-  return value == 1;
-}
-
 /// A reorder between `from` and `to` bound to their memory, run under `threads`.
 DnnlCall reorderCall(const memory &from, const memory &to, const std::string &where, int threads) {
   dnnl::reorder::primitive_desc pd(cpuEngine(), from.get_desc(), cpuEngine(), to.get_desc(),
@@ -167,11 +159,11 @@ private:
 
 } // namespace
 
-std::unique_ptr<Kernel> makeLstm(const KernelSite &site) {
+std::unique_ptr<Kernel> makeLstm(const KernelSite &site, const LstmAttrs &attrs) {
   const TensorView x = site.input(0), w = site.input(1), r = site.input(2), b = site.input(3),
                    y = site.output(0);
-  const bool returnSequences = flagAttr(site, "return_sequences");
-  const bool training = flagAttr(site, "training");
+  const bool returnSequences = attrs.return_sequences;
+  const bool training = attrs.training;
   const LstmDims d = lstmDims(site, x, w, r, b, y, returnSequences, "output 0 (y)");
   std::shared_ptr<void> *slot = nullptr;
   if (training) {
@@ -226,7 +218,7 @@ std::unique_ptr<Kernel> makeLstm(const KernelSite &site) {
                                       std::move(saved));
 }
 
-std::unique_ptr<Kernel> makeLstmGrad(const KernelSite &site) {
+std::unique_ptr<Kernel> makeLstmGrad(const KernelSite &site, const NoAttrs &attrs) {
   const TensorView x = site.input(0), w = site.input(1), r = site.input(2), b = site.input(3),
                    y = site.input(4), dy = site.input(5);
   const TensorView dx = site.output(0), dw = site.output(1), dr = site.output(2),

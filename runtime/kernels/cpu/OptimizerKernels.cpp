@@ -110,41 +110,33 @@ int64_t checkUpdate(const KernelSite &site, const char *const *outputRoles) {
   return grad.numel;
 }
 
-double finiteAttr(const KernelSite &site, const char *name) {
-  const double value = site.floatAttr(name);
-  if (!std::isfinite(value))
-    site.fail(std::string("attribute '") + name + "' is not finite");
-  return value;
-}
-
 } // namespace
 
-std::unique_ptr<Kernel> makeSgdUpdate(const KernelSite &site) {
+std::unique_ptr<Kernel> makeSgdUpdate(const KernelSite &site, const SgdAttrs &attrs) {
   static const char *const roles[] = {"output 0 (param)"};
   const int64_t n = checkUpdate(site, roles);
   return std::make_unique<SgdKernel>(site.input(0).f32(), site.output(0).f32(), n,
-                                     static_cast<float>(finiteAttr(site, "lr")));
+                                     static_cast<float>(attrs.lr));
 }
 
-std::unique_ptr<Kernel> makeMomentumUpdate(const KernelSite &site) {
+std::unique_ptr<Kernel> makeMomentumUpdate(const KernelSite &site, const MomentumAttrs &attrs) {
   static const char *const roles[] = {"output 0 (param)", "output 1 (velocity)"};
   const int64_t n = checkUpdate(site, roles);
   return std::make_unique<MomentumKernel>(
       site.input(0).f32(), site.output(0).f32(), site.output(1).f32(), n,
-      static_cast<float>(finiteAttr(site, "lr")), static_cast<float>(finiteAttr(site, "momentum")),
-      site.intAttr("nesterov", 0) != 0);
+      static_cast<float>(attrs.lr), static_cast<float>(attrs.momentum), attrs.nesterov);
 }
 
-std::unique_ptr<Kernel> makeAdamUpdate(const KernelSite &site) {
+std::unique_ptr<Kernel> makeAdamUpdate(const KernelSite &site, const AdamAttrs &attrs) {
   static const char *const roles[] = {"output 0 (param)", "output 1 (m)", "output 2 (v)"};
   const int64_t n = checkUpdate(site, roles);
-  const double beta1 = finiteAttr(site, "beta1"), beta2 = finiteAttr(site, "beta2");
+  const double beta1 = attrs.beta1, beta2 = attrs.beta2;
   if (beta1 < 0 || beta1 >= 1 || beta2 < 0 || beta2 >= 1)
     site.fail("adam betas must lie in [0, 1), got beta1 " + std::to_string(beta1) + ", beta2 " +
               std::to_string(beta2));
   return std::make_unique<AdamKernel>(
       site.input(0).f32(), site.output(0).f32(), site.output(1).f32(), site.output(2).f32(), n,
-      finiteAttr(site, "lr"), beta1, beta2, finiteAttr(site, "epsilon"));
+      attrs.lr, beta1, beta2, attrs.epsilon);
 }
 
 } // namespace dp::rt::cpu

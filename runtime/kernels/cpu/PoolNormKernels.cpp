@@ -69,15 +69,15 @@ struct PadShape {
 };
 
 /// Reads the padding attributes and checks the image `x` against its padded form `y`.
-PadShape padShape(const KernelSite &site, const TensorView &x, const TensorView &y,
-                  const char *xRole, const char *yRole) {
+PadShape padShape(const KernelSite &site, const PadAttrs &a, const TensorView &x,
+                  const TensorView &y, const char *xRole, const char *yRole) {
   site.expectDType(x, DType::F32, xRole);
   site.expectDType(y, DType::F32, yRole);
   expectRank4(site, x, xRole);
   PadShape p{};
   p.n = x.dim(0), p.h = x.dim(1), p.w = x.dim(2), p.c = x.dim(3);
-  p.pt = site.intAttr("pad_top"), p.pb = site.intAttr("pad_bottom");
-  p.pl = site.intAttr("pad_left"), p.pr = site.intAttr("pad_right");
+  p.pt = a.pad_top, p.pb = a.pad_bottom;
+  p.pl = a.pad_left, p.pr = a.pad_right;
   if (p.pt < 0 || p.pb < 0 || p.pl < 0 || p.pr < 0)
     site.fail("paddings must be non-negative, got top " + std::to_string(p.pt) + ", bottom " +
               std::to_string(p.pb) + ", left " + std::to_string(p.pl) + ", right " +
@@ -157,15 +157,15 @@ dnnl::pooling_forward::desc avgPoolDesc(const PoolShape &p, dnnl::prop_kind prop
 
 } // namespace
 
-PoolShape poolShape(const KernelSite &site, const TensorView &x, const TensorView &y,
-                    const char *xRole, const char *yRole, bool exactShape) {
+PoolShape poolShape(const KernelSite &site, const PoolAttrs &a, const TensorView &x,
+                    const TensorView &y, const char *xRole, const char *yRole, bool exactShape) {
   site.expectDType(x, DType::F32, xRole);
   site.expectDType(y, DType::F32, yRole);
   expectRank4(site, x, xRole);
   PoolShape p{};
   p.n = x.dim(0), p.h = x.dim(1), p.w = x.dim(2), p.c = x.dim(3);
-  p.kh = site.intAttr("window_h"), p.kw = site.intAttr("window_w");
-  p.sh = site.intAttr("stride_h"), p.sw = site.intAttr("stride_w");
+  p.kh = a.window_h, p.kw = a.window_w;
+  p.sh = a.stride_h, p.sw = a.stride_w;
   if (p.kh < 1 || p.kw < 1 || p.sh < 1 || p.sw < 1)
     site.fail("window and strides must be positive, got window " + std::to_string(p.kh) + "x" +
               std::to_string(p.kw) + ", strides " + std::to_string(p.sh) + "x" +
@@ -214,8 +214,8 @@ void expectStats(const KernelSite &site, const TensorView &t, int64_t c, const c
   site.expectShape(t, {2, c}, role);
 }
 
-double epsilonAttr(const KernelSite &site) {
-  const double epsilon = site.floatAttr("epsilon");
+double checkedEpsilon(const KernelSite &site, const EpsilonAttrs &attrs) {
+  const double epsilon = attrs.epsilon;
   if (!(epsilon >= 0.0 && std::isfinite(epsilon)))
     site.fail("epsilon " + std::to_string(epsilon) + " must be finite and non-negative");
   return epsilon;
@@ -487,21 +487,21 @@ private:
 
 } // namespace
 
-std::unique_ptr<Kernel> makeZeroPad2d(const KernelSite &site) {
+std::unique_ptr<Kernel> makeZeroPad2d(const KernelSite &site, const PadAttrs &attrs) {
   const TensorView x = site.input(0), y = site.output(0);
-  const PadShape p = padShape(site, x, y, "input 0 (x)", "output 0 (y)");
+  const PadShape p = padShape(site, attrs, x, y, "input 0 (x)", "output 0 (y)");
   return std::make_unique<ZeroPadKernel>(p, x.f32(), y.f32());
 }
 
-std::unique_ptr<Kernel> makeZeroPad2dGrad(const KernelSite &site) {
+std::unique_ptr<Kernel> makeZeroPad2dGrad(const KernelSite &site, const PadAttrs &attrs) {
   const TensorView dy = site.input(0), dx = site.output(0);
-  const PadShape p = padShape(site, dx, dy, "output 0 (dx)", "input 0 (dy)");
+  const PadShape p = padShape(site, attrs, dx, dy, "output 0 (dx)", "input 0 (dy)");
   return std::make_unique<ZeroPadGradKernel>(p, dy.f32(), dx.f32());
 }
 
-std::unique_ptr<Kernel> makeAvgPool2d(const KernelSite &site) {
+std::unique_ptr<Kernel> makeAvgPool2d(const KernelSite &site, const PoolAttrs &attrs) {
   const TensorView x = site.input(0), y = site.output(0);
-  const PoolShape p = poolShape(site, x, y, "input 0 (x)", "output 0 (y)", false);
+  const PoolShape p = poolShape(site, attrs, x, y, "input 0 (x)", "output 0 (y)", false);
   const int threads = threadsForElements(x.numel);
   ThreadCap cap(threads);
   dnnl::pooling_forward::primitive_desc pd(avgPoolDesc(p, dnnl::prop_kind::forward_inference),
@@ -513,9 +513,9 @@ std::unique_ptr<Kernel> makeAvgPool2d(const KernelSite &site) {
                site.where(), threads));
 }
 
-std::unique_ptr<Kernel> makeAvgPool2dGrad(const KernelSite &site) {
+std::unique_ptr<Kernel> makeAvgPool2dGrad(const KernelSite &site, const PoolAttrs &attrs) {
   const TensorView dy = site.input(0), dx = site.output(0);
-  const PoolShape p = poolShape(site, dx, dy, "output 0 (dx)", "input 0 (dy)", false);
+  const PoolShape p = poolShape(site, attrs, dx, dy, "output 0 (dx)", "input 0 (dy)", false);
   const int threads = threadsForElements(dx.numel);
   ThreadCap cap(threads);
   dnnl::pooling_forward::primitive_desc hint(avgPoolDesc(p, dnnl::prop_kind::forward_training),
@@ -531,14 +531,14 @@ std::unique_ptr<Kernel> makeAvgPool2dGrad(const KernelSite &site) {
                site.where(), threads));
 }
 
-std::unique_ptr<Kernel> makeBatchMoments(const KernelSite &site) {
+std::unique_ptr<Kernel> makeBatchMoments(const KernelSite &site, const NoAttrs &attrs) {
   const TensorView x = site.input(0), stats = site.output(0);
   const NormShape s = normShape(site, x, "input 0 (x)");
   expectStats(site, stats, s.c, "output 0 (stats)");
   return std::make_unique<BatchMomentsKernel>(s, x.f32(), stats.f32());
 }
 
-std::unique_ptr<Kernel> makeBatchNormTrain(const KernelSite &site) {
+std::unique_ptr<Kernel> makeBatchNormTrain(const KernelSite &site, const EpsilonAttrs &attrs) {
   const TensorView x = site.input(0), stats = site.input(1), gamma = site.input(2),
                    beta = site.input(3), y = site.output(0);
   const NormShape s = normShape(site, x, "input 0 (x)");
@@ -548,10 +548,10 @@ std::unique_ptr<Kernel> makeBatchNormTrain(const KernelSite &site) {
   site.expectDType(y, DType::F32, "output 0 (y)");
   site.expectShape(y, x.shape, "output 0 (y)");
   return std::make_unique<BatchNormTrainKernel>(site, s, x, stats, gamma, beta, y,
-                                                epsilonAttr(site));
+                                                checkedEpsilon(site, attrs));
 }
 
-std::unique_ptr<Kernel> makeBatchNormInfer(const KernelSite &site) {
+std::unique_ptr<Kernel> makeBatchNormInfer(const KernelSite &site, const EpsilonAttrs &attrs) {
   const TensorView x = site.input(0), gamma = site.input(1), beta = site.input(2),
                    mean = site.input(3), variance = site.input(4), y = site.output(0);
   const NormShape s = normShape(site, x, "input 0 (x)");
@@ -562,10 +562,10 @@ std::unique_ptr<Kernel> makeBatchNormInfer(const KernelSite &site) {
   site.expectDType(y, DType::F32, "output 0 (y)");
   site.expectShape(y, x.shape, "output 0 (y)");
   return std::make_unique<PrimitiveKernel>(normCall(site, x, y, s, mean.f32(), variance.f32(),
-                                                    gamma.f32(), beta.f32(), epsilonAttr(site)));
+                                                    gamma.f32(), beta.f32(), checkedEpsilon(site, attrs)));
 }
 
-std::unique_ptr<Kernel> makeBatchNormGradParams(const KernelSite &site) {
+std::unique_ptr<Kernel> makeBatchNormGradParams(const KernelSite &site, const EpsilonAttrs &attrs) {
   const TensorView x = site.input(0), stats = site.input(1), dy = site.input(2),
                    dgamma = site.output(0), dbeta = site.output(1);
   const NormShape s = normShape(site, x, "input 0 (x)");
@@ -575,10 +575,10 @@ std::unique_ptr<Kernel> makeBatchNormGradParams(const KernelSite &site) {
   expectChannels(site, dgamma, s.c, "output 0 (dgamma)");
   expectChannels(site, dbeta, s.c, "output 1 (dbeta)");
   return std::make_unique<BatchNormGradParamsKernel>(s, x.f32(), stats.f32(), dy.f32(),
-                                                     dgamma.f32(), dbeta.f32(), epsilonAttr(site));
+                                                     dgamma.f32(), dbeta.f32(), checkedEpsilon(site, attrs));
 }
 
-std::unique_ptr<Kernel> makeBatchNormGradInput(const KernelSite &site) {
+std::unique_ptr<Kernel> makeBatchNormGradInput(const KernelSite &site, const EpsilonAttrs &attrs) {
   const TensorView x = site.input(0), stats = site.input(1), gamma = site.input(2),
                    dgamma = site.input(3), dbeta = site.input(4), dy = site.input(5),
                    dx = site.output(0);
@@ -593,10 +593,10 @@ std::unique_ptr<Kernel> makeBatchNormGradInput(const KernelSite &site) {
   site.expectNumel(dx, x.numel, "output 0 (dx)");
   return std::make_unique<BatchNormGradInputKernel>(s, x.f32(), stats.f32(), gamma.f32(),
                                                     dgamma.f32(), dbeta.f32(), dy.f32(), dx.f32(),
-                                                    epsilonAttr(site));
+                                                    checkedEpsilon(site, attrs));
 }
 
-std::unique_ptr<Kernel> makeMovingStatsUpdate(const KernelSite &site) {
+std::unique_ptr<Kernel> makeMovingStatsUpdate(const KernelSite &site, const MovingStatsAttrs &attrs) {
   const TensorView stats = site.input(0), mean = site.output(0), variance = site.output(1);
   site.expectDType(stats, DType::F32, "input 0 (stats)");
   if (stats.rank() != 2 || stats.dim(0) != 2)
@@ -605,7 +605,7 @@ std::unique_ptr<Kernel> makeMovingStatsUpdate(const KernelSite &site) {
   const int64_t c = stats.dim(1);
   expectChannels(site, mean, c, "output 0 (moving_mean)");
   expectChannels(site, variance, c, "output 1 (moving_var)");
-  const double momentum = site.floatAttr("momentum");
+  const double momentum = attrs.momentum;
   if (!(momentum >= 0.0 && momentum <= 1.0))
     site.fail("momentum " + std::to_string(momentum) + " is not in [0, 1]");
   return std::make_unique<MovingStatsKernel>(stats.f32(), mean.f32(), variance.f32(), c, momentum);

@@ -275,3 +275,75 @@ plan.program "m" attributes {batch = 1 : i64} {
     plan.kernel "allreduce_start" {bucket = 0 : i64}
   }
 }
+
+// -----
+
+// Tests that a kernel takes only the attributes of its contract (Kernels.def).
+plan.program "m" attributes {batch = 1 : i64} {
+  %p = plan.param "w" {init = #plan.init<kind = "zeros">} : memref<4xf32>
+  plan.step "s" {
+    %g = plan.alloc : memref<4xf32>
+    // expected-error @+1 {{'plan.kernel' op kernel 'sgd_update' has no attribute 'learning_rate'}}
+    plan.kernel "sgd_update" ins(%g : memref<4xf32>) outs(%p : memref<4xf32>) {lr = 1.0e-01 : f64, learning_rate = 1.0e-01 : f64}
+  }
+}
+
+// -----
+
+// Tests that a required attribute of the contract is present.
+plan.program "m" attributes {batch = 1 : i64} {
+  %p = plan.param "w" {init = #plan.init<kind = "zeros">} : memref<4xf32>
+  plan.step "s" {
+    %g = plan.alloc : memref<4xf32>
+    // expected-error @+1 {{'plan.kernel' op kernel 'sgd_update' needs attribute 'lr'}}
+    plan.kernel "sgd_update" ins(%g : memref<4xf32>) outs(%p : memref<4xf32>)
+  }
+}
+
+// -----
+
+// Tests that a float attribute is a finite f64.
+plan.program "m" attributes {batch = 1 : i64} {
+  %p = plan.param "w" {init = #plan.init<kind = "zeros">} : memref<4xf32>
+  plan.step "s" {
+    %g = plan.alloc : memref<4xf32>
+    // expected-error @+1 {{'plan.kernel' op attribute 'lr' of kernel 'sgd_update' must be a finite f64, found 1 : i64}}
+    plan.kernel "sgd_update" ins(%g : memref<4xf32>) outs(%p : memref<4xf32>) {lr = 1 : i64}
+  }
+}
+
+// -----
+
+// Tests that an integer attribute is an i64.
+plan.program "m" attributes {batch = 1 : i64} {
+  %x = plan.param "x" {init = #plan.init<kind = "zeros">} : memref<1x4x4x1xf32>
+  plan.step "s" {
+    %y = plan.alloc : memref<1x2x2x1xf32>
+    // expected-error @+1 {{'plan.kernel' op attribute 'window_h' of kernel 'max_pool2d' must be a 64-bit integer, found 2.000000e+00 : f64}}
+    plan.kernel "max_pool2d" ins(%x : memref<1x4x4x1xf32>) outs(%y : memref<1x2x2x1xf32>) {window_h = 2.0 : f64, window_w = 2 : i64, stride_h = 2 : i64, stride_w = 2 : i64}
+  }
+}
+
+// -----
+
+// Tests that a flag is 0 or 1.
+plan.program "m" attributes {batch = 1 : i64} {
+  %a = plan.param "a" {init = #plan.init<kind = "zeros">} : memref<2x2xf32>
+  plan.step "s" {
+    %c = plan.alloc : memref<2x2xf32>
+    // expected-error @+1 {{'plan.kernel' op attribute 'transpose_a' of kernel 'matmul' must be 0 or 1, found 2 : i64}}
+    plan.kernel "matmul" ins(%a, %a : memref<2x2xf32>, memref<2x2xf32>) outs(%c : memref<2x2xf32>) {transpose_a = 2 : i64}
+  }
+}
+
+// -----
+
+// Tests that an activation is one the runtime knows, by name.
+plan.program "m" attributes {batch = 1 : i64} {
+  %a = plan.param "a" {init = #plan.init<kind = "zeros">} : memref<2x2xf32>
+  plan.step "s" {
+    %c = plan.alloc : memref<2x2xf32>
+    // expected-error @+1 {{'plan.kernel' op attribute 'activation' of kernel 'activation' must be an activation name (none, relu, sigmoid, tanh, softmax), found "gelu"}}
+    plan.kernel "activation" ins(%a : memref<2x2xf32>) outs(%c : memref<2x2xf32>) {activation = "gelu"}
+  }
+}

@@ -23,16 +23,16 @@
 // CHECK-NEXT: %[[G:.*]] = plan.grad "w" {offset = 384 : i64} : memref<4x4xf32>
 // CHECK-NEXT: plan.step "train" attributes {peak_bytes = 448 : i64} {
 // CHECK-NEXT: %[[A:.*]] = plan.alloc {offset = 512 : i64} : memref<8x4xf32>
-// CHECK-NEXT: plan.kernel "activation" ins(%[[X]] : memref<8x4xf32>) outs(%[[A]] : memref<8x4xf32>)
+// CHECK-NEXT: plan.kernel "activation" ins(%[[X]] : memref<8x4xf32>) outs(%[[A]] : memref<8x4xf32>) {activation = "relu"}
 // CHECK-NEXT: %[[AV:.*]] = plan.view %[[A]] : memref<8x4xf32> to memref<32xf32>
 // CHECK-NEXT: %[[B:.*]] = plan.alloc {offset = 640 : i64} : memref<8x4xf32>
-// CHECK-NEXT: plan.kernel "activation" ins(%[[A]] : memref<8x4xf32>) outs(%[[B]] : memref<8x4xf32>)
+// CHECK-NEXT: plan.kernel "activation" ins(%[[A]] : memref<8x4xf32>) outs(%[[B]] : memref<8x4xf32>) {activation = "relu"}
 // CHECK-NEXT: %[[C:.*]] = plan.alloc {offset = 768 : i64} : memref<32xf32>
 // CHECK-NEXT: plan.kernel "copy" ins(%[[B]] : memref<8x4xf32>) outs(%[[C]] : memref<32xf32>)
 // CHECK-NEXT: %[[D:.*]] = plan.alloc {offset = 640 : i64} : memref<8x4xf32>
 // CHECK-NEXT: plan.kernel "copy" ins(%[[AV]] : memref<32xf32>) outs(%[[D]] : memref<8x4xf32>)
 // CHECK-NEXT: %[[E:.*]] = plan.alloc {offset = 896 : i64} : memref<f32>
-// CHECK-NEXT: plan.kernel "fill" outs(%[[E]] : memref<f32>)
+// CHECK-NEXT: plan.kernel "fill" outs(%[[E]] : memref<f32>) {value = 0.000000e+00 : f64}
 // CHECK-NEXT: %[[F:.*]] = plan.alloc {offset = 512 : i64} : memref<8x4xf32>
 // CHECK-NEXT: plan.kernel "add" ins(%[[D]], %[[D]] : memref<8x4xf32>, memref<8x4xf32>) outs(%[[F]] : memref<8x4xf32>)
 // CHECK-NEXT: plan.output "y", %[[C]] : memref<32xf32>
@@ -41,7 +41,7 @@
 // CHECK-NEXT: plan.step "eval" attributes {peak_bytes = 256 : i64} {
 // CHECK-NEXT: %[[WV:.*]] = plan.view %[[W]] : memref<4x4xf32> to memref<16xf32>
 // CHECK-NEXT: %[[A:.*]] = plan.alloc {offset = 512 : i64} : memref<8x4xf32>
-// CHECK-NEXT: plan.kernel "activation" ins(%[[X]] : memref<8x4xf32>) outs(%[[A]] : memref<8x4xf32>)
+// CHECK-NEXT: plan.kernel "activation" ins(%[[X]] : memref<8x4xf32>) outs(%[[A]] : memref<8x4xf32>) {activation = "relu"}
 // CHECK-NEXT: %[[B:.*]] = plan.alloc {offset = 640 : i64} : memref<f32>
 // CHECK-NEXT: plan.kernel "softmax_xent" ins(%[[A]], %[[L]] : memref<8x4xf32>, memref<8xi32>) outs(%[[B]] : memref<f32>)
 // CHECK-NEXT: %[[C:.*]] = plan.alloc {offset = 704 : i64} : memref<f32>
@@ -60,16 +60,16 @@ plan.program "m" attributes {batch = 8 : i64} {
   %g = plan.grad "w" : memref<4x4xf32>
   plan.step "train" {
     %a = plan.alloc : memref<8x4xf32>
-    plan.kernel "activation" ins(%x : memref<8x4xf32>) outs(%a : memref<8x4xf32>)
+    plan.kernel "activation" ins(%x : memref<8x4xf32>) outs(%a : memref<8x4xf32>) {activation = "relu"}
     %av = plan.view %a : memref<8x4xf32> to memref<32xf32>
     %b = plan.alloc : memref<8x4xf32>
-    plan.kernel "activation" ins(%a : memref<8x4xf32>) outs(%b : memref<8x4xf32>)
+    plan.kernel "activation" ins(%a : memref<8x4xf32>) outs(%b : memref<8x4xf32>) {activation = "relu"}
     %c = plan.alloc : memref<32xf32>
     plan.kernel "copy" ins(%b : memref<8x4xf32>) outs(%c : memref<32xf32>)
     %d = plan.alloc : memref<8x4xf32>
     plan.kernel "copy" ins(%av : memref<32xf32>) outs(%d : memref<8x4xf32>)
     %e = plan.alloc : memref<f32>
-    plan.kernel "fill" outs(%e : memref<f32>)
+    plan.kernel "fill" outs(%e : memref<f32>) {value = 0.000000e+00 : f64}
     %f = plan.alloc : memref<8x4xf32>
     plan.kernel "add" ins(%d, %d : memref<8x4xf32>, memref<8x4xf32>) outs(%f : memref<8x4xf32>)
     plan.output "y", %c : memref<32xf32>
@@ -78,7 +78,7 @@ plan.program "m" attributes {batch = 8 : i64} {
   plan.step "eval" {
     %wv = plan.view %w : memref<4x4xf32> to memref<16xf32>
     %a = plan.alloc : memref<8x4xf32>
-    plan.kernel "activation" ins(%x : memref<8x4xf32>) outs(%a : memref<8x4xf32>)
+    plan.kernel "activation" ins(%x : memref<8x4xf32>) outs(%a : memref<8x4xf32>) {activation = "relu"}
     %b = plan.alloc : memref<f32>
     plan.kernel "softmax_xent" ins(%a, %l : memref<8x4xf32>, memref<8xi32>) outs(%b : memref<f32>)
     %c = plan.alloc : memref<f32>
@@ -104,7 +104,7 @@ plan.program "views" attributes {batch = 1 : i64} {
     %v = plan.view %a : memref<4x8xf32> to memref<32xf32>
     %vv = plan.view %v : memref<32xf32> to memref<2x16xf32>
     %b = plan.alloc : memref<32xf32>
-    plan.kernel "fill" outs(%b : memref<32xf32>)
+    plan.kernel "fill" outs(%b : memref<32xf32>) {value = 0.000000e+00 : f64}
     plan.kernel "copy" ins(%vv : memref<2x16xf32>) outs(%x : memref<2x2xf32>)
   }
 }
@@ -132,13 +132,13 @@ plan.program "views" attributes {batch = 1 : i64} {
 // CHECK-NEXT: plan.param "only1" {device = 1 : i64, init = #plan.init<kind = "zeros">, offset = 256 : i64} : memref<16xf32>
 // CHECK-NEXT: plan.step "train" attributes {peak_bytes = 128 : i64} {
 // CHECK-NEXT: %[[A0:.*]] = plan.alloc {offset = 320 : i64} : memref<2x4xf32>
-// CHECK-NEXT: plan.kernel "activation" ins(%[[X0]] : memref<2x4xf32>) outs(%[[A0]] : memref<2x4xf32>)
+// CHECK-NEXT: plan.kernel "activation" ins(%[[X0]] : memref<2x4xf32>) outs(%[[A0]] : memref<2x4xf32>) {activation = "relu"}
 // CHECK-NEXT: %[[A1:.*]] = plan.alloc {device = 1 : i64, offset = 320 : i64} : memref<2x4xf32>
-// CHECK-NEXT: plan.kernel "activation" ins(%[[X1]] : memref<2x4xf32>) outs(%[[A1]] : memref<2x4xf32>)
+// CHECK-NEXT: plan.kernel "activation" ins(%[[X1]] : memref<2x4xf32>) outs(%[[A1]] : memref<2x4xf32>) {activation = "relu"}
 // CHECK-NEXT: %[[B0:.*]] = plan.alloc {offset = 384 : i64} : memref<2x4xf32>
-// CHECK-NEXT: plan.kernel "activation" ins(%[[A0]] : memref<2x4xf32>) outs(%[[B0]] : memref<2x4xf32>)
+// CHECK-NEXT: plan.kernel "activation" ins(%[[A0]] : memref<2x4xf32>) outs(%[[B0]] : memref<2x4xf32>) {activation = "relu"}
 // CHECK-NEXT: %[[B1:.*]] = plan.alloc {device = 1 : i64, offset = 384 : i64} : memref<2x4xf32>
-// CHECK-NEXT: plan.kernel "activation" ins(%[[A1]] : memref<2x4xf32>) outs(%[[B1]] : memref<2x4xf32>)
+// CHECK-NEXT: plan.kernel "activation" ins(%[[A1]] : memref<2x4xf32>) outs(%[[B1]] : memref<2x4xf32>) {activation = "relu"}
 // CHECK-NEXT: plan.kernel "allreduce_start" ins(%[[K0]], %[[K1]] : memref<32xf32>, memref<32xf32>) {bucket = 0 : i64}
 // CHECK-NEXT: plan.kernel "allreduce_wait" ins(%[[K0]], %[[K1]] : memref<32xf32>, memref<32xf32>) {bucket = 0 : i64}
 // CHECK-NEXT: plan.output "y", %[[B0]] : memref<2x4xf32>
@@ -159,13 +159,13 @@ plan.program "dp" attributes {batch = 4 : i64, devices_per_process = 2 : i64} {
   %only1 = plan.param "only1" {init = #plan.init<kind = "zeros">, device = 1 : i64} : memref<16xf32>
   plan.step "train" {
     %a0 = plan.alloc : memref<2x4xf32>
-    plan.kernel "activation" ins(%x0 : memref<2x4xf32>) outs(%a0 : memref<2x4xf32>)
+    plan.kernel "activation" ins(%x0 : memref<2x4xf32>) outs(%a0 : memref<2x4xf32>) {activation = "relu"}
     %a1 = plan.alloc {device = 1 : i64} : memref<2x4xf32>
-    plan.kernel "activation" ins(%x1 : memref<2x4xf32>) outs(%a1 : memref<2x4xf32>)
+    plan.kernel "activation" ins(%x1 : memref<2x4xf32>) outs(%a1 : memref<2x4xf32>) {activation = "relu"}
     %b0 = plan.alloc : memref<2x4xf32>
-    plan.kernel "activation" ins(%a0 : memref<2x4xf32>) outs(%b0 : memref<2x4xf32>)
+    plan.kernel "activation" ins(%a0 : memref<2x4xf32>) outs(%b0 : memref<2x4xf32>) {activation = "relu"}
     %b1 = plan.alloc {device = 1 : i64} : memref<2x4xf32>
-    plan.kernel "activation" ins(%a1 : memref<2x4xf32>) outs(%b1 : memref<2x4xf32>)
+    plan.kernel "activation" ins(%a1 : memref<2x4xf32>) outs(%b1 : memref<2x4xf32>) {activation = "relu"}
     plan.kernel "allreduce_start" ins(%k0, %k1 : memref<32xf32>, memref<32xf32>) {bucket = 0 : i64}
     plan.kernel "allreduce_wait" ins(%k0, %k1 : memref<32xf32>, memref<32xf32>) {bucket = 0 : i64}
     plan.output "y", %b0 : memref<2x4xf32>

@@ -16,10 +16,6 @@
 namespace dp::rt {
 
 /// Readable names for parameterised tests and failure messages.
-inline const char *activationName(Activation act) {
-  static const char *names[] = {"none", "relu", "sigmoid", "tanh", "softmax"};
-  return names[static_cast<int>(act)];
-}
 inline void PrintTo(Activation act, std::ostream *os) { *os << activationName(act); }
 
 } // namespace dp::rt

@@ -66,7 +66,7 @@ TEST(KernelValidationTest, MatMulShapes) {
     PlanBuilder b(1);
     uint32_t a = b.buffer({2, 2}), c = b.buffer({2, 2});
     b.kernel(StepKind::Train, KernelKind::MatMul, {a, a}, {c}).attrI("transpose_b", 2);
-    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "transpose_a/transpose_b must be 0 or 1");
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "transpose_b must be 0 or 1, not 2");
   }
 }
 
@@ -124,8 +124,16 @@ TEST(KernelValidationTest, Attributes) {
   {
     PlanBuilder b(1);
     uint32_t g = b.buffer({4}), p = b.persistentBuffer({4});
-    b.kernel(StepKind::Train, KernelKind::SgdUpdate, {g}, {p}).attrF("learning_rate", 0.1);
+    b.kernel(StepKind::Train, KernelKind::SgdUpdate, {g}, {p});
     EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "(sgd_update): missing attribute 'lr'");
+  }
+  {
+    // Names outside the kind's contract (Kernels.def) are refused by the plan verifier.
+    PlanBuilder b(1);
+    uint32_t g = b.buffer({4}), p = b.persistentBuffer({4});
+    b.kernel(StepKind::Train, KernelKind::SgdUpdate, {g}, {p}).attrF("learning_rate", 0.1);
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan,
+                    "train kernel #0 (sgd_update) has unknown attribute 'learning_rate'");
   }
   {
     PlanBuilder b(1);
