@@ -4,16 +4,24 @@
 
 include "mlir/Pass/PassBase.td"
 
-def ConvertGraphToPlanPass : Pass<"convert-graph-to-plan", "mlir::ModuleOp"> {
-  let summary = "Lower the train and eval steps to buffers and kernel calls";
+def ConvertDistToPlanPass : Pass<"convert-dist-to-plan", "mlir::ModuleOp"> {
+  let summary = "Lower the replicated train and eval steps to buffers and kernel calls";
   let description = [{
-    Replaces the `@train` and `@eval` graph functions by one `plan.program`: a `plan.param`
-    per parameter name (initialiser and fans recorded), a `plan.input` per input name, a
-    `plan.grad` buffer per gradient consumed by an optimizer update, and a `plan.step` per
-    function in which every graph op becomes a `plan.kernel` writing a fresh `plan.alloc`
-    (reshapes become `plan.view`s: no data moves) and every result a `plan.output`.
-    Fans follow Keras: [in, out] matrices give (in, out); higher ranks multiply the receptive
-    field into both.
+    The conversion out of the dist phase. Replaces the `@train` and `@eval` functions (graph
+    compute ops, `dist.shard`s and allreduces, on R replicas) by one `plan.program`:
+
+    - a `plan.param` per parameter name and device (initialiser and fans recorded; fans
+      follow Keras: [in, out] matrices give (in, out), higher ranks multiply the receptive
+      field into both), a `plan.input` per input name and device (the replica's shard);
+    - a `plan.bucket` per allreduce bucket and device, holding a `plan.grad` per averaged
+      tensor, and a `plan.grad` for every other gradient an optimizer update reads;
+    - a `plan.step` per function: each compute op lowers itself to `plan.kernel` calls
+      through its `KernelLoweringOpInterface` (reshapes become `plan.view`s: no data moves),
+      each allreduce becomes `allreduce_start` / `allreduce_wait` kernels over every device's
+      copy of its bucket, and each result a `plan.output`.
+
+    An op without a lowering (`graph.apply_gradient` before `graph-expand-optimizer`) is an
+    error.
   }];
   let dependentDialects = ["dp::plan::PlanDialect"];
 }

@@ -37,7 +37,7 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options) {
   opt.lrScale = options.lrScale;
   pm.addPass(graph::createExpandOptimizerPass(opt));
   pm.addPass(dist::createSchedulePass());
-  pm.addPass(createConvertGraphToPlanPass());
+  pm.addPass(createConvertDistToPlanPass());
   pm.addPass(plan::createPlanMemoryPass());
 }
 

@@ -11,6 +11,7 @@
 
 #include "dialect/Interfaces/BatchShardingOpInterface.h"
 #include "dialect/Interfaces/GradientOpInterface.h"
+#include "dialect/Interfaces/KernelLoweringOpInterface.h"
 
 #include <algorithm>
 #include <cstdint>

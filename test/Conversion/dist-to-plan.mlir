@@ -1,4 +1,4 @@
-// RUN: dp-opt %s -split-input-file -graph-derive-steps -graph-autodiff -graph-expand-optimizer -convert-graph-to-plan | FileCheck %s
+// RUN: dp-opt %s -split-input-file -graph-derive-steps -graph-autodiff -graph-expand-optimizer -convert-dist-to-plan | FileCheck %s
 
 // Tests that a model with momentum, flatten and a reshaped parameter lowers to one program
 // with the train step's batch; inputs, then parameters (with their optimizer state) in order of

@@ -1,4 +1,4 @@
-// RUN: dp-opt %s -split-input-file -graph-derive-steps -graph-autodiff -graph-expand-optimizer -convert-graph-to-plan | FileCheck %s
+// RUN: dp-opt %s -split-input-file -graph-derive-steps -graph-autodiff -graph-expand-optimizer -convert-dist-to-plan | FileCheck %s
 
 // The lowering of padding, average pooling, batch normalisation and LSTMs to plan kernels.
 

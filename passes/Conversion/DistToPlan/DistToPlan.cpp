@@ -1,17 +1,22 @@
-// convert-graph-to-plan: graph step functions become one plan.program (see Passes.td).
-#include "passes/Conversion/Passes.h"
+// convert-dist-to-plan: the replicated train and eval steps that the dist phase leaves become one
+// plan.program (see Passes.td). The conversion owns the program's structure (parameters, input
+// shards, gradient buckets, collectives, outputs); every compute op lowers itself through its
+// KernelLoweringOpInterface, so no compute op is named here.
 #include "dialect/Dist/IR/DistDialect.h"
 #include "dialect/Graph/IR/Model.h"
+#include "dialect/Interfaces/KernelLoweringOpInterface.h"
+#include "passes/Conversion/Passes.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
-#define DEBUG_TYPE "convert-graph-to-plan"
+#define DEBUG_TYPE "convert-dist-to-plan"
 
 namespace dp {
-#define GEN_PASS_DEF_CONVERTGRAPHTOPLANPASS
+#define GEN_PASS_DEF_CONVERTDISTTOPLANPASS
 #include "passes/Conversion/Passes.h.inc"
 } // namespace dp
 
@@ -69,7 +74,7 @@ plan::InitAttr initFor(g::ParamOp param) {
 }
 
 /// Lowers the functions of one module into a plan.program.
-class Lowering {
+class Lowering : public KernelLowering {
 public:
   explicit Lowering(plan::ProgramOp program) : program_(program), b_(program.getContext()) {}
 
@@ -168,8 +173,8 @@ public:
     Block *block = b_.createBlock(&step.getBody());
     b_.setInsertionPointToEnd(block);
     values_.clear();
-    masks_.clear();
-    dropouts_.clear();
+    remembered_.clear();
+    counters_.clear();
     for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
       values_[func.getArgument(i)] =
           inputs_.lookup({func.getArgAttrOfType<StringAttr>(i, g::kInputAttr).getValue(), 0});
@@ -188,24 +193,17 @@ private:
   /// inspected, checkpointed or averaged across replicas.
   void collectGradients(func::FuncOp func) {
     gradOf_.clear();
-    func.walk([&](Operation *op) {
-      Value param, grad;
-      if (auto u = dyn_cast<g::SgdUpdateOp>(op))
-        param = u.getParam(), grad = u.getGradient();
-      else if (auto u = dyn_cast<g::MomentumUpdateOp>(op))
-        param = u.getParam(), grad = u.getGradient();
-      else if (auto u = dyn_cast<g::AdamUpdateOp>(op))
-        param = u.getParam(), grad = u.getGradient();
-      else
-        return;
-      // An averaged gradient's buffer is the one its replica computed (reduced in place).
-      if (auto result = dyn_cast<OpResult>(grad)) {
-        if (auto a = dyn_cast<dist::AllReduceOp>(result.getOwner()))
-          grad = a.getGradients()[result.getResultNumber()];
-        else if (auto w = dyn_cast<dist::AllReduceWaitOp>(result.getOwner()))
-          grad = w.getStart().getGradients()[result.getResultNumber()];
+    func.walk([&](KernelLoweringOpInterface op) {
+      for (auto [param, grad] : op.getParameterGradients()) {
+        // An averaged gradient's buffer is the one its replica computed (reduced in place).
+        if (auto result = dyn_cast<OpResult>(grad)) {
+          if (auto a = dyn_cast<dist::AllReduceOp>(result.getOwner()))
+            grad = a.getGradients()[result.getResultNumber()];
+          else if (auto w = dyn_cast<dist::AllReduceWaitOp>(result.getOwner()))
+            grad = w.getStart().getGradients()[result.getResultNumber()];
+        }
+        gradOf_[grad] = {param.getDefiningOp<g::ParamOp>().getName(), dist::getReplica(op)};
       }
-      gradOf_[grad] = {param.getDefiningOp<g::ParamOp>().getName(), dist::getReplica(op)};
     });
     // Other averaged tensors (batch statistics) live in their bucket like gradients, under
     // the allreduce's names.
@@ -241,7 +239,49 @@ private:
     return buffer;
   }
 
-  Value newBuffer(Value result) {
+  // KernelLowering: what the ops' lowering rules ask for.
+  MLIRContext *context() override { return b_.getContext(); }
+
+  Value buffer(Value tensor) override { return values_.lookup(tensor); }
+
+  Value newBuffer(Value result) override {
+    Value buffer = allocate(result);
+    values_[result] = buffer;
+    return buffer;
+  }
+
+  Value scratch(Operation *op, Type tensorType) override {
+    return b_.create<plan::AllocOp>(op->getLoc(), bufferType(tensorType), IntegerAttr(),
+                                    deviceAttr(dist::getReplica(op)));
+  }
+
+  void view(Value result, Value source) override {
+    values_[result] = b_.create<plan::ViewOp>(result.getLoc(), bufferType(result.getType()),
+                                              values_.lookup(source));
+    // A gradient that is a view of another buffer is copied into its persistent buffer.
+    if (gradOf_.count(result)) {
+      Value dst = gradBuffer(result);
+      emit(result.getLoc(), rt::KernelKind::Copy, {values_.lookup(result)}, {dst}, rt::NoAttrs{});
+      values_[result] = dst;
+    }
+  }
+
+  void remember(Value key, Value buffer) override { remembered_[key] = buffer; }
+  Value recall(Value key) override { return remembered_.lookup(key); }
+
+  int64_t nextIndex(Operation *op, StringRef counter) override {
+    return counters_[(counter + "@" + Twine(dist::getReplica(op))).str()]++;
+  }
+
+  void emitKernel(Location loc, rt::KernelKind kind, ValueRange inputs, ValueRange outputs,
+                  ArrayRef<NamedAttribute> attrs) override {
+    auto k = b_.create<plan::KernelOp>(loc, rt::kernelInfo(kind).name, inputs, outputs);
+    for (NamedAttribute a : attrs)
+      k->setAttr(a.getName(), a.getValue());
+  }
+
+  /// The buffer a result is written to: its persistent gradient buffer, or a new one.
+  Value allocate(Value result) {
     if (gradOf_.count(result))
       return gradBuffer(result);
     int64_t device = result.getDefiningOp() ? dist::getReplica(result.getDefiningOp()) : 0;
@@ -255,9 +295,8 @@ private:
   }
 
   /// The collective kernels of bucket `index`, on every device's copy.
-  void collective(Location loc, StringRef kind, int64_t index) {
-    auto k = b_.create<plan::KernelOp>(loc, kind, buckets_.lookup(index), ValueRange());
-    k->setAttr("bucket", b_.getI64IntegerAttr(index));
+  void collective(Location loc, rt::KernelKind kind, int64_t index) {
+    emit(loc, kind, buckets_.lookup(index), ValueRange(), rt::CollectiveAttrs{index});
   }
 
   /// Means are left in place: results take the buffers of the gradients they average.
@@ -266,251 +305,49 @@ private:
       values_[result] = values_.lookup(grad);
   }
 
-  /// Emits one kernel call on the buffers of `ins` and `outs` (an update kernel's outputs are
-  /// the persistent buffers it changes in place).
-  void emit(Location loc, StringRef kind, ValueRange ins, ValueRange outs,
-            ArrayRef<NamedAttribute> attrs) {
-    SmallVector<Value> inBufs, outBufs;
-    for (Value v : ins)
-      inBufs.push_back(values_.lookup(v));
-    for (Value v : outs)
-      outBufs.push_back(values_.lookup(v));
-    auto k = b_.create<plan::KernelOp>(loc, kind, inBufs, outBufs);
-    for (NamedAttribute a : attrs)
-      k->setAttr(a.getName(), a.getValue());
-  }
-
-  /// Emits `kind` writing a new buffer for each result of `op`.
-  void kernel(Operation *op, StringRef kind, ValueRange ins, ArrayRef<NamedAttribute> attrs = {}) {
-    for (Value r : op->getResults())
-      values_[r] = newBuffer(r);
-    emit(op->getLoc(), kind, ins, op->getResults(), attrs);
-  }
-
-  NamedAttribute named(StringRef name, Attribute value) {
-    return b_.getNamedAttr(name, value);
-  }
-  NamedAttribute act(g::Activation a) {
-    return named("activation", b_.getStringAttr(g::stringifyActivation(a)));
-  }
-  NamedAttribute flag(StringRef name, bool value) {
-    return named(name, b_.getI64IntegerAttr(value ? 1 : 0));
-  }
-
-  /// The geometry attributes of a convolution of `input` (NHWC) by `kernel` (HWIO).
-  SmallVector<NamedAttribute> convAttrs(Type input, Type kernel, ArrayAttr strides,
-                                        StringRef padding) {
-    auto in = cast<RankedTensorType>(input).getShape();
-    auto k = cast<RankedTensorType>(kernel).getShape();
-    int64_t sh = cast<IntegerAttr>(strides[0]).getInt(), sw = cast<IntegerAttr>(strides[1]).getInt();
-    g::WindowAxis h = g::windowAxis(in[1], k[0], sh, padding == "same");
-    g::WindowAxis w = g::windowAxis(in[2], k[1], sw, padding == "same");
-    auto i64 = [&](StringRef name, int64_t v) { return named(name, b_.getI64IntegerAttr(v)); };
-    return {i64("stride_h", sh),          i64("stride_w", sw),
-            i64("pad_top", h.padBefore),  i64("pad_left", w.padBefore),
-            i64("pad_bottom", h.padAfter), i64("pad_right", w.padAfter)};
-  }
-
-  SmallVector<NamedAttribute> poolAttrs(ArrayAttr window, ArrayAttr strides) {
-    auto i64 = [&](StringRef name, Attribute v) {
-      return named(name, b_.getI64IntegerAttr(cast<IntegerAttr>(v).getInt()));
-    };
-    return {i64("window_h", window[0]), i64("window_w", window[1]), i64("stride_h", strides[0]),
-            i64("stride_w", strides[1])};
-  }
-
-  /// The attributes of a zero padding of [top, bottom, left, right].
-  SmallVector<NamedAttribute> padAttrs(ArrayAttr padding) {
-    SmallVector<NamedAttribute> attrs;
-    StringRef names[] = {"pad_top", "pad_bottom", "pad_left", "pad_right"};
-    for (auto [name, v] : llvm::zip(names, padding))
-      attrs.push_back(named(name, b_.getI64IntegerAttr(cast<IntegerAttr>(v).getInt())));
-    return attrs;
-  }
-
+  /// The structure of the program (parameters, shards, collectives, outputs) is lowered here;
+  /// every other op lowers itself.
   LogicalResult lower(Operation *op) {
-    using namespace g;
     bool ok = true;
     llvm::TypeSwitch<Operation *>(op)
-        .Case([&](ParamOp p) {
+        .Case([&](g::ParamOp p) {
           values_[p.getResult()] = params_.lookup({p.getName(), dist::getReplica(p)});
         })
         .Case([&](dist::ShardOp s) {
           StringRef name = cast<func::FuncOp>(s->getParentOp())
                                .getArgAttrOfType<StringAttr>(
-                                   cast<BlockArgument>(s.getInput()).getArgNumber(), kInputAttr)
+                                   cast<BlockArgument>(s.getInput()).getArgNumber(),
+                                   g::kInputAttr)
                                .getValue();
           values_[s.getResult()] = inputs_.lookup({name, dist::getReplica(s)});
         })
         .Case([&](dist::AllReduceOp a) {
           int64_t bucket = a.getBucketAttr().getInt();
-          collective(a.getLoc(), "allreduce_start", bucket);
-          collective(a.getLoc(), "allreduce_wait", bucket);
+          collective(a.getLoc(), rt::KernelKind::AllReduceStart, bucket);
+          collective(a.getLoc(), rt::KernelKind::AllReduceWait, bucket);
           bindMeans(a.getResults(), a.getGradients());
         })
         .Case([&](dist::AllReduceStartOp a) {
-          collective(a.getLoc(), "allreduce_start", a.getBucket());
+          collective(a.getLoc(), rt::KernelKind::AllReduceStart, a.getBucket());
         })
         .Case([&](dist::AllReduceWaitOp w) {
-          collective(w.getLoc(), "allreduce_wait", w.getStart().getBucket());
+          collective(w.getLoc(), rt::KernelKind::AllReduceWait, w.getStart().getBucket());
           bindMeans(w.getResults(), w.getStart().getGradients());
-        })
-        .Case<ReshapeOp, FlattenOp>([&](Operation *r) {
-          values_[r->getResult(0)] = b_.create<plan::ViewOp>(
-              r->getLoc(), bufferType(r->getResult(0).getType()), values_.lookup(r->getOperand(0)));
-          if (gradOf_.count(r->getResult(0)))
-            copyInto(r->getResult(0));
-        })
-        .Case([&](DenseOp d) { kernel(d, "dense", d.getOperands(), {act(d.getActivation())}); })
-        .Case<ReluOp, SigmoidOp, TanhOp, SoftmaxOp>([&](Operation *a) {
-          auto kind = llvm::TypeSwitch<Operation *, Activation>(a)
-                          .Case([](ReluOp) { return Activation::relu; })
-                          .Case([](SigmoidOp) { return Activation::sigmoid; })
-                          .Case([](TanhOp) { return Activation::tanh; })
-                          .Default([](Operation *) { return Activation::softmax; });
-          kernel(a, "activation", a->getOperands(), {act(kind)});
-        })
-        .Case([&](ActivationGradOp a) {
-          kernel(a, "activation_grad", a.getOperands(), {act(a.getActivation())});
-        })
-        .Case([&](MatMulOp m) {
-          kernel(m, "matmul", m.getOperands(),
-                 {flag("transpose_a", m.getTransposeLhs()), flag("transpose_b", m.getTransposeRhs())});
-        })
-        .Case([&](Conv2DOp c) {
-          auto attrs = convAttrs(c.getInput().getType(), c.getKernel().getType(), c.getStrides(),
-                                 c.getPadding());
-          attrs.push_back(act(c.getActivation()));
-          kernel(c, "conv2d", c.getOperands(), attrs);
-        })
-        .Case([&](Conv2DGradInputOp c) {
-          kernel(c, "conv2d_grad_input", c.getOperands(),
-                 convAttrs(c.getType(), c.getKernel().getType(), c.getStrides(), c.getPadding()));
-        })
-        .Case([&](Conv2DGradFilterOp c) {
-          kernel(c, "conv2d_grad_filter", c.getOperands(),
-                 convAttrs(c.getInput().getType(), c.getType(), c.getStrides(), c.getPadding()));
-        })
-        .Case([&](MaxPool2DOp p) {
-          kernel(p, "max_pool2d", p->getOperands(), poolAttrs(p.getWindow(), p.getStrides()));
-        })
-        .Case([&](MaxPool2DGradOp p) {
-          kernel(p, "max_pool2d_grad", p->getOperands(), poolAttrs(p.getWindow(), p.getStrides()));
-        })
-        .Case([&](ZeroPad2DOp p) {
-          kernel(p, "zero_pad2d", p->getOperands(), padAttrs(p.getPadding()));
-        })
-        .Case([&](ZeroPad2DGradOp p) {
-          kernel(p, "zero_pad2d_grad", p->getOperands(), padAttrs(p.getPadding()));
-        })
-        .Case([&](AvgPool2DOp p) {
-          kernel(p, "avg_pool2d", p->getOperands(), poolAttrs(p.getWindow(), p.getStrides()));
-        })
-        .Case([&](AvgPool2DGradOp p) {
-          kernel(p, "avg_pool2d_grad", p->getOperands(), poolAttrs(p.getWindow(), p.getStrides()));
-        })
-        .Case([&](GlobalAvgPool2DOp p) {
-          // An average pool whose window is the whole image, writing [N, C].
-          auto in = cast<RankedTensorType>(p.getInput().getType()).getShape();
-          ArrayAttr window = b_.getI64ArrayAttr({in[1], in[2]});
-          kernel(p, "avg_pool2d", p->getOperands(), poolAttrs(window, window));
-        })
-        .Case([&](BatchNormOp n) {
-          kernel(n, "batch_norm_infer", n->getOperands(), {named("epsilon", n.getEpsilonAttr())});
-        })
-        .Case([&](BatchMomentsOp m) { kernel(m, "batch_moments", m->getOperands()); })
-        .Case([&](BatchNormTrainOp n) {
-          kernel(n, "batch_norm_train", n->getOperands(), {named("epsilon", n.getEpsilonAttr())});
-        })
-        .Case([&](BatchNormGradParamsOp n) {
-          kernel(n, "batch_norm_grad_params", n->getOperands(),
-                 {named("epsilon", n.getEpsilonAttr())});
-        })
-        .Case([&](BatchNormGradInputOp n) {
-          kernel(n, "batch_norm_grad_input", n->getOperands(),
-                 {named("epsilon", n.getEpsilonAttr())});
-        })
-        .Case([&](MovingStatsUpdateOp u) {
-          emit(u.getLoc(), "moving_stats_update", u.getStats(),
-               {u.getMovingMean(), u.getMovingVar()}, {named("momentum", u.getMomentumAttr())});
-        })
-        .Case([&](LstmOp l) {
-          // A training LSTM keeps what its gradient kernel needs, found through its output.
-          bool training =
-              llvm::any_of(l->getUsers(), [&](Operation *u) {
-                auto grad = dyn_cast<LstmGradOp>(u);
-                return grad && grad.getOutput() == l.getResult();
-              });
-          kernel(l, "lstm", l->getOperands(),
-                 {flag("return_sequences", l.getReturnSequences()), flag("training", training)});
-        })
-        .Case([&](LstmGradOp l) { kernel(l, "lstm_grad", l->getOperands()); })
-        .Case([&](DropoutOp d) {
-          // The mask is a buffer of the step, read again by the gradient. Each device numbers
-          // its dropouts in order, so that replicas of one dropout share a stream.
-          int64_t device = dist::getReplica(d);
-          values_[d.getResult()] = newBuffer(d.getResult());
-          Value mask = b_.create<plan::AllocOp>(d.getLoc(), bufferType(d.getType()),
-                                                IntegerAttr(), deviceAttr(device));
-          masks_[d.getResult()] = mask;
-          auto k = b_.create<plan::KernelOp>(d.getLoc(), "dropout",
-                                             ValueRange{values_.lookup(d.getInput())},
-                                             ValueRange{values_.lookup(d.getResult()), mask});
-          k->setAttr("rate", d.getRateAttr());
-          k->setAttr("stream", b_.getI64IntegerAttr(dropouts_[device]++));
-        })
-        .Case([&](DropoutGradOp d) {
-          Value mask = masks_.lookup(d.getOutput());
-          if (!mask) {
-            d.emitOpError("has no mask: its graph.dropout was not lowered in this step");
-            ok = false;
-            return;
-          }
-          values_[d.getResult()] = newBuffer(d.getResult());
-          b_.create<plan::KernelOp>(d.getLoc(), "dropout_grad",
-                                    ValueRange{mask, values_.lookup(d.getGrad())},
-                                    ValueRange{values_.lookup(d.getResult())});
-        })
-        .Case([&](ReduceRowsOp r) { kernel(r, "reduce_rows", r->getOperands()); })
-        .Case([&](AddOp a) { kernel(a, "add", a->getOperands()); })
-        .Case([&](FillOp f) { kernel(f, "fill", {}, {named("value", f.getValueAttr())}); })
-        .Case([&](SoftmaxCrossEntropyOp s) { kernel(s, "softmax_xent", s->getOperands()); })
-        .Case([&](SoftmaxCrossEntropyGradOp s) { kernel(s, "softmax_xent_grad", s->getOperands()); })
-        .Case([&](CountCorrectOp c) { kernel(c, "count_correct", c->getOperands()); })
-        .Case([&](SgdUpdateOp u) {
-          emit(u.getLoc(), "sgd_update", u.getGradient(), u.getParam(), {named("lr", u.getLrAttr())});
-        })
-        .Case([&](MomentumUpdateOp u) {
-          emit(u.getLoc(), "momentum_update", u.getGradient(), {u.getParam(), u.getVelocity()},
-                 {named("lr", u.getLrAttr()), named("momentum", u.getMomentumAttr()),
-                  flag("nesterov", u.getNesterov())});
-        })
-        .Case([&](AdamUpdateOp u) {
-          emit(u.getLoc(), "adam_update", u.getGradient(), {u.getParam(), u.getM(), u.getV()},
-                 {named("lr", u.getLrAttr()), named("beta1", u.getBeta1Attr()),
-                  named("beta2", u.getBeta2Attr()), named("epsilon", u.getEpsilonAttr())});
         })
         .Case([&](func::ReturnOp ret) {
           auto func = ret->getParentOfType<func::FuncOp>();
           for (unsigned i = 0, e = ret.getNumOperands(); i < e; ++i) {
-            auto name = func.getResultAttrOfType<StringAttr>(i, kOutputAttr);
+            auto name = func.getResultAttrOfType<StringAttr>(i, g::kOutputAttr);
             b_.create<plan::OutputOp>(ret.getLoc(), name ? name.getValue() : "result",
                                       values_.lookup(ret.getOperand(i)));
           }
         })
+        .Case([&](KernelLoweringOpInterface l) { ok = succeeded(l.lowerToKernels(*this)); })
         .Default([&](Operation *other) {
           other->emitOpError("has no kernel to lower to");
           ok = false;
         });
     return success(ok);
-  }
-
-  /// A gradient that is a view of another buffer is copied into its persistent buffer.
-  void copyInto(Value result) {
-    Value src = values_.lookup(result);
-    Value dst = gradBuffer(result);
-    b_.create<plan::KernelOp>(result.getLoc(), "copy", ValueRange{src}, ValueRange{dst});
-    values_[result] = dst;
   }
 
   plan::ProgramOp program_;
@@ -520,14 +357,14 @@ private:
   llvm::DenseMap<Key, Value> inputs_, params_, grads_;
   llvm::DenseMap<int64_t, SmallVector<Value>> buckets_;
   llvm::DenseMap<Value, Value> values_;
-  /// The mask buffer of each dropout result, and the number of dropouts per device so far.
-  llvm::DenseMap<Value, Value> masks_;
-  llvm::DenseMap<int64_t, int64_t> dropouts_;
+  /// Buffers ops remembered for later ops of the step, and per-device counters of ops.
+  llvm::DenseMap<Value, Value> remembered_;
+  llvm::StringMap<int64_t> counters_;
   /// The (parameter, device) whose gradient a value is.
   llvm::DenseMap<Value, Key> gradOf_;
 };
 
-struct ConvertGraphToPlanPass : dp::impl::ConvertGraphToPlanPassBase<ConvertGraphToPlanPass> {
+struct ConvertDistToPlanPass : dp::impl::ConvertDistToPlanPassBase<ConvertDistToPlanPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     func::FuncOp train = g::getStepFunction(module, "train");

@@ -1,5 +1,5 @@
-// RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=devices-per-process=2 -dist-split-batch -dist-insert-allreduce -dist-fuse-allreduce=bucket-mb=0.0001 -graph-expand-optimizer -convert-graph-to-plan | FileCheck %s
-// RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=processes=2 -dist-split-batch -dist-insert-allreduce -dist-fuse-allreduce=bucket-mb=0 -graph-expand-optimizer -dist-schedule -convert-graph-to-plan | FileCheck %s --check-prefix=PROCS
+// RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=devices-per-process=2 -dist-split-batch -dist-insert-allreduce -dist-fuse-allreduce=bucket-mb=0.0001 -graph-expand-optimizer -convert-dist-to-plan | FileCheck %s
+// RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=processes=2 -dist-split-batch -dist-insert-allreduce -dist-fuse-allreduce=bucket-mb=0 -graph-expand-optimizer -dist-schedule -convert-dist-to-plan | FileCheck %s --check-prefix=PROCS
 
 // Tests the lowering of a replicated step (R = 2, buckets not scheduled): the program carries
 // devices_per_process; each replica's shard of an input is its device's plan.input (device 0's

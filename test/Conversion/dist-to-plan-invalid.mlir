@@ -1,6 +1,6 @@
-// RUN: dp-opt %s -split-input-file -convert-graph-to-plan -verify-diagnostics
+// RUN: dp-opt %s -split-input-file -convert-dist-to-plan -verify-diagnostics
 
-// The preconditions of convert-graph-to-plan, on hand-written steps.
+// The preconditions of convert-dist-to-plan, on hand-written steps.
 
 // Tests that the conversion needs both a train and an eval step.
 // expected-error @+1 {{expected a train and an eval step (run graph-derive-steps first)}}
