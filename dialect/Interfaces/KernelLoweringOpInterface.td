@@ -14,10 +14,6 @@ def KernelLoweringOpInterface : OpInterface<"KernelLoweringOpInterface"> {
     operand's, or the persistent buffer the result is stored in) and emits the kernel calls
     that fill them, with typed attributes (`dp::rt::<Set>` structs generated from the same
     table), so that a kernel's attributes cannot be misspelt on either side.
-
-    Ops that update parameters in place also say which gradient each updated parameter reads
-    (`getParameterGradients`): those gradients are kept in persistent buffers named after the
-    parameter, to be averaged across replicas and inspected after the step.
   }];
   let methods = [
     InterfaceMethod<
@@ -25,14 +21,6 @@ def KernelLoweringOpInterface : OpInterface<"KernelLoweringOpInterface"> {
       /*retTy=*/"::mlir::LogicalResult",
       /*methodName=*/"lowerToKernels",
       /*args=*/(ins "::dp::KernelLowering &":$lowering)>,
-    InterfaceMethod<
-      /*desc=*/[{The (parameter, gradient) pairs the op reads, for ops that update parameters
-                 in place.}],
-      /*retTy=*/"::llvm::SmallVector<std::pair<::mlir::Value, ::mlir::Value>>",
-      /*methodName=*/"getParameterGradients",
-      /*args=*/(ins),
-      /*methodBody=*/"",
-      /*defaultImplementation=*/"return {};">,
   ];
 }
 

@@ -1,9 +1,12 @@
 // dist-insert-allreduce: one averaged allreduce per parameter's gradient.
+#include "dialect/Graph/IR/GraphDialect.h"
+#include "dialect/Interfaces/ParameterUpdateOpInterface.h"
 #include "passes/Dist/Passes.h"
-#include "dialect/Graph/IR/Model.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/MapVector.h"
+
+#define DEBUG_TYPE "dist-insert-allreduce"
 
 namespace dp::dist {
 #define GEN_PASS_DEF_INSERTALLREDUCEPASS
@@ -18,24 +21,24 @@ namespace {
 
 LogicalResult insertAllReduces(func::FuncOp func, dist::MeshAttr mesh) {
   int64_t replicas = mesh.getDevicesPerProcess();
-  // The apply_gradient ops of each parameter, by replica, in the order gradients are ready.
-  llvm::MapVector<StringRef, SmallVector<g::ApplyGradientOp>> byParam;
-  for (auto apply : func.getOps<g::ApplyGradientOp>()) {
+  // The updates of each parameter, by replica, in the order gradients are ready.
+  llvm::MapVector<StringRef, SmallVector<ParameterUpdateOpInterface>> byParam;
+  for (auto apply : func.getOps<ParameterUpdateOpInterface>()) {
     // Already averaged (dist-sync-batch-norm).
-    if (apply.getGradient().getDefiningOp<dist::AllReduceOp>())
+    if (apply.getGradientOperand().get().getDefiningOp<dist::AllReduceOp>())
       continue;
-    auto param = apply.getParam().getDefiningOp<g::ParamOp>();
+    auto param = apply.getUpdatedParameter().getDefiningOp<g::ParamOp>();
     if (!param)
-      return apply.emitOpError("expects its parameter from a graph.param");
+      return apply->emitOpError("expects its parameter from a graph.param");
     auto &group = byParam[param.getName()];
     if (group.empty())
       group.resize(replicas);
     int64_t r = dist::getReplica(apply);
     if (r < 0 || r >= replicas)
-      return apply.emitOpError() << "is on replica " << r << " but the mesh has " << replicas
+      return apply->emitOpError() << "is on replica " << r << " but the mesh has " << replicas
                                  << " device(s) per process";
     if (group[r])
-      return apply.emitOpError() << "is the second update of '" << param.getName()
+      return apply->emitOpError() << "is the second update of '" << param.getName()
                                  << "' on replica " << r;
     group[r] = apply;
   }
@@ -47,17 +50,17 @@ LogicalResult insertAllReduces(func::FuncOp func, dist::MeshAttr mesh) {
     for (int64_t r = 0; r < replicas; ++r) {
       if (!group[r])
         return func.emitError() << "parameter '" << name << "' has no update on replica " << r;
-      grads.push_back(group[r].getGradient());
+      grads.push_back(group[r].getGradientOperand().get());
       if (!first || group[r]->isBeforeInBlock(first))
         first = group[r];
     }
     // Right before the first update: every replica's gradient is ready there.
     b.setInsertionPoint(first);
-    Location loc = group[0].getParam().getLoc();
+    Location loc = group[0].getUpdatedParameter().getLoc();
     auto allreduce = b.create<dist::AllReduceOp>(loc, grads, b.getI64IntegerAttr(replicas),
                                                      IntegerAttr(), b.getStrArrayAttr({name}));
     for (int64_t r = 0; r < replicas; ++r)
-      group[r].getGradientMutable().assign(allreduce.getResult(r));
+      group[r].getGradientOperand().set(allreduce.getResult(r));
   }
   return success();
 }

@@ -88,4 +88,23 @@ def SchedulePass : Pass<"dist-schedule", "mlir::ModuleOp"> {
   }];
 }
 
+def VerifyPass : Pass<"dist-verify", "mlir::ModuleOp"> {
+  let summary = "Check the contract of the dist phase on its output";
+  let description = [{
+    The last pass of the dist phase. For steps on more than one replica (R x P > 1):
+
+    - every input is read through `dist.shard`s of R x P shards (no replica reads the whole
+      global batch);
+    - every update of a trainable parameter reads the result of an allreduce over the R
+      devices of the process (and so over all R x P replicas), of its own replica's
+      gradient, averaged exactly once, and no gradient travels in two allreduces;
+    - every allreduce is bucketed and scheduled (`dist.allreduce_start` /
+      `dist.allreduce_wait`), each bucket index is used once, and each start comes right
+      after the last of its tensors is computed (only other starts in between), so that
+      buckets leave in the order they become ready.
+
+    Changes nothing.
+  }];
+}
+
 #endif // DP_DIST_PASSES

@@ -4,6 +4,7 @@
 #include "dialect/Dist/IR/DistDialect.h"
 #include "dialect/Graph/IR/GraphDialect.h"
 #include "dialect/Interfaces/BatchShardingOpInterface.h"
+#include "dialect/Interfaces/ParameterUpdateOpInterface.h"
 #include "passes/Dist/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -70,8 +71,8 @@ FailureOr<SmallVector<SmallVector<Operation *>>> replicaGroups(func::FuncOp func
 /// The name a statistic travels under: the parameter whose update reads it, else the op's.
 std::string statisticName(BatchShardingOpInterface op, OpResult stat) {
   for (Operation *user : stat.getUsers())
-    if (auto apply = dyn_cast<g::ApplyGradientOp>(user))
-      if (auto param = apply.getParam().getDefiningOp<g::ParamOp>())
+    if (auto update = dyn_cast<ParameterUpdateOpInterface>(user))
+      if (auto param = update.getUpdatedParameter().getDefiningOp<g::ParamOp>())
         return param.getName().str();
   return op.getStatisticName(stat.getResultNumber());
 }

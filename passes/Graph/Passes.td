@@ -84,4 +84,15 @@ def ExpandOptimizerPass : Pass<"graph-expand-optimizer", "mlir::ModuleOp"> {
   ];
 }
 
+def VerifyStepsPass : Pass<"graph-verify-steps", "mlir::ModuleOp"> {
+  let summary = "Check the contract of the graph phase on its output";
+  let description = [{
+    The last pass of the graph phase. The module must hold a `@train` and an `@eval` step,
+    each returning `loss` and `correct`; every op of both steps but `graph.param` must lower
+    to kernels (KernelLoweringOpInterface: a `graph.apply_gradient` left over means the
+    optimizer was not expanded); every parameter is updated (ParameterUpdateOpInterface) at
+    most once, and only in the train step. Changes nothing.
+  }];
+}
+
 #endif // DP_GRAPH_PASSES

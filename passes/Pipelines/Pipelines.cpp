@@ -17,10 +17,16 @@ using namespace mlir;
 namespace dp {
 
 void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options) {
+  // Graph phase: one model becomes a train and an eval step, with gradients and updates.
   pm.addPass(graph::createInlineCallsPass());
   pm.addPass(graph::createVerifyModelPass());
   pm.addPass(graph::createDeriveStepsPass());
   pm.addPass(graph::createAutodiffPass());
+  graph::ExpandOptimizerPassOptions opt;
+  opt.lrScale = options.effectiveLrScale();
+  pm.addPass(graph::createExpandOptimizerPass(opt));
+  pm.addPass(graph::createVerifyStepsPass());
+  // Dist phase: the steps on R devices x P processes, gradients averaged in buckets.
   dist::ReplicatePassOptions replicate;
   replicate.devicesPerProcess = options.devicesPerProcess;
   replicate.processes = options.processes;
@@ -33,10 +39,9 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options) {
   dist::FuseAllReducePassOptions fuse;
   fuse.bucketMb = options.bucketMb;
   pm.addPass(dist::createFuseAllReducePass(fuse));
-  graph::ExpandOptimizerPassOptions opt;
-  opt.lrScale = options.lrScale;
-  pm.addPass(graph::createExpandOptimizerPass(opt));
   pm.addPass(dist::createSchedulePass());
+  pm.addPass(dist::createVerifyPass());
+  // Plan phase: buffers, kernel calls and the memory plan.
   pm.addPass(createConvertDistToPlanPass());
   pm.addPass(plan::createPlanMemoryPass());
 }

@@ -26,6 +26,16 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
       *this, "sync-batch-norm",
       llvm::cl::desc("Batch statistics over the global batch (false: each replica's shard)"),
       llvm::cl::init(true)};
+  Option<std::string> scaleLr{
+      *this, "scale-lr",
+      llvm::cl::desc("none: keep the learning rate; linear: multiply it by R x P (Goyal et al.)"),
+      llvm::cl::init("none")};
+
+  /// The factor the optimizer's learning rate is multiplied by: lr-scale, times R x P under
+  /// linear scaling.
+  double effectiveLrScale() const {
+    return lrScale * (scaleLr == "linear" ? double(devicesPerProcess * processes) : 1.0);
+  }
 };
 
 /// Appends the passes of `dpc compile` to `pm`, in order.

@@ -168,8 +168,7 @@ int runCompile(ModuleOp module) {
     return failWith("--bucket-mb must not be negative", 2);
   dp::CompileOptions options;
   options.lrScale = lrScale.getValue();
-  if (scaleLr == LrScaling::Linear)
-    options.lrScale = options.lrScale * double(devicesPerProcess * processes);
+  options.scaleLr = scaleLr == LrScaling::Linear ? "linear" : "none";
   options.devicesPerProcess = devicesPerProcess.getValue();
   options.processes = processes.getValue();
   options.device = device.getValue();

@@ -12,6 +12,7 @@
 #include "dialect/Interfaces/BatchShardingOpInterface.h"
 #include "dialect/Interfaces/GradientOpInterface.h"
 #include "dialect/Interfaces/KernelLoweringOpInterface.h"
+#include "dialect/Interfaces/ParameterUpdateOpInterface.h"
 
 #include <algorithm>
 #include <cstdint>

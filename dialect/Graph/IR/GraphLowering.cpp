@@ -261,10 +261,6 @@ LogicalResult SgdUpdateOp::lowerToKernels(KernelLowering &l) {
   return success();
 }
 
-SmallVector<std::pair<Value, Value>> SgdUpdateOp::getParameterGradients() {
-  return {{getParam(), getGradient()}};
-}
-
 LogicalResult MomentumUpdateOp::lowerToKernels(KernelLowering &l) {
   rt::MomentumAttrs attrs;
   attrs.lr = getLr().convertToDouble(), attrs.momentum = getMomentum().convertToDouble();
@@ -274,10 +270,6 @@ LogicalResult MomentumUpdateOp::lowerToKernels(KernelLowering &l) {
   return success();
 }
 
-SmallVector<std::pair<Value, Value>> MomentumUpdateOp::getParameterGradients() {
-  return {{getParam(), getGradient()}};
-}
-
 LogicalResult AdamUpdateOp::lowerToKernels(KernelLowering &l) {
   rt::AdamAttrs attrs;
   attrs.lr = getLr().convertToDouble(), attrs.beta1 = getBeta1().convertToDouble();
@@ -285,8 +277,4 @@ LogicalResult AdamUpdateOp::lowerToKernels(KernelLowering &l) {
   l.emit(getLoc(), KernelKind::AdamUpdate, {l.buffer(getGradient())},
          {l.buffer(getParam()), l.buffer(getM()), l.buffer(getV())}, attrs);
   return success();
-}
-
-SmallVector<std::pair<Value, Value>> AdamUpdateOp::getParameterGradients() {
-  return {{getParam(), getGradient()}};
 }

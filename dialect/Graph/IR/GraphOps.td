@@ -8,6 +8,7 @@ include "dialect/Graph/IR/GraphAttrs.td"
 include "dialect/Interfaces/GradientOpInterface.td"
 include "dialect/Interfaces/BatchShardingOpInterface.td"
 include "dialect/Interfaces/KernelLoweringOpInterface.td"
+include "dialect/Interfaces/ParameterUpdateOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 
@@ -25,11 +26,8 @@ def Graph_Gradient : DeclareOpInterfaceMethods<GradientOpInterface>;
 defvar Graph_RowWise = BatchShardingOpInterface;
 def Graph_ReducesBatch : DeclareOpInterfaceMethods<BatchShardingOpInterface,
     ["getResultSharding"]>;
-// Lowering to runtime kernels (KernelLoweringOpInterface, GraphLowering.cpp); updates also say
-// which gradient each parameter they change reads.
+// Lowering to runtime kernels (KernelLoweringOpInterface, GraphLowering.cpp).
 def Graph_Lowering : DeclareOpInterfaceMethods<KernelLoweringOpInterface>;
-def Graph_Update : DeclareOpInterfaceMethods<KernelLoweringOpInterface,
-    ["getParameterGradients"]>;
 def Graph_GlobalStatistic : DeclareOpInterfaceMethods<BatchShardingOpInterface,
     ["getResultSharding", "isGlobalStatistic", "getStatisticName"]>;
 
@@ -661,7 +659,7 @@ def Graph_LstmGradOp : Graph_Op<"lstm_grad", [Graph_Lowering, Graph_ReducesBatch
 // Gradients and optimizer updates
 //===----------------------------------------------------------------------===//
 
-def Graph_ApplyGradientOp : Graph_Op<"apply_gradient", [Graph_RowWise, AllTypesMatch<["param", "gradient"]>]> {
+def Graph_ApplyGradientOp : Graph_Op<"apply_gradient", [Graph_RowWise, ParameterUpdateOpInterface, AllTypesMatch<["param", "gradient"]>]> {
   let summary = "the gradient of a parameter is ready for the optimizer";
   let description = [{
     Autodiff emits one per trainable parameter; passes that act on gradients (averaging across
@@ -676,7 +674,7 @@ def Graph_ApplyGradientOp : Graph_Op<"apply_gradient", [Graph_RowWise, AllTypesM
   let hasVerifier = 1;
 }
 
-def Graph_SgdUpdateOp : Graph_Op<"sgd_update", [Graph_Update, Graph_RowWise, AllTypesMatch<["param", "gradient"]>]> {
+def Graph_SgdUpdateOp : Graph_Op<"sgd_update", [Graph_Lowering, ParameterUpdateOpInterface, Graph_RowWise, AllTypesMatch<["param", "gradient"]>]> {
   let summary = "param -= lr * gradient, in place";
   let description = [{
     ```mlir
@@ -689,7 +687,7 @@ def Graph_SgdUpdateOp : Graph_Op<"sgd_update", [Graph_Update, Graph_RowWise, All
 }
 
 def Graph_MomentumUpdateOp : Graph_Op<"momentum_update",
-    [Graph_Update, Graph_RowWise, AllTypesMatch<["param", "velocity", "gradient"]>]> {
+    [Graph_Lowering, ParameterUpdateOpInterface, Graph_RowWise, AllTypesMatch<["param", "velocity", "gradient"]>]> {
   let summary = "momentum step on a parameter and its velocity, in place";
   let description = [{
     `v = momentum * v - lr * g; param += v` (Nesterov: `param += momentum * v - lr * g`).
@@ -706,7 +704,7 @@ def Graph_MomentumUpdateOp : Graph_Op<"momentum_update",
 }
 
 def Graph_AdamUpdateOp : Graph_Op<"adam_update",
-    [Graph_Update, Graph_RowWise, AllTypesMatch<["param", "m", "v", "gradient"]>]> {
+    [Graph_Lowering, ParameterUpdateOpInterface, Graph_RowWise, AllTypesMatch<["param", "m", "v", "gradient"]>]> {
   let summary = "Adam step on a parameter and its two moments, in place";
   let description = [{
     With the 1-based step t: `m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;

@@ -5,6 +5,7 @@
 #include "dialect/Dist/IR/DistDialect.h"
 #include "dialect/Graph/IR/Model.h"
 #include "dialect/Interfaces/KernelLoweringOpInterface.h"
+#include "dialect/Interfaces/ParameterUpdateOpInterface.h"
 #include "passes/Conversion/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -193,17 +194,16 @@ private:
   /// inspected, checkpointed or averaged across replicas.
   void collectGradients(func::FuncOp func) {
     gradOf_.clear();
-    func.walk([&](KernelLoweringOpInterface op) {
-      for (auto [param, grad] : op.getParameterGradients()) {
-        // An averaged gradient's buffer is the one its replica computed (reduced in place).
-        if (auto result = dyn_cast<OpResult>(grad)) {
-          if (auto a = dyn_cast<dist::AllReduceOp>(result.getOwner()))
-            grad = a.getGradients()[result.getResultNumber()];
-          else if (auto w = dyn_cast<dist::AllReduceWaitOp>(result.getOwner()))
-            grad = w.getStart().getGradients()[result.getResultNumber()];
-        }
-        gradOf_[grad] = {param.getDefiningOp<g::ParamOp>().getName(), dist::getReplica(op)};
+    func.walk([&](ParameterUpdateOpInterface update) {
+      Value param = update.getUpdatedParameter(), grad = update.getGradientOperand().get();
+      // An averaged gradient's buffer is the one its replica computed (reduced in place).
+      if (auto result = dyn_cast<OpResult>(grad)) {
+        if (auto a = dyn_cast<dist::AllReduceOp>(result.getOwner()))
+          grad = a.getGradients()[result.getResultNumber()];
+        else if (auto w = dyn_cast<dist::AllReduceWaitOp>(result.getOwner()))
+          grad = w.getStart().getGradients()[result.getResultNumber()];
       }
+      gradOf_[grad] = {param.getDefiningOp<g::ParamOp>().getName(), dist::getReplica(update)};
     });
     // Other averaged tensors (batch statistics) live in their bucket like gradients, under
     // the allreduce's names.

@@ -1,0 +1,68 @@
+// graph-verify-steps: the contract of the graph phase, checked on its output (see Passes.td):
+// a train and an eval step returning the loss and the correct count, every op lowerable to
+// kernels, each parameter updated at most once and only in the train step.
+#include "dialect/Graph/IR/Model.h"
+#include "passes/Graph/Passes.h"
+
+#include "llvm/ADT/StringMap.h"
+
+#define DEBUG_TYPE "graph-verify-steps"
+
+namespace dp::graph {
+#define GEN_PASS_DEF_VERIFYSTEPSPASS
+#include "passes/Graph/Passes.h.inc"
+} // namespace dp::graph
+
+using namespace mlir;
+using namespace dp;
+using namespace dp::graph;
+
+namespace {
+
+LogicalResult verifyStep(func::FuncOp func, StringRef step) {
+  for (StringRef output : {"loss", "correct"})
+    if (!getStepOutput(func, output))
+      return func.emitError() << "the " << step << " step does not return '" << output << "'";
+  llvm::StringMap<Operation *> updated;
+  WalkResult walk = func.walk([&](Operation *op) {
+    if (isa<func::FuncOp, func::ReturnOp, ParamOp>(op))
+      return WalkResult::advance();
+    if (!isa<KernelLoweringOpInterface>(op)) {
+      op->emitOpError() << "has no kernel to lower to"
+                        << (isa<ApplyGradientOp>(op) ? " (run graph-expand-optimizer)" : "");
+      return WalkResult::interrupt();
+    }
+    auto update = dyn_cast<ParameterUpdateOpInterface>(op);
+    if (!update)
+      return WalkResult::advance();
+    // The update's own verifier has checked that it changes a trainable graph.param.
+    auto param = update.getUpdatedParameter().getDefiningOp<ParamOp>();
+    if (step != "train") {
+      op->emitOpError() << "updates '" << param.getName() << "' in the " << step << " step";
+      return WalkResult::interrupt();
+    }
+    auto [it, inserted] = updated.try_emplace(param.getName(), op);
+    if (!inserted) {
+      op->emitOpError() << "is the second update of '" << param.getName() << "'";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
+struct VerifyStepsPass : graph::impl::VerifyStepsPassBase<VerifyStepsPass> {
+  void runOnOperation() override {
+    for (StringRef step : {"train", "eval"}) {
+      func::FuncOp func = getStepFunction(getOperation(), step);
+      if (!func) {
+        getOperation().emitError() << "no " << step << " step (run graph-derive-steps first)";
+        return signalPassFailure();
+      }
+      if (failed(verifyStep(func, step)))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace
