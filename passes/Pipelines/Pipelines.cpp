@@ -8,9 +8,12 @@
 #include "passes/Dist/Passes.h"
 #include "passes/Graph/Passes.h"
 #include "passes/Plan/Passes.h"
+#include "passes/Target/Plan/PlanWriter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassRegistry.h"
+
+#include <cstdio>
 
 using namespace mlir;
 
@@ -44,6 +47,33 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options) {
   // Plan phase: buffers, kernel calls and the memory plan.
   pm.addPass(createConvertDistToPlanPass());
   pm.addPass(plan::createPlanMemoryPass());
+  if (!options.output.empty()) {
+    plan::WritePlanPassOptions write;
+    write.output = options.output;
+    pm.addPass(plan::createWritePlanPass(write));
+  }
+}
+
+static std::string number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", v);
+  return text;
+}
+
+std::string CompileOptions::verify() const {
+  if (devicesPerProcess < 1)
+    return "devices-per-process must be at least 1, found " + std::to_string(devicesPerProcess);
+  if (processes < 1)
+    return "processes must be at least 1, found " + std::to_string(processes);
+  if (device != "cpu" && device != "cuda")
+    return "device must be cpu or cuda, not '" + device + "'";
+  if (!(bucketMb >= 0))
+    return "bucket-mb must not be negative, found " + number(bucketMb);
+  if (!(lrScale > 0))
+    return "lr-scale must be positive, found " + number(lrScale);
+  if (scaleLr != "none" && scaleLr != "linear")
+    return "scale-lr must be none or linear, not '" + scaleLr + "'";
+  return {};
 }
 
 void registerDialects(DialectRegistry &registry) {
@@ -55,9 +85,22 @@ void registerPassesAndPipelines() {
   dist::registerDistPasses();
   registerConversionPasses();
   plan::registerPlanPasses();
-  PassPipelineRegistration<CompileOptions>(
-      "dp-compile", "The default dpc pipeline: from a model to a planned plan.program",
-      buildCompilePipeline);
+  plan::registerPlanTargetPasses();
+  // As PassPipelineRegistration, but options that do not verify are an error naming them.
+  registerPassPipeline(
+      "dp-compile",
+      "The dpc pipeline: from a model to a planned plan.program (and with output=F, the plan "
+      "file dpc writes)",
+      [](OpPassManager &pm, StringRef text, function_ref<LogicalResult(const Twine &)> error) {
+        CompileOptions options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        if (std::string message = options.verify(); !message.empty())
+          return error("dp-compile: " + message);
+        buildCompilePipeline(pm, options);
+        return success();
+      },
+      [](function_ref<void(const mlir::detail::PassOptions &)> handler) { handler(CompileOptions()); });
 }
 
 } // namespace dp

@@ -30,15 +30,26 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
       *this, "scale-lr",
       llvm::cl::desc("none: keep the learning rate; linear: multiply it by R x P (Goyal et al.)"),
       llvm::cl::init("none")};
+  Option<std::string> output{
+      *this, "output",
+      llvm::cl::desc("Write the plan to this .dpx file (verified by the runtime's verifier, "
+                     "atomically); empty: leave the planned IR only"),
+      llvm::cl::init("")};
 
-  /// The factor the optimizer's learning rate is multiplied by: lr-scale, times R x P under
-  /// linear scaling.
-  double effectiveLrScale() const {
-    return lrScale * (scaleLr == "linear" ? double(devicesPerProcess * processes) : 1.0);
+  /// The one check of the options, with one message per option ("option-name ..."); empty
+  /// when they are valid. `dpc` and the `dp-compile` pipeline both use it before any pass
+  /// runs.
+  std::string verify() const;
+
+  /// The factor the replicas add to the learning rate: R x P under linear scaling, else 1.
+  double replicaLrFactor() const {
+    return scaleLr == "linear" ? double(devicesPerProcess * processes) : 1.0;
   }
+  /// The factor the optimizer's learning rate is multiplied by: lr-scale times the replicas'.
+  double effectiveLrScale() const { return lrScale * replicaLrFactor(); }
 };
 
-/// Appends the passes of `dpc compile` to `pm`, in order.
+/// Appends the passes of `dpc compile` to `pm`, in order, for options that verify().
 void buildCompilePipeline(mlir::OpPassManager &pm, const CompileOptions &options);
 
 /// Registers the dialects dp's IR uses.

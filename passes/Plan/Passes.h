@@ -1,4 +1,4 @@
-// The plan-phase passes (declared in Passes.td) and the memory report.
+// The plan-phase passes (declared in Passes.td).
 #pragma once
 
 #include "dialect/Plan/IR/PlanDialect.h"
@@ -11,19 +11,4 @@ namespace dp::plan {
 
 #define GEN_PASS_REGISTRATION
 #include "passes/Plan/Passes.h.inc"
-
-/// Bytes of memory a planned program needs, by category.
-struct MemoryReport {
-  int64_t weights = 0, optimizerState = 0, gradients = 0, inputs = 0;
-  int64_t trainActivations = 0, evalActivations = 0, arena = 0;
-  int64_t buckets = 0, devices = 1, processes = 1;
-};
-/// Reads the report off a program that went through plan-memory.
-MemoryReport computeMemoryReport(ProgramOp program);
-/// Prints the report as an aligned table.
-void printMemoryReport(const MemoryReport &report, llvm::raw_ostream &os);
-/// Prints the allreduce buckets of the train step in the order they are issued: index, bytes
-/// per replica, the train kernel after which each starts, and the gradients it carries in
-/// the order the backward pass makes them ready. Prints nothing for an undistributed plan.
-void printBucketPlan(ProgramOp program, llvm::raw_ostream &os);
 } // namespace dp::plan

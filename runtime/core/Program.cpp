@@ -92,6 +92,14 @@ Program::~Program() = default;
 std::unique_ptr<Program> Program::load(PlanFile file) {
   std::unique_ptr<Program> program(new Program(std::move(file)));
   const fb::Plan &plan = program->plan();
+  // TODO(cuda-backend): a registry of device backends picks the one the plan asks for; the CPU
+  // backend is the only one this build has.
+  if (DeviceKind(plan.device_kind()) != DeviceKind::Cpu)
+    throw Error(ErrorKind::Plan,
+                std::string("the plan was compiled for ") +
+                    deviceKindName(DeviceKind(plan.device_kind())) +
+                    " devices (dpc compile --device); this dprun runs plans on the CPU only: "
+                    "recompile with --device cpu");
   for (const fb::Param *p : *plan.params()) {
     std::string where = "param '" + p->name()->str() + "'";
     const fb::Buffer &b = *plan.buffers()->Get(p->buffer());

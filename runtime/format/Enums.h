@@ -87,6 +87,13 @@ enum class InitKind : uint8_t {
   NumKinds
 };
 
+/// The kind of device a plan was compiled for (`dpc compile --device`).
+enum class DeviceKind : uint8_t { Cpu = 0, Cuda = 1 };
+inline constexpr unsigned kNumDeviceKinds = 2;
+inline const char *deviceKindName(DeviceKind k) {
+  return k == DeviceKind::Cpu ? "cpu" : k == DeviceKind::Cuda ? "cuda" : "?";
+}
+
 /// What a persistent parameter is, for memory reports and checkpoints.
 enum class ParamKind : uint8_t { Weight = 0, OptimizerState = 1 };
 

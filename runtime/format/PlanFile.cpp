@@ -73,6 +73,18 @@ PlanFile PlanFile::read(const std::string &path) {
   return fromBytes(std::move(bytes), path);
 }
 
+std::string PlanFile::verifyImage(const void *data, size_t size) noexcept {
+  try {
+    const auto *begin = static_cast<const uint8_t *>(data);
+    (void)fromBytes(std::vector<uint8_t>(begin, begin + size), "the plan");
+    return {};
+  } catch (const std::exception &e) {
+    return e.what();
+  } catch (...) {
+    return "the plan: unknown error while verifying";
+  }
+}
+
 PlanFile PlanFile::fromBytes(std::vector<uint8_t> bytes, const std::string &what) {
   if (bytes.size() < kPlanHeaderBytes)
     fail(what, "not a dp plan: " + std::to_string(bytes.size()) +
@@ -222,6 +234,8 @@ static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
 }
 
 void verifyPlanSemantics(const fb::Plan &plan, const std::string &what) {
+  if (plan.device_kind() >= kNumDeviceKinds)
+    fail(what, "unknown device kind " + std::to_string(plan.device_kind()));
   const auto &buffers = *plan.buffers();
   const uint32_t numBuffers = buffers.size();
   auto bufferName = [](uint32_t id) { return "buffer " + std::to_string(id); };

@@ -34,6 +34,10 @@ public:
   static PlanFile fromBytes(std::vector<uint8_t> bytes, const std::string &what);
   /// Reads and verifies `path`.
   static PlanFile read(const std::string &path);
+  /// Verifies a whole file image as `fromBytes` does, without throwing: the error message, or
+  /// an empty string when the image is a plan this runtime accepts. For the compiler, which
+  /// checks every plan it writes (and is built without exceptions).
+  static std::string verifyImage(const void *data, size_t size) noexcept;
 
 private:
   std::vector<uint8_t> bytes_;

@@ -160,6 +160,7 @@ void describePlan(const PlanFile &file, const std::string &path, std::ostream &o
   out << "producer: " << (plan.producer() ? plan.producer()->str() : "(unknown)") << "\n";
   out << "model: " << (plan.model() ? plan.model()->str() : "(unnamed)") << "\n";
   out << "batch: " << plan.batch() << "\n";
+  out << "device: " << deviceKindName(DeviceKind(plan.device_kind())) << "\n";
   const int replicas = plan.devices_per_process(), processes = plan.processes();
   if (replicas * processes > 1)
     out << "data parallel: " << replicas << " device(s) per process x " << processes

@@ -53,6 +53,9 @@ class PlanBuilder {
 public:
   explicit PlanBuilder(int64_t batch = 4) : batch_(batch) {}
 
+  /// The plan's device kind record (DeviceKind; any byte, for negative tests).
+  void deviceKind(uint8_t kind) { deviceKind_ = kind; }
+
   /// A transient buffer, laid out after the persistent region.
   uint32_t buffer(std::vector<int64_t> shape, DType dtype = DType::F32) {
     return addBuffer(std::move(shape), static_cast<uint8_t>(dtype), /*persistent=*/false, -1);
@@ -152,7 +155,9 @@ public:
     auto eval = buildStep(fbb, "eval", steps_[1]);
     auto plan = fb::CreatePlanDirect(
         fbb, "PlanBuilder", "test", batch_, arenaBytes_.value_or(roundUp(end)),
-        persistentBytes_.value_or(roundUp(persistentEnd)), &buffers, &params, &inputs, train, eval);
+        persistentBytes_.value_or(roundUp(persistentEnd)), &buffers, &params, &inputs, train, eval,
+        /*devices_per_process=*/1, /*processes=*/1, /*collectives=*/nullptr, /*manifest_hash=*/0,
+        deviceKind_);
     fb::FinishPlanBuffer(fbb, plan);
     return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
   }
@@ -237,6 +242,7 @@ private:
   }
 
   int64_t batch_;
+  uint8_t deviceKind_ = 0;
   std::vector<BufferSpec> buffers_;
   std::vector<ParamSpec> params_;
   std::vector<Named> inputs_;

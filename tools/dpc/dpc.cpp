@@ -1,32 +1,27 @@
 // dpc: the dp compiler driver. `dpc compile` runs the default pipeline on a model and writes
 // the plan; `dpc summary` prints the model's layer table. Diagnostics carry file:line:col.
-#include "dialect/Graph/IR/GraphDialect.h"
-#include "passes/Dist/Report.h"
-#include "passes/Graph/Passes.h"
-#include "passes/Graph/Summary.h"
 #include "dialect/Graph/IR/Model.h"
+#include "dialect/Plan/IR/PlanDialect.h"
+#include "passes/Graph/Passes.h"
 #include "passes/Pipelines/Pipelines.h"
-#include "passes/Plan/Passes.h"
 #include "passes/Target/Plan/PlanWriter.h"
+#include "reports/CompileReport.h"
+#include "reports/IRDumps.h"
+#include "reports/ModelSummary.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
-#include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/ToolOutputFile.h"
 
 #include <chrono>
 
 using namespace mlir;
 namespace cl = llvm::cl;
 
-static constexpr const char *kVersion = "dpc 0.1.0";
 
 static cl::OptionCategory dpcCategory("dpc options");
 static cl::SubCommand compileCmd("compile", "Compile a model (.mlir) into a plan (.dpx)");
@@ -77,47 +72,6 @@ static cl::opt<bool> quiet("quiet", cl::desc("Print nothing but errors"), cl::su
 
 namespace {
 
-/// Writes the IR after each pass to the dump directory, numbered in pipeline order.
-class DumpInstrumentation : public PassInstrumentation {
-public:
-  explicit DumpInstrumentation(std::string dir) : dir_(std::move(dir)) {}
-
-  void runBeforePass(Pass *pass, Operation *op) override {
-    if (auto module = dyn_cast<ModuleOp>(op))
-      before_ = dp::dist::collectCollectives(module);
-  }
-
-  void runAfterPass(Pass *pass, Operation *op) override {
-    auto module = dyn_cast<ModuleOp>(op);
-    if (!module)
-      return;
-    std::string name = llvm::formatv("{0:d2}-{1}.mlir", ++index_, pass->getArgument()).str();
-    write(op, name, dp::dist::describeCollectiveChanges(before_, dp::dist::collectCollectives(module)));
-  }
-
-  /// Writes `op` as DIR/name, after `notes` as comment lines; failures to write are
-  /// reported, not fatal.
-  void write(Operation *op, StringRef name, const std::vector<std::string> &notes = {}) {
-    llvm::SmallString<256> path(dir_);
-    llvm::sys::path::append(path, name);
-    std::error_code ec;
-    llvm::raw_fd_ostream os(path, ec);
-    if (ec) {
-      llvm::errs() << "dpc: cannot write " << path << ": " << ec.message() << "\n";
-      return;
-    }
-    for (const std::string &note : notes)
-      os << "// collectives: " << note << "\n";
-    op->print(os);
-    os << "\n";
-  }
-
-private:
-  std::vector<dp::dist::CollectiveRecord> before_;
-  std::string dir_;
-  unsigned index_ = 0;
-};
-
 int failWith(const Twine &message, int code = 1) {
   llvm::errs() << "dpc: " << message << "\n";
   return code;
@@ -140,7 +94,7 @@ int runSummary(ModuleOp module) {
   pm.addPass(dp::graph::createVerifyModelPass());
   if (failed(pm.run(module)))
     return 1;
-  dp::graph::printModelSummary(dp::graph::getModelFunctions(module).front(), llvm::outs());
+  dp::reports::printModelSummary(dp::graph::getModelFunctions(module).front(), llvm::outs());
   return 0;
 }
 
@@ -150,22 +104,6 @@ int runCompile(ModuleOp module) {
   if (auto funcs = dp::graph::getModelFunctions(module); funcs.size() == 1)
     model = funcs.front().getSymName().str();
 
-  PassManager pm(module->getContext());
-  DumpInstrumentation *dumps = nullptr;
-  if (!dumpDir.empty()) {
-    if (std::error_code ec = llvm::sys::fs::create_directories(dumpDir))
-      return failWith("cannot create dump directory '" + dumpDir + "': " + ec.message());
-    auto instrumentation = std::make_unique<DumpInstrumentation>(dumpDir);
-    dumps = instrumentation.get();
-    dumps->write(module, "00-input.mlir");
-    pm.addInstrumentation(std::move(instrumentation));
-  }
-  if (devicesPerProcess < 1 || processes < 1)
-    return failWith("--devices-per-process and --processes must be at least 1", 2);
-  if (device != "cpu" && device != "cuda")
-    return failWith("--device must be cpu or cuda, not '" + device + "'", 2);
-  if (bucketMb < 0)
-    return failWith("--bucket-mb must not be negative", 2);
   dp::CompileOptions options;
   options.lrScale = lrScale.getValue();
   options.scaleLr = scaleLr == LrScaling::Linear ? "linear" : "none";
@@ -174,48 +112,31 @@ int runCompile(ModuleOp module) {
   options.device = device.getValue();
   options.bucketMb = bucketMb.getValue();
   options.syncBatchNorm = batchNormStats == BatchNormStats::Global;
+  options.output = outputFile.empty() ? model + ".dpx" : outputFile.getValue();
+  if (std::string error = options.verify(); !error.empty())
+    return failWith("--" + error, 2);
+
+  PassManager pm(module->getContext());
+  if (!dumpDir.empty()) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(dumpDir))
+      return failWith("cannot create dump directory '" + dumpDir + "': " + ec.message());
+    auto dumps = std::make_unique<dp::reports::IRDumps>(dumpDir);
+    dumps->write(module, "00-input.mlir");
+    pm.addInstrumentation(std::move(dumps));
+  }
   dp::buildCompilePipeline(pm, options);
   if (failed(pm.run(module)))
     return 1;
 
-  std::string image;
-  if (failed(dp::plan::writePlan(module, kVersion, image)))
-    return 1;
-  std::string path = outputFile.empty() ? model + ".dpx" : outputFile.getValue();
-  // Write beside the target and rename, so an interrupted compile never leaves half a plan.
-  std::string error;
-  auto out = openOutputFile(path, &error);
-  if (!out)
-    return failWith("cannot write '" + path + "': " + error);
-  out->os() << image;
-  out->os().flush();
-  if (out->os().has_error())
-    return failWith("cannot write '" + path + "': " + out->os().error().message());
-  out->keep();
-
   if (!quiet) {
-    auto program = *module.getOps<dp::plan::ProgramOp>().begin();
-    unsigned kernels[2] = {0, 0};
-    for (auto step : program.getOps<dp::plan::StepOp>())
-      kernels[step.getName() == "eval"] = llvm::range_size(step.getOps<dp::plan::KernelOp>());
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                     .count();
-    llvm::outs() << "compiled '" << model << "' (global batch " << program.getBatch()
-                 << "): train step " << kernels[0] << " kernels, eval step " << kernels[1]
-                 << " kernels, in " << llvm::format("%.0f", ms) << " ms\n";
-    int64_t replicas = devicesPerProcess * processes;
-    if (replicas > 1)
-      llvm::outs() << "data parallel: " << devicesPerProcess << " " << device
-                   << " device(s) per process x " << processes << " process(es) = " << replicas
-                   << " replicas of " << program.getBatch() / replicas << " samples each"
-                   << (scaleLr == LrScaling::Linear
-                           ? ", learning rate x " + std::to_string(replicas)
-                           : std::string())
-                   << "\n";
-    dp::plan::printBucketPlan(program, llvm::outs());
-    dp::plan::printMemoryReport(dp::plan::computeMemoryReport(program), llvm::outs());
-    llvm::outs() << "wrote " << path << " (" << image.size() << " bytes)\n";
-    if (dumps)
+    auto program = *module.getOps<dp::plan::ProgramOp>().begin();
+    dp::reports::printCompileReport(program, options.replicaLrFactor(), ms, llvm::outs());
+    uint64_t size = 0;
+    (void)llvm::sys::fs::file_size(options.output.getValue(), size);
+    llvm::outs() << "wrote " << options.output << " (" << size << " bytes)\n";
+    if (!dumpDir.empty())
       llvm::outs() << "IR after each pass in " << dumpDir << "/\n";
   }
   return 0;
@@ -224,7 +145,7 @@ int runCompile(ModuleOp module) {
 } // namespace
 
 int main(int argc, char **argv) {
-  cl::SetVersionPrinter([](llvm::raw_ostream &os) { os << kVersion << "\n"; });
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) { os << dp::plan::kProducer << "\n"; });
   cl::HideUnrelatedOptions(dpcCategory);
   cl::ParseCommandLineOptions(
       argc, argv,

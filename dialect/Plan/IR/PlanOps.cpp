@@ -20,6 +20,9 @@ LogicalResult ProgramOp::verify() {
   if (getDevicesPerProcess() < 1 || getProcesses() < 1)
     return emitOpError() << "needs at least one device and one process, found "
                          << getDevicesPerProcess() << " and " << getProcesses();
+  if (getDevice() != "cpu" && getDevice() != "cuda")
+    return emitOpError() << "has unknown device kind '" << getDevice()
+                         << "' (expected cpu or cuda)";
   int64_t devices = getDevicesPerProcess();
   WalkResult result = getOperation()->walk([&](Operation *op) {
     auto device = op->getAttrOfType<IntegerAttr>("device");

@@ -59,7 +59,8 @@ def Plan_ProgramOp : Plan_Op<"program", [NoTerminator, SingleBlock]> {
   }];
   let arguments = (ins StrAttr:$model, I64Attr:$batch,
                        DefaultValuedAttr<I64Attr, "1">:$devices_per_process,
-                       DefaultValuedAttr<I64Attr, "1">:$processes);
+                       DefaultValuedAttr<I64Attr, "1">:$processes,
+                       DefaultValuedStrAttr<StrAttr, "cpu">:$device);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$model attr-dict-with-keyword $body";
   let hasVerifier = 1;

@@ -378,11 +378,16 @@ struct ConvertDistToPlanPass : dp::impl::ConvertDistToPlanPassBase<ConvertDistTo
     OpBuilder b(module.getContext());
     b.setInsertionPointToEnd(module.getBody());
     int64_t devices = 1, processes = 1;
+    StringRef device = "cpu";
     if (dist::MeshAttr mesh = dist::getMesh(train)) {
       devices = mesh.getDevicesPerProcess();
       processes = mesh.getProcesses();
+      device = mesh.getDevice();
     }
     auto program = b.create<plan::ProgramOp>(module.getLoc(), model, batch, devices, processes);
+    // The device kind reaches the plan's records; the default (cpu) is left implicit.
+    if (device != "cpu")
+      program.setDevice(device);
     program.getBody().emplaceBlock();
 
     Lowering lowering(program);

@@ -82,7 +82,9 @@ public:
         fbb_, fbb_.CreateString(producer.str()), fbb_.CreateString(program_.getModel().str()),
         program_.getBatch(), arena.getInt(), persistent.getInt(), fbb_.CreateVector(buffers_),
         fbb_.CreateVector(params), fbb_.CreateVector(inputs), train, eval,
-        program_.getDevicesPerProcess(), program_.getProcesses(), collectives, manifestHash);
+        program_.getDevicesPerProcess(), program_.getProcesses(), collectives, manifestHash,
+        static_cast<uint8_t>(program_.getDevice() == "cuda" ? rt::DeviceKind::Cuda
+                                                            : rt::DeviceKind::Cpu));
     fb::FinishPlanBuffer(fbb_, plan);
     out = rt::wrapPlanPayload(fbb_.GetBufferPointer(), fbb_.GetSize());
     return success();
@@ -252,7 +254,13 @@ LogicalResult writePlan(ModuleOp module, StringRef producer, std::string &out) {
   auto programs = llvm::to_vector(module.getOps<ProgramOp>());
   if (programs.size() != 1)
     return module.emitError() << "expected one plan.program to write, found " << programs.size();
-  return Writer(programs.front()).run(producer, out);
+  if (failed(Writer(programs.front()).run(producer, out)))
+    return failure();
+  // dpc never writes a plan that dprun would refuse.
+  if (std::string error = rt::PlanFile::verifyImage(out.data(), out.size()); !error.empty())
+    return programs.front().emitError()
+           << "the runtime's verifier refuses the plan built from this program: " << error;
+  return success();
 }
 
 } // namespace dp::plan

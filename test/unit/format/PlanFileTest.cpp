@@ -96,6 +96,21 @@ TEST(PlanFileTest, RoundTripThroughAFile) {
   EXPECT_EQ(plan.eval()->outputs()->Get(0)->buffer(), ids.loss);
 }
 
+TEST(PlanFileTest, UnknownDeviceKind) {
+  PlanBuilder b = mlpPlan();
+  b.deviceKind(7);
+  EXPECT_DP_ERROR(parse(b.fileBytes()), ErrorKind::Plan, "unknown device kind 7");
+}
+
+TEST(PlanFileTest, VerifyImageReportsWithoutThrowing) {
+  std::vector<uint8_t> good = mlpPlan().fileBytes();
+  EXPECT_EQ(PlanFile::verifyImage(good.data(), good.size()), "");
+  std::vector<uint8_t> bad = good;
+  bad.back() ^= 0xff;
+  EXPECT_NE(PlanFile::verifyImage(bad.data(), bad.size()).find("checksum mismatch"),
+            std::string::npos);
+}
+
 TEST(PlanFileTest, MissingFile) {
   EXPECT_DP_ERROR(PlanFile::read("/nonexistent/dir/model.dpx"), ErrorKind::Plan,
                   "/nonexistent/dir/model.dpx: cannot open plan file");

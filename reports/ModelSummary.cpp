@@ -1,5 +1,5 @@
 // The Keras-like model summary printed by `dpc summary`.
-#include "passes/Graph/Summary.h"
+#include "reports/ModelSummary.h"
 
 #include "dialect/Graph/IR/GraphDialect.h"
 
@@ -7,8 +7,9 @@
 #include "llvm/Support/Format.h"
 
 using namespace mlir;
+using namespace dp::graph;
 
-namespace dp::graph {
+namespace dp::reports {
 
 std::string withThousands(int64_t n) {
   std::string digits = std::to_string(n < 0 ? -n : n), out;
@@ -98,4 +99,4 @@ ParamCounts printModelSummary(func::FuncOp model, llvm::raw_ostream &os) {
   return counts;
 }
 
-} // namespace dp::graph
+} // namespace dp::reports

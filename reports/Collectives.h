@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace dp::dist {
+namespace dp::reports {
 
 /// One collective of a module, as the dumps describe it.
 struct CollectiveRecord {
@@ -26,4 +26,4 @@ std::vector<CollectiveRecord> collectCollectives(mlir::ModuleOp module);
 std::vector<std::string> describeCollectiveChanges(const std::vector<CollectiveRecord> &before,
                                                    const std::vector<CollectiveRecord> &after);
 
-} // namespace dp::dist
+} // namespace dp::reports

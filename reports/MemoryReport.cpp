@@ -1,13 +1,14 @@
 // The static memory report: what a planned program needs per device, by category.
-#include "passes/Plan/Passes.h"
+#include "reports/MemoryReport.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
+using namespace dp::plan;
 
-namespace dp::plan {
+namespace dp::reports {
 
 MemoryReport computeMemoryReport(ProgramOp program) {
   MemoryReport r;
@@ -108,4 +109,4 @@ void printBucketPlan(ProgramOp program, llvm::raw_ostream &os) {
      << table;
 }
 
-} // namespace dp::plan
+} // namespace dp::reports

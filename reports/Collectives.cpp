@@ -1,5 +1,5 @@
-// Collective change reports for the IR dumps (see Report.h).
-#include "passes/Dist/Report.h"
+// Collective change reports for the IR dumps (see Collectives.h).
+#include "reports/Collectives.h"
 
 #include "dialect/Dist/IR/DistDialect.h"
 #include "dialect/Plan/IR/PlanDialect.h"
@@ -8,8 +8,11 @@
 #include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
+using namespace dp;
+using namespace dp::dist;
+using namespace dp::plan;
 
-namespace dp::dist {
+namespace dp::reports {
 
 static std::vector<std::string> names(std::optional<ArrayAttr> tensors) {
   std::vector<std::string> out;
@@ -95,4 +98,4 @@ std::vector<std::string> describeCollectiveChanges(const std::vector<CollectiveR
   return lines;
 }
 
-} // namespace dp::dist
+} // namespace dp::reports

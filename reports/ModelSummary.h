@@ -4,7 +4,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/raw_ostream.h"
 
-namespace dp::graph {
+namespace dp::reports {
 
 struct ParamCounts {
   int64_t trainable = 0, nonTrainable = 0;
@@ -18,4 +18,4 @@ ParamCounts printModelSummary(mlir::func::FuncOp model, llvm::raw_ostream &os);
 /// `n` with thousands separators: 79510 -> "79,510".
 std::string withThousands(int64_t n);
 
-} // namespace dp::graph
+} // namespace dp::reports

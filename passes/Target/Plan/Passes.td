@@ -1,0 +1,22 @@
+// The passes that emit the plan file.
+#ifndef DP_PLAN_TARGET_PASSES
+#define DP_PLAN_TARGET_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def WritePlanPass : Pass<"plan-write", "mlir::ModuleOp"> {
+  let summary = "Serialise the planned program to a .dpx file the runtime has verified";
+  let description = [{
+    The last pass of the plan phase. Encodes the module's `plan.program` (after
+    `plan-memory`) as a .dpx image, runs the runtime's own plan verifier on those bytes (so
+    no plan that `dprun` would refuse is ever written), and writes the image to `output`
+    atomically: a temporary file beside it, flushed to disk, renamed over the target, and the
+    directory flushed; an interrupted write leaves the previous file whole. Leaves the IR
+    unchanged. `dpc compile` and `dp-opt --dp-compile="... output=F"` write the same bytes.
+  }];
+  let options = [
+    Option<"output", "output", "std::string", /*default=*/"\"\"", "The .dpx file to write">,
+  ];
+}
+
+#endif // DP_PLAN_TARGET_PASSES

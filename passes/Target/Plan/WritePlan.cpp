@@ -1,0 +1,106 @@
+// plan-write: the planned program, verified by the runtime's verifier, written atomically to
+// a .dpx file (see Passes.td).
+#include "passes/Target/Plan/PlanWriter.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Signals.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
+
+#define DEBUG_TYPE "plan-write"
+
+namespace dp::plan {
+#define GEN_PASS_DEF_WRITEPLANPASS
+#include "passes/Target/Plan/Passes.h.inc"
+} // namespace dp::plan
+
+using namespace mlir;
+
+namespace {
+
+std::string errnoText(const std::string &what) { return what + ": " + std::strerror(errno); }
+
+/// Writes all of `bytes` to `fd`; false on error (errno set).
+bool writeAll(int fd, llvm::StringRef bytes) {
+  const char *p = bytes.data();
+  size_t left = bytes.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    p += n, left -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+struct WritePlanPass : dp::plan::impl::WritePlanPassBase<WritePlanPass> {
+  using WritePlanPassBase::WritePlanPassBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (output.empty()) {
+      module.emitError("plan-write needs an output file (output=FILE)");
+      return signalPassFailure();
+    }
+    std::string image;
+    if (failed(dp::plan::writePlan(module, dp::plan::kProducer, image)))
+      return signalPassFailure();
+    if (std::string error = dp::plan::writeFileAtomically(output, image); !error.empty()) {
+      module.emitError() << "cannot write '" << output << "': " << error;
+      return signalPassFailure();
+    }
+    markAllAnalysesPreserved();
+  }
+};
+
+} // namespace
+
+std::string dp::plan::writeFileAtomically(const std::string &path, llvm::StringRef bytes) {
+  llvm::SmallString<256> dir(path);
+  llvm::sys::path::remove_filename(dir);
+  if (dir.empty())
+    dir = ".";
+  if (llvm::sys::fs::is_directory(path))
+    return "it is a directory";
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return errnoText("cannot create '" + tmp + "'");
+  // An interrupt (SIGINT, SIGTERM) removes the temporary file; the target is untouched.
+  llvm::sys::RemoveFileOnSignal(tmp);
+  auto fail = [&](const std::string &message) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    llvm::sys::DontRemoveFileOnSignal(tmp);
+    return message;
+  };
+  if (!writeAll(fd, bytes))
+    return fail(errnoText("cannot write '" + tmp + "'"));
+  if (::fsync(fd) != 0)
+    return fail(errnoText("cannot flush '" + tmp + "'"));
+  if (::close(fd) != 0) {
+    ::unlink(tmp.c_str());
+    llvm::sys::DontRemoveFileOnSignal(tmp);
+    return errnoText("cannot close '" + tmp + "'");
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::string error = errnoText("cannot rename '" + tmp + "'");
+    ::unlink(tmp.c_str());
+    llvm::sys::DontRemoveFileOnSignal(tmp);
+    return error;
+  }
+  llvm::sys::DontRemoveFileOnSignal(tmp);
+  // The rename is durable once the directory is flushed.
+  int dirFd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dirFd >= 0) {
+    ::fsync(dirFd);
+    ::close(dirFd);
+  }
+  return {};
+}

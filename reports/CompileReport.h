@@ -1,0 +1,16 @@
+// What `dpc compile` prints about the program it compiled, read off the planned program: the
+// steps' kernel counts, the layout of the job (devices, processes, replicas), the allreduce
+// buckets and the memory per device.
+#pragma once
+
+#include "dialect/Plan/IR/PlanDialect.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace dp::reports {
+
+/// Prints the report of `program`; `lrFactor` is the factor the compile multiplied the
+/// learning rate by for the replicas (1: none), `ms` the compile time.
+void printCompileReport(plan::ProgramOp program, double lrFactor, double ms,
+                        llvm::raw_ostream &os);
+
+} // namespace dp::reports

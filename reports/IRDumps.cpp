@@ -1,0 +1,42 @@
+// The per-pass IR dumps (see IRDumps.h).
+#include "reports/IRDumps.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+namespace dp::reports {
+
+void IRDumps::runBeforePass(Pass *pass, Operation *op) {
+  if (auto module = dyn_cast<ModuleOp>(op))
+    before_ = collectCollectives(module);
+}
+
+void IRDumps::runAfterPass(Pass *pass, Operation *op) {
+  auto module = dyn_cast<ModuleOp>(op);
+  if (!module)
+    return;
+  std::string name = llvm::formatv("{0:d2}-{1}.mlir", ++index_, pass->getArgument()).str();
+  write(op, name, describeCollectiveChanges(before_, collectCollectives(module)));
+}
+
+void IRDumps::write(Operation *op, StringRef name, const std::vector<std::string> &notes) {
+  llvm::SmallString<256> path(dir_);
+  llvm::sys::path::append(path, name);
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec) {
+    llvm::errs() << "dpc: cannot write " << path << ": " << ec.message() << "\n";
+    return;
+  }
+  for (const std::string &note : notes)
+    os << "// collectives: " << note << "\n";
+  op->print(os);
+  os << "\n";
+}
+
+} // namespace dp::reports

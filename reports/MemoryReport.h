@@ -1,0 +1,25 @@
+// What a planned program needs in memory per device, by category, and its allreduce buckets:
+// the tables `dpc compile` prints.
+#pragma once
+
+#include "dialect/Plan/IR/PlanDialect.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace dp::reports {
+
+/// Bytes of memory a planned program needs, by category.
+struct MemoryReport {
+  int64_t weights = 0, optimizerState = 0, gradients = 0, inputs = 0;
+  int64_t trainActivations = 0, evalActivations = 0, arena = 0;
+  int64_t buckets = 0, devices = 1, processes = 1;
+};
+/// Reads the report off a program that went through plan-memory.
+MemoryReport computeMemoryReport(plan::ProgramOp program);
+/// Prints the report as an aligned table.
+void printMemoryReport(const MemoryReport &report, llvm::raw_ostream &os);
+/// Prints the allreduce buckets of the train step in the order they are issued: index, bytes
+/// per replica, the train kernel after which each starts, and the gradients it carries in
+/// the order the backward pass makes them ready. Prints nothing for an undistributed plan.
+void printBucketPlan(plan::ProgramOp program, llvm::raw_ostream &os);
+
+} // namespace dp::reports
