@@ -19,6 +19,10 @@ enum class StepKind { Train, Eval };
 struct StepContext {
   /// Rows of the batch that hold real samples (the rest is padding in a short last batch).
   int64_t validRows = 0;
+  /// Rows of this replica's batch, real and padding (0: unknown, a loss's rows are the
+  /// batch). A loss over a multiple of them (the batch stacked along its axis) sees the valid
+  /// rows first in each block of batchRows.
+  int64_t batchRows = 0;
   /// 1-based count of train steps run so far including this one (Adam's bias correction).
   int64_t step = 1;
   /// The replica (device of this process) running the step.

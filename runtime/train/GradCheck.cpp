@@ -57,6 +57,7 @@ int checkGradients(PlanFile file, const GradCheckOptions &options, std::ostream 
     throw Error(ErrorKind::Plan, "the eval step has no 'loss' output");
   StepContext ctx;
   ctx.validRows = plan.batch();
+  ctx.batchRows = plan.batch();
   ctx.step = 1;
 
   // Run the train step for its gradients, then undo its updates of the parameters.

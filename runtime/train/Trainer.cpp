@@ -165,7 +165,7 @@ EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, 
     // Each replica gathers its own shard of the global batch, then runs its step.
     pool_->run([&](int r) {
       fillShard(batcher, b, r);
-      StepContext ctx{shardRows_, stepNumber, r, seed_, shardBegin(r)};
+      StepContext ctx{shardRows_, shardRows_, stepNumber, r, seed_, shardBegin(r)};
       program_.run(StepKind::Train, ctx);
     });
     // Every shard is full, so the mean of the shard means is the mean over this process's
@@ -220,7 +220,8 @@ EvalStats Trainer::evaluate(const Dataset &data) {
       // eval step has no collectives, so replicas need not run it together.
       if (valid[r] > 0)
         program_.run(StepKind::Eval,
-                     StepContext{valid[r], step_ > 0 ? step_ : 1, r, seed_, shardBegin(r)});
+                     StepContext{valid[r], shardRows_, step_ > 0 ? step_ : 1, r, seed_,
+                                 shardBegin(r)});
     });
     for (int r = 0; r < replicas; ++r) {
       if (valid[r] == 0)

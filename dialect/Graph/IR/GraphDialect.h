@@ -37,6 +37,17 @@ inline constexpr llvm::StringLiteral kOutputAttr = "graph.output";
 inline constexpr llvm::StringLiteral kScopeAttr = "graph.scope";
 inline constexpr llvm::StringLiteral kModelAttr = "graph.model";
 
+/// Checks shared by the verifiers of the ops (messages say expected versus found).
+/// The result 0 of `op` has exactly `expected` as its shape.
+mlir::LogicalResult checkResultShape(mlir::Operation *op, llvm::ArrayRef<int64_t> expected);
+/// `value` is [channels]; `what` names it.
+mlir::LogicalResult checkChannels(mlir::Operation *op, mlir::Value value, int64_t channels,
+                                  llvm::StringRef what);
+/// The channel count (last axis) of a normalised input with a batch axis and a channel axis.
+mlir::FailureOr<int64_t> normChannels(mlir::Operation *op, mlir::Value input);
+/// A normalisation's epsilon is positive.
+mlir::LogicalResult checkEpsilon(mlir::Operation *op, double epsilon);
+
 /// True for the attributes that may initialise a parameter.
 bool isInitializer(mlir::Attribute attr);
 /// True for the attributes that may be a function's optimizer.

@@ -21,7 +21,7 @@ static LogicalResult checkRank(Operation *op, Value value, int64_t rank, StringR
 }
 
 /// Checks that the result has exactly `expected` as its shape.
-static LogicalResult checkResultShape(Operation *op, ArrayRef<int64_t> expected) {
+LogicalResult dp::graph::checkResultShape(Operation *op, ArrayRef<int64_t> expected) {
   auto type = tensorType(op->getResult(0));
   if (type.getShape() != expected) {
     auto want = RankedTensorType::get(expected, type.getElementType());
@@ -393,7 +393,7 @@ LogicalResult GlobalAvgPool2DOp::verify() {
 }
 
 /// Checks that `value` is a vector of `channels` elements; `what` names it.
-static LogicalResult checkChannels(Operation *op, Value value, int64_t channels, StringRef what) {
+LogicalResult dp::graph::checkChannels(Operation *op, Value value, int64_t channels, StringRef what) {
   auto type = tensorType(value);
   if (type.getRank() != 1 || type.getDimSize(0) != channels)
     return op->emitOpError() << "expects " << what << " of shape [" << channels
@@ -402,7 +402,7 @@ static LogicalResult checkChannels(Operation *op, Value value, int64_t channels,
 }
 
 /// The channel count of a batch-normalised input: its last axis (rank >= 2).
-static FailureOr<int64_t> normChannels(Operation *op, Value input) {
+FailureOr<int64_t> dp::graph::normChannels(Operation *op, Value input) {
   auto type = tensorType(input);
   if (type.getRank() < 2)
     return op->emitOpError() << "expects an input with a batch axis and a channel axis, found "
@@ -410,7 +410,7 @@ static FailureOr<int64_t> normChannels(Operation *op, Value input) {
   return type.getShape().back();
 }
 
-static LogicalResult checkEpsilon(Operation *op, double epsilon) {
+LogicalResult dp::graph::checkEpsilon(Operation *op, double epsilon) {
   if (!(epsilon > 0.0))
     return op->emitOpError() << "expects a positive epsilon, found " << epsilon;
   return success();

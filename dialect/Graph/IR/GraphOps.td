@@ -18,6 +18,7 @@ class Graph_StaticTensorOf<Type element> : Type<
     "statically shaped tensor of " # element.summary, "::mlir::RankedTensorType">;
 def Graph_F32Tensor : Graph_StaticTensorOf<F32>;
 def Graph_I32Tensor : Graph_StaticTensorOf<I32>;
+def Graph_AnyTensor : Graph_StaticTensorOf<AnyTypeOf<[F32, I32]>>;
 def Graph_F32Scalar : 0DTensorOf<[F32]>;
 def Graph_Gradient : DeclareOpInterfaceMethods<GradientOpInterface>;
 // Batch sharding (BatchShardingOpInterface): a row-wise op's results carry the batch when an
@@ -719,6 +720,96 @@ def Graph_AdamUpdateOp : Graph_Op<"adam_update",
                        Graph_F32Tensor:$gradient, F64Attr:$lr, F64Attr:$beta1, F64Attr:$beta2,
                        F64Attr:$epsilon);
   let assemblyFormat = "$param `,` $m `,` $v `,` $gradient attr-dict `:` type($param)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Concatenation and layer normalisation (each family's rules: Ops/<Family>.cpp)
+//===----------------------------------------------------------------------===//
+
+def Graph_ConcatOp : Graph_Op<"concat", [Pure, Graph_Gradient, Graph_Lowering,
+    DeclareOpInterfaceMethods<BatchShardingOpInterface, ["getResultSharding"]>]> {
+  let summary = "tensors joined along one axis";
+  let description = [{
+    The inputs (f32 or i32, one element type) have one rank and equal sizes on every axis
+    but `axis`; the result's `axis` is the sum of theirs, the inputs in order along it.
+
+    Under data parallelism every input must carry the batch or none may. Along a feature
+    axis each replica joins its rows; along the batch axis (0) each replica stacks its own
+    rows of every input, so the replicas together hold the global result's rows in another
+    order. Row-wise ops and losses that are means over the rows do not see the order; a
+    concatenation of the labels along the batch keeps every row with its label.
+
+    ```mlir
+    %y = graph.concat %a, %b {axis = 1 : i64}
+        : (tensor<8x3xf32>, tensor<8x5xf32>) -> tensor<8x8xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Graph_AnyTensor>:$inputs, I64Attr:$axis);
+  let results = (outs Graph_AnyTensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type($inputs, $result)";
+  let hasVerifier = 1;
+}
+
+def Graph_SplitOp : Graph_Op<"split", [Pure, Graph_Gradient, Graph_Lowering, Graph_RowWise]> {
+  let summary = "consecutive pieces of a tensor along one axis: the inverse of concat";
+  let description = [{
+    The results' sizes along `axis` add up to the input's, every other size equal to the
+    input's; result `i` is the `i`-th piece in order. The gradient of `graph.concat`.
+
+    ```mlir
+    %a, %b = graph.split %y {axis = 1 : i64}
+        : (tensor<8x8xf32>) -> (tensor<8x3xf32>, tensor<8x5xf32>)
+    ```
+  }];
+  let arguments = (ins Graph_AnyTensor:$input, I64Attr:$axis);
+  let results = (outs Variadic<Graph_AnyTensor>:$results);
+  let assemblyFormat = "$input attr-dict `:` functional-type($input, $results)";
+  let hasVerifier = 1;
+}
+
+def Graph_LayerNormOp : Graph_Op<"layer_norm", [Pure, Graph_RowWise, Graph_Gradient,
+    Graph_Lowering, AllTypesMatch<["input", "result"]>]> {
+  let summary = "layer normalisation over the last axis of each sample";
+  let description = [{
+    `input` is [..., C], `gamma` and `beta` [C]; each row of C values is normalised with its
+    own mean and variance: `gamma * (x - mean) / sqrt(var + epsilon) + beta` (Keras's
+    LayerNormalization over the last axis, epsilon 1e-3 by default). The statistics are per
+    sample, so a replica needs no other replica's rows: it splits along the batch as a
+    row-wise op (unlike `graph.batch_norm`).
+
+    ```mlir
+    %y = graph.layer_norm %x, %gamma, %beta {epsilon = 1.0e-03}
+        : (tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$input, Graph_F32Tensor:$gamma, Graph_F32Tensor:$beta,
+                       DefaultValuedAttr<F64Attr, "1.0e-3">:$epsilon);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$input `,` $gamma `,` $beta attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_LayerNormGradOp : Graph_Op<"layer_norm_grad", [Pure, Graph_Lowering,
+    DeclareOpInterfaceMethods<BatchShardingOpInterface, ["getResultSharding"]>,
+    AllTypesMatch<["input", "grad", "input_grad"]>]> {
+  let summary = "gradients of layer normalisation";
+  let description = [{
+    From the forward `input` [..., C], `gamma` [C] and the gradient `grad` of the result:
+    the gradient of the input (each row's statistics' dependence on it included), and of
+    gamma and beta (sums over the rows).
+
+    ```mlir
+    %dx, %dg, %db = graph.layer_norm_grad %x, %gamma, %dy {epsilon = 1.0e-03}
+        : (tensor<8x16xf32>, tensor<16xf32>, tensor<8x16xf32>)
+        -> (tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>)
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$input, Graph_F32Tensor:$gamma, Graph_F32Tensor:$grad,
+                       F64Attr:$epsilon);
+  let results = (outs Graph_F32Tensor:$input_grad, Graph_F32Tensor:$gamma_grad,
+                      Graph_F32Tensor:$beta_grad);
+  let assemblyFormat = "$input `,` $gamma `,` $grad attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
 

@@ -2,6 +2,7 @@
 // that can be executed repeatedly without building argument maps or allocating.
 #pragma once
 
+#include "runtime/core/Program.h"
 #include "runtime/core/Tensor.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -48,6 +49,16 @@ private:
   std::vector<dnnl_exec_arg_t> args_;
   std::string where_;
   int threads_ = 0;
+};
+
+/// A kernel that is one oneDNN primitive call.
+class PrimitiveKernel final : public Kernel {
+public:
+  explicit PrimitiveKernel(DnnlCall call) : call_(std::move(call)) {}
+  void run(const StepContext &) override { call_.run(); }
+
+private:
+  DnnlCall call_;
 };
 
 } // namespace dp::rt::cpu

@@ -28,9 +28,18 @@ XentShape xentShape(const KernelSite &site) {
   return {logits.dim(0), logits.dim(1)};
 }
 
-int64_t validRowsOf(const StepContext &ctx, int64_t rows) {
-  return std::clamp<int64_t>(ctx.validRows, 0, rows);
-}
+/// Which rows of a loss's input hold real samples. The batch's valid rows come first in each
+/// block of `batchRows` rows: one block normally, several when the batch was stacked along its
+/// axis (graph.concat on axis 0), each block a copy of the batch's row layout.
+struct ValidRows {
+  int64_t block, valid;
+  ValidRows(const StepContext &ctx, int64_t rows)
+      : block(ctx.batchRows > 0 && rows % ctx.batchRows == 0 ? ctx.batchRows : rows),
+        valid(std::clamp<int64_t>(ctx.validRows, 0, block)) {}
+  bool operator()(int64_t r) const { return r % block < valid; }
+  /// How many of `rows` rows are valid.
+  int64_t count(int64_t rows) const { return rows / block * valid; }
+};
 
 // -log softmax(z)[label] for one row, or NaN for a label outside [0, classes).
 float rowXent(const float *z, int32_t label, int64_t classes) {
@@ -48,19 +57,23 @@ public:
         shape_(shape) {}
 
   void run(const StepContext &ctx) override {
-    const int64_t rows = validRowsOf(ctx, shape_.rows), classes = shape_.classes;
+    const int64_t rows = shape_.rows, classes = shape_.classes;
+    const ValidRows isValid(ctx, rows);
+    const int64_t valid = isValid.count(rows);
     const float *logits = logits_;
     const int32_t *labels = labels_;
     double total = 0;
     if (rows * classes >= kParallelMinWork) {
 #pragma omp parallel for reduction(+ : total)
       for (int64_t r = 0; r < rows; ++r)
-        total += rowXent(logits + r * classes, labels[r], classes);
+        if (isValid(r))
+          total += rowXent(logits + r * classes, labels[r], classes);
     } else {
       for (int64_t r = 0; r < rows; ++r)
-        total += rowXent(logits + r * classes, labels[r], classes);
+        if (isValid(r))
+          total += rowXent(logits + r * classes, labels[r], classes);
     }
-    loss_[0] = rows > 0 ? static_cast<float>(total / rows) : 0.0f;
+    loss_[0] = valid > 0 ? static_cast<float>(total / valid) : 0.0f;
   }
 
 private:
@@ -78,7 +91,8 @@ public:
 
   void run(const StepContext &ctx) override {
     const int64_t rows = shape_.rows, classes = shape_.classes;
-    const int64_t valid = validRowsOf(ctx, rows);
+    const ValidRows isValid(ctx, rows);
+    const int64_t valid = isValid.count(rows);
     const float *logits = logits_;
     const int32_t *labels = labels_;
     float *dlogits = dlogits_;
@@ -90,7 +104,7 @@ public:
           for (int64_t r = begin; r < end; ++r) {
             const float *z = logits + r * classes;
             float *g = dlogits + r * classes;
-            if (r >= valid) {
+            if (!isValid(r)) {
               std::fill(g, g + classes, 0.0f);
               continue;
             }
@@ -124,10 +138,13 @@ public:
         shape_(shape) {}
 
   void run(const StepContext &ctx) override {
-    const int64_t rows = validRowsOf(ctx, shape_.rows), classes = shape_.classes;
+    const int64_t rows = shape_.rows, classes = shape_.classes;
+    const ValidRows isValid(ctx, rows);
     int64_t correct = 0;
     bool badLabel = false;
     for (int64_t r = 0; r < rows; ++r) {
+      if (!isValid(r))
+        continue;
       const float *z = logits_ + r * classes;
       const int32_t label = labels_[r];
       badLabel |= label < 0 || label >= classes;

@@ -52,15 +52,6 @@ memory::desc nhwcDesc(int64_t n, int64_t h, int64_t w, int64_t c) {
 int threadsForElements(int64_t elements) { return elements < kParallelMinWork ? 1 : 0; }
 
 /// A kernel that is one oneDNN primitive bound at load.
-class PrimitiveKernel final : public Kernel {
-public:
-  explicit PrimitiveKernel(DnnlCall call) : call_(std::move(call)) {}
-  void run(const StepContext &) override { call_.run(); }
-
-private:
-  DnnlCall call_;
-};
-
 // ---- zero padding --------------------------------------------------------------------------
 
 /// The geometry of a zero padding: x[n,h,w,c] in the middle of y[n,ph,pw,c].

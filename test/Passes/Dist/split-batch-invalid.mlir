@@ -52,3 +52,18 @@ func.func @straddle(%x: tensor<8x6xf32> {graph.input = "x"}, %l: tensor<8xi32> {
   %loss = graph.softmax_cross_entropy %y, %l : (tensor<8x3xf32>, tensor<8xi32>) -> tensor<f32>
   return %loss : tensor<f32>
 }
+
+// -----
+
+// Tests that a concatenation of a batched value and a whole one has no split: a replica holds
+// only its rows of the first.
+func.func @m(%x: tensor<4x3xf32> {graph.input = "x"}, %l: tensor<4xi32> {graph.input = "label"}) -> tensor<f32>
+    attributes {graph.optimizer = #graph.sgd<lr = 0.1>} {
+  %w = graph.param "w" {init = #graph.zeros} : tensor<4x3xf32>
+  // expected-error @+1 {{'graph.concat' op reads the batch but has no rule to split it across replicas}}
+  %y = graph.concat %x, %w {axis = 1 : i64} : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x6xf32>
+  %k = graph.param "k" {init = #graph.glorot_uniform} : tensor<6x2xf32>
+  %z = graph.dense %y, %k : (tensor<4x6xf32>, tensor<6x2xf32>) -> tensor<4x2xf32>
+  %loss = graph.softmax_cross_entropy %z, %l : (tensor<4x2xf32>, tensor<4xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}

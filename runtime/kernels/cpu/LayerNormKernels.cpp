@@ -1,0 +1,160 @@
+// The CPU layer normalisation kernels on oneDNN's layer_normalization primitives: forward with
+// per-row statistics computed inside the primitive, backward (data, scale and shift) from the
+// per-row mean and variance that the gradient kernel computes itself (in double, two passes)
+// before calling the primitive, so that the forward kernel keeps nothing between the steps.
+#include "runtime/kernels/cpu/Dnnl.h"
+#include "runtime/kernels/cpu/Internal.h"
+#include "runtime/kernels/cpu/Parallel.h"
+
+#include <string>
+#include <vector>
+
+namespace dp::rt::cpu {
+namespace {
+
+using dnnl::memory;
+
+/// x[..., C] as rows of C values.
+struct RowShape {
+  int64_t rows, c;
+};
+
+RowShape rowShape(const KernelSite &site, const TensorView &x, const char *role) {
+  site.expectDType(x, DType::F32, role);
+  if (x.rank() < 2 || x.numel == 0)
+    site.fail(std::string(role) + " (buffer " + std::to_string(x.id) +
+              ") needs rows and a non-empty last axis");
+  return {x.numel / x.dim(-1), x.dim(-1)};
+}
+
+void expectVector(const KernelSite &site, const TensorView &t, int64_t c, const char *role) {
+  site.expectDType(t, DType::F32, role);
+  site.expectNumel(t, c, role);
+}
+
+float checkedEpsilon(const KernelSite &site, const EpsilonAttrs &attrs) {
+  if (!(attrs.epsilon > 0))
+    site.fail("epsilon " + std::to_string(attrs.epsilon) + " must be positive");
+  return static_cast<float>(attrs.epsilon);
+}
+
+dnnl::normalization_flags scaleShift() {
+  return dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
+}
+
+dnnl::layer_normalization_forward::primitive_desc forwardDesc(const RowShape &s, float epsilon,
+                                                              dnnl::prop_kind kind) {
+  const memory::desc data = f32Desc({s.rows, s.c}, {s.c, 1});
+  const memory::desc stats = f32Desc({s.rows}, {1});
+  return dnnl::layer_normalization_forward::primitive_desc(
+      dnnl::layer_normalization_forward::desc(kind, data, stats, epsilon, scaleShift()),
+      userScratchpad(), cpuEngine());
+}
+
+class LayerNormGradKernel final : public Kernel {
+public:
+  LayerNormGradKernel(const KernelSite &site, const RowShape &s, const TensorView &x,
+                      const TensorView &gamma, const TensorView &dy, const TensorView &dx,
+                      const TensorView &dgamma, const TensorView &dbeta, float epsilon)
+      : s_(s), x_(x.f32()), mean_(s.rows), variance_(s.rows), shift_(s.c, 0.0f) {
+    const memory::desc data = f32Desc({s.rows, s.c}, {s.c, 1});
+    const memory::desc stats = f32Desc({s.rows}, {1});
+    const memory::desc channels = f32Desc({s.c}, {1});
+    const int threads = x.numel < kParallelMinWork ? 1 : 0;
+    ThreadCap cap(threads);
+    auto hint = forwardDesc(s, epsilon, dnnl::prop_kind::forward_training);
+    dnnl::layer_normalization_backward::primitive_desc pd(
+        dnnl::layer_normalization_backward::desc(dnnl::prop_kind::backward, data, data, stats,
+                                                 epsilon, scaleShift()),
+        userScratchpad(), cpuEngine(), hint);
+    // oneDNN takes non-const handles; it only reads its inputs.
+    auto mem = [&](const memory::desc &d, const void *p) {
+      return memory(d, cpuEngine(), const_cast<void *>(p));
+    };
+    call_ = DnnlCall(pd, dnnl::layer_normalization_backward(pd),
+                     {{DNNL_ARG_SRC, mem(data, x.data)},
+                      {DNNL_ARG_MEAN, mem(stats, mean_.data())},
+                      {DNNL_ARG_VARIANCE, mem(stats, variance_.data())},
+                      {DNNL_ARG_DIFF_DST, mem(data, dy.data)},
+                      {DNNL_ARG_SCALE, mem(channels, gamma.data)},
+                      // The primitive asks for the shift although no gradient depends on it.
+                      {DNNL_ARG_SHIFT, mem(channels, shift_.data())},
+                      {DNNL_ARG_DIFF_SRC, mem(data, dx.data)},
+                      {DNNL_ARG_DIFF_SCALE, mem(channels, dgamma.data)},
+                      {DNNL_ARG_DIFF_SHIFT, mem(channels, dbeta.data)}},
+                     site.where(), threads);
+  }
+
+  void run(const StepContext &) override {
+    const int64_t c = s_.c;
+    const float *x = x_;
+    float *mean = mean_.data(), *variance = variance_.data();
+    parallelChunks(
+        s_.rows,
+        [&](int64_t begin, int64_t end) {
+          for (int64_t r = begin; r < end; ++r) {
+            const float *xr = x + r * c;
+            double sum = 0, sq = 0;
+            for (int64_t k = 0; k < c; ++k)
+              sum += xr[k];
+            const double m = sum / double(c);
+            for (int64_t k = 0; k < c; ++k)
+              sq += (xr[k] - m) * (xr[k] - m);
+            mean[r] = static_cast<float>(m);
+            variance[r] = static_cast<float>(sq / double(c));
+          }
+        },
+        s_.rows * c);
+    call_.run();
+  }
+
+private:
+  RowShape s_;
+  const float *x_;
+  std::vector<float> mean_, variance_, shift_;
+  DnnlCall call_;
+};
+
+} // namespace
+
+std::unique_ptr<Kernel> makeLayerNorm(const KernelSite &site, const EpsilonAttrs &attrs) {
+  const TensorView x = site.input(0), gamma = site.input(1), beta = site.input(2);
+  const TensorView y = site.output(0);
+  const RowShape s = rowShape(site, x, "input 0 (x)");
+  expectVector(site, gamma, s.c, "input 1 (gamma)");
+  expectVector(site, beta, s.c, "input 2 (beta)");
+  site.expectDType(y, DType::F32, "output 0 (y)");
+  site.expectShape(y, x.shape, "output 0 (y)");
+  const float epsilon = checkedEpsilon(site, attrs);
+  const int threads = x.numel < kParallelMinWork ? 1 : 0;
+  ThreadCap cap(threads);
+  auto pd = forwardDesc(s, epsilon, dnnl::prop_kind::forward_inference);
+  const memory::desc data = f32Desc({s.rows, s.c}, {s.c, 1});
+  const memory::desc channels = f32Desc({s.c}, {1});
+  auto mem = [&](const memory::desc &d, const void *p) {
+    return memory(d, cpuEngine(), const_cast<void *>(p));
+  };
+  return std::make_unique<PrimitiveKernel>(DnnlCall(pd, dnnl::layer_normalization_forward(pd),
+                                                    {{DNNL_ARG_SRC, mem(data, x.data)},
+                                                     {DNNL_ARG_SCALE, mem(channels, gamma.data)},
+                                                     {DNNL_ARG_SHIFT, mem(channels, beta.data)},
+                                                     {DNNL_ARG_DST, mem(data, y.data)}},
+                                                    site.where(), threads));
+}
+
+std::unique_ptr<Kernel> makeLayerNormGrad(const KernelSite &site, const EpsilonAttrs &attrs) {
+  const TensorView x = site.input(0), gamma = site.input(1), dy = site.input(2);
+  const TensorView dx = site.output(0), dgamma = site.output(1), dbeta = site.output(2);
+  const RowShape s = rowShape(site, x, "input 0 (x)");
+  expectVector(site, gamma, s.c, "input 1 (gamma)");
+  site.expectDType(dy, DType::F32, "input 2 (dy)");
+  site.expectShape(dy, x.shape, "input 2 (dy)");
+  site.expectDType(dx, DType::F32, "output 0 (dx)");
+  site.expectShape(dx, x.shape, "output 0 (dx)");
+  expectVector(site, dgamma, s.c, "output 1 (dgamma)");
+  expectVector(site, dbeta, s.c, "output 2 (dbeta)");
+  return std::make_unique<LayerNormGradKernel>(site, s, x, gamma, dy, dx, dgamma, dbeta,
+                                               checkedEpsilon(site, attrs));
+}
+
+} // namespace dp::rt::cpu
