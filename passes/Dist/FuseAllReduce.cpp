@@ -3,6 +3,8 @@
 
 #include "mlir/IR/Builders.h"
 
+#define DEBUG_TYPE "dist-fuse-allreduce"
+
 namespace dp::dist {
 #define GEN_PASS_DEF_FUSEALLREDUCEPASS
 #include "passes/Dist/Passes.h.inc"

@@ -5,6 +5,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 
+#define DEBUG_TYPE "dist-replicate"
+
 namespace dp::dist {
 #define GEN_PASS_DEF_REPLICATEPASS
 #include "passes/Dist/Passes.h.inc"

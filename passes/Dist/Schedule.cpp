@@ -4,6 +4,8 @@
 
 #include "mlir/IR/Builders.h"
 
+#define DEBUG_TYPE "dist-schedule"
+
 namespace dp::dist {
 #define GEN_PASS_DEF_SCHEDULEPASS
 #include "passes/Dist/Passes.h.inc"

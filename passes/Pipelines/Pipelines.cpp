@@ -48,9 +48,9 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options) {
   pm.addPass(createConvertDistToPlanPass());
   pm.addPass(plan::createPlanMemoryPass());
   if (!options.output.empty()) {
-    plan::WritePlanPassOptions write;
+    plan::PlanWritePassOptions write;
     write.output = options.output;
-    pm.addPass(plan::createWritePlanPass(write));
+    pm.addPass(plan::createPlanWritePass(write));
   }
 }
 

@@ -3,53 +3,10 @@
 #ifndef DP_DIST_OPS
 #define DP_DIST_OPS
 
-include "mlir/IR/OpBase.td"
-include "mlir/IR/AttrTypeBase.td"
+include "dialect/Dist/IR/DistAttrs.td"
+include "dialect/Dist/IR/DistTypes.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
-
-def Dist_Dialect : Dialect {
-  let name = "dist";
-  let cppNamespace = "::dp::dist";
-  let summary = "Data parallelism: replicas, batch shards and gradient allreduces";
-  let description = [{
-    A step function compiled for a mesh of R devices per process and P processes carries
-    `dist.mesh`. Its graph ops are replicated R times; each copy's ops carry
-    `dist.replica = r` (the device of this process they run on). Every process runs the
-    same function (SPMD across processes, explicit replicas within one).
-    `dist.shard` gives each replica its rows of the global batch, and `dist.allreduce`
-    averages a gradient over all R x P replicas. The schedule splits allreduces into
-    `dist.allreduce_start` / `dist.allreduce_wait` so that communication overlaps compute.
-  }];
-  let useDefaultAttributePrinterParser = 1;
-  let useDefaultTypePrinterParser = 1;
-  let extraClassDeclaration = [{
-    /// Name of the discardable attribute placing an op on a replica.
-    static constexpr llvm::StringLiteral kReplicaAttr = "dist.replica";
-    /// Name of the function attribute holding the mesh.
-    static constexpr llvm::StringLiteral kMeshAttr = "dist.mesh";
-  }];
-}
-
-class Dist_Op<string mnemonic, list<Trait> traits = []> : Op<Dist_Dialect, mnemonic, traits>;
-
-def Dist_MeshAttr : AttrDef<Dist_Dialect, "Mesh"> {
-  let mnemonic = "mesh";
-  let summary = "the devices a step runs on: R per process, P processes";
-  let parameters = (ins "int64_t":$devices_per_process, "int64_t":$processes,
-                        StringRefParameter<"device kind">:$device);
-  let assemblyFormat = "`<` struct(params) `>`";
-  let genVerifyDecl = 1;
-  let extraClassDeclaration = [{
-    /// Replicas of the whole job (R x P).
-    int64_t replicas() const { return getDevicesPerProcess() * getProcesses(); }
-  }];
-}
-
-def Dist_PendingType : TypeDef<Dist_Dialect, "Pending"> {
-  let mnemonic = "pending";
-  let summary = "an allreduce in flight";
-}
 
 def Dist_F32Tensor : RankedTensorOf<[F32]>;
 

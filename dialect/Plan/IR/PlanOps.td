@@ -3,53 +3,19 @@
 #ifndef DP_PLAN_OPS
 #define DP_PLAN_OPS
 
-include "mlir/IR/OpBase.td"
-include "mlir/IR/AttrTypeBase.td"
-include "dialect/Common/AttrParams.td"
-
-def Plan_Dialect : Dialect {
-  let name = "plan";
-  let cppNamespace = "::dp::plan";
-  let summary = "Buffers and kernel calls: the compiled plan as IR";
-  let description = [{
-    A `plan.program` holds the persistent buffers (parameters, their gradients, the input
-    bindings) and one `plan.step` per executable step (train, eval). Inside a step, transient
-    buffers come from `plan.alloc`, `plan.view` gives a buffer another shape, and each
-    `plan.kernel` is one call of a runtime kernel (runtime/format/Kernels.def) on buffers.
-    Memory planning assigns every buffer an `offset` in the arena of its `device` (a replica
-    of this process; one arena per device). A program compiled for several devices or
-    processes has `plan.bucket`s, the contiguous gradient buffers that allreduce kernels
-    average across every replica of the job.
-  }];
-  let useDefaultAttributePrinterParser = 1;
-  let extraClassDeclaration = [{
-    void registerAttributes();
-  }];
-}
-
-class Plan_Op<string mnemonic, list<Trait> traits = []> : Op<Plan_Dialect, mnemonic, traits>;
-
-def Plan_InitAttr : AttrDef<Plan_Dialect, "Init"> {
-  let mnemonic = "init";
-  let summary = "how a parameter's first value is drawn";
-  let description = [{
-    `kind` is one of zeros, ones, constant (a), uniform (a, b), normal (mean a, stddev b),
-    glorot_uniform, glorot_normal, he_normal, he_uniform; the fans are the parameter's, as
-    the compiler computed them from the layer it belongs to.
-  }];
-  let parameters = (ins StringRefParameter<"initialiser kind">:$kind,
-                        DP_F64Param<"0.0">:$a, DP_F64Param<"0.0">:$b,
-                        DefaultValuedParameter<"int64_t", "0">:$fan_in,
-                        DefaultValuedParameter<"int64_t", "0">:$fan_out);
-  let assemblyFormat = "`<` struct(params) `>`";
-  let genVerifyDecl = 1;
-}
+include "dialect/Plan/IR/PlanAttrs.td"
 
 def Plan_Buffer : MemRefRankOf<[F32, I32], [0, 1, 2, 3, 4, 5, 6]>;
 
 def Plan_ProgramOp : Plan_Op<"program", [NoTerminator, SingleBlock]> {
   let summary = "a compiled model: persistent buffers and steps";
   let description = [{
+    The whole plan of `model` for a global batch of `batch` rows on
+    `devices_per_process` (R) devices of kind `device` in each of `processes` (P)
+    processes: persistent buffers (`plan.param`, `plan.bucket`, `plan.grad`, `plan.input`)
+    first, then one `plan.step` per step. Every op with a `device` attribute is on a
+    device below R. After `plan-memory` it carries `arena_bytes` and `persistent_bytes`.
+
     ```mlir
     plan.program "mnist_mlp" attributes {batch = 100 : i64} {
       %w = plan.param "dense1.kernel" {init = #plan.init<kind = "glorot_uniform">} : memref<784x100xf32>
@@ -68,6 +34,15 @@ def Plan_ProgramOp : Plan_Op<"program", [NoTerminator, SingleBlock]> {
 
 def Plan_ParamOp : Plan_Op<"param", [HasParent<"ProgramOp">]> {
   let summary = "a persistent parameter buffer and its initialiser";
+  let description = [{
+    The buffer of the parameter `name` on `device`, drawn once by the runtime from `init`
+    (same name, same values on every device); `optimizer_state` marks moments and
+    velocities. `offset` is its place in the device's arena, set by `plan-memory`.
+
+    ```mlir
+    %w = plan.param "dense1.kernel" {init = #plan.init<kind = "glorot_uniform", fan_in = 784, fan_out = 100>} : memref<784x100xf32>
+    ```
+  }];
   let arguments = (ins StrAttr:$name, Plan_InitAttr:$init, UnitAttr:$optimizer_state,
                        OptionalAttr<I64Attr>:$offset, DefaultValuedAttr<I64Attr, "0">:$device);
   let results = (outs Plan_Buffer:$buffer);
@@ -115,6 +90,11 @@ def Plan_InputOp : Plan_Op<"input", [HasParent<"ProgramOp">]> {
 
 def Plan_StepOp : Plan_Op<"step", [HasParent<"ProgramOp">, NoTerminator, SingleBlock]> {
   let summary = "an executable step: kernels run in order";
+  let description = [{
+    `train` or `eval`: its transient buffers, views, kernel calls in execution order (each
+    device's replica runs its own kernels and the collectives, in this order) and named
+    outputs.
+  }];
   let arguments = (ins StrAttr:$name);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$name attr-dict-with-keyword $body";
@@ -122,6 +102,10 @@ def Plan_StepOp : Plan_Op<"step", [HasParent<"ProgramOp">, NoTerminator, SingleB
 
 def Plan_AllocOp : Plan_Op<"alloc", [HasParent<"StepOp">]> {
   let summary = "a transient buffer of a step";
+  let description = [{
+    Lives from its first to its last use in the step; `plan-memory` gives it an `offset`
+    that other buffers not live at the same time may share.
+  }];
   let arguments = (ins OptionalAttr<I64Attr>:$offset, DefaultValuedAttr<I64Attr, "0">:$device);
   let results = (outs Plan_Buffer:$buffer);
   let assemblyFormat = "attr-dict `:` type($buffer)";
@@ -129,6 +113,13 @@ def Plan_AllocOp : Plan_Op<"alloc", [HasParent<"StepOp">]> {
 
 def Plan_ViewOp : Plan_Op<"view", [HasParent<"StepOp">]> {
   let summary = "the same bytes under another shape";
+  let description = [{
+    A reshape: no data moves. The element count and type must be the source's.
+
+    ```mlir
+    %f = plan.view %x : memref<100x28x28xf32> to memref<100x784xf32>
+    ```
+  }];
   let arguments = (ins Plan_Buffer:$source);
   let results = (outs Plan_Buffer:$buffer);
   let assemblyFormat = "$source attr-dict `:` type($source) `to` type($buffer)";
@@ -166,6 +157,9 @@ def Plan_KernelOp : Plan_Op<"kernel", [HasParent<"StepOp">, AttrSizedOperandSegm
 
 def Plan_OutputOp : Plan_Op<"output", [HasParent<"StepOp">]> {
   let summary = "a named result of the step, left in a buffer for the runtime";
+  let description = [{
+    The runtime reads `loss` and `correct` from these buffers after each step.
+  }];
   let arguments = (ins StrAttr:$name, Plan_Buffer:$buffer);
   let assemblyFormat = "$name `,` $buffer attr-dict `:` type($buffer)";
 }

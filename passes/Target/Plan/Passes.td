@@ -4,7 +4,7 @@
 
 include "mlir/Pass/PassBase.td"
 
-def WritePlanPass : Pass<"plan-write", "mlir::ModuleOp"> {
+def PlanWritePass : Pass<"plan-write", "mlir::ModuleOp"> {
   let summary = "Serialise the planned program to a .dpx file the runtime has verified";
   let description = [{
     The last pass of the plan phase. Encodes the module's `plan.program` (after

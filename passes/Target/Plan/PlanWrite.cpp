@@ -14,7 +14,7 @@
 #define DEBUG_TYPE "plan-write"
 
 namespace dp::plan {
-#define GEN_PASS_DEF_WRITEPLANPASS
+#define GEN_PASS_DEF_PLANWRITEPASS
 #include "passes/Target/Plan/Passes.h.inc"
 } // namespace dp::plan
 
@@ -39,8 +39,8 @@ bool writeAll(int fd, llvm::StringRef bytes) {
   return true;
 }
 
-struct WritePlanPass : dp::plan::impl::WritePlanPassBase<WritePlanPass> {
-  using WritePlanPassBase::WritePlanPassBase;
+struct PlanWritePass : dp::plan::impl::PlanWritePassBase<PlanWritePass> {
+  using PlanWritePassBase::PlanWritePassBase;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
