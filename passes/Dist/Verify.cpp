@@ -60,9 +60,8 @@ std::pair<Operation *, Value> averaged(Value mean) {
 LogicalResult verifyUpdates(func::FuncOp func, dist::MeshAttr mesh) {
   llvm::DenseSet<Value> reduced;
   WalkResult walk = func.walk([&](ParameterUpdateOpInterface update) {
+    // The update's own verifier has checked that it changes a trainable graph.param.
     auto param = update.getUpdatedParameter().getDefiningOp<g::ParamOp>();
-    if (!param || !param.getTrainable())
-      return WalkResult::advance();
     auto [collective, gradient] = averaged(update.getGradientOperand().get());
     if (!collective) {
       update->emitOpError() << "updates '" << param.getName()

@@ -27,6 +27,9 @@ for i, e in enumerate(epochs, 1):
         errors.append(f"epoch record {i} is numbered {e.get('epoch')}")
     if not (isinstance(e.get("loss"), (int, float)) and math.isfinite(e["loss"])):
         errors.append(f"epoch {i} loss is not finite: {e.get('loss')}")
+    acc_e = e.get("train_accuracy")
+    if isinstance(acc_e, (int, float)) and math.isfinite(acc_e) and not 0 <= acc_e <= 1:
+        errors.append(f"epoch {i} train accuracy {acc_e} is outside [0, 1]")
     if not (e.get("samples_per_sec") or 0) > 0:
         errors.append(f"epoch {i} samples_per_sec is not positive")
     if args.ranks is not None:
@@ -43,6 +46,8 @@ if args.params is not None and m.get("params") != args.params:
 acc = m.get("test_accuracy")
 if not isinstance(acc, (int, float)) or acc < args.min_test_accuracy:
     errors.append(f"test accuracy {acc} is below {args.min_test_accuracy}")
+elif acc > 1:
+    errors.append(f"test accuracy {acc} is above 1")
 for e in errors:
     print("check_metrics:", e, file=sys.stderr)
 print(f"check_metrics: test accuracy {acc}, {len(epochs)} epochs" + (" FAILED" if errors else " ok"))

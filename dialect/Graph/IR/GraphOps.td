@@ -751,18 +751,25 @@ def Graph_ConcatOp : Graph_Op<"concat", [Pure, Graph_Gradient, Graph_Lowering,
   let hasVerifier = 1;
 }
 
-def Graph_SplitOp : Graph_Op<"split", [Pure, Graph_Gradient, Graph_Lowering, Graph_RowWise]> {
+def Graph_SplitOp : Graph_Op<"split", [Pure, Graph_Gradient, Graph_Lowering,
+    DeclareOpInterfaceMethods<BatchShardingOpInterface, ["getResultSharding"]>]> {
   let summary = "consecutive pieces of a tensor along one axis: the inverse of concat";
   let description = [{
     The results' sizes along `axis` add up to the input's, every other size equal to the
     input's; result `i` is the `i`-th piece in order. The gradient of `graph.concat`.
+
+    Under data parallelism a split along a feature axis is row-wise. Along the batch axis
+    (0) a replica can only cut what it holds: `stacked` says that the input is a stack of
+    the pieces along the batch (the gradient of a batch-axis `graph.concat`, where each
+    replica holds its rows of every piece); a batch-axis split without it cannot be
+    distributed and is an error there.
 
     ```mlir
     %a, %b = graph.split %y {axis = 1 : i64}
         : (tensor<8x8xf32>) -> (tensor<8x3xf32>, tensor<8x5xf32>)
     ```
   }];
-  let arguments = (ins Graph_AnyTensor:$input, I64Attr:$axis);
+  let arguments = (ins Graph_AnyTensor:$input, I64Attr:$axis, UnitAttr:$stacked);
   let results = (outs Variadic<Graph_AnyTensor>:$results);
   let assemblyFormat = "$input attr-dict `:` functional-type($input, $results)";
   let hasVerifier = 1;

@@ -8,11 +8,15 @@ def PlanWritePass : Pass<"plan-write", "mlir::ModuleOp"> {
   let summary = "Serialise the planned program to a .dpx file the runtime has verified";
   let description = [{
     The last pass of the plan phase. Encodes the module's `plan.program` (after
-    `plan-memory`) as a .dpx image, runs the runtime's own plan verifier on those bytes (so
-    no plan that `dprun` would refuse is ever written), and writes the image to `output`
-    atomically: a temporary file beside it, flushed to disk, renamed over the target, and the
-    directory flushed; an interrupted write leaves the previous file whole. Leaves the IR
-    unchanged. `dpc compile` and `dp-opt --dp-compile="... output=F"` write the same bytes.
+    `plan-memory`) as a .dpx image, runs the runtime's plan-file verifier on those bytes
+    (header, checksum, FlatBuffer structure, buffer ids, offsets and alignment, arities,
+    attribute names, the collective manifest: everything `dprun` checks before it builds
+    the kernels; shapes and attribute values are checked by the kernels themselves at
+    load), and writes the image to `output` atomically: a temporary file beside it,
+    flushed to disk, renamed over the target (through a symbolic link, keeping the old
+    file's mode), and the directory flushed; an interrupted write leaves the previous file
+    whole. A target that is not a regular file is refused. Leaves the IR unchanged.
+    `dpc compile` and `dp-opt --dp-compile="... output=F"` write the same bytes.
   }];
   let options = [
     Option<"output", "output", "std::string", /*default=*/"\"\"", "The .dpx file to write">,

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define DEBUG_TYPE "plan-write"
@@ -32,6 +33,8 @@ bool writeAll(int fd, llvm::StringRef bytes) {
     ssize_t n = ::write(fd, p, left);
     if (n < 0 && errno == EINTR)
       continue;
+    if (n == 0)
+      errno = ENOSPC; // write(2) made no progress: report it as a full device
     if (n <= 0)
       return false;
     p += n, left -= static_cast<size_t>(n);
@@ -62,14 +65,27 @@ struct PlanWritePass : dp::plan::impl::PlanWritePassBase<PlanWritePass> {
 } // namespace
 
 std::string dp::plan::writeFileAtomically(const std::string &path, llvm::StringRef bytes) {
-  llvm::SmallString<256> dir(path);
+  // A link is written through: the file it names is replaced, the link stays.
+  std::string target = path;
+  llvm::SmallString<256> real;
+  if (!llvm::sys::fs::real_path(path, real))
+    target = real.str().str();
+  // Only a regular file is replaced: renaming over a device or a FIFO would destroy it.
+  mode_t mode = 0644;
+  struct stat st;
+  if (::stat(target.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode))
+      return "it is a directory";
+    if (!S_ISREG(st.st_mode))
+      return "it is not a regular file";
+    mode = st.st_mode & 07777;
+  }
+  llvm::SmallString<256> dir(target);
   llvm::sys::path::remove_filename(dir);
   if (dir.empty())
     dir = ".";
-  if (llvm::sys::fs::is_directory(path))
-    return "it is a directory";
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  std::string tmp = target + ".tmp." + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0)
     return errnoText("cannot create '" + tmp + "'");
   // An interrupt (SIGINT, SIGTERM) removes the temporary file; the target is untouched.
@@ -80,6 +96,8 @@ std::string dp::plan::writeFileAtomically(const std::string &path, llvm::StringR
     llvm::sys::DontRemoveFileOnSignal(tmp);
     return message;
   };
+  if (::fchmod(fd, mode) != 0)
+    return fail(errnoText("cannot set the mode of '" + tmp + "'"));
   if (!writeAll(fd, bytes))
     return fail(errnoText("cannot write '" + tmp + "'"));
   if (::fsync(fd) != 0)
@@ -89,7 +107,7 @@ std::string dp::plan::writeFileAtomically(const std::string &path, llvm::StringR
     llvm::sys::DontRemoveFileOnSignal(tmp);
     return errnoText("cannot close '" + tmp + "'");
   }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (::rename(tmp.c_str(), target.c_str()) != 0) {
     std::string error = errnoText("cannot rename '" + tmp + "'");
     ::unlink(tmp.c_str());
     llvm::sys::DontRemoveFileOnSignal(tmp);

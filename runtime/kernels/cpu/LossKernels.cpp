@@ -155,7 +155,10 @@ public:
           best = j;
       correct += best == label;
     }
-    out_[0] = badLabel ? kNaN : static_cast<float>(correct);
+    // A stacked batch counts each sample once per block: report the mean over the blocks, so
+    // that the count stays a number of samples.
+    const int64_t blocks = rows / isValid.block;
+    out_[0] = badLabel ? kNaN : static_cast<float>(double(correct) / double(blocks));
   }
 
 private:

@@ -14,6 +14,8 @@ func.func @concat_split(%a: tensor<8x3xf32>, %b: tensor<8x5xf32>, %l: tensor<8xi
   %ll = graph.concat %l, %l {axis = 0 : i64} : (tensor<8xi32>, tensor<8xi32>) -> tensor<16xi32>
   // CHECK: graph.split %{{.*}} {axis = 1 : i64} : (tensor<8x8xf32>) -> (tensor<8x3xf32>, tensor<8x5xf32>)
   %p:2 = graph.split %y {axis = 1 : i64} : (tensor<8x8xf32>) -> (tensor<8x3xf32>, tensor<8x5xf32>)
+  // CHECK: graph.split %{{.*}} {axis = 0 : i64, stacked} : (tensor<24x3xf32>) -> (tensor<8x3xf32>, tensor<16x3xf32>)
+  %q:2 = graph.split %z {axis = 0 : i64, stacked} : (tensor<24x3xf32>) -> (tensor<8x3xf32>, tensor<16x3xf32>)
   return
 }
 

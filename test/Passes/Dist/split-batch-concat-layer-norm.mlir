@@ -10,7 +10,7 @@
 // CHECK: graph.layer_norm {{.*}}dist.replica = 0 {{.*}} -> tensor<4x6xf32>
 // CHECK: graph.concat %{{.*}}, %{{.*}} {axis = 0 : i64, dist.replica = 0 : i64} : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<8x3xf32>
 // CHECK: graph.concat %{{.*}}, %{{.*}} {axis = 0 : i64, dist.replica = 0 : i64} : (tensor<4xi32>, tensor<4xi32>) -> tensor<8xi32>
-// CHECK: graph.split %{{.*}} {axis = 0 : i64, dist.replica = 0 : i64} : (tensor<8x3xf32>) -> (tensor<4x3xf32>, tensor<4x3xf32>)
+// CHECK: graph.split %{{.*}} {axis = 0 : i64, dist.replica = 0 : i64, stacked} : (tensor<8x3xf32>) -> (tensor<4x3xf32>, tensor<4x3xf32>)
 // CHECK: graph.layer_norm_grad {{.*}}dist.replica = 0{{.*}} -> (tensor<4x6xf32>, tensor<6xf32>, tensor<6xf32>)
 
 // Per-sample statistics need no collective in the forward pass (unlike batch_norm's).

@@ -67,3 +67,19 @@ func.func @m(%x: tensor<4x3xf32> {graph.input = "x"}, %l: tensor<4xi32> {graph.i
   %loss = graph.softmax_cross_entropy %z, %l : (tensor<4x2xf32>, tensor<4xi32>) -> tensor<f32>
   return %loss : tensor<f32>
 }
+
+// -----
+
+// Tests that a split along the batch axis of one batch (not a stack of pieces, as a concat's
+// gradient is) has no split across replicas: each replica would cut its own shard at the
+// global sizes and hand rows to the wrong piece.
+func.func @m(%x: tensor<4x3xf32> {graph.input = "x"}, %l: tensor<4xi32> {graph.input = "label"}) -> tensor<f32>
+    attributes {graph.optimizer = #graph.sgd<lr = 0.1>} {
+  // expected-error @+1 {{'graph.split' op reads the batch but has no rule to split it across replicas}}
+  %p:2 = graph.split %x {axis = 0 : i64} : (tensor<4x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>)
+  %y = graph.concat %p#1, %p#0 {axis = 0 : i64} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  %k = graph.param "k" {init = #graph.glorot_uniform} : tensor<3x2xf32>
+  %z = graph.dense %y, %k : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+  %loss = graph.softmax_cross_entropy %z, %l : (tensor<4x2xf32>, tensor<4xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}

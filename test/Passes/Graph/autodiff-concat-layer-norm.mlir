@@ -1,13 +1,13 @@
 // RUN: dp-opt %s -graph-derive-steps -graph-autodiff | FileCheck %s
 
 // Tests the gradient rules of concat and layer_norm: a concatenation's gradient is the
-// incoming gradient split back into the inputs' pieces (along the batch for the logits, along
-// the features for the hidden layer), and layer_norm's is one layer_norm_grad giving the
+// incoming gradient split back into the inputs' pieces (along the batch for the logits, a
+// `stacked` split, along the features for the hidden layer), and layer_norm's is one layer_norm_grad giving the
 // input's, gamma's and beta's gradients, the input's summed with the other path's.
 // CHECK-LABEL: func.func @train(
 // CHECK: %[[H:.*]] = graph.concat %{{.*}}, %{{.*}} {axis = 1 : i64}
 // CHECK: %[[DZ:.*]] = graph.softmax_cross_entropy_grad
-// CHECK-NEXT: %[[P:.*]]:2 = graph.split %[[DZ]] {axis = 0 : i64} : (tensor<16x3xf32>) -> (tensor<8x3xf32>, tensor<8x3xf32>)
+// CHECK-NEXT: %[[P:.*]]:2 = graph.split %[[DZ]] {axis = 0 : i64, stacked} : (tensor<16x3xf32>) -> (tensor<8x3xf32>, tensor<8x3xf32>)
 // CHECK: %[[DN:.*]] = graph.matmul %[[P]]#0, %{{.*}} {transpose_rhs}
 // CHECK: %[[DX:.*]], %[[DG:.*]], %[[DB:.*]] = graph.layer_norm_grad %[[H]], %{{.*}}, %[[DN]] {epsilon = 1.000000e-03 : f64}
 // CHECK-NEXT: %[[SUM:.*]] = graph.add %{{.*}}, %[[DX]]

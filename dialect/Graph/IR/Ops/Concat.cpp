@@ -40,6 +40,11 @@ LogicalResult verifyJoin(Operation *op, TypeRange parts, Type whole, int64_t axi
 } // namespace
 
 LogicalResult ConcatOp::verify() {
+  // The concat kernel takes at most as many inputs as Kernels.def allows.
+  int maxInputs = rt::kernelInfo(rt::KernelKind::Concat).maxInputs;
+  if (static_cast<int>(getInputs().size()) > maxInputs)
+    return emitOpError() << "joins " << getInputs().size() << " inputs; at most " << maxInputs
+                         << " are supported";
   return verifyJoin(*this, getInputs().getTypes(), getType(), getAxis(), "input");
 }
 
@@ -51,7 +56,9 @@ LogicalResult SplitOp::verify() {
 LogicalResult ConcatOp::buildGradient(OpBuilder &b, ValueRange resultGrads,
                                       ArrayRef<bool> wanted,
                                       SmallVectorImpl<Value> &operandGrads) {
-  auto split = b.create<SplitOp>(getLoc(), getInputs().getTypes(), resultGrads[0], getAxis());
+  // Along the batch the gradient is stacked as the result was: each replica cuts its rows.
+  auto split = b.create<SplitOp>(getLoc(), getInputs().getTypes(), resultGrads[0], getAxis(),
+                                 /*stacked=*/getAxis() == 0);
   operandGrads.assign(getNumOperands(), Value());
   for (unsigned i = 0, e = getNumOperands(); i < e; ++i)
     if (wanted[i])
@@ -70,6 +77,8 @@ LogicalResult SplitOp::buildGradient(OpBuilder &b, ValueRange resultGrads, Array
                                 .getResult());
   operandGrads.assign(
       1, b.create<ConcatOp>(getLoc(), getInput().getType(), pieces, getAxis()).getResult());
+  // A zero piece is a graph.fill, which carries no batch: under data parallelism such a
+  // concat has no split (dist-split-batch says so) unless every piece has a gradient.
   return success();
 }
 
@@ -83,8 +92,18 @@ LogicalResult ConcatOp::getResultSharding(ArrayRef<bool> batched,
   return success();
 }
 
+// A feature-axis split is row-wise; a batch-axis one only when its input is a stack of the
+// pieces (each replica then holds its rows of each): cutting a replica's shard of one batch
+// at the global sizes would hand rows to the wrong piece.
+LogicalResult SplitOp::getResultSharding(ArrayRef<bool>, SmallVectorImpl<BatchSharding> &results) {
+  if (getAxis() == 0 && !getStacked())
+    return failure();
+  results.assign(getNumResults(), BatchSharding::Rows);
+  return success();
+}
+
 LogicalResult ConcatOp::lowerToKernels(KernelLowering &l) {
-  l.kernel(*this, rt::KernelKind::Concat, rt::AxisAttrs{getAxis()});
+  l.kernel(*this, rt::KernelKind::Concat, rt::AxisAttrs{static_cast<int64_t>(getAxis())});
   return success();
 }
 
@@ -93,7 +112,7 @@ LogicalResult SplitOp::lowerToKernels(KernelLowering &l) {
   int64_t offset = 0;
   for (Value piece : getResults()) {
     rt::SliceAttrs attrs;
-    attrs.axis = getAxis(), attrs.offset = offset;
+    attrs.axis = static_cast<int64_t>(getAxis()), attrs.offset = offset;
     l.emit(getLoc(), rt::KernelKind::Slice, {input}, {l.newBuffer(piece)}, attrs);
     offset += cast<RankedTensorType>(piece.getType()).getDimSize(getAxis());
   }
