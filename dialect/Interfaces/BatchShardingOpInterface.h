@@ -17,6 +17,12 @@ enum class BatchSharding {
   Reduced,
 };
 
+namespace OpTrait {
+/// Every result of the op reduces over the batch's rows (BatchShardingOpInterface's default).
+template <typename ConcreteType>
+class ReducesBatch : public mlir::OpTrait::TraitBase<ConcreteType, ReducesBatch> {};
+} // namespace OpTrait
+
 } // namespace dp
 
 #include "dialect/Interfaces/BatchShardingOpInterface.h.inc"

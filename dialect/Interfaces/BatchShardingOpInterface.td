@@ -17,8 +17,9 @@ def BatchShardingOpInterface : OpInterface<"BatchShardingOpInterface"> {
     (`BatchSharding::None`).
 
     The default is a row-wise op: every result carries the batch as soon as one operand
-    does. Ops whose results reduce over the batch override `getResultSharding`; an op that
-    cannot be split returns failure. Results whose value the op's own semantics need over the
+    does, or, with the `ReducesBatch` trait, every result reduces over it (losses, sums over
+    the rows). Ops with another rule override `getResultSharding`; an op that cannot be
+    split returns failure. Results whose value the op's own semantics need over the
     global batch (batch normalisation's statistics) say so through `isGlobalStatistic`: data
     parallelism averages those across replicas where they are computed.
   }];
@@ -32,7 +33,10 @@ def BatchShardingOpInterface : OpInterface<"BatchShardingOpInterface"> {
                     "::llvm::SmallVectorImpl<::dp::BatchSharding> &":$results),
       /*methodBody=*/"",
       /*defaultImplementation=*/[{
-        results.assign($_op->getNumResults(), ::dp::BatchSharding::Rows);
+        results.assign($_op->getNumResults(),
+                       ConcreteOp::template hasTrait<::dp::OpTrait::ReducesBatch>()
+                           ? ::dp::BatchSharding::Reduced
+                           : ::dp::BatchSharding::Rows);
         return ::mlir::success();
       }]>,
     InterfaceMethod<
@@ -56,6 +60,11 @@ def BatchShardingOpInterface : OpInterface<"BatchShardingOpInterface"> {
         return (::llvm::Twine($_op->getName().stripDialect()) + "." + ::llvm::Twine(result)).str();
       }]>,
   ];
+}
+
+// Every result of the op reduces over the batch's rows (the default sharding rule reads it).
+def ReducesBatchTrait : NativeOpTrait<"ReducesBatch"> {
+  let cppNamespace = "::dp::OpTrait";
 }
 
 #endif // DP_BATCH_SHARDING_OP_INTERFACE

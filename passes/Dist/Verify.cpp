@@ -145,11 +145,9 @@ LogicalResult verifyBuckets(func::FuncOp func) {
 struct VerifyPass : dist::impl::VerifyPassBase<VerifyPass> {
   void runOnOperation() override {
     for (StringRef step : {"train", "eval"}) {
-      func::FuncOp func = g::getStepFunction(getOperation(), step);
-      if (!func) {
-        getOperation().emitError() << "no " << step << " step (run graph-derive-steps first)";
+      func::FuncOp func = g::requireStepFunction(getOperation(), step);
+      if (!func)
         return signalPassFailure();
-      }
       dist::MeshAttr mesh = dist::getMesh(func);
       if (!mesh) {
         func.emitError() << "the " << step << " step has no mesh (run dist-replicate first)";

@@ -21,11 +21,9 @@ struct ExpandOptimizerPass : dp::graph::impl::ExpandOptimizerPassBase<ExpandOpti
   using ExpandOptimizerPassBase::ExpandOptimizerPassBase;
 
   void runOnOperation() override {
-    func::FuncOp train = getStepFunction(getOperation(), "train");
-    if (!train) {
-      getOperation().emitError("no train step (run graph-derive-steps first)");
+    func::FuncOp train = requireStepFunction(getOperation(), "train");
+    if (!train)
       return signalPassFailure();
-    }
     Attribute optimizer = getOptimizer(train);
     if (!optimizer || !isOptimizer(optimizer)) {
       train.emitError("the train step has no valid 'graph.optimizer'");

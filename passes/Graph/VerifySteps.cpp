@@ -54,12 +54,8 @@ LogicalResult verifyStep(func::FuncOp func, StringRef step) {
 struct VerifyStepsPass : graph::impl::VerifyStepsPassBase<VerifyStepsPass> {
   void runOnOperation() override {
     for (StringRef step : {"train", "eval"}) {
-      func::FuncOp func = getStepFunction(getOperation(), step);
-      if (!func) {
-        getOperation().emitError() << "no " << step << " step (run graph-derive-steps first)";
-        return signalPassFailure();
-      }
-      if (failed(verifyStep(func, step)))
+      func::FuncOp func = requireStepFunction(getOperation(), step);
+      if (!func || failed(verifyStep(func, step)))
         return signalPassFailure();
     }
   }

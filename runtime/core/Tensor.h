@@ -76,7 +76,7 @@ public:
   TensorView input(int i) const { return viewBuffer(plan_, arenas_, kernel_.inputs()->Get(i)); }
   TensorView output(int i) const { return viewBuffer(plan_, arenas_, kernel_.outputs()->Get(i)); }
 
-  /// The kernel's typed attributes (its set in Kernels.def, `KernelAttrsOf<kind>::type`),
+  /// The kernel's typed attributes (the set its kind takes in Kernels.def),
   /// checked: a required attribute is present, a flag is 0 or 1, a float finite, an
   /// activation known.
   template <typename Attrs> Attrs attrs() const {

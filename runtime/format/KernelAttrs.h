@@ -76,14 +76,6 @@ struct AttrSpec {
 #undef DP_ACT
 #undef DP_OPT_ACT
 
-/// The attribute set of each kind: `KernelAttrsOf<KernelKind::Conv2d>::type` is Conv2dAttrs.
-template <KernelKind Kind> struct KernelAttrsOf;
-#define DP_KERNEL(Enum, Name, MinIn, MaxIn, NumOut, Attrs)                                       \
-  template <> struct KernelAttrsOf<KernelKind::Enum> {                                           \
-    using type = Attrs;                                                                          \
-  };
-#include "runtime/format/Kernels.def"
-
 /// The attributes that kernels of `kind` take; `kind` must be below KernelKind::NumKinds.
 inline const std::vector<AttrSpec> &kernelAttrSpecs(KernelKind kind) {
   switch (kind) {

@@ -21,16 +21,17 @@ def Graph_I32Tensor : Graph_StaticTensorOf<I32>;
 def Graph_AnyTensor : Graph_StaticTensorOf<AnyTypeOf<[F32, I32]>>;
 def Graph_F32Scalar : 0DTensorOf<[F32]>;
 def Graph_Gradient : DeclareOpInterfaceMethods<GradientOpInterface>;
-// Batch sharding (BatchShardingOpInterface): a row-wise op's results carry the batch when an
-// operand does; a reducing op says per result (GraphSharding.cpp); a global statistic is
-// also averaged across replicas where it is computed.
-defvar Graph_RowWise = BatchShardingOpInterface;
-def Graph_ReducesBatch : DeclareOpInterfaceMethods<BatchShardingOpInterface,
+// Batch sharding (BatchShardingOpInterface): by default an op's results carry the batch when
+// an operand does, or, with Graph_ReducesBatch, all reduce over it; other rules and the global
+// statistics (averaged across replicas where they are computed) are in GraphSharding.cpp.
+defvar Graph_BatchSharding = BatchShardingOpInterface;
+defvar Graph_ReducesBatch = ReducesBatchTrait;
+def Graph_ShardingRule : DeclareOpInterfaceMethods<BatchShardingOpInterface,
     ["getResultSharding"]>;
+def Graph_GlobalStatistic : DeclareOpInterfaceMethods<BatchShardingOpInterface,
+    ["isGlobalStatistic", "getStatisticName"]>;
 // Lowering to runtime kernels (KernelLoweringOpInterface, GraphLowering.cpp).
 def Graph_Lowering : DeclareOpInterfaceMethods<KernelLoweringOpInterface>;
-def Graph_GlobalStatistic : DeclareOpInterfaceMethods<BatchShardingOpInterface,
-    ["getResultSharding", "isGlobalStatistic", "getStatisticName"]>;
 
 //===----------------------------------------------------------------------===//
 // Parameters
@@ -61,7 +62,7 @@ def Graph_ParamOp : Graph_Op<"param"> {
 // Layers
 //===----------------------------------------------------------------------===//
 
-def Graph_DenseOp : Graph_Op<"dense", [Graph_Lowering, Graph_RowWise, Pure, Graph_Gradient]> {
+def Graph_DenseOp : Graph_Op<"dense", [Graph_Lowering, Graph_BatchSharding, Pure, Graph_Gradient]> {
   let summary = "fully connected layer: act(x . kernel + bias)";
   let description = [{
     `input` is [N, K], `kernel` [K, M], the optional `bias` [M]; the result is [N, M] with the
@@ -81,7 +82,7 @@ def Graph_DenseOp : Graph_Op<"dense", [Graph_Lowering, Graph_RowWise, Pure, Grap
 }
 
 class Graph_ActivationOp<string mnemonic, string fn> : Graph_Op<mnemonic,
-    [Graph_Lowering, Graph_RowWise, Pure, Graph_Gradient, SameOperandsAndResultType]> {
+    [Graph_Lowering, Graph_BatchSharding, Pure, Graph_Gradient, SameOperandsAndResultType]> {
   let summary = fn # " applied elementwise";
   let description = [{
     Applies the function to every element (softmax: over the last axis).
@@ -102,7 +103,7 @@ def Graph_SigmoidOp : Graph_ActivationOp<"sigmoid", "1 / (1 + exp(-x))">;
 def Graph_TanhOp : Graph_ActivationOp<"tanh", "tanh(x)">;
 def Graph_SoftmaxOp : Graph_ActivationOp<"softmax", "softmax over the last axis">;
 
-def Graph_ReshapeOp : Graph_Op<"reshape", [Graph_Lowering, Graph_RowWise, Pure, Graph_Gradient]> {
+def Graph_ReshapeOp : Graph_Op<"reshape", [Graph_Lowering, Graph_BatchSharding, Pure, Graph_Gradient]> {
   let summary = "the same elements under another static shape";
   let description = [{
     The element count must be unchanged. Reshapes are free: no data moves.
@@ -117,7 +118,7 @@ def Graph_ReshapeOp : Graph_Op<"reshape", [Graph_Lowering, Graph_RowWise, Pure, 
   let hasVerifier = 1;
 }
 
-def Graph_FlattenOp : Graph_Op<"flatten", [Graph_Lowering, Graph_RowWise, Pure, Graph_Gradient]> {
+def Graph_FlattenOp : Graph_Op<"flatten", [Graph_Lowering, Graph_BatchSharding, Pure, Graph_Gradient]> {
   let summary = "keep the batch axis, flatten the others";
   let description = [{
     [N, d1, d2, ...] becomes [N, d1 * d2 * ...].
@@ -132,7 +133,7 @@ def Graph_FlattenOp : Graph_Op<"flatten", [Graph_Lowering, Graph_RowWise, Pure, 
   let hasVerifier = 1;
 }
 
-def Graph_Conv2DOp : Graph_Op<"conv2d", [Graph_Lowering, Graph_RowWise, Pure, Graph_Gradient]> {
+def Graph_Conv2DOp : Graph_Op<"conv2d", [Graph_Lowering, Graph_BatchSharding, Pure, Graph_Gradient]> {
   let summary = "2-D convolution layer on NHWC images: act(conv(x, kernel) + bias)";
   let description = [{
     `input` is [N, H, W, C], `kernel` [KH, KW, C, F] (Keras's HWIO layout), the optional `bias`
@@ -156,7 +157,7 @@ def Graph_Conv2DOp : Graph_Op<"conv2d", [Graph_Lowering, Graph_RowWise, Pure, Gr
   let hasVerifier = 1;
 }
 
-def Graph_MaxPool2DOp : Graph_Op<"max_pool2d", [Graph_Lowering, Graph_RowWise, Pure, Graph_Gradient]> {
+def Graph_MaxPool2DOp : Graph_Op<"max_pool2d", [Graph_Lowering, Graph_BatchSharding, Pure, Graph_Gradient]> {
   let summary = "2-D max pooling on NHWC images (valid padding)";
   let description = [{
     `input` is [N, H, W, C]; the result [N, OH, OW, C] with OH = (H - window[0]) / strides[0] + 1
@@ -175,7 +176,7 @@ def Graph_MaxPool2DOp : Graph_Op<"max_pool2d", [Graph_Lowering, Graph_RowWise, P
   let hasVerifier = 1;
 }
 
-def Graph_ZeroPad2DOp : Graph_Op<"zero_pad2d", [Graph_Lowering, Graph_RowWise, Pure, Graph_Gradient]> {
+def Graph_ZeroPad2DOp : Graph_Op<"zero_pad2d", [Graph_Lowering, Graph_BatchSharding, Pure, Graph_Gradient]> {
   let summary = "surround NHWC images with zeros";
   let description = [{
     `input` is [N, H, W, C]; `padding` = [top, bottom, left, right] rows and columns of zeros
@@ -192,7 +193,7 @@ def Graph_ZeroPad2DOp : Graph_Op<"zero_pad2d", [Graph_Lowering, Graph_RowWise, P
   let hasVerifier = 1;
 }
 
-def Graph_AvgPool2DOp : Graph_Op<"avg_pool2d", [Graph_Lowering, Graph_RowWise, Pure, Graph_Gradient]> {
+def Graph_AvgPool2DOp : Graph_Op<"avg_pool2d", [Graph_Lowering, Graph_BatchSharding, Pure, Graph_Gradient]> {
   let summary = "2-D average pooling on NHWC images (valid padding)";
   let description = [{
     `input` is [N, H, W, C]; the result [N, OH, OW, C] with OH = (H - window[0]) / strides[0] + 1
@@ -211,7 +212,7 @@ def Graph_AvgPool2DOp : Graph_Op<"avg_pool2d", [Graph_Lowering, Graph_RowWise, P
   let hasVerifier = 1;
 }
 
-def Graph_GlobalAvgPool2DOp : Graph_Op<"global_avg_pool2d", [Graph_Lowering, Graph_RowWise, Pure, Graph_Gradient]> {
+def Graph_GlobalAvgPool2DOp : Graph_Op<"global_avg_pool2d", [Graph_Lowering, Graph_BatchSharding, Pure, Graph_Gradient]> {
   let summary = "mean over the spatial axes of NHWC images";
   let description = [{
     [N, H, W, C] becomes [N, C] (Keras's GlobalAveragePooling2D).
@@ -226,7 +227,7 @@ def Graph_GlobalAvgPool2DOp : Graph_Op<"global_avg_pool2d", [Graph_Lowering, Gra
   let hasVerifier = 1;
 }
 
-def Graph_BatchNormOp : Graph_Op<"batch_norm", [Graph_Lowering, Graph_RowWise, Pure]> {
+def Graph_BatchNormOp : Graph_Op<"batch_norm", [Graph_Lowering, Graph_BatchSharding, Pure]> {
   let summary = "batch normalisation over the last (channel) axis";
   let description = [{
     `input` is [..., C]; `gamma`, `beta`, `moving_mean` and `moving_var` are [C]. In the eval
@@ -252,7 +253,7 @@ def Graph_BatchNormOp : Graph_Op<"batch_norm", [Graph_Lowering, Graph_RowWise, P
   let hasVerifier = 1;
 }
 
-def Graph_LstmOp : Graph_Op<"lstm", [Graph_Lowering, Graph_RowWise, Pure, Graph_Gradient]> {
+def Graph_LstmOp : Graph_Op<"lstm", [Graph_Lowering, Graph_BatchSharding, Pure, Graph_Gradient]> {
   let summary = "LSTM layer over a batch of sequences (Keras gates and state)";
   let description = [{
     `input` is [N, T, F], `kernel` [F, 4U], `recurrent_kernel` [U, 4U], `bias` [4U], the gate
@@ -275,7 +276,7 @@ def Graph_LstmOp : Graph_Op<"lstm", [Graph_Lowering, Graph_RowWise, Pure, Graph_
   let hasVerifier = 1;
 }
 
-def Graph_DropoutOp : Graph_Op<"dropout", [Graph_Lowering, Graph_RowWise, Pure, Graph_Gradient, SameOperandsAndResultType]> {
+def Graph_DropoutOp : Graph_Op<"dropout", [Graph_Lowering, Graph_BatchSharding, Pure, Graph_Gradient, SameOperandsAndResultType]> {
   let summary = "inverted dropout: zeroes elements with probability `rate` while training";
   let description = [{
     In the train step each element is kept with probability 1 - rate and scaled by
@@ -292,7 +293,7 @@ def Graph_DropoutOp : Graph_Op<"dropout", [Graph_Lowering, Graph_RowWise, Pure, 
   let hasVerifier = 1;
 }
 
-def Graph_SoftmaxCrossEntropyOp : Graph_Op<"softmax_cross_entropy", [Graph_Lowering, Graph_ReducesBatch, Pure, Graph_Gradient]> {
+def Graph_SoftmaxCrossEntropyOp : Graph_Op<"softmax_cross_entropy", [Graph_Lowering, Graph_BatchSharding, Graph_ReducesBatch, Pure, Graph_Gradient]> {
   let summary = "mean softmax cross-entropy of logits against integer labels";
   let description = [{
     `logits` is [N, C], `labels` [N] with values in [0, C). The result is the mean over the
@@ -310,7 +311,7 @@ def Graph_SoftmaxCrossEntropyOp : Graph_Op<"softmax_cross_entropy", [Graph_Lower
   let hasVerifier = 1;
 }
 
-def Graph_CountCorrectOp : Graph_Op<"count_correct", [Graph_Lowering, Graph_ReducesBatch, Pure]> {
+def Graph_CountCorrectOp : Graph_Op<"count_correct", [Graph_Lowering, Graph_BatchSharding, Graph_ReducesBatch, Pure]> {
   let summary = "number of rows whose largest logit is at the label";
   let description = [{
     `logits` [N, C] and `labels` [N]; the result is a scalar f32 count. Not differentiable.
@@ -329,7 +330,7 @@ def Graph_CountCorrectOp : Graph_Op<"count_correct", [Graph_Lowering, Graph_Redu
 // Train-time forms (graph-derive-steps)
 //===----------------------------------------------------------------------===//
 
-def Graph_BatchMomentsOp : Graph_Op<"batch_moments", [Graph_Lowering, Graph_GlobalStatistic, Pure]> {
+def Graph_BatchMomentsOp : Graph_Op<"batch_moments", [Graph_Lowering, Graph_GlobalStatistic, Graph_ReducesBatch, Pure]> {
   let summary = "per-channel mean and mean of squares of a batch";
   let description = [{
     `input` is [..., C], every axis but the last a row; the result is [2, C]: the mean and the
@@ -348,7 +349,7 @@ def Graph_BatchMomentsOp : Graph_Op<"batch_moments", [Graph_Lowering, Graph_Glob
 }
 
 def Graph_BatchNormTrainOp : Graph_Op<"batch_norm_train",
-    [Graph_Lowering, Graph_RowWise, Pure, Graph_Gradient, AllTypesMatch<["input", "result"]>]> {
+    [Graph_Lowering, Graph_BatchSharding, Pure, Graph_Gradient, AllTypesMatch<["input", "result"]>]> {
   let summary = "batch normalisation with the statistics of the batch";
   let description = [{
     `gamma * (x - mean) / sqrt(var + epsilon) + beta` with `mean = stats[0]` and
@@ -368,7 +369,7 @@ def Graph_BatchNormTrainOp : Graph_Op<"batch_norm_train",
 }
 
 def Graph_MovingStatsUpdateOp : Graph_Op<"moving_stats_update",
-    [Graph_Lowering, Graph_RowWise, AllTypesMatch<["moving_mean", "moving_var"]>]> {
+    [Graph_Lowering, Graph_BatchSharding, AllTypesMatch<["moving_mean", "moving_var"]>]> {
   let summary = "moving averages of the batch statistics, in place";
   let description = [{
     `moving_mean = momentum * moving_mean + (1 - momentum) * stats[0]`, and the same for
@@ -389,7 +390,7 @@ def Graph_MovingStatsUpdateOp : Graph_Op<"moving_stats_update",
 // Ops of the backward pass
 //===----------------------------------------------------------------------===//
 
-def Graph_AddOp : Graph_Op<"add", [Graph_Lowering, Graph_RowWise, Pure, Graph_Gradient, SameOperandsAndResultType]> {
+def Graph_AddOp : Graph_Op<"add", [Graph_Lowering, Graph_BatchSharding, Pure, Graph_Gradient, SameOperandsAndResultType]> {
   let summary = "elementwise sum";
   let description = [{
     ```mlir
@@ -413,7 +414,7 @@ def Graph_FillOp : Graph_Op<"fill", [Graph_Lowering, Pure]> {
   let assemblyFormat = "$value attr-dict `:` type($result)";
 }
 
-def Graph_MatMulOp : Graph_Op<"matmul", [Graph_Lowering, Graph_ReducesBatch, Pure]> {
+def Graph_MatMulOp : Graph_Op<"matmul", [Graph_Lowering, Graph_ShardingRule, Pure]> {
   let summary = "2-D matrix product with optional transposes";
   let description = [{
     `op(lhs) . op(rhs)` where op transposes its operand when the flag is set.
@@ -430,7 +431,7 @@ def Graph_MatMulOp : Graph_Op<"matmul", [Graph_Lowering, Graph_ReducesBatch, Pur
   let hasVerifier = 1;
 }
 
-def Graph_ReduceRowsOp : Graph_Op<"reduce_rows", [Graph_Lowering, Graph_ReducesBatch, Pure]> {
+def Graph_ReduceRowsOp : Graph_Op<"reduce_rows", [Graph_Lowering, Graph_BatchSharding, Graph_ReducesBatch, Pure]> {
   let summary = "sum over the leading (batch) axis";
   let description = [{
     [N, d1, ...] becomes [d1, ...]: the gradient of a broadcast bias.
@@ -446,7 +447,7 @@ def Graph_ReduceRowsOp : Graph_Op<"reduce_rows", [Graph_Lowering, Graph_ReducesB
 }
 
 def Graph_ActivationGradOp : Graph_Op<"activation_grad",
-    [Graph_Lowering, Graph_RowWise, Pure, AllTypesMatch<["output", "grad", "result"]>]> {
+    [Graph_Lowering, Graph_BatchSharding, Pure, AllTypesMatch<["output", "grad", "result"]>]> {
   let summary = "gradient through an activation, from its output";
   let description = [{
     Given the activation's forward output `output` and the gradient `grad` with respect to it,
@@ -465,7 +466,7 @@ def Graph_ActivationGradOp : Graph_Op<"activation_grad",
   let hasVerifier = 1;
 }
 
-def Graph_SoftmaxCrossEntropyGradOp : Graph_Op<"softmax_cross_entropy_grad", [Graph_Lowering, Graph_RowWise, Pure]> {
+def Graph_SoftmaxCrossEntropyGradOp : Graph_Op<"softmax_cross_entropy_grad", [Graph_Lowering, Graph_BatchSharding, Pure]> {
   let summary = "gradient of the mean softmax cross-entropy with respect to the logits";
   let description = [{
     `(softmax(logits) - onehot(labels)) * loss_grad / N`.
@@ -482,7 +483,7 @@ def Graph_SoftmaxCrossEntropyGradOp : Graph_Op<"softmax_cross_entropy_grad", [Gr
   let hasVerifier = 1;
 }
 
-def Graph_Conv2DGradInputOp : Graph_Op<"conv2d_grad_input", [Graph_Lowering, Graph_RowWise, Pure]> {
+def Graph_Conv2DGradInputOp : Graph_Op<"conv2d_grad_input", [Graph_Lowering, Graph_BatchSharding, Pure]> {
   let summary = "gradient of a 2-D convolution with respect to its input";
   let description = [{
     `grad` is the gradient [N, OH, OW, F] of the convolution's pre-activation output,
@@ -502,7 +503,7 @@ def Graph_Conv2DGradInputOp : Graph_Op<"conv2d_grad_input", [Graph_Lowering, Gra
   let hasVerifier = 1;
 }
 
-def Graph_Conv2DGradFilterOp : Graph_Op<"conv2d_grad_filter", [Graph_Lowering, Graph_ReducesBatch, Pure]> {
+def Graph_Conv2DGradFilterOp : Graph_Op<"conv2d_grad_filter", [Graph_Lowering, Graph_BatchSharding, Graph_ReducesBatch, Pure]> {
   let summary = "gradient of a 2-D convolution with respect to its kernel";
   let description = [{
     `input` is the convolution's input [N, H, W, C], `grad` the gradient [N, OH, OW, F] of its
@@ -522,7 +523,7 @@ def Graph_Conv2DGradFilterOp : Graph_Op<"conv2d_grad_filter", [Graph_Lowering, G
   let hasVerifier = 1;
 }
 
-def Graph_MaxPool2DGradOp : Graph_Op<"max_pool2d_grad", [Graph_Lowering, Graph_RowWise, Pure, AllTypesMatch<["input", "result"]>]> {
+def Graph_MaxPool2DGradOp : Graph_Op<"max_pool2d_grad", [Graph_Lowering, Graph_BatchSharding, Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "gradient of 2-D max pooling with respect to its input";
   let description = [{
     Routes each element of `grad` (the pooled output's gradient) to the first largest element
@@ -541,7 +542,7 @@ def Graph_MaxPool2DGradOp : Graph_Op<"max_pool2d_grad", [Graph_Lowering, Graph_R
   let hasVerifier = 1;
 }
 
-def Graph_DropoutGradOp : Graph_Op<"dropout_grad", [Graph_Lowering, Graph_RowWise, Pure, AllTypesMatch<["output", "grad", "result"]>]> {
+def Graph_DropoutGradOp : Graph_Op<"dropout_grad", [Graph_Lowering, Graph_BatchSharding, Pure, AllTypesMatch<["output", "grad", "result"]>]> {
   let summary = "gradient of dropout: the incoming gradient under the forward step's mask";
   let description = [{
     `output` is the result of the `graph.dropout` being differentiated (its mask is the one
@@ -557,7 +558,7 @@ def Graph_DropoutGradOp : Graph_Op<"dropout_grad", [Graph_Lowering, Graph_RowWis
   let hasVerifier = 1;
 }
 
-def Graph_ZeroPad2DGradOp : Graph_Op<"zero_pad2d_grad", [Graph_Lowering, Graph_RowWise, Pure]> {
+def Graph_ZeroPad2DGradOp : Graph_Op<"zero_pad2d_grad", [Graph_Lowering, Graph_BatchSharding, Pure]> {
   let summary = "gradient of zero padding: the interior of the incoming gradient";
   let description = [{
     ```mlir
@@ -571,7 +572,7 @@ def Graph_ZeroPad2DGradOp : Graph_Op<"zero_pad2d_grad", [Graph_Lowering, Graph_R
   let hasVerifier = 1;
 }
 
-def Graph_AvgPool2DGradOp : Graph_Op<"avg_pool2d_grad", [Graph_Lowering, Graph_RowWise, Pure]> {
+def Graph_AvgPool2DGradOp : Graph_Op<"avg_pool2d_grad", [Graph_Lowering, Graph_BatchSharding, Pure]> {
   let summary = "gradient of 2-D average pooling with respect to its input";
   let description = [{
     Spreads each element of `grad` [N, OH, OW, C] evenly over its window; the result has the
@@ -590,7 +591,7 @@ def Graph_AvgPool2DGradOp : Graph_Op<"avg_pool2d_grad", [Graph_Lowering, Graph_R
   let hasVerifier = 1;
 }
 
-def Graph_BatchNormGradParamsOp : Graph_Op<"batch_norm_grad_params", [Graph_Lowering, Graph_GlobalStatistic, Pure]> {
+def Graph_BatchNormGradParamsOp : Graph_Op<"batch_norm_grad_params", [Graph_Lowering, Graph_GlobalStatistic, Graph_ReducesBatch, Pure]> {
   let summary = "gradients of batch_norm_train's gamma and beta";
   let description = [{
     `gamma_grad = sum(grad * xhat)`, `beta_grad = sum(grad)` over the rows, with
@@ -610,7 +611,7 @@ def Graph_BatchNormGradParamsOp : Graph_Op<"batch_norm_grad_params", [Graph_Lowe
 }
 
 def Graph_BatchNormGradInputOp : Graph_Op<"batch_norm_grad_input",
-    [Graph_Lowering, Graph_RowWise, Pure, AllTypesMatch<["input", "grad", "result"]>]> {
+    [Graph_Lowering, Graph_BatchSharding, Pure, AllTypesMatch<["input", "grad", "result"]>]> {
   let summary = "gradient of batch_norm_train with respect to its input";
   let description = [{
     The statistics' dependence on the input included:
@@ -632,7 +633,7 @@ def Graph_BatchNormGradInputOp : Graph_Op<"batch_norm_grad_input",
   let hasVerifier = 1;
 }
 
-def Graph_LstmGradOp : Graph_Op<"lstm_grad", [Graph_Lowering, Graph_ReducesBatch, Pure]> {
+def Graph_LstmGradOp : Graph_Op<"lstm_grad", [Graph_Lowering, Graph_ShardingRule, Pure]> {
   let summary = "gradients of an LSTM layer";
   let description = [{
     `output` is the result of the `graph.lstm` being differentiated (with the same operands),
@@ -660,7 +661,7 @@ def Graph_LstmGradOp : Graph_Op<"lstm_grad", [Graph_Lowering, Graph_ReducesBatch
 // Gradients and optimizer updates
 //===----------------------------------------------------------------------===//
 
-def Graph_ApplyGradientOp : Graph_Op<"apply_gradient", [Graph_RowWise, ParameterUpdateOpInterface, AllTypesMatch<["param", "gradient"]>]> {
+def Graph_ApplyGradientOp : Graph_Op<"apply_gradient", [Graph_BatchSharding, ParameterUpdateOpInterface, AllTypesMatch<["param", "gradient"]>]> {
   let summary = "the gradient of a parameter is ready for the optimizer";
   let description = [{
     Autodiff emits one per trainable parameter; passes that act on gradients (averaging across
@@ -675,7 +676,7 @@ def Graph_ApplyGradientOp : Graph_Op<"apply_gradient", [Graph_RowWise, Parameter
   let hasVerifier = 1;
 }
 
-def Graph_SgdUpdateOp : Graph_Op<"sgd_update", [Graph_Lowering, ParameterUpdateOpInterface, Graph_RowWise, AllTypesMatch<["param", "gradient"]>]> {
+def Graph_SgdUpdateOp : Graph_Op<"sgd_update", [Graph_Lowering, ParameterUpdateOpInterface, Graph_BatchSharding, AllTypesMatch<["param", "gradient"]>]> {
   let summary = "param -= lr * gradient, in place";
   let description = [{
     ```mlir
@@ -688,7 +689,7 @@ def Graph_SgdUpdateOp : Graph_Op<"sgd_update", [Graph_Lowering, ParameterUpdateO
 }
 
 def Graph_MomentumUpdateOp : Graph_Op<"momentum_update",
-    [Graph_Lowering, ParameterUpdateOpInterface, Graph_RowWise, AllTypesMatch<["param", "velocity", "gradient"]>]> {
+    [Graph_Lowering, ParameterUpdateOpInterface, Graph_BatchSharding, AllTypesMatch<["param", "velocity", "gradient"]>]> {
   let summary = "momentum step on a parameter and its velocity, in place";
   let description = [{
     `v = momentum * v - lr * g; param += v` (Nesterov: `param += momentum * v - lr * g`).
@@ -705,7 +706,7 @@ def Graph_MomentumUpdateOp : Graph_Op<"momentum_update",
 }
 
 def Graph_AdamUpdateOp : Graph_Op<"adam_update",
-    [Graph_Lowering, ParameterUpdateOpInterface, Graph_RowWise, AllTypesMatch<["param", "m", "v", "gradient"]>]> {
+    [Graph_Lowering, ParameterUpdateOpInterface, Graph_BatchSharding, AllTypesMatch<["param", "m", "v", "gradient"]>]> {
   let summary = "Adam step on a parameter and its two moments, in place";
   let description = [{
     With the 1-based step t: `m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
@@ -728,7 +729,7 @@ def Graph_AdamUpdateOp : Graph_Op<"adam_update",
 //===----------------------------------------------------------------------===//
 
 def Graph_ConcatOp : Graph_Op<"concat", [Pure, Graph_Gradient, Graph_Lowering,
-    DeclareOpInterfaceMethods<BatchShardingOpInterface, ["getResultSharding"]>]> {
+    Graph_ShardingRule]> {
   let summary = "tensors joined along one axis";
   let description = [{
     The inputs (f32 or i32, one element type) have one rank and equal sizes on every axis
@@ -752,7 +753,7 @@ def Graph_ConcatOp : Graph_Op<"concat", [Pure, Graph_Gradient, Graph_Lowering,
 }
 
 def Graph_SplitOp : Graph_Op<"split", [Pure, Graph_Gradient, Graph_Lowering,
-    DeclareOpInterfaceMethods<BatchShardingOpInterface, ["getResultSharding"]>]> {
+    Graph_ShardingRule]> {
   let summary = "consecutive pieces of a tensor along one axis: the inverse of concat";
   let description = [{
     The results' sizes along `axis` add up to the input's, every other size equal to the
@@ -775,7 +776,7 @@ def Graph_SplitOp : Graph_Op<"split", [Pure, Graph_Gradient, Graph_Lowering,
   let hasVerifier = 1;
 }
 
-def Graph_LayerNormOp : Graph_Op<"layer_norm", [Pure, Graph_RowWise, Graph_Gradient,
+def Graph_LayerNormOp : Graph_Op<"layer_norm", [Pure, Graph_BatchSharding, Graph_Gradient,
     Graph_Lowering, AllTypesMatch<["input", "result"]>]> {
   let summary = "layer normalisation over the last axis of each sample";
   let description = [{
@@ -798,7 +799,7 @@ def Graph_LayerNormOp : Graph_Op<"layer_norm", [Pure, Graph_RowWise, Graph_Gradi
 }
 
 def Graph_LayerNormGradOp : Graph_Op<"layer_norm_grad", [Pure, Graph_Lowering,
-    DeclareOpInterfaceMethods<BatchShardingOpInterface, ["getResultSharding"]>,
+    Graph_ShardingRule,
     AllTypesMatch<["input", "grad", "input_grad"]>]> {
   let summary = "gradients of layer normalisation";
   let description = [{

@@ -1,7 +1,8 @@
-// Batch-sharding rules of the graph ops that reduce over the batch (BatchShardingOpInterface);
-// row-wise ops use the interface's default. A rule sees which operands carry the batch and
-// says, per result, whether it carries the batch's rows or each replica's part of a sum or
-// mean over them.
+// Batch-sharding rules of the graph ops that neither keep the rows nor reduce every result
+// over them (BatchShardingOpInterface; the others take its default, with or without the
+// ReducesBatch trait), and the global statistics of batch normalisation. A rule sees which
+// operands carry the batch and says, per result, whether it carries the batch's rows or each
+// replica's part of a sum or mean over them.
 #include "dialect/Graph/IR/GraphDialect.h"
 
 using namespace mlir;
@@ -9,11 +10,6 @@ using namespace dp;
 using namespace dp::graph;
 
 namespace {
-
-LogicalResult allReduced(Operation *op, SmallVectorImpl<BatchSharding> &results) {
-  results.assign(op->getNumResults(), BatchSharding::Reduced);
-  return success();
-}
 
 /// The layer name of a batch normalisation: the prefix of its gamma's name.
 std::string layerOf(Value gamma) {
@@ -23,28 +19,6 @@ std::string layerOf(Value gamma) {
 }
 
 } // namespace
-
-// Losses and accuracy counts are means or sums over the shard's rows.
-LogicalResult SoftmaxCrossEntropyOp::getResultSharding(ArrayRef<bool>,
-                                                       SmallVectorImpl<BatchSharding> &results) {
-  return allReduced(*this, results);
-}
-
-LogicalResult CountCorrectOp::getResultSharding(ArrayRef<bool>,
-                                                SmallVectorImpl<BatchSharding> &results) {
-  return allReduced(*this, results);
-}
-
-LogicalResult ReduceRowsOp::getResultSharding(ArrayRef<bool>,
-                                              SmallVectorImpl<BatchSharding> &results) {
-  return allReduced(*this, results);
-}
-
-// A filter gradient sums over the batch.
-LogicalResult Conv2DGradFilterOp::getResultSharding(ArrayRef<bool>,
-                                                    SmallVectorImpl<BatchSharding> &results) {
-  return allReduced(*this, results);
-}
 
 // Rows of a product come from the left operand unless it is transposed; a transposed left
 // operand that carries the batch contracts over it (a weight gradient), and so does a right
@@ -67,13 +41,6 @@ LogicalResult LstmGradOp::getResultSharding(ArrayRef<bool>,
   return success();
 }
 
-// Batch normalisation's moments are means over the rows: the mean of equal shards' moments is
-// the global batch's.
-LogicalResult BatchMomentsOp::getResultSharding(ArrayRef<bool>,
-                                                SmallVectorImpl<BatchSharding> &results) {
-  return allReduced(*this, results);
-}
-
 bool BatchMomentsOp::isGlobalStatistic(unsigned) { return true; }
 
 std::string BatchMomentsOp::getStatisticName(unsigned) {
@@ -81,14 +48,6 @@ std::string BatchMomentsOp::getStatisticName(unsigned) {
     if (auto train = dyn_cast<BatchNormTrainOp>(user))
       return layerOf(train.getGamma()) + ".batch_stats";
   return "batch_norm.batch_stats";
-}
-
-// The sums of the parameter gradients feed the input gradient, which needs the whole batch's:
-// averaged over replicas (divided by the shard's rows in batch_norm_grad_input) they give it,
-// and they are then also gamma's and beta's averaged gradients.
-LogicalResult BatchNormGradParamsOp::getResultSharding(ArrayRef<bool>,
-                                                       SmallVectorImpl<BatchSharding> &results) {
-  return allReduced(*this, results);
 }
 
 bool BatchNormGradParamsOp::isGlobalStatistic(unsigned) { return true; }

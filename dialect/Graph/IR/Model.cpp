@@ -20,6 +20,13 @@ func::FuncOp getStepFunction(ModuleOp module, StringRef step) {
   return nullptr;
 }
 
+func::FuncOp requireStepFunction(ModuleOp module, StringRef step) {
+  func::FuncOp func = getStepFunction(module, step);
+  if (!func)
+    module.emitError() << "no " << step << " step (run graph-derive-steps first)";
+  return func;
+}
+
 Value getStepOutput(func::FuncOp func, StringRef name) {
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)

@@ -13,6 +13,9 @@ namespace dp::graph {
 llvm::SmallVector<mlir::func::FuncOp> getModelFunctions(mlir::ModuleOp module);
 /// The function whose `graph.step` is `step`, or null.
 mlir::func::FuncOp getStepFunction(mlir::ModuleOp module, llvm::StringRef step);
+/// As getStepFunction, but a missing step is an error at the module ("no train step (run
+/// graph-derive-steps first)").
+mlir::func::FuncOp requireStepFunction(mlir::ModuleOp module, llvm::StringRef step);
 /// The value a step function returns under the `graph.output` name, or null.
 mlir::Value getStepOutput(mlir::func::FuncOp func, llvm::StringRef name);
 /// The optimizer attribute of a function, or null.
