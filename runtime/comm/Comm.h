@@ -7,7 +7,7 @@
 // dies or hangs turns into an Error(Launch) naming the collective and the missing rank.
 #pragma once
 
-#include "runtime/core/Error.h"
+#include "runtime/base/Error.h"
 
 #include <cstdint>
 #include <memory>

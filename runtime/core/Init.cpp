@@ -2,7 +2,7 @@
 // that the last-bit differences of libm implementations almost never reach the stored values.
 #include "runtime/core/Init.h"
 
-#include "runtime/core/Error.h"
+#include "runtime/base/Error.h"
 #include "runtime/core/Rng.h"
 
 #include <algorithm>

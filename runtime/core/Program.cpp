@@ -2,7 +2,7 @@
 // happens in load(); run() only walks a vector of ready kernels.
 #include "runtime/core/Program.h"
 
-#include "runtime/core/Error.h"
+#include "runtime/base/Error.h"
 #include "runtime/core/Init.h"
 #include "runtime/core/Tensor.h"
 #include "runtime/kernels/cpu/CpuKernels.h"

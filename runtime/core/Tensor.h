@@ -3,7 +3,7 @@
 // header-only so that backends depend on the plan format and not on the Program library.
 #pragma once
 
-#include "runtime/core/Error.h"
+#include "runtime/base/Error.h"
 #include "runtime/format/KernelAttrs.h"
 #include "runtime/format/PlanFile.h"
 

@@ -1,7 +1,7 @@
 // Epoch orders and batch gathering; see Batcher.h.
 #include "runtime/data/Batcher.h"
 
-#include "runtime/core/Error.h"
+#include "runtime/base/Error.h"
 #include "runtime/data/Random.h"
 
 #include <algorithm>

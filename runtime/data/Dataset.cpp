@@ -2,7 +2,7 @@
 // Dataset.h.
 #include "runtime/data/Dataset.h"
 
-#include "runtime/core/Error.h"
+#include "runtime/base/Error.h"
 #include "runtime/data/Idx.h"
 
 #include <algorithm>

@@ -2,7 +2,7 @@
 // gzipped and plain files alike.
 #include "runtime/data/Idx.h"
 
-#include "runtime/core/Error.h"
+#include "runtime/base/Error.h"
 
 #include <sys/stat.h>
 #include <zlib.h>

@@ -2,7 +2,7 @@
 #include "runtime/format/PlanFile.h"
 #include "runtime/format/KernelAttrs.h"
 
-#include "runtime/core/Error.h"
+#include "runtime/base/Error.h"
 
 #include <zlib.h>
 

@@ -1,7 +1,7 @@
 // Finite-difference check of a plan's gradients (see GradCheck.h).
 #include "runtime/train/GradCheck.h"
 
-#include "runtime/core/Error.h"
+#include "runtime/base/Error.h"
 #include "runtime/core/Program.h"
 #include "runtime/data/Random.h"
 #include "runtime/train/PlanInfo.h"

@@ -2,6 +2,7 @@
 // phase-timing table.
 #pragma once
 
+#include "runtime/base/Files.h"
 #include "runtime/train/Trainer.h"
 
 #include <ostream>
@@ -13,15 +14,6 @@ namespace dp::rt {
 /// "samples_per_sec"}, ...], "test_accuracy", "test_loss", "params"}. Non-finite numbers (an
 /// unavailable train accuracy, a diverged loss) are written as null, since JSON has no NaN.
 std::string metricsJson(const TrainReport &report);
-
-/// Replaces `path` with `content` atomically: writes a temporary file beside it, flushes it to
-/// disk and renames it over `path`, so readers see the old file or the new one, never a part.
-/// Throws Error(Runtime) naming the path on failure.
-void writeFileAtomically(const std::string &path, const std::string &content);
-
-/// Throws Error(Usage) if a file cannot be created at `path` (its directory is missing or not
-/// writable), so a bad --metrics path fails before training rather than after.
-void checkWritable(const std::string &path);
 
 /// "epoch 1/2  loss 0.5123  accuracy 0.8123  12.3 s  48,780 samples/s".
 std::string epochLine(const EpochStats &stats, int64_t epochs);

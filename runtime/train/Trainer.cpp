@@ -1,7 +1,7 @@
 // The training loop and the run behind `dprun PLAN --data DIR`; see Trainer.h.
 #include "runtime/train/Trainer.h"
 
-#include "runtime/core/Error.h"
+#include "runtime/base/Error.h"
 #include "runtime/train/PlanInfo.h"
 #include "runtime/train/Progress.h"
 #include "runtime/train/Report.h"
