@@ -2,7 +2,7 @@
 // names the problem.
 #pragma once
 
-#include "runtime/core/Error.h"
+#include "runtime/base/Error.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // dprun: runs a compiled plan (.dpx). Trains it on an IDX or CIFAR-10 data set and evaluates
 // it, or prints a summary of it with --inspect. Only parses the command line; the work is in
 // the runtime libraries, and nothing here or there links MLIR or LLVM.
-#include "runtime/core/Error.h"
+#include "runtime/base/Error.h"
 #include "runtime/format/PlanFile.h"
 #include "runtime/train/GradCheck.h"
 #include "runtime/train/PlanInfo.h"

@@ -1,7 +1,7 @@
 // Tests of the batcher: deterministic shuffles that are permutations, shards that partition a
 // batch, padding of a last short batch, and pixel scaling.
 #include "runtime/data/Batcher.h"
-#include "runtime/core/Error.h"
+#include "runtime/base/Error.h"
 #include "runtime/data/Random.h"
 
 #include <gtest/gtest.h>

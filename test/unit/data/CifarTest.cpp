@@ -2,7 +2,7 @@
 // batches of a few records in the exact format, the CHW -> HWC reordering, the order of the
 // training files, and each way a batch can be malformed (a Data error naming file and record).
 #include "TestFiles.h"
-#include "runtime/core/Error.h"
+#include "runtime/base/Error.h"
 #include "runtime/data/Batcher.h"
 #include "runtime/data/Dataset.h"
 #include "runtime/data/Idx.h"

@@ -2,7 +2,7 @@
 // can be wrong, checking that the error is a Data error naming the file and the problem.
 #include "runtime/data/Idx.h"
 #include "TestFiles.h"
-#include "runtime/core/Error.h"
+#include "runtime/base/Error.h"
 #include "runtime/data/Dataset.h"
 
 #include <gtest/gtest.h>

@@ -2,7 +2,7 @@
 // can produce malformed IDX files and CIFAR-10 batches the library's own writer never would.
 #pragma once
 
-#include "runtime/core/Error.h"
+#include "runtime/base/Error.h"
 
 #include <gtest/gtest.h>
 #include <zlib.h>

@@ -1,7 +1,7 @@
 // Tests of the report helpers: the exact metrics JSON, number formatting, the epoch line, the
 // phase table, and atomic file replacement.
 #include "runtime/train/Report.h"
-#include "runtime/core/Error.h"
+#include "runtime/base/Error.h"
 #include "runtime/train/PlanInfo.h"
 
 #include <gtest/gtest.h>

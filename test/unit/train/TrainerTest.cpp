@@ -3,7 +3,7 @@
 // across epochs, and the plan queries used for reports.
 #include "runtime/train/Trainer.h"
 #include "dprun/TinyPlan.h"
-#include "runtime/core/Error.h"
+#include "runtime/base/Error.h"
 #include "runtime/train/PlanInfo.h"
 
 #include <gtest/gtest.h>
