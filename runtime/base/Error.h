@@ -14,6 +14,7 @@ enum class ErrorKind {
   Data = 4,    // a data file is missing, truncated or malformed
   Runtime = 5, // a kernel, allocation or I/O failure while running
   Launch = 6,  // the launch does not match the plan, ranks disagree, or a peer died or hung
+  Memory = 7,  // the plan needs more memory than the device or process may have
 };
 
 class Error : public std::runtime_error {

@@ -66,13 +66,13 @@ void fillOrthogonal(float *out, int64_t rows, int64_t cols, Rng &rng, double gai
 
 } // namespace
 
-void checkInit(const fb::Init &init, const std::string &where) {
+void checkInit(const InitDesc &init, const std::string &where) {
   auto fail = [&](const std::string &message) {
     throw Error(ErrorKind::Plan, where + ": " + message);
   };
-  const double a = init.a(), b = init.b();
-  const int64_t fanIn = init.fan_in(), fanOut = init.fan_out();
-  switch (static_cast<InitKind>(init.kind())) {
+  const double a = init.a, b = init.b;
+  const int64_t fanIn = init.fanIn, fanOut = init.fanOut;
+  switch (init.kind) {
   case InitKind::Zeros:
   case InitKind::Ones:
     return;
@@ -110,14 +110,14 @@ void checkInit(const fb::Init &init, const std::string &where) {
   case InitKind::NumKinds:
     break;
   }
-  fail("unknown initialiser kind " + std::to_string(init.kind()));
+  fail("unknown initialiser kind " + std::to_string(static_cast<int>(init.kind)));
 }
 
-void drawInit(float *out, int64_t n, const fb::Init &init, uint64_t seed, std::string_view name) {
+void drawInit(float *out, int64_t n, const InitDesc &init, uint64_t seed, std::string_view name) {
   Rng rng = Rng::forName(seed, name);
-  const double fanIn = static_cast<double>(init.fan_in());
-  const double fanOut = static_cast<double>(init.fan_out());
-  switch (static_cast<InitKind>(init.kind())) {
+  const double fanIn = static_cast<double>(init.fanIn);
+  const double fanOut = static_cast<double>(init.fanOut);
+  switch (init.kind) {
   case InitKind::Zeros:
     std::fill(out, out + n, 0.0f);
     return;
@@ -125,13 +125,13 @@ void drawInit(float *out, int64_t n, const fb::Init &init, uint64_t seed, std::s
     std::fill(out, out + n, 1.0f);
     return;
   case InitKind::Constant:
-    std::fill(out, out + n, static_cast<float>(init.a()));
+    std::fill(out, out + n, static_cast<float>(init.a));
     return;
   case InitKind::Uniform:
-    fillUniform(out, n, rng, init.a(), init.b());
+    fillUniform(out, n, rng, init.a, init.b);
     return;
   case InitKind::Normal:
-    fillNormal(out, n, rng, init.a(), init.b());
+    fillNormal(out, n, rng, init.a, init.b);
     return;
   case InitKind::GlorotUniform: {
     const double limit = std::sqrt(6.0 / (fanIn + fanOut));
@@ -152,10 +152,10 @@ void drawInit(float *out, int64_t n, const fb::Init &init, uint64_t seed, std::s
     return;
   case InitKind::Orthogonal:
     if (static_cast<int64_t>(fanIn) * static_cast<int64_t>(fanOut) != n)
-      throw Error(ErrorKind::Plan, "orthogonal initialiser of " + std::to_string(init.fan_in()) +
-                                       "x" + std::to_string(init.fan_out()) + " for " +
+      throw Error(ErrorKind::Plan, "orthogonal initialiser of " + std::to_string(init.fanIn) +
+                                       "x" + std::to_string(init.fanOut) + " for " +
                                        std::to_string(n) + " elements");
-    fillOrthogonal(out, init.fan_in(), init.fan_out(), rng, init.a());
+    fillOrthogonal(out, init.fanIn, init.fanOut, rng, init.a);
     return;
   case InitKind::UnitForgetBias:
     if (n % 4 != 0)
@@ -167,7 +167,7 @@ void drawInit(float *out, int64_t n, const fb::Init &init, uint64_t seed, std::s
   case InitKind::NumKinds:
     break;
   }
-  throw Error(ErrorKind::Plan, "unknown initialiser kind " + std::to_string(init.kind()));
+  throw Error(ErrorKind::Plan, "unknown initialiser kind " + std::to_string(static_cast<int>(init.kind)));
 }
 
 } // namespace dp::rt

@@ -2,7 +2,7 @@
 // stddev correction). A parameter's values depend only on the seed and the parameter's name.
 #pragma once
 
-#include "runtime/format/PlanFile.h"
+#include "runtime/format/Plan.h"
 
 #include <cstdint>
 #include <string>
@@ -16,9 +16,9 @@ inline constexpr double kTruncatedNormalStddevFactor = 0.87962566103423978;
 
 /// Checks that `init` can be drawn from (known kind, positive fans where needed, a sane range).
 /// Throws Error(Plan) prefixed by `where`.
-void checkInit(const fb::Init &init, const std::string &where);
+void checkInit(const InitDesc &init, const std::string &where);
 
 /// Fills `out[0, n)` with draws from `init`, from a random stream keyed by (`seed`, `name`).
-void drawInit(float *out, int64_t n, const fb::Init &init, uint64_t seed, std::string_view name);
+void drawInit(float *out, int64_t n, const InitDesc &init, uint64_t seed, std::string_view name);
 
 } // namespace dp::rt

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "runtime/core/Tensor.h"
-#include "runtime/format/PlanFile.h"
+#include "runtime/format/Plan.h"
 
 #include <cstdint>
 #include <memory>
@@ -12,8 +12,6 @@
 #include <vector>
 
 namespace dp::rt {
-
-enum class StepKind { Train, Eval };
 
 /// Per-call facts a kernel may need.
 struct StepContext {
@@ -54,22 +52,21 @@ class Program {
 public:
   /// Allocates one arena per device and creates every kernel of both steps. Throws Error on
   /// failure.
-  static std::unique_ptr<Program> load(PlanFile plan);
+  static std::unique_ptr<Program> load(Plan plan);
   ~Program();
 
-  const fb::Plan &plan() const { return file_.plan(); }
-  const PlanFile &file() const { return file_; }
+  const Plan &plan() const { return plan_; }
 
   /// Draws every parameter from its initialiser; `seed` makes the draw reproducible and the
   /// value of a parameter depends only on (seed, its name), not on the order of parameters.
   void initParams(uint64_t seed);
 
   void *bufferData(uint32_t id);
-  const fb::Buffer &buffer(uint32_t id) const { return *plan().buffers()->Get(id); }
+  const BufferDesc &buffer(uint32_t id) const { return plan_.buffers[id]; }
   /// Replicas (devices) of this process: R.
-  int devices() const { return plan().devices_per_process(); }
+  int devices() const { return plan_.devicesPerProcess; }
   /// Processes the plan was compiled for: P.
-  int processes() const { return plan().processes(); }
+  int processes() const { return plan_.processes; }
   /// The buffer bound to the named input on `device`, or -1.
   int inputBuffer(const std::string &name, int device = 0) const;
   /// The buffer of the named output of a step ("loss", "correct") on `device`, or -1.
@@ -84,11 +81,11 @@ public:
   void run(StepKind step, const StepContext &ctx);
 
   /// Bytes of each device's arena.
-  size_t arenaBytes() const { return plan().arena_bytes(); }
+  size_t arenaBytes() const { return plan_.arenaBytes; }
 
 private:
-  explicit Program(PlanFile file);
-  PlanFile file_;
+  explicit Program(Plan plan);
+  Plan plan_;
   struct Arena;
   std::vector<std::unique_ptr<Arena>> arenas_;
   std::vector<uint8_t *> arenaData_;
@@ -97,7 +94,7 @@ private:
   KernelStateMap kernelState_;
   /// Per step, per device: the kernels that device's replica runs, in order.
   std::vector<std::vector<Kernel *>> train_, eval_;
-  void buildStep(const fb::Step &step, std::vector<std::vector<Kernel *>> &perDevice);
+  void buildStep(const StepDesc &step, std::vector<std::vector<Kernel *>> &perDevice);
   CollectiveEngine *collectives_ = nullptr;
   friend class CollectiveKernel;
 };

@@ -5,7 +5,7 @@
 
 #include "runtime/base/Error.h"
 #include "runtime/format/KernelAttrs.h"
-#include "runtime/format/PlanFile.h"
+#include "runtime/format/Plan.h"
 
 #include <cmath>
 #include <cstdint>
@@ -42,13 +42,13 @@ struct TensorView {
 
 /// The view of buffer `id` of `plan`, whose device d's arena starts at `arenas[d]`. The id
 /// must be valid.
-inline TensorView viewBuffer(const fb::Plan &plan, uint8_t *const *arenas, uint32_t id) {
-  const fb::Buffer &b = *plan.buffers()->Get(id);
+inline TensorView viewBuffer(const Plan &plan, uint8_t *const *arenas, uint32_t id) {
+  const BufferDesc &b = plan.buffers[id];
   TensorView t;
-  t.data = arenas[b.device()] + b.offset();
-  t.dtype = static_cast<DType>(b.dtype());
-  t.shape.assign(b.shape()->begin(), b.shape()->end());
-  t.numel = numElements(b);
+  t.data = arenas[b.device] + b.offset;
+  t.dtype = b.dtype;
+  t.shape = b.shape;
+  t.numel = b.numel;
   t.id = id;
   return t;
 }
@@ -63,27 +63,22 @@ class KernelSite {
 public:
   /// `where` names the kernel in error messages ("train kernel #3 (dense) at mlp.py:7");
   /// `arenas[d]` is the start of device d's arena.
-  KernelSite(const fb::Plan &plan, uint8_t *const *arenas, const fb::Kernel &kernel,
-             std::string where, KernelStateMap *state = nullptr)
-      : plan_(plan), arenas_(arenas), kernel_(kernel), where_(std::move(where)), state_(state) {}
+  KernelSite(const Plan &plan, uint8_t *const *arenas, const KernelDesc &kernel,
+             KernelStateMap *state = nullptr)
+      : plan_(plan), arenas_(arenas), kernel_(kernel), state_(state) {}
 
-  KernelKind kind() const { return static_cast<KernelKind>(kernel_.kind()); }
-  const fb::Kernel &kernel() const { return kernel_; }
-  const std::string &where() const { return where_; }
+  KernelKind kind() const { return kernel_.kind; }
+  const KernelDesc &kernel() const { return kernel_; }
+  const std::string &where() const { return kernel_.where; }
 
-  int numInputs() const { return kernel_.inputs() ? kernel_.inputs()->size() : 0; }
-  int numOutputs() const { return kernel_.outputs() ? kernel_.outputs()->size() : 0; }
-  TensorView input(int i) const { return viewBuffer(plan_, arenas_, kernel_.inputs()->Get(i)); }
-  TensorView output(int i) const { return viewBuffer(plan_, arenas_, kernel_.outputs()->Get(i)); }
+  int numInputs() const { return static_cast<int>(kernel_.inputs.size()); }
+  int numOutputs() const { return static_cast<int>(kernel_.outputs.size()); }
+  TensorView input(int i) const { return viewBuffer(plan_, arenas_, kernel_.inputs[i]); }
+  TensorView output(int i) const { return viewBuffer(plan_, arenas_, kernel_.outputs[i]); }
 
-  /// The kernel's typed attributes (the set its kind takes in Kernels.def),
-  /// checked: a required attribute is present, a flag is 0 or 1, a float finite, an
-  /// activation known.
-  template <typename Attrs> Attrs attrs() const {
-    Attrs attrs;
-    attrs.visitFields([&](const AttrSpec &spec, auto &field) { decode(spec, field); });
-    return attrs;
-  }
+  /// The kernel's typed attributes (the set its kind takes in Kernels.def), checked when the
+  /// plan was decoded.
+  template <typename Attrs> const Attrs &attrs() const { return kernel_.attrsAs<Attrs>(); }
 
   /// Fails unless `t` has exactly `shape`; `role` names it.
   void expectShape(const TensorView &t, const std::vector<int64_t> &shape,
@@ -108,7 +103,7 @@ public:
 
   /// Throws Error(Plan) naming this kernel.
   [[noreturn]] void fail(const std::string &message) const {
-    throw Error(ErrorKind::Plan, where_ + ": " + message);
+    throw Error(ErrorKind::Plan, kernel_.where + ": " + message);
   }
   /// Fails unless `t` has element type `dtype`; `role` names it ("input 1 (labels)").
   void expectDType(const TensorView &t, DType dtype, const char *role) const {
@@ -124,50 +119,9 @@ public:
   }
 
 private:
-  /// The attribute called `name`, or null.
-  const fb::Attr *attr(const char *name) const {
-    if (!kernel_.attrs())
-      return nullptr;
-    for (const fb::Attr *a : *kernel_.attrs())
-      if (a->name()->str() == name)
-        return a;
-    return nullptr;
-  }
-  /// The attribute `spec` names; null when it is absent and optional.
-  const fb::Attr *find(const AttrSpec &spec) const {
-    const fb::Attr *a = attr(spec.name);
-    if (!a && spec.required)
-      fail(std::string("missing attribute '") + spec.name + "'");
-    return a;
-  }
-  void decode(const AttrSpec &spec, int64_t &field) const {
-    if (const fb::Attr *a = find(spec))
-      field = a->i();
-  }
-  void decode(const AttrSpec &spec, double &field) const {
-    if (const fb::Attr *a = find(spec))
-      field = a->f();
-    if (!std::isfinite(field))
-      fail(std::string("attribute '") + spec.name + "' is not finite");
-  }
-  void decode(const AttrSpec &spec, bool &field) const {
-    const fb::Attr *a = find(spec);
-    if (a && a->i() != 0 && a->i() != 1)
-      fail(std::string(spec.name) + " must be 0 or 1, not " + std::to_string(a->i()));
-    field = a && a->i() == 1;
-  }
-  void decode(const AttrSpec &spec, Activation &field) const {
-    const fb::Attr *a = find(spec);
-    const int64_t value = a ? a->i() : 0;
-    if (value < 0 || value >= static_cast<int64_t>(kNumActivations))
-      fail("unknown activation " + std::to_string(value));
-    field = static_cast<Activation>(value);
-  }
-
-  const fb::Plan &plan_;
+  const Plan &plan_;
   uint8_t *const *arenas_;
-  const fb::Kernel &kernel_;
-  std::string where_;
+  const KernelDesc &kernel_;
   KernelStateMap *state_;
 };
 

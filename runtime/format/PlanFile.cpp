@@ -1,6 +1,7 @@
 // Plan file reading and writing; see PlanFile.h for the layout.
 #include "runtime/format/PlanFile.h"
 #include "runtime/format/KernelAttrs.h"
+#include "runtime/format/Plan.h"
 
 #include "runtime/base/Error.h"
 
@@ -76,7 +77,8 @@ PlanFile PlanFile::read(const std::string &path) {
 std::string PlanFile::verifyImage(const void *data, size_t size) noexcept {
   try {
     const auto *begin = static_cast<const uint8_t *>(data);
-    (void)fromBytes(std::vector<uint8_t>(begin, begin + size), "the plan");
+    // Decoding checks every kernel attribute's value as well as the file's structure.
+    (void)Plan::fromBytes(std::vector<uint8_t>(begin, begin + size), "the plan");
     return {};
   } catch (const std::exception &e) {
     return e.what();

@@ -21,18 +21,18 @@ float *floats(Program &program, uint32_t id) {
 
 /// Fills the inputs with random data: images uniform in [0, 1), labels uniform over the classes.
 void randomInputs(Program &program, uint64_t seed) {
-  const fb::Plan &plan = program.plan();
+  const Plan &plan = program.plan();
   int64_t classes = numClasses(plan);
   Rng rng(seed ^ 0x6a09e667f3bcc908ull);
-  for (const fb::Input *input : *plan.inputs()) {
-    const fb::Buffer &buf = program.buffer(input->buffer());
-    int64_t n = numElements(buf);
-    if (DType(buf.dtype()) == DType::I32) {
-      auto *p = static_cast<int32_t *>(program.bufferData(input->buffer()));
+  for (const NamedBuffer &input : plan.inputs) {
+    const BufferDesc &buf = program.buffer(input.buffer);
+    int64_t n = buf.numel;
+    if (buf.dtype == DType::I32) {
+      auto *p = static_cast<int32_t *>(program.bufferData(input.buffer));
       for (int64_t i = 0; i < n; ++i)
         p[i] = static_cast<int32_t>(rng.below(static_cast<uint64_t>(classes)));
     } else {
-      float *p = floats(program, input->buffer());
+      float *p = floats(program, input.buffer);
       for (int64_t i = 0; i < n; ++i)
         p[i] = static_cast<float>(rng.uniform());
     }
@@ -41,13 +41,13 @@ void randomInputs(Program &program, uint64_t seed) {
 
 } // namespace
 
-int checkGradients(PlanFile file, const GradCheckOptions &options, std::ostream &out) {
-  std::unique_ptr<Program> program = Program::load(std::move(file));
-  const fb::Plan &plan = program->plan();
+int checkGradients(Plan loaded, const GradCheckOptions &options, std::ostream &out) {
+  std::unique_ptr<Program> program = Program::load(std::move(loaded));
+  const Plan &plan = program->plan();
   // Finite differences are taken of the eval loss, where dropout is the identity; the train
   // step's gradients go through its random masks, so the two do not compare.
-  for (const fb::Kernel *k : *plan.train()->kernels())
-    if (static_cast<KernelKind>(k->kind()) == KernelKind::Dropout)
+  for (const KernelDesc &k : plan.train.kernels)
+    if (k.kind == KernelKind::Dropout)
       throw Error(ErrorKind::Plan, "the gradient check needs a plan without dropout (the train "
                                    "step draws random masks that the eval loss does not have)");
   program->initParams(options.seed);
@@ -56,23 +56,23 @@ int checkGradients(PlanFile file, const GradCheckOptions &options, std::ostream 
   if (lossId < 0)
     throw Error(ErrorKind::Plan, "the eval step has no 'loss' output");
   StepContext ctx;
-  ctx.validRows = plan.batch();
-  ctx.batchRows = plan.batch();
+  ctx.validRows = plan.batch;
+  ctx.batchRows = plan.batch;
   ctx.step = 1;
 
   // Run the train step for its gradients, then undo its updates of the parameters.
   std::vector<std::vector<float>> saved;
-  for (const fb::Param *p : *plan.params()) {
-    float *data = floats(*program, p->buffer());
-    saved.emplace_back(data, data + numElements(program->buffer(p->buffer())));
+  for (const ParamDesc &p : plan.params) {
+    float *data = floats(*program, p.buffer);
+    saved.emplace_back(data, data + program->buffer(p.buffer).numel);
   }
   program->run(StepKind::Train, ctx);
   std::vector<std::vector<float>> grads;
-  for (size_t i = 0; i < plan.params()->size(); ++i) {
-    const fb::Param *p = plan.params()->Get(i);
-    std::memcpy(floats(*program, p->buffer()), saved[i].data(), saved[i].size() * sizeof(float));
-    if (p->grad() >= 0) {
-      float *g = floats(*program, static_cast<uint32_t>(p->grad()));
+  for (size_t i = 0; i < plan.params.size(); ++i) {
+    const ParamDesc &p = plan.params[i];
+    std::memcpy(floats(*program, p.buffer), saved[i].data(), saved[i].size() * sizeof(float));
+    if (p.grad >= 0) {
+      float *g = floats(*program, static_cast<uint32_t>(p.grad));
       grads.emplace_back(g, g + saved[i].size());
     } else {
       grads.emplace_back();
@@ -85,11 +85,11 @@ int checkGradients(PlanFile file, const GradCheckOptions &options, std::ostream 
   };
   int failures = 0;
   char line[256];
-  for (size_t i = 0; i < plan.params()->size(); ++i) {
-    const fb::Param *p = plan.params()->Get(i);
-    if (p->grad() < 0)
+  for (size_t i = 0; i < plan.params.size(); ++i) {
+    const ParamDesc &p = plan.params[i];
+    if (p.grad < 0)
       continue;
-    float *data = floats(*program, p->buffer());
+    float *data = floats(*program, p.buffer);
     int64_t n = static_cast<int64_t>(saved[i].size());
     int samples = static_cast<int>(std::min<int64_t>(n, options.samplesPerParam));
     double worstAbs = 0, worstRel = 0;
@@ -131,7 +131,7 @@ int checkGradients(PlanFile file, const GradCheckOptions &options, std::ostream 
     failures += ok ? 0 : 1;
     std::snprintf(line, sizeof line,
                   "%-28s %5d checked %3d at kinks  max abs err %.2e  max rel err %.2e  %s",
-                  p->name()->c_str(), checked, kinks, worstAbs, worstRel, ok ? "ok" : "FAILED");
+                  p.name.c_str(), checked, kinks, worstAbs, worstRel, ok ? "ok" : "FAILED");
     out << line << "\n";
   }
   out << (failures ? "gradient check FAILED for " + std::to_string(failures) + " parameter(s)"

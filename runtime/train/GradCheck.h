@@ -3,7 +3,7 @@
 // differences of the eval step's loss, on random inputs. Needs no data set.
 #pragma once
 
-#include "runtime/format/PlanFile.h"
+#include "runtime/format/Plan.h"
 
 #include <cstdint>
 #include <ostream>
@@ -23,6 +23,6 @@ struct GradCheckOptions {
 
 /// Checks every trainable parameter; prints a line per parameter and returns the number of
 /// parameters with a failing element (0: all gradients agree).
-int checkGradients(PlanFile plan, const GradCheckOptions &options, std::ostream &out);
+int checkGradients(Plan plan, const GradCheckOptions &options, std::ostream &out);
 
 } // namespace dp::rt

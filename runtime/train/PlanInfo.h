@@ -2,7 +2,7 @@
 // model predicts, how many trainable weights it has, and a human-readable summary.
 #pragma once
 
-#include "runtime/format/PlanFile.h"
+#include "runtime/format/Plan.h"
 
 #include <cstdint>
 #include <ostream>
@@ -11,18 +11,15 @@
 namespace dp::rt {
 
 /// Sum of the element counts of the parameters of kind Weight (optimizer state excluded).
-int64_t countWeights(const fb::Plan &plan);
+int64_t countWeights(const Plan &plan);
 
 /// The number of classes: the last dimension of the logits fed to the loss (softmax_xent) or
 /// accuracy (count_correct) kernel of either step; `fallback` when the plan has neither.
-int64_t numClasses(const fb::Plan &plan, int64_t fallback = 10);
+int64_t numClasses(const Plan &plan, int64_t fallback = 10);
 
-/// Writes a summary of `file` read from `path`: producer, model, batch, arena and persistent
+/// Writes a summary of `plan` read from `path`: producer, model, batch, arena and persistent
 /// bytes, inputs, parameters with shapes and initialisers, buffers, and each step's kernels.
-void describePlan(const PlanFile &file, const std::string &path, std::ostream &out);
-
-/// A buffer's type and shape as text: "f32[100,784]" ("f32[]" for a scalar).
-std::string shapeText(const fb::Buffer &buffer);
+void describePlan(const Plan &plan, const std::string &path, std::ostream &out);
 
 /// `n` with thousands separators: 48780 -> "48,780".
 std::string withCommas(int64_t n);

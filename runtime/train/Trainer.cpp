@@ -46,7 +46,7 @@ private:
 Trainer::Trainer(Program &program, const std::string &planName, std::ostream &out, bool interactive,
                  bool quiet, ProcessGroup *group, Collectives *engine)
     : program_(program), planName_(planName), out_(out), interactive_(interactive), quiet_(quiet),
-      group_(group), batch_(program.plan().batch()) {
+      group_(group), batch_(program.plan().batch) {
   auto fail = [&](const std::string &problem) {
     throw Error(ErrorKind::Plan, planName_ + ": " + problem);
   };
@@ -64,9 +64,9 @@ Trainer::Trainer(Program &program, const std::string &planName, std::ostream &ou
              (replicas > 1 ? " on device " + std::to_string(d) : std::string()));
       return id;
     }
-    const fb::Buffer &b = program.buffer(id);
-    if (DType(b.dtype()) != DType::F32 || numElements(b) != 1)
-      fail(std::string("the ") + stepName + " step's '" + name + "' output is " + shapeText(b) +
+    const BufferDesc &b = program.buffer(id);
+    if (b.dtype != DType::F32 || b.numel != 1)
+      fail(std::string("the ") + stepName + " step's '" + name + "' output is " + b.text() +
            ", expected an f32 scalar");
     return id;
   };
@@ -78,18 +78,18 @@ Trainer::Trainer(Program &program, const std::string &planName, std::ostream &ou
       fail(std::string("the plan has no '") + (dev.image < 0 ? "image" : "label") + "' input" +
            (replicas > 1 ? " on device " + std::to_string(d) : std::string()) +
            "; dprun feeds 'image' and 'label'");
-    const fb::Buffer &image = program.buffer(dev.image);
-    const fb::Buffer &label = program.buffer(dev.label);
-    const int64_t imageElements = numElements(image);
-    if (DType(image.dtype()) != DType::F32 || image.shape()->size() < 2 ||
-        image.shape()->Get(0) != shardRows_ || imageElements % shardRows_ != 0)
-      fail("input 'image' is " + shapeText(image) + ", expected f32[" + std::to_string(shardRows_) +
+    const BufferDesc &image = program.buffer(dev.image);
+    const BufferDesc &label = program.buffer(dev.label);
+    const int64_t imageElements = image.numel;
+    if (image.dtype != DType::F32 || image.shape.size() < 2 || image.shape[0] != shardRows_ ||
+        imageElements % shardRows_ != 0)
+      fail("input 'image' is " + image.text() + ", expected f32[" + std::to_string(shardRows_) +
            ", ...] (batch " + std::to_string(batch_) +
            (shardRows_ != batch_ ? " split into " + std::to_string(replicas * processes) + " shards"
                                  : std::string()) +
            ")");
-    if (DType(label.dtype()) != DType::I32 || numElements(label) != shardRows_)
-      fail("input 'label' is " + shapeText(label) + ", expected i32[" +
+    if (label.dtype != DType::I32 || label.numel != shardRows_)
+      fail("input 'label' is " + label.text() + ", expected i32[" +
            std::to_string(shardRows_) + "]");
     sampleElements_ = imageElements / shardRows_;
     dev.trainLoss = scalarOutput(StepKind::Train, "loss", true, d);
@@ -139,10 +139,10 @@ void Trainer::checkData(const Dataset &data) const {
 }
 
 ImageSize Trainer::imageSize() const {
-  const fb::Buffer &image = program_.buffer(devices_.front().image);
-  if (image.shape()->size() != 4)
+  const BufferDesc &image = program_.buffer(devices_.front().image);
+  if (image.shape.size() != 4)
     return {};
-  return {image.shape()->Get(1), image.shape()->Get(2)};
+  return {image.shape[1], image.shape[2]};
 }
 
 float Trainer::readScalar(int buffer) {
@@ -248,17 +248,17 @@ EvalStats Trainer::evaluate(const Dataset &data) {
 
 void dumpParams(Program &program, const std::string &path) {
   std::string image;
-  for (const fb::Param *p : *program.plan().params()) {
-    const fb::Buffer &b = program.buffer(p->buffer());
-    if (b.device() != 0)
+  for (const ParamDesc &p : program.plan().params) {
+    const BufferDesc &b = program.buffer(p.buffer);
+    if (b.device != 0)
       continue;
-    image += p->name()->str();
+    image += p.name;
     image.push_back('\0');
-    uint64_t count = static_cast<uint64_t>(numElements(b));
+    uint64_t count = static_cast<uint64_t>(b.numel);
     for (int i = 0; i < 8; ++i)
       image.push_back(static_cast<char>((count >> (8 * i)) & 0xff));
-    const char *data = static_cast<const char *>(program.bufferData(p->buffer()));
-    image.append(data, static_cast<size_t>(numElements(b)) * 4);
+    const char *data = static_cast<const char *>(program.bufferData(p.buffer));
+    image.append(data, b.bytes());
   }
   writeFileAtomically(path, image);
 }
@@ -270,7 +270,7 @@ TrainReport trainWith(const std::string &planPath, const TrainOptions &options, 
                       std::unique_ptr<Program> program, ProcessGroup &group,
                       Clock::time_point start) {
   TrainReport report;
-  const fb::Plan &plan = program->plan();
+  const Plan &plan = program->plan();
   report.replicas = program->devices();
   report.processes = program->processes();
   const double timeout = options.collectiveTimeout > 0 ? options.collectiveTimeout : 1e9;
@@ -278,14 +278,13 @@ TrainReport trainWith(const std::string &planPath, const TrainOptions &options, 
   std::unique_ptr<Collectives> engine;
   if (program->hasCollectives()) {
     std::vector<BucketInfo> buckets;
-    for (const fb::Collective *c : *plan.collectives()) {
+    for (const CollectiveDesc &c : plan.collectives) {
       BucketInfo b;
-      b.index = c->bucket();
-      b.elements = c->elements();
-      if (c->tensors())
-        for (const flatbuffers::String *t : *c->tensors())
-          b.tensors += (b.tensors.empty() ? "" : ", ") + t->str();
-      b.loc = c->loc() ? c->loc()->str() : "";
+      b.index = c.bucket;
+      b.elements = c.elements;
+      for (const std::string &t : c.tensors)
+        b.tensors += (b.tensors.empty() ? "" : ", ") + t;
+      b.loc = c.loc;
       buckets.push_back(b);
     }
     engine = std::make_unique<Collectives>(group, program->devices(), buckets,
@@ -313,7 +312,7 @@ TrainReport trainWith(const std::string &planPath, const TrainOptions &options, 
   Dataset test = Dataset::loadSplit(options.dataDir, "t10k", static_cast<int>(classes), resize);
   trainer.checkData(train);
   trainer.checkData(test);
-  const int64_t batch = plan.batch();
+  const int64_t batch = plan.batch;
   Batcher batcher(train, batch, BatchOrder::Shuffled, Remainder::Drop, options.seed);
   if (batcher.numBatches() == 0)
     throw Error(ErrorKind::Data, train.imagesPath() + ": holds " + std::to_string(train.size()) +
@@ -325,7 +324,7 @@ TrainReport trainWith(const std::string &planPath, const TrainOptions &options, 
     int64_t steps = batcher.numBatches();
     if (options.maxSteps > 0 && options.maxSteps < steps)
       steps = options.maxSteps;
-    out << "model " << (plan.model() ? plan.model()->str() : "(unnamed)") << ": "
+    out << "model " << (plan.model.empty() ? "(unnamed)" : plan.model) << ": "
         << withCommas(report.params) << " parameters, batch " << batch << ", " << classes
         << " classes\n";
     if (report.replicas * report.processes > 1)
@@ -389,7 +388,7 @@ TrainReport runTraining(const std::string &planPath, const TrainOptions &options
     checkWritable(options.paramsPath);
 
   auto start = Clock::now();
-  std::unique_ptr<Program> program = Program::load(PlanFile::read(planPath));
+  std::unique_ptr<Program> program = Program::load(Plan::read(planPath));
   // MPI only when launched by an MPI launcher or needed; a one-process plan started directly
   // never touches it.
   const bool useMpi = program->processes() > 1 || launchedByMpiLauncher();
@@ -398,8 +397,8 @@ TrainReport runTraining(const std::string &planPath, const TrainOptions &options
   // A difference is seen by every rank, so each reports it and exits on its own (no abort
   // that could kill the others before they print).
   Handshake mine;
-  mine.planHash = program->file().hash();
-  mine.manifestHash = program->plan().manifest_hash();
+  mine.planHash = program->plan().fileHash;
+  mine.manifestHash = program->plan().manifestHash;
   mine.replicas = program->devices();
   mine.processes = program->processes();
   mine.seed = options.seed;

@@ -168,7 +168,9 @@ public:
     return std::vector<uint8_t>(file.begin(), file.end());
   }
   PlanFile planFile() const { return PlanFile::fromBytes(fileBytes(), "test.dpx"); }
-  std::unique_ptr<Program> load() const { return Program::load(planFile()); }
+  /// The verified plan, decoded.
+  Plan plan() const { return Plan::fromBytes(fileBytes(), "test.dpx"); }
+  std::unique_ptr<Program> load() const { return Program::load(plan()); }
 
 private:
   struct BufferSpec {

@@ -2,7 +2,7 @@
 // it, or prints a summary of it with --inspect. Only parses the command line; the work is in
 // the runtime libraries, and nothing here or there links MLIR or LLVM.
 #include "runtime/base/Error.h"
-#include "runtime/format/PlanFile.h"
+#include "runtime/format/Plan.h"
 #include "runtime/train/GradCheck.h"
 #include "runtime/train/PlanInfo.h"
 #include "runtime/train/Trainer.h"
@@ -190,13 +190,13 @@ int run(int argc, char **argv) {
   if (!parseArgs(argc, argv, args))
     return 0;
   if (args.inspect) {
-    dp::rt::describePlan(dp::rt::PlanFile::read(args.plan), args.plan, std::cout);
+    dp::rt::describePlan(dp::rt::Plan::read(args.plan), args.plan, std::cout);
     return 0;
   }
   if (args.checkGradients) {
     dp::rt::GradCheckOptions options;
     options.seed = args.train.seed;
-    if (dp::rt::checkGradients(dp::rt::PlanFile::read(args.plan), options, std::cout) != 0)
+    if (dp::rt::checkGradients(dp::rt::Plan::read(args.plan), options, std::cout) != 0)
       throw Error(ErrorKind::Runtime, "gradients of " + args.plan + " disagree with finite differences");
     return 0;
   }

@@ -91,14 +91,14 @@ void feed(Classifier &c) {
 
 TEST(ProgramTest, ArenaIsAlignedZeroedAndSized) {
   Classifier c = classifier();
-  const fb::Plan &plan = c.program->plan();
-  EXPECT_EQ(c.program->arenaBytes(), plan.arena_bytes());
+  const Plan &plan = c.program->plan();
+  EXPECT_EQ(c.program->arenaBytes(), plan.arenaBytes);
   const uintptr_t base =
-      reinterpret_cast<uintptr_t>(c.program->bufferData(0)) - plan.buffers()->Get(0)->offset();
+      reinterpret_cast<uintptr_t>(c.program->bufferData(0)) - plan.buffers[0].offset;
   EXPECT_EQ(base % 64, 0u);
-  for (uint32_t id = 0; id < plan.buffers()->size(); ++id) {
+  for (uint32_t id = 0; id < plan.buffers.size(); ++id) {
     auto address = reinterpret_cast<uintptr_t>(c.program->bufferData(id));
-    EXPECT_EQ(address - base, plan.buffers()->Get(id)->offset()) << "buffer " << id;
+    EXPECT_EQ(address - base, plan.buffers[id].offset) << "buffer " << id;
     for (float v : get(*c.program, id))
       ASSERT_EQ(v, 0.0f) << "buffer " << id;
   }
@@ -116,7 +116,7 @@ TEST(ProgramTest, LooksUpInputsAndOutputsByName) {
 
 TEST(ProgramTest, BufferDataRejectsUnknownIds) {
   Classifier c = classifier();
-  const uint32_t n = c.program->plan().buffers()->size();
+  const uint32_t n = c.program->plan().buffers.size();
   EXPECT_DP_ERROR(c.program->bufferData(n), ErrorKind::Runtime,
                   "buffer " + std::to_string(n) + " does not exist");
 }

@@ -54,13 +54,13 @@ private:
 };
 
 template <typename T> void put(Program &program, uint32_t id, const std::vector<T> &values) {
-  ASSERT_EQ(static_cast<int64_t>(values.size()), numElements(program.buffer(id)))
+  ASSERT_EQ(static_cast<int64_t>(values.size()), program.buffer(id).numel)
       << "buffer " << id;
   std::memcpy(program.bufferData(id), values.data(), values.size() * sizeof(T));
 }
 
 template <typename T = float> std::vector<T> get(Program &program, uint32_t id) {
-  std::vector<T> values(numElements(program.buffer(id)));
+  std::vector<T> values(program.buffer(id).numel);
   std::memcpy(values.data(), program.bufferData(id), values.size() * sizeof(T));
   return values;
 }

@@ -622,9 +622,9 @@ TEST(PoolNormTimingTest, DISABLED_ResNetShapes) {
   };
   auto time = [](const char *name, const std::vector<int64_t> &shape, const Built &built) {
     RandomData rd(1);
-    const fb::Plan &plan = built.program->plan();
-    for (uint32_t id = 0; id < plan.buffers()->size(); ++id)
-      put(*built.program, id, rd.uniform(numElements(*plan.buffers()->Get(id)), 0.5f, 1.5f));
+    const Plan &plan = built.program->plan();
+    for (uint32_t id = 0; id < plan.buffers.size(); ++id)
+      put(*built.program, id, rd.uniform(plan.buffers[id].numel, 0.5f, 1.5f));
     const int iterations = 20;
     built.program->run(StepKind::Train, stepContext(shape[0])); // warm-up
     const auto start = std::chrono::steady_clock::now();

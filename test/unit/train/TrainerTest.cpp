@@ -200,12 +200,12 @@ TEST(PlanInfo, ClassesAndWeights) {
 
 TEST(PlanInfo, DescribePlan) {
   std::ostringstream out;
-  describePlan(test::tinyPlan(8, 4, 3).planFile(), "tiny.dpx", out);
+  describePlan(test::tinyPlan(8, 4, 3).plan(), "tiny.dpx", out);
   const std::string text = out.str();
   for (const char *part :
        {"plan tiny.dpx: ", "batch: 8", "classes: 3", "arena: ", "dense/bias  weight  f32[3]",
         "init zeros", "input label: buffer 5 i32[8]",
-        "#0 dense (4,2,3) -> (6) activation=0  [tiny.py:3]", "lr=0.5",
+        "#0 dense (4,2,3) -> (6) activation=none  [tiny.py:3]", "lr=0.5",
         "output loss: buffer 8 f32[]", "step eval: 3 kernels"})
     EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' missing from:\n" << text;
 }

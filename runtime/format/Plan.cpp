@@ -1,0 +1,226 @@
+// Decoding a verified plan file into the runtime's structs; see Plan.h.
+#include "runtime/format/Plan.h"
+
+#include "runtime/base/Error.h"
+#include "runtime/format/PlanFile.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace dp::rt {
+namespace {
+
+std::string str(const flatbuffers::String *s) { return s ? s->str() : std::string(); }
+
+std::vector<uint32_t> ids(const flatbuffers::Vector<uint32_t> *v) {
+  return v ? std::vector<uint32_t>(v->begin(), v->end()) : std::vector<uint32_t>();
+}
+
+std::vector<NamedBuffer> named(const flatbuffers::Vector<flatbuffers::Offset<fb::Output>> *v) {
+  std::vector<NamedBuffer> out;
+  if (v)
+    for (const fb::Output *o : *v)
+      out.push_back({o->name()->str(), o->buffer()});
+  return out;
+}
+
+/// Decodes the attributes of one kernel into the set its kind takes, checking each value
+/// against its contract.
+class AttrDecoder {
+public:
+  AttrDecoder(const fb::Kernel &kernel, const std::string &where)
+      : kernel_(kernel), where_(where) {}
+
+  template <typename Set> KernelAttrSet decode() const {
+    Set set;
+    set.visitFields([&](const AttrSpec &spec, auto &field) { decodeField(spec, field); });
+    return set;
+  }
+
+private:
+  [[noreturn]] void fail(const std::string &message) const {
+    throw Error(ErrorKind::Plan, where_ + ": " + message);
+  }
+  /// The attribute `spec` names; null when it is absent and optional.
+  const fb::Attr *find(const AttrSpec &spec) const {
+    if (kernel_.attrs())
+      for (const fb::Attr *a : *kernel_.attrs())
+        if (a->name()->string_view() == spec.name)
+          return a;
+    if (spec.required)
+      fail(std::string("missing attribute '") + spec.name + "'");
+    return nullptr;
+  }
+  void decodeField(const AttrSpec &spec, int64_t &field) const {
+    if (const fb::Attr *a = find(spec))
+      field = a->i();
+  }
+  void decodeField(const AttrSpec &spec, double &field) const {
+    if (const fb::Attr *a = find(spec))
+      field = a->f();
+    if (!std::isfinite(field))
+      fail(std::string("attribute '") + spec.name + "' is not finite");
+  }
+  void decodeField(const AttrSpec &spec, bool &field) const {
+    const fb::Attr *a = find(spec);
+    if (a && a->i() != 0 && a->i() != 1)
+      fail(std::string(spec.name) + " must be 0 or 1, not " + std::to_string(a->i()));
+    field = a && a->i() == 1;
+  }
+  void decodeField(const AttrSpec &spec, Activation &field) const {
+    const fb::Attr *a = find(spec);
+    const int64_t value = a ? a->i() : 0;
+    if (value < 0 || value >= static_cast<int64_t>(kNumActivations))
+      fail("unknown activation " + std::to_string(value));
+    field = static_cast<Activation>(value);
+  }
+
+  const fb::Kernel &kernel_;
+  const std::string &where_;
+};
+
+KernelAttrSet decodeAttrs(const fb::Kernel &kernel, const std::string &where) {
+  const AttrDecoder decoder(kernel, where);
+  switch (KernelKind(kernel.kind())) {
+#define DP_KERNEL(Enum, Name, MinIn, MaxIn, NumOut, Attrs)                                       \
+  case KernelKind::Enum:                                                                         \
+    return decoder.decode<Attrs>();
+#include "runtime/format/Kernels.def"
+  case KernelKind::NumKinds:
+    break;
+  }
+  // The verifier refused unknown kinds already.
+  throw Error(ErrorKind::Plan, where + ": unknown kernel kind");
+}
+
+StepDesc decodeStep(const fb::Step &step, const std::string &what) {
+  StepDesc out;
+  out.name = step.name()->str();
+  int index = 0;
+  for (const fb::Kernel *k : *step.kernels()) {
+    KernelDesc kernel;
+    kernel.kind = KernelKind(k->kind());
+    kernel.inputs = ids(k->inputs());
+    kernel.outputs = ids(k->outputs());
+    kernel.loc = str(k->loc());
+    kernel.device = k->device();
+    kernel.where = out.name + " kernel #" + std::to_string(index++) + " (" +
+                   kernelInfo(kernel.kind).name + ")";
+    if (!kernel.loc.empty())
+      kernel.where += " at " + kernel.loc;
+    kernel.attrs = decodeAttrs(*k, what + ": " + kernel.where);
+    out.kernels.push_back(std::move(kernel));
+  }
+  out.outputs = named(step.outputs());
+  return out;
+}
+
+std::string number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", value);
+  return text;
+}
+
+std::string valueText(int64_t v) { return std::to_string(v); }
+std::string valueText(double v) { return number(v); }
+std::string valueText(bool v) { return v ? "1" : "0"; }
+std::string valueText(Activation v) { return activationName(v); }
+
+} // namespace
+
+std::string BufferDesc::text() const {
+  std::string out = std::string(dtypeName(dtype)) + "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    out += (i ? "," : "") + std::to_string(shape[i]);
+  return out + "]";
+}
+
+int Plan::input(const std::string &name, int device) const {
+  for (const NamedBuffer &in : inputs)
+    if (in.name == name && buffers[in.buffer].device == device)
+      return static_cast<int>(in.buffer);
+  return -1;
+}
+
+int Plan::output(StepKind kind, const std::string &name, int device) const {
+  for (const NamedBuffer &o : step(kind).outputs)
+    if (o.name == name && buffers[o.buffer].device == device)
+      return static_cast<int>(o.buffer);
+  return -1;
+}
+
+Plan Plan::decode(const PlanFile &file, const std::string &what) {
+  const fb::Plan &p = file.plan();
+  Plan plan;
+  plan.producer = str(p.producer());
+  plan.model = str(p.model());
+  plan.batch = p.batch();
+  plan.arenaBytes = p.arena_bytes();
+  plan.persistentBytes = p.persistent_bytes();
+  for (const fb::Buffer *b : *p.buffers()) {
+    BufferDesc buffer;
+    buffer.dtype = DType(b->dtype());
+    buffer.shape.assign(b->shape()->begin(), b->shape()->end());
+    buffer.numel = numElements(*b);
+    buffer.offset = b->offset();
+    buffer.device = b->device();
+    plan.buffers.push_back(std::move(buffer));
+  }
+  for (const fb::Param *pr : *p.params()) {
+    ParamDesc param;
+    param.name = pr->name()->str();
+    param.buffer = pr->buffer();
+    param.grad = pr->grad();
+    const fb::Init &init = *pr->init();
+    param.init = {InitKind(init.kind()), init.a(), init.b(), init.fan_in(), init.fan_out()};
+    param.kind = ParamKind(pr->kind());
+    plan.params.push_back(std::move(param));
+  }
+  for (const fb::Input *in : *p.inputs())
+    plan.inputs.push_back({in->name()->str(), in->buffer()});
+  plan.train = decodeStep(*p.train(), what);
+  plan.eval = decodeStep(*p.eval(), what);
+  plan.devicesPerProcess = p.devices_per_process();
+  plan.processes = p.processes();
+  if (p.collectives())
+    for (const fb::Collective *c : *p.collectives()) {
+      CollectiveDesc collective;
+      collective.kind = c->kind()->str();
+      collective.bucket = c->bucket();
+      collective.dtype = DType(c->dtype());
+      collective.elements = c->elements();
+      collective.group = c->group()->str();
+      if (c->tensors())
+        for (const flatbuffers::String *t : *c->tensors())
+          collective.tensors.push_back(t->str());
+      collective.loc = str(c->loc());
+      plan.collectives.push_back(std::move(collective));
+    }
+  plan.manifestHash = p.manifest_hash();
+  plan.deviceKind = DeviceKind(p.device_kind());
+  plan.fileHash = file.hash();
+  plan.checksum = file.checksum();
+  plan.fileBytes = file.sizeBytes();
+  return plan;
+}
+
+Plan Plan::read(const std::string &path) { return decode(PlanFile::read(path), path); }
+
+Plan Plan::fromBytes(std::vector<uint8_t> bytes, const std::string &what) {
+  return decode(PlanFile::fromBytes(std::move(bytes), what), what);
+}
+
+std::vector<std::string> attrWords(const KernelAttrSet &attrs) {
+  std::vector<std::string> words;
+  std::visit(
+      [&](const auto &set) {
+        if constexpr (!std::is_same_v<std::decay_t<decltype(set)>, std::monostate>)
+          set.visitFields([&](const AttrSpec &spec, const auto &field) {
+            words.push_back(std::string(spec.name) + "=" + valueText(field));
+          });
+      },
+      attrs);
+  return words;
+}
+
+} // namespace dp::rt

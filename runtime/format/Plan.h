@@ -1,0 +1,149 @@
+// A plan as the runtime uses it: the verified file decoded once into plain structs. Buffers,
+// parameters, inputs, both steps' kernels with their typed attributes, and the collective
+// manifest with its names resolved. Nothing past the loader sees the serialized records: the
+// executor, the backends and the training loop read these structs, so that the file format can
+// change without touching them and a malformed attribute is refused once, at load.
+#pragma once
+
+#include "runtime/format/Enums.h"
+#include "runtime/format/KernelAttrs.h"
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace dp::rt {
+
+class PlanFile;
+
+/// The two steps of a plan.
+enum class StepKind { Train, Eval };
+inline const char *stepName(StepKind step) { return step == StepKind::Train ? "train" : "eval"; }
+
+/// A region of one device's arena seen as a tensor.
+struct BufferDesc {
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  /// Product of the shape (1 for a scalar).
+  int64_t numel = 1;
+  /// Byte offset in its device's arena (64-byte aligned).
+  uint64_t offset = 0;
+  /// The replica (device) of this process whose arena holds it.
+  int device = 0;
+
+  size_t bytes() const { return static_cast<size_t>(numel) * dtypeSize(dtype); }
+  /// "f32[100,784]" ("f32[]" for a scalar).
+  std::string text() const;
+};
+
+/// How a parameter's initial value is drawn (Keras semantics; see core/Init.h).
+struct InitDesc {
+  InitKind kind = InitKind::Zeros;
+  double a = 0, b = 0;
+  int64_t fanIn = 0, fanOut = 0;
+};
+
+/// A persistent tensor: a weight or optimizer state, one copy per device.
+struct ParamDesc {
+  std::string name;
+  uint32_t buffer = 0;
+  /// The buffer holding d(loss)/d(param) after a train step; -1 for none.
+  int32_t grad = -1;
+  InitDesc init;
+  ParamKind kind = ParamKind::Weight;
+};
+
+/// A named buffer: an input the runtime fills, or an output a step leaves.
+struct NamedBuffer {
+  std::string name;
+  uint32_t buffer = 0;
+};
+
+/// The typed attributes of one kernel: the set its kind takes in the contract table.
+using KernelAttrSet = std::variant<
+#define DP_KERNEL_ATTRS(Set, Fields) Set,
+#define DP_KERNEL(Enum, Name, MinIn, MaxIn, NumOut, Attrs)
+#include "runtime/format/Kernels.def"
+    std::monostate>;
+
+/// One kernel call of a step.
+struct KernelDesc {
+  KernelKind kind = KernelKind::NumKinds;
+  std::vector<uint32_t> inputs, outputs;
+  /// Decoded and checked against the contract table at load.
+  KernelAttrSet attrs;
+  /// Source location of the op it came from; may be empty.
+  std::string loc;
+  /// The replica that runs it; -1 for a collective, which runs on every device.
+  int device = 0;
+  /// "train kernel #3 (dense) at mlp.mlir:7:3", for messages.
+  std::string where;
+
+  /// The attributes as the set `A`; its kind must take `A` (the backends' factories are
+  /// generated from the same table, so they always ask for the right one).
+  template <typename A> const A &attrsAs() const { return std::get<A>(attrs); }
+};
+
+/// The kernels of one step, in the order the compiler scheduled them, and its named outputs.
+struct StepDesc {
+  std::string name;
+  std::vector<KernelDesc> kernels;
+  std::vector<NamedBuffer> outputs;
+};
+
+/// One entry of the collective manifest: what every rank issues, in the same order.
+struct CollectiveDesc {
+  std::string kind;  // "allreduce_mean"
+  int bucket = 0;    // the `bucket` attribute of its kernels
+  DType dtype = DType::F32;
+  int64_t elements = 0; // per replica
+  std::string group;    // "world"
+  std::vector<std::string> tensors;
+  std::string loc;
+};
+
+/// A verified plan, decoded.
+struct Plan {
+  std::string producer, model;
+  /// The global batch: rows of one step over all R x P replicas.
+  int64_t batch = 0;
+  /// Bytes of each device's arena, and of its persistent front.
+  uint64_t arenaBytes = 0, persistentBytes = 0;
+  std::vector<BufferDesc> buffers;
+  std::vector<ParamDesc> params;
+  std::vector<NamedBuffer> inputs;
+  StepDesc train, eval;
+  /// R: devices (replicas) per process; P: processes of the job.
+  int devicesPerProcess = 1, processes = 1;
+  std::vector<CollectiveDesc> collectives;
+  uint64_t manifestHash = 0;
+  DeviceKind deviceKind = DeviceKind::Cpu;
+
+  /// The file it came from: FNV-1a 64 of the whole file (the plan's identity across ranks),
+  /// the CRC-32 its header records, and its size.
+  uint64_t fileHash = 0;
+  uint32_t checksum = 0;
+  size_t fileBytes = 0;
+
+  const StepDesc &step(StepKind kind) const { return kind == StepKind::Train ? train : eval; }
+  /// The buffer bound to input `name` on `device`, or -1.
+  int input(const std::string &name, int device = 0) const;
+  /// The buffer of step output `name` on `device`, or -1.
+  int output(StepKind step, const std::string &name, int device = 0) const;
+
+  /// Decodes a verified file; `what` names it in messages. Throws Error(Plan) for a kernel
+  /// attribute its contract refuses (a missing required one, a flag other than 0 or 1, a
+  /// float that is not finite, an unknown activation).
+  static Plan decode(const PlanFile &file, const std::string &what);
+  /// Reads, verifies and decodes `path`.
+  static Plan read(const std::string &path);
+  /// Verifies and decodes a whole file image.
+  static Plan fromBytes(std::vector<uint8_t> bytes, const std::string &what);
+};
+
+/// The attribute values of `attrs` as "name=value" words in the table's order ("stride_h=2",
+/// "activation=relu"), for plan summaries.
+std::vector<std::string> attrWords(const KernelAttrSet &attrs);
+
+} // namespace dp::rt
