@@ -1,92 +1,51 @@
-// Program: owns the arena and the kernels of a loaded plan. Everything that can fail or allocate
-// happens in load(); run() only walks a vector of ready kernels.
+// The executor; see Program.h.
 #include "runtime/core/Program.h"
 
 #include "runtime/base/Error.h"
 #include "runtime/core/Init.h"
-#include "runtime/core/Tensor.h"
-#include "runtime/kernels/cpu/CpuKernels.h"
 
-#include <cstdlib>
-#include <cstring>
+#include <map>
 
 namespace dp::rt {
 
-/// The arena: one zero-initialised, 64-byte aligned block that never moves.
-struct Program::Arena {
-  uint8_t *data = nullptr;
-  size_t bytes = 0;
-  explicit Arena(size_t size) : bytes(size) {
-    // aligned_alloc wants a multiple of the alignment, and a non-empty block keeps pointers valid.
-    size_t rounded = (size + 63) / 64 * 64;
-    if (rounded == 0)
-      rounded = 64;
-    data = static_cast<uint8_t *>(std::aligned_alloc(64, rounded));
-    if (!data)
-      throw Error(ErrorKind::Runtime,
-                  "cannot allocate the arena of " + std::to_string(size) + " bytes");
-    std::memset(data, 0, rounded);
-  }
-  ~Arena() { std::free(data); }
-  Arena(const Arena &) = delete;
-  Arena &operator=(const Arena &) = delete;
+/// What one device of the process holds.
+struct Program::PerDevice {
+  std::unique_ptr<Device> device;
+  DeviceMemory arena;
+  std::unique_ptr<Stream> compute, collectives;
+  /// Events of the collective kernels: one per kernel of the train step that has any.
+  std::vector<std::unique_ptr<Event>> events;
+  /// Each step, captured.
+  std::unique_ptr<Graph> train, eval;
+  /// The kernels this device runs, by the plan kernel they implement.
+  std::map<const KernelDesc *, Kernel *> kernels;
 };
 
-/// allreduce_start / allreduce_wait: hands the replica's copy of a bucket to the engine, or
-/// waits for its mean.
-class CollectiveKernel : public Kernel {
-public:
-  CollectiveKernel(Program &program, const KernelSite &site)
-      : program_(program), start_(site.kind() == KernelKind::AllReduceStart),
-        bucket_(static_cast<int>(site.attrs<CollectiveAttrs>().bucket)) {
-    for (int d = 0; d < site.numInputs(); ++d)
-      buffers_.push_back(site.input(d).f32());
-  }
-  void run(const StepContext &ctx) override {
-    CollectiveEngine *engine = program_.collectives_;
-    if (!engine)
-      throw Error(ErrorKind::Runtime, "the plan has collectives but no collective engine "
-                                      "was attached");
-    if (start_)
-      engine->start(bucket_, ctx.replica, buffers_[ctx.replica]);
-    else
-      engine->wait(bucket_, ctx.replica);
-  }
+Program::Program(Plan plan, Backend &backend) : plan_(std::move(plan)), backend_(backend) {}
 
-private:
-  Program &program_;
-  bool start_;
-  int bucket_;
-  std::vector<float *> buffers_;
-};
-
-void Program::buildStep(const StepDesc &step, std::vector<std::vector<Kernel *>> &perDevice) {
-  perDevice.assign(devices(), {});
-  for (const KernelDesc &k : step.kernels) {
-    KernelSite site(plan_, arenaData_.data(), k, &kernelState_);
-    if (isCollective(site.kind()))
-      kernels_.push_back(std::make_unique<CollectiveKernel>(*this, site));
-    else
-      kernels_.push_back(cpu::makeCpuKernel(site));
-    for (int d = 0; d < devices(); ++d)
-      if (k.device < 0 || k.device == d)
-        perDevice[d].push_back(kernels_.back().get());
+Program::~Program() {
+  // Streams run what they were given before they stop; waiting here first keeps the arenas
+  // alive until then. Errors were reported to whoever ran the steps.
+  for (auto &d : devices_) {
+    try {
+      d->compute->synchronize();
+    } catch (...) {
+    }
+    try {
+      d->collectives->synchronize();
+    } catch (...) {
+    }
   }
 }
 
-Program::Program(Plan plan) : plan_(std::move(plan)) {}
-Program::~Program() = default;
-
-std::unique_ptr<Program> Program::load(Plan plan_) {
-  std::unique_ptr<Program> program(new Program(std::move(plan_)));
-  const Plan &plan = program->plan();
-  // TODO(cuda-backend): a registry of device backends picks the one the plan asks for; the CPU
-  // backend is the only one this build has.
-  if (plan.deviceKind != DeviceKind::Cpu)
-    throw Error(ErrorKind::Plan,
-                std::string("the plan was compiled for ") + deviceKindName(plan.deviceKind) +
-                    " devices (dpc compile --device); this dprun runs plans on the CPU only: "
-                    "recompile with --device cpu");
+std::unique_ptr<Program> Program::load(Plan loaded, Backend *chosen) {
+  Backend &backend = chosen ? *chosen : BackendRegistry::get(loaded.deviceKind);
+  if (backend.kind() != loaded.deviceKind)
+    throw Error(ErrorKind::Plan, std::string("the plan was compiled for ") +
+                                     deviceKindName(loaded.deviceKind) + " devices, not " +
+                                     deviceKindName(backend.kind()));
+  std::unique_ptr<Program> program(new Program(std::move(loaded), backend));
+  const Plan &plan = program->plan_;
   for (const ParamDesc &p : plan.params) {
     std::string where = "param '" + p.name + "'";
     const BufferDesc &b = plan.buffers[p.buffer];
@@ -95,19 +54,98 @@ std::unique_ptr<Program> Program::load(Plan plan_) {
                                        dtypeName(b.dtype) + ", parameters must be f32");
     checkInit(p.init, where);
   }
-  for (int d = 0; d < program->devices(); ++d) {
-    program->arenas_.push_back(std::make_unique<Arena>(plan.arenaBytes));
-    program->arenaData_.push_back(program->arenas_.back()->data);
+  std::vector<std::unique_ptr<Device>> opened = backend.openDevices(program->devices());
+  std::vector<uint8_t *> arenas;
+  for (auto &device : opened) {
+    auto d = std::make_unique<PerDevice>();
+    d->device = std::move(device);
+    d->arena = d->device->allocate(plan.arenaBytes);
+    d->compute = d->device->createStream("compute");
+    d->collectives = d->device->createStream("collectives");
+    arenas.push_back(static_cast<uint8_t *>(d->arena.data()));
+    // A failed replica would leave the others waiting for its buckets: release them.
+    Program *self = program.get();
+    const int index = static_cast<int>(program->devices_.size());
+    d->device->setFailureHandler([self, index](const std::string &why) {
+      if (self->collectives_)
+        self->collectives_->abort("replica " + std::to_string(index) + " failed: " + why);
+    });
+    program->devices_.push_back(std::move(d));
   }
-  program->buildStep(plan.train, program->train_);
-  program->buildStep(plan.eval, program->eval_);
+  // Kernels in the plan's order, train step first: kernels that share state (an LSTM and its
+  // gradient) find it in the order they were compiled.
+  for (const StepDesc *step : {&plan.train, &plan.eval})
+    for (const KernelDesc &k : step->kernels) {
+      if (isCollective(k.kind))
+        continue;
+      KernelSite site(plan, arenas.data(), k, &program->kernelState_);
+      PerDevice &d = *program->devices_[k.device];
+      program->kernels_.push_back(backend.makeKernel(*d.device, site));
+      d.kernels[&k] = program->kernels_.back().get();
+    }
+  for (int d = 0; d < program->devices(); ++d) {
+    program->captureStep(d, plan.train, program->devices_[d]->train);
+    program->captureStep(d, plan.eval, program->devices_[d]->eval);
+  }
   return program;
 }
 
+void Program::captureStep(int index, const StepDesc &step, std::unique_ptr<Graph> &graph) {
+  PerDevice &d = *devices_[index];
+  Device &device = *d.device;
+  Stream &compute = *d.compute, &collectives = *d.collectives;
+  device.beginCapture({&compute, &collectives});
+  try {
+    const StepContext unused;
+    for (const KernelDesc &k : step.kernels) {
+      if (!isCollective(k.kind)) {
+        if (k.device == index)
+          compute.launch(*d.kernels.at(&k), unused);
+        continue;
+      }
+      const int bucket = static_cast<int>(k.attrsAs<CollectiveAttrs>().bucket);
+      d.events.push_back(device.createEvent());
+      Event &event = *d.events.back();
+      if (k.kind == KernelKind::AllReduceStart) {
+        // The collectives stream takes the bucket once the compute stream has written it.
+        float *data = static_cast<float *>(bufferData(k.inputs[index]));
+        compute.record(event);
+        collectives.wait(event);
+        collectives.host([this, bucket, index, data] {
+          if (!collectives_)
+            throw Error(ErrorKind::Runtime, "the plan has collectives but no collective "
+                                            "engine was attached");
+          collectives_->start(bucket, index, data);
+        });
+      } else {
+        // The compute stream goes on once the collectives stream has the mean.
+        collectives.host([this, bucket, index] {
+          if (!collectives_)
+            throw Error(ErrorKind::Runtime, "the plan has collectives but no collective "
+                                            "engine was attached");
+          collectives_->wait(bucket, index);
+        });
+        collectives.record(event);
+        compute.wait(event);
+      }
+    }
+  } catch (...) {
+    device.endCapture();
+    throw;
+  }
+  graph = device.endCapture();
+}
+
+Device &Program::device(int d) const { return *devices_.at(d)->device; }
+Stream &Program::stream(int d) const { return *devices_.at(d)->compute; }
+
 void Program::initParams(uint64_t seed) {
-  for (const ParamDesc &p : plan_.params)
-    drawInit(static_cast<float *>(bufferData(p.buffer)), buffer(p.buffer).numel, p.init, seed,
-             p.name);
+  std::vector<float> values;
+  for (const ParamDesc &p : plan_.params) {
+    values.resize(static_cast<size_t>(buffer(p.buffer).numel));
+    drawInit(values.data(), buffer(p.buffer).numel, p.init, seed, p.name);
+    write(p.buffer, values.data());
+  }
 }
 
 void *Program::bufferData(uint32_t id) {
@@ -115,20 +153,25 @@ void *Program::bufferData(uint32_t id) {
     throw Error(ErrorKind::Runtime, "buffer " + std::to_string(id) +
                                         " does not exist (the plan has " +
                                         std::to_string(plan_.buffers.size()) + " buffers)");
-  return arenaData_[buffer(id).device] + buffer(id).offset;
+  const BufferDesc &b = buffer(id);
+  return static_cast<uint8_t *>(devices_[b.device]->arena.data()) + b.offset;
 }
 
-int Program::inputBuffer(const std::string &name, int device) const {
-  return plan_.input(name, device);
+void Program::read(uint32_t id, void *host) {
+  void *data = bufferData(id);
+  Stream &s = stream(buffer(id).device);
+  s.copy(host, data, buffer(id).bytes());
+  s.synchronize();
 }
 
-int Program::outputBuffer(StepKind step, const std::string &name, int device) const {
-  return plan_.output(step, name, device);
+void Program::write(uint32_t id, const void *host) {
+  void *data = bufferData(id);
+  Stream &s = stream(buffer(id).device);
+  s.copy(data, host, buffer(id).bytes());
+  s.synchronize();
 }
 
-bool Program::hasCollectives() const { return !plan_.collectives.empty(); }
-
-void Program::run(StepKind step, const StepContext &ctx) {
+void Program::enqueue(StepKind step, const StepContext &ctx) {
   // Cheap checks of the caller's context: a zero valid-row count would silently make every
   // loss zero, and Adam's bias correction divides by 1 - beta1^step.
   if (ctx.validRows < 1 || ctx.validRows > plan_.batch)
@@ -142,8 +185,24 @@ void Program::run(StepKind step, const StepContext &ctx) {
     throw Error(ErrorKind::Runtime, std::string(stepName(step)) + " step: replica " +
                                         std::to_string(ctx.replica) + " of " +
                                         std::to_string(devices()));
-  for (Kernel *k : (step == StepKind::Train ? train_ : eval_)[ctx.replica])
-    k->run(ctx);
+  PerDevice &d = *devices_[ctx.replica];
+  d.device->launch(step == StepKind::Train ? *d.train : *d.eval, ctx);
+}
+
+void Program::synchronize(int index) {
+  PerDevice &d = *devices_.at(index);
+  d.compute->synchronize();
+  d.collectives->synchronize();
+}
+
+void Program::synchronize() {
+  for (int d = 0; d < devices(); ++d)
+    synchronize(d);
+}
+
+void Program::run(StepKind step, const StepContext &ctx) {
+  enqueue(step, ctx);
+  synchronize(ctx.replica);
 }
 
 } // namespace dp::rt

@@ -4,6 +4,7 @@
 #include "runtime/base/Error.h"
 #include "runtime/core/Program.h"
 #include "runtime/data/Random.h"
+#include "runtime/kernels/Backends.h"
 #include "runtime/train/PlanInfo.h"
 
 #include <algorithm>
@@ -42,6 +43,7 @@ void randomInputs(Program &program, uint64_t seed) {
 } // namespace
 
 int checkGradients(Plan loaded, const GradCheckOptions &options, std::ostream &out) {
+  registerBuiltinBackends();
   std::unique_ptr<Program> program = Program::load(std::move(loaded));
   const Plan &plan = program->plan();
   // Finite differences are taken of the eval loss, where dropout is the identity; the train

@@ -2,6 +2,7 @@
 #include "runtime/train/Trainer.h"
 
 #include "runtime/base/Error.h"
+#include "runtime/train/Job.h"
 #include "runtime/train/PlanInfo.h"
 #include "runtime/train/Progress.h"
 #include "runtime/train/Report.h"
@@ -26,25 +27,8 @@ double secondsSince(Clock::time_point start) {
 
 } // namespace
 
-namespace {
-
-/// The collective kernels' view of the collectives engine.
-class EngineAdapter : public CollectiveEngine {
-public:
-  explicit EngineAdapter(Collectives &engine) : engine_(engine) {}
-  void start(int bucket, int replica, float *data) override {
-    engine_.start(bucket, replica, data);
-  }
-  void wait(int bucket, int replica) override { engine_.wait(bucket, replica); }
-
-private:
-  Collectives &engine_;
-};
-
-} // namespace
-
 Trainer::Trainer(Program &program, const std::string &planName, std::ostream &out, bool interactive,
-                 bool quiet, ProcessGroup *group, Collectives *engine)
+                 bool quiet, ProcessGroup *group)
     : program_(program), planName_(planName), out_(out), interactive_(interactive), quiet_(quiet),
       group_(group), batch_(program.plan().batch) {
   auto fail = [&](const std::string &problem) {
@@ -102,30 +86,79 @@ Trainer::Trainer(Program &program, const std::string &planName, std::ostream &ou
   if (ranks != processes)
     throw Error(ErrorKind::Launch, planName_ + " was compiled for " + std::to_string(processes) +
                                        " process(es) but runs in " + std::to_string(ranks));
-  if (program.hasCollectives()) {
-    if (!engine)
-      throw Error(ErrorKind::Runtime, planName_ + ": the plan has collectives but no engine");
-    adapter_ = std::make_unique<EngineAdapter>(*engine);
-    program.attachCollectives(adapter_.get());
+  for (int d = 0; d < replicas; ++d) {
+    rt::Device &device = program.device(d);
+    Slots slots;
+    slots.scalars = device.allocateHost(4 * sizeof(float));
+    if (!device.hostAccessible()) {
+      const size_t imageBytes = program.buffer(devices_[d].image).bytes();
+      const size_t labelBytes = program.buffer(devices_[d].label).bytes();
+      for (DeviceMemory &staging : slots.staging)
+        staging = device.allocateHost(imageBytes + labelBytes);
+    }
+    for (auto &event : slots.done)
+      event = device.createEvent();
+    slots_.push_back(std::move(slots));
   }
-  pool_ = std::make_unique<ReplicaPool>(replicas, [engine](const std::string &why) {
-    if (engine)
-      engine->abort(why);
-  });
 }
 
-Trainer::~Trainer() { program_.attachCollectives(nullptr); }
+Trainer::~Trainer() {
+  // Nothing enqueued may outlive the batchers and slots it refers to.
+  try {
+    program_.synchronize();
+  } catch (...) {
+  }
+}
 
 int64_t Trainer::shardBegin(int r) const {
   const int rank = group_ ? group_->rank() : 0;
   return (int64_t(rank) * program_.devices() + r) * shardRows_;
 }
 
-int64_t Trainer::fillShard(const Batcher &batcher, int64_t batch, int r) {
+int64_t Trainer::shardValidRows(const Batcher &batcher, int64_t batch, int r) const {
+  return std::clamp<int64_t>(batcher.validRows(batch) - shardBegin(r), 0, shardRows_);
+}
+
+void Trainer::enqueueStep(const Batcher &batcher, int64_t batch, int r, StepKind step,
+                          const StepContext &ctx, int slot) {
   const Device &dev = devices_[r];
-  return batcher.fillBatch(batch, shardBegin(r), shardBegin(r) + shardRows_,
-                           static_cast<float *>(program_.bufferData(dev.image)),
-                           static_cast<int32_t *>(program_.bufferData(dev.label)));
+  Slots &slots = slots_[r];
+  Stream &stream = program_.stream(r);
+  auto *image = static_cast<float *>(program_.bufferData(dev.image));
+  auto *label = static_cast<int32_t *>(program_.bufferData(dev.label));
+  const int64_t begin = shardBegin(r), end = begin + shardRows_;
+  if (program_.device(r).hostAccessible()) {
+    // Gathered on the device's own stream, in order after the step before.
+    stream.host([&batcher, batch, begin, end, image, label] {
+      batcher.fillBatch(batch, begin, end, image, label);
+    });
+  } else {
+    // Gathered here while the device runs the step before; the slot's previous copy finished
+    // before the host read the slot's results.
+    const size_t imageBytes = program_.buffer(dev.image).bytes();
+    const size_t labelBytes = program_.buffer(dev.label).bytes();
+    auto *staged = static_cast<uint8_t *>(slots.staging[slot].data());
+    batcher.fillBatch(batch, begin, end, reinterpret_cast<float *>(staged),
+                      reinterpret_cast<int32_t *>(staged + imageBytes));
+    stream.copy(image, staged, imageBytes);
+    stream.copy(label, staged + imageBytes, labelBytes);
+  }
+  program_.enqueue(step, ctx);
+  const bool train = step == StepKind::Train;
+  auto *scalars = static_cast<float *>(slots.scalars.data()) + 2 * slot;
+  stream.copy(scalars, program_.bufferData(train ? dev.trainLoss : dev.evalLoss), sizeof(float));
+  const int correct = train ? dev.trainCorrect : dev.evalCorrect;
+  if (correct >= 0)
+    stream.copy(scalars + 1, program_.bufferData(correct), sizeof(float));
+  else
+    scalars[1] = 0;
+  stream.record(*slots.done[slot]);
+}
+
+std::pair<float, float> Trainer::collect(int r, int slot) {
+  slots_[r].done[slot]->synchronize();
+  const auto *scalars = static_cast<const float *>(slots_[r].scalars.data()) + 2 * slot;
+  return {scalars[0], scalars[1]};
 }
 
 void Trainer::checkData(const Dataset &data) const {
@@ -145,10 +178,6 @@ ImageSize Trainer::imageSize() const {
   return {image.shape[1], image.shape[2]};
 }
 
-float Trainer::readScalar(int buffer) {
-  return *static_cast<const float *>(program_.bufferData(static_cast<uint32_t>(buffer)));
-}
-
 EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, int64_t maxSteps) {
   auto start = Clock::now();
   batcher.setEpoch(epoch - 1);
@@ -160,25 +189,31 @@ EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, 
   ProgressBar bar(out_, interactive_ && !quiet_,
                   "epoch " + std::to_string(epoch) + "/" + std::to_string(epochs), steps);
   double lossSum = 0, correct = 0;
-  for (int64_t b = 0; b < steps; ++b) {
-    const int64_t stepNumber = ++step_;
-    // Each replica gathers its own shard of the global batch, then runs its step.
-    pool_->run([&](int r) {
-      fillShard(batcher, b, r);
-      StepContext ctx{shardRows_, shardRows_, stepNumber, r, seed_, shardBegin(r)};
-      program_.run(StepKind::Train, ctx);
-    });
+  // Step b is enqueued on every replica before the results of step b - 1 are read, so each
+  // device goes from one step to the next without waiting for the host.
+  auto collectStep = [&](int64_t b) {
     // Every shard is full, so the mean of the shard means is the mean over this process's
     // samples.
     double loss = 0;
-    for (const Device &dev : devices_) {
-      loss += readScalar(dev.trainLoss);
-      if (dev.trainCorrect >= 0)
-        correct += readScalar(dev.trainCorrect);
+    for (int r = 0; r < replicas; ++r) {
+      const auto [shardLoss, shardCorrect] = collect(r, b % 2);
+      loss += shardLoss;
+      correct += shardCorrect;
     }
     lossSum += loss / replicas;
     bar.update(b + 1, lossSum / static_cast<double>(b + 1));
+  };
+  for (int64_t b = 0; b < steps; ++b) {
+    const int64_t stepNumber = ++step_;
+    for (int r = 0; r < replicas; ++r)
+      enqueueStep(batcher, b, r, StepKind::Train,
+                  StepContext{shardRows_, shardRows_, stepNumber, r, seed_, shardBegin(r)},
+                  static_cast<int>(b % 2));
+    if (b > 0)
+      collectStep(b - 1);
   }
+  if (steps > 0)
+    collectStep(steps - 1);
   bar.finish();
 
   EpochStats stats;
@@ -212,27 +247,36 @@ EvalStats Trainer::evaluate(const Dataset &data) {
   const int replicas = program_.devices();
   ProgressBar bar(out_, interactive_ && !quiet_, "evaluate", batcher.numBatches());
   double lossSum = 0, correct = 0, samples = 0;
-  std::vector<int64_t> valid(replicas, 0);
-  for (int64_t b = 0; b < batcher.numBatches(); ++b) {
-    pool_->run([&](int r) {
-      valid[r] = fillShard(batcher, b, r);
-      // A shard wholly past the data (the padded last batch) has nothing to evaluate; the
-      // eval step has no collectives, so replicas need not run it together.
-      if (valid[r] > 0)
-        program_.run(StepKind::Eval,
-                     StepContext{valid[r], shardRows_, step_ > 0 ? step_ : 1, r, seed_,
-                                 shardBegin(r)});
-    });
+  auto collectStep = [&](int64_t b) {
     for (int r = 0; r < replicas; ++r) {
-      if (valid[r] == 0)
+      const int64_t valid = shardValidRows(batcher, b, r);
+      if (valid == 0)
         continue;
       // The loss is a mean over the valid rows: weight it by them to average over samples.
-      lossSum += static_cast<double>(readScalar(devices_[r].evalLoss)) * double(valid[r]);
-      correct += readScalar(devices_[r].evalCorrect);
-      samples += double(valid[r]);
+      const auto [shardLoss, shardCorrect] = collect(r, b % 2);
+      lossSum += static_cast<double>(shardLoss) * double(valid);
+      correct += shardCorrect;
+      samples += double(valid);
     }
     bar.update(b + 1, samples ? lossSum / samples : 0);
+  };
+  const int64_t batches = batcher.numBatches();
+  for (int64_t b = 0; b < batches; ++b) {
+    for (int r = 0; r < replicas; ++r) {
+      // A shard wholly past the data (the padded last batch) has nothing to evaluate; the
+      // eval step has no collectives, so replicas need not run it together.
+      const int64_t valid = shardValidRows(batcher, b, r);
+      if (valid > 0)
+        enqueueStep(batcher, b, r, StepKind::Eval,
+                    StepContext{valid, shardRows_, step_ > 0 ? step_ : 1, r, seed_,
+                                shardBegin(r)},
+                    static_cast<int>(b % 2));
+    }
+    if (b > 0)
+      collectStep(b - 1);
   }
+  if (batches > 0)
+    collectStep(batches - 1);
   bar.finish();
   if (group_ && group_->size() > 1) {
     double totals[3] = {lossSum, correct, samples};
@@ -257,46 +301,33 @@ void dumpParams(Program &program, const std::string &path) {
     uint64_t count = static_cast<uint64_t>(b.numel);
     for (int i = 0; i < 8; ++i)
       image.push_back(static_cast<char>((count >> (8 * i)) & 0xff));
-    const char *data = static_cast<const char *>(program.bufferData(p.buffer));
-    image.append(data, b.bytes());
+    const size_t at = image.size();
+    image.resize(at + b.bytes());
+    program.read(p.buffer, &image[at]);
   }
   writeFileAtomically(path, image);
 }
 
 namespace {
 
-/// The job behind runTraining once the process group exists.
-TrainReport trainWith(const std::string &planPath, const TrainOptions &options, std::ostream &out,
-                      std::unique_ptr<Program> program, ProcessGroup &group,
+/// Trains and evaluates the plan of a launched job.
+TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
                       Clock::time_point start) {
   TrainReport report;
+  const std::string &planPath = job.planPath();
+  Program *program = &job.program();
+  ProcessGroup &group = job.group();
+  Collectives *engine = job.collectives();
   const Plan &plan = program->plan();
   report.replicas = program->devices();
   report.processes = program->processes();
   const double timeout = options.collectiveTimeout > 0 ? options.collectiveTimeout : 1e9;
-
-  std::unique_ptr<Collectives> engine;
-  if (program->hasCollectives()) {
-    std::vector<BucketInfo> buckets;
-    for (const CollectiveDesc &c : plan.collectives) {
-      BucketInfo b;
-      b.index = c.bucket;
-      b.elements = c.elements;
-      for (const std::string &t : c.tensors)
-        b.tensors += (b.tensors.empty() ? "" : ", ") + t;
-      b.loc = c.loc;
-      buckets.push_back(b);
-    }
-    engine = std::make_unique<Collectives>(group, program->devices(), buckets,
-                                           options.collectiveTimeout);
-  }
-  const bool printer = group.rank() == 0;
+  const bool printer = job.printer();
   const bool quiet = options.quiet || !printer;
   std::ostringstream discard;
   std::ostream &log = printer ? out : discard;
   const bool interactive = options.interactive && group.size() == 1 && !launchedByMpiLauncher();
-  Trainer trainer(*program, planPath, log, interactive, quiet, &group,
-                  engine.get());
+  Trainer trainer(*program, planPath, log, interactive, quiet, &group);
   trainer.setTimeout(timeout);
   trainer.setSeed(options.seed);
   const int64_t classes = numClasses(plan);
@@ -388,33 +419,11 @@ TrainReport runTraining(const std::string &planPath, const TrainOptions &options
     checkWritable(options.paramsPath);
 
   auto start = Clock::now();
-  std::unique_ptr<Program> program = Program::load(Plan::read(planPath));
-  // MPI only when launched by an MPI launcher or needed; a one-process plan started directly
-  // never touches it.
-  const bool useMpi = program->processes() > 1 || launchedByMpiLauncher();
-  std::unique_ptr<ProcessGroup> group = ProcessGroup::create(useMpi);
-  // Every rank must run the same plan with the same seed before anything else is exchanged.
-  // A difference is seen by every rank, so each reports it and exits on its own (no abort
-  // that could kill the others before they print).
-  Handshake mine;
-  mine.planHash = program->plan().fileHash;
-  mine.manifestHash = program->plan().manifestHash;
-  mine.replicas = program->devices();
-  mine.processes = program->processes();
-  mine.seed = options.seed;
-  mine.planPath = planPath;
-  group->handshake(mine, options.collectiveTimeout > 0 ? options.collectiveTimeout : 1e9);
-  if (group->size() == 1)
-    return trainWith(planPath, options, out, std::move(program), *group, start);
-  try {
-    return trainWith(planPath, options, out, std::move(program), *group, start);
-  } catch (const Error &e) {
-    // One rank's failure ends the job: the others would wait for it in a collective.
-    group->abortJob(e.what(), e.exitCode());
-  } catch (const std::exception &e) {
-    group->abortJob(e.what(), static_cast<int>(ErrorKind::Runtime));
-  }
-  std::abort(); // abortJob does not return
+  JobOptions jobOptions;
+  jobOptions.seed = options.seed;
+  jobOptions.collectiveTimeout = options.collectiveTimeout;
+  std::unique_ptr<Job> job = Job::launch(planPath, jobOptions);
+  return job->run([&] { return trainWith(*job, options, out, start); });
 }
 
 } // namespace dp::rt

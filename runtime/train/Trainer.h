@@ -7,7 +7,6 @@
 #include "runtime/core/Program.h"
 #include "runtime/data/Batcher.h"
 #include "runtime/data/Dataset.h"
-#include "runtime/train/Replicas.h"
 
 #include <cstdint>
 #include <iosfwd>
@@ -87,7 +86,7 @@ public:
   /// batch and per-epoch figures are totals over all ranks. `engine` must be given when the
   /// plan has collectives.
   Trainer(Program &program, const std::string &planName, std::ostream &out, bool interactive,
-          bool quiet, ProcessGroup *group = nullptr, Collectives *engine = nullptr);
+          bool quiet, ProcessGroup *group = nullptr);
   ~Trainer();
 
   /// Elements per sample of the "image" input (784 for 28x28 images).
@@ -113,21 +112,31 @@ public:
   /// Seconds the cross-process metric exchanges may wait for the other ranks.
   void setTimeout(double seconds) { timeout_ = seconds; }
 
-  /// The replica threads of this process.
-  ReplicaPool &replicas() { return *pool_; }
-
 private:
-  float readScalar(int buffer);
   /// Global-batch rows replica `r` of this process holds: [first, first + shardRows_).
   int64_t shardBegin(int r) const;
-  /// Gathers replica `r`'s rows of global batch `batch` into its inputs; returns the real
-  /// (unpadded) rows among them.
-  int64_t fillShard(const Batcher &batcher, int64_t batch, int r);
+  /// Real (unpadded) rows of replica `r`'s shard of global batch `batch`.
+  int64_t shardValidRows(const Batcher &batcher, int64_t batch, int r) const;
+  /// Enqueues on replica `r`'s stream: gathering its rows of global batch `batch` into its
+  /// inputs, `step` with `ctx`, and reading the step's loss and correct count into host slot
+  /// `slot`, then marks the slot's event. On a device the host cannot address, the rows are
+  /// gathered here into the slot's staging memory and copied.
+  void enqueueStep(const Batcher &batcher, int64_t batch, int r, StepKind step,
+                   const StepContext &ctx, int slot);
+  /// Waits for host slot `slot` of replica `r` and returns its (loss, correct).
+  std::pair<float, float> collect(int r, int slot);
 
   /// The buffers each replica (device) reads and writes.
   struct Device {
     int image = -1, label = -1;
     int trainLoss = -1, trainCorrect = -1, evalLoss = -1, evalCorrect = -1;
+  };
+  /// Host memory and events of the two steps a replica may have in flight: while the device
+  /// runs step n, the host enqueues step n + 1 and then reads the results of step n.
+  struct Slots {
+    DeviceMemory scalars;        // per slot: loss, correct
+    DeviceMemory staging[2];     // per slot: image rows then labels (devices not host-addressable)
+    std::unique_ptr<Event> done[2];
   };
 
   Program &program_;
@@ -137,8 +146,7 @@ private:
   ProcessGroup *group_;
   int64_t batch_ = 0, shardRows_ = 0, sampleElements_ = 0;
   std::vector<Device> devices_;
-  std::unique_ptr<CollectiveEngine> adapter_;
-  std::unique_ptr<ReplicaPool> pool_;
+  std::vector<Slots> slots_;
   int64_t step_ = 0;
   uint64_t seed_ = 1;
   double timeout_ = 60;

@@ -5,6 +5,7 @@
 
 #include "runtime/core/Program.h"
 #include "runtime/format/PlanFile.h"
+#include "runtime/kernels/Backends.h"
 
 #include <deque>
 #include <map>
@@ -170,7 +171,10 @@ public:
   PlanFile planFile() const { return PlanFile::fromBytes(fileBytes(), "test.dpx"); }
   /// The verified plan, decoded.
   Plan plan() const { return Plan::fromBytes(fileBytes(), "test.dpx"); }
-  std::unique_ptr<Program> load() const { return Program::load(plan()); }
+  std::unique_ptr<Program> load() const {
+    registerBuiltinBackends();
+    return Program::load(plan());
+  }
 
 private:
   struct BufferSpec {

@@ -1,8 +1,7 @@
 // The CPU backend's entry point: turns one kernel of a plan into a ready-to-run Kernel.
 #pragma once
 
-#include "runtime/core/Program.h"
-#include "runtime/core/Tensor.h"
+#include "runtime/device/Kernel.h"
 
 #include <memory>
 

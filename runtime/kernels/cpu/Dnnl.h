@@ -2,8 +2,7 @@
 // that can be executed repeatedly without building argument maps or allocating.
 #pragma once
 
-#include "runtime/core/Program.h"
-#include "runtime/core/Tensor.h"
+#include "runtime/device/Kernel.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
 

@@ -2,8 +2,7 @@
 // row-wise softmax helpers that several families use.
 #pragma once
 
-#include "runtime/core/Program.h"
-#include "runtime/core/Tensor.h"
+#include "runtime/device/Kernel.h"
 
 #include <cmath>
 #include <cstdint>

@@ -1,6 +1,8 @@
-// Views of arena buffers as typed tensors, and the binding of one plan kernel to its buffers.
-// Kernel backends build their kernels from a KernelSite at load time; everything here is
-// header-only so that backends depend on the plan format and not on the Program library.
+// What a backend implements and is given: a Kernel that runs one kernel call of a step, the
+// per-call StepContext, views of arena buffers as typed tensors, and the KernelSite that binds
+// one plan kernel to its buffers. Backends build their kernels from a KernelSite at load time;
+// everything here is header-only so that backends depend on the plan format and the device
+// layer, never on the executor.
 #pragma once
 
 #include "runtime/base/Error.h"
@@ -16,6 +18,34 @@
 #include <vector>
 
 namespace dp::rt {
+
+/// Per-call facts a kernel may need.
+struct StepContext {
+  /// Rows of the batch that hold real samples (the rest is padding in a short last batch).
+  int64_t validRows = 0;
+  /// Rows of this replica's batch, real and padding (0: unknown, a loss's rows are the
+  /// batch). A loss over a multiple of them (the batch stacked along its axis) sees the valid
+  /// rows first in each block of batchRows.
+  int64_t batchRows = 0;
+  /// 1-based count of train steps run so far including this one (Adam's bias correction).
+  int64_t step = 1;
+  /// The replica (device of this process) running the step.
+  int replica = 0;
+  /// The run's seed (`dprun --seed`): random kernels (dropout) draw from it.
+  uint64_t seed = 0;
+  /// The row of the global batch that this replica's first row is: draws per sample row
+  /// depend on the global row, so that any split of the batch draws the same numbers.
+  int64_t firstRow = 0;
+};
+
+/// One kernel of a step, bound to its buffers. Backends implement it. run() executes the call
+/// in the order of the stream it was launched on: the CPU backend computes it on the stream's
+/// thread; a GPU backend launches it on the stream and returns.
+class Kernel {
+public:
+  virtual ~Kernel() = default;
+  virtual void run(const StepContext &ctx) = 0;
+};
 
 /// A buffer of the arena seen as a tensor: base pointer, element type and shape.
 struct TensorView {

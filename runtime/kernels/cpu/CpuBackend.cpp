@@ -1,0 +1,135 @@
+// The CPU backend; see CpuBackend.h. Device d of R gets its own share of the cores the process
+// may run on: its compute stream's thread is pinned there (when every device can have a core of
+// its own) and its OpenMP loops and oneDNN primitives use that many threads. One device keeps
+// the whole process's cores and is not pinned.
+#include "runtime/kernels/cpu/CpuBackend.h"
+
+#include "runtime/base/Error.h"
+#include "runtime/base/HostMemory.h"
+#include "runtime/device/HostStreams.h"
+#include "runtime/kernels/cpu/CpuKernels.h"
+
+#include <oneapi/dnnl/dnnl.hpp>
+#include <omp.h>
+#include <sched.h>
+
+#include <cstdlib>
+#include <cstring>
+
+namespace dp::rt::cpu {
+namespace {
+
+/// The cores this process may run on.
+std::vector<int> allowedCpus() {
+  std::vector<int> cpus;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0)
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set))
+        cpus.push_back(c);
+  return cpus;
+}
+
+class CpuDevice final : public HostDevice {
+public:
+  /// `cores` are this device's share; `pin` says whether its compute thread is pinned to them.
+  CpuDevice(int ordinal, std::vector<int> cores, bool pin, int threads)
+      : ordinal_(ordinal), cores_(std::move(cores)), pin_(pin), threads_(threads) {}
+
+  DeviceKind kind() const override { return DeviceKind::Cpu; }
+  int ordinal() const override { return ordinal_; }
+  std::string describe() const override {
+    std::string text = "cpu:" + std::to_string(ordinal_);
+    if (pin_) {
+      text += " (core" + std::string(cores_.size() > 1 ? "s" : "");
+      for (size_t i = 0; i < cores_.size(); ++i)
+        text += (i ? "," : " ") + std::to_string(cores_[i]);
+      text += ")";
+    }
+    return text;
+  }
+  bool hostAccessible() const override { return true; }
+
+  DeviceMemory allocate(size_t bytes) override {
+    // aligned_alloc wants a multiple of the alignment; a non-empty block keeps pointers valid.
+    const size_t rounded = bytes == 0 ? 64 : (bytes + 63) / 64 * 64;
+    void *data = rounded < bytes ? nullptr : std::aligned_alloc(64, rounded);
+    if (!data)
+      throw Error(ErrorKind::Memory, describe() + ": cannot allocate " + bytesText(bytes) +
+                                         " (" + std::to_string(bytes) + " bytes)");
+    std::memset(data, 0, rounded);
+    return DeviceMemory(data, bytes, [](void *p) { std::free(p); });
+  }
+  DeviceMemory allocateHost(size_t bytes) override { return allocate(bytes); }
+
+protected:
+  void startStreamThread(const std::string &stream) override {
+    if (stream != "compute")
+      return;
+    if (pin_) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      for (int c : cores_)
+        CPU_SET(c, &set);
+      sched_setaffinity(0, sizeof(set), &set);
+    }
+    if (threads_ > 0)
+      omp_set_num_threads(threads_);
+  }
+
+private:
+  int ordinal_;
+  std::vector<int> cores_;
+  bool pin_;
+  int threads_;
+};
+
+class CpuBackend final : public Backend {
+public:
+  DeviceKind kind() const override { return DeviceKind::Cpu; }
+  std::string describe() const override {
+    const dnnl_version_t *v = dnnl_version();
+    return "cpu (oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+           std::to_string(v->patch) + ", " + std::to_string(allowedCpus().size()) + " cores)";
+  }
+
+  std::vector<std::unique_ptr<Device>> openDevices(int count) override {
+    if (count < 1)
+      throw Error(ErrorKind::Launch, "cannot open " + std::to_string(count) + " CPU devices");
+    std::vector<int> cpus = allowedCpus();
+    const int available = cpus.empty() ? omp_get_max_threads() : static_cast<int>(cpus.size());
+    const int share = std::max(1, available / count);
+    // Pin only when every device can have cores of its own; one device keeps all of them and
+    // OpenMP's own thread count.
+    const bool pin = count > 1 && cpus.size() >= static_cast<size_t>(count);
+    std::vector<std::unique_ptr<Device>> devices;
+    for (int d = 0; d < count; ++d) {
+      std::vector<int> cores;
+      if (pin)
+        cores.assign(cpus.begin() + d * share, cpus.begin() + (d + 1) * share);
+      devices.push_back(std::make_unique<CpuDevice>(d, cores, pin, count > 1 ? share : 0));
+    }
+    return devices;
+  }
+
+  void checkMemory(uint64_t bytes, int count, const std::string &what) override {
+    // The devices share the host's memory: the process needs all of them at once.
+    const uint64_t total = bytes * static_cast<uint64_t>(count);
+    checkMemoryFits(total, count > 1 ? what + " on " + std::to_string(count) + " devices (" +
+                                           std::to_string(count) + " x " + bytesText(bytes) + ")"
+                                     : what + " (" + bytesText(bytes) + ")");
+  }
+
+  std::unique_ptr<Kernel> makeKernel(Device &, const KernelSite &site) override {
+    return makeCpuKernel(site);
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Backend> makeCpuBackend() { return std::make_unique<CpuBackend>(); }
+
+void registerCpuBackend() { BackendRegistry::add(makeCpuBackend()); }
+
+} // namespace dp::rt::cpu

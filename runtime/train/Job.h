@@ -1,0 +1,69 @@
+// A launched job: everything that happens before the first step. The plan read and checked
+// against the memory its devices can have, loaded on the backend it was compiled for, this
+// process's place in the process group agreed with every other rank (same plan, manifest and
+// seed), and the collectives engine that averages the plan's buckets attached to it. The
+// training loop (Trainer) gets a ready Job and only runs steps.
+#pragma once
+
+#include "runtime/comm/Comm.h"
+#include "runtime/core/Program.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+namespace dp::rt {
+
+struct JobOptions {
+  /// dprun --seed: every rank must use the same.
+  uint64_t seed = 1;
+  /// Seconds the handshake and each collective may wait for the other ranks (0: forever).
+  double collectiveTimeout = 20;
+};
+
+class Job {
+public:
+  /// Reads and verifies `planPath`, refuses it (Error(Memory)) when its arenas do not fit
+  /// what the devices can give this process, loads it on its backend, joins the process group
+  /// (MPI when an MPI launcher started this process or the plan has several processes),
+  /// checks that every rank runs the same plan with the same seed, and attaches the
+  /// collectives engine. Throws Error; nothing is allocated for the plan before the memory
+  /// check.
+  static std::unique_ptr<Job> launch(const std::string &planPath, const JobOptions &options);
+  ~Job();
+
+  const std::string &planPath() const { return planPath_; }
+  Program &program() { return *program_; }
+  ProcessGroup &group() { return *group_; }
+  /// The engine averaging the plan's buckets; null when the plan has no collectives.
+  Collectives *collectives() { return engine_.get(); }
+  /// True on the rank that prints (rank 0).
+  bool printer() const { return group_->rank() == 0; }
+
+  /// Runs `body`. When it throws and the job has several processes, the job ends on every rank
+  /// (the others would wait for this one in a collective); with one process the error is
+  /// rethrown.
+  template <typename Body> auto run(Body &&body) -> decltype(body()) {
+    if (group_->size() == 1)
+      return body();
+    try {
+      return body();
+    } catch (const Error &e) {
+      group_->abortJob(e.what(), e.exitCode());
+    } catch (const std::exception &e) {
+      group_->abortJob(e.what(), static_cast<int>(ErrorKind::Runtime));
+    }
+    std::abort(); // abortJob does not return
+  }
+
+private:
+  Job() = default;
+  std::string planPath_;
+  std::unique_ptr<Program> program_;
+  std::unique_ptr<ProcessGroup> group_;
+  std::unique_ptr<Collectives> engine_;
+  std::unique_ptr<CollectiveEngine> adapter_;
+};
+
+} // namespace dp::rt
