@@ -21,6 +21,14 @@ if config.has_executor:
 if os.path.exists(os.path.join(config.fashion_mnist_dir, "train-images-idx3-ubyte.gz")):
     config.available_features.add("fashion-mnist")
 
+# Tests that run dprun under a memory cgroup (as `sbatch --mem` sets one) need root and a
+# writable memory controller.
+import subprocess
+import sys
+if subprocess.call([sys.executable, os.path.join(config.test_source_root, "e2e",
+                                                 "in_memory_cgroup.py"), "--check"]) == 0:
+    config.available_features.add("memory-cgroup")
+
 # Multi-process tests run real Open MPI jobs on this machine: as root mpirun needs
 # --allow-run-as-root, and more ranks than cores need --oversubscribe.
 import shutil

@@ -107,26 +107,33 @@ void Program::captureStep(int index, const StepDesc &step, std::unique_ptr<Graph
       d.events.push_back(device.createEvent());
       Event &event = *d.events.back();
       if (k.kind == KernelKind::AllReduceStart) {
-        // The collectives stream takes the bucket once the compute stream has written it.
+        // The engine takes the bucket once the compute stream has written it: in stream order
+        // on the compute stream, or on the collectives stream after an event.
         float *data = static_cast<float *>(bufferData(k.inputs[index]));
-        compute.record(event);
-        collectives.wait(event);
-        collectives.host([this, bucket, index, data] {
+        Stream &caller = placement_ == CollectiveEngine::Placement::Compute ? compute : collectives;
+        if (&caller != &compute) {
+          compute.record(event);
+          caller.wait(event);
+        }
+        caller.host([this, bucket, index, data] {
           if (!collectives_)
             throw Error(ErrorKind::Runtime, "the plan has collectives but no collective "
                                             "engine was attached");
           collectives_->start(bucket, index, data);
         });
       } else {
-        // The compute stream goes on once the collectives stream has the mean.
-        collectives.host([this, bucket, index] {
+        // The compute stream goes on once the engine has the mean.
+        Stream &caller = placement_ == CollectiveEngine::Placement::Compute ? compute : collectives;
+        caller.host([this, bucket, index] {
           if (!collectives_)
             throw Error(ErrorKind::Runtime, "the plan has collectives but no collective "
                                             "engine was attached");
           collectives_->wait(bucket, index);
         });
-        collectives.record(event);
-        compute.wait(event);
+        if (&caller != &compute) {
+          caller.record(event);
+          compute.wait(event);
+        }
       }
     }
   } catch (...) {
@@ -134,6 +141,16 @@ void Program::captureStep(int index, const StepDesc &step, std::unique_ptr<Graph
     throw;
   }
   graph = device.endCapture();
+}
+
+void Program::attachCollectives(CollectiveEngine *engine) {
+  collectives_ = engine;
+  if (!engine || engine->placement() == placement_ || !hasCollectives())
+    return;
+  synchronize();
+  placement_ = engine->placement();
+  for (int d = 0; d < devices(); ++d)
+    captureStep(d, plan_.train, devices_[d]->train);
 }
 
 Device &Program::device(int d) const { return *devices_.at(d)->device; }

@@ -1,11 +1,13 @@
 // The executor: a loaded plan ready to run. Per device of this process it holds the arena (in
 // device memory), the kernels of both steps, two streams (compute, and collectives) and each
 // step captured once as a graph over them. A step is one graph launch: the compute stream runs
-// the kernels in the compiled order; at an allreduce_start the collectives stream waits for the
-// compute stream to reach it (an event) and hands the bucket to the collectives engine; at the
-// matching allreduce_wait the compute stream waits for the collectives stream to have the mean
-// (another event), so the averaging overlaps the compute scheduled between them. Everything that
-// can fail or allocate happens at load; a step allocates nothing and creates nothing.
+// the kernels in the compiled order. An allreduce_start hands the bucket to the collectives
+// engine and an allreduce_wait waits for its mean; the compute scheduled between them overlaps
+// the averaging. Where the engine's calls run is the engine's choice (its Placement): on the
+// compute stream for the runtime's MPI engine, whose start() only hands the bucket to its own
+// thread; on the collectives stream, ordered by an event each way, for an engine whose calls
+// do the transfer or enqueue device work. Everything that can fail or allocate happens at load;
+// a step allocates nothing and creates nothing.
 #pragma once
 
 #include "runtime/device/Device.h"
@@ -19,11 +21,22 @@
 namespace dp::rt {
 
 /// What the collective kernels of a plan call: start averaging a replica's copy of a bucket,
-/// and wait for the mean. Called from the replica's collectives stream, in the plan's order.
-/// Implemented over the runtime's collectives engine (runtime/comm).
+/// and wait for the mean, in the plan's order. Implemented over the runtime's collectives
+/// engine (runtime/comm).
 class CollectiveEngine {
 public:
+  /// Which stream of a device the engine's calls are made from.
+  enum class Placement {
+    /// The compute stream: start() only hands the bucket to the engine's own progress thread
+    /// and returns, so a stream of its own would only add a hand-off between threads (the
+    /// runtime's MPI engine).
+    Compute,
+    /// The collectives stream, ordered against the compute stream by events: an engine whose
+    /// calls do the transfer or enqueue device work (NCCL on a GPU).
+    Collectives,
+  };
   virtual ~CollectiveEngine() = default;
+  virtual Placement placement() const { return Placement::Compute; }
   virtual void start(int bucket, int replica, float *data) = 0;
   virtual void wait(int bucket, int replica) = 0;
   /// Releases every replica waiting in wait() with an error: replica work failed and they
@@ -74,7 +87,8 @@ public:
   /// True when the train step has collectives, which need attachCollectives().
   bool hasCollectives() const { return !plan_.collectives.empty(); }
   /// The engine the collective kernels hand their buckets to; it must outlive every step.
-  void attachCollectives(CollectiveEngine *engine) { collectives_ = engine; }
+  /// Captures the train step again where the engine wants its calls on the other stream.
+  void attachCollectives(CollectiveEngine *engine);
 
   /// Enqueues `step` on the streams of replica `ctx.replica`'s device and returns.
   void enqueue(StepKind step, const StepContext &ctx);
@@ -101,6 +115,8 @@ private:
   /// State that kernels hand to later kernels (KernelSite::sharedState).
   KernelStateMap kernelState_;
   CollectiveEngine *collectives_ = nullptr;
+  /// Where the captured steps make the collective calls.
+  CollectiveEngine::Placement placement_ = CollectiveEngine::Placement::Compute;
 };
 
 } // namespace dp::rt

@@ -7,6 +7,7 @@
 #include "runtime/format/PlanFile.h"
 #include "runtime/kernels/Backends.h"
 
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <memory>
@@ -34,6 +35,8 @@ struct KernelSpec {
   };
   std::vector<Attr> attrs;
   std::string loc;
+  /// The device that runs it; -1 for a collective.
+  int16_t device = 0;
 
   KernelSpec &attrI(const std::string &name, int64_t value) {
     attrs.push_back({name, value, 0.0});
@@ -56,6 +59,28 @@ public:
 
   /// The plan's device kind record (DeviceKind; any byte, for negative tests).
   void deviceKind(uint8_t kind) { deviceKind_ = kind; }
+  /// Devices per process (R); buffers and kernels declared next belong to device `onDevice`.
+  PlanBuilder &devices(int count) {
+    devices_ = count;
+    return *this;
+  }
+  PlanBuilder &onDevice(int device) {
+    currentDevice_ = device;
+    return *this;
+  }
+  /// An allreduce of bucket `bucket` over `perDevice` (one f32 buffer of `elements` per
+  /// device): its start kernel, its wait kernel (both in `step`'s current position when
+  /// called) come from collectiveStart/collectiveWait; this adds the manifest entry.
+  PlanBuilder &manifestEntry(int bucket, int64_t elements, const std::string &tensors) {
+    collectives_.push_back({bucket, elements, tensors});
+    return *this;
+  }
+  KernelSpec &collective(StepKind step, KernelKind kind, int bucket,
+                         std::vector<uint32_t> perDevice) {
+    KernelSpec &k = kernel(step, kind, std::move(perDevice), {});
+    k.device = -1;
+    return k.attrI("bucket", bucket);
+  }
 
   /// A transient buffer, laid out after the persistent region.
   uint32_t buffer(std::vector<int64_t> shape, DType dtype = DType::F32) {
@@ -95,6 +120,7 @@ public:
                         std::vector<uint32_t> outs) {
     KernelSpec &k = steps_[index(step)].kernels.emplace_back();
     k.kind = kind;
+    k.device = static_cast<int16_t>(currentDevice_);
     k.inputs = std::move(ins);
     k.outputs = std::move(outs);
     return k;
@@ -141,7 +167,8 @@ public:
     std::vector<flatbuffers::Offset<fb::Buffer>> buffers;
     for (size_t i = 0; i < buffers_.size(); ++i)
       buffers.push_back(fb::CreateBufferDirect(fbb, buffers_[i].dtype, &buffers_[i].shape,
-                                               buffers_[i].offset.value_or(offsets[i])));
+                                               buffers_[i].offset.value_or(offsets[i]),
+                                               static_cast<uint16_t>(buffers_[i].device)));
     std::vector<flatbuffers::Offset<fb::Param>> params;
     for (const ParamSpec &p : params_) {
       auto init = fb::CreateInit(fbb, static_cast<uint8_t>(p.init.kind), p.init.a, p.init.b,
@@ -154,10 +181,24 @@ public:
       inputs.push_back(fb::CreateInputDirect(fbb, in.name.c_str(), in.buffer));
     auto train = buildStep(fbb, "train", steps_[0]);
     auto eval = buildStep(fbb, "eval", steps_[1]);
+    std::vector<flatbuffers::Offset<fb::Collective>> collectives;
+    uint64_t manifest = 0;
+    if (!collectives_.empty()) {
+      manifest = fnv1a64(nullptr, 0);
+      for (const CollectiveSpec &c : collectives_) {
+        std::vector<flatbuffers::Offset<flatbuffers::String>> tensors = {
+            fbb.CreateString(c.tensors)};
+        collectives.push_back(fb::CreateCollectiveDirect(
+            fbb, "allreduce_mean", c.bucket, 0, c.elements, "world", &tensors, ""));
+        const std::string line =
+            manifestLine("allreduce_mean", c.bucket, 0, c.elements, "world", {c.tensors}, "");
+        manifest = fnv1a64(line.data(), line.size(), manifest);
+      }
+    }
     auto plan = fb::CreatePlanDirect(
         fbb, "PlanBuilder", "test", batch_, arenaBytes_.value_or(roundUp(end)),
         persistentBytes_.value_or(roundUp(persistentEnd)), &buffers, &params, &inputs, train, eval,
-        /*devices_per_process=*/1, /*processes=*/1, /*collectives=*/nullptr, /*manifest_hash=*/0,
+        devices_, /*processes=*/1, collectives.empty() ? nullptr : &collectives, manifest,
         deviceKind_);
     fb::FinishPlanBuffer(fbb, plan);
     return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
@@ -183,6 +224,12 @@ private:
     bool persistent;
     int64_t aliasOf;
     std::optional<uint64_t> offset;
+    int device = 0;
+  };
+  struct CollectiveSpec {
+    int bucket;
+    int64_t elements;
+    std::string tensors;
   };
   struct ParamSpec {
     std::string name;
@@ -210,21 +257,27 @@ private:
   }
 
   uint32_t addBuffer(std::vector<int64_t> shape, uint8_t dtype, bool persistent, int64_t aliasOf) {
-    buffers_.push_back({std::move(shape), dtype, persistent, aliasOf, std::nullopt});
+    buffers_.push_back(
+        {std::move(shape), dtype, persistent, aliasOf, std::nullopt, currentDevice_});
     return static_cast<uint32_t>(buffers_.size() - 1);
   }
 
-  // Persistent buffers first, then transient ones, each 64-byte aligned; aliases share their
-  // base's offset. Overrides are not applied here.
+  // Per device: persistent buffers first, then transient ones (after every device's
+  // persistent region), each 64-byte aligned; aliases share their base's offset. Overrides are
+  // not applied here.
   std::vector<uint64_t> layout() const {
     std::vector<uint64_t> offsets(buffers_.size(), 0);
-    uint64_t next = 0;
-    for (bool persistentPass : {true, false})
+    std::vector<uint64_t> next(devices_, 0);
+    for (bool persistentPass : {true, false}) {
       for (size_t i = 0; i < buffers_.size(); ++i)
         if (buffers_[i].aliasOf < 0 && buffers_[i].persistent == persistentPass) {
-          offsets[i] = next;
-          next = roundUp(next + bytesOf(buffers_[i]));
+          uint64_t &at = next.at(buffers_[i].device);
+          offsets[i] = at;
+          at = roundUp(at + bytesOf(buffers_[i]));
         }
+      const uint64_t persistentEnd = *std::max_element(next.begin(), next.end());
+      std::fill(next.begin(), next.end(), persistentEnd);
+    }
     for (size_t i = 0; i < buffers_.size(); ++i)
       if (buffers_[i].aliasOf >= 0)
         offsets[i] = offsets[buffers_[i].aliasOf];
@@ -239,7 +292,8 @@ private:
       for (const KernelSpec::Attr &a : k.attrs)
         attrs.push_back(fb::CreateAttrDirect(fbb, a.name.c_str(), a.i, a.f));
       kernels.push_back(fb::CreateKernelDirect(fbb, k.kind, &k.inputs, &k.outputs, &attrs,
-                                               k.loc.empty() ? nullptr : k.loc.c_str()));
+                                               k.loc.empty() ? nullptr : k.loc.c_str(),
+                                               k.device));
     }
     std::vector<flatbuffers::Offset<fb::Output>> outputs;
     for (const Named &o : step.outputs)
@@ -249,6 +303,8 @@ private:
 
   int64_t batch_;
   uint8_t deviceKind_ = 0;
+  int devices_ = 1, currentDevice_ = 0;
+  std::vector<CollectiveSpec> collectives_;
   std::vector<BufferSpec> buffers_;
   std::vector<ParamSpec> params_;
   std::vector<Named> inputs_;

@@ -118,7 +118,7 @@ public:
     const uint64_t total = bytes * static_cast<uint64_t>(count);
     checkMemoryFits(total, count > 1 ? what + " on " + std::to_string(count) + " devices (" +
                                            std::to_string(count) + " x " + bytesText(bytes) + ")"
-                                     : what + " (" + bytesText(bytes) + ")");
+                                     : what);
   }
 
   std::unique_ptr<Kernel> makeKernel(Device &, const KernelSite &site) override {
