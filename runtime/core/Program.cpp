@@ -181,10 +181,17 @@ void Program::read(uint32_t id, void *host) {
   s.synchronize();
 }
 
-void Program::write(uint32_t id, const void *host) {
-  void *data = bufferData(id);
+void Program::write(uint32_t id, const void *host) { write(id, host, 0, buffer(id).bytes()); }
+
+void Program::write(uint32_t id, const void *host, size_t offset, size_t bytes) {
+  auto *data = static_cast<uint8_t *>(bufferData(id));
+  if (offset > buffer(id).bytes() || bytes > buffer(id).bytes() - offset)
+    throw Error(ErrorKind::Runtime, "write of " + std::to_string(bytes) + " bytes at " +
+                                        std::to_string(offset) + " past buffer " +
+                                        std::to_string(id) + " of " +
+                                        std::to_string(buffer(id).bytes()) + " bytes");
   Stream &s = stream(buffer(id).device);
-  s.copy(data, host, buffer(id).bytes());
+  s.copy(data + offset, host, bytes);
   s.synchronize();
 }
 

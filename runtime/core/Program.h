@@ -75,6 +75,8 @@ public:
   void read(uint32_t id, void *host);
   /// Copies `host` into buffer `id` once its device's enqueued work is done, and waits for it.
   void write(uint32_t id, const void *host);
+  /// The same for `bytes` bytes at byte `offset` of buffer `id` (one element of a parameter).
+  void write(uint32_t id, const void *host, size_t offset, size_t bytes);
 
   /// The buffer bound to the named input on `device`, or -1.
   int inputBuffer(const std::string &name, int device = 0) const {

@@ -16,8 +16,11 @@
 namespace dp::rt {
 namespace {
 
-float *floats(Program &program, uint32_t id) {
-  return static_cast<float *>(program.bufferData(id));
+/// Buffer `id`'s values, read from its device.
+template <typename T> std::vector<T> values(Program &program, uint32_t id) {
+  std::vector<T> v(static_cast<size_t>(program.buffer(id).numel));
+  program.read(id, v.data());
+  return v;
 }
 
 /// Fills the inputs with random data: images uniform in [0, 1), labels uniform over the classes.
@@ -29,13 +32,15 @@ void randomInputs(Program &program, uint64_t seed) {
     const BufferDesc &buf = program.buffer(input.buffer);
     int64_t n = buf.numel;
     if (buf.dtype == DType::I32) {
-      auto *p = static_cast<int32_t *>(program.bufferData(input.buffer));
+      std::vector<int32_t> p(static_cast<size_t>(n));
       for (int64_t i = 0; i < n; ++i)
         p[i] = static_cast<int32_t>(rng.below(static_cast<uint64_t>(classes)));
+      program.write(input.buffer, p.data());
     } else {
-      float *p = floats(program, input.buffer);
+      std::vector<float> p(static_cast<size_t>(n));
       for (int64_t i = 0; i < n; ++i)
         p[i] = static_cast<float>(rng.uniform());
+      program.write(input.buffer, p.data());
     }
   }
 }
@@ -64,18 +69,15 @@ int checkGradients(Plan loaded, const GradCheckOptions &options, std::ostream &o
 
   // Run the train step for its gradients, then undo its updates of the parameters.
   std::vector<std::vector<float>> saved;
-  for (const ParamDesc &p : plan.params) {
-    float *data = floats(*program, p.buffer);
-    saved.emplace_back(data, data + program->buffer(p.buffer).numel);
-  }
+  for (const ParamDesc &p : plan.params)
+    saved.push_back(values<float>(*program, p.buffer));
   program->run(StepKind::Train, ctx);
   std::vector<std::vector<float>> grads;
   for (size_t i = 0; i < plan.params.size(); ++i) {
     const ParamDesc &p = plan.params[i];
-    std::memcpy(floats(*program, p.buffer), saved[i].data(), saved[i].size() * sizeof(float));
+    program->write(p.buffer, saved[i].data());
     if (p.grad >= 0) {
-      float *g = floats(*program, static_cast<uint32_t>(p.grad));
-      grads.emplace_back(g, g + saved[i].size());
+      grads.push_back(values<float>(*program, static_cast<uint32_t>(p.grad)));
     } else {
       grads.emplace_back();
     }
@@ -83,7 +85,9 @@ int checkGradients(Plan loaded, const GradCheckOptions &options, std::ostream &o
 
   auto loss = [&] {
     program->run(StepKind::Eval, ctx);
-    return static_cast<double>(*floats(*program, static_cast<uint32_t>(lossId)));
+    float value = 0;
+    program->read(static_cast<uint32_t>(lossId), &value);
+    return static_cast<double>(value);
   };
   int failures = 0;
   char line[256];
@@ -91,19 +95,22 @@ int checkGradients(Plan loaded, const GradCheckOptions &options, std::ostream &o
     const ParamDesc &p = plan.params[i];
     if (p.grad < 0)
       continue;
-    float *data = floats(*program, p.buffer);
+    const std::vector<float> &data = saved[i];
     int64_t n = static_cast<int64_t>(saved[i].size());
     int samples = static_cast<int>(std::min<int64_t>(n, options.samplesPerParam));
     double worstAbs = 0, worstRel = 0;
     int checked = 0, kinks = 0;
     bool ok = true;
+    auto setElement = [&](int64_t e, float value) {
+      program->write(p.buffer, &value, static_cast<size_t>(e) * sizeof(float), sizeof(float));
+    };
     auto centralDifference = [&](int64_t e, double h) {
-      float original = data[e];
-      data[e] = static_cast<float>(original + h);
+      const float original = data[e];
+      setElement(e, static_cast<float>(original + h));
       double plus = loss();
-      data[e] = static_cast<float>(original - h);
+      setElement(e, static_cast<float>(original - h));
       double minus = loss();
-      data[e] = original;
+      setElement(e, original);
       return (plus - minus) / (2 * h);
     };
     auto tolerance = [&](double scale) {

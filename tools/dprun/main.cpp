@@ -68,8 +68,11 @@ const char *kHelp =
     "each replica reads its own shard of every global batch. Before the first step the\n"
     "ranks check that they run the same plan, seed and launch shape; rank 0 prints.\n"
     "\n"
+    "Before allocating anything, the plan's arenas are compared with the memory this process\n"
+    "can get (its memory cgroup, as `sbatch --mem` sets it; ulimit -v; available memory).\n"
+    "\n"
     "Exit status: 0 success, 2 bad command line, 3 bad plan, 4 bad data, 5 runtime failure,\n"
-    "6 launch mismatch or a failed peer.\n";
+    "6 launch mismatch or a failed peer, 7 the plan does not fit the memory it may have.\n";
 
 struct Args {
   std::string plan;
