@@ -57,18 +57,28 @@ uint64_t HostEvent::latestRecord() {
 void HostEvent::complete(uint64_t n, std::exception_ptr failure) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (n < done_)
+    if (completeLocked(n))
       return;
-    done_ = n;
-    failure_ = std::move(failure);
+    if (failure)
+      failures_[n] = std::move(failure);
+    if (n == done_ + 1) {
+      done_ = n;
+      while (early_.erase(done_ + 1))
+        ++done_;
+    } else {
+      early_.insert(n);
+    }
   }
   completed_.notify_all();
 }
 
 std::exception_ptr HostEvent::waitFor(uint64_t n) {
+  if (n == 0)
+    return nullptr;
   std::unique_lock<std::mutex> lock(mutex_);
-  completed_.wait(lock, [&] { return done_ >= n; });
-  return n == 0 ? nullptr : failure_;
+  completed_.wait(lock, [&] { return completeLocked(n); });
+  auto failed = failures_.find(n);
+  return failed == failures_.end() ? nullptr : failed->second;
 }
 
 void HostEvent::synchronize() {
@@ -274,16 +284,22 @@ std::unique_ptr<Event> HostDevice::createEvent() { return std::make_unique<HostE
 void HostDevice::beginCapture(const std::vector<Stream *> &streams) {
   if (capturing_)
     throw Error(ErrorKind::Runtime, describe() + ": a capture is already in progress");
-  capturing_ = std::make_unique<HostGraph>();
+  // Every stream is checked before any is captured, so a refused capture changes nothing.
+  std::vector<HostStream *> lanes;
   for (Stream *s : streams) {
     auto *stream = dynamic_cast<HostStream *>(s);
     if (!stream || &stream->device_ != this)
       throw Error(ErrorKind::Runtime, describe() + ": cannot capture a stream of another device");
-    stream->capture_ = capturing_.get();
-    stream->lane_ = static_cast<int>(capturing_->lanes.size());
-    capturing_->lanes.push_back(stream);
-    capturing_->work.emplace_back();
+    lanes.push_back(stream);
   }
+  auto graph = std::make_unique<HostGraph>();
+  for (HostStream *stream : lanes) {
+    stream->capture_ = graph.get();
+    stream->lane_ = static_cast<int>(graph->lanes.size());
+    graph->lanes.push_back(stream);
+    graph->work.emplace_back();
+  }
+  capturing_ = std::move(graph);
 }
 
 std::unique_ptr<Graph> HostDevice::endCapture() {
@@ -298,6 +314,12 @@ void HostDevice::launch(Graph &g, const StepContext &ctx) {
   auto *graph = dynamic_cast<HostGraph *>(&g);
   if (!graph || (!graph->lanes.empty() && &graph->lanes.front()->device_ != this))
     throw Error(ErrorKind::Runtime, describe() + ": the graph was captured on another device");
+  // Refused before anything is bound or enqueued, so a refused launch leaves nothing behind.
+  for (HostStream *stream : graph->lanes)
+    if (stream->capture_)
+      throw Error(ErrorKind::Runtime, "stream " + stream->name() +
+                                          ": a graph cannot be launched while the stream is "
+                                          "being captured");
   HostGraphLaunch *launch = nullptr;
   for (auto &candidate : graph->launches)
     if (candidate->pending.load(std::memory_order_acquire) == 0) {

@@ -10,7 +10,9 @@
 
 #include <condition_variable>
 #include <exception>
+#include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 namespace dp::rt {
@@ -34,10 +36,17 @@ public:
   std::exception_ptr waitFor(uint64_t n);
 
 private:
+  bool completeLocked(uint64_t n) const { return n <= done_ || early_.count(n) > 0; }
+
   std::mutex mutex_;
   std::condition_variable completed_;
-  uint64_t recorded_ = 0, done_ = 0;
-  std::exception_ptr failure_;
+  uint64_t recorded_ = 0;
+  /// Every record up to done_ is complete; early_ holds those above it that completed first
+  /// (an event recorded on several streams completes out of order).
+  uint64_t done_ = 0;
+  std::set<uint64_t> early_;
+  /// The records whose work failed.
+  std::map<uint64_t, std::exception_ptr> failures_;
 };
 
 /// One unit of stream work: a kernel call, a host function, a copy, an event record or wait,
