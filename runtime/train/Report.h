@@ -3,7 +3,7 @@
 #pragma once
 
 #include "runtime/base/Files.h"
-#include "runtime/train/Trainer.h"
+#include "runtime/train/Run.h"
 
 #include <ostream>
 #include <string>

@@ -1,6 +1,7 @@
 // The training loop: feeds shuffled full batches through a plan's train step for some epochs,
-// then runs its eval step over every test sample, reporting progress, per-epoch figures, test
-// results and where the time went.
+// and runs its eval step over every sample of a data set, reporting progress and per-epoch
+// figures. It gets a loaded program (and the process group, for totals over ranks); launching
+// the job is Job's, the run around the loop (data, printing, metrics) is runTraining's (Run.h).
 #pragma once
 
 #include "runtime/comm/Comm.h"
@@ -14,27 +15,6 @@
 #include <vector>
 
 namespace dp::rt {
-
-struct TrainOptions {
-  /// Directory holding train-{images,labels} and t10k-{images,labels} IDX files.
-  std::string dataDir;
-  int64_t epochs = 1;
-  /// Seeds parameter initialisation and the shuffle (through separate streams).
-  uint64_t seed = 1;
-  /// Caps the train steps of each epoch (0: no cap); evaluation still sees every test sample.
-  int64_t maxSteps = 0;
-  /// Where to write the metrics JSON; empty for none.
-  std::string metricsPath;
-  /// Print only the final test result line.
-  bool quiet = false;
-  /// Draw a live progress bar with carriage returns (the output is a terminal).
-  bool interactive = false;
-  /// Seconds a collective may wait for the other replicas before the job is stopped with a
-  /// report of who is missing (0: wait forever).
-  double collectiveTimeout = 20;
-  /// Where to write every parameter after training (raw f32, see dumpParams); empty for none.
-  std::string paramsPath;
-};
 
 /// Figures of one training epoch. trainAccuracy is NaN when the plan's train step has no
 /// "correct" output.
@@ -55,25 +35,6 @@ struct EvalStats {
   int64_t samples = 0;
   double loss = 0;
   double accuracy = 0;
-};
-
-/// Wall-clock seconds of each phase of a run.
-struct PhaseTimes {
-  double load = 0;     // reading the plan and data, creating the kernels
-  double init = 0;     // drawing the initial parameters
-  double train = 0;    // all train steps, with their batch gathering
-  double evaluate = 0; // the eval step over the test set
-};
-
-/// Everything a run measured; what --metrics writes.
-struct TrainReport {
-  std::vector<EpochStats> epochs;
-  EvalStats test;
-  int64_t params = 0; // trainable weight elements
-  PhaseTimes phases;
-  int replicas = 1, processes = 1;
-  /// Seconds the collectives spent averaging buckets, and replicas spent waiting for them.
-  double allreduceSeconds = 0, allreduceWaitSeconds = 0;
 };
 
 /// Runs a loaded program's steps on data sets. Construction checks that the plan has what the
@@ -151,15 +112,5 @@ private:
   uint64_t seed_ = 1;
   double timeout_ = 60;
 };
-
-/// Writes every parameter of device 0, in plan order, to `path`: its name, a NUL, its element
-/// count as a little-endian u64, then its f32 values (little-endian).
-void dumpParams(Program &program, const std::string &path);
-
-/// The whole job behind `dprun PLAN --data DIR`: loads the plan and both data splits, draws
-/// the parameters, trains, evaluates, prints the results and the phase table to `out`, and
-/// writes the metrics file when asked. Throws Error on any failure.
-TrainReport runTraining(const std::string &planPath, const TrainOptions &options,
-                        std::ostream &out);
 
 } // namespace dp::rt

@@ -5,7 +5,7 @@
 #include "runtime/format/Plan.h"
 #include "runtime/train/GradCheck.h"
 #include "runtime/train/PlanInfo.h"
-#include "runtime/train/Trainer.h"
+#include "runtime/train/Run.h"
 
 #include <unistd.h>
 
