@@ -9,6 +9,14 @@
 
 namespace dp::rt {
 
+/// The clock of every time the training reports.
+using Clock = std::chrono::steady_clock;
+
+/// Seconds from `start` to now.
+inline double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
 class ProgressBar {
 public:
   /// Draws nothing unless `enabled` (the output is a terminal and not quiet).

@@ -4,6 +4,7 @@
 #include "runtime/base/Error.h"
 #include "runtime/train/Job.h"
 #include "runtime/train/PlanInfo.h"
+#include "runtime/train/Progress.h"
 #include "runtime/train/Report.h"
 
 #include <chrono>
@@ -13,15 +14,6 @@
 #include <sstream>
 
 namespace dp::rt {
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double secondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-} // namespace
 
 void dumpParams(Program &program, const std::string &path) {
   std::string image;

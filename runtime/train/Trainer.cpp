@@ -15,15 +15,6 @@
 #include <sstream>
 
 namespace dp::rt {
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double secondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-} // namespace
 
 Trainer::Trainer(Program &program, const std::string &planName, std::ostream &out, bool interactive,
                  bool quiet, ProcessGroup *group)
