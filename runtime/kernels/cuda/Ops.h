@@ -1,0 +1,152 @@
+// The CUDA backend's own kernels, written once as host-and-device code: what one thread does
+// for one element. nvcc compiles these into the CUDA kernels (OwnKernels.cu launches them over
+// grid-stride loops); the host compiler compiles the same source for the tests that check them
+// against the reference kernels on a machine without a GPU. Nothing here may use the standard
+// library beyond <cmath> functions that CUDA provides on the device, or anything that throws.
+#pragma once
+
+#include "runtime/format/Enums.h"
+
+#include <cmath>
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define DP_HOST_DEVICE __host__ __device__
+#else
+#define DP_HOST_DEVICE
+#endif
+
+namespace dp::rt::cuda {
+
+// ------------------------------------------------------------------- elementwise and losses
+
+/// act(x) for the activations applied element by element (softmax is per row: not here).
+DP_HOST_DEVICE inline float activate(Activation act, float x) {
+  switch (act) {
+  case Activation::Relu:
+    return x > 0.0f ? x : 0.0f;
+  case Activation::Sigmoid:
+    return 1.0f / (1.0f + expf(-x));
+  case Activation::Tanh:
+    return tanhf(x);
+  default:
+    return x;
+  }
+}
+
+/// dy * act'(x) expressed through the forward output y = act(x).
+DP_HOST_DEVICE inline float activationGrad(Activation act, float y, float dy) {
+  switch (act) {
+  case Activation::Relu:
+    return y > 0.0f ? dy : 0.0f;
+  case Activation::Sigmoid:
+    return dy * y * (1.0f - y);
+  case Activation::Tanh:
+    return dy * (1.0f - y * y);
+  default:
+    return dy;
+  }
+}
+
+// ----------------------------------------------------------------------- optimizer updates
+
+/// Plain SGD: param -= lr * grad.
+DP_HOST_DEVICE inline void sgdElement(float *param, const float *grad, int64_t i, float lr) {
+  param[i] -= lr * grad[i];
+}
+
+/// Keras 2 momentum SGD: v = mu v - lr g; param += v (Nesterov: param += mu v - lr g).
+DP_HOST_DEVICE inline void momentumElement(float *param, float *velocity, const float *grad,
+                                           int64_t i, float lr, float mu, bool nesterov) {
+  const float v = mu * velocity[i] - lr * grad[i];
+  velocity[i] = v;
+  param[i] += nesterov ? mu * v - lr * grad[i] : v;
+}
+
+/// The constants of one Adam step, the bias correction folded into the step size, formed on
+/// the host in double exactly as the CPU backend forms them.
+struct AdamStep {
+  float lrT, beta1, beta2, oneMinusBeta1, oneMinusBeta2, epsilon;
+};
+
+/// The constants of Adam at 1-based step `t`.
+inline AdamStep adamStep(double lr, double beta1, double beta2, double epsilon, int64_t t) {
+  const double step = static_cast<double>(t);
+  AdamStep s;
+  s.lrT = static_cast<float>(lr * std::sqrt(1.0 - std::pow(beta2, step)) /
+                             (1.0 - std::pow(beta1, step)));
+  s.beta1 = static_cast<float>(beta1);
+  s.beta2 = static_cast<float>(beta2);
+  // 1 - beta in double: in f32, 1 - 0.999f is off by 1e-5 relative.
+  s.oneMinusBeta1 = static_cast<float>(1.0 - beta1);
+  s.oneMinusBeta2 = static_cast<float>(1.0 - beta2);
+  s.epsilon = static_cast<float>(epsilon);
+  return s;
+}
+
+/// Keras 2 Adam: m, v moving moments of the gradient; param -= lrT m / (sqrt(v) + eps).
+DP_HOST_DEVICE inline void adamElement(float *param, float *m, float *v, const float *grad,
+                                       int64_t i, const AdamStep &s) {
+  const float g = grad[i];
+  const float mi = s.beta1 * m[i] + s.oneMinusBeta1 * g;
+  const float vi = s.beta2 * v[i] + s.oneMinusBeta2 * g * g;
+  m[i] = mi;
+  v[i] = vi;
+  param[i] -= s.lrT * mi / (sqrtf(vi) + s.epsilon);
+}
+
+// ------------------------------------------------------------- multi-tensor optimizer update
+
+/// One parameter of a multi-tensor update: its values, its gradient, its optimizer state (null
+/// where the optimizer keeps less) and its element count.
+struct TensorSegment {
+  float *param;
+  const float *grad;
+  float *state0; // momentum: velocity; Adam: m
+  float *state1; // Adam: v
+  int64_t elements;
+};
+
+/// The segment that global element `index` of a multi-tensor update falls in: the last
+/// segment whose first element (`starts`, ascending, starts[0] = 0) is at or before it.
+/// `count` >= 1 and index < the total.
+DP_HOST_DEVICE inline int segmentOf(const int64_t *starts, int count, int64_t index) {
+  int low = 0, high = count - 1;
+  while (low < high) {
+    const int mid = (low + high + 1) / 2;
+    if (starts[mid] <= index)
+      low = mid;
+    else
+      high = mid - 1;
+  }
+  return low;
+}
+
+/// Which optimizer a multi-tensor update applies, with its constants.
+struct UpdateRule {
+  enum class Kind : uint8_t { Sgd, Momentum, Adam } kind = Kind::Sgd;
+  float lr = 0, momentum = 0;
+  bool nesterov = false;
+  AdamStep adam{};
+};
+
+/// Global element `index` of the update of `segments` by `rule`.
+DP_HOST_DEVICE inline void updateElement(const TensorSegment *segments, const int64_t *starts,
+                                         int count, int64_t index, const UpdateRule &rule) {
+  const int s = segmentOf(starts, count, index);
+  const TensorSegment &seg = segments[s];
+  const int64_t i = index - starts[s];
+  switch (rule.kind) {
+  case UpdateRule::Kind::Sgd:
+    sgdElement(seg.param, seg.grad, i, rule.lr);
+    break;
+  case UpdateRule::Kind::Momentum:
+    momentumElement(seg.param, seg.state0, seg.grad, i, rule.lr, rule.momentum, rule.nesterov);
+    break;
+  case UpdateRule::Kind::Adam:
+    adamElement(seg.param, seg.state0, seg.state1, seg.grad, i, rule.adam);
+    break;
+  }
+}
+
+} // namespace dp::rt::cuda

@@ -1,0 +1,186 @@
+// The CUDA backend's own kernels, checked on the host: Ops.h is the per-element source nvcc
+// compiles into the device kernels, compiled here by the host compiler and run over arrays the
+// way the grid-stride loops run it, against the reference kernels.
+#include "runtime/kernels/cuda/Ops.h"
+#include "runtime/kernels/reference/Reference.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+namespace dp::rt::cuda {
+namespace {
+
+std::vector<float> uniform(size_t n, uint32_t seed, float low = -2.0f, float high = 2.0f) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(low, high);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = dist(gen);
+  return v;
+}
+
+/// Runs `element(i)` for every i < n in the order of a grid of `blocks` x `threads` striding
+/// over n, as the device kernels do (each thread's elements in turn).
+template <typename F> void gridStride(int64_t n, int blocks, int threads, F element) {
+  const int64_t stride = int64_t(blocks) * threads;
+  for (int64_t t = 0; t < stride; ++t)
+    for (int64_t i = t; i < n; i += stride)
+      element(i);
+}
+
+::testing::AssertionResult near(const std::vector<float> &got, const std::vector<float> &want,
+                                double rtol, double atol = 1e-7) {
+  if (got.size() != want.size())
+    return ::testing::AssertionFailure() << "sizes " << got.size() << " vs " << want.size();
+  for (size_t i = 0; i < got.size(); ++i)
+    if (!(std::fabs(double(got[i]) - want[i]) <= atol + rtol * std::fabs(double(want[i]))))
+      return ::testing::AssertionFailure()
+             << "[" << i << "] got " << got[i] << ", want " << want[i];
+  return ::testing::AssertionSuccess();
+}
+
+class Activations : public ::testing::TestWithParam<Activation> {};
+
+TEST_P(Activations, ForwardMatchesTheReference) {
+  const Activation act = GetParam();
+  const int64_t n = 1000;
+  const std::vector<float> x = uniform(n, 1, -6, 6);
+  std::vector<float> y(n), want(n);
+  gridStride(n, 3, 32, [&](int64_t i) { y[i] = activate(act, x[i]); });
+  ref::activation(x.data(), want.data(), 1, n, act);
+  EXPECT_TRUE(near(y, want, 1e-6));
+}
+
+TEST_P(Activations, GradientMatchesTheReference) {
+  const Activation act = GetParam();
+  const int64_t n = 1000;
+  const std::vector<float> x = uniform(n, 2, -6, 6), dy = uniform(n, 3);
+  std::vector<float> y(n), dx(n), want(n);
+  ref::activation(x.data(), y.data(), 1, n, act);
+  gridStride(n, 2, 64, [&](int64_t i) { dx[i] = activationGrad(act, y[i], dy[i]); });
+  ref::activationGrad(y.data(), dy.data(), want.data(), 1, n, act);
+  EXPECT_TRUE(near(dx, want, 1e-6));
+}
+
+TEST_P(Activations, GradientMatchesFiniteDifferences) {
+  const Activation act = GetParam();
+  // Away from relu's kink, where the derivative is defined.
+  for (float x : {-3.0f, -0.7f, -0.1f, 0.2f, 0.9f, 2.5f}) {
+    const double h = 1e-3;
+    const double fd = (double(activate(act, float(x + h))) - activate(act, float(x - h))) / (2 * h);
+    EXPECT_NEAR(activationGrad(act, activate(act, x), 1.0f), fd, 2e-3) << "at " << x;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Elementwise, Activations,
+                         ::testing::Values(Activation::None, Activation::Relu,
+                                           Activation::Sigmoid, Activation::Tanh),
+                         [](const auto &info) { return std::string(activationName(info.param)); });
+
+TEST(Optimizers, SgdMatchesTheReference) {
+  const int64_t n = 777;
+  std::vector<float> p = uniform(n, 4), want = p;
+  const std::vector<float> g = uniform(n, 5);
+  gridStride(n, 4, 32, [&](int64_t i) { sgdElement(p.data(), g.data(), i, 0.05f); });
+  ref::sgdUpdate(want.data(), g.data(), n, 0.05f);
+  EXPECT_EQ(p, want);
+}
+
+TEST(Optimizers, MomentumMatchesTheReferenceOverSteps) {
+  for (bool nesterov : {false, true}) {
+    const int64_t n = 300;
+    std::vector<float> p = uniform(n, 6), v(n, 0.0f), wantP = p, wantV = v;
+    for (int step = 0; step < 5; ++step) {
+      const std::vector<float> g = uniform(n, 10 + step);
+      gridStride(n, 2, 32, [&](int64_t i) {
+        momentumElement(p.data(), v.data(), g.data(), i, 0.1f, 0.9f, nesterov);
+      });
+      ref::momentumUpdate(wantP.data(), wantV.data(), g.data(), n, 0.1f, 0.9f, nesterov);
+    }
+    EXPECT_TRUE(near(p, wantP, 1e-6)) << (nesterov ? "nesterov" : "plain");
+    EXPECT_TRUE(near(v, wantV, 1e-6)) << (nesterov ? "nesterov" : "plain");
+  }
+}
+
+TEST(Optimizers, AdamMatchesTheReferenceOverSteps) {
+  const int64_t n = 500;
+  std::vector<float> p = uniform(n, 7), m(n, 0.0f), v(n, 0.0f);
+  std::vector<float> wantP = p, wantM = m, wantV = v;
+  for (int64_t t = 1; t <= 6; ++t) {
+    const std::vector<float> g = uniform(n, 20 + t);
+    const AdamStep s = adamStep(1e-3, 0.9, 0.999, 1e-7, t);
+    gridStride(n, 3, 32,
+               [&](int64_t i) { adamElement(p.data(), m.data(), v.data(), g.data(), i, s); });
+    ref::adamUpdate(wantP.data(), wantM.data(), wantV.data(), g.data(), n, 1e-3, 0.9, 0.999,
+                    1e-7, t);
+  }
+  // The reference computes in double; f32 differs in the last bits.
+  EXPECT_TRUE(near(p, wantP, 1e-5, 1e-6));
+  EXPECT_TRUE(near(m, wantM, 1e-5, 1e-7));
+  EXPECT_TRUE(near(v, wantV, 1e-4, 1e-9));
+}
+
+TEST(MultiTensor, SegmentOfFindsTheSegmentOfEveryElement) {
+  // Segments of 3, 0 (empty), 1, 5 elements.
+  const int64_t starts[] = {0, 3, 3, 4};
+  const int expected[] = {0, 0, 0, 2, 3, 3, 3, 3, 3};
+  for (int64_t i = 0; i < 9; ++i)
+    EXPECT_EQ(segmentOf(starts, 4, i), expected[i]) << "element " << i;
+  const int64_t one[] = {0};
+  EXPECT_EQ(segmentOf(one, 1, 0), 0);
+  EXPECT_EQ(segmentOf(one, 1, 41), 0);
+}
+
+TEST(MultiTensor, OneUpdateOfAllSegmentsEqualsEachTensorsOwn) {
+  // Three parameters of different sizes, updated by one multi-tensor pass with each rule: the
+  // result is exactly the per-tensor update (the same per-element code).
+  const std::vector<int64_t> sizes = {5, 1, 130};
+  for (UpdateRule::Kind kind :
+       {UpdateRule::Kind::Sgd, UpdateRule::Kind::Momentum, UpdateRule::Kind::Adam}) {
+    UpdateRule rule;
+    rule.kind = kind;
+    rule.lr = 0.01f;
+    rule.momentum = 0.9f;
+    rule.nesterov = true;
+    rule.adam = adamStep(1e-2, 0.9, 0.999, 1e-7, 3);
+    std::vector<std::vector<float>> p, g, s0, s1, want, want0, want1;
+    std::vector<TensorSegment> segments;
+    std::vector<int64_t> starts;
+    int64_t total = 0;
+    for (size_t t = 0; t < sizes.size(); ++t) {
+      p.push_back(uniform(sizes[t], 30 + t));
+      g.push_back(uniform(sizes[t], 40 + t));
+      s0.push_back(uniform(sizes[t], 50 + t, 0, 1));
+      s1.push_back(uniform(sizes[t], 60 + t, 0, 1));
+    }
+    want = p, want0 = s0, want1 = s1;
+    for (size_t t = 0; t < sizes.size(); ++t) {
+      segments.push_back({p[t].data(), g[t].data(), s0[t].data(), s1[t].data(), sizes[t]});
+      starts.push_back(total);
+      total += sizes[t];
+    }
+    gridStride(total, 2, 32, [&](int64_t i) {
+      updateElement(segments.data(), starts.data(), static_cast<int>(segments.size()), i, rule);
+    });
+    for (size_t t = 0; t < sizes.size(); ++t)
+      for (int64_t i = 0; i < sizes[t]; ++i) {
+        if (kind == UpdateRule::Kind::Sgd)
+          sgdElement(want[t].data(), g[t].data(), i, rule.lr);
+        else if (kind == UpdateRule::Kind::Momentum)
+          momentumElement(want[t].data(), want0[t].data(), g[t].data(), i, rule.lr,
+                          rule.momentum, rule.nesterov);
+        else
+          adamElement(want[t].data(), want0[t].data(), want1[t].data(), g[t].data(), i,
+                      rule.adam);
+      }
+    EXPECT_EQ(p, want);
+    EXPECT_EQ(s0, want0);
+    EXPECT_EQ(s1, want1);
+  }
+}
+
+} // namespace
+} // namespace dp::rt::cuda
