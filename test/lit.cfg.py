@@ -18,6 +18,18 @@ config.substitutions.append(("%fashion_mnist", config.fashion_mnist_dir))
 
 if config.has_executor:
     config.available_features.add("dprun")
+# dprun built with the CUDA backend; "gpu" where a GPU is usable (nvidia-smi lists one).
+if getattr(config, "has_cuda", False):
+    config.available_features.add("cuda-backend")
+import shutil as _shutil
+import subprocess as _subprocess
+if _shutil.which("nvidia-smi") and _subprocess.call(
+        ["nvidia-smi", "-L"], stdout=_subprocess.DEVNULL, stderr=_subprocess.DEVNULL) == 0:
+    config.available_features.add("gpu")
+# How a cuda plan is refused on a machine without a GPU: by the registry (exit 3) where the
+# build has no CUDA backend, by the CUDA backend (exit 6) where it has one.
+config.substitutions.append(("%{cuda_prefix}", "NOGPU" if getattr(config, "has_cuda", False) else "NOBACKEND"))
+config.substitutions.append(("%{cuda_exit}", "6" if getattr(config, "has_cuda", False) else "3"))
 if os.path.exists(os.path.join(config.fashion_mnist_dir, "train-images-idx3-ubyte.gz")):
     config.available_features.add("fashion-mnist")
 

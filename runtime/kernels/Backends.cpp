@@ -2,6 +2,9 @@
 #include "runtime/kernels/Backends.h"
 
 #include "runtime/kernels/cpu/CpuBackend.h"
+#ifdef DP_HAVE_CUDA
+#include "runtime/kernels/cuda/CudaBackend.h"
+#endif
 
 #include <mutex>
 
@@ -9,7 +12,12 @@ namespace dp::rt {
 
 void registerBuiltinBackends() {
   static std::once_flag once;
-  std::call_once(once, [] { cpu::registerCpuBackend(); });
+  std::call_once(once, [] {
+    cpu::registerCpuBackend();
+#ifdef DP_HAVE_CUDA
+    cuda::registerCudaBackend();
+#endif
+  });
 }
 
 } // namespace dp::rt

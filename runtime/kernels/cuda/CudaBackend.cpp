@@ -1,0 +1,326 @@
+// The CUDA backend; see CudaBackend.h. The device layer maps one to one onto the CUDA runtime:
+// streams are cudaStreams, events cudaEvents, host functions cudaLaunchHostFunc, copies
+// cudaMemcpyAsync, and a captured step a CUDA graph (the first stream captured, the others
+// forked from it and joined back by events) replayed with cudaGraphLaunch; a launch's
+// StepContext reaches the graph's kernels through a device buffer it is copied into first.
+//
+// NEVER RUN ON A GPU: this file is compiled and linked here, and only its refusal without a GPU
+// and its device selection are tested (docs/cuda.md). No kernel has a CUDA implementation yet:
+// makeKernel refuses every kind, naming it.
+#include "runtime/kernels/cuda/CudaBackend.h"
+
+#include "runtime/base/Error.h"
+#include "runtime/base/HostMemory.h"
+#include "runtime/kernels/cuda/DeviceSelection.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdlib>
+#include <exception>
+#include <mutex>
+
+namespace dp::rt::cuda {
+namespace {
+
+/// Throws Error(kind) naming `what` and CUDA's message unless `status` is cudaSuccess.
+void check(cudaError_t status, const std::string &what, ErrorKind kind = ErrorKind::Runtime) {
+  if (status != cudaSuccess)
+    throw Error(kind, what + ": " + cudaGetErrorName(status) + ": " + cudaGetErrorString(status));
+}
+
+/// This process's rank among the processes of its node, from the launcher's environment.
+int localRankFromEnvironment() {
+  for (const char *name : {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID",
+                           "PMIX_LOCAL_RANK"})
+    if (const char *value = std::getenv(name))
+      return std::atoi(value);
+  return 0;
+}
+
+std::string visibleDevicesEnvironment() {
+  const char *value = std::getenv("CUDA_VISIBLE_DEVICES");
+  return value ? value : "";
+}
+
+/// The GPUs the runtime sees; throws Error(Launch) when it sees none, saying why.
+int visibleDevices() {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess || count == 0)
+    throw Error(ErrorKind::Launch,
+                std::string("the plan was compiled for cuda devices and this machine has no "
+                            "usable GPU (") +
+                    (status != cudaSuccess
+                         ? std::string(cudaGetErrorName(status)) + ": " + cudaGetErrorString(status)
+                         : std::string("the CUDA runtime reports 0 devices")) +
+                    (visibleDevicesEnvironment().empty()
+                         ? std::string()
+                         : ", CUDA_VISIBLE_DEVICES=" + visibleDevicesEnvironment()) +
+                    "): run it on a GPU node, or recompile with --device cpu");
+  return count;
+}
+
+class CudaDevice;
+
+/// The stream a kernel launched through Stream::launch runs on (its run() enqueues there).
+thread_local cudaStream_t currentStream = nullptr;
+
+class CudaEvent final : public Event {
+public:
+  explicit CudaEvent(int ordinal) {
+    check(cudaSetDevice(ordinal), "cudaSetDevice");
+    check(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming), "cudaEventCreate");
+  }
+  ~CudaEvent() override { cudaEventDestroy(event_); }
+  void synchronize() override { check(cudaEventSynchronize(event_), "cudaEventSynchronize"); }
+  cudaEvent_t get() const { return event_; }
+
+private:
+  cudaEvent_t event_ = nullptr;
+};
+
+class CudaStream final : public Stream {
+public:
+  CudaStream(int ordinal, std::string name) : ordinal_(ordinal), name_(std::move(name)) {
+    check(cudaSetDevice(ordinal), "cudaSetDevice");
+    check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+  }
+  ~CudaStream() override {
+    cudaStreamSynchronize(stream_);
+    cudaStreamDestroy(stream_);
+  }
+  const std::string &name() const override { return name_; }
+  cudaStream_t get() const { return stream_; }
+
+  void launch(Kernel &kernel, const StepContext &ctx) override {
+    check(cudaSetDevice(ordinal_), "cudaSetDevice");
+    currentStream = stream_;
+    kernel.run(ctx);
+    currentStream = nullptr;
+  }
+  void host(std::function<void()> fn) override {
+    auto *call = new HostCall{this, std::move(fn)};
+    const cudaError_t status = cudaLaunchHostFunc(stream_, &HostCall::run, call);
+    if (status != cudaSuccess)
+      delete call;
+    check(status, "stream " + name_ + ": cudaLaunchHostFunc");
+  }
+  void copy(void *dst, const void *src, size_t bytes) override {
+    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream_),
+          "stream " + name_ + ": cudaMemcpyAsync");
+  }
+  void record(Event &event) override {
+    check(cudaEventRecord(static_cast<CudaEvent &>(event).get(), stream_),
+          "stream " + name_ + ": cudaEventRecord");
+  }
+  void wait(Event &event) override {
+    check(cudaStreamWaitEvent(stream_, static_cast<CudaEvent &>(event).get(), 0),
+          "stream " + name_ + ": cudaStreamWaitEvent");
+  }
+  void synchronize() override {
+    check(cudaStreamSynchronize(stream_), "stream " + name_ + ": cudaStreamSynchronize");
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (failure_)
+      std::rethrow_exception(failure_);
+  }
+
+private:
+  /// A host function and the stream it failed on: the first failure is kept and rethrown by
+  /// synchronize(); later host functions of the stream are skipped (sticky, as in Device.h).
+  struct HostCall {
+    CudaStream *stream;
+    std::function<void()> fn;
+    static void CUDART_CB run(void *data) {
+      std::unique_ptr<HostCall> call(static_cast<HostCall *>(data));
+      {
+        std::lock_guard<std::mutex> lock(call->stream->mutex_);
+        if (call->stream->failure_)
+          return;
+      }
+      try {
+        call->fn();
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(call->stream->mutex_);
+        if (!call->stream->failure_)
+          call->stream->failure_ = std::current_exception();
+      }
+    }
+  };
+
+  int ordinal_;
+  std::string name_;
+  cudaStream_t stream_ = nullptr;
+  std::mutex mutex_;
+  std::exception_ptr failure_;
+};
+
+class CudaGraph final : public Graph {
+public:
+  CudaGraph(cudaGraph_t graph, cudaGraphExec_t exec, CudaStream *origin)
+      : graph_(graph), exec_(exec), origin_(origin) {}
+  ~CudaGraph() override {
+    cudaGraphExecDestroy(exec_);
+    cudaGraphDestroy(graph_);
+  }
+  size_t size() const override {
+    size_t nodes = 0;
+    cudaGraphGetNodes(graph_, nullptr, &nodes);
+    return nodes;
+  }
+  cudaGraphExec_t exec() const { return exec_; }
+  CudaStream *origin() const { return origin_; }
+
+private:
+  cudaGraph_t graph_;
+  cudaGraphExec_t exec_;
+  CudaStream *origin_;
+};
+
+class CudaDevice final : public Device {
+public:
+  CudaDevice(int ordinal, int cudaOrdinal) : ordinal_(ordinal), cuda_(cudaOrdinal) {
+    check(cudaSetDevice(cuda_), "cudaSetDevice(" + std::to_string(cuda_) + ")", ErrorKind::Launch);
+    cudaDeviceProp prop;
+    check(cudaGetDeviceProperties(&prop, cuda_), "cudaGetDeviceProperties", ErrorKind::Launch);
+    name_ = prop.name;
+    memory_ = prop.totalGlobalMem;
+  }
+
+  DeviceKind kind() const override { return DeviceKind::Cuda; }
+  int ordinal() const override { return ordinal_; }
+  std::string describe() const override {
+    return "cuda:" + std::to_string(cuda_) + " (" + name_ + ", " + bytesText(memory_) + ")";
+  }
+  bool hostAccessible() const override { return false; }
+
+  DeviceMemory allocate(size_t bytes) override {
+    check(cudaSetDevice(cuda_), "cudaSetDevice");
+    void *data = nullptr;
+    check(cudaMalloc(&data, bytes ? bytes : 64),
+          describe() + ": cannot allocate " + bytesText(bytes), ErrorKind::Memory);
+    check(cudaMemset(data, 0, bytes ? bytes : 64), describe() + ": cudaMemset");
+    return DeviceMemory(data, bytes, [](void *p) { cudaFree(p); });
+  }
+  DeviceMemory allocateHost(size_t bytes) override {
+    void *data = nullptr;
+    check(cudaMallocHost(&data, bytes ? bytes : 64),
+          describe() + ": cannot allocate " + bytesText(bytes) + " of pinned host memory",
+          ErrorKind::Memory);
+    return DeviceMemory(data, bytes, [](void *p) { cudaFreeHost(p); });
+  }
+
+  std::unique_ptr<Stream> createStream(const std::string &name) override {
+    return std::make_unique<CudaStream>(cuda_, name);
+  }
+  std::unique_ptr<Event> createEvent() override { return std::make_unique<CudaEvent>(cuda_); }
+
+  void beginCapture(const std::vector<Stream *> &streams) override {
+    if (!captured_.empty())
+      throw Error(ErrorKind::Runtime, describe() + ": a capture is already in progress");
+    if (streams.empty())
+      throw Error(ErrorKind::Runtime, describe() + ": nothing to capture");
+    std::vector<CudaStream *> lanes;
+    for (Stream *s : streams)
+      lanes.push_back(static_cast<CudaStream *>(s));
+    check(cudaStreamBeginCapture(lanes[0]->get(), cudaStreamCaptureModeThreadLocal),
+          describe() + ": cudaStreamBeginCapture");
+    // The other streams join the capture by waiting for the first.
+    fork_ = std::make_unique<CudaEvent>(cuda_);
+    lanes[0]->record(*fork_);
+    for (size_t i = 1; i < lanes.size(); ++i)
+      lanes[i]->wait(*fork_);
+    captured_ = lanes;
+  }
+  std::unique_ptr<Graph> endCapture() override {
+    if (captured_.empty())
+      throw Error(ErrorKind::Runtime, describe() + ": no capture is in progress");
+    std::vector<CudaStream *> lanes = std::move(captured_);
+    captured_.clear();
+    // The others join back into the first before the capture ends.
+    joins_.clear();
+    for (size_t i = 1; i < lanes.size(); ++i) {
+      joins_.push_back(std::make_unique<CudaEvent>(cuda_));
+      lanes[i]->record(*joins_.back());
+      lanes[0]->wait(*joins_.back());
+    }
+    cudaGraph_t graph = nullptr;
+    check(cudaStreamEndCapture(lanes[0]->get(), &graph), describe() + ": cudaStreamEndCapture");
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t status = cudaGraphInstantiate(&exec, graph, 0);
+    if (status != cudaSuccess)
+      cudaGraphDestroy(graph);
+    check(status, describe() + ": cudaGraphInstantiate");
+    return std::make_unique<CudaGraph>(graph, exec, lanes[0]);
+  }
+  void launch(Graph &g, const StepContext &ctx) override {
+    auto &graph = static_cast<CudaGraph &>(g);
+    // TODO(cuda-backend): kernels read the launch's context from a device buffer that this
+    // copies it into; no CUDA kernel reads a context yet.
+    (void)ctx;
+    check(cudaGraphLaunch(graph.exec(), graph.origin()->get()), describe() + ": cudaGraphLaunch");
+  }
+  void setFailureHandler(std::function<void(const std::string &)> handler) override {
+    onFailure_ = std::move(handler);
+  }
+
+private:
+  int ordinal_, cuda_;
+  std::string name_;
+  size_t memory_ = 0;
+  std::vector<CudaStream *> captured_;
+  std::unique_ptr<CudaEvent> fork_;
+  std::vector<std::unique_ptr<CudaEvent>> joins_;
+  std::function<void(const std::string &)> onFailure_;
+};
+
+class CudaBackend final : public Backend {
+public:
+  DeviceKind kind() const override { return DeviceKind::Cuda; }
+  std::string describe() const override {
+    int runtime = 0;
+    cudaRuntimeGetVersion(&runtime);
+    return "cuda (CUDA runtime " + std::to_string(runtime / 1000) + "." +
+           std::to_string(runtime % 1000 / 10) + ")";
+  }
+
+  std::vector<std::unique_ptr<Device>> openDevices(int count) override {
+    std::vector<std::unique_ptr<Device>> devices;
+    int ordinal = 0;
+    for (int cuda : chosen(count))
+      devices.push_back(std::make_unique<CudaDevice>(ordinal++, cuda));
+    return devices;
+  }
+
+  void checkMemory(uint64_t bytes, int count, const std::string &what) override {
+    for (int cuda : chosen(count)) {
+      check(cudaSetDevice(cuda), "cudaSetDevice(" + std::to_string(cuda) + ")", ErrorKind::Launch);
+      size_t free = 0, total = 0;
+      check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo", ErrorKind::Launch);
+      if (bytes > free)
+        throw Error(ErrorKind::Memory,
+                    "not enough memory on cuda:" + std::to_string(cuda) + " for " + what +
+                        ": it needs " + bytesText(bytes) + ", but the GPU has " +
+                        bytesText(free) + " free of " + bytesText(total));
+    }
+  }
+
+  std::unique_ptr<Kernel> makeKernel(Device &, const KernelSite &site) override {
+    site.fail(std::string("the CUDA backend has no implementation of '") +
+              kernelInfo(site.kind()).name + "' yet (docs/cuda.md)");
+  }
+
+private:
+  /// The CUDA ordinals of this process's `count` devices.
+  std::vector<int> chosen(int count) {
+    return selectDevices(localRankFromEnvironment(), count, visibleDevices(),
+                         visibleDevicesEnvironment());
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Backend> makeCudaBackend() { return std::make_unique<CudaBackend>(); }
+
+void registerCudaBackend() { BackendRegistry::add(makeCudaBackend()); }
+
+} // namespace dp::rt::cuda
