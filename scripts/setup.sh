@@ -1,7 +1,22 @@
 #!/usr/bin/env bash
-# Installs every build, test and demo dependency of dp from Debian's packages.
-# Idempotent: packages already present are left alone. Must run as root (or via sudo).
+# Installs every build, test and demo dependency of dp from Debian's packages, and, where the
+# CUDA toolkit is installed, cuobjdump from PyPI (the toolkit here ships none) for the CUDA
+# kernels' static gates, into .tools/ of the checkout.
+# Idempotent: what is already present is left alone. Must run as root (or via sudo).
 set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+
+# cuobjdump reads the built CUDA kernels: SASS and PTX present, registers, stack, spills.
+CUOBJDUMP_VERSION=13.5.37
+if [ -x /usr/local/cuda/bin/nvcc ] && [ ! -x "$root/.tools/cuobjdump/nvidia/cu13/bin/cuobjdump" ]; then
+  echo "setup: installing cuobjdump (nvidia-cuda-cuobjdump==$CUOBJDUMP_VERSION) into .tools/"
+  python3 -m pip install --quiet --disable-pip-version-check --no-deps \
+    --target "$root/.tools/cuobjdump" "nvidia-cuda-cuobjdump==$CUOBJDUMP_VERSION" 2>&1 |
+    grep -v "Running pip as the 'root' user" || true
+  # Without PyPI the build still works; the static gate that needs it reports itself skipped.
+  [ -x "$root/.tools/cuobjdump/nvidia/cu13/bin/cuobjdump" ] ||
+    echo "setup: warning: cuobjdump could not be installed; ctest's cuda_kernel_resources will be skipped" >&2
+fi
 
 PKGS=(
   build-essential cmake ninja-build ccache pkg-config git python3
