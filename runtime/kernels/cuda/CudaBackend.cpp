@@ -184,6 +184,17 @@ public:
     check(cudaGetDeviceProperties(&prop, cuda_), "cudaGetDeviceProperties", ErrorKind::Launch);
     name_ = prop.name;
     memory_ = prop.totalGlobalMem;
+    // The context of the step being launched, where its captured kernels read it, and a ring
+    // of pinned slots it is copied from (a slot is reused once its copy is done).
+    context_ = allocate(sizeof(StepContext));
+    staged_ = allocateHost(kContextSlots * sizeof(StepContext));
+    for (auto &event : slotDone_)
+      event = std::make_unique<CudaEvent>(cuda_);
+  }
+
+  /// Where the kernels of a launched graph find its StepContext.
+  const StepContext *deviceContext() const {
+    return static_cast<const StepContext *>(context_.data());
   }
 
   DeviceKind kind() const override { return DeviceKind::Cuda; }
@@ -254,19 +265,31 @@ public:
   }
   void launch(Graph &g, const StepContext &ctx) override {
     auto &graph = static_cast<CudaGraph &>(g);
-    // TODO(cuda-backend): kernels read the launch's context from a device buffer that this
-    // copies it into; no CUDA kernel reads a context yet.
-    (void)ctx;
-    check(cudaGraphLaunch(graph.exec(), graph.origin()->get()), describe() + ": cudaGraphLaunch");
+    // The graph's kernels were captured with the device context's address: the launch's
+    // context is copied there first, in the graph's stream order.
+    const int slot = static_cast<int>(launches_++ % kContextSlots);
+    CudaEvent &done = *slotDone_[slot];
+    if (launches_ > kContextSlots)
+      done.synchronize(); // the slot's previous copy has read it
+    StepContext *host = static_cast<StepContext *>(staged_.data()) + slot;
+    *host = ctx;
+    CudaStream &origin = *graph.origin();
+    origin.copy(context_.data(), host, sizeof(StepContext));
+    origin.record(done);
+    check(cudaGraphLaunch(graph.exec(), origin.get()), describe() + ": cudaGraphLaunch");
   }
   void setFailureHandler(std::function<void(const std::string &)> handler) override {
     onFailure_ = std::move(handler);
   }
 
 private:
+  static constexpr int kContextSlots = 8;
   int ordinal_, cuda_;
   std::string name_;
   size_t memory_ = 0;
+  DeviceMemory context_, staged_;
+  std::unique_ptr<CudaEvent> slotDone_[kContextSlots];
+  uint64_t launches_ = 0;
   std::vector<CudaStream *> captured_;
   std::unique_ptr<CudaEvent> fork_;
   std::vector<std::unique_ptr<CudaEvent>> joins_;
