@@ -92,6 +92,13 @@ public:
   /// Captures the train step again where the engine wants its calls on the other stream.
   void attachCollectives(CollectiveEngine *engine);
 
+  /// Makes the attached engine release every replica waiting for a bucket, with `why`: the
+  /// host gives up on a step some replicas were given and others were not.
+  void abortCollectives(const std::string &why) {
+    if (collectives_)
+      collectives_->abort(why);
+  }
+
   /// Enqueues `step` on the streams of replica `ctx.replica`'s device and returns.
   void enqueue(StepKind step, const StepContext &ctx);
   /// Waits until device `d`'s enqueued work is done; rethrows its first error.

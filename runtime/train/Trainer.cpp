@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <exception>
 #include <cstdlib>
 #include <cstdio>
 #include <limits>
@@ -92,6 +93,9 @@ Trainer::Trainer(Program &program, const std::string &planName, std::ostream &ou
 }
 
 Trainer::~Trainer() {
+  // Left by an error: replicas may wait for buckets of a step the others were never given.
+  if (std::uncaught_exceptions() > 0)
+    program_.abortCollectives("the training loop stopped on an error");
   // Nothing enqueued may outlive the batchers and slots it refers to.
   try {
     program_.synchronize();
