@@ -103,15 +103,20 @@ private:
   std::string why_;
 };
 
+/// Enqueues the train step on both replicas.
+void enqueueBoth(Program &program) {
+  for (int r = 0; r < 2; ++r) {
+    StepContext ctx;
+    ctx.validRows = 4;
+    ctx.replica = r;
+    program.enqueue(StepKind::Train, ctx);
+  }
+}
+
 /// Runs the train step on both replicas (each enqueued, then both awaited), bounded.
 void runBoth(Program &program) {
   auto done = std::async(std::launch::async, [&] {
-    for (int r = 0; r < 2; ++r) {
-      StepContext ctx;
-      ctx.validRows = 4;
-      ctx.replica = r;
-      program.enqueue(StepKind::Train, ctx);
-    }
+    enqueueBoth(program);
     program.synchronize();
   });
   ASSERT_EQ(done.wait_for(std::chrono::seconds(30)), std::future_status::ready)
@@ -185,12 +190,7 @@ TEST(Executor, AFailingReplicaReleasesTheOthers) {
     backend.failKernel(0, 1);
     const auto began = std::chrono::steady_clock::now();
     auto done = std::async(std::launch::async, [&] {
-      for (int r = 0; r < 2; ++r) {
-        StepContext ctx;
-        ctx.validRows = 4;
-        ctx.replica = r;
-        program->enqueue(StepKind::Train, ctx);
-      }
+      enqueueBoth(*program);
       std::string errors[2];
       for (int r = 0; r < 2; ++r)
         try {
