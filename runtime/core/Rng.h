@@ -1,7 +1,11 @@
 // A small, portable random number generator for parameter initialisation. Every draw is defined
 // by integer arithmetic and a few libm calls in double precision, never by std:: distributions,
-// whose outputs differ between standard libraries.
+// whose outputs differ between standard libraries. The integer core (splitmix64, xoshiro256**,
+// uniform draws and dropout's per-row streams) is host-and-device code: the CUDA backend's
+// dropout draws exactly the CPU backend's numbers.
 #pragma once
+
+#include "runtime/base/HostDevice.h"
 
 #include <cmath>
 #include <cstdint>
@@ -10,7 +14,7 @@
 namespace dp::rt {
 
 /// One step of splitmix64: advances `state` and returns a well-mixed 64-bit value.
-inline uint64_t splitmix64(uint64_t &state) {
+DP_HOST_DEVICE inline uint64_t splitmix64(uint64_t &state) {
   uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
@@ -30,9 +34,9 @@ inline uint64_t hashName(std::string_view name) {
 /// xoshiro256** with helpers for uniform and normal draws in double precision.
 class Rng {
 public:
-  explicit Rng(uint64_t seed) {
-    for (uint64_t &word : s_)
-      word = splitmix64(seed);
+  DP_HOST_DEVICE explicit Rng(uint64_t seed) {
+    for (int i = 0; i < 4; ++i)
+      s_[i] = splitmix64(seed);
   }
   /// A stream that depends only on (seed, name).
   static Rng forName(uint64_t seed, std::string_view name) {
@@ -40,7 +44,7 @@ public:
     return Rng(splitmix64(mixed) ^ hashName(name));
   }
 
-  uint64_t next() {
+  DP_HOST_DEVICE uint64_t next() {
     const uint64_t result = rotl(s_[1] * 5, 7) * 9;
     const uint64_t t = s_[1] << 17;
     s_[2] ^= s_[0];
@@ -64,7 +68,7 @@ public:
   }
 
   /// Uniform on [0, 1) with 53 random bits.
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+  DP_HOST_DEVICE double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
   /// Standard normal by Box-Muller; the second value of each pair is kept for the next call.
   double normal() {
     if (haveSpare_) {
@@ -81,7 +85,7 @@ public:
   }
 
 private:
-  static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+  DP_HOST_DEVICE static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
   uint64_t s_[4];
   double spare_ = 0;
   bool haveSpare_ = false;
@@ -90,21 +94,27 @@ private:
 /// The stream of dropout's mask for one sample row of one step: it depends only on the run's
 /// seed, the 1-based step, the dropout's number in the step (`stream`) and the row's index in
 /// the global batch, so every split of the batch across replicas draws the same masks.
-inline Rng dropoutRng(uint64_t seed, int64_t step, int64_t stream, int64_t row) {
+DP_HOST_DEVICE inline Rng dropoutRng(uint64_t seed, int64_t step, int64_t stream, int64_t row) {
   uint64_t s = seed ^ 0x64726f706f7574ULL; // "dropout"
   uint64_t mixed = splitmix64(s);
-  for (uint64_t v : {uint64_t(step), uint64_t(stream), uint64_t(row)}) {
+  const uint64_t keys[3] = {uint64_t(step), uint64_t(stream), uint64_t(row)};
+  for (uint64_t v : keys) {
     s = mixed ^ v;
     mixed = splitmix64(s);
   }
   return Rng(mixed);
 }
 
+/// Dropout's scale of a kept element, 1 / (1 - rate), as every backend forms it.
+DP_HOST_DEVICE inline float dropoutKeepScale(double rate) {
+  return static_cast<float>(1.0 / (1.0 - rate));
+}
+
 /// Fills mask[0, n) for one row: 0 where dropped (probability `rate`), 1 / (1 - rate) where kept.
-inline void dropoutMaskRow(float *mask, int64_t n, double rate, uint64_t seed, int64_t step,
-                           int64_t stream, int64_t row) {
+DP_HOST_DEVICE inline void dropoutMaskRow(float *mask, int64_t n, double rate, uint64_t seed,
+                                          int64_t step, int64_t stream, int64_t row) {
   Rng rng = dropoutRng(seed, step, stream, row);
-  const float keep = static_cast<float>(1.0 / (1.0 - rate));
+  const float keep = dropoutKeepScale(rate);
   for (int64_t i = 0; i < n; ++i)
     mask[i] = rng.uniform() < rate ? 0.0f : keep;
 }

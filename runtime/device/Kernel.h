@@ -6,6 +6,7 @@
 #pragma once
 
 #include "runtime/base/Error.h"
+#include "runtime/device/StepContext.h"
 #include "runtime/format/KernelAttrs.h"
 #include "runtime/format/Plan.h"
 
@@ -18,25 +19,6 @@
 #include <vector>
 
 namespace dp::rt {
-
-/// Per-call facts a kernel may need.
-struct StepContext {
-  /// Rows of the batch that hold real samples (the rest is padding in a short last batch).
-  int64_t validRows = 0;
-  /// Rows of this replica's batch, real and padding (0: unknown, a loss's rows are the
-  /// batch). A loss over a multiple of them (the batch stacked along its axis) sees the valid
-  /// rows first in each block of batchRows.
-  int64_t batchRows = 0;
-  /// 1-based count of train steps run so far including this one (Adam's bias correction).
-  int64_t step = 1;
-  /// The replica (device of this process) running the step.
-  int replica = 0;
-  /// The run's seed (`dprun --seed`): random kernels (dropout) draw from it.
-  uint64_t seed = 0;
-  /// The row of the global batch that this replica's first row is: draws per sample row
-  /// depend on the global row, so that any split of the batch draws the same numbers.
-  int64_t firstRow = 0;
-};
 
 /// One kernel of a step, bound to its buffers. Backends implement it. run() executes the call
 /// in the order of the stream it was launched on: the CPU backend computes it on the stream's

@@ -212,10 +212,10 @@ private:
 
 class DropoutKernel final : public Kernel {
 public:
-  DropoutKernel(const TensorView &x, const TensorView &y, const TensorView &mask, double rate,
-                int64_t stream)
-      : x_(x.f32()), y_(y.f32()), mask_(mask.f32()), rows_(x.dim(0)),
-        cols_(x.dim(0) ? x.numel / x.dim(0) : 0), rate_(rate), stream_(stream) {}
+  DropoutKernel(const TensorView &x, const TensorView &y, const TensorView &mask, Rows shape,
+                double rate, int64_t stream)
+      : x_(x.f32()), y_(y.f32()), mask_(mask.f32()), rows_(shape.rows), cols_(shape.cols),
+        rate_(rate), stream_(stream) {}
   void run(const StepContext &ctx) override {
     for (int64_t r = 0; r < rows_; ++r) {
       float *mask = mask_ + r * cols_;
@@ -337,42 +337,26 @@ std::unique_ptr<Kernel> makeConv2dGradFilter(const KernelSite &site, const ConvA
 }
 
 std::unique_ptr<Kernel> makeMaxPool2d(const KernelSite &site, const PoolAttrs &attrs) {
-  const TensorView x = site.input(0), y = site.output(0);
-  return std::make_unique<MaxPoolKernel>(poolShape(site, attrs, x, y, "input 0 (x)", "output 0 (y)", true), x.f32(), y.f32());
+  return std::make_unique<MaxPoolKernel>(contract::maxPool2d(site, attrs), site.input(0).f32(),
+                                         site.output(0).f32());
 }
 
 std::unique_ptr<Kernel> makeMaxPool2dGrad(const KernelSite &site, const PoolAttrs &attrs) {
-  const TensorView x = site.input(0), dy = site.input(1), dx = site.output(0);
-  const PoolShape p = poolShape(site, attrs, x, dy, "input 0 (x)", "input 1 (dy)", true);
-  site.expectDType(dx, DType::F32, "output 0 (dx)");
-  site.expectShape(dx, x.shape, "output 0 (dx)");
-  return std::make_unique<MaxPoolGradKernel>(p, x.f32(), dy.f32(), dx.f32());
+  const PoolShape p = contract::maxPool2dGrad(site, attrs);
+  return std::make_unique<MaxPoolGradKernel>(p, site.input(0).f32(), site.input(1).f32(),
+                                             site.output(0).f32());
 }
 
 std::unique_ptr<Kernel> makeDropout(const KernelSite &site, const DropoutAttrs &attrs) {
-  const TensorView x = site.input(0), y = site.output(0), mask = site.output(1);
-  site.expectDType(x, DType::F32, "input 0 (x)");
-  site.expectDType(y, DType::F32, "output 0 (y)");
-  site.expectDType(mask, DType::F32, "output 1 (mask)");
-  if (x.rank() < 1)
-    site.fail("input 0 (x) (buffer " + std::to_string(x.id) + ") has no batch axis");
-  site.expectNumel(y, x.numel, "output 0 (y)");
-  site.expectNumel(mask, x.numel, "output 1 (mask)");
-  const double rate = attrs.rate;
-  if (!(rate >= 0.0 && rate < 1.0))
-    site.fail("rate " + std::to_string(rate) + " is not in [0, 1)");
-  const int64_t stream = attrs.stream;
-  return std::make_unique<DropoutKernel>(x, y, mask, rate, stream);
+  const Rows rows = contract::dropout(site, attrs);
+  return std::make_unique<DropoutKernel>(site.input(0), site.output(0), site.output(1), rows,
+                                         attrs.rate, attrs.stream);
 }
 
 std::unique_ptr<Kernel> makeDropoutGrad(const KernelSite &site, const NoAttrs &attrs) {
-  const TensorView mask = site.input(0), dy = site.input(1), dx = site.output(0);
-  site.expectDType(mask, DType::F32, "input 0 (mask)");
-  site.expectDType(dy, DType::F32, "input 1 (dy)");
-  site.expectDType(dx, DType::F32, "output 0 (dx)");
-  site.expectNumel(mask, dy.numel, "input 0 (mask)");
-  site.expectNumel(dx, dy.numel, "output 0 (dx)");
-  return std::make_unique<DropoutGradKernel>(mask.f32(), dy.f32(), dx.f32(), dy.numel);
+  const int64_t n = contract::dropoutGrad(site);
+  return std::make_unique<DropoutGradKernel>(site.input(0).f32(), site.input(1).f32(),
+                                             site.output(0).f32(), n);
 }
 
 } // namespace dp::rt::cpu

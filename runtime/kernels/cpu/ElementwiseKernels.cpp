@@ -26,22 +26,12 @@ void copyBytes(const TensorView &from, const TensorView &to) {
     std::memcpy(to.data, from.data, to.bytes()); // overlap is excluded at load
 }
 
-// Rows and columns of a softmax over the last axis.
-void softmaxShape(const KernelSite &site, const TensorView &t, int64_t &rows, int64_t &cols) {
-  if (t.rank() < 1)
-    site.fail("softmax needs a tensor of rank >= 1, buffer " + std::to_string(t.id) +
-              " is a scalar");
-  cols = t.dim(-1);
-  rows = t.numel / cols;
-}
-
 class ActivationKernel final : public Kernel {
 public:
-  ActivationKernel(const KernelSite &site, Activation act) : act_(act) {
+  ActivationKernel(const KernelSite &site, Activation act, Rows shape)
+      : act_(act), rows_(shape.rows), cols_(shape.cols) {
     x_ = site.input(0);
     y_ = site.output(0);
-    if (act == Activation::Softmax)
-      softmaxShape(site, x_, rows_, cols_);
     if (act == Activation::Sigmoid || act == Activation::Tanh) {
       const dnnl::memory::desc d = f32Desc({x_.numel}, {1});
       dnnl::primitive_attr attr;
@@ -87,20 +77,19 @@ public:
 
 private:
   Activation act_;
+  int64_t rows_, cols_;
   TensorView x_, y_;
-  int64_t rows_ = 0, cols_ = 0;
   DnnlCall eltwise_;
 };
 
 class ActivationGradKernel final : public Kernel {
 public:
-  ActivationGradKernel(const KernelSite &site, Activation act) : act_(act) {
+  ActivationGradKernel(const KernelSite &site, Activation act, Rows shape)
+      : act_(act), rows_(shape.rows), cols_(shape.cols) {
     y_ = site.input(0).f32();
     dy_ = site.input(1).f32();
     dx_ = site.output(0).f32();
     n_ = site.input(0).numel;
-    if (act == Activation::Softmax)
-      softmaxShape(site, site.input(0), rows_, cols_);
   }
 
   void run(const StepContext &) override {
@@ -157,9 +146,10 @@ public:
 
 private:
   Activation act_;
+  int64_t rows_, cols_;
   const float *y_, *dy_;
   float *dx_;
-  int64_t n_, rows_ = 0, cols_ = 0;
+  int64_t n_;
 };
 
 class AddKernel final : public Kernel {
@@ -242,42 +232,27 @@ private:
   int64_t rows_, cols_;
 };
 
-void expectAllF32(const KernelSite &site) {
-  for (int i = 0; i < site.numInputs(); ++i)
-    site.expectDType(site.input(i), DType::F32, ("input " + std::to_string(i)).c_str());
-  for (int i = 0; i < site.numOutputs(); ++i)
-    site.expectDType(site.output(i), DType::F32, ("output " + std::to_string(i)).c_str());
-}
-
 } // namespace
 
 std::unique_ptr<Kernel> makeActivation(const KernelSite &site, const ActivationAttrs &attrs) {
-  expectAllF32(site);
-  site.expectNumel(site.output(0), site.input(0).numel, "output 0 (y)");
-  return std::make_unique<ActivationKernel>(site, attrs.activation);
+  return std::make_unique<ActivationKernel>(site, attrs.activation,
+                                            contract::activation(site, attrs));
 }
 
 std::unique_ptr<Kernel> makeActivationGrad(const KernelSite &site, const ActivationAttrs &attrs) {
-  expectAllF32(site);
-  const int64_t n = site.input(0).numel;
-  site.expectNumel(site.input(1), n, "input 1 (dy)");
-  site.expectNumel(site.output(0), n, "output 0 (dx)");
-  return std::make_unique<ActivationGradKernel>(site, attrs.activation);
+  return std::make_unique<ActivationGradKernel>(site, attrs.activation,
+                                                contract::activationGrad(site, attrs));
 }
 
 std::unique_ptr<Kernel> makeAdd(const KernelSite &site, const NoAttrs &attrs) {
-  expectAllF32(site);
-  const TensorView a = site.input(0), b = site.input(1), c = site.output(0);
-  site.expectNumel(b, a.numel, "input 1 (b)");
-  site.expectNumel(c, a.numel, "output 0 (c)");
-  return std::make_unique<AddKernel>(a.f32(), b.f32(), c.f32(), a.numel);
+  const int64_t n = contract::add(site);
+  return std::make_unique<AddKernel>(site.input(0).f32(), site.input(1).f32(),
+                                     site.output(0).f32(), n);
 }
 
 std::unique_ptr<Kernel> makeCopy(const KernelSite &site, const NoAttrs &attrs) {
-  const TensorView x = site.input(0), y = site.output(0);
-  site.expectDType(y, x.dtype, "output 0 (y)");
-  site.expectNumel(y, x.numel, "output 0 (y)");
-  return std::make_unique<CopyKernel>(x, y);
+  contract::copy(site);
+  return std::make_unique<CopyKernel>(site.input(0), site.output(0));
 }
 
 std::unique_ptr<Kernel> makeFill(const KernelSite &site, const FillAttrs &attrs) {
@@ -285,13 +260,9 @@ std::unique_ptr<Kernel> makeFill(const KernelSite &site, const FillAttrs &attrs)
 }
 
 std::unique_ptr<Kernel> makeReduceRows(const KernelSite &site, const NoAttrs &attrs) {
-  expectAllF32(site);
-  const TensorView x = site.input(0), y = site.output(0);
-  if (x.rank() < 1)
-    site.fail("input 0 (x, buffer " + std::to_string(x.id) + ") is a scalar: no rows to reduce");
-  const int64_t rows = x.dim(0), cols = x.numel / rows;
-  site.expectNumel(y, cols, "output 0 (y)");
-  return std::make_unique<ReduceRowsKernel>(x.f32(), y.f32(), rows, cols);
+  const Rows s = contract::reduceRows(site);
+  return std::make_unique<ReduceRowsKernel>(site.input(0).f32(), site.output(0).f32(), s.rows,
+                                            s.cols);
 }
 
 } // namespace dp::rt::cpu

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "runtime/device/Kernel.h"
+#include "runtime/kernels/Contract.h"
 
 #include <cmath>
 #include <cstdint>
@@ -17,15 +18,16 @@ namespace dp::rt::cpu {
 #define DP_COLLECTIVE_KERNEL(Enum, Name, MinIn, MaxIn, NumOut, Attrs)
 #include "runtime/format/Kernels.def"
 
-/// Window geometry of a valid pooling of x[N,H,W,C] into y[N,OH,OW,C].
-struct PoolShape {
-  int64_t n, h, w, c, kh, kw, sh, sw, oh, ow;
-};
-/// Reads the window and stride attributes and checks x against them and y against the pooled
-/// shape: exactly [N,OH,OW,C] when `exactShape`, else any shape of N*OH*OW*C elements (a global
-/// average pool writes [N,C]). `xRole` and `yRole` name them in errors.
-PoolShape poolShape(const KernelSite &site, const PoolAttrs &attrs, const TensorView &x,
-                    const TensorView &y, const char *xRole, const char *yRole, bool exactShape);
+// The contract's geometries, which every factory gets from the contract's check of its kind.
+using contract::ConcatShape;
+using contract::DenseShape;
+using contract::MatMulShape;
+using contract::NormShape;
+using contract::PadShape;
+using contract::PoolShape;
+using contract::Rows;
+using contract::SliceShape;
+using contract::XentShape;
 
 /// Largest element of x[0, n); n > 0.
 inline float rowMax(const float *x, int64_t n) {

@@ -14,29 +14,8 @@ namespace {
 
 using dnnl::memory;
 
-/// x[..., C] as rows of C values.
-struct RowShape {
-  int64_t rows, c;
-};
-
-RowShape rowShape(const KernelSite &site, const TensorView &x, const char *role) {
-  site.expectDType(x, DType::F32, role);
-  if (x.rank() < 2 || x.numel == 0)
-    site.fail(std::string(role) + " (buffer " + std::to_string(x.id) +
-              ") needs rows and a non-empty last axis");
-  return {x.numel / x.dim(-1), x.dim(-1)};
-}
-
-void expectVector(const KernelSite &site, const TensorView &t, int64_t c, const char *role) {
-  site.expectDType(t, DType::F32, role);
-  site.expectNumel(t, c, role);
-}
-
-float checkedEpsilon(const KernelSite &site, const EpsilonAttrs &attrs) {
-  if (!(attrs.epsilon > 0))
-    site.fail("epsilon " + std::to_string(attrs.epsilon) + " must be positive");
-  return static_cast<float>(attrs.epsilon);
-}
+/// x[..., C] as rows of C values (the contract's normalisation shape).
+using RowShape = NormShape;
 
 dnnl::normalization_flags scaleShift() {
   return dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
@@ -120,12 +99,8 @@ private:
 std::unique_ptr<Kernel> makeLayerNorm(const KernelSite &site, const EpsilonAttrs &attrs) {
   const TensorView x = site.input(0), gamma = site.input(1), beta = site.input(2);
   const TensorView y = site.output(0);
-  const RowShape s = rowShape(site, x, "input 0 (x)");
-  expectVector(site, gamma, s.c, "input 1 (gamma)");
-  expectVector(site, beta, s.c, "input 2 (beta)");
-  site.expectDType(y, DType::F32, "output 0 (y)");
-  site.expectShape(y, x.shape, "output 0 (y)");
-  const float epsilon = checkedEpsilon(site, attrs);
+  const RowShape s = contract::layerNorm(site, attrs);
+  const float epsilon = static_cast<float>(s.epsilon);
   const int threads = x.numel < kParallelMinWork ? 1 : 0;
   ThreadCap cap(threads);
   auto pd = forwardDesc(s, epsilon, dnnl::prop_kind::forward_inference);
@@ -145,16 +120,9 @@ std::unique_ptr<Kernel> makeLayerNorm(const KernelSite &site, const EpsilonAttrs
 std::unique_ptr<Kernel> makeLayerNormGrad(const KernelSite &site, const EpsilonAttrs &attrs) {
   const TensorView x = site.input(0), gamma = site.input(1), dy = site.input(2);
   const TensorView dx = site.output(0), dgamma = site.output(1), dbeta = site.output(2);
-  const RowShape s = rowShape(site, x, "input 0 (x)");
-  expectVector(site, gamma, s.c, "input 1 (gamma)");
-  site.expectDType(dy, DType::F32, "input 2 (dy)");
-  site.expectShape(dy, x.shape, "input 2 (dy)");
-  site.expectDType(dx, DType::F32, "output 0 (dx)");
-  site.expectShape(dx, x.shape, "output 0 (dx)");
-  expectVector(site, dgamma, s.c, "output 1 (dgamma)");
-  expectVector(site, dbeta, s.c, "output 2 (dbeta)");
+  const RowShape s = contract::layerNormGrad(site, attrs);
   return std::make_unique<LayerNormGradKernel>(site, s, x, gamma, dy, dx, dgamma, dbeta,
-                                               checkedEpsilon(site, attrs));
+                                               static_cast<float>(s.epsilon));
 }
 
 } // namespace dp::rt::cpu

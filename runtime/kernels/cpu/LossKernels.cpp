@@ -12,22 +12,6 @@ namespace {
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-// The shapes shared by the three kernels: logits [rows, classes], labels i32 [rows].
-struct XentShape {
-  int64_t rows, classes;
-};
-
-XentShape xentShape(const KernelSite &site) {
-  const TensorView logits = site.input(0), labels = site.input(1);
-  site.expectDType(logits, DType::F32, "input 0 (logits)");
-  site.expectDType(labels, DType::I32, "input 1 (labels)");
-  if (logits.rank() != 2)
-    site.fail("input 0 (logits, buffer " + std::to_string(logits.id) + ") has rank " +
-              std::to_string(logits.rank()) + ", expected 2");
-  site.expectNumel(labels, logits.dim(0), "input 1 (labels)");
-  return {logits.dim(0), logits.dim(1)};
-}
-
 /// Which rows of a loss's input hold real samples. The batch's valid rows come first in each
 /// block of `batchRows` rows: one block normally, several when the batch was stacked along its
 /// axis (graph.concat on axis 0), each block a copy of the batch's row layout.
@@ -168,31 +152,18 @@ private:
   XentShape shape_;
 };
 
-void expectScalar(const KernelSite &site, const TensorView &t, const char *role) {
-  site.expectDType(t, DType::F32, role);
-  site.expectNumel(t, 1, role);
-}
-
 } // namespace
 
 std::unique_ptr<Kernel> makeSoftmaxXent(const KernelSite &site, const NoAttrs &attrs) {
-  const XentShape shape = xentShape(site);
-  expectScalar(site, site.output(0), "output 0 (loss)");
-  return std::make_unique<SoftmaxXentKernel>(site, shape);
+  return std::make_unique<SoftmaxXentKernel>(site, contract::softmaxXent(site));
 }
 
 std::unique_ptr<Kernel> makeSoftmaxXentGrad(const KernelSite &site, const NoAttrs &attrs) {
-  const XentShape shape = xentShape(site);
-  expectScalar(site, site.input(2), "input 2 (dloss)");
-  site.expectDType(site.output(0), DType::F32, "output 0 (dlogits)");
-  site.expectNumel(site.output(0), shape.rows * shape.classes, "output 0 (dlogits)");
-  return std::make_unique<SoftmaxXentGradKernel>(site, shape);
+  return std::make_unique<SoftmaxXentGradKernel>(site, contract::softmaxXentGrad(site));
 }
 
 std::unique_ptr<Kernel> makeCountCorrect(const KernelSite &site, const NoAttrs &attrs) {
-  const XentShape shape = xentShape(site);
-  expectScalar(site, site.output(0), "output 0 (correct)");
-  return std::make_unique<CountCorrectKernel>(site, shape);
+  return std::make_unique<CountCorrectKernel>(site, contract::countCorrect(site));
 }
 
 } // namespace dp::rt::cpu

@@ -99,44 +99,26 @@ private:
   double lr_, beta1_, beta2_, epsilon_;
 };
 
-// Checks that the gradient and every state output are f32 of the parameter's size.
-int64_t checkUpdate(const KernelSite &site, const char *const *outputRoles) {
-  const TensorView grad = site.input(0);
-  site.expectDType(grad, DType::F32, "input 0 (grad)");
-  for (int o = 0; o < site.numOutputs(); ++o) {
-    site.expectDType(site.output(o), DType::F32, outputRoles[o]);
-    site.expectNumel(site.output(o), grad.numel, outputRoles[o]);
-  }
-  return grad.numel;
-}
-
 } // namespace
 
 std::unique_ptr<Kernel> makeSgdUpdate(const KernelSite &site, const SgdAttrs &attrs) {
-  static const char *const roles[] = {"output 0 (param)"};
-  const int64_t n = checkUpdate(site, roles);
+  const int64_t n = contract::sgdUpdate(site);
   return std::make_unique<SgdKernel>(site.input(0).f32(), site.output(0).f32(), n,
                                      static_cast<float>(attrs.lr));
 }
 
 std::unique_ptr<Kernel> makeMomentumUpdate(const KernelSite &site, const MomentumAttrs &attrs) {
-  static const char *const roles[] = {"output 0 (param)", "output 1 (velocity)"};
-  const int64_t n = checkUpdate(site, roles);
+  const int64_t n = contract::momentumUpdate(site);
   return std::make_unique<MomentumKernel>(
       site.input(0).f32(), site.output(0).f32(), site.output(1).f32(), n,
       static_cast<float>(attrs.lr), static_cast<float>(attrs.momentum), attrs.nesterov);
 }
 
 std::unique_ptr<Kernel> makeAdamUpdate(const KernelSite &site, const AdamAttrs &attrs) {
-  static const char *const roles[] = {"output 0 (param)", "output 1 (m)", "output 2 (v)"};
-  const int64_t n = checkUpdate(site, roles);
-  const double beta1 = attrs.beta1, beta2 = attrs.beta2;
-  if (beta1 < 0 || beta1 >= 1 || beta2 < 0 || beta2 >= 1)
-    site.fail("adam betas must lie in [0, 1), got beta1 " + std::to_string(beta1) + ", beta2 " +
-              std::to_string(beta2));
-  return std::make_unique<AdamKernel>(
-      site.input(0).f32(), site.output(0).f32(), site.output(1).f32(), site.output(2).f32(), n,
-      attrs.lr, beta1, beta2, attrs.epsilon);
+  const int64_t n = contract::adamUpdate(site, attrs);
+  return std::make_unique<AdamKernel>(site.input(0).f32(), site.output(0).f32(),
+                                      site.output(1).f32(), site.output(2).f32(), n, attrs.lr,
+                                      attrs.beta1, attrs.beta2, attrs.epsilon);
 }
 
 } // namespace dp::rt::cpu

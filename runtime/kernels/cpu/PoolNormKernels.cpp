@@ -25,24 +25,6 @@ namespace {
 using dnnl::algorithm;
 using dnnl::memory;
 
-/// "input 0 (x) (buffer 3)": a tensor as error messages name it.
-std::string named(const char *role, const TensorView &t) {
-  return std::string(role) + " (buffer " + std::to_string(t.id) + ")";
-}
-
-std::string shapeString(const std::vector<int64_t> &shape) {
-  std::string s;
-  for (int64_t d : shape)
-    s += (s.empty() ? "" : "x") + std::to_string(d);
-  return "[" + s + "]";
-}
-
-void expectRank4(const KernelSite &site, const TensorView &t, const char *role) {
-  if (t.rank() != 4)
-    site.fail(named(role, t) + " has rank " + std::to_string(t.rank()) +
-              ", expected 4 (an NHWC image)");
-}
-
 /// An NHWC image as oneDNN's logical (N, C, H, W) with channels-last strides.
 memory::desc nhwcDesc(int64_t n, int64_t h, int64_t w, int64_t c) {
   return f32Desc({n, c, h, w}, {h * w * c, 1, w * c, c});
@@ -53,30 +35,6 @@ int threadsForElements(int64_t elements) { return elements < kParallelMinWork ? 
 
 /// A kernel that is one oneDNN primitive bound at load.
 // ---- zero padding --------------------------------------------------------------------------
-
-/// The geometry of a zero padding: x[n,h,w,c] in the middle of y[n,ph,pw,c].
-struct PadShape {
-  int64_t n, h, w, c, pt, pb, pl, pr, ph, pw;
-};
-
-/// Reads the padding attributes and checks the image `x` against its padded form `y`.
-PadShape padShape(const KernelSite &site, const PadAttrs &a, const TensorView &x,
-                  const TensorView &y, const char *xRole, const char *yRole) {
-  site.expectDType(x, DType::F32, xRole);
-  site.expectDType(y, DType::F32, yRole);
-  expectRank4(site, x, xRole);
-  PadShape p{};
-  p.n = x.dim(0), p.h = x.dim(1), p.w = x.dim(2), p.c = x.dim(3);
-  p.pt = a.pad_top, p.pb = a.pad_bottom;
-  p.pl = a.pad_left, p.pr = a.pad_right;
-  if (p.pt < 0 || p.pb < 0 || p.pl < 0 || p.pr < 0)
-    site.fail("paddings must be non-negative, got top " + std::to_string(p.pt) + ", bottom " +
-              std::to_string(p.pb) + ", left " + std::to_string(p.pl) + ", right " +
-              std::to_string(p.pr));
-  p.ph = p.h + p.pt + p.pb, p.pw = p.w + p.pl + p.pr;
-  site.expectShape(y, {p.n, p.ph, p.pw, p.c}, yRole);
-  return p;
-}
 
 class ZeroPadKernel final : public Kernel {
 public:
@@ -146,71 +104,7 @@ dnnl::pooling_forward::desc avgPoolDesc(const PoolShape &p, dnnl::prop_kind prop
                                      poolDst(p), {p.sh, p.sw}, {p.kh, p.kw}, {0, 0}, {0, 0});
 }
 
-} // namespace
-
-PoolShape poolShape(const KernelSite &site, const PoolAttrs &a, const TensorView &x,
-                    const TensorView &y, const char *xRole, const char *yRole, bool exactShape) {
-  site.expectDType(x, DType::F32, xRole);
-  site.expectDType(y, DType::F32, yRole);
-  expectRank4(site, x, xRole);
-  PoolShape p{};
-  p.n = x.dim(0), p.h = x.dim(1), p.w = x.dim(2), p.c = x.dim(3);
-  p.kh = a.window_h, p.kw = a.window_w;
-  p.sh = a.stride_h, p.sw = a.stride_w;
-  if (p.kh < 1 || p.kw < 1 || p.sh < 1 || p.sw < 1)
-    site.fail("window and strides must be positive, got window " + std::to_string(p.kh) + "x" +
-              std::to_string(p.kw) + ", strides " + std::to_string(p.sh) + "x" +
-              std::to_string(p.sw));
-  if (p.kh > p.h || p.kw > p.w)
-    site.fail("the " + std::to_string(p.kh) + "x" + std::to_string(p.kw) +
-              " window is larger than the " + std::to_string(p.h) + "x" + std::to_string(p.w) +
-              " image of " + named(xRole, x));
-  p.oh = (p.h - p.kh) / p.sh + 1;
-  p.ow = (p.w - p.kw) / p.sw + 1;
-  if (exactShape)
-    site.expectShape(y, {p.n, p.oh, p.ow, p.c}, yRole);
-  else
-    site.expectNumel(y, p.n * p.oh * p.ow * p.c, yRole);
-  return p;
-}
-
-namespace {
-
 // ---- batch normalisation -------------------------------------------------------------------
-
-/// A channels-last tensor x[..., C] as `rows` rows of `c` channels.
-struct NormShape {
-  int64_t rows, c;
-};
-
-NormShape normShape(const KernelSite &site, const TensorView &x, const char *role) {
-  site.expectDType(x, DType::F32, role);
-  if (x.rank() < 2)
-    site.fail(named(role, x) + " has rank " + std::to_string(x.rank()) +
-              ", expected at least 2 (rows and channels)");
-  if (x.numel == 0)
-    site.fail(named(role, x) + " is empty");
-  return {x.numel / x.dim(-1), x.dim(-1)};
-}
-
-/// Checks a per-channel vector: f32 with `c` elements.
-void expectChannels(const KernelSite &site, const TensorView &t, int64_t c, const char *role) {
-  site.expectDType(t, DType::F32, role);
-  site.expectNumel(t, c, role);
-}
-
-/// Checks batch statistics: f32 [2, c].
-void expectStats(const KernelSite &site, const TensorView &t, int64_t c, const char *role) {
-  site.expectDType(t, DType::F32, role);
-  site.expectShape(t, {2, c}, role);
-}
-
-double checkedEpsilon(const KernelSite &site, const EpsilonAttrs &attrs) {
-  const double epsilon = attrs.epsilon;
-  if (!(epsilon >= 0.0 && std::isfinite(epsilon)))
-    site.fail("epsilon " + std::to_string(epsilon) + " must be finite and non-negative");
-  return epsilon;
-}
 
 /// Variance of channel `k` from batch statistics (mean, mean of squares) of `c` channels;
 /// rounding can make mean of squares - mean^2 slightly negative, which is clamped to 0.
@@ -479,20 +373,18 @@ private:
 } // namespace
 
 std::unique_ptr<Kernel> makeZeroPad2d(const KernelSite &site, const PadAttrs &attrs) {
-  const TensorView x = site.input(0), y = site.output(0);
-  const PadShape p = padShape(site, attrs, x, y, "input 0 (x)", "output 0 (y)");
-  return std::make_unique<ZeroPadKernel>(p, x.f32(), y.f32());
+  const PadShape p = contract::zeroPad2d(site, attrs);
+  return std::make_unique<ZeroPadKernel>(p, site.input(0).f32(), site.output(0).f32());
 }
 
 std::unique_ptr<Kernel> makeZeroPad2dGrad(const KernelSite &site, const PadAttrs &attrs) {
-  const TensorView dy = site.input(0), dx = site.output(0);
-  const PadShape p = padShape(site, attrs, dx, dy, "output 0 (dx)", "input 0 (dy)");
-  return std::make_unique<ZeroPadGradKernel>(p, dy.f32(), dx.f32());
+  const PadShape p = contract::zeroPad2dGrad(site, attrs);
+  return std::make_unique<ZeroPadGradKernel>(p, site.input(0).f32(), site.output(0).f32());
 }
 
 std::unique_ptr<Kernel> makeAvgPool2d(const KernelSite &site, const PoolAttrs &attrs) {
   const TensorView x = site.input(0), y = site.output(0);
-  const PoolShape p = poolShape(site, attrs, x, y, "input 0 (x)", "output 0 (y)", false);
+  const PoolShape p = contract::avgPool2d(site, attrs);
   const int threads = threadsForElements(x.numel);
   ThreadCap cap(threads);
   dnnl::pooling_forward::primitive_desc pd(avgPoolDesc(p, dnnl::prop_kind::forward_inference),
@@ -506,7 +398,7 @@ std::unique_ptr<Kernel> makeAvgPool2d(const KernelSite &site, const PoolAttrs &a
 
 std::unique_ptr<Kernel> makeAvgPool2dGrad(const KernelSite &site, const PoolAttrs &attrs) {
   const TensorView dy = site.input(0), dx = site.output(0);
-  const PoolShape p = poolShape(site, attrs, dx, dy, "output 0 (dx)", "input 0 (dy)", false);
+  const PoolShape p = contract::avgPool2dGrad(site, attrs);
   const int threads = threadsForElements(dx.numel);
   ThreadCap cap(threads);
   dnnl::pooling_forward::primitive_desc hint(avgPoolDesc(p, dnnl::prop_kind::forward_training),
@@ -523,83 +415,43 @@ std::unique_ptr<Kernel> makeAvgPool2dGrad(const KernelSite &site, const PoolAttr
 }
 
 std::unique_ptr<Kernel> makeBatchMoments(const KernelSite &site, const NoAttrs &attrs) {
-  const TensorView x = site.input(0), stats = site.output(0);
-  const NormShape s = normShape(site, x, "input 0 (x)");
-  expectStats(site, stats, s.c, "output 0 (stats)");
-  return std::make_unique<BatchMomentsKernel>(s, x.f32(), stats.f32());
+  const NormShape s = contract::batchMoments(site);
+  return std::make_unique<BatchMomentsKernel>(s, site.input(0).f32(), site.output(0).f32());
 }
 
 std::unique_ptr<Kernel> makeBatchNormTrain(const KernelSite &site, const EpsilonAttrs &attrs) {
-  const TensorView x = site.input(0), stats = site.input(1), gamma = site.input(2),
-                   beta = site.input(3), y = site.output(0);
-  const NormShape s = normShape(site, x, "input 0 (x)");
-  expectStats(site, stats, s.c, "input 1 (stats)");
-  expectChannels(site, gamma, s.c, "input 2 (gamma)");
-  expectChannels(site, beta, s.c, "input 3 (beta)");
-  site.expectDType(y, DType::F32, "output 0 (y)");
-  site.expectShape(y, x.shape, "output 0 (y)");
-  return std::make_unique<BatchNormTrainKernel>(site, s, x, stats, gamma, beta, y,
-                                                checkedEpsilon(site, attrs));
+  const NormShape s = contract::batchNormTrain(site, attrs);
+  return std::make_unique<BatchNormTrainKernel>(site, s, site.input(0), site.input(1),
+                                                site.input(2), site.input(3), site.output(0),
+                                                s.epsilon);
 }
 
 std::unique_ptr<Kernel> makeBatchNormInfer(const KernelSite &site, const EpsilonAttrs &attrs) {
   const TensorView x = site.input(0), gamma = site.input(1), beta = site.input(2),
                    mean = site.input(3), variance = site.input(4), y = site.output(0);
-  const NormShape s = normShape(site, x, "input 0 (x)");
-  expectChannels(site, gamma, s.c, "input 1 (gamma)");
-  expectChannels(site, beta, s.c, "input 2 (beta)");
-  expectChannels(site, mean, s.c, "input 3 (moving_mean)");
-  expectChannels(site, variance, s.c, "input 4 (moving_var)");
-  site.expectDType(y, DType::F32, "output 0 (y)");
-  site.expectShape(y, x.shape, "output 0 (y)");
+  const NormShape s = contract::batchNormInfer(site, attrs);
   return std::make_unique<PrimitiveKernel>(normCall(site, x, y, s, mean.f32(), variance.f32(),
-                                                    gamma.f32(), beta.f32(), checkedEpsilon(site, attrs)));
+                                                    gamma.f32(), beta.f32(), s.epsilon));
 }
 
 std::unique_ptr<Kernel> makeBatchNormGradParams(const KernelSite &site, const EpsilonAttrs &attrs) {
-  const TensorView x = site.input(0), stats = site.input(1), dy = site.input(2),
-                   dgamma = site.output(0), dbeta = site.output(1);
-  const NormShape s = normShape(site, x, "input 0 (x)");
-  expectStats(site, stats, s.c, "input 1 (stats)");
-  site.expectDType(dy, DType::F32, "input 2 (dy)");
-  site.expectNumel(dy, x.numel, "input 2 (dy)");
-  expectChannels(site, dgamma, s.c, "output 0 (dgamma)");
-  expectChannels(site, dbeta, s.c, "output 1 (dbeta)");
-  return std::make_unique<BatchNormGradParamsKernel>(s, x.f32(), stats.f32(), dy.f32(),
-                                                     dgamma.f32(), dbeta.f32(), checkedEpsilon(site, attrs));
+  const NormShape s = contract::batchNormGradParams(site, attrs);
+  return std::make_unique<BatchNormGradParamsKernel>(
+      s, site.input(0).f32(), site.input(1).f32(), site.input(2).f32(), site.output(0).f32(),
+      site.output(1).f32(), s.epsilon);
 }
 
 std::unique_ptr<Kernel> makeBatchNormGradInput(const KernelSite &site, const EpsilonAttrs &attrs) {
-  const TensorView x = site.input(0), stats = site.input(1), gamma = site.input(2),
-                   dgamma = site.input(3), dbeta = site.input(4), dy = site.input(5),
-                   dx = site.output(0);
-  const NormShape s = normShape(site, x, "input 0 (x)");
-  expectStats(site, stats, s.c, "input 1 (stats)");
-  expectChannels(site, gamma, s.c, "input 2 (gamma)");
-  expectChannels(site, dgamma, s.c, "input 3 (dgamma)");
-  expectChannels(site, dbeta, s.c, "input 4 (dbeta)");
-  site.expectDType(dy, DType::F32, "input 5 (dy)");
-  site.expectNumel(dy, x.numel, "input 5 (dy)");
-  site.expectDType(dx, DType::F32, "output 0 (dx)");
-  site.expectNumel(dx, x.numel, "output 0 (dx)");
-  return std::make_unique<BatchNormGradInputKernel>(s, x.f32(), stats.f32(), gamma.f32(),
-                                                    dgamma.f32(), dbeta.f32(), dy.f32(), dx.f32(),
-                                                    checkedEpsilon(site, attrs));
+  const NormShape s = contract::batchNormGradInput(site, attrs);
+  return std::make_unique<BatchNormGradInputKernel>(
+      s, site.input(0).f32(), site.input(1).f32(), site.input(2).f32(), site.input(3).f32(),
+      site.input(4).f32(), site.input(5).f32(), site.output(0).f32(), s.epsilon);
 }
 
 std::unique_ptr<Kernel> makeMovingStatsUpdate(const KernelSite &site, const MovingStatsAttrs &attrs) {
-  const TensorView stats = site.input(0), mean = site.output(0), variance = site.output(1);
-  site.expectDType(stats, DType::F32, "input 0 (stats)");
-  if (stats.rank() != 2 || stats.dim(0) != 2)
-    site.fail(named("input 0 (stats)", stats) + " is " + shapeString(stats.shape) +
-              ", expected [2xC]");
-  const int64_t c = stats.dim(1);
-  expectChannels(site, mean, c, "output 0 (moving_mean)");
-  expectChannels(site, variance, c, "output 1 (moving_var)");
-  const double momentum = attrs.momentum;
-  if (!(momentum >= 0.0 && momentum <= 1.0))
-    site.fail("momentum " + std::to_string(momentum) + " is not in [0, 1]");
-  return std::make_unique<MovingStatsKernel>(stats.f32(), mean.f32(), variance.f32(), c, momentum);
+  const int64_t c = contract::movingStatsUpdate(site, attrs);
+  return std::make_unique<MovingStatsKernel>(site.input(0).f32(), site.output(0).f32(),
+                                             site.output(1).f32(), c, attrs.momentum);
 }
 
 } // namespace dp::rt::cpu

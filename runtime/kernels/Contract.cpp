@@ -1,0 +1,566 @@
+// The kernel contract's checks; see Contract.h.
+#include "runtime/kernels/Contract.h"
+
+#include <cmath>
+
+namespace dp::rt::contract {
+namespace {
+
+/// "input 0 (x) (buffer 3)": a tensor as error messages name it.
+std::string named(const char *role, const TensorView &t) {
+  return std::string(role) + " (buffer " + std::to_string(t.id) + ")";
+}
+
+std::string shapeString(const std::vector<int64_t> &shape) {
+  std::string s;
+  for (int64_t d : shape)
+    s += (s.empty() ? "" : "x") + std::to_string(d);
+  return "[" + s + "]";
+}
+
+void expectRank(const KernelSite &site, const TensorView &t, int rank, const char *role) {
+  if (t.rank() != rank)
+    site.fail(std::string(role) + " (buffer " + std::to_string(t.id) + ") has rank " +
+              std::to_string(t.rank()) + ", expected " + std::to_string(rank));
+}
+
+void expectRank4(const KernelSite &site, const TensorView &t, const char *role) {
+  if (t.rank() != 4)
+    site.fail(named(role, t) + " has rank " + std::to_string(t.rank()) +
+              ", expected 4 (an NHWC image)");
+}
+
+void expectAllF32(const KernelSite &site) {
+  for (int i = 0; i < site.numInputs(); ++i)
+    site.expectDType(site.input(i), DType::F32, ("input " + std::to_string(i)).c_str());
+  for (int i = 0; i < site.numOutputs(); ++i)
+    site.expectDType(site.output(i), DType::F32, ("output " + std::to_string(i)).c_str());
+}
+
+void expectScalar(const KernelSite &site, const TensorView &t, const char *role) {
+  site.expectDType(t, DType::F32, role);
+  site.expectNumel(t, 1, role);
+}
+
+/// Checks a per-channel vector: f32 with `c` elements.
+void expectChannels(const KernelSite &site, const TensorView &t, int64_t c, const char *role) {
+  site.expectDType(t, DType::F32, role);
+  site.expectNumel(t, c, role);
+}
+
+/// Checks batch statistics: f32 [2, c].
+void expectStats(const KernelSite &site, const TensorView &t, int64_t c, const char *role) {
+  site.expectDType(t, DType::F32, role);
+  site.expectShape(t, {2, c}, role);
+}
+
+/// Rows and columns of a softmax over the last axis.
+Rows softmaxRows(const KernelSite &site, const TensorView &t) {
+  if (t.rank() < 1)
+    site.fail("softmax needs a tensor of rank >= 1, buffer " + std::to_string(t.id) +
+              " is a scalar");
+  const int64_t cols = t.dim(-1);
+  return {cols ? t.numel / cols : 0, cols};
+}
+
+Rows activationRows(const KernelSite &site, Activation act, const TensorView &t) {
+  return act == Activation::Softmax ? softmaxRows(site, t) : Rows{1, t.numel};
+}
+
+XentShape xentShape(const KernelSite &site) {
+  const TensorView logits = site.input(0), labels = site.input(1);
+  site.expectDType(logits, DType::F32, "input 0 (logits)");
+  site.expectDType(labels, DType::I32, "input 1 (labels)");
+  if (logits.rank() != 2)
+    site.fail("input 0 (logits, buffer " + std::to_string(logits.id) + ") has rank " +
+              std::to_string(logits.rank()) + ", expected 2");
+  site.expectNumel(labels, logits.dim(0), "input 1 (labels)");
+  return {logits.dim(0), logits.dim(1)};
+}
+
+// Checks that the gradient and every state output are f32 of the parameter's size.
+int64_t checkUpdate(const KernelSite &site, const char *const *outputRoles) {
+  const TensorView grad = site.input(0);
+  site.expectDType(grad, DType::F32, "input 0 (grad)");
+  for (int o = 0; o < site.numOutputs(); ++o) {
+    site.expectDType(site.output(o), DType::F32, outputRoles[o]);
+    site.expectNumel(site.output(o), grad.numel, outputRoles[o]);
+  }
+  return grad.numel;
+}
+
+/// Reads the padding attributes and checks the image `x` against its padded form `y`.
+PadShape padShape(const KernelSite &site, const PadAttrs &a, const TensorView &x,
+                  const TensorView &y, const char *xRole, const char *yRole) {
+  site.expectDType(x, DType::F32, xRole);
+  site.expectDType(y, DType::F32, yRole);
+  expectRank4(site, x, xRole);
+  PadShape p{};
+  p.n = x.dim(0), p.h = x.dim(1), p.w = x.dim(2), p.c = x.dim(3);
+  p.pt = a.pad_top, p.pb = a.pad_bottom;
+  p.pl = a.pad_left, p.pr = a.pad_right;
+  if (p.pt < 0 || p.pb < 0 || p.pl < 0 || p.pr < 0)
+    site.fail("paddings must be non-negative, got top " + std::to_string(p.pt) + ", bottom " +
+              std::to_string(p.pb) + ", left " + std::to_string(p.pl) + ", right " +
+              std::to_string(p.pr));
+  p.ph = p.h + p.pt + p.pb, p.pw = p.w + p.pl + p.pr;
+  site.expectShape(y, {p.n, p.ph, p.pw, p.c}, yRole);
+  return p;
+}
+
+NormShape normShape(const KernelSite &site, const TensorView &x, const char *role) {
+  site.expectDType(x, DType::F32, role);
+  if (x.rank() < 2)
+    site.fail(named(role, x) + " has rank " + std::to_string(x.rank()) +
+              ", expected at least 2 (rows and channels)");
+  if (x.numel == 0)
+    site.fail(named(role, x) + " is empty");
+  return {x.numel / x.dim(-1), x.dim(-1), 0.0};
+}
+
+double batchNormEpsilon(const KernelSite &site, const EpsilonAttrs &attrs) {
+  const double epsilon = attrs.epsilon;
+  if (!(epsilon >= 0.0 && std::isfinite(epsilon)))
+    site.fail("epsilon " + std::to_string(epsilon) + " must be finite and non-negative");
+  return epsilon;
+}
+
+NormShape layerRows(const KernelSite &site, const TensorView &x, const char *role) {
+  site.expectDType(x, DType::F32, role);
+  if (x.rank() < 2 || x.numel == 0)
+    site.fail(std::string(role) + " (buffer " + std::to_string(x.id) +
+              ") needs rows and a non-empty last axis");
+  return {x.numel / x.dim(-1), x.dim(-1), 0.0};
+}
+
+double layerNormEpsilon(const KernelSite &site, const EpsilonAttrs &attrs) {
+  if (!(attrs.epsilon > 0))
+    site.fail("epsilon " + std::to_string(attrs.epsilon) + " must be positive");
+  return attrs.epsilon;
+}
+
+std::string indexed(const char *role, size_t i, const TensorView &t) {
+  return std::string(role) + " " + std::to_string(i) + " (buffer " + std::to_string(t.id) + ")";
+}
+
+/// Elements of `shape` over the axes [begin, end).
+int64_t product(const std::vector<int64_t> &shape, int64_t begin, int64_t end) {
+  int64_t p = 1;
+  for (int64_t d = begin; d < end; ++d)
+    p *= shape[d];
+  return p;
+}
+
+/// Checks that `part` has `whole`'s rank, dtype and sizes on every axis but `axis`.
+void expectPart(const KernelSite &site, const TensorView &whole, const TensorView &part,
+                int64_t axis, const std::string &role) {
+  if (part.dtype != whole.dtype || part.rank() != whole.rank())
+    site.fail(role + " is " + dtypeName(part.dtype) + " of rank " + std::to_string(part.rank()) +
+              ", expected " + dtypeName(whole.dtype) + " of rank " +
+              std::to_string(whole.rank()));
+  for (int64_t d = 0; d < whole.rank(); ++d)
+    if (d != axis && part.dim(d) != whole.dim(d))
+      site.fail(role + " has size " + std::to_string(part.dim(d)) + " on axis " +
+                std::to_string(d) + ", expected " + std::to_string(whole.dim(d)));
+}
+
+int64_t checkedAxis(const KernelSite &site, int64_t axis, const TensorView &t) {
+  if (axis < 0 || axis >= t.rank())
+    site.fail("axis " + std::to_string(axis) + " is outside rank " + std::to_string(t.rank()));
+  return axis;
+}
+
+} // namespace
+
+bool allowsInPlace(KernelKind kind) {
+  switch (kind) {
+  case KernelKind::Activation:
+  case KernelKind::ActivationGrad:
+  case KernelKind::Add:
+  case KernelKind::Copy:
+  case KernelKind::SoftmaxXentGrad:
+    return true;
+  default:
+    return false;
+  }
+}
+
+void checkOverlaps(const KernelSite &site) {
+  const bool inPlace = allowsInPlace(site.kind());
+  for (int o = 0; o < site.numOutputs(); ++o) {
+    const TensorView out = site.output(o);
+    for (int i = 0; i < site.numInputs(); ++i) {
+      const TensorView in = site.input(i);
+      if (out.overlaps(in) && !(inPlace && out.sameBytes(in)))
+        site.fail("output " + std::to_string(o) + " (buffer " + std::to_string(out.id) +
+                  ") overlaps input " + std::to_string(i) + " (buffer " + std::to_string(in.id) +
+                  ")" + (inPlace ? " without being the same bytes" : ""));
+    }
+    for (int p = 0; p < o; ++p)
+      if (out.overlaps(site.output(p)))
+        site.fail("outputs " + std::to_string(p) + " and " + std::to_string(o) + " overlap");
+  }
+}
+
+// ---- elementwise and rows ------------------------------------------------------------------
+
+Rows activation(const KernelSite &site, const ActivationAttrs &attrs) {
+  expectAllF32(site);
+  site.expectNumel(site.output(0), site.input(0).numel, "output 0 (y)");
+  return activationRows(site, attrs.activation, site.input(0));
+}
+
+Rows activationGrad(const KernelSite &site, const ActivationAttrs &attrs) {
+  expectAllF32(site);
+  const int64_t n = site.input(0).numel;
+  site.expectNumel(site.input(1), n, "input 1 (dy)");
+  site.expectNumel(site.output(0), n, "output 0 (dx)");
+  return activationRows(site, attrs.activation, site.input(0));
+}
+
+int64_t add(const KernelSite &site) {
+  expectAllF32(site);
+  const TensorView a = site.input(0), b = site.input(1), c = site.output(0);
+  site.expectNumel(b, a.numel, "input 1 (b)");
+  site.expectNumel(c, a.numel, "output 0 (c)");
+  return a.numel;
+}
+
+int64_t copy(const KernelSite &site) {
+  const TensorView x = site.input(0), y = site.output(0);
+  site.expectDType(y, x.dtype, "output 0 (y)");
+  site.expectNumel(y, x.numel, "output 0 (y)");
+  return x.numel;
+}
+
+Rows reduceRows(const KernelSite &site) {
+  expectAllF32(site);
+  const TensorView x = site.input(0), y = site.output(0);
+  if (x.rank() < 1)
+    site.fail("input 0 (x, buffer " + std::to_string(x.id) + ") is a scalar: no rows to reduce");
+  const int64_t rows = x.dim(0), cols = rows ? x.numel / rows : 0;
+  site.expectNumel(y, cols, "output 0 (y)");
+  return {rows, cols};
+}
+
+// ---- products ------------------------------------------------------------------------------
+
+DenseShape dense(const KernelSite &site) {
+  const TensorView x = site.input(0), w = site.input(1), y = site.output(0);
+  DenseShape s;
+  s.bias = site.numInputs() == 3;
+  site.expectDType(x, DType::F32, "input 0 (x)");
+  site.expectDType(w, DType::F32, "input 1 (w)");
+  site.expectDType(y, DType::F32, "output 0 (y)");
+  expectRank(site, w, 2, "input 1 (w)");
+  expectRank(site, y, 2, "output 0 (y)");
+  s.k = w.dim(0), s.m = w.dim(1), s.n = y.dim(0);
+  if (y.dim(1) != s.m)
+    site.fail("output 0 (y) has " + std::to_string(y.dim(1)) + " columns but w has " +
+              std::to_string(s.m));
+  if (x.rank() < 1 || x.dim(0) != s.n)
+    site.fail("input 0 (x) has " + std::to_string(x.rank() ? x.dim(0) : 0) + " rows but y has " +
+              std::to_string(s.n));
+  site.expectNumel(x, s.n * s.k, "input 0 (x)");
+  if (s.bias) {
+    const TensorView b = site.input(2);
+    site.expectDType(b, DType::F32, "input 2 (b)");
+    site.expectNumel(b, s.m, "input 2 (b)");
+  }
+  return s;
+}
+
+MatMulShape matmul(const KernelSite &site, const MatMulAttrs &attrs) {
+  const TensorView a = site.input(0), b = site.input(1), c = site.output(0);
+  site.expectDType(a, DType::F32, "input 0 (a)");
+  site.expectDType(b, DType::F32, "input 1 (b)");
+  site.expectDType(c, DType::F32, "output 0 (c)");
+  expectRank(site, a, 2, "input 0 (a)");
+  expectRank(site, b, 2, "input 1 (b)");
+  expectRank(site, c, 2, "output 0 (c)");
+  MatMulShape s;
+  s.ta = attrs.transpose_a, s.tb = attrs.transpose_b;
+  // op(a) is [m, k], op(b) is [k, n].
+  s.m = s.ta ? a.dim(1) : a.dim(0), s.k = s.ta ? a.dim(0) : a.dim(1);
+  const int64_t kb = s.tb ? b.dim(1) : b.dim(0);
+  s.n = s.tb ? b.dim(0) : b.dim(1);
+  if (s.k != kb)
+    site.fail("inner dimensions differ: op(a) has " + std::to_string(s.k) +
+              " columns, op(b) has " + std::to_string(kb) + " rows");
+  if (c.dim(0) != s.m || c.dim(1) != s.n)
+    site.fail("output 0 (c) is [" + std::to_string(c.dim(0)) + ", " + std::to_string(c.dim(1)) +
+              "], expected [" + std::to_string(s.m) + ", " + std::to_string(s.n) + "]");
+  return s;
+}
+
+// ---- losses --------------------------------------------------------------------------------
+
+XentShape softmaxXent(const KernelSite &site) {
+  const XentShape shape = xentShape(site);
+  expectScalar(site, site.output(0), "output 0 (loss)");
+  return shape;
+}
+
+XentShape softmaxXentGrad(const KernelSite &site) {
+  const XentShape shape = xentShape(site);
+  expectScalar(site, site.input(2), "input 2 (dloss)");
+  site.expectDType(site.output(0), DType::F32, "output 0 (dlogits)");
+  site.expectNumel(site.output(0), shape.rows * shape.classes, "output 0 (dlogits)");
+  return shape;
+}
+
+XentShape countCorrect(const KernelSite &site) {
+  const XentShape shape = xentShape(site);
+  expectScalar(site, site.output(0), "output 0 (correct)");
+  return shape;
+}
+
+// ---- optimizer updates ---------------------------------------------------------------------
+
+int64_t sgdUpdate(const KernelSite &site) {
+  static const char *const roles[] = {"output 0 (param)"};
+  return checkUpdate(site, roles);
+}
+
+int64_t momentumUpdate(const KernelSite &site) {
+  static const char *const roles[] = {"output 0 (param)", "output 1 (velocity)"};
+  return checkUpdate(site, roles);
+}
+
+int64_t adamUpdate(const KernelSite &site, const AdamAttrs &attrs) {
+  static const char *const roles[] = {"output 0 (param)", "output 1 (m)", "output 2 (v)"};
+  const int64_t n = checkUpdate(site, roles);
+  const double beta1 = attrs.beta1, beta2 = attrs.beta2;
+  if (beta1 < 0 || beta1 >= 1 || beta2 < 0 || beta2 >= 1)
+    site.fail("adam betas must lie in [0, 1), got beta1 " + std::to_string(beta1) + ", beta2 " +
+              std::to_string(beta2));
+  return n;
+}
+
+// ---- images --------------------------------------------------------------------------------
+
+PoolShape poolShape(const KernelSite &site, const PoolAttrs &a, const TensorView &x,
+                    const TensorView &y, const char *xRole, const char *yRole, bool exactShape) {
+  site.expectDType(x, DType::F32, xRole);
+  site.expectDType(y, DType::F32, yRole);
+  expectRank4(site, x, xRole);
+  PoolShape p{};
+  p.n = x.dim(0), p.h = x.dim(1), p.w = x.dim(2), p.c = x.dim(3);
+  p.kh = a.window_h, p.kw = a.window_w;
+  p.sh = a.stride_h, p.sw = a.stride_w;
+  if (p.kh < 1 || p.kw < 1 || p.sh < 1 || p.sw < 1)
+    site.fail("window and strides must be positive, got window " + std::to_string(p.kh) + "x" +
+              std::to_string(p.kw) + ", strides " + std::to_string(p.sh) + "x" +
+              std::to_string(p.sw));
+  if (p.kh > p.h || p.kw > p.w)
+    site.fail("the " + std::to_string(p.kh) + "x" + std::to_string(p.kw) +
+              " window is larger than the " + std::to_string(p.h) + "x" + std::to_string(p.w) +
+              " image of " + named(xRole, x));
+  p.oh = (p.h - p.kh) / p.sh + 1;
+  p.ow = (p.w - p.kw) / p.sw + 1;
+  if (exactShape)
+    site.expectShape(y, {p.n, p.oh, p.ow, p.c}, yRole);
+  else
+    site.expectNumel(y, p.n * p.oh * p.ow * p.c, yRole);
+  return p;
+}
+
+PoolShape maxPool2d(const KernelSite &site, const PoolAttrs &attrs) {
+  return poolShape(site, attrs, site.input(0), site.output(0), "input 0 (x)", "output 0 (y)",
+                   true);
+}
+
+PoolShape maxPool2dGrad(const KernelSite &site, const PoolAttrs &attrs) {
+  const TensorView x = site.input(0), dy = site.input(1), dx = site.output(0);
+  const PoolShape p = poolShape(site, attrs, x, dy, "input 0 (x)", "input 1 (dy)", true);
+  site.expectDType(dx, DType::F32, "output 0 (dx)");
+  site.expectShape(dx, x.shape, "output 0 (dx)");
+  return p;
+}
+
+PoolShape avgPool2d(const KernelSite &site, const PoolAttrs &attrs) {
+  return poolShape(site, attrs, site.input(0), site.output(0), "input 0 (x)", "output 0 (y)",
+                   false);
+}
+
+PoolShape avgPool2dGrad(const KernelSite &site, const PoolAttrs &attrs) {
+  return poolShape(site, attrs, site.output(0), site.input(0), "output 0 (dx)", "input 0 (dy)",
+                   false);
+}
+
+PadShape zeroPad2d(const KernelSite &site, const PadAttrs &attrs) {
+  return padShape(site, attrs, site.input(0), site.output(0), "input 0 (x)", "output 0 (y)");
+}
+
+PadShape zeroPad2dGrad(const KernelSite &site, const PadAttrs &attrs) {
+  return padShape(site, attrs, site.output(0), site.input(0), "output 0 (dx)", "input 0 (dy)");
+}
+
+Rows dropout(const KernelSite &site, const DropoutAttrs &attrs) {
+  const TensorView x = site.input(0), y = site.output(0), mask = site.output(1);
+  site.expectDType(x, DType::F32, "input 0 (x)");
+  site.expectDType(y, DType::F32, "output 0 (y)");
+  site.expectDType(mask, DType::F32, "output 1 (mask)");
+  if (x.rank() < 1)
+    site.fail("input 0 (x) (buffer " + std::to_string(x.id) + ") has no batch axis");
+  site.expectNumel(y, x.numel, "output 0 (y)");
+  site.expectNumel(mask, x.numel, "output 1 (mask)");
+  const double rate = attrs.rate;
+  if (!(rate >= 0.0 && rate < 1.0))
+    site.fail("rate " + std::to_string(rate) + " is not in [0, 1)");
+  return {x.dim(0), x.dim(0) ? x.numel / x.dim(0) : 0};
+}
+
+int64_t dropoutGrad(const KernelSite &site) {
+  const TensorView mask = site.input(0), dy = site.input(1), dx = site.output(0);
+  site.expectDType(mask, DType::F32, "input 0 (mask)");
+  site.expectDType(dy, DType::F32, "input 1 (dy)");
+  site.expectDType(dx, DType::F32, "output 0 (dx)");
+  site.expectNumel(mask, dy.numel, "input 0 (mask)");
+  site.expectNumel(dx, dy.numel, "output 0 (dx)");
+  return dy.numel;
+}
+
+// ---- normalisation -------------------------------------------------------------------------
+
+NormShape batchMoments(const KernelSite &site) {
+  const NormShape s = normShape(site, site.input(0), "input 0 (x)");
+  expectStats(site, site.output(0), s.c, "output 0 (stats)");
+  return s;
+}
+
+NormShape batchNormTrain(const KernelSite &site, const EpsilonAttrs &attrs) {
+  const TensorView x = site.input(0), y = site.output(0);
+  NormShape s = normShape(site, x, "input 0 (x)");
+  expectStats(site, site.input(1), s.c, "input 1 (stats)");
+  expectChannels(site, site.input(2), s.c, "input 2 (gamma)");
+  expectChannels(site, site.input(3), s.c, "input 3 (beta)");
+  site.expectDType(y, DType::F32, "output 0 (y)");
+  site.expectShape(y, x.shape, "output 0 (y)");
+  s.epsilon = batchNormEpsilon(site, attrs);
+  return s;
+}
+
+NormShape batchNormInfer(const KernelSite &site, const EpsilonAttrs &attrs) {
+  const TensorView x = site.input(0), y = site.output(0);
+  NormShape s = normShape(site, x, "input 0 (x)");
+  expectChannels(site, site.input(1), s.c, "input 1 (gamma)");
+  expectChannels(site, site.input(2), s.c, "input 2 (beta)");
+  expectChannels(site, site.input(3), s.c, "input 3 (moving_mean)");
+  expectChannels(site, site.input(4), s.c, "input 4 (moving_var)");
+  site.expectDType(y, DType::F32, "output 0 (y)");
+  site.expectShape(y, x.shape, "output 0 (y)");
+  s.epsilon = batchNormEpsilon(site, attrs);
+  return s;
+}
+
+NormShape batchNormGradParams(const KernelSite &site, const EpsilonAttrs &attrs) {
+  const TensorView x = site.input(0), dy = site.input(2);
+  NormShape s = normShape(site, x, "input 0 (x)");
+  expectStats(site, site.input(1), s.c, "input 1 (stats)");
+  site.expectDType(dy, DType::F32, "input 2 (dy)");
+  site.expectNumel(dy, x.numel, "input 2 (dy)");
+  expectChannels(site, site.output(0), s.c, "output 0 (dgamma)");
+  expectChannels(site, site.output(1), s.c, "output 1 (dbeta)");
+  s.epsilon = batchNormEpsilon(site, attrs);
+  return s;
+}
+
+NormShape batchNormGradInput(const KernelSite &site, const EpsilonAttrs &attrs) {
+  const TensorView x = site.input(0), dy = site.input(5), dx = site.output(0);
+  NormShape s = normShape(site, x, "input 0 (x)");
+  expectStats(site, site.input(1), s.c, "input 1 (stats)");
+  expectChannels(site, site.input(2), s.c, "input 2 (gamma)");
+  expectChannels(site, site.input(3), s.c, "input 3 (dgamma)");
+  expectChannels(site, site.input(4), s.c, "input 4 (dbeta)");
+  site.expectDType(dy, DType::F32, "input 5 (dy)");
+  site.expectNumel(dy, x.numel, "input 5 (dy)");
+  site.expectDType(dx, DType::F32, "output 0 (dx)");
+  site.expectNumel(dx, x.numel, "output 0 (dx)");
+  s.epsilon = batchNormEpsilon(site, attrs);
+  return s;
+}
+
+int64_t movingStatsUpdate(const KernelSite &site, const MovingStatsAttrs &attrs) {
+  const TensorView stats = site.input(0);
+  site.expectDType(stats, DType::F32, "input 0 (stats)");
+  if (stats.rank() != 2 || stats.dim(0) != 2)
+    site.fail(named("input 0 (stats)", stats) + " is " + shapeString(stats.shape) +
+              ", expected [2xC]");
+  const int64_t c = stats.dim(1);
+  expectChannels(site, site.output(0), c, "output 0 (moving_mean)");
+  expectChannels(site, site.output(1), c, "output 1 (moving_var)");
+  const double momentum = attrs.momentum;
+  if (!(momentum >= 0.0 && momentum <= 1.0))
+    site.fail("momentum " + std::to_string(momentum) + " is not in [0, 1]");
+  return c;
+}
+
+NormShape layerNorm(const KernelSite &site, const EpsilonAttrs &attrs) {
+  const TensorView x = site.input(0), y = site.output(0);
+  NormShape s = layerRows(site, x, "input 0 (x)");
+  const int64_t c = s.c;
+  expectChannels(site, site.input(1), c, "input 1 (gamma)");
+  expectChannels(site, site.input(2), c, "input 2 (beta)");
+  site.expectDType(y, DType::F32, "output 0 (y)");
+  site.expectShape(y, x.shape, "output 0 (y)");
+  s.epsilon = layerNormEpsilon(site, attrs);
+  return s;
+}
+
+NormShape layerNormGrad(const KernelSite &site, const EpsilonAttrs &attrs) {
+  const TensorView x = site.input(0), dy = site.input(2), dx = site.output(0);
+  NormShape s = layerRows(site, x, "input 0 (x)");
+  const int64_t c = s.c;
+  expectChannels(site, site.input(1), c, "input 1 (gamma)");
+  site.expectDType(dy, DType::F32, "input 2 (dy)");
+  site.expectShape(dy, x.shape, "input 2 (dy)");
+  site.expectDType(dx, DType::F32, "output 0 (dx)");
+  site.expectShape(dx, x.shape, "output 0 (dx)");
+  expectChannels(site, site.output(1), c, "output 1 (dgamma)");
+  expectChannels(site, site.output(2), c, "output 2 (dbeta)");
+  s.epsilon = layerNormEpsilon(site, attrs);
+  return s;
+}
+
+// ---- data movement -------------------------------------------------------------------------
+
+ConcatShape concat(const KernelSite &site, const AxisAttrs &attrs) {
+  const TensorView y = site.output(0);
+  const int64_t axis = checkedAxis(site, attrs.axis, y);
+  ConcatShape s;
+  s.blocks = product(y.shape, 0, axis);
+  const int64_t trailing = product(y.shape, axis + 1, y.rank()) * dtypeSize(y.dtype);
+  int64_t total = 0;
+  for (int i = 0; i < site.numInputs(); ++i) {
+    const TensorView x = site.input(i);
+    expectPart(site, y, x, axis, indexed("input", i, x));
+    s.partBytes.push_back(x.dim(axis) * trailing);
+    total += x.dim(axis);
+  }
+  if (total != y.dim(axis))
+    site.fail("the inputs' sizes along axis " + std::to_string(axis) + " add up to " +
+              std::to_string(total) + ", output 0 (buffer " + std::to_string(y.id) + ") has " +
+              std::to_string(y.dim(axis)));
+  s.outBytes = y.dim(axis) * trailing;
+  return s;
+}
+
+SliceShape slice(const KernelSite &site, const SliceAttrs &attrs) {
+  const TensorView x = site.input(0), y = site.output(0);
+  const int64_t axis = checkedAxis(site, attrs.axis, x);
+  expectPart(site, x, y, axis, indexed("output", 0, y));
+  if (attrs.offset < 0 || attrs.offset + y.dim(axis) > x.dim(axis))
+    site.fail("elements [" + std::to_string(attrs.offset) + ", " +
+              std::to_string(attrs.offset + y.dim(axis)) + ") along axis " +
+              std::to_string(axis) + " are outside input 0's " + std::to_string(x.dim(axis)));
+  const int64_t trailing = product(x.shape, axis + 1, x.rank()) * dtypeSize(x.dtype);
+  SliceShape s;
+  s.blocks = product(x.shape, 0, axis);
+  s.inBytes = x.dim(axis) * trailing;
+  s.offsetBytes = attrs.offset * trailing;
+  s.outBytes = y.dim(axis) * trailing;
+  return s;
+}
+
+} // namespace dp::rt::contract

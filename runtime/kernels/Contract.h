@@ -1,0 +1,125 @@
+// The kernel contract's checks, shared by every backend: for each kernel kind, one function
+// that checks a kernel's buffers and attributes against what Kernels.def says the kind takes
+// and returns the geometry its implementation needs. A backend's factory calls the check of a
+// kind before it builds anything, so a plan that one backend refuses every backend refuses,
+// with the same message (which names the kernel, the role of the buffer and both sizes).
+#pragma once
+
+#include "runtime/device/Kernel.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dp::rt::contract {
+
+/// Kinds whose implementations read each element (or row) before writing the same position,
+/// so that an output may be exactly the bytes of an input; partial overlaps are never allowed.
+bool allowsInPlace(KernelKind kind);
+/// Fails unless every output is disjoint from every input (or the same bytes, where the kind
+/// allows in place) and from the other outputs.
+void checkOverlaps(const KernelSite &site);
+
+/// A tensor as rows of its last axis (softmax, dropout, reductions over rows).
+struct Rows {
+  int64_t rows = 0, cols = 0;
+  int64_t elements() const { return rows * cols; }
+};
+
+/// activation and activation_grad: f32, equal element counts; softmax's rows and columns
+/// (other activations: one row of every element).
+Rows activation(const KernelSite &site, const ActivationAttrs &attrs);
+Rows activationGrad(const KernelSite &site, const ActivationAttrs &attrs);
+/// add: f32, equal element counts; returns the count.
+int64_t add(const KernelSite &site);
+/// copy: one dtype, equal element counts; returns the count.
+int64_t copy(const KernelSite &site);
+/// reduce_rows: x[rows, cols...] to y[cols...].
+Rows reduceRows(const KernelSite &site);
+
+/// dense: y[n,m] = act(x[n,k] . w[k,m] + b[m]).
+struct DenseShape {
+  int64_t n = 0, k = 0, m = 0;
+  bool bias = false;
+};
+DenseShape dense(const KernelSite &site);
+/// matmul: c[m,n] = op(a)[m,k] . op(b)[k,n].
+struct MatMulShape {
+  int64_t m = 0, k = 0, n = 0;
+  bool ta = false, tb = false;
+};
+MatMulShape matmul(const KernelSite &site, const MatMulAttrs &attrs);
+
+/// softmax_xent, softmax_xent_grad and count_correct: logits [rows, classes], labels i32 [rows].
+struct XentShape {
+  int64_t rows = 0, classes = 0;
+};
+XentShape softmaxXent(const KernelSite &site);
+XentShape softmaxXentGrad(const KernelSite &site);
+XentShape countCorrect(const KernelSite &site);
+
+/// The optimizer updates: the gradient and every state output f32 of one size, returned.
+int64_t sgdUpdate(const KernelSite &site);
+int64_t momentumUpdate(const KernelSite &site);
+/// Also fails unless both betas lie in [0, 1).
+int64_t adamUpdate(const KernelSite &site, const AdamAttrs &attrs);
+
+/// Window geometry of a valid pooling of x[N,H,W,C] into y[N,OH,OW,C].
+struct PoolShape {
+  int64_t n, h, w, c, kh, kw, sh, sw, oh, ow;
+};
+/// Reads the window and stride attributes and checks x against them and y against the pooled
+/// shape: exactly [N,OH,OW,C] when `exactShape`, else any shape of N*OH*OW*C elements (a global
+/// average pool writes [N,C]). `xRole` and `yRole` name them in errors.
+PoolShape poolShape(const KernelSite &site, const PoolAttrs &attrs, const TensorView &x,
+                    const TensorView &y, const char *xRole, const char *yRole, bool exactShape);
+PoolShape maxPool2d(const KernelSite &site, const PoolAttrs &attrs);
+PoolShape maxPool2dGrad(const KernelSite &site, const PoolAttrs &attrs);
+PoolShape avgPool2d(const KernelSite &site, const PoolAttrs &attrs);
+PoolShape avgPool2dGrad(const KernelSite &site, const PoolAttrs &attrs);
+
+/// A zero padding: x[n,h,w,c] in the middle of y[n,ph,pw,c].
+struct PadShape {
+  int64_t n, h, w, c, pt, pb, pl, pr, ph, pw;
+};
+PadShape zeroPad2d(const KernelSite &site, const PadAttrs &attrs);
+PadShape zeroPad2dGrad(const KernelSite &site, const PadAttrs &attrs);
+
+/// dropout: x[N, ...] as N rows; also fails unless the rate lies in [0, 1).
+Rows dropout(const KernelSite &site, const DropoutAttrs &attrs);
+/// dropout_grad: f32 mask, dy and dx of one size, returned.
+int64_t dropoutGrad(const KernelSite &site);
+
+/// A channels-last tensor x[..., C] as `rows` rows of `c` channels, and the epsilon of the
+/// kernels that take one (finite, >= 0 for batch normalisation; > 0 for layer normalisation).
+struct NormShape {
+  int64_t rows = 0, c = 0;
+  double epsilon = 0;
+};
+NormShape batchMoments(const KernelSite &site);
+NormShape batchNormTrain(const KernelSite &site, const EpsilonAttrs &attrs);
+NormShape batchNormInfer(const KernelSite &site, const EpsilonAttrs &attrs);
+NormShape batchNormGradParams(const KernelSite &site, const EpsilonAttrs &attrs);
+NormShape batchNormGradInput(const KernelSite &site, const EpsilonAttrs &attrs);
+/// moving_stats_update: the channels; also fails unless the momentum lies in [0, 1].
+int64_t movingStatsUpdate(const KernelSite &site, const MovingStatsAttrs &attrs);
+NormShape layerNorm(const KernelSite &site, const EpsilonAttrs &attrs);
+NormShape layerNormGrad(const KernelSite &site, const EpsilonAttrs &attrs);
+
+/// concat and slice as byte moves: for each of `blocks` indices before the axis, each input's
+/// run of axis x trailing elements.
+struct ConcatShape {
+  int64_t blocks = 0;
+  /// Bytes of each input per block, in input order, and their sum (the output's per block).
+  std::vector<int64_t> partBytes;
+  int64_t outBytes = 0;
+};
+ConcatShape concat(const KernelSite &site, const AxisAttrs &attrs);
+struct SliceShape {
+  int64_t blocks = 0;
+  /// Bytes of the input per block, where the slice starts in them, and the output's per block.
+  int64_t inBytes = 0, offsetBytes = 0, outBytes = 0;
+};
+SliceShape slice(const KernelSite &site, const SliceAttrs &attrs);
+
+} // namespace dp::rt::contract
