@@ -2,6 +2,7 @@
 #include "runtime/kernels/Contract.h"
 
 #include <cmath>
+#include <cstring>
 
 namespace dp::rt::contract {
 namespace {
@@ -22,6 +23,13 @@ void expectRank(const KernelSite &site, const TensorView &t, int rank, const cha
   if (t.rank() != rank)
     site.fail(std::string(role) + " (buffer " + std::to_string(t.id) + ") has rank " +
               std::to_string(t.rank()) + ", expected " + std::to_string(rank));
+}
+
+/// Input 2 (b): an f32 bias of `n` elements.
+void expectBias(const KernelSite &site, int64_t n) {
+  const TensorView b = site.input(2);
+  site.expectDType(b, DType::F32, "input 2 (b)");
+  site.expectNumel(b, n, "input 2 (b)");
 }
 
 void expectRank4(const KernelSite &site, const TensorView &t, const char *role) {
@@ -170,7 +178,56 @@ int64_t checkedAxis(const KernelSite &site, int64_t axis, const TensorView &t) {
   return axis;
 }
 
+/// Reads the geometry attributes and checks x, w and y against them; `x`, `w`, `y` are the
+/// input image, the kernel and the output image whichever of them the kernel reads or writes.
+template <typename GeometryAttrs>
+ConvShape convShape(const KernelSite &site, const GeometryAttrs &a, const TensorView &x,
+                    const TensorView &w, const TensorView &y, const char *xRole,
+                    const char *wRole, const char *yRole) {
+  for (const auto &[t, role] : {std::pair{&x, xRole}, {&w, wRole}, {&y, yRole}}) {
+    site.expectDType(*t, DType::F32, role);
+    expectRank4(site, *t, role);
+  }
+  ConvShape s{};
+  s.n = x.dim(0), s.h = x.dim(1), s.w = x.dim(2), s.c = x.dim(3);
+  s.kh = w.dim(0), s.kw = w.dim(1), s.f = w.dim(3);
+  s.sh = a.stride_h, s.sw = a.stride_w;
+  s.pt = a.pad_top, s.pl = a.pad_left;
+  s.pb = a.pad_bottom, s.pr = a.pad_right;
+  if (s.sh < 1 || s.sw < 1 || s.pt < 0 || s.pl < 0 || s.pb < 0 || s.pr < 0)
+    site.fail("strides must be positive and paddings non-negative");
+  if (w.dim(2) != s.c)
+    site.fail(std::string(wRole) + " expects " + std::to_string(w.dim(2)) +
+              " input channels, the image has " + std::to_string(s.c));
+  if (s.h + s.pt + s.pb < s.kh || s.w + s.pl + s.pr < s.kw)
+    site.fail("the kernel does not fit the padded image");
+  s.oh = (s.h + s.pt + s.pb - s.kh) / s.sh + 1;
+  s.ow = (s.w + s.pl + s.pr - s.kw) / s.sw + 1;
+  site.expectShape(y, {s.n, s.oh, s.ow, s.f}, yRole);
+  return s;
+}
+
 } // namespace
+
+ConvShape conv2d(const KernelSite &site, const Conv2dAttrs &attrs) {
+  ConvShape s = convShape(site, attrs, site.input(0), site.input(1), site.output(0),
+                          "input 0 (x)", "input 1 (w)", "output 0 (y)");
+  s.bias = site.numInputs() == 3;
+  if (s.bias)
+    expectBias(site, s.f);
+  return s;
+}
+
+ConvShape conv2dGradInput(const KernelSite &site, const ConvAttrs &attrs) {
+  return convShape(site, attrs, site.output(0), site.input(1), site.input(0), "output 0 (dx)",
+                   "input 1 (w)", "input 0 (dy)");
+}
+
+ConvShape conv2dGradFilter(const KernelSite &site, const ConvAttrs &attrs) {
+  return convShape(site, attrs, site.input(0), site.output(0), site.input(1), "input 0 (x)",
+                   "output 0 (dw)", "input 1 (dy)");
+}
+
 
 bool allowsInPlace(KernelKind kind) {
   switch (kind) {
@@ -233,6 +290,19 @@ int64_t copy(const KernelSite &site) {
   return x.numel;
 }
 
+uint32_t fill(const KernelSite &site, const FillAttrs &attrs) {
+  const TensorView out = site.output(0);
+  uint32_t pattern = 0;
+  if (out.dtype == DType::F32) {
+    const float f = static_cast<float>(attrs.value);
+    std::memcpy(&pattern, &f, 4);
+  } else { // i32, the only other element type
+    const int32_t i = static_cast<int32_t>(attrs.value);
+    std::memcpy(&pattern, &i, 4);
+  }
+  return pattern;
+}
+
 Rows reduceRows(const KernelSite &site) {
   expectAllF32(site);
   const TensorView x = site.input(0), y = site.output(0);
@@ -262,11 +332,8 @@ DenseShape dense(const KernelSite &site) {
     site.fail("input 0 (x) has " + std::to_string(x.rank() ? x.dim(0) : 0) + " rows but y has " +
               std::to_string(s.n));
   site.expectNumel(x, s.n * s.k, "input 0 (x)");
-  if (s.bias) {
-    const TensorView b = site.input(2);
-    site.expectDType(b, DType::F32, "input 2 (b)");
-    site.expectNumel(b, s.m, "input 2 (b)");
-  }
+  if (s.bias)
+    expectBias(site, s.m);
   return s;
 }
 

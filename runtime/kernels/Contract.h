@@ -34,6 +34,8 @@ Rows activationGrad(const KernelSite &site, const ActivationAttrs &attrs);
 int64_t add(const KernelSite &site);
 /// copy: one dtype, equal element counts; returns the count.
 int64_t copy(const KernelSite &site);
+/// fill: the 4-byte word every element of the output gets (the value as f32 or i32).
+uint32_t fill(const KernelSite &site, const FillAttrs &attrs);
 /// reduce_rows: x[rows, cols...] to y[cols...].
 Rows reduceRows(const KernelSite &site);
 
@@ -77,6 +79,20 @@ PoolShape maxPool2d(const KernelSite &site, const PoolAttrs &attrs);
 PoolShape maxPool2dGrad(const KernelSite &site, const PoolAttrs &attrs);
 PoolShape avgPool2d(const KernelSite &site, const PoolAttrs &attrs);
 PoolShape avgPool2dGrad(const KernelSite &site, const PoolAttrs &attrs);
+
+/// conv2d and its gradients: x[N,H,W,C] * w[KH,KW,C,F] -> y[N,OH,OW,F] (NHWC images, HWIO
+/// kernels), strides (sh, sw) and zero padding top, left, bottom, right.
+struct ConvShape {
+  int64_t n, h, w, c, kh, kw, f, oh, ow;
+  int64_t sh, sw, pt, pl, pb, pr;
+  /// conv2d only: whether it adds a bias b[F].
+  bool bias;
+  /// Multiply-adds of one pass.
+  double macs() const { return double(n) * oh * ow * f * kh * kw * c; }
+};
+ConvShape conv2d(const KernelSite &site, const Conv2dAttrs &attrs);
+ConvShape conv2dGradInput(const KernelSite &site, const ConvAttrs &attrs);
+ConvShape conv2dGradFilter(const KernelSite &site, const ConvAttrs &attrs);
 
 /// A zero padding: x[n,h,w,c] in the middle of y[n,ph,pw,c].
 struct PadShape {

@@ -18,12 +18,9 @@ namespace {
 using dnnl::algorithm;
 using dnnl::memory;
 
-/// The shapes and zero padding of one convolution: x[N,H,W,C] * w[KH,KW,C,F] -> y[N,OH,OW,F].
-struct ConvShape {
-  int64_t n, h, w, c, kh, kw, f, oh, ow;
-  int64_t sh, sw, pt, pl, pb, pr;
-
-  double macs() const { return double(n) * oh * ow * f * kh * kw * c; }
+/// oneDNN's descriptors of one convolution (contract::ConvShape).
+struct ConvShape : contract::ConvShape {
+  explicit ConvShape(const contract::ConvShape &s) : contract::ConvShape(s) {}
   memory::desc image(int64_t height, int64_t width, int64_t channels) const {
     return f32Desc({n, channels, height, width},
                    {height * width * channels, 1, width * channels, channels});
@@ -36,37 +33,6 @@ struct ConvShape {
   memory::dims padL() const { return {pt, pl}; }
   memory::dims padR() const { return {pb, pr}; }
 };
-
-/// Reads the geometry attributes and checks x, w and y against them; `x`, `w`, `y` are the
-/// input image, the kernel and the output image whichever of them the kernel reads or writes.
-template <typename GeometryAttrs>
-ConvShape convShape(const KernelSite &site, const GeometryAttrs &a, const TensorView &x,
-                    const TensorView &w, const TensorView &y, const char *xRole,
-                    const char *wRole, const char *yRole) {
-  for (const auto &[t, role] : {std::pair{&x, xRole}, {&w, wRole}, {&y, yRole}}) {
-    site.expectDType(*t, DType::F32, role);
-    if (t->rank() != 4)
-      site.fail(std::string(role) + " (buffer " + std::to_string(t->id) + ") has rank " +
-                std::to_string(t->rank()) + ", expected 4");
-  }
-  ConvShape s{};
-  s.n = x.dim(0), s.h = x.dim(1), s.w = x.dim(2), s.c = x.dim(3);
-  s.kh = w.dim(0), s.kw = w.dim(1), s.f = w.dim(3);
-  s.sh = a.stride_h, s.sw = a.stride_w;
-  s.pt = a.pad_top, s.pl = a.pad_left;
-  s.pb = a.pad_bottom, s.pr = a.pad_right;
-  if (s.sh < 1 || s.sw < 1 || s.pt < 0 || s.pl < 0 || s.pb < 0 || s.pr < 0)
-    site.fail("strides must be positive and paddings non-negative");
-  if (w.dim(2) != s.c)
-    site.fail(std::string(wRole) + " expects " + std::to_string(w.dim(2)) +
-              " input channels, the image has " + std::to_string(s.c));
-  s.oh = (s.h + s.pt + s.pb - s.kh) / s.sh + 1;
-  s.ow = (s.w + s.pl + s.pr - s.kw) / s.sw + 1;
-  if (s.h + s.pt + s.pb < s.kh || s.w + s.pl + s.pr < s.kw)
-    site.fail("the kernel does not fit the padded image");
-  site.expectShape(y, {s.n, s.oh, s.ow, s.f}, yRole);
-  return s;
-}
 
 /// Kernels (weights) stay HWIO in the arena; the primitives get the blocked layout oneDNN picks
 /// for them (format_tag any), which lets it choose a jit implementation over gemm. The blocked
@@ -258,8 +224,8 @@ private:
 
 std::unique_ptr<Kernel> makeConv2d(const KernelSite &site, const Conv2dAttrs &attrs) {
   const TensorView x = site.input(0), w = site.input(1), y = site.output(0);
-  const ConvShape s = convShape(site, attrs, x, w, y, "input 0 (x)", "input 1 (w)", "output 0 (y)");
-  const bool hasBias = site.numInputs() == 3;
+  const ConvShape s(contract::conv2d(site, attrs));
+  const bool hasBias = s.bias;
   const Activation act = attrs.activation;
   dnnl::primitive_attr attr = userScratchpad(act);
   const int threads = threadsFor(s.macs());
@@ -277,10 +243,7 @@ std::unique_ptr<Kernel> makeConv2d(const KernelSite &site, const Conv2dAttrs &at
       {DNNL_ARG_WEIGHTS, primW},
       {DNNL_ARG_DST, memory(s.dst(), cpuEngine(), y.data)}};
   if (hasBias) {
-    const TensorView b = site.input(2);
-    site.expectDType(b, DType::F32, "input 2 (b)");
-    site.expectNumel(b, s.f, "input 2 (b)");
-    args.emplace_back(DNNL_ARG_BIAS, memory(f32Desc({s.f}, {1}), cpuEngine(), b.data));
+    args.emplace_back(DNNL_ARG_BIAS, memory(f32Desc({s.f}, {1}), cpuEngine(), site.input(2).data));
   }
   DnnlCall call(pd, dnnl::convolution_forward(pd), std::move(args), site.where(), threads);
   return std::make_unique<DnnlKernel>(std::move(call), y.f32(), y.numel / s.f, s.f,
@@ -289,7 +252,7 @@ std::unique_ptr<Kernel> makeConv2d(const KernelSite &site, const Conv2dAttrs &at
 
 std::unique_ptr<Kernel> makeConv2dGradInput(const KernelSite &site, const ConvAttrs &attrs) {
   const TensorView dy = site.input(0), w = site.input(1), dx = site.output(0);
-  const ConvShape s = convShape(site, attrs, dx, w, dy, "output 0 (dx)", "input 1 (w)", "input 0 (dy)");
+  const ConvShape s(contract::conv2dGradInput(site, attrs));
   const int threads = threadsFor(s.macs());
   ThreadCap cap(threads);
   dnnl::convolution_forward::primitive_desc hint(
@@ -311,7 +274,7 @@ std::unique_ptr<Kernel> makeConv2dGradInput(const KernelSite &site, const ConvAt
 
 std::unique_ptr<Kernel> makeConv2dGradFilter(const KernelSite &site, const ConvAttrs &attrs) {
   const TensorView x = site.input(0), dy = site.input(1), dw = site.output(0);
-  const ConvShape s = convShape(site, attrs, x, dw, dy, "input 0 (x)", "output 0 (dw)", "input 1 (dy)");
+  const ConvShape s(contract::conv2dGradFilter(site, attrs));
   const int threads = threadsFor(s.macs());
   ThreadCap cap(threads);
   auto hint = forwardDesc(s, false, dnnl::primitive_attr());

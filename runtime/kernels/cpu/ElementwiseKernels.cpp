@@ -181,17 +181,9 @@ private:
 
 class FillKernel final : public Kernel {
 public:
-  explicit FillKernel(TensorView out, double value) : out_(std::move(out)) {
-    // The pattern is the 4-byte element, so one loop serves f32 and i32.
-    if (out_.dtype == DType::F32) {
-      float f = static_cast<float>(value);
-      std::memcpy(&pattern_, &f, 4);
-    } else {
-      int32_t i = static_cast<int32_t>(value);
-      std::memcpy(&pattern_, &i, 4);
-    }
-  }
+  FillKernel(TensorView out, uint32_t pattern) : out_(std::move(out)), pattern_(pattern) {}
   void run(const StepContext &) override {
+    // The pattern is the 4-byte element, so one loop serves f32 and i32.
     uint32_t *out = static_cast<uint32_t *>(out_.data);
     const uint32_t pattern = pattern_;
     for (int64_t i = 0, n = out_.numel; i < n; ++i)
@@ -200,7 +192,7 @@ public:
 
 private:
   TensorView out_;
-  uint32_t pattern_ = 0;
+  uint32_t pattern_;
 };
 
 class ReduceRowsKernel final : public Kernel {
@@ -256,7 +248,7 @@ std::unique_ptr<Kernel> makeCopy(const KernelSite &site, const NoAttrs &attrs) {
 }
 
 std::unique_ptr<Kernel> makeFill(const KernelSite &site, const FillAttrs &attrs) {
-  return std::make_unique<FillKernel>(site.output(0), attrs.value);
+  return std::make_unique<FillKernel>(site.output(0), contract::fill(site, attrs));
 }
 
 std::unique_ptr<Kernel> makeReduceRows(const KernelSite &site, const NoAttrs &attrs) {

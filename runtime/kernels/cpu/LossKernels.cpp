@@ -1,6 +1,7 @@
 // softmax cross-entropy, its gradient, and the count of correct predictions. Only the step's
 // valid rows count; labels are validated by the data loader, so an out-of-range label is a
 // broken precondition that shows up as NaN rather than an out-of-bounds read.
+#include "runtime/kernels/ValidRows.h"
 #include "runtime/kernels/cpu/Internal.h"
 #include "runtime/kernels/cpu/Parallel.h"
 
@@ -11,19 +12,6 @@ namespace dp::rt::cpu {
 namespace {
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-
-/// Which rows of a loss's input hold real samples. The batch's valid rows come first in each
-/// block of `batchRows` rows: one block normally, several when the batch was stacked along its
-/// axis (graph.concat on axis 0), each block a copy of the batch's row layout.
-struct ValidRows {
-  int64_t block, valid;
-  ValidRows(const StepContext &ctx, int64_t rows)
-      : block(ctx.batchRows > 0 && rows % ctx.batchRows == 0 ? ctx.batchRows : rows),
-        valid(std::clamp<int64_t>(ctx.validRows, 0, block)) {}
-  bool operator()(int64_t r) const { return r % block < valid; }
-  /// How many of `rows` rows are valid.
-  int64_t count(int64_t rows) const { return rows / block * valid; }
-};
 
 // -log softmax(z)[label] for one row, or NaN for a label outside [0, classes).
 float rowXent(const float *z, int32_t label, int64_t classes) {
@@ -141,7 +129,7 @@ public:
     }
     // A stacked batch counts each sample once per block: report the mean over the blocks, so
     // that the count stays a number of samples.
-    const int64_t blocks = rows / isValid.block;
+    const int64_t blocks = isValid.blocks(rows);
     out_[0] = badLabel ? kNaN : static_cast<float>(double(correct) / double(blocks));
   }
 

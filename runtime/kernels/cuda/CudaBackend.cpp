@@ -5,13 +5,15 @@
 // StepContext reaches the graph's kernels through a device buffer it is copied into first.
 //
 // NEVER RUN ON A GPU: this file is compiled and linked here, and only its refusal without a GPU
-// and its device selection are tested (docs/cuda.md). No kernel has a CUDA implementation yet:
-// makeKernel refuses every kind, naming it.
+// and its device selection are tested (docs/cuda.md). Kernels are built by CudaKernels.cpp;
+// convolutions and the LSTM are refused by name until their cuDNN adapters exist.
 #include "runtime/kernels/cuda/CudaBackend.h"
 
 #include "runtime/base/Error.h"
 #include "runtime/base/HostMemory.h"
 #include "runtime/kernels/cuda/DeviceSelection.h"
+#include "runtime/kernels/cuda/Internal.h"
+#include "runtime/kernels/cuda/Libraries.h"
 
 #include <cuda_runtime_api.h>
 
@@ -20,12 +22,22 @@
 #include <mutex>
 
 namespace dp::rt::cuda {
-namespace {
 
-/// Throws Error(kind) naming `what` and CUDA's message unless `status` is cudaSuccess.
-void check(cudaError_t status, const std::string &what, ErrorKind kind = ErrorKind::Runtime) {
+void check(cudaError_t status, const std::string &what, ErrorKind kind) {
   if (status != cudaSuccess)
     throw Error(kind, what + ": " + cudaGetErrorName(status) + ": " + cudaGetErrorString(status));
+}
+
+namespace {
+
+/// cuBLAS's workspace per device: enough for its Hopper GEMM kernels, allocated once so that
+/// a captured step allocates nothing.
+constexpr size_t kBlasWorkspaceBytes = size_t(32) << 20;
+
+/// TF32 products when DP_CUDA_TF32 is set to 1 (fp32 otherwise).
+bool tf32Requested() {
+  const char *value = std::getenv("DP_CUDA_TF32");
+  return value && std::string(value) == "1";
 }
 
 /// This process's rank among the processes of its node, from the launcher's environment.
@@ -64,6 +76,12 @@ class CudaDevice;
 
 /// The stream a kernel launched through Stream::launch runs on (its run() enqueues there).
 thread_local cudaStream_t currentStream = nullptr;
+
+} // namespace
+
+cudaStream_t launchStream() { return currentStream; }
+
+namespace {
 
 class CudaEvent final : public Event {
 public:
@@ -176,7 +194,7 @@ private:
   CudaStream *origin_;
 };
 
-class CudaDevice final : public Device {
+class CudaDevice final : public Device, public KernelEnvironment {
 public:
   CudaDevice(int ordinal, int cudaOrdinal) : ordinal_(ordinal), cuda_(cudaOrdinal) {
     check(cudaSetDevice(cuda_), "cudaSetDevice(" + std::to_string(cuda_) + ")", ErrorKind::Launch);
@@ -192,9 +210,66 @@ public:
       event = std::make_unique<CudaEvent>(cuda_);
   }
 
-  /// Where the kernels of a launched graph find its StepContext.
-  const StepContext *deviceContext() const {
+  ~CudaDevice() override {
+    if (blas_)
+      cublas().destroy(blas_);
+    if (dnn_)
+      cudnn().destroy(dnn_);
+  }
+
+  // KernelEnvironment
+  const StepContext *deviceContext() const override {
     return static_cast<const StepContext *>(context_.data());
+  }
+  cublasHandle_t blas() override {
+    if (blas_)
+      return blas_;
+    const CublasApi &api = cublas();
+    check(cudaSetDevice(cuda_), "cudaSetDevice");
+    cublasHandle_t handle = nullptr;
+    cublasStatus_t status = api.create(&handle);
+    if (status != CUBLAS_STATUS_SUCCESS)
+      throw Error(ErrorKind::Runtime, describe() + ": cublasCreate: " + api.statusString(status));
+    blas_ = handle;
+    blasWorkspace_ = allocate(kBlasWorkspaceBytes);
+    status = api.setWorkspace(handle, blasWorkspace_.data(), kBlasWorkspaceBytes);
+    if (status == CUBLAS_STATUS_SUCCESS)
+      status = api.setMathMode(handle, tf32() ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
+    if (status != CUBLAS_STATUS_SUCCESS)
+      throw Error(ErrorKind::Runtime,
+                  describe() + ": setting up cuBLAS: " + api.statusString(status));
+    return blas_;
+  }
+  cudnnHandle_t dnn() override {
+    if (dnn_)
+      return dnn_;
+    const CudnnApi &api = cudnn();
+    check(cudaSetDevice(cuda_), "cudaSetDevice");
+    cudnnHandle_t handle = nullptr;
+    const cudnnStatus_t status = api.create(&handle);
+    if (status != CUDNN_STATUS_SUCCESS)
+      throw Error(ErrorKind::Runtime, describe() + ": cudnnCreate: " + api.errorString(status));
+    dnn_ = handle;
+    return dnn_;
+  }
+  bool tf32() const override { return tf32_; }
+  void reserveScratch(size_t bytes) override {
+    if (scratch_.data() && bytes > scratch_.bytes())
+      throw Error(ErrorKind::Runtime, describe() + ": a kernel asked for " + bytesText(bytes) +
+                                          " of scratch after the steps were captured with " +
+                                          bytesText(scratch_.bytes()));
+    scratchBytes_ = bytes > scratchBytes_ ? bytes : scratchBytes_;
+  }
+  void *scratch() override {
+    if (!scratch_.data())
+      scratch_ = allocate(scratchBytes_);
+    return scratch_.data();
+  }
+  void *upload(const void *data, size_t bytes) override {
+    uploads_.push_back(allocate(bytes));
+    check(cudaMemcpy(uploads_.back().data(), data, bytes, cudaMemcpyHostToDevice),
+          describe() + ": cudaMemcpy");
+    return uploads_.back().data();
   }
 
   DeviceKind kind() const override { return DeviceKind::Cuda; }
@@ -294,6 +369,12 @@ private:
   std::unique_ptr<CudaEvent> fork_;
   std::vector<std::unique_ptr<CudaEvent>> joins_;
   std::function<void(const std::string &)> onFailure_;
+  cublasHandle_t blas_ = nullptr;
+  cudnnHandle_t dnn_ = nullptr;
+  const bool tf32_ = tf32Requested();
+  DeviceMemory blasWorkspace_, scratch_;
+  size_t scratchBytes_ = 0;
+  std::vector<DeviceMemory> uploads_;
 };
 
 class CudaBackend final : public Backend {
@@ -327,9 +408,8 @@ public:
     }
   }
 
-  std::unique_ptr<Kernel> makeKernel(Device &, const KernelSite &site) override {
-    site.fail(std::string("the CUDA backend has no implementation of '") +
-              kernelInfo(site.kind()).name + "' yet (docs/cuda.md)");
+  std::unique_ptr<Kernel> makeKernel(Device &device, const KernelSite &site) override {
+    return makeCudaKernel(static_cast<CudaDevice &>(device), site);
   }
 
 private:

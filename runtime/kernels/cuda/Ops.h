@@ -5,16 +5,11 @@
 // library beyond <cmath> functions that CUDA provides on the device, or anything that throws.
 #pragma once
 
+#include "runtime/base/HostDevice.h"
 #include "runtime/format/Enums.h"
 
 #include <cmath>
 #include <cstdint>
-
-#if defined(__CUDACC__)
-#define DP_HOST_DEVICE __host__ __device__
-#else
-#define DP_HOST_DEVICE
-#endif
 
 namespace dp::rt::cuda {
 
@@ -63,18 +58,19 @@ DP_HOST_DEVICE inline void momentumElement(float *param, float *velocity, const 
   param[i] += nesterov ? mu * v - lr * grad[i] : v;
 }
 
-/// The constants of one Adam step, the bias correction folded into the step size, formed on
-/// the host in double exactly as the CPU backend forms them.
+/// The constants of one Adam step, the bias correction folded into the step size, formed in
+/// double as the CPU backend forms them. A captured step reads its step number from device
+/// memory, so each GPU thread forms them once per launch.
 struct AdamStep {
   float lrT, beta1, beta2, oneMinusBeta1, oneMinusBeta2, epsilon;
 };
 
 /// The constants of Adam at 1-based step `t`.
-inline AdamStep adamStep(double lr, double beta1, double beta2, double epsilon, int64_t t) {
+DP_HOST_DEVICE inline AdamStep adamStep(double lr, double beta1, double beta2, double epsilon,
+                                        int64_t t) {
   const double step = static_cast<double>(t);
   AdamStep s;
-  s.lrT = static_cast<float>(lr * std::sqrt(1.0 - std::pow(beta2, step)) /
-                             (1.0 - std::pow(beta1, step)));
+  s.lrT = static_cast<float>(lr * sqrt(1.0 - pow(beta2, step)) / (1.0 - pow(beta1, step)));
   s.beta1 = static_cast<float>(beta1);
   s.beta2 = static_cast<float>(beta2);
   // 1 - beta in double: in f32, 1 - 0.999f is off by 1e-5 relative.
@@ -122,31 +118,44 @@ DP_HOST_DEVICE inline int segmentOf(const int64_t *starts, int count, int64_t in
   return low;
 }
 
-/// Which optimizer a multi-tensor update applies, with its constants.
+/// Which optimizer an update applies, with its constants as the plan gives them (Adam's step
+/// size depends on the step number as well: see stepOf).
 struct UpdateRule {
   enum class Kind : uint8_t { Sgd, Momentum, Adam } kind = Kind::Sgd;
-  float lr = 0, momentum = 0;
+  double lr = 0, momentum = 0, beta1 = 0, beta2 = 0, epsilon = 0;
   bool nesterov = false;
-  AdamStep adam{};
 };
+
+/// Adam's constants of `rule` at 1-based step `t` (unused by the other rules).
+DP_HOST_DEVICE inline AdamStep stepOf(const UpdateRule &rule, int64_t t) {
+  return rule.kind == UpdateRule::Kind::Adam
+             ? adamStep(rule.lr, rule.beta1, rule.beta2, rule.epsilon, t)
+             : AdamStep{};
+}
+
+/// Element i of the update of one tensor by `rule`; `adam` is stepOf(rule, step).
+DP_HOST_DEVICE inline void updateTensorElement(const TensorSegment &seg, int64_t i,
+                                               const UpdateRule &rule, const AdamStep &adam) {
+  switch (rule.kind) {
+  case UpdateRule::Kind::Sgd:
+    sgdElement(seg.param, seg.grad, i, static_cast<float>(rule.lr));
+    break;
+  case UpdateRule::Kind::Momentum:
+    momentumElement(seg.param, seg.state0, seg.grad, i, static_cast<float>(rule.lr),
+                    static_cast<float>(rule.momentum), rule.nesterov);
+    break;
+  case UpdateRule::Kind::Adam:
+    adamElement(seg.param, seg.state0, seg.state1, seg.grad, i, adam);
+    break;
+  }
+}
 
 /// Global element `index` of the update of `segments` by `rule`.
 DP_HOST_DEVICE inline void updateElement(const TensorSegment *segments, const int64_t *starts,
-                                         int count, int64_t index, const UpdateRule &rule) {
+                                         int count, int64_t index, const UpdateRule &rule,
+                                         const AdamStep &adam) {
   const int s = segmentOf(starts, count, index);
-  const TensorSegment &seg = segments[s];
-  const int64_t i = index - starts[s];
-  switch (rule.kind) {
-  case UpdateRule::Kind::Sgd:
-    sgdElement(seg.param, seg.grad, i, rule.lr);
-    break;
-  case UpdateRule::Kind::Momentum:
-    momentumElement(seg.param, seg.state0, seg.grad, i, rule.lr, rule.momentum, rule.nesterov);
-    break;
-  case UpdateRule::Kind::Adam:
-    adamElement(seg.param, seg.state0, seg.state1, seg.grad, i, rule.adam);
-    break;
-  }
+  updateTensorElement(segments[s], index - starts[s], rule, adam);
 }
 
 } // namespace dp::rt::cuda

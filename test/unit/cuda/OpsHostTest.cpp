@@ -4,6 +4,8 @@
 #include "runtime/kernels/cuda/Ops.h"
 #include "runtime/kernels/reference/Reference.h"
 
+#include "test/unit/cuda/HostTestUtil.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,14 +15,7 @@
 namespace dp::rt::cuda {
 namespace {
 
-std::vector<float> uniform(size_t n, uint32_t seed, float low = -2.0f, float high = 2.0f) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(low, high);
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = dist(gen);
-  return v;
-}
+using namespace testing;
 
 /// Runs `element(i)` for every i < n in the order of a grid of `blocks` x `threads` striding
 /// over n, as the device kernels do (each thread's elements in turn).
@@ -29,17 +24,6 @@ template <typename F> void gridStride(int64_t n, int blocks, int threads, F elem
   for (int64_t t = 0; t < stride; ++t)
     for (int64_t i = t; i < n; i += stride)
       element(i);
-}
-
-::testing::AssertionResult near(const std::vector<float> &got, const std::vector<float> &want,
-                                double rtol, double atol = 1e-7) {
-  if (got.size() != want.size())
-    return ::testing::AssertionFailure() << "sizes " << got.size() << " vs " << want.size();
-  for (size_t i = 0; i < got.size(); ++i)
-    if (!(std::fabs(double(got[i]) - want[i]) <= atol + rtol * std::fabs(double(want[i]))))
-      return ::testing::AssertionFailure()
-             << "[" << i << "] got " << got[i] << ", want " << want[i];
-  return ::testing::AssertionSuccess();
 }
 
 class Activations : public ::testing::TestWithParam<Activation> {};
@@ -142,10 +126,13 @@ TEST(MultiTensor, OneUpdateOfAllSegmentsEqualsEachTensorsOwn) {
        {UpdateRule::Kind::Sgd, UpdateRule::Kind::Momentum, UpdateRule::Kind::Adam}) {
     UpdateRule rule;
     rule.kind = kind;
-    rule.lr = 0.01f;
-    rule.momentum = 0.9f;
+    rule.lr = 0.01;
+    rule.momentum = 0.9;
     rule.nesterov = true;
-    rule.adam = adamStep(1e-2, 0.9, 0.999, 1e-7, 3);
+    rule.beta1 = 0.9;
+    rule.beta2 = 0.999;
+    rule.epsilon = 1e-7;
+    const AdamStep adam = stepOf(rule, 3);
     std::vector<std::vector<float>> p, g, s0, s1, want, want0, want1;
     std::vector<TensorSegment> segments;
     std::vector<int64_t> starts;
@@ -163,18 +150,18 @@ TEST(MultiTensor, OneUpdateOfAllSegmentsEqualsEachTensorsOwn) {
       total += sizes[t];
     }
     gridStride(total, 2, 32, [&](int64_t i) {
-      updateElement(segments.data(), starts.data(), static_cast<int>(segments.size()), i, rule);
+      updateElement(segments.data(), starts.data(), static_cast<int>(segments.size()), i, rule,
+                    adam);
     });
     for (size_t t = 0; t < sizes.size(); ++t)
       for (int64_t i = 0; i < sizes[t]; ++i) {
         if (kind == UpdateRule::Kind::Sgd)
-          sgdElement(want[t].data(), g[t].data(), i, rule.lr);
+          sgdElement(want[t].data(), g[t].data(), i, 0.01f);
         else if (kind == UpdateRule::Kind::Momentum)
-          momentumElement(want[t].data(), want0[t].data(), g[t].data(), i, rule.lr,
-                          rule.momentum, rule.nesterov);
+          momentumElement(want[t].data(), want0[t].data(), g[t].data(), i, 0.01f, 0.9f, true);
         else
           adamElement(want[t].data(), want0[t].data(), want1[t].data(), g[t].data(), i,
-                      rule.adam);
+                      adamStep(1e-2, 0.9, 0.999, 1e-7, 3));
       }
     EXPECT_EQ(p, want);
     EXPECT_EQ(s0, want0);

@@ -1,0 +1,656 @@
+// The CUDA backend's kernels: each plan kernel checked by the kernel contract (the same checks
+// and messages as every backend), then bound at load to its buffers and launch parameters.
+// run() only enqueues: on the stream being launched, or being captured into a step's graph.
+// Products go to cuBLAS (Blas.h), convolutions to cuDNN (Conv.h); everything else is an own
+// kernel (OwnKernels.h).
+//
+// NEVER RUN ON A GPU: compiled and linked here; the own kernels' source and the cuBLAS
+// and cuDNN translations are tested on the host (docs/cuda.md).
+#include "runtime/kernels/Contract.h"
+#include "runtime/kernels/cuda/Blas.h"
+#include "runtime/kernels/cuda/Conv.h"
+#include "runtime/kernels/cuda/Internal.h"
+#include "runtime/kernels/cuda/Libraries.h"
+#include "runtime/kernels/cuda/OwnKernels.h"
+
+#include <functional>
+#include <vector>
+
+// cuDNN's convolution API is deprecated in cuDNN 9 (Libraries.h).
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+namespace dp::rt::cuda {
+namespace {
+
+using contract::Rows;
+
+/// A kernel that is one enqueue function of the stream, bound at load.
+class LaunchKernel final : public Kernel {
+public:
+  using Enqueue = std::function<cudaError_t(cudaStream_t)>;
+  LaunchKernel(std::string where, Enqueue enqueue)
+      : where_(std::move(where)), enqueue_(std::move(enqueue)) {}
+  void run(const StepContext &) override { check(enqueue_(launchStream()), where_); }
+
+private:
+  std::string where_;
+  Enqueue enqueue_;
+};
+
+std::unique_ptr<Kernel> launching(const KernelSite &site, LaunchKernel::Enqueue enqueue) {
+  return std::make_unique<LaunchKernel>(site.where(), std::move(enqueue));
+}
+
+/// The enqueue of a device-to-device copy of `bytes` (nothing when the bytes are the same).
+LaunchKernel::Enqueue copying(const void *from, void *to, size_t bytes) {
+  return [=](cudaStream_t stream) {
+    return from == to ? cudaSuccess
+                      : cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, stream);
+  };
+}
+
+/// C = op(a) . op(b) through cuBLAS, then an optional bias and activation on C's rows.
+class GemmKernel final : public Kernel {
+public:
+  GemmKernel(KernelEnvironment &env, const KernelSite &site, const float *a, const float *b,
+             float *c, int64_t m, int64_t k, int64_t n, bool ta, bool tb, const float *bias,
+             Activation act)
+      : env_(env), where_(site.where()), operands_{a, b}, c_(c), rows_(m), cols_(n),
+        bias_(bias), act_(act), gemm_(rowMajorGemm(m, k, n, ta, tb)) {
+    const std::string problem = gemmProblem(gemm_);
+    if (!problem.empty())
+      site.fail("cuBLAS cannot compute this product: " + problem);
+    cublas(); // a missing library is a load-time error
+  }
+
+  void run(const StepContext &) override {
+    const CublasApi &api = cublas();
+    const cudaStream_t stream = launchStream();
+    cublasHandle_t handle = env_.blas();
+    checkBlas(api, api.setStream(handle, stream), "cublasSetStream");
+    const float one = 1.0f, zero = 0.0f;
+    checkBlas(api,
+              api.sgemm(handle, gemm_.transA ? CUBLAS_OP_T : CUBLAS_OP_N,
+                        gemm_.transB ? CUBLAS_OP_T : CUBLAS_OP_N, int(gemm_.m), int(gemm_.n),
+                        int(gemm_.k), &one, operands_[gemm_.first], int(gemm_.lda),
+                        operands_[gemm_.second], int(gemm_.ldb), &zero, c_, int(gemm_.ldc)),
+              "cublasSgemm");
+    if (bias_ || (act_ != Activation::None && act_ != Activation::Softmax))
+      check(launchBiasActivation(stream, c_, bias_, rows_, cols_,
+                                 act_ == Activation::Softmax ? Activation::None : act_),
+            where_);
+    if (act_ == Activation::Softmax)
+      check(launchSoftmax(stream, c_, c_, rows_, cols_), where_);
+  }
+
+private:
+  void checkBlas(const CublasApi &api, cublasStatus_t status, const char *call) const {
+    if (status != CUBLAS_STATUS_SUCCESS)
+      throw Error(ErrorKind::Runtime, where_ + ": " + call + " on " + env_.describe() + ": " +
+                                          api.statusString(status));
+  }
+
+  KernelEnvironment &env_;
+  std::string where_;
+  const float *operands_[2];
+  float *c_;
+  int64_t rows_, cols_;
+  const float *bias_;
+  Activation act_;
+  GemmArgs gemm_;
+};
+
+/// The most workspace one convolution's cuDNN algorithm may use (device scratch, shared by
+/// the kernels of a stream in turn).
+constexpr size_t kConvWorkspaceLimit = size_t(256) << 20;
+
+/// Bytes rounded up to 256, the alignment of what follows in scratch.
+size_t aligned(size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+/// A convolution on cuDNN: descriptors made and the algorithm chosen at load, the filter
+/// transposed HWIO <-> KRSC (and, for asymmetric padding, the image padded) through scratch
+/// around each call. Scratch: [KRSC filter | padded image | cuDNN workspace].
+class ConvKernel final : public Kernel {
+public:
+  enum class Pass { Forward, GradInput, GradFilter };
+
+  ConvKernel(KernelEnvironment &env, const KernelSite &site, Pass pass,
+             const contract::ConvShape &shape, Activation act)
+      : env_(env), api_(cudnn()), where_(site.where()), pass_(pass),
+        plan_(convPlan(shape)), act_(act) {
+    const std::string problem = convProblem(plan_);
+    if (!problem.empty())
+      site.fail("cuDNN cannot compute this convolution: " + problem);
+    switch (pass) {
+    case Pass::Forward:
+      x_ = site.input(0).f32(), w_ = site.input(1).f32(), y_ = site.output(0).f32();
+      bias_ = shape.bias ? site.input(2).f32() : nullptr;
+      break;
+    case Pass::GradInput:
+      y_ = const_cast<float *>(site.input(0).f32()), w_ = site.input(1).f32();
+      dx_ = site.output(0).f32();
+      break;
+    case Pass::GradFilter:
+      x_ = site.input(0).f32(), y_ = const_cast<float *>(site.input(1).f32());
+      dw_ = site.output(0).f32();
+      break;
+    }
+    describe();
+    chooseAlgorithm(site);
+    filterOffset_ = 0;
+    paddedOffset_ = aligned(plan_.filterBytes());
+    workspaceOffset_ = paddedOffset_ + aligned(plan_.paddedBytes());
+    env_.reserveScratch(workspaceOffset_ + workspace_);
+  }
+
+  ~ConvKernel() override {
+    if (x_desc_)
+      api_.destroyTensor(x_desc_);
+    if (y_desc_)
+      api_.destroyTensor(y_desc_);
+    if (w_desc_)
+      api_.destroyFilter(w_desc_);
+    if (conv_)
+      api_.destroyConvolution(conv_);
+  }
+
+  void run(const StepContext &) override {
+    const cudaStream_t stream = launchStream();
+    cudnnHandle_t handle = env_.dnn();
+    checkDnn(api_.setStream(handle, stream), "cudnnSetStream");
+    char *scratch = static_cast<char *>(env_.scratch());
+    float *filter = reinterpret_cast<float *>(scratch + filterOffset_);
+    float *padded = reinterpret_cast<float *>(scratch + paddedOffset_);
+    void *workspace = scratch + workspaceOffset_;
+    const int64_t rsc = plan_.kh * plan_.kw * plan_.c;
+    const float one = 1.0f, zero = 0.0f;
+    switch (pass_) {
+    case Pass::Forward: {
+      check(launchHwioToKrsc(stream, w_, filter, plan_.f, rsc), where_);
+      const float *image = padImage(stream, padded);
+      checkDnn(api_.forward(handle, &one, x_desc_, image, w_desc_, filter, conv_,
+                            cudnnConvolutionFwdAlgo_t(algo_), workspace, workspace_, &zero,
+                            y_desc_, y_),
+               "cudnnConvolutionForward");
+      const int64_t rows = plan_.n * plan_.outH * plan_.outW;
+      if (bias_ || (act_ != Activation::None && act_ != Activation::Softmax))
+        check(launchBiasActivation(stream, y_, bias_, rows, plan_.f,
+                                   act_ == Activation::Softmax ? Activation::None : act_),
+              where_);
+      if (act_ == Activation::Softmax)
+        check(launchSoftmax(stream, y_, y_, rows, plan_.f), where_);
+      break;
+    }
+    case Pass::GradInput: {
+      check(launchHwioToKrsc(stream, w_, filter, plan_.f, rsc), where_);
+      float *target = plan_.explicitPad ? padded : dx_;
+      checkDnn(api_.backwardData(handle, &one, w_desc_, filter, y_desc_, y_, conv_,
+                                 cudnnConvolutionBwdDataAlgo_t(algo_), workspace, workspace_,
+                                 &zero, x_desc_, target),
+               "cudnnConvolutionBackwardData");
+      if (plan_.explicitPad)
+        check(launchZeroPadGrad(stream, padded, dx_, plan_.pad), where_);
+      break;
+    }
+    case Pass::GradFilter: {
+      const float *image = padImage(stream, padded);
+      checkDnn(api_.backwardFilter(handle, &one, x_desc_, image, y_desc_, y_, conv_,
+                                   cudnnConvolutionBwdFilterAlgo_t(algo_), workspace, workspace_,
+                                   &zero, w_desc_, filter),
+               "cudnnConvolutionBackwardFilter");
+      check(launchKrscToHwio(stream, filter, dw_, plan_.f, rsc), where_);
+      break;
+    }
+    }
+  }
+
+private:
+  /// x, or its explicitly padded copy in scratch.
+  const float *padImage(cudaStream_t stream, float *padded) const {
+    if (!plan_.explicitPad)
+      return x_;
+    check(launchZeroPad(stream, x_, padded, plan_.pad), where_);
+    return padded;
+  }
+
+  void checkDnn(cudnnStatus_t status, const char *call) const {
+    if (status != CUDNN_STATUS_SUCCESS)
+      throw Error(ErrorKind::Runtime, where_ + ": " + call + " on " + env_.describe() + ": " +
+                                          api_.errorString(status));
+  }
+
+  /// The descriptors of the plan (NHWC images, KRSC filter, cross-correlation in f32).
+  void describe() {
+    const ConvPlan &p = plan_;
+    checkDnn(api_.createTensor(&x_desc_), "cudnnCreateTensorDescriptor");
+    checkDnn(api_.setTensor4d(x_desc_, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, int(p.n), int(p.c),
+                              int(p.inH), int(p.inW)),
+             "cudnnSetTensor4dDescriptor (image)");
+    checkDnn(api_.createTensor(&y_desc_), "cudnnCreateTensorDescriptor");
+    checkDnn(api_.setTensor4d(y_desc_, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, int(p.n), int(p.f),
+                              int(p.outH), int(p.outW)),
+             "cudnnSetTensor4dDescriptor (output)");
+    checkDnn(api_.createFilter(&w_desc_), "cudnnCreateFilterDescriptor");
+    checkDnn(api_.setFilter4d(w_desc_, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, int(p.f), int(p.c),
+                              int(p.kh), int(p.kw)),
+             "cudnnSetFilter4dDescriptor");
+    checkDnn(api_.createConvolution(&conv_), "cudnnCreateConvolutionDescriptor");
+    checkDnn(api_.setConvolution2d(conv_, int(p.padH), int(p.padW), int(p.strideH),
+                                   int(p.strideW), 1, 1, CUDNN_CROSS_CORRELATION,
+                                   CUDNN_DATA_FLOAT),
+             "cudnnSetConvolution2dDescriptor");
+    // Default math lets cuDNN use TF32 tensor cores; FMA math keeps full f32.
+    checkDnn(api_.setConvolutionMathType(conv_, env_.tf32() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
+             "cudnnSetConvolutionMathType");
+  }
+
+  /// The algorithm, once: cuDNN's ranked list for this pass, then chooseAlgorithm.
+  void chooseAlgorithm(const KernelSite &site) {
+    cudnnHandle_t handle = env_.dnn();
+    std::vector<AlgoCandidate> ranked;
+    int count = 0;
+    auto collect = [&](const auto *perf) {
+      for (int i = 0; i < count; ++i)
+        ranked.push_back({int(perf[i].algo), perf[i].status == CUDNN_STATUS_SUCCESS,
+                          perf[i].memory, perf[i].determinism == CUDNN_DETERMINISTIC});
+    };
+    constexpr int kMax = 16;
+    switch (pass_) {
+    case Pass::Forward: {
+      cudnnConvolutionFwdAlgoPerf_t perf[kMax];
+      checkDnn(api_.forwardAlgorithms(handle, x_desc_, w_desc_, conv_, y_desc_, kMax, &count, perf),
+               "cudnnGetConvolutionForwardAlgorithm_v7");
+      collect(perf);
+      break;
+    }
+    case Pass::GradInput: {
+      cudnnConvolutionBwdDataAlgoPerf_t perf[kMax];
+      checkDnn(api_.backwardDataAlgorithms(handle, w_desc_, y_desc_, conv_, x_desc_, kMax, &count,
+                                           perf),
+               "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+      collect(perf);
+      break;
+    }
+    case Pass::GradFilter: {
+      cudnnConvolutionBwdFilterAlgoPerf_t perf[kMax];
+      checkDnn(api_.backwardFilterAlgorithms(handle, x_desc_, y_desc_, conv_, w_desc_, kMax,
+                                             &count, perf),
+               "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+      collect(perf);
+      break;
+    }
+    }
+    const AlgoChoice choice = cuda::chooseAlgorithm(ranked, kConvWorkspaceLimit);
+    if (choice.index < 0)
+      site.fail("cuDNN offers no algorithm for this convolution: " + choice.why);
+    algo_ = ranked[choice.index].algo;
+    workspace_ = ranked[choice.index].workspace;
+  }
+
+  KernelEnvironment &env_;
+  const CudnnApi &api_;
+  std::string where_;
+  Pass pass_;
+  ConvPlan plan_;
+  Activation act_;
+  const float *x_ = nullptr, *w_ = nullptr, *bias_ = nullptr;
+  float *y_ = nullptr, *dx_ = nullptr, *dw_ = nullptr;
+  cudnnTensorDescriptor_t x_desc_ = nullptr, y_desc_ = nullptr;
+  cudnnFilterDescriptor_t w_desc_ = nullptr;
+  cudnnConvolutionDescriptor_t conv_ = nullptr;
+  int algo_ = 0;
+  size_t workspace_ = 0, filterOffset_ = 0, paddedOffset_ = 0, workspaceOffset_ = 0;
+};
+
+UpdateRule sgdRule(const SgdAttrs &a) {
+  UpdateRule r;
+  r.kind = UpdateRule::Kind::Sgd;
+  r.lr = a.lr;
+  return r;
+}
+UpdateRule momentumRule(const MomentumAttrs &a) {
+  UpdateRule r;
+  r.kind = UpdateRule::Kind::Momentum;
+  r.lr = a.lr;
+  r.momentum = a.momentum;
+  r.nesterov = a.nesterov;
+  return r;
+}
+UpdateRule adamRule(const AdamAttrs &a) {
+  UpdateRule r;
+  r.kind = UpdateRule::Kind::Adam;
+  r.lr = a.lr;
+  r.beta1 = a.beta1;
+  r.beta2 = a.beta2;
+  r.epsilon = a.epsilon;
+  return r;
+}
+
+std::unique_ptr<Kernel> update(KernelEnvironment &env, const KernelSite &site, int64_t n,
+                               const UpdateRule &rule) {
+  TensorSegment t{site.output(0).f32(), site.input(0).f32(), nullptr, nullptr, n};
+  if (site.numOutputs() > 1)
+    t.state0 = site.output(1).f32();
+  if (site.numOutputs() > 2)
+    t.state1 = site.output(2).f32();
+  const StepContext *ctx = env.deviceContext();
+  return launching(site, [=](cudaStream_t s) { return launchUpdate(s, t, rule, ctx); });
+}
+
+Pool devicePool(const contract::PoolShape &p) {
+  return {p.n, p.h, p.w, p.c, p.kh, p.kw, p.sh, p.sw, p.oh, p.ow};
+}
+Pad devicePad(const contract::PadShape &p) { return {p.n, p.h, p.w, p.c, p.pt, p.pl, p.ph, p.pw}; }
+
+/// The scratch of a sum over rows, as the enqueue reads it at run time.
+double *partials(KernelEnvironment &env) { return static_cast<double *>(env.scratch()); }
+
+std::unique_ptr<Kernel> build(KernelEnvironment &env, const KernelSite &site) {
+  const StepContext *ctx = env.deviceContext();
+  switch (site.kind()) {
+  case KernelKind::Dense: {
+    const contract::DenseShape s = contract::dense(site);
+    const auto &attrs = site.attrs<FusedActivationAttrs>();
+    return std::make_unique<GemmKernel>(env, site, site.input(0).f32(), site.input(1).f32(),
+                                        site.output(0).f32(), s.n, s.k, s.m, false, false,
+                                        s.bias ? site.input(2).f32() : nullptr, attrs.activation);
+  }
+  case KernelKind::MatMul: {
+    const contract::MatMulShape s = contract::matmul(site, site.attrs<MatMulAttrs>());
+    return std::make_unique<GemmKernel>(env, site, site.input(0).f32(), site.input(1).f32(),
+                                        site.output(0).f32(), s.m, s.k, s.n, s.ta, s.tb, nullptr,
+                                        Activation::None);
+  }
+  case KernelKind::Activation: {
+    const Activation act = site.attrs<ActivationAttrs>().activation;
+    const Rows r = contract::activation(site, site.attrs<ActivationAttrs>());
+    const float *x = site.input(0).f32();
+    float *y = site.output(0).f32();
+    if (act == Activation::None)
+      return launching(site, copying(x, y, site.input(0).bytes()));
+    if (act == Activation::Softmax)
+      return launching(site, [=](cudaStream_t s) { return launchSoftmax(s, x, y, r.rows, r.cols); });
+    return launching(site,
+                     [=](cudaStream_t s) { return launchActivation(s, x, y, r.elements(), act); });
+  }
+  case KernelKind::ActivationGrad: {
+    const Activation act = site.attrs<ActivationAttrs>().activation;
+    const Rows r = contract::activationGrad(site, site.attrs<ActivationAttrs>());
+    const float *y = site.input(0).f32(), *dy = site.input(1).f32();
+    float *dx = site.output(0).f32();
+    if (act == Activation::None)
+      return launching(site, copying(dy, dx, site.input(1).bytes()));
+    if (act == Activation::Softmax)
+      return launching(site, [=](cudaStream_t s) {
+        return launchSoftmaxGrad(s, y, dy, dx, r.rows, r.cols);
+      });
+    return launching(site, [=](cudaStream_t s) {
+      return launchActivationGrad(s, y, dy, dx, r.elements(), act);
+    });
+  }
+  case KernelKind::ReduceRows: {
+    const Rows r = contract::reduceRows(site);
+    env.reserveScratch(columnPartialsBytes(r.rows, r.cols, 1));
+    const float *x = site.input(0).f32();
+    float *y = site.output(0).f32();
+    KernelEnvironment *e = &env;
+    return launching(site, [=](cudaStream_t s) {
+      return launchReduceRows(s, x, y, r.rows, r.cols, partials(*e));
+    });
+  }
+  case KernelKind::Add: {
+    const int64_t n = contract::add(site);
+    const float *a = site.input(0).f32(), *b = site.input(1).f32();
+    float *c = site.output(0).f32();
+    return launching(site, [=](cudaStream_t s) { return launchAdd(s, a, b, c, n); });
+  }
+  case KernelKind::Copy:
+    contract::copy(site);
+    return launching(site, copying(site.input(0).data, site.output(0).data, site.output(0).bytes()));
+  case KernelKind::Fill: {
+    const uint32_t pattern = contract::fill(site, site.attrs<FillAttrs>());
+    uint32_t *out = static_cast<uint32_t *>(site.output(0).data);
+    const int64_t n = site.output(0).numel;
+    return launching(site, [=](cudaStream_t s) { return launchFill(s, out, pattern, n); });
+  }
+  case KernelKind::SoftmaxXent: {
+    const contract::XentShape x = contract::softmaxXent(site);
+    const float *logits = site.input(0).f32();
+    const int32_t *labels = site.input(1).i32();
+    float *loss = site.output(0).f32();
+    return launching(site, [=](cudaStream_t s) {
+      return launchSoftmaxXent(s, logits, labels, loss, x.rows, x.classes, ctx);
+    });
+  }
+  case KernelKind::SoftmaxXentGrad: {
+    const contract::XentShape x = contract::softmaxXentGrad(site);
+    const float *logits = site.input(0).f32(), *dloss = site.input(2).f32();
+    const int32_t *labels = site.input(1).i32();
+    float *dlogits = site.output(0).f32();
+    return launching(site, [=](cudaStream_t s) {
+      return launchSoftmaxXentGrad(s, logits, labels, dloss, dlogits, x.rows, x.classes, ctx);
+    });
+  }
+  case KernelKind::CountCorrect: {
+    const contract::XentShape x = contract::countCorrect(site);
+    const float *logits = site.input(0).f32();
+    const int32_t *labels = site.input(1).i32();
+    float *out = site.output(0).f32();
+    return launching(site, [=](cudaStream_t s) {
+      return launchCountCorrect(s, logits, labels, out, x.rows, x.classes, ctx);
+    });
+  }
+  case KernelKind::SgdUpdate:
+    return update(env, site, contract::sgdUpdate(site), sgdRule(site.attrs<SgdAttrs>()));
+  case KernelKind::MomentumUpdate:
+    return update(env, site, contract::momentumUpdate(site),
+                  momentumRule(site.attrs<MomentumAttrs>()));
+  case KernelKind::AdamUpdate: {
+    const AdamAttrs &a = site.attrs<AdamAttrs>();
+    return update(env, site, contract::adamUpdate(site, a), adamRule(a));
+  }
+  case KernelKind::MaxPool2d: {
+    const Pool p = devicePool(contract::maxPool2d(site, site.attrs<PoolAttrs>()));
+    const float *x = site.input(0).f32();
+    float *y = site.output(0).f32();
+    return launching(site, [=](cudaStream_t s) { return launchMaxPool(s, x, y, p); });
+  }
+  case KernelKind::MaxPool2dGrad: {
+    const Pool p = devicePool(contract::maxPool2dGrad(site, site.attrs<PoolAttrs>()));
+    const float *x = site.input(0).f32(), *dy = site.input(1).f32();
+    float *dx = site.output(0).f32();
+    return launching(site, [=](cudaStream_t s) { return launchMaxPoolGrad(s, x, dy, dx, p); });
+  }
+  case KernelKind::AvgPool2d: {
+    const Pool p = devicePool(contract::avgPool2d(site, site.attrs<PoolAttrs>()));
+    const float *x = site.input(0).f32();
+    float *y = site.output(0).f32();
+    return launching(site, [=](cudaStream_t s) { return launchAvgPool(s, x, y, p); });
+  }
+  case KernelKind::AvgPool2dGrad: {
+    const Pool p = devicePool(contract::avgPool2dGrad(site, site.attrs<PoolAttrs>()));
+    const float *dy = site.input(0).f32();
+    float *dx = site.output(0).f32();
+    return launching(site, [=](cudaStream_t s) { return launchAvgPoolGrad(s, dy, dx, p); });
+  }
+  case KernelKind::ZeroPad2d: {
+    const Pad p = devicePad(contract::zeroPad2d(site, site.attrs<PadAttrs>()));
+    const float *x = site.input(0).f32();
+    float *y = site.output(0).f32();
+    return launching(site, [=](cudaStream_t s) { return launchZeroPad(s, x, y, p); });
+  }
+  case KernelKind::ZeroPad2dGrad: {
+    const Pad p = devicePad(contract::zeroPad2dGrad(site, site.attrs<PadAttrs>()));
+    const float *dy = site.input(0).f32();
+    float *dx = site.output(0).f32();
+    return launching(site, [=](cudaStream_t s) { return launchZeroPadGrad(s, dy, dx, p); });
+  }
+  case KernelKind::Dropout: {
+    const DropoutAttrs &a = site.attrs<DropoutAttrs>();
+    const Rows r = contract::dropout(site, a);
+    const float *x = site.input(0).f32();
+    float *y = site.output(0).f32(), *mask = site.output(1).f32();
+    const double rate = a.rate;
+    const int64_t stream = a.stream;
+    return launching(site, [=](cudaStream_t s) {
+      return launchDropout(s, x, y, mask, r.rows, r.cols, rate, stream, ctx);
+    });
+  }
+  case KernelKind::DropoutGrad: {
+    const int64_t n = contract::dropoutGrad(site);
+    const float *mask = site.input(0).f32(), *dy = site.input(1).f32();
+    float *dx = site.output(0).f32();
+    return launching(site, [=](cudaStream_t s) { return launchMultiply(s, dy, mask, dx, n); });
+  }
+  case KernelKind::BatchMoments: {
+    const contract::NormShape n = contract::batchMoments(site);
+    env.reserveScratch(columnPartialsBytes(n.rows, n.c, 2));
+    const float *x = site.input(0).f32();
+    float *stats = site.output(0).f32();
+    KernelEnvironment *e = &env;
+    return launching(site, [=](cudaStream_t s) {
+      return launchBatchMoments(s, x, stats, n.rows, n.c, partials(*e));
+    });
+  }
+  case KernelKind::BatchNormTrain: {
+    const contract::NormShape n = contract::batchNormTrain(site, site.attrs<EpsilonAttrs>());
+    const float *x = site.input(0).f32(), *stats = site.input(1).f32(),
+                *gamma = site.input(2).f32(), *beta = site.input(3).f32();
+    float *y = site.output(0).f32();
+    return launching(site, [=](cudaStream_t s) {
+      return launchBatchNormTrain(s, x, stats, gamma, beta, y, n.rows * n.c, n.c, n.epsilon);
+    });
+  }
+  case KernelKind::BatchNormInfer: {
+    const contract::NormShape n = contract::batchNormInfer(site, site.attrs<EpsilonAttrs>());
+    const float *x = site.input(0).f32(), *gamma = site.input(1).f32(),
+                *beta = site.input(2).f32(), *mean = site.input(3).f32(),
+                *var = site.input(4).f32();
+    float *y = site.output(0).f32();
+    return launching(site, [=](cudaStream_t s) {
+      return launchBatchNormInfer(s, x, gamma, beta, mean, var, y, n.rows * n.c, n.c, n.epsilon);
+    });
+  }
+  case KernelKind::BatchNormGradParams: {
+    const contract::NormShape n = contract::batchNormGradParams(site, site.attrs<EpsilonAttrs>());
+    env.reserveScratch(columnPartialsBytes(n.rows, n.c, 2));
+    const float *x = site.input(0).f32(), *stats = site.input(1).f32(), *dy = site.input(2).f32();
+    float *dgamma = site.output(0).f32(), *dbeta = site.output(1).f32();
+    KernelEnvironment *e = &env;
+    return launching(site, [=](cudaStream_t s) {
+      return launchBatchNormGradParams(s, x, stats, dy, dgamma, dbeta, n.rows, n.c, n.epsilon,
+                                       partials(*e));
+    });
+  }
+  case KernelKind::BatchNormGradInput: {
+    const contract::NormShape n = contract::batchNormGradInput(site, site.attrs<EpsilonAttrs>());
+    const float *x = site.input(0).f32(), *stats = site.input(1).f32(),
+                *gamma = site.input(2).f32(), *dgamma = site.input(3).f32(),
+                *dbeta = site.input(4).f32(), *dy = site.input(5).f32();
+    float *dx = site.output(0).f32();
+    return launching(site, [=](cudaStream_t s) {
+      return launchBatchNormGradInput(s, x, stats, gamma, dgamma, dbeta, dy, dx, n.rows, n.c,
+                                      n.epsilon);
+    });
+  }
+  case KernelKind::MovingStatsUpdate: {
+    const MovingStatsAttrs &a = site.attrs<MovingStatsAttrs>();
+    const int64_t c = contract::movingStatsUpdate(site, a);
+    const float *stats = site.input(0).f32();
+    float *mean = site.output(0).f32(), *var = site.output(1).f32();
+    const double momentum = a.momentum;
+    return launching(site, [=](cudaStream_t s) {
+      return launchMovingStats(s, stats, mean, var, c, momentum);
+    });
+  }
+  case KernelKind::LayerNorm: {
+    const contract::NormShape n = contract::layerNorm(site, site.attrs<EpsilonAttrs>());
+    const float *x = site.input(0).f32(), *gamma = site.input(1).f32(),
+                *beta = site.input(2).f32();
+    float *y = site.output(0).f32();
+    return launching(site, [=](cudaStream_t s) {
+      return launchLayerNorm(s, x, gamma, beta, y, n.rows, n.c, n.epsilon);
+    });
+  }
+  case KernelKind::LayerNormGrad: {
+    const contract::NormShape n = contract::layerNormGrad(site, site.attrs<EpsilonAttrs>());
+    // The rows' statistics first in scratch, the column sums' partials after them.
+    const size_t statsBytes = aligned(static_cast<size_t>(n.rows) * sizeof(RowStats));
+    env.reserveScratch(statsBytes + columnPartialsBytes(n.rows, n.c, 2));
+    const float *x = site.input(0).f32(), *gamma = site.input(1).f32(), *dy = site.input(2).f32();
+    float *dx = site.output(0).f32(), *dgamma = site.output(1).f32(),
+          *dbeta = site.output(2).f32();
+    KernelEnvironment *e = &env;
+    return launching(site, [=](cudaStream_t s) {
+      char *scratch = static_cast<char *>(e->scratch());
+      return launchLayerNormGrad(s, x, gamma, dy, dx, dgamma, dbeta, n.rows, n.c, n.epsilon,
+                                 reinterpret_cast<RowStats *>(scratch),
+                                 reinterpret_cast<double *>(scratch + statsBytes));
+    });
+  }
+  case KernelKind::Concat: {
+    const contract::ConcatShape c = contract::concat(site, site.attrs<AxisAttrs>());
+    // The parts' addresses, first words and words per block, in device memory for the kernel.
+    const int count = site.numInputs();
+    std::vector<const uint32_t *> parts;
+    std::vector<int64_t> starts, words;
+    int64_t start = 0;
+    for (int i = 0; i < count; ++i) {
+      parts.push_back(static_cast<const uint32_t *>(site.input(i).data));
+      starts.push_back(start);
+      words.push_back(c.partBytes[i] / 4);
+      start += c.partBytes[i] / 4;
+    }
+    auto *deviceParts = static_cast<const uint32_t *const *>(
+        env.upload(parts.data(), parts.size() * sizeof(parts[0])));
+    auto *deviceStarts = static_cast<const int64_t *>(env.upload(starts.data(), count * 8));
+    auto *deviceWords = static_cast<const int64_t *>(env.upload(words.data(), count * 8));
+    uint32_t *out = static_cast<uint32_t *>(site.output(0).data);
+    const int64_t outWords = c.outBytes / 4, total = site.output(0).numel;
+    return launching(site, [=](cudaStream_t s) {
+      return launchConcat(s, deviceParts, deviceStarts, deviceWords, count, out, outWords, total);
+    });
+  }
+  case KernelKind::Slice: {
+    const contract::SliceShape c = contract::slice(site, site.attrs<SliceAttrs>());
+    const uint32_t *x = static_cast<const uint32_t *>(site.input(0).data);
+    uint32_t *out = static_cast<uint32_t *>(site.output(0).data);
+    const int64_t total = site.output(0).numel;
+    return launching(site, [=](cudaStream_t s) {
+      return launchSlice(s, x, c.inBytes / 4, c.offsetBytes / 4, out, c.outBytes / 4, total);
+    });
+  }
+  case KernelKind::Conv2d: {
+    const Conv2dAttrs &a = site.attrs<Conv2dAttrs>();
+    return std::make_unique<ConvKernel>(env, site, ConvKernel::Pass::Forward,
+                                        contract::conv2d(site, a), a.activation);
+  }
+  case KernelKind::Conv2dGradInput:
+    return std::make_unique<ConvKernel>(env, site, ConvKernel::Pass::GradInput,
+                                        contract::conv2dGradInput(site, site.attrs<ConvAttrs>()),
+                                        Activation::None);
+  case KernelKind::Conv2dGradFilter:
+    return std::make_unique<ConvKernel>(env, site, ConvKernel::Pass::GradFilter,
+                                        contract::conv2dGradFilter(site, site.attrs<ConvAttrs>()),
+                                        Activation::None);
+  case KernelKind::Lstm:
+  case KernelKind::LstmGrad:
+    site.fail(std::string("the CUDA backend has no implementation of '") +
+              kernelInfo(site.kind()).name + "' yet (cuDNN, docs/cuda.md)");
+  case KernelKind::AllReduceStart:
+  case KernelKind::AllReduceWait:
+  case KernelKind::NumKinds:
+    break;
+  }
+  site.fail("kernel kind " + std::to_string(static_cast<unsigned>(site.kind())) +
+            " has no CUDA implementation");
+}
+
+} // namespace
+
+std::unique_ptr<Kernel> makeCudaKernel(KernelEnvironment &env, const KernelSite &site) {
+  contract::checkOverlaps(site);
+  return build(env, site);
+}
+
+} // namespace dp::rt::cuda

@@ -1,0 +1,50 @@
+// What the CUDA backend's kernels get from their device, and the factory that builds them:
+// shared by CudaBackend.cpp (which implements the device) and CudaKernels.cpp (the kernels).
+#pragma once
+
+#include "runtime/base/Error.h"
+#include "runtime/device/Kernel.h"
+
+#include "runtime/kernels/cuda/Libraries.h"
+
+#include <cuda_runtime_api.h>
+
+#include <memory>
+#include <string>
+
+namespace dp::rt::cuda {
+
+/// Throws Error(kind) naming `what` and CUDA's message unless `status` is cudaSuccess.
+void check(cudaError_t status, const std::string &what, ErrorKind kind = ErrorKind::Runtime);
+
+/// The stream the kernel being launched enqueues its work on (set by the stream's launch).
+cudaStream_t launchStream();
+
+/// The resources of one device that its kernels use.
+class KernelEnvironment {
+public:
+  virtual ~KernelEnvironment() = default;
+  /// "cuda:0 (NVIDIA H100, 79.1 GiB)".
+  virtual std::string describe() const = 0;
+  /// Where the kernels of a launched step read its StepContext (device memory).
+  virtual const StepContext *deviceContext() const = 0;
+  /// The device's cuBLAS handle (created on first use, with its own workspace, so that a
+  /// captured step allocates nothing).
+  virtual cublasHandle_t blas() = 0;
+  /// The device's cuDNN handle (created on first use).
+  virtual cudnnHandle_t dnn() = 0;
+  /// Whether products and convolutions may use TF32 tensor cores (DP_CUDA_TF32=1).
+  virtual bool tf32() const = 0;
+  /// Reserves `bytes` of the device's scratch memory, which kernels of one stream use in
+  /// turn; only before the first scratch().
+  virtual void reserveScratch(size_t bytes) = 0;
+  /// The scratch memory (allocated at the first call, the largest reservation's size).
+  virtual void *scratch() = 0;
+  /// Device memory holding a copy of `bytes` of host data, kept as long as the device.
+  virtual void *upload(const void *data, size_t bytes) = 0;
+};
+
+/// The CUDA kernel of `site` on the device of `env`, validated by the kernel contract.
+std::unique_ptr<Kernel> makeCudaKernel(KernelEnvironment &env, const KernelSite &site);
+
+} // namespace dp::rt::cuda

@@ -1,0 +1,110 @@
+// Loading the CUDA libraries; see Libraries.h.
+#include "runtime/kernels/cuda/Libraries.h"
+
+#include "runtime/base/Error.h"
+
+#include <dlfcn.h>
+
+#include <functional>
+#include <mutex>
+
+namespace dp::rt::cuda {
+namespace {
+
+/// A library opened for the life of the process (its handle is never closed: kernels built
+/// on it may run until exit).
+class Library {
+public:
+  explicit Library(std::string name) : name_(std::move(name)) {
+    handle_ = dlopen(name_.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle_)
+      throw Error(ErrorKind::Launch, "cannot load " + name_ + " (" + lastError() +
+                                         "): the CUDA backend needs it; install the CUDA " +
+                                         "toolkit's libraries or add them to LD_LIBRARY_PATH");
+  }
+  template <typename F> void resolve(F &slot, const char *symbol) {
+    void *address = dlsym(handle_, symbol);
+    if (!address)
+      throw Error(ErrorKind::Launch, name_ + " has no " + symbol + " (" + lastError() +
+                                         "): it is older than the headers dp was built with");
+    slot = reinterpret_cast<F>(address);
+  }
+
+private:
+  static std::string lastError() {
+    const char *e = dlerror();
+    return e ? e : "unknown reason";
+  }
+  std::string name_;
+  void *handle_ = nullptr;
+};
+
+/// `api` filled by `resolveAll` from library `name` on the first call; a failed load is
+/// reported to every caller, not only the first.
+template <typename Api>
+const Api &loadOnce(std::once_flag &once, Api &api, std::string &failure, const std::string &name,
+                    const std::function<void(Library &, Api &)> &resolveAll) {
+  std::call_once(once, [&] {
+    try {
+      Library lib(name);
+      resolveAll(lib, api);
+    } catch (const Error &e) {
+      failure = e.what();
+    }
+  });
+  if (!failure.empty())
+    throw Error(ErrorKind::Launch, failure);
+  return api;
+}
+
+} // namespace
+
+std::string cublasLibraryName() { return "libcublas.so." + std::to_string(CUBLAS_VER_MAJOR); }
+std::string cudnnLibraryName() { return "libcudnn.so." + std::to_string(CUDNN_MAJOR); }
+
+const CublasApi &cublas() {
+  static std::once_flag once;
+  static CublasApi api;
+  static std::string failure;
+  return loadOnce<CublasApi>(once, api, failure, cublasLibraryName(), [](Library &lib, CublasApi &a) {
+    lib.resolve(a.create, "cublasCreate_v2");
+    lib.resolve(a.destroy, "cublasDestroy_v2");
+    lib.resolve(a.setStream, "cublasSetStream_v2");
+    lib.resolve(a.setWorkspace, "cublasSetWorkspace_v2");
+    lib.resolve(a.setMathMode, "cublasSetMathMode");
+    lib.resolve(a.sgemm, "cublasSgemm_v2");
+    lib.resolve(a.statusString, "cublasGetStatusString");
+  });
+}
+
+const CudnnApi &cudnn() {
+  static std::once_flag once;
+  static CudnnApi api;
+  static std::string failure;
+  return loadOnce<CudnnApi>(once, api, failure, cudnnLibraryName(), [](Library &lib, CudnnApi &a) {
+    lib.resolve(a.version, "cudnnGetVersion");
+    lib.resolve(a.errorString, "cudnnGetErrorString");
+    lib.resolve(a.create, "cudnnCreate");
+    lib.resolve(a.destroy, "cudnnDestroy");
+    lib.resolve(a.setStream, "cudnnSetStream");
+    lib.resolve(a.createTensor, "cudnnCreateTensorDescriptor");
+    lib.resolve(a.setTensor4d, "cudnnSetTensor4dDescriptor");
+    lib.resolve(a.destroyTensor, "cudnnDestroyTensorDescriptor");
+    lib.resolve(a.createFilter, "cudnnCreateFilterDescriptor");
+    lib.resolve(a.setFilter4d, "cudnnSetFilter4dDescriptor");
+    lib.resolve(a.destroyFilter, "cudnnDestroyFilterDescriptor");
+    lib.resolve(a.createConvolution, "cudnnCreateConvolutionDescriptor");
+    lib.resolve(a.setConvolution2d, "cudnnSetConvolution2dDescriptor");
+    lib.resolve(a.setConvolutionMathType, "cudnnSetConvolutionMathType");
+    lib.resolve(a.destroyConvolution, "cudnnDestroyConvolutionDescriptor");
+    lib.resolve(a.forwardOutputDim, "cudnnGetConvolution2dForwardOutputDim");
+    lib.resolve(a.forwardAlgorithms, "cudnnGetConvolutionForwardAlgorithm_v7");
+    lib.resolve(a.backwardDataAlgorithms, "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+    lib.resolve(a.backwardFilterAlgorithms, "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+    lib.resolve(a.forward, "cudnnConvolutionForward");
+    lib.resolve(a.backwardData, "cudnnConvolutionBackwardData");
+    lib.resolve(a.backwardFilter, "cudnnConvolutionBackwardFilter");
+  });
+}
+
+} // namespace dp::rt::cuda

@@ -1,0 +1,67 @@
+// The CUDA math and communication libraries, loaded when a cuda plan first needs them rather
+// than linked: dprun starts, and refuses a cuda plan with a clear message, on a machine that
+// lacks them. Each library is a table of the few entry points the backend calls, resolved by
+// name from the soname its headers were built against.
+//
+// cuDNN's convolution entry points are its legacy API, deprecated (not removed) in cuDNN 9:
+// docs/cuda.md says why dp uses them for now.
+#pragma once
+
+#include <cublas_v2.h>
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#include <cudnn.h>
+
+#include <string>
+
+namespace dp::rt::cuda {
+
+/// The cuBLAS entry points the backend calls.
+struct CublasApi {
+  decltype(&cublasCreate_v2) create;
+  decltype(&cublasDestroy_v2) destroy;
+  decltype(&cublasSetStream_v2) setStream;
+  decltype(&cublasSetWorkspace_v2) setWorkspace;
+  decltype(&cublasSetMathMode) setMathMode;
+  decltype(&cublasSgemm_v2) sgemm;
+  decltype(&cublasGetStatusString) statusString;
+};
+
+/// The cuDNN entry points the backend calls.
+struct CudnnApi {
+  decltype(&cudnnGetVersion) version;
+  decltype(&cudnnGetErrorString) errorString;
+  decltype(&cudnnCreate) create;
+  decltype(&cudnnDestroy) destroy;
+  decltype(&cudnnSetStream) setStream;
+  decltype(&cudnnCreateTensorDescriptor) createTensor;
+  decltype(&cudnnSetTensor4dDescriptor) setTensor4d;
+  decltype(&cudnnDestroyTensorDescriptor) destroyTensor;
+  decltype(&cudnnCreateFilterDescriptor) createFilter;
+  decltype(&cudnnSetFilter4dDescriptor) setFilter4d;
+  decltype(&cudnnDestroyFilterDescriptor) destroyFilter;
+  decltype(&cudnnCreateConvolutionDescriptor) createConvolution;
+  decltype(&cudnnSetConvolution2dDescriptor) setConvolution2d;
+  decltype(&cudnnSetConvolutionMathType) setConvolutionMathType;
+  decltype(&cudnnDestroyConvolutionDescriptor) destroyConvolution;
+  decltype(&cudnnGetConvolution2dForwardOutputDim) forwardOutputDim;
+  decltype(&cudnnGetConvolutionForwardAlgorithm_v7) forwardAlgorithms;
+  decltype(&cudnnGetConvolutionBackwardDataAlgorithm_v7) backwardDataAlgorithms;
+  decltype(&cudnnGetConvolutionBackwardFilterAlgorithm_v7) backwardFilterAlgorithms;
+  decltype(&cudnnConvolutionForward) forward;
+  decltype(&cudnnConvolutionBackwardData) backwardData;
+  decltype(&cudnnConvolutionBackwardFilter) backwardFilter;
+};
+
+#pragma GCC diagnostic pop
+
+/// The sonames the libraries are loaded from ("libcublas.so.13", "libcudnn.so.9": the major
+/// versions of the headers).
+std::string cublasLibraryName();
+std::string cudnnLibraryName();
+/// The library, loaded on the first call; throws Error(Launch) naming the library, the symbol
+/// and the loader's reason when it cannot be loaded.
+const CublasApi &cublas();
+const CudnnApi &cudnn();
+
+} // namespace dp::rt::cuda
