@@ -68,6 +68,10 @@ public:
   /// Every rank's value of `x`, indexed by rank. Bounded by `timeoutSec`.
   virtual std::vector<double> gatherDoubles(double x, double timeoutSec) = 0;
 
+  /// Rank `root`'s `bytes` bytes at `data`, copied to `data` on every rank (each passes the
+  /// same `bytes`): a communication library's unique id. Bounded by `timeoutSec`.
+  virtual void broadcast(void *data, size_t bytes, int root, double timeoutSec) = 0;
+
   /// Ends every process of the job now (MPI_Abort where MPI is up), after `message` went to
   /// stderr prefixed with this rank.
   [[noreturn]] virtual void abortJob(const std::string &message, int exitCode) = 0;

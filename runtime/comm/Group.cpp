@@ -308,6 +308,11 @@ public:
   }
   void sumDoubles(double *data, int n, double timeoutSec) override {}
   std::vector<double> gatherDoubles(double x, double timeoutSec) override { return {x}; }
+  void broadcast(void *, size_t, int root, double) override {
+    if (root != 0)
+      throw Error(ErrorKind::Runtime, "a broadcast from rank " + std::to_string(root) +
+                                          " in a job of one process");
+  }
 
   [[noreturn]] void abortJob(const std::string &message, int exitCode) override {
     std::cout.flush();

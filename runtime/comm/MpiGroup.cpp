@@ -72,6 +72,7 @@ public:
   void handshake(const Handshake &mine, double timeoutSec) override;
   void sumDoubles(double *data, int n, double timeoutSec) override;
   std::vector<double> gatherDoubles(double x, double timeoutSec) override;
+  void broadcast(void *data, size_t bytes, int root, double timeoutSec) override;
   [[noreturn]] void abortJob(const std::string &message, int exitCode) override;
 
   int64_t postSum(float *data, int64_t n) override;
@@ -437,6 +438,27 @@ std::vector<double> MpiGroup::gatherDoubles(double x, double timeoutSec) {
     await(request, timeoutSec, "the gather of a metric", buffers);
   });
   return buffers->all;
+}
+
+void MpiGroup::broadcast(void *data, size_t bytes, int root, double timeoutSec) {
+  if (bytes > size_t(INT_MAX))
+    throw Error(ErrorKind::Runtime, "a broadcast of " + std::to_string(bytes) +
+                                        " bytes exceeds MPI's count");
+  if (root < 0 || root >= size())
+    throw Error(ErrorKind::Runtime, "a broadcast from rank " + std::to_string(root) +
+                                        " in a job of " + std::to_string(size()));
+  auto buffer = std::make_shared<std::vector<uint8_t>>(static_cast<uint8_t *>(data),
+                                                       static_cast<uint8_t *>(data) + bytes);
+  call([&] {
+    activity_ = "waiting in a broadcast of " + std::to_string(bytes) + " bytes from rank " +
+                std::to_string(root);
+    MPI_Request request;
+    check(MPI_Ibcast(buffer->data(), static_cast<int>(bytes), MPI_BYTE, root, ctrl_, &request),
+          "MPI_Ibcast");
+    ++seq_;
+    await(request, timeoutSec, "the broadcast from rank " + std::to_string(root), buffer);
+  });
+  std::copy(buffer->begin(), buffer->end(), static_cast<uint8_t *>(data));
 }
 
 int64_t MpiGroup::postSum(float *data, int64_t n) {

@@ -19,6 +19,9 @@ struct Program::PerDevice {
   std::unique_ptr<Graph> train, eval;
   /// The kernels this device runs, by the plan kernel they implement.
   std::map<const KernelDesc *, Kernel *> kernels;
+  /// The attached engine's averaging kernels, by the allreduce_start they implement (empty
+  /// for an engine that has none).
+  std::map<const KernelDesc *, std::unique_ptr<Kernel>> averaging;
 };
 
 Program::Program(Plan plan, Backend &backend) : plan_(std::move(plan)), backend_(backend) {}
@@ -97,6 +100,8 @@ void Program::captureStep(int index, const StepDesc &step, std::unique_ptr<Graph
   device.beginCapture({&compute, &collectives});
   try {
     const StepContext unused;
+    // The event after each bucket's averaging kernel, by bucket.
+    std::map<int, Event *> averaged;
     for (const KernelDesc &k : step.kernels) {
       if (!isCollective(k.kind)) {
         if (k.device == index)
@@ -106,6 +111,25 @@ void Program::captureStep(int index, const StepDesc &step, std::unique_ptr<Graph
       const int bucket = static_cast<int>(k.attrsAs<CollectiveAttrs>().bucket);
       d.events.push_back(device.createEvent());
       Event &event = *d.events.back();
+      if (!d.averaging.empty()) {
+        // Device work: the averaging kernel runs on the collectives stream once the compute
+        // stream has written the bucket; the compute stream waits for it at the wait.
+        if (k.kind == KernelKind::AllReduceStart) {
+          compute.record(event);
+          collectives.wait(event);
+          collectives.launch(*d.averaging.at(&k), unused);
+          d.events.push_back(device.createEvent());
+          collectives.record(*d.events.back());
+          averaged[bucket] = d.events.back().get();
+        } else {
+          auto done = averaged.find(bucket);
+          if (done == averaged.end())
+            throw Error(ErrorKind::Plan, "the train step waits for bucket " +
+                                             std::to_string(bucket) + " before starting it");
+          compute.wait(*done->second);
+        }
+        continue;
+      }
       if (k.kind == KernelKind::AllReduceStart) {
         // The engine takes the bucket once the compute stream has written it: in stream order
         // on the compute stream, or on the collectives stream after an event.
@@ -144,11 +168,35 @@ void Program::captureStep(int index, const StepDesc &step, std::unique_ptr<Graph
 }
 
 void Program::attachCollectives(CollectiveEngine *engine) {
+  const bool hadKernels = !devices_.empty() && !devices_[0]->averaging.empty();
   collectives_ = engine;
-  if (!engine || engine->placement() == placement_ || !hasCollectives())
+  if (!hasCollectives())
     return;
   synchronize();
-  placement_ = engine->placement();
+  // The engine's averaging kernels, one per allreduce_start of each device, made before any
+  // capture that launches them.
+  for (int d = 0; d < devices(); ++d) {
+    PerDevice &device = *devices_[d];
+    device.averaging.clear();
+    if (!engine)
+      continue;
+    for (const KernelDesc &k : plan_.train.kernels) {
+      if (k.kind != KernelKind::AllReduceStart)
+        continue;
+      const int bucket = static_cast<int>(k.attrsAs<CollectiveAttrs>().bucket);
+      std::unique_ptr<Kernel> kernel =
+          engine->averagingKernel(bucket, d, static_cast<float *>(bufferData(k.inputs[d])));
+      if (!kernel)
+        break;
+      device.averaging[&k] = std::move(kernel);
+    }
+  }
+  const bool hasKernels = !devices_[0]->averaging.empty();
+  const CollectiveEngine::Placement placement =
+      engine ? engine->placement() : CollectiveEngine::Placement::Compute;
+  if (placement == placement_ && !hadKernels && !hasKernels)
+    return;
+  placement_ = placement;
   for (int d = 0; d < devices(); ++d)
     captureStep(d, plan_.train, devices_[d]->train);
 }
@@ -211,6 +259,8 @@ void Program::enqueue(StepKind step, const StepContext &ctx) {
                                         std::to_string(devices()));
   PerDevice &d = *devices_[ctx.replica];
   d.device->launch(step == StepKind::Train ? *d.train : *d.eval, ctx);
+  if (step == StepKind::Train && collectives_)
+    collectives_->stepEnqueued(ctx.replica, *d.compute, ctx);
 }
 
 void Program::synchronize(int index) {

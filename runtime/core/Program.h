@@ -37,6 +37,18 @@ public:
   };
   virtual ~CollectiveEngine() = default;
   virtual Placement placement() const { return Placement::Compute; }
+  /// An engine whose collectives are device work (NCCL) returns, once per bucket and replica
+  /// when it is attached, the kernel that leaves the mean of `bucket` in place at `data` on
+  /// replica `replica`'s device. The executor launches it on the collectives stream after an
+  /// event from the compute stream (the bucket is written) and makes the compute stream wait
+  /// for it at the bucket's allreduce_wait; start() and wait() are then never called. Null (the
+  /// default): start() and wait() are called from host functions of placement()'s stream.
+  virtual std::unique_ptr<Kernel> averagingKernel(int bucket, int replica, float *data) {
+    return nullptr;
+  }
+  /// Called after a train step was enqueued on `replica`'s compute stream, with that stream:
+  /// an engine that watches its device work for hangs records the step's progress there.
+  virtual void stepEnqueued(int replica, Stream &compute, const StepContext &ctx) {}
   virtual void start(int bucket, int replica, float *data) = 0;
   virtual void wait(int bucket, int replica) = 0;
   /// Releases every replica waiting in wait() with an error: replica work failed and they
@@ -89,7 +101,8 @@ public:
   /// True when the train step has collectives, which need attachCollectives().
   bool hasCollectives() const { return !plan_.collectives.empty(); }
   /// The engine the collective kernels hand their buckets to; it must outlive every step.
-  /// Captures the train step again where the engine wants its calls on the other stream.
+  /// Captures the train step again where the engine wants its calls on the other stream or
+  /// gives averaging kernels.
   void attachCollectives(CollectiveEngine *engine);
 
   /// Makes the attached engine release every replica waiting for a bucket, with `why`: the

@@ -276,6 +276,19 @@ int main(int argc, char **argv) {
   try {
     if (o.mode == "bench") {
       bench(*group, o);
+    } else if (o.mode == "broadcast") {
+      // 128 bytes (an NCCL unique id's size) from the last rank, which differs from every
+      // other rank's.
+      const int root = group->size() - 1;
+      unsigned char id[128];
+      for (int i = 0; i < 128; ++i)
+        id[i] = static_cast<unsigned char>(rank == root ? 255 - i : rank);
+      group->broadcast(id, sizeof(id), root, o.timeout);
+      for (int i = 0; i < 128; ++i)
+        if (id[i] != 255 - i)
+          group->abortJob("byte " + std::to_string(i) + " of the broadcast is " +
+                              std::to_string(id[i]), 6);
+      std::printf("rank %d: broadcast ok (from rank %d)\n", rank, root);
     } else if (o.mode == "allreduce" || o.mode == "kill" || o.mode == "hang" ||
                o.mode == "stop") {
       std::string error = runAverages(*group, o);

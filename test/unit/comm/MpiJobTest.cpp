@@ -80,6 +80,14 @@ TEST(MpiJob, AllreduceWithOneReplicaPerProcess) {
   EXPECT_TRUE(contains(job.output, "rank 1: allreduce ok (R=1, P=2")) << job.output;
 }
 
+TEST(MpiJob, BroadcastReachesEveryRank) {
+  Job job = runJob(3, "broadcast");
+  EXPECT_EQ(job.exitCode, 0) << job.output;
+  for (int rank = 0; rank < 3; ++rank)
+    EXPECT_TRUE(contains(job.output, "rank " + std::to_string(rank) + ": broadcast ok (from rank 2)"))
+        << job.output;
+}
+
 TEST(MpiJob, HandshakeMismatchNamesTheOddRankOnEveryRank) {
   Job job = runJob(3, "handshake-mismatch --timeout 10");
   EXPECT_NE(job.exitCode, 0) << job.output;

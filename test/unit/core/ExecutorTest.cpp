@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <future>
@@ -103,6 +104,65 @@ private:
   std::string why_;
 };
 
+/// An engine whose collectives are device work, as NCCL's are: it gives the executor one
+/// kernel per bucket and replica that averages the bucket in place once both replicas' kernels
+/// run (each on its device's collectives stream), and never expects start() or wait(). Each
+/// kernel first looks (up to 10 s) for its device's compute stream to have run the kernel
+/// scheduled between the bucket's start and wait.
+class DeviceWorkEngine final : public CollectiveEngine {
+public:
+  explicit DeviceWorkEngine(TestBackend &backend) : backend_(backend) {}
+  Placement placement() const override { return Placement::Collectives; }
+
+  std::unique_ptr<Kernel> averagingKernel(int bucket, int replica, float *data) override {
+    ++kernelsMade;
+    return std::make_unique<Averaging>(*this, replica, data);
+  }
+  void stepEnqueued(int replica, Stream &, const StepContext &ctx) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    enqueued[replica].push_back(ctx.step);
+  }
+  void start(int, int, float *) override { ++hostCalls; }
+  void wait(int, int) override { ++hostCalls; }
+  void abort(const std::string &) override {}
+
+  std::atomic<int> hostCalls{0}, kernelsMade{0};
+  bool sawBetween[2] = {false, false};
+  std::vector<int64_t> enqueued[2];
+
+private:
+  struct Averaging final : Kernel {
+    Averaging(DeviceWorkEngine &engine, int replica, float *data)
+        : engine(engine), replica(replica), data(data) {}
+    void run(const StepContext &) override {
+      engine.sawBetween[replica] = engine.backend_.waitForRuns(replica, 2, 10.0);
+      std::unique_lock<std::mutex> lock(engine.mutex_);
+      engine.data_[replica] = data;
+      if (++engine.arrived_ == 2) {
+        for (int i = 0; i < 4; ++i)
+          engine.data_[0][i] = engine.data_[1][i] = (engine.data_[0][i] + engine.data_[1][i]) / 2;
+        engine.arrived_ = 0;
+        ++engine.generation_;
+        engine.cv_.notify_all();
+        return;
+      }
+      const int64_t generation = engine.generation_;
+      engine.cv_.wait_for(lock, std::chrono::seconds(10),
+                          [&] { return engine.generation_ != generation; });
+    }
+    DeviceWorkEngine &engine;
+    int replica;
+    float *data;
+  };
+
+  TestBackend &backend_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  float *data_[2] = {nullptr, nullptr};
+  int arrived_ = 0;
+  int64_t generation_ = 0;
+};
+
 /// Enqueues the train step on both replicas.
 void enqueueBoth(Program &program) {
   for (int r = 0; r < 2; ++r) {
@@ -155,6 +215,33 @@ TEST(Executor, ComputePlacementCallsTheEngineInComputeOrder) {
   // start() runs on the compute stream before the kernel after it: it never sees it run.
   EXPECT_FALSE(engine.sawBetween[0]);
   EXPECT_FALSE(engine.sawBetween[1]);
+  for (int d = 0; d < 2; ++d)
+    EXPECT_EQ(read(*program, p.out[d]), std::vector<float>(4, 6.5f)) << "device " << d;
+}
+
+TEST(Executor, AnEngineOfDeviceWorkHasItsKernelsLaunchedBetweenTheEvents) {
+  TwoDevicePlan p;
+  p.builder.deviceKind(static_cast<uint8_t>(DeviceKind::Cuda));
+  TestBackend backend;
+  auto program = Program::load(p.builder.plan(), &backend);
+  DeviceWorkEngine engine(backend);
+  program->attachCollectives(&engine);
+  EXPECT_EQ(engine.kernelsMade, 2) << "one averaging kernel per bucket and replica";
+  runBoth(*program);
+  // The averaging kernels ran on the collectives stream after the bucket was written (the
+  // mean of 1 and 2), overlapping the compute between start and wait, and the compute stream
+  // waited for them before out = a + b.
+  EXPECT_TRUE(engine.sawBetween[0]);
+  EXPECT_TRUE(engine.sawBetween[1]);
+  for (int d = 0; d < 2; ++d)
+    EXPECT_EQ(read(*program, p.out[d]), std::vector<float>(4, 6.5f)) << "device " << d;
+  EXPECT_EQ(engine.hostCalls, 0) << "start() or wait() was called for device work";
+  EXPECT_EQ(engine.enqueued[0], std::vector<int64_t>{1});
+  EXPECT_EQ(engine.enqueued[1], std::vector<int64_t>{1});
+  // Back to a host engine: the step is captured again with host calls.
+  MeanEngine host(CollectiveEngine::Placement::Collectives, backend, 0);
+  program->attachCollectives(&host);
+  runBoth(*program);
   for (int d = 0; d < 2; ++d)
     EXPECT_EQ(read(*program, p.out[d]), std::vector<float>(4, 6.5f)) << "device " << d;
 }
