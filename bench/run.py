@@ -29,8 +29,11 @@ PEERS_DIR = os.path.join(BENCH, "peers")
 sys.path.insert(0, PEERS_DIR)
 import common  # noqa: E402  (the peers' model table; standard library only at import)
 
-PEER_SCRIPTS = {"pytorch": "torch_peer.py", "tensorflow": "keras_peer.py"}
-PEER_MODULES = {"pytorch": "torch", "tensorflow": "tensorflow"}
+PEER_SCRIPTS = {"pytorch": "torch_peer.py", "pytorch-compile": "torch_peer.py",
+                "tensorflow": "keras_peer.py"}
+PEER_MODULES = {"pytorch": "torch", "pytorch-compile": "torch", "tensorflow": "tensorflow"}
+# Peers that run on a GPU (--device cuda).
+CUDA_PEERS = ("pytorch", "pytorch-compile")
 DEFAULT_DATA = common.DEFAULT_DATA
 DESCRIPTIONS = {
     "mnist_mlp": "seed MLP 784-100(sigmoid)-10",
@@ -266,6 +269,10 @@ class Peer:
                "--lr", repr(a.lr), "--threads", str(a.threads), "--seed", str(a.seed)]
         if a.max_steps:
             cmd += ["--max-steps", str(a.max_steps)]
+        if a.device != "cpu":
+            cmd += ["--device", a.device]
+        if self.name == "pytorch-compile":
+            cmd += ["--compile"]
         return cmd
 
     def run(self, env, rnd):
@@ -320,6 +327,8 @@ class Dp:
         if not os.path.exists(a.model):
             raise CannotCompile(f"{os.path.relpath(a.model, ROOT)} does not exist")
         cmd = [self.dpc, "compile", a.model, "-o", self.dpx] + shlex.split(a.dpc_args)
+        if a.device != "cpu":
+            cmd += ["--device", a.device]
         dpc_help = help_text(self.dpc, "compile")
         model_lr, model_batch = model_hyper(a.model)
         self.model_lr, self.model_batch = model_lr, model_batch
@@ -465,7 +474,10 @@ def main():
     ap.add_argument("--peers", default=None,
                     help="comma-separated framework peers: pytorch,tensorflow (default: those "
                          "installed in bench/.venv)")
-    ap.add_argument("--only", choices=["dp", "pytorch", "tensorflow"], help="run one side only")
+    ap.add_argument("--only", choices=["dp"] + sorted(PEER_SCRIPTS), help="run one side only")
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                    help="cuda: dp compiled for cuda against the PyTorch peers on the GPU "
+                         "(pytorch eager and pytorch-compile; no TensorFlow peer)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--batch", type=int, default=None,
@@ -529,8 +541,12 @@ def main():
         names = [args.only]
     else:
         if args.peers is None:
-            installed = [n for n in PEER_SCRIPTS if venv_has(PEER_MODULES[n])]
-            for n in PEER_SCRIPTS:
+            # torch.compile is a peer of its own on a GPU (the issue's target), not on the CPU.
+            default = [n for n in PEER_SCRIPTS if n != "pytorch-compile" or args.device == "cuda"]
+            if args.device == "cuda":
+                default = [n for n in default if n in CUDA_PEERS]
+            installed = [n for n in default if venv_has(PEER_MODULES[n])]
+            for n in default:
                 if n not in installed:
                     log(f"note: {n} is not installed in bench/.venv (bench/setup.sh): left out")
             wanted = installed
@@ -539,6 +555,8 @@ def main():
             bad = [p for p in wanted if p not in PEER_SCRIPTS]
             if bad:
                 ap.error(f"unknown peer(s) {', '.join(bad)}: choose from {', '.join(PEER_SCRIPTS)}")
+            if args.device == "cuda" and any(p not in CUDA_PEERS for p in wanted):
+                ap.error(f"--device cuda runs the peers {', '.join(CUDA_PEERS)} only")
         names = ["dp"] + wanted
 
     for f in ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",

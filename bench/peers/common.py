@@ -89,6 +89,11 @@ def parse_args(doc):
     ap.add_argument("--max-steps", type=int, default=0,
                     help="at most this many train steps per epoch, as dprun (0: no limit)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                    help="where the peer trains (cuda: PyTorch only)")
+    ap.add_argument("--compile", action="store_true",
+                    help="PyTorch only: train the torch.compile'd model (the first epoch "
+                         "includes the compilation)")
     args = ap.parse_args()
     m = MODELS[args.model]
     if args.batch is None:

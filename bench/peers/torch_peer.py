@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""PyTorch (CPU, eager) peer for dp's benchmarks: the seed models of models/*.mlir.
+"""PyTorch peer for dp's benchmarks (CPU or CUDA, eager or torch.compile): the seed models of
+models/*.mlir.
 
 Models (--model; layer tables in bench/README.md, parameter counts asserted):
   mnist_mlp        784 -> dense 100 sigmoid -> dense 10; plain SGD (default lr 0.5), batch 100
@@ -25,6 +26,10 @@ permutation, batch gather, forward, loss, backward, optimizer step and the per-s
 (loss sum and correct count, which dp's train step also produces). Data loading, model creation
 and the test evaluation are outside the timed region. No warm-up steps are excluded; per-epoch
 times are reported so a reader can drop epoch 1.
+
+On --device cuda the data set is moved to the GPU once, before any timing, and each epoch's
+time ends with torch.cuda.synchronize(); fp32 throughout (TF32 off for products and
+convolutions, as dp's default). --compile trains torch.compile(model).
 
 Prints exactly one JSON line on stdout at the end (anything else goes to stderr).
 """
@@ -158,9 +163,18 @@ def main():
     x_train, y_train = (torch.from_numpy(a).contiguous() for a in common.load_split(args.data, "train"))
     x_test, y_test = (torch.from_numpy(a).contiguous() for a in common.load_split(args.data, "t10k"))
     x_train, x_test = view(x_train), view(x_test)
+    device = torch.device(args.device)
+    if args.device == "cuda":
+        if not torch.cuda.is_available():
+            sys.exit("torch_peer: --device cuda, but PyTorch sees no GPU")
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        x_train, y_train = x_train.to(device), y_train.to(device)
+        x_test, y_test = x_test.to(device), y_test.to(device)
     rss_data_mb = common.vm_hwm_mb()
 
     model = MLP(n_in=x_train.shape[1]) if args.model == "mnist_mlp" else BUILDERS[args.model]()
+    model = model.to(device)
     params = [p for p in model.parameters() if p.requires_grad]
     n_params = sum(p.numel() for p in params)
     print(f"{args.model}: {n_params:,} trainable parameters", file=sys.stderr)
@@ -171,6 +185,7 @@ def main():
         opt = torch.optim.Adam(params, lr=args.lr, betas=(common.ADAM["beta1"], common.ADAM["beta2"]),
                                eps=common.ADAM["eps"])
     gen = torch.Generator().manual_seed(args.seed)
+    step_model = torch.compile(model) if args.compile else model
 
     n = x_train.shape[0]
     steps = common.steps_per_epoch(ap, n, args)
@@ -181,15 +196,15 @@ def main():
     model.train()
     for epoch in range(1, args.epochs + 1):
         t0, c0 = time.perf_counter(), time.process_time()
-        perm = torch.randperm(n, generator=gen)
-        loss_sum = torch.zeros((), dtype=torch.float64)
-        correct = torch.zeros((), dtype=torch.int64)
+        perm = torch.randperm(n, generator=gen).to(device)
+        loss_sum = torch.zeros((), dtype=torch.float64, device=device)
+        correct = torch.zeros((), dtype=torch.int64, device=device)
         seen = 0
         for s in range(steps):
             idx = perm[s * args.batch:(s + 1) * args.batch]
             xb = x_train.index_select(0, idx)
             yb = y_train.index_select(0, idx)
-            logits = model(xb)
+            logits = step_model(xb)
             loss = F.cross_entropy(logits, yb)
             loss.backward()
             opt.step()
@@ -199,6 +214,8 @@ def main():
                 correct += (logits.detach().argmax(1) == yb).sum()
             seen += yb.shape[0]
             total_steps += 1
+        if args.device == "cuda":
+            torch.cuda.synchronize()
         loss_v = loss_sum.item()
         correct_v = correct.item()
         sec = time.perf_counter() - t0
@@ -227,7 +244,8 @@ def main():
             test_acc = hits / x_test.shape[0]
 
     print(json.dumps({
-        "framework": "pytorch",
+        "framework": "pytorch-compile" if args.compile else "pytorch",
+        "device": args.device,
         "version": torch.__version__,
         "model": args.model,
         "params": n_params,

@@ -3,6 +3,9 @@
 
 #include "runtime/base/Error.h"
 #include "runtime/kernels/Backends.h"
+#ifdef DP_HAVE_CUDA
+#include "runtime/kernels/cuda/NcclEngine.h"
+#endif
 
 namespace dp::rt {
 namespace {
@@ -62,9 +65,22 @@ std::unique_ptr<Job> Job::launch(const std::string &planPath, const JobOptions &
       b.loc = c.loc;
       buckets.push_back(b);
     }
-    job->engine_ = std::make_unique<Collectives>(*job->group_, program.devices(), buckets,
-                                                 options.collectiveTimeout);
-    job->adapter_ = std::make_unique<EngineAdapter>(*job->engine_);
+    if (program.plan().deviceKind == DeviceKind::Cuda) {
+      // GPUs average their buckets with NCCL, on the devices.
+#ifdef DP_HAVE_CUDA
+      job->adapter_ = cuda::makeNcclEngine(program, *job->group_, buckets,
+                                           options.collectiveTimeout);
+#endif
+    } else if (!program.device(0).hostAccessible()) {
+      throw Error(ErrorKind::Launch, std::string("the plan's ") +
+                                         deviceKindName(program.plan().deviceKind) +
+                                         " devices have no collectives engine: the MPI engine "
+                                         "averages host memory only");
+    } else {
+      job->engine_ = std::make_unique<Collectives>(*job->group_, program.devices(), buckets,
+                                                   options.collectiveTimeout);
+      job->adapter_ = std::make_unique<EngineAdapter>(*job->engine_);
+    }
     program.attachCollectives(job->adapter_.get());
   }
   return job;

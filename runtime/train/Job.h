@@ -36,7 +36,8 @@ public:
   const std::string &planPath() const { return planPath_; }
   Program &program() { return *program_; }
   ProcessGroup &group() { return *group_; }
-  /// The engine averaging the plan's buckets; null when the plan has no collectives.
+  /// The host engine averaging the plan's buckets (MPI and replica threads); null when the
+  /// plan has no collectives or its devices average them themselves (NCCL).
   Collectives *collectives() { return engine_.get(); }
   /// True on the rank that prints (rank 0).
   bool printer() const { return group_->rank() == 0; }

@@ -274,6 +274,7 @@ public:
 
   DeviceKind kind() const override { return DeviceKind::Cuda; }
   int ordinal() const override { return ordinal_; }
+  int cudaOrdinal() const { return cuda_; }
   std::string describe() const override {
     return "cuda:" + std::to_string(cuda_) + " (" + name_ + ", " + bytesText(memory_) + ")";
   }
@@ -421,6 +422,20 @@ private:
 };
 
 } // namespace
+
+cudaStream_t nativeStream(Stream &stream) {
+  auto *cuda = dynamic_cast<CudaStream *>(&stream);
+  if (!cuda)
+    throw Error(ErrorKind::Runtime, "stream '" + stream.name() + "' is not a CUDA stream");
+  return cuda->get();
+}
+
+int nativeOrdinal(Device &device) {
+  auto *cuda = dynamic_cast<CudaDevice *>(&device);
+  if (!cuda)
+    throw Error(ErrorKind::Runtime, device.describe() + " is not a CUDA device");
+  return cuda->cudaOrdinal();
+}
 
 std::unique_ptr<Backend> makeCudaBackend() { return std::make_unique<CudaBackend>(); }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "runtime/base/Error.h"
+#include "runtime/device/Device.h"
 #include "runtime/device/Kernel.h"
 
 #include "runtime/kernels/cuda/Libraries.h"
@@ -19,6 +20,11 @@ void check(cudaError_t status, const std::string &what, ErrorKind kind = ErrorKi
 
 /// The stream the kernel being launched enqueues its work on (set by the stream's launch).
 cudaStream_t launchStream();
+
+/// The CUDA stream and device ordinal behind the CUDA backend's Stream and Device;
+/// Error(Runtime) for another backend's.
+cudaStream_t nativeStream(Stream &stream);
+int nativeOrdinal(Device &device);
 
 /// The resources of one device that its kernels use.
 class KernelEnvironment {

@@ -5,7 +5,6 @@
 
 #include <dlfcn.h>
 
-#include <functional>
 #include <mutex>
 
 namespace dp::rt::cuda {
@@ -22,6 +21,7 @@ public:
                                          "): the CUDA backend needs it; install the CUDA " +
                                          "toolkit's libraries or add them to LD_LIBRARY_PATH");
   }
+  const std::string &name() const { return name_; }
   template <typename F> void resolve(F &slot, const char *symbol) {
     void *address = dlsym(handle_, symbol);
     if (!address)
@@ -39,11 +39,13 @@ private:
   void *handle_ = nullptr;
 };
 
-/// `api` filled by `resolveAll` from library `name` on the first call; a failed load is
-/// reported to every caller, not only the first.
-template <typename Api>
-const Api &loadOnce(std::once_flag &once, Api &api, std::string &failure, const std::string &name,
-                    const std::function<void(Library &, Api &)> &resolveAll) {
+/// The table of library `name`, filled by `resolveAll` on the first call (one table per Api);
+/// a failed load is reported to every caller, not only the first.
+template <typename Api, typename Resolve>
+const Api &loaded(const std::string &name, const Resolve &resolveAll) {
+  static std::once_flag once;
+  static Api api;
+  static std::string failure;
   std::call_once(once, [&] {
     try {
       Library lib(name);
@@ -61,12 +63,10 @@ const Api &loadOnce(std::once_flag &once, Api &api, std::string &failure, const 
 
 std::string cublasLibraryName() { return "libcublas.so." + std::to_string(CUBLAS_VER_MAJOR); }
 std::string cudnnLibraryName() { return "libcudnn.so." + std::to_string(CUDNN_MAJOR); }
+std::string ncclLibraryName() { return "libnccl.so." + std::to_string(NCCL_MAJOR); }
 
 const CublasApi &cublas() {
-  static std::once_flag once;
-  static CublasApi api;
-  static std::string failure;
-  return loadOnce<CublasApi>(once, api, failure, cublasLibraryName(), [](Library &lib, CublasApi &a) {
+  return loaded<CublasApi>(cublasLibraryName(), [](Library &lib, CublasApi &a) {
     lib.resolve(a.create, "cublasCreate_v2");
     lib.resolve(a.destroy, "cublasDestroy_v2");
     lib.resolve(a.setStream, "cublasSetStream_v2");
@@ -78,10 +78,7 @@ const CublasApi &cublas() {
 }
 
 const CudnnApi &cudnn() {
-  static std::once_flag once;
-  static CudnnApi api;
-  static std::string failure;
-  return loadOnce<CudnnApi>(once, api, failure, cudnnLibraryName(), [](Library &lib, CudnnApi &a) {
+  return loaded<CudnnApi>(cudnnLibraryName(), [](Library &lib, CudnnApi &a) {
     lib.resolve(a.version, "cudnnGetVersion");
     lib.resolve(a.errorString, "cudnnGetErrorString");
     lib.resolve(a.create, "cudnnCreate");
@@ -104,6 +101,25 @@ const CudnnApi &cudnn() {
     lib.resolve(a.forward, "cudnnConvolutionForward");
     lib.resolve(a.backwardData, "cudnnConvolutionBackwardData");
     lib.resolve(a.backwardFilter, "cudnnConvolutionBackwardFilter");
+  });
+}
+
+const NcclApi &nccl() {
+  return loaded<NcclApi>(ncclLibraryName(), [](Library &lib, NcclApi &a) {
+    lib.resolve(a.version, "ncclGetVersion");
+    lib.resolve(a.errorString, "ncclGetErrorString");
+    lib.resolve(a.uniqueId, "ncclGetUniqueId");
+    lib.resolve(a.initRank, "ncclCommInitRank");
+    lib.resolve(a.groupStart, "ncclGroupStart");
+    lib.resolve(a.groupEnd, "ncclGroupEnd");
+    lib.resolve(a.allReduce, "ncclAllReduce");
+    lib.resolve(a.asyncError, "ncclCommGetAsyncError");
+    lib.resolve(a.abort, "ncclCommAbort");
+    lib.resolve(a.destroy, "ncclCommDestroy");
+    int version = 0;
+    if (a.version(&version) != ncclSuccess || version < NCCL_VERSION(2, 10, 0))
+      throw Error(ErrorKind::Launch, lib.name() + " is NCCL " + std::to_string(version) +
+                                         "; dp needs 2.10 or later (ncclAvg)");
   });
 }
 

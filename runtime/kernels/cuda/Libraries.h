@@ -11,6 +11,7 @@
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 #include <cudnn.h>
+#include <nccl.h>
 
 #include <string>
 
@@ -55,13 +56,30 @@ struct CudnnApi {
 
 #pragma GCC diagnostic pop
 
-/// The sonames the libraries are loaded from ("libcublas.so.13", "libcudnn.so.9": the major
-/// versions of the headers).
+/// The NCCL entry points the collectives engine calls.
+struct NcclApi {
+  decltype(&ncclGetVersion) version;
+  decltype(&ncclGetErrorString) errorString;
+  decltype(&ncclGetUniqueId) uniqueId;
+  decltype(&ncclCommInitRank) initRank;
+  decltype(&ncclGroupStart) groupStart;
+  decltype(&ncclGroupEnd) groupEnd;
+  decltype(&ncclAllReduce) allReduce;
+  decltype(&ncclCommGetAsyncError) asyncError;
+  decltype(&ncclCommAbort) abort;
+  decltype(&ncclCommDestroy) destroy;
+};
+
+/// The sonames the libraries are loaded from ("libcublas.so.13", "libcudnn.so.9",
+/// "libnccl.so.2": the major versions of the headers).
 std::string cublasLibraryName();
 std::string cudnnLibraryName();
+std::string ncclLibraryName();
 /// The library, loaded on the first call; throws Error(Launch) naming the library, the symbol
 /// and the loader's reason when it cannot be loaded.
 const CublasApi &cublas();
 const CudnnApi &cudnn();
+/// NCCL also fails to load when older than 2.10, which added the averaging reduction.
+const NcclApi &nccl();
 
 } // namespace dp::rt::cuda

@@ -32,6 +32,22 @@ using namespace testing;
 TEST(Libraries, NamesFollowTheHeaders) {
   EXPECT_EQ(cublasLibraryName(), "libcublas.so." + std::to_string(CUBLAS_VER_MAJOR));
   EXPECT_EQ(cudnnLibraryName(), "libcudnn.so." + std::to_string(CUDNN_MAJOR));
+  EXPECT_EQ(ncclLibraryName(), "libnccl.so." + std::to_string(NCCL_MAJOR));
+}
+
+TEST(Libraries, NcclResolvesEveryEntryPointAndMakesAUniqueIdWithoutAGpu) {
+  DP_LOAD_OR_SKIP(api, nccl);
+  int version = 0;
+  ASSERT_EQ(api->version(&version), ncclSuccess);
+  EXPECT_GE(version, NCCL_VERSION(2, 10, 0));
+  // The id rank 0 broadcasts: made on the host (a bootstrap address), never all zero.
+  ncclUniqueId id{};
+  ASSERT_EQ(api->uniqueId(&id), ncclSuccess) << api->errorString(ncclSystemError);
+  bool nonZero = false;
+  for (char c : id.internal)
+    nonZero = nonZero || c != 0;
+  EXPECT_TRUE(nonZero);
+  EXPECT_STREQ(api->errorString(ncclSuccess), "no error");
 }
 
 TEST(Libraries, CublasResolvesEveryEntryPoint) {
