@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# Checks dp's CUDA backend on a GPU machine and prints one summary line per check.
+#
+#   bash scripts/gpu-check.sh [--bench] [--no-sanitizer]    # in a checkout with a build
+#   bash gpu-bundle/gpu-check.sh [--bench]                  # in a bundle (scripts/gpu-bundle.sh)
+#
+# In a checkout it first packs a bundle (scripts/gpu-bundle.sh, into $DP_GPU_BUNDLE or
+# gpu-bundle/: needs a build with the CUDA toolkit); a bundle carries everything, so it also
+# runs where dp cannot be built. Checks:
+#   gpu-tests     every kernel kind on the GPU against the CPU backend (ctest label gpu)
+#   libraries     cuBLAS, cuDNN and NCCL load, with every entry point dp calls
+#   step1-*       one train step of each seed model on the GPU equals the CPU's loss (1e-4)
+#   steps40-*     40 steps: loss and accuracy near the CPU's (2e-2 relative, 0.03)
+#   gradients-*   dprun --check-gradients on the cuda plans (finite differences)
+#   accuracy      mnist_cnn, one epoch of the bundle's subset: test accuracy within 0.02 of CPU
+#   nccl-r2       two replicas on two GPUs (NCCL) near the CPU's two replicas; needs 2 GPUs
+#   memcheck      compute-sanitizer memcheck on two steps of mnist_cnn
+#   bench         (--bench) samples/s of dprun against PyTorch eager and torch.compile
+# Exit status: 0 when nothing failed (skips are listed), 1 when a check failed, 77 without a GPU.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+bench=0 sanitizer=1
+for arg in "$@"; do
+  case "$arg" in
+    --bench) bench=1 ;;
+    --no-sanitizer) sanitizer=0 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1 {sub(/^# ?/, ""); print}' "$0"; exit 0 ;;
+    *) echo "gpu-check: unknown argument $arg (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+if [ -f "$here/REVISION" ] && [ -d "$here/plans" ]; then
+  bundle=$here
+else
+  bundle=${DP_GPU_BUNDLE:-"$here/../gpu-bundle"}
+  bash "$here/gpu-bundle.sh" "$bundle" || exit 2
+  bundle=$(cd "$bundle" && pwd)
+fi
+
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+if [ "${gpus:-0}" -lt 1 ]; then
+  echo "gpu-check: no GPU here (nvidia-smi lists none): nothing to check" >&2
+  exit 77
+fi
+
+# The CUDA libraries dp loads at run time: the toolkit's, or the NVIDIA wheels of a Python.
+libpath="$bundle/lib"
+for dir in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/lib/x86_64-linux-gnu; do
+  [ -d "$dir" ] && libpath="$libpath:$dir"
+done
+for py in python3 /opt/torch/.venv/bin/python3; do
+  site=$("$py" -c 'import nvidia, os; print(os.path.dirname(list(nvidia.__path__)[0]))' 2>/dev/null) || continue
+  for lib in "$site"/nvidia/*/lib; do libpath="$libpath:$lib"; done
+  break
+done
+export LD_LIBRARY_PATH="$libpath${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+results=()
+failed=0
+record() { # name status detail
+  results+=("$(printf '%-22s %-5s %s' "$1" "$2" "$3")")
+  [ "$2" = FAIL ] && failed=1
+  echo "gpu-check: $1: $2 $3"
+}
+
+dprun() { "$bundle/bin/dprun" "$@"; }
+# Compares two metrics files: loss relative tolerance, accuracy absolute tolerance.
+compare() { # got want loss_rtol acc_atol
+  python3 - "$@" <<'PY'
+import json, sys
+got, want = (json.load(open(p)) for p in sys.argv[1:3])
+rtol, atol = float(sys.argv[3]), float(sys.argv[4])
+gl, wl = got["epochs"][-1]["loss"], want["epochs"][-1]["loss"]
+ga, wa = got["test_accuracy"], want["test_accuracy"]
+ok = abs(gl - wl) <= rtol * abs(wl) and abs(ga - wa) <= atol
+print(f"loss {gl:.6g} vs cpu {wl:.6g}, test accuracy {ga:.4f} vs cpu {wa:.4f}")
+sys.exit(0 if ok else 1)
+PY
+}
+
+echo "gpu-check: $(nvidia-smi -L | head -n 4 | tr '\n' ' ')(dp $(cat "$bundle/REVISION"))"
+
+out=$("$bundle/bin/dprt_cuda_library_tests" 2>&1); rc=$?
+record libraries "$([ $rc = 0 ] && echo PASS || echo FAIL)" "$(echo "$out" | tail -n 1)"
+
+out=$("$bundle/bin/dprt_gpu_tests" 2>&1); rc=$?
+if echo "$out" | grep -q "no GPU:"; then
+  record gpu-tests FAIL "the tests found no usable GPU: $(echo "$out" | grep -m1 'no GPU:')"
+else
+  record gpu-tests "$([ $rc = 0 ] && echo PASS || echo FAIL)" "$(echo "$out" | grep -E '^\[  (PASSED|FAILED) ' | tr '\n' ' ')"
+  [ $rc = 0 ] || echo "$out" | grep -B2 -A6 "Failure" | head -n 60
+fi
+
+for model in mnist_mlp mnist_small_cnn mnist_cnn; do
+  for kind in step1 steps40; do
+    steps=$([ $kind = step1 ] && echo 1 || echo 40)
+    rtol=$([ $kind = step1 ] && echo 1e-4 || echo 2e-2)
+    atol=$([ $kind = step1 ] && echo 0.002 || echo 0.03)
+    if dprun "$bundle/plans/$model-cuda.dpx" --data "$bundle/data" --seed 1 --quiet --epochs 1 \
+         --max-steps $steps --metrics "$work/$model-$kind.json" > "$work/$model-$kind.log" 2>&1; then
+      detail=$(compare "$work/$model-$kind.json" "$bundle/expected/$model-$kind.json" $rtol $atol)
+      record "$kind-$model" "$([ $? = 0 ] && echo PASS || echo FAIL)" "$detail"
+    else
+      record "$kind-$model" FAIL "dprun: $(tail -n 2 "$work/$model-$kind.log" | tr '\n' ' ')"
+    fi
+  done
+  if dprun "$bundle/plans/$model-cuda.dpx" --check-gradients --seed 1 > "$work/grad-$model.log" 2>&1; then
+    record "gradients-$model" PASS "$(tail -n 1 "$work/grad-$model.log")"
+  else
+    record "gradients-$model" FAIL "$(tail -n 3 "$work/grad-$model.log" | tr '\n' ' ')"
+  fi
+done
+
+if dprun "$bundle/plans/mnist_cnn-cuda.dpx" --data "$bundle/data" --seed 1 --quiet --epochs 1 \
+     --metrics "$work/epoch.json" > "$work/epoch.log" 2>&1; then
+  detail=$(compare "$work/epoch.json" "$bundle/expected/mnist_cnn-epoch.json" 5e-2 0.02)
+  record accuracy "$([ $? = 0 ] && echo PASS || echo FAIL)" "$detail"
+else
+  record accuracy FAIL "dprun: $(tail -n 2 "$work/epoch.log" | tr '\n' ' ')"
+fi
+
+if [ "$gpus" -ge 2 ]; then
+  if dprun "$bundle/plans/mnist_cnn-r2-cuda.dpx" --data "$bundle/data" --seed 1 --quiet --epochs 1 \
+       --max-steps 40 --metrics "$work/r2.json" > "$work/r2.log" 2>&1; then
+    detail=$(compare "$work/r2.json" "$bundle/expected/mnist_cnn-r2-steps40.json" 2e-2 0.03)
+    record nccl-r2 "$([ $? = 0 ] && echo PASS || echo FAIL)" "$detail"
+  else
+    record nccl-r2 FAIL "dprun: $(tail -n 3 "$work/r2.log" | tr '\n' ' ')"
+  fi
+else
+  record nccl-r2 SKIP "needs 2 GPUs, this machine has $gpus (NCCL refuses two ranks on one GPU)"
+fi
+
+sanitizer_bin=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
+if [ $sanitizer = 0 ]; then
+  record memcheck SKIP "--no-sanitizer"
+elif [ -z "$sanitizer_bin" ]; then
+  record memcheck SKIP "compute-sanitizer is not installed"
+else
+  if "$sanitizer_bin" --tool memcheck --error-exitcode 9 "$bundle/bin/dprun" \
+       "$bundle/plans/mnist_cnn-cuda.dpx" --data "$bundle/data" --seed 1 --quiet --epochs 1 \
+       --max-steps 2 > "$work/memcheck.log" 2>&1; then
+    record memcheck PASS "$(grep -m1 'ERROR SUMMARY' "$work/memcheck.log")"
+  else
+    record memcheck FAIL "$(grep -m1 'ERROR SUMMARY' "$work/memcheck.log" || tail -n 3 "$work/memcheck.log" | tr '\n' ' ')"
+  fi
+fi
+
+if [ $bench = 1 ]; then
+  # Same model, batch, optimizer and data; two epochs of the subset, the second one timed.
+  dprun "$bundle/plans/mnist_cnn-cuda.dpx" --data "$bundle/data" --seed 1 --quiet --epochs 2 \
+    --metrics "$work/bench-dp.json" > /dev/null 2>&1
+  for mode in eager compile; do
+    python3 "$bundle/bench/torch_peer.py" --model mnist_cnn --data "$bundle/data" --epochs 2 \
+      --device cuda $([ $mode = compile ] && echo --compile) > "$work/bench-$mode.json" 2> "$work/bench-$mode.log"
+  done
+  detail=$(python3 - "$work" <<'PY'
+import json, os, sys
+w = sys.argv[1]
+def rate(path, key="epochs"):
+    try:
+        text = open(path).read().strip().splitlines()
+        m = json.loads(text[-1])
+        return m[key][-1]["samples_per_sec"]
+    except Exception:
+        return None
+dp = rate(f"{w}/bench-dp.json")
+eager, comp = rate(f"{w}/bench-eager.json"), rate(f"{w}/bench-compile.json")
+fmt = lambda v: "-" if v is None else f"{v:,.0f}"
+ratio = lambda a, b: "-" if a is None or b is None else f"{a / b:.2f}x"
+print(f"mnist_cnn samples/s (epoch 2): dp {fmt(dp)}, pytorch eager {fmt(eager)}, "
+      f"torch.compile {fmt(comp)}; dp/eager {ratio(dp, eager)} (target 4x), "
+      f"dp/compile {ratio(dp, comp)} (target 1.3x)")
+PY
+)
+  record bench INFO "$detail"
+fi
+
+echo
+echo "gpu-check summary ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1), $gpus GPU(s)):"
+printf '  %s\n' "${results[@]}"
+exit $failed
