@@ -53,7 +53,7 @@ PY
 
 echo "gpu-bundle: plans"
 compile() { "$build/bin/dpc" compile "$root/models/$1.mlir" -o "$tmp/plans/$2.dpx" "${@:3}" > /dev/null; }
-for model in mnist_mlp mnist_small_cnn mnist_cnn; do
+for model in mnist_mlp mnist_small_cnn mnist_cnn mnist_lstm; do
   compile "$model" "$model-cpu" --device cpu
   compile "$model" "$model-cuda" --device cuda
 done
@@ -67,7 +67,7 @@ reference() { # name plan dprun-args...
   "$build/bin/dprun" "$tmp/plans/$2.dpx" --data "$tmp/data" --seed 1 --quiet \
     --metrics "$tmp/expected/$1.json" "${@:3}" > /dev/null
 }
-for model in mnist_mlp mnist_small_cnn mnist_cnn; do
+for model in mnist_mlp mnist_small_cnn mnist_cnn mnist_lstm; do
   reference "$model-step1" "$model-cpu" --epochs 1 --max-steps 1
   reference "$model-steps40" "$model-cpu" --epochs 1 --max-steps 40
 done

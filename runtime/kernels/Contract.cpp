@@ -630,4 +630,89 @@ SliceShape slice(const KernelSite &site, const SliceAttrs &attrs) {
   return s;
 }
 
+std::vector<int64_t> LstmShape::yShape() const {
+  return returnSequences ? std::vector<int64_t>{n, t, u} : std::vector<int64_t>{n, u};
+}
+
+std::string LstmShape::str() const {
+  return "N=" + std::to_string(n) + " T=" + std::to_string(t) + " F=" + std::to_string(f) +
+         " U=" + std::to_string(u) + " return_sequences=" + std::to_string(int(returnSequences));
+}
+
+namespace {
+
+/// Checks the dtypes and shapes of x, w, r, b and y against each other and returns the sizes;
+/// `returnSequences` says which shape y must have.
+LstmShape lstmShape(const KernelSite &site, const TensorView &x, const TensorView &w,
+                    const TensorView &r, const TensorView &b, const TensorView &y,
+                    bool returnSequences, const char *yRole) {
+  const char *roles[] = {"input 0 (x)", "input 1 (w)", "input 2 (r)", "input 3 (b)", yRole};
+  const TensorView *views[] = {&x, &w, &r, &b, &y};
+  for (int i = 0; i < 5; ++i)
+    site.expectDType(*views[i], DType::F32, roles[i]);
+  if (x.rank() != 3)
+    site.fail("input 0 (x) (buffer " + std::to_string(x.id) + ") has rank " +
+              std::to_string(x.rank()) + ", expected 3 ([N,T,F])");
+  if (w.rank() != 2 || w.dim(1) % 4 != 0 || w.dim(1) == 0)
+    site.fail("input 1 (w) (buffer " + std::to_string(w.id) +
+              ") must be [F,4U] with U > 0, the four gates' kernels side by side");
+  LstmShape d{x.dim(0), x.dim(1), x.dim(2), w.dim(1) / 4, returnSequences};
+  if (d.n < 1 || d.t < 1 || d.f < 1)
+    site.fail("input 0 (x) (buffer " + std::to_string(x.id) + ") has an empty axis");
+  site.expectShape(w, {d.f, 4 * d.u}, "input 1 (w)");
+  site.expectShape(r, {d.u, 4 * d.u}, "input 2 (r)");
+  site.expectShape(b, {4 * d.u}, "input 3 (b)");
+  site.expectShape(y, d.yShape(), yRole);
+  return d;
+}
+
+} // namespace
+
+LstmShape lstm(const KernelSite &site, const LstmAttrs &attrs, std::shared_ptr<void> **slot) {
+  const TensorView y = site.output(0);
+  const LstmShape d = lstmShape(site, site.input(0), site.input(1), site.input(2), site.input(3),
+                                y, attrs.return_sequences, "output 0 (y)");
+  *slot = nullptr;
+  if (attrs.training) {
+    *slot = &site.sharedState(y.id);
+    if (**slot)
+      site.fail("output 0 (y) (buffer " + std::to_string(y.id) +
+                ") already holds the state of another training lstm");
+  }
+  return d;
+}
+
+std::shared_ptr<LstmForward> lstmGrad(const KernelSite &site) {
+  const TensorView x = site.input(0), w = site.input(1), r = site.input(2), b = site.input(3),
+                   y = site.input(4), dy = site.input(5);
+  const std::shared_ptr<void> &slot = site.sharedState(y.id);
+  if (!slot)
+    site.fail("input 4 (y) (buffer " + std::to_string(y.id) +
+              ") is not the output of a training lstm of this step");
+  const std::shared_ptr<LstmForward> saved = std::static_pointer_cast<LstmForward>(slot);
+  const LstmForward &forward = *saved;
+  const LstmShape d =
+      lstmShape(site, x, w, r, b, y, forward.shape.returnSequences, "input 4 (y)");
+  const char *names[] = {"x", "w", "r", "b", "y"};
+  const TensorView *mine[] = {&x, &w, &r, &b, &y};
+  const TensorView *theirs[] = {&forward.x, &forward.w, &forward.r, &forward.b, &forward.y};
+  for (int i = 0; i < 5; ++i)
+    if (!mine[i]->sameBytes(*theirs[i]))
+      site.fail("input " + std::to_string(i) + " (" + names[i] + ") (buffer " +
+                std::to_string(mine[i]->id) + ") is not the " + names[i] +
+                " of the training lstm that wrote y (buffer " + std::to_string(theirs[i]->id) +
+                ")");
+  if (!(d == forward.shape))
+    site.fail("the shapes (" + d.str() + ") differ from those of the training lstm that wrote y (" +
+              forward.shape.str() + ")");
+  site.expectDType(dy, DType::F32, "input 5 (dy)");
+  site.expectShape(dy, y.shape, "input 5 (dy)");
+  const char *outRoles[] = {"output 0 (dx)", "output 1 (dw)", "output 2 (dr)", "output 3 (db)"};
+  for (int i = 0; i < 4; ++i) {
+    site.expectDType(site.output(i), DType::F32, outRoles[i]);
+    site.expectShape(site.output(i), mine[i]->shape, outRoles[i]);
+  }
+  return saved;
+}
+
 } // namespace dp::rt::contract

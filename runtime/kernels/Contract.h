@@ -8,6 +8,7 @@
 #include "runtime/device/Kernel.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -121,6 +122,35 @@ NormShape batchNormGradInput(const KernelSite &site, const EpsilonAttrs &attrs);
 int64_t movingStatsUpdate(const KernelSite &site, const MovingStatsAttrs &attrs);
 NormShape layerNorm(const KernelSite &site, const EpsilonAttrs &attrs);
 NormShape layerNormGrad(const KernelSite &site, const EpsilonAttrs &attrs);
+
+/// lstm and lstm_grad: x[N,T,F], w[F,4U], r[U,4U], b[4U]; y [N,T,U] (return_sequences) or
+/// [N,U] (the last step's h).
+struct LstmShape {
+  int64_t n = 0, t = 0, f = 0, u = 0;
+  bool returnSequences = false;
+  bool operator==(const LstmShape &o) const {
+    return n == o.n && t == o.t && f == o.f && u == o.u && returnSequences == o.returnSequences;
+  }
+  /// Multiply-adds of the forward pass (the backward does about twice as many).
+  double macs() const { return double(n) * t * (f + u) * 4 * u; }
+  std::vector<int64_t> yShape() const;
+  /// "N=128 T=28 F=28 U=256 return_sequences=1".
+  std::string str() const;
+};
+/// What a training lstm leaves for its lstm_grad (under y's buffer id, KernelSite::
+/// sharedState): its buffers and shape. A backend's saved state derives from it.
+struct LstmForward {
+  TensorView x, w, r, b, y;
+  LstmShape shape;
+  virtual ~LstmForward() = default;
+};
+/// lstm: the shape; for a training lstm also the empty state slot under y's id that it must
+/// fill with its LstmForward, as a shared_ptr<LstmForward> (null when not training).
+LstmShape lstm(const KernelSite &site, const LstmAttrs &attrs, std::shared_ptr<void> **slot);
+/// lstm_grad: the LstmForward of the training lstm that wrote y (the backend's saved state:
+/// static_pointer_cast it), after checking that x, w, r, b and y are its buffers with its
+/// shapes, and dy and the gradients' shapes.
+std::shared_ptr<LstmForward> lstmGrad(const KernelSite &site);
 
 /// concat and slice as byte moves: for each of `blocks` indices before the axis, each input's
 /// run of axis x trailing elements.

@@ -23,23 +23,10 @@ namespace {
 using dnnl::memory;
 using Tag = memory::format_tag;
 
-/// The sizes of one LSTM layer: x[N,T,F], w[F,4U], r[U,4U], b[4U].
-struct LstmDims {
-  int64_t n, t, f, u;
-  bool returnSequences;
-
-  bool operator==(const LstmDims &o) const {
-    return n == o.n && t == o.t && f == o.f && u == o.u && returnSequences == o.returnSequences;
-  }
-  /// Multiply-adds of the forward pass (the backward does about twice as many).
-  double macs() const { return double(n) * t * (f + u) * 4 * u; }
-  std::vector<int64_t> yShape() const {
-    return returnSequences ? std::vector<int64_t>{n, t, u} : std::vector<int64_t>{n, u};
-  }
-  std::string str() const {
-    return "N=" + std::to_string(n) + " T=" + std::to_string(t) + " F=" + std::to_string(f) +
-           " U=" + std::to_string(u) + " return_sequences=" + std::to_string(int(returnSequences));
-  }
+/// oneDNN's descriptors of one LSTM layer (contract::LstmShape).
+struct LstmDims : contract::LstmShape {
+  LstmDims() = default;
+  explicit LstmDims(const contract::LstmShape &s) : contract::LstmShape(s) {}
 
   static memory::desc f32(const memory::dims &dims, Tag tag) {
     return memory::desc(dims, memory::data_type::f32, tag);
@@ -63,31 +50,6 @@ struct LstmDims {
 /// gradients are written as ldigo straight into dw and dr.
 constexpr Tag kForwardWeights = Tag::ldigo;
 constexpr Tag kBackwardWeights = Tag::ldgoi;
-
-/// Checks the dtypes and shapes of x, w, r, b and y against each other and returns the sizes;
-/// `returnSequences` says which shape y must have.
-LstmDims lstmDims(const KernelSite &site, const TensorView &x, const TensorView &w,
-                  const TensorView &r, const TensorView &b, const TensorView &y,
-                  bool returnSequences, const char *yRole) {
-  const char *roles[] = {"input 0 (x)", "input 1 (w)", "input 2 (r)", "input 3 (b)", yRole};
-  const TensorView *views[] = {&x, &w, &r, &b, &y};
-  for (int i = 0; i < 5; ++i)
-    site.expectDType(*views[i], DType::F32, roles[i]);
-  if (x.rank() != 3)
-    site.fail("input 0 (x) (buffer " + std::to_string(x.id) + ") has rank " +
-              std::to_string(x.rank()) + ", expected 3 ([N,T,F])");
-  if (w.rank() != 2 || w.dim(1) % 4 != 0 || w.dim(1) == 0)
-    site.fail("input 1 (w) (buffer " + std::to_string(w.id) +
-              ") must be [F,4U] with U > 0, the four gates' kernels side by side");
-  LstmDims d{x.dim(0), x.dim(1), x.dim(2), w.dim(1) / 4, returnSequences};
-  if (d.n < 1 || d.t < 1 || d.f < 1)
-    site.fail("input 0 (x) (buffer " + std::to_string(x.id) + ") has an empty axis");
-  site.expectShape(w, {d.f, 4 * d.u}, "input 1 (w)");
-  site.expectShape(r, {d.u, 4 * d.u}, "input 2 (r)");
-  site.expectShape(b, {4 * d.u}, "input 3 (b)");
-  site.expectShape(y, d.yShape(), yRole);
-  return d;
-}
 
 /// A reorder between `from` and `to` bound to their memory, run under `threads`.
 DnnlCall reorderCall(const memory &from, const memory &to, const std::string &where, int threads) {
@@ -118,10 +80,7 @@ memory zeroMemory(const memory::desc &desc) {
 }
 
 /// What a training lstm leaves for its lstm_grad (under y's buffer id).
-struct LstmSaved {
-  LstmDims dims;
-  /// The forward's buffers, which the gradient must read too.
-  TensorView x, w, r, b, y;
+struct LstmSaved : contract::LstmForward {
   /// The forward_training primitive descriptor: the backward's hint.
   dnnl::lstm_forward::primitive_desc pd;
   /// oneDNN's record of the forward pass, written by the forward and read by the backward.
@@ -164,14 +123,8 @@ std::unique_ptr<Kernel> makeLstm(const KernelSite &site, const LstmAttrs &attrs)
                    y = site.output(0);
   const bool returnSequences = attrs.return_sequences;
   const bool training = attrs.training;
-  const LstmDims d = lstmDims(site, x, w, r, b, y, returnSequences, "output 0 (y)");
   std::shared_ptr<void> *slot = nullptr;
-  if (training) {
-    slot = &site.sharedState(y.id);
-    if (*slot)
-      site.fail("output 0 (y) (buffer " + std::to_string(y.id) +
-                ") already holds the state of another training lstm");
-  }
+  const LstmDims d(contract::lstm(site, attrs, &slot));
 
   const int threads = threadsFor(d.macs());
   ThreadCap cap(threads);
@@ -186,7 +139,7 @@ std::unique_ptr<Kernel> makeLstm(const KernelSite &site, const LstmAttrs &attrs)
       userScratchpad(), cpuEngine());
 
   auto saved = std::make_shared<LstmSaved>();
-  saved->dims = d;
+  saved->shape = d;
   saved->x = x, saved->w = w, saved->r = r, saved->b = b, saved->y = y;
   saved->pd = pd;
   std::vector<DnnlCall> calls;
@@ -213,7 +166,7 @@ std::unique_ptr<Kernel> makeLstm(const KernelSite &site, const LstmAttrs &attrs)
   }
   calls.emplace_back(pd, dnnl::lstm_forward(pd), std::move(args), site.where(), threads);
   if (training)
-    *slot = saved;
+    *slot = std::shared_ptr<contract::LstmForward>(saved);
   return std::make_unique<LstmKernel>(std::move(calls), ByteRanges{}, ByteRanges{},
                                       std::move(saved));
 }
@@ -223,33 +176,9 @@ std::unique_ptr<Kernel> makeLstmGrad(const KernelSite &site, const NoAttrs &attr
                    y = site.input(4), dy = site.input(5);
   const TensorView dx = site.output(0), dw = site.output(1), dr = site.output(2),
                    db = site.output(3);
-  const std::shared_ptr<void> &slot = site.sharedState(y.id);
-  if (!slot)
-    site.fail("input 4 (y) (buffer " + std::to_string(y.id) +
-              ") is not the output of a training lstm of this step");
-  auto saved = std::static_pointer_cast<LstmSaved>(slot);
-  const LstmDims d = lstmDims(site, x, w, r, b, y, saved->dims.returnSequences, "input 4 (y)");
-  const char *names[] = {"x", "w", "r", "b", "y"};
-  const TensorView *mine[] = {&x, &w, &r, &b, &y};
-  const TensorView *theirs[] = {&saved->x, &saved->w, &saved->r, &saved->b, &saved->y};
-  for (int i = 0; i < 5; ++i)
-    if (!mine[i]->sameBytes(*theirs[i]))
-      site.fail("input " + std::to_string(i) + " (" + names[i] + ") (buffer " +
-                std::to_string(mine[i]->id) + ") is not the " + names[i] +
-                " of the training lstm that wrote y (buffer " + std::to_string(theirs[i]->id) +
-                ")");
-  if (!(d == saved->dims))
-    site.fail("the shapes (" + d.str() + ") differ from those of the training lstm that wrote y (" +
-              saved->dims.str() + ")");
-  site.expectDType(dy, DType::F32, "input 5 (dy)");
-  site.expectShape(dy, y.shape, "input 5 (dy)");
-  const char *outRoles[] = {"output 0 (dx)", "output 1 (dw)", "output 2 (dr)", "output 3 (db)"};
-  const TensorView *outs[] = {&dx, &dw, &dr, &db};
-  for (int i = 0; i < 4; ++i) {
-    site.expectDType(*outs[i], DType::F32, outRoles[i]);
-    site.expectShape(*outs[i], mine[i]->shape, outRoles[i]);
-  }
-
+  // The checks of the contract; the state is this backend's, left by makeLstm.
+  auto saved = std::static_pointer_cast<LstmSaved>(contract::lstmGrad(site));
+  const LstmDims d(saved->shape);
   const int threads = threadsFor(2 * d.macs());
   ThreadCap cap(threads);
   const memory::desc none;

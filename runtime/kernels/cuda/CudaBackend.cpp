@@ -265,6 +265,10 @@ public:
       scratch_ = allocate(scratchBytes_);
     return scratch_.data();
   }
+  void *persistent(size_t bytes) override {
+    uploads_.push_back(allocate(bytes)); // zeroed
+    return uploads_.back().data();
+  }
   void *upload(const void *data, size_t bytes) override {
     uploads_.push_back(allocate(bytes));
     check(cudaMemcpy(uploads_.back().data(), data, bytes, cudaMemcpyHostToDevice),

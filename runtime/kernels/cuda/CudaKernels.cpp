@@ -1,14 +1,15 @@
 // The CUDA backend's kernels: each plan kernel checked by the kernel contract (the same checks
 // and messages as every backend), then bound at load to its buffers and launch parameters.
 // run() only enqueues: on the stream being launched, or being captured into a step's graph.
-// Products go to cuBLAS (Blas.h), convolutions to cuDNN (Conv.h); everything else is an own
-// kernel (OwnKernels.h).
+// Products go to cuBLAS (Blas.h), convolutions and the LSTM to cuDNN (Conv.h, Rnn.h);
+// everything else is an own kernel (OwnKernels.h).
 //
 // NEVER RUN ON A GPU: compiled and linked here; the own kernels' source and the cuBLAS
 // and cuDNN translations are tested on the host (docs/cuda.md).
 #include "runtime/kernels/Contract.h"
 #include "runtime/kernels/cuda/Blas.h"
 #include "runtime/kernels/cuda/Conv.h"
+#include "runtime/kernels/cuda/Rnn.h"
 #include "runtime/kernels/cuda/Internal.h"
 #include "runtime/kernels/cuda/Libraries.h"
 #include "runtime/kernels/cuda/OwnKernels.h"
@@ -301,6 +302,217 @@ private:
   int algo_ = 0;
   size_t workspace_ = 0, filterOffset_ = 0, paddedOffset_ = 0, workspaceOffset_ = 0;
 };
+
+/// One LSTM layer's cuDNN descriptors and device memory, made by its lstm at load and shared
+/// with its lstm_grad (KernelSite::sharedState under y's id).
+struct CudaLstm final : contract::LstmForward {
+  CudaLstm(KernelEnvironment &env, const CudnnApi &api) : env(env), api(api) {}
+  ~CudaLstm() override {
+    if (rnn)
+      api.destroyRnn(rnn);
+    for (cudnnRNNDataDescriptor_t d : {xDesc, yDesc})
+      if (d)
+        api.destroyRnnData(d);
+    if (hDesc)
+      api.destroyTensor(hDesc);
+  }
+  void checkDnn(cudnnStatus_t status, const std::string &where, const char *call) const {
+    if (status != CUDNN_STATUS_SUCCESS)
+      throw Error(ErrorKind::Runtime, where + ": " + call + " on " + env.describe() + ": " +
+                                          api.errorString(status));
+  }
+
+  KernelEnvironment &env;
+  const CudnnApi &api;
+  cudnnRNNDescriptor_t rnn = nullptr;
+  cudnnRNNDataDescriptor_t xDesc = nullptr, yDesc = nullptr;
+  cudnnTensorDescriptor_t hDesc = nullptr; // also the cell state's: [1, N, U]
+  bool training = false;
+  int32_t *seqLengths = nullptr; // N times T, on the device
+  float *weights = nullptr;      // the weight space, packed from w, r, b by the forward
+  size_t weightBytes = 0;
+  RnnWeightLayout layout{};
+  void *reserve = nullptr; // what the training forward keeps for the backward
+  size_t reserveBytes = 0;
+  size_t forwardWork = 0;  // the forward's workspace, in scratch
+  float *sequence = nullptr; // h of every step when y is only the last one's
+};
+
+/// The descriptors, weight space and reserve of one layer (at load: needs the device).
+std::shared_ptr<CudaLstm> describeLstm(KernelEnvironment &env, const KernelSite &site,
+                                       const contract::LstmShape &s, bool training) {
+  const std::string problem = rnnProblem(s);
+  if (!problem.empty())
+    site.fail("cuDNN cannot compute this LSTM: " + problem);
+  auto l = std::make_shared<CudaLstm>(env, cudnn());
+  const CudnnApi &api = l->api;
+  const std::string &where = site.where();
+  cudnnHandle_t handle = env.dnn();
+  l->training = training;
+  l->checkDnn(api.createRnn(&l->rnn), where, "cudnnCreateRNNDescriptor");
+  // Keras's LSTM: one input bias per gate, full f32 unless TF32 was asked for.
+  l->checkDnn(api.setRnn(l->rnn, CUDNN_RNN_ALGO_STANDARD, CUDNN_LSTM, CUDNN_RNN_SINGLE_INP_BIAS,
+                         CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT,
+                         CUDNN_DATA_FLOAT, env.tf32() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH,
+                         int32_t(s.f), int32_t(s.u), int32_t(s.u), 1, nullptr,
+                         CUDNN_RNN_PADDED_IO_DISABLED),
+              where, "cudnnSetRNNDescriptor_v8");
+  const std::vector<int> lengths(static_cast<size_t>(s.n), int(s.t));
+  for (auto [desc, width] : {std::pair{&l->xDesc, s.f}, {&l->yDesc, s.u}}) {
+    l->checkDnn(api.createRnnData(desc), where, "cudnnCreateRNNDataDescriptor");
+    float fill = 0;
+    l->checkDnn(api.setRnnData(*desc, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED,
+                               int(s.t), int(s.n), int(width), lengths.data(), &fill),
+                where, "cudnnSetRNNDataDescriptor");
+  }
+  l->checkDnn(api.createTensor(&l->hDesc), where, "cudnnCreateTensorDescriptor");
+  const int dims[3] = {1, int(s.n), int(s.u)}, strides[3] = {int(s.n * s.u), int(s.u), 1};
+  l->checkDnn(api.setTensorNd(l->hDesc, CUDNN_DATA_FLOAT, 3, dims, strides), where,
+              "cudnnSetTensorNdDescriptor");
+  l->seqLengths = static_cast<int32_t *>(env.upload(lengths.data(), lengths.size() * sizeof(int)));
+
+  l->checkDnn(api.rnnWeightSpaceSize(handle, l->rnn, &l->weightBytes), where,
+              "cudnnGetRNNWeightSpaceSize");
+  l->weights = static_cast<float *>(env.persistent(l->weightBytes));
+  // Where each gate's matrices and bias lie: linear layers 0-3 are the input matrices (with
+  // the biases), 4-7 the recurrent ones, gates i, f, g, o.
+  cudnnTensorDescriptor_t m = nullptr, bias = nullptr;
+  l->checkDnn(api.createTensor(&m), where, "cudnnCreateTensorDescriptor");
+  l->checkDnn(api.createTensor(&bias), where, "cudnnCreateTensorDescriptor");
+  std::string failure;
+  for (int id = 0; id < 8 && failure.empty(); ++id) {
+    void *matrixAt = nullptr, *biasAt = nullptr;
+    const cudnnStatus_t status = api.rnnWeightParams(handle, l->rnn, 0, l->weightBytes, l->weights,
+                                                     id, m, &matrixAt, bias, &biasAt);
+    if (status != CUDNN_STATUS_SUCCESS) {
+      failure = std::string("cudnnGetRNNWeightParams: ") + api.errorString(status);
+      break;
+    }
+    const int64_t at = static_cast<float *>(matrixAt) - l->weights;
+    (id < 4 ? l->layout.input[id] : l->layout.recurrent[id - 4]) = at;
+    if (id < 4) {
+      if (!biasAt)
+        failure = "cuDNN reports no input bias for gate " + std::to_string(id);
+      else
+        l->layout.bias[id] = static_cast<float *>(biasAt) - l->weights;
+    }
+  }
+  api.destroyTensor(m);
+  api.destroyTensor(bias);
+  if (failure.empty())
+    failure = rnnLayoutProblem(l->layout, s.f, s.u,
+                               static_cast<int64_t>(l->weightBytes / sizeof(float)));
+  if (!failure.empty())
+    site.fail("cuDNN's LSTM weights: " + failure);
+
+  l->checkDnn(api.rnnTempSpaceSizes(handle, l->rnn,
+                                    training ? CUDNN_FWD_MODE_TRAINING : CUDNN_FWD_MODE_INFERENCE,
+                                    l->xDesc, &l->forwardWork, &l->reserveBytes),
+              where, "cudnnGetRNNTempSpaceSizes");
+  env.reserveScratch(l->forwardWork);
+  if (l->reserveBytes)
+    l->reserve = env.persistent(l->reserveBytes);
+  if (!s.returnSequences)
+    l->sequence = static_cast<float *>(env.persistent(size_t(s.n * s.t * s.u) * sizeof(float)));
+  return l;
+}
+
+/// lstm: dp's weights packed into cuDNN's weight space, then cudnnRNNForward; with
+/// return_sequences = 0 the layer's y is cuDNN's hy (the last h) and every step's h goes to
+/// the layer's own sequence buffer (the backward reads it).
+class LstmKernel final : public Kernel {
+public:
+  LstmKernel(std::shared_ptr<CudaLstm> l, const KernelSite &site)
+      : l_(std::move(l)), where_(site.where()) {}
+  void run(const StepContext &) override {
+    const CudaLstm &l = *l_;
+    const contract::LstmShape &s = l.shape;
+    const cudaStream_t stream = launchStream();
+    cudnnHandle_t handle = l.env.dnn();
+    l.checkDnn(l.api.setStream(handle, stream), where_, "cudnnSetStream");
+    check(launchPackLstmWeights(stream, l.w.f32(), l.r.f32(), l.b.f32(), l.weights, l.layout,
+                                s.f, s.u),
+          where_);
+    float *y = l.y.f32();
+    l.checkDnn(l.api.rnnForward(handle, l.rnn,
+                                l.training ? CUDNN_FWD_MODE_TRAINING : CUDNN_FWD_MODE_INFERENCE,
+                                l.seqLengths, l.xDesc, l.x.f32(), l.yDesc,
+                                s.returnSequences ? y : l.sequence, l.hDesc, nullptr,
+                                s.returnSequences ? nullptr : y, l.hDesc, nullptr, nullptr,
+                                l.weightBytes, l.weights, l.forwardWork, l.env.scratch(),
+                                l.reserveBytes, l.reserve),
+               where_, "cudnnRNNForward");
+  }
+
+private:
+  std::shared_ptr<CudaLstm> l_;
+  std::string where_;
+};
+
+/// lstm_grad: cudnnRNNBackwardData_v8 (dx; with return_sequences = 0, dy is the gradient of
+/// hy and the steps' gradients are zeros), then cudnnRNNBackwardWeights_v8 into the zeroed
+/// gradient of the weight space, unpacked into dw, dr, db.
+class LstmGradKernel final : public Kernel {
+public:
+  LstmGradKernel(std::shared_ptr<CudaLstm> l, const KernelSite &site, size_t workBytes)
+      : l_(std::move(l)), where_(site.where()), workBytes_(workBytes),
+        dx_(site.output(0).f32()), dw_(site.output(1).f32()), dr_(site.output(2).f32()),
+        db_(site.output(3).f32()), dy_(site.input(5).f32()) {
+    const contract::LstmShape &s = l_->shape;
+    grads_ = static_cast<float *>(l_->env.persistent(l_->weightBytes));
+    if (!s.returnSequences) // zeros, never written
+      zeroSteps_ = static_cast<float *>(
+          l_->env.persistent(size_t(s.n * s.t * s.u) * sizeof(float)));
+  }
+  void run(const StepContext &) override {
+    const CudaLstm &l = *l_;
+    const contract::LstmShape &s = l.shape;
+    const cudaStream_t stream = launchStream();
+    cudnnHandle_t handle = l.env.dnn();
+    l.checkDnn(l.api.setStream(handle, stream), where_, "cudnnSetStream");
+    const float *sequence = s.returnSequences ? l.y.f32() : l.sequence;
+    l.checkDnn(l.api.rnnBackwardData(handle, l.rnn, l.seqLengths, l.yDesc, sequence,
+                                     s.returnSequences ? dy_ : zeroSteps_, l.xDesc, dx_, l.hDesc,
+                                     nullptr, s.returnSequences ? nullptr : dy_, nullptr, l.hDesc,
+                                     nullptr, nullptr, nullptr, l.weightBytes, l.weights,
+                                     workBytes_, l.env.scratch(), l.reserveBytes, l.reserve),
+               where_, "cudnnRNNBackwardData_v8");
+    check(cudaMemsetAsync(grads_, 0, l.weightBytes, stream), where_);
+    l.checkDnn(l.api.rnnBackwardWeights(handle, l.rnn, CUDNN_WGRAD_MODE_ADD, l.seqLengths,
+                                        l.xDesc, l.x.f32(), l.hDesc, nullptr, l.yDesc, sequence,
+                                        l.weightBytes, grads_, workBytes_, l.env.scratch(),
+                                        l.reserveBytes, l.reserve),
+               where_, "cudnnRNNBackwardWeights_v8");
+    check(launchUnpackLstmGrads(stream, grads_, l.layout, dw_, dr_, db_, s.f, s.u), where_);
+  }
+
+private:
+  std::shared_ptr<CudaLstm> l_;
+  std::string where_;
+  size_t workBytes_;
+  float *dx_, *dw_, *dr_, *db_;
+  const float *dy_;
+  float *grads_ = nullptr, *zeroSteps_ = nullptr;
+};
+
+std::unique_ptr<Kernel> makeLstm(KernelEnvironment &env, const KernelSite &site) {
+  const LstmAttrs &attrs = site.attrs<LstmAttrs>();
+  std::shared_ptr<void> *slot = nullptr;
+  const contract::LstmShape s = contract::lstm(site, attrs, &slot);
+  std::shared_ptr<CudaLstm> l = describeLstm(env, site, s, attrs.training);
+  l->shape = s;
+  l->x = site.input(0), l->w = site.input(1), l->r = site.input(2), l->b = site.input(3);
+  l->y = site.output(0);
+  if (slot)
+    *slot = std::shared_ptr<contract::LstmForward>(l);
+  return std::make_unique<LstmKernel>(std::move(l), site);
+}
+
+std::unique_ptr<Kernel> makeLstmGrad(const KernelSite &site) {
+  // The backward's workspace is the training forward's (cuDNN sizes them together).
+  auto l = std::static_pointer_cast<CudaLstm>(contract::lstmGrad(site));
+  return std::make_unique<LstmGradKernel>(l, site, l->forwardWork);
+}
 
 UpdateRule sgdRule(const SgdAttrs &a) {
   UpdateRule r;
@@ -634,9 +846,9 @@ std::unique_ptr<Kernel> build(KernelEnvironment &env, const KernelSite &site) {
                                         contract::conv2dGradFilter(site, site.attrs<ConvAttrs>()),
                                         Activation::None);
   case KernelKind::Lstm:
+    return makeLstm(env, site);
   case KernelKind::LstmGrad:
-    site.fail(std::string("the CUDA backend has no implementation of '") +
-              kernelInfo(site.kind()).name + "' yet (cuDNN, docs/cuda.md)");
+    return makeLstmGrad(site);
   case KernelKind::AllReduceStart:
   case KernelKind::AllReduceWait:
   case KernelKind::NumKinds:

@@ -48,6 +48,9 @@ public:
   virtual void *scratch() = 0;
   /// Device memory holding a copy of `bytes` of host data, kept as long as the device.
   virtual void *upload(const void *data, size_t bytes) = 0;
+  /// `bytes` of zeroed device memory of a kernel's own (state a kernel keeps across steps or
+  /// hands to another), kept as long as the device.
+  virtual void *persistent(size_t bytes) = 0;
 };
 
 /// The CUDA kernel of `site` on the device of `env`, validated by the kernel contract.

@@ -101,6 +101,19 @@ const CudnnApi &cudnn() {
     lib.resolve(a.forward, "cudnnConvolutionForward");
     lib.resolve(a.backwardData, "cudnnConvolutionBackwardData");
     lib.resolve(a.backwardFilter, "cudnnConvolutionBackwardFilter");
+    lib.resolve(a.createRnn, "cudnnCreateRNNDescriptor");
+    lib.resolve(a.setRnn, "cudnnSetRNNDescriptor_v8");
+    lib.resolve(a.destroyRnn, "cudnnDestroyRNNDescriptor");
+    lib.resolve(a.createRnnData, "cudnnCreateRNNDataDescriptor");
+    lib.resolve(a.setRnnData, "cudnnSetRNNDataDescriptor");
+    lib.resolve(a.destroyRnnData, "cudnnDestroyRNNDataDescriptor");
+    lib.resolve(a.setTensorNd, "cudnnSetTensorNdDescriptor");
+    lib.resolve(a.rnnWeightSpaceSize, "cudnnGetRNNWeightSpaceSize");
+    lib.resolve(a.rnnTempSpaceSizes, "cudnnGetRNNTempSpaceSizes");
+    lib.resolve(a.rnnWeightParams, "cudnnGetRNNWeightParams");
+    lib.resolve(a.rnnForward, "cudnnRNNForward");
+    lib.resolve(a.rnnBackwardData, "cudnnRNNBackwardData_v8");
+    lib.resolve(a.rnnBackwardWeights, "cudnnRNNBackwardWeights_v8");
   });
 }
 

@@ -52,6 +52,20 @@ struct CudnnApi {
   decltype(&cudnnConvolutionForward) forward;
   decltype(&cudnnConvolutionBackwardData) backwardData;
   decltype(&cudnnConvolutionBackwardFilter) backwardFilter;
+  // The LSTM (cuDNN's RNN API, v8).
+  decltype(&cudnnCreateRNNDescriptor) createRnn;
+  decltype(&cudnnSetRNNDescriptor_v8) setRnn;
+  decltype(&cudnnDestroyRNNDescriptor) destroyRnn;
+  decltype(&cudnnCreateRNNDataDescriptor) createRnnData;
+  decltype(&cudnnSetRNNDataDescriptor) setRnnData;
+  decltype(&cudnnDestroyRNNDataDescriptor) destroyRnnData;
+  decltype(&cudnnSetTensorNdDescriptor) setTensorNd;
+  decltype(&cudnnGetRNNWeightSpaceSize) rnnWeightSpaceSize;
+  decltype(&cudnnGetRNNTempSpaceSizes) rnnTempSpaceSizes;
+  decltype(&cudnnGetRNNWeightParams) rnnWeightParams;
+  decltype(&cudnnRNNForward) rnnForward;
+  decltype(&cudnnRNNBackwardData_v8) rnnBackwardData;
+  decltype(&cudnnRNNBackwardWeights_v8) rnnBackwardWeights;
 };
 
 #pragma GCC diagnostic pop

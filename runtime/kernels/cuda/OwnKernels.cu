@@ -272,6 +272,40 @@ struct KrscToHwioOp {
   int64_t f, rsc;
   __device__ void operator()(int64_t i) const { w[i] = krscToHwioElement(k, f, rsc, i); }
 };
+struct PackKernelOp {
+  const float *k;
+  float *space;
+  RnnWeightLayout layout;
+  bool recurrent;
+  int64_t in, u;
+  __device__ void operator()(int64_t e) const {
+    packKernelElement(k, space, recurrent ? layout.recurrent : layout.input, in, u, e);
+  }
+};
+struct PackBiasOp {
+  const float *b;
+  float *space;
+  RnnWeightLayout layout;
+  int64_t u;
+  __device__ void operator()(int64_t e) const { space[biasOffset(layout.bias, u, e)] = b[e]; }
+};
+struct UnpackKernelOp {
+  const float *space;
+  float *k;
+  RnnWeightLayout layout;
+  bool recurrent;
+  int64_t in, u;
+  __device__ void operator()(int64_t e) const {
+    k[e] = kernelElement(space, recurrent ? layout.recurrent : layout.input, in, u, e);
+  }
+};
+struct UnpackBiasOp {
+  const float *space;
+  float *b;
+  RnnWeightLayout layout;
+  int64_t u;
+  __device__ void operator()(int64_t e) const { b[e] = space[biasOffset(layout.bias, u, e)]; }
+};
 struct ConcatOp {
   const uint32_t *const *parts;
   const int64_t *starts, *words;
@@ -499,6 +533,27 @@ cudaError_t launchHwioToKrsc(cudaStream_t stream, const float *w, float *k, int6
 cudaError_t launchKrscToHwio(cudaStream_t stream, const float *k, float *w, int64_t f,
                              int64_t rsc) {
   return launchEach(stream, f * rsc, KrscToHwioOp{k, w, f, rsc});
+}
+cudaError_t launchPackLstmWeights(cudaStream_t stream, const float *w, const float *r,
+                                  const float *b, float *space, const RnnWeightLayout &layout,
+                                  int64_t f, int64_t u) {
+  cudaError_t status = launchEach(stream, 4 * u * f, PackKernelOp{w, space, layout, false, f, u});
+  if (status == cudaSuccess)
+    status = launchEach(stream, 4 * u * u, PackKernelOp{r, space, layout, true, u, u});
+  if (status == cudaSuccess)
+    status = launchEach(stream, 4 * u, PackBiasOp{b, space, layout, u});
+  return status;
+}
+cudaError_t launchUnpackLstmGrads(cudaStream_t stream, const float *space,
+                                  const RnnWeightLayout &layout, float *dw, float *dr, float *db,
+                                  int64_t f, int64_t u) {
+  cudaError_t status =
+      launchEach(stream, 4 * u * f, UnpackKernelOp{space, dw, layout, false, f, u});
+  if (status == cudaSuccess)
+    status = launchEach(stream, 4 * u * u, UnpackKernelOp{space, dr, layout, true, u, u});
+  if (status == cudaSuccess)
+    status = launchEach(stream, 4 * u, UnpackBiasOp{space, db, layout, u});
+  return status;
 }
 cudaError_t launchConcat(cudaStream_t stream, const uint32_t *const *parts,
                          const int64_t *partStarts, const int64_t *partWords, int count,

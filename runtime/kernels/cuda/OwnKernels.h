@@ -8,6 +8,7 @@
 #include "runtime/device/StepContext.h"
 #include "runtime/kernels/cuda/ImageOps.h"
 #include "runtime/kernels/cuda/Ops.h"
+#include "runtime/kernels/cuda/RnnOps.h"
 #include "runtime/kernels/cuda/RowOps.h"
 
 #include <cuda_runtime_api.h>
@@ -107,6 +108,16 @@ cudaError_t launchHwioToKrsc(cudaStream_t stream, const float *w, float *k, int6
                              int64_t rsc);
 cudaError_t launchKrscToHwio(cudaStream_t stream, const float *k, float *w, int64_t f,
                              int64_t rsc);
+
+// ---- the LSTM's weights (RnnOps.h)
+/// dp's w[f,4u], r[u,4u], b[4u] into cuDNN's weight space at `layout`.
+cudaError_t launchPackLstmWeights(cudaStream_t stream, const float *w, const float *r,
+                                  const float *b, float *space, const RnnWeightLayout &layout,
+                                  int64_t f, int64_t u);
+/// The weight space's gradient at `layout` into dp's dw, dr, db.
+cudaError_t launchUnpackLstmGrads(cudaStream_t stream, const float *space,
+                                  const RnnWeightLayout &layout, float *dw, float *dr, float *db,
+                                  int64_t f, int64_t u);
 
 // ---- data movement (4-byte words)
 /// `parts`, `partStarts` and `partWords`: `count` entries in device memory (see concatWord).

@@ -12,6 +12,8 @@
 
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
+#include <vector>
+
 namespace dp::rt::cuda {
 namespace {
 
@@ -95,6 +97,33 @@ TEST(Libraries, CudnnComputesThePlansOutputDimensions) {
     api->destroyFilter(w);
     api->destroyTensor(x);
   }
+}
+
+TEST(Libraries, CudnnTakesTheLstmsDescriptorsWithoutAGpu) {
+  DP_LOAD_OR_SKIP(api, cudnn);
+  // The seed LSTM's first layer as describeLstm (CudaKernels.cpp) sets it up.
+  const int n = 128, t = 28, f = 28, u = 256;
+  cudnnRNNDescriptor_t rnn = nullptr;
+  ASSERT_EQ(api->createRnn(&rnn), CUDNN_STATUS_SUCCESS);
+  EXPECT_EQ(api->setRnn(rnn, CUDNN_RNN_ALGO_STANDARD, CUDNN_LSTM, CUDNN_RNN_SINGLE_INP_BIAS,
+                        CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT,
+                        CUDNN_DATA_FLOAT, CUDNN_FMA_MATH, f, u, u, 1, nullptr,
+                        CUDNN_RNN_PADDED_IO_DISABLED),
+            CUDNN_STATUS_SUCCESS);
+  cudnnRNNDataDescriptor_t x = nullptr;
+  ASSERT_EQ(api->createRnnData(&x), CUDNN_STATUS_SUCCESS);
+  const std::vector<int> lengths(n, t);
+  float fill = 0;
+  EXPECT_EQ(api->setRnnData(x, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED, t, n,
+                            f, lengths.data(), &fill),
+            CUDNN_STATUS_SUCCESS);
+  cudnnTensorDescriptor_t h = nullptr;
+  ASSERT_EQ(api->createTensor(&h), CUDNN_STATUS_SUCCESS);
+  const int dims[3] = {1, n, u}, strides[3] = {n * u, u, 1};
+  EXPECT_EQ(api->setTensorNd(h, CUDNN_DATA_FLOAT, 3, dims, strides), CUDNN_STATUS_SUCCESS);
+  api->destroyTensor(h);
+  api->destroyRnnData(x);
+  api->destroyRnn(rnn);
 }
 
 } // namespace

@@ -109,7 +109,7 @@ TEST_P(GpuVsCpu, OutputsAgree) {
     }
 }
 
-/// The cases: every kernel kind of the CUDA backend but the LSTM's (not implemented).
+/// The cases: every kernel kind of the CUDA backend.
 std::vector<Case> cases() {
   std::vector<Case> all;
   const StepKind T = StepKind::Train;
@@ -253,6 +253,23 @@ std::vector<Case> cases() {
         .attrF("epsilon", 1e-5);
     c.inputs = {x, gamma, beta, dy}, c.outputs = {y, dx, dgamma, dbeta};
   });
+  for (bool sequences : {true, false})
+    add(std::string("lstm_and_grad_") + (sequences ? "sequences" : "last"),
+        [sequences, T](PlanBuilder &b, Case &c) {
+          const int64_t n = 4, t = 5, f = 3, u = 6;
+          const std::vector<int64_t> yShape =
+              sequences ? std::vector<int64_t>{n, t, u} : std::vector<int64_t>{n, u};
+          uint32_t x = b.buffer({n, t, f}), w = b.buffer({f, 4 * u}), r = b.buffer({u, 4 * u}),
+                   bias = b.buffer({4 * u}), y = b.buffer(yShape), dy = b.buffer(yShape),
+                   dx = b.buffer({n, t, f}), dw = b.buffer({f, 4 * u}),
+                   dr = b.buffer({u, 4 * u}), db = b.buffer({4 * u});
+          b.kernel(T, KernelKind::Lstm, {x, w, r, bias}, {y})
+              .attrI("return_sequences", sequences)
+              .attrI("training", 1);
+          b.kernel(T, KernelKind::LstmGrad, {x, w, r, bias, y, dy}, {dx, dw, dr, db});
+          c.inputs = {x, w, r, bias, dy}, c.outputs = {y, dx, dw, dr, db};
+        },
+        1e-3);
   add("concat_and_slice", [T](PlanBuilder &b, Case &c) {
     uint32_t p = b.buffer({4, 3}), q = b.buffer({4, 5}), y = b.buffer({4, 8}), s = b.buffer({4, 5});
     b.kernel(T, KernelKind::Concat, {p, q}, {y}).attrI("axis", 1);
