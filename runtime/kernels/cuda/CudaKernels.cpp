@@ -321,6 +321,12 @@ struct CudaLstm final : contract::LstmForward {
       throw Error(ErrorKind::Runtime, where + ": " + call + " on " + env.describe() + ": " +
                                           api.errorString(status));
   }
+  /// The device's cuDNN handle, bound to the stream being launched.
+  cudnnHandle_t handleOn(cudaStream_t stream, const std::string &where) const {
+    cudnnHandle_t handle = env.dnn();
+    checkDnn(api.setStream(handle, stream), where, "cudnnSetStream");
+    return handle;
+  }
 
   KernelEnvironment &env;
   const CudnnApi &api;
@@ -428,8 +434,7 @@ public:
     const CudaLstm &l = *l_;
     const contract::LstmShape &s = l.shape;
     const cudaStream_t stream = launchStream();
-    cudnnHandle_t handle = l.env.dnn();
-    l.checkDnn(l.api.setStream(handle, stream), where_, "cudnnSetStream");
+    cudnnHandle_t handle = l.handleOn(stream, where_);
     check(launchPackLstmWeights(stream, l.w.f32(), l.r.f32(), l.b.f32(), l.weights, l.layout,
                                 s.f, s.u),
           where_);
@@ -468,8 +473,7 @@ public:
     const CudaLstm &l = *l_;
     const contract::LstmShape &s = l.shape;
     const cudaStream_t stream = launchStream();
-    cudnnHandle_t handle = l.env.dnn();
-    l.checkDnn(l.api.setStream(handle, stream), where_, "cudnnSetStream");
+    cudnnHandle_t handle = l.handleOn(stream, where_);
     const float *sequence = s.returnSequences ? l.y.f32() : l.sequence;
     l.checkDnn(l.api.rnnBackwardData(handle, l.rnn, l.seqLengths, l.yDesc, sequence,
                                      s.returnSequences ? dy_ : zeroSteps_, l.xDesc, dx_, l.hDesc,
