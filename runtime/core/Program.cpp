@@ -13,8 +13,9 @@ struct Program::PerDevice {
   std::unique_ptr<Device> device;
   DeviceMemory arena;
   std::unique_ptr<Stream> compute, collectives;
-  /// Events of the collective kernels: one per kernel of the train step that has any.
-  std::vector<std::unique_ptr<Event>> events;
+  /// Events of the collective kernels, by kernel and use, made at the first capture that
+  /// needs them and reused by later ones.
+  std::map<std::pair<const KernelDesc *, int>, std::unique_ptr<Event>> events;
   /// Each step, captured.
   std::unique_ptr<Graph> train, eval;
   /// The kernels this device runs, by the plan kernel they implement.
@@ -109,18 +110,16 @@ void Program::captureStep(int index, const StepDesc &step, std::unique_ptr<Graph
         continue;
       }
       const int bucket = static_cast<int>(k.attrsAs<CollectiveAttrs>().bucket);
-      d.events.push_back(device.createEvent());
-      Event &event = *d.events.back();
       if (!d.averaging.empty()) {
         // Device work: the averaging kernel runs on the collectives stream once the compute
         // stream has written the bucket; the compute stream waits for it at the wait.
         if (k.kind == KernelKind::AllReduceStart) {
-          compute.record(event);
-          collectives.wait(event);
+          Event &written = event(d, &k, 0), &done = event(d, &k, 1);
+          compute.record(written);
+          collectives.wait(written);
           collectives.launch(*d.averaging.at(&k), unused);
-          d.events.push_back(device.createEvent());
-          collectives.record(*d.events.back());
-          averaged[bucket] = d.events.back().get();
+          collectives.record(done);
+          averaged[bucket] = &done;
         } else {
           auto done = averaged.find(bucket);
           if (done == averaged.end())
@@ -130,6 +129,7 @@ void Program::captureStep(int index, const StepDesc &step, std::unique_ptr<Graph
         }
         continue;
       }
+      Event &event = this->event(d, &k, 0);
       if (k.kind == KernelKind::AllReduceStart) {
         // The engine takes the bucket once the compute stream has written it: in stream order
         // on the compute stream, or on the collectives stream after an event.
@@ -161,10 +161,21 @@ void Program::captureStep(int index, const StepDesc &step, std::unique_ptr<Graph
       }
     }
   } catch (...) {
-    device.endCapture();
+    // The capture ends either way; the error that stopped it is the one reported.
+    try {
+      device.endCapture();
+    } catch (...) {
+    }
     throw;
   }
   graph = device.endCapture();
+}
+
+Event &Program::event(PerDevice &d, const KernelDesc *k, int use) {
+  std::unique_ptr<Event> &slot = d.events[{k, use}];
+  if (!slot)
+    slot = d.device->createEvent();
+  return *slot;
 }
 
 void Program::attachCollectives(CollectiveEngine *engine) {

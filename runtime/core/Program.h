@@ -129,6 +129,8 @@ private:
   struct PerDevice;
   void build(int d);
   void captureStep(int d, const StepDesc &step, std::unique_ptr<Graph> &graph);
+  /// Event `use` of collective kernel `k` on device `d`.
+  Event &event(PerDevice &d, const KernelDesc *k, int use);
 
   Plan plan_;
   Backend &backend_;

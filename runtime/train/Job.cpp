@@ -97,7 +97,12 @@ Job::~Job() {
   } catch (...) {
     // Reported by whoever ran the step that failed.
   }
-  program_->attachCollectives(nullptr);
+  // The step is captured again without the engine before the engine goes (NCCL waits for
+  // graphs that captured its communicators); a failure here must not escape a destructor.
+  try {
+    program_->attachCollectives(nullptr);
+  } catch (...) {
+  }
 }
 
 } // namespace dp::rt

@@ -117,11 +117,19 @@ public:
     currentStream = nullptr;
   }
   void host(std::function<void()> fn) override {
-    auto *call = new HostCall{this, std::move(fn)};
+    // A captured host function runs at every replay of the graph: the graph owns it (see
+    // takeCaptured). One enqueued directly runs once and deletes itself.
+    cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+    check(cudaStreamIsCapturing(stream_, &capturing), "stream " + name_ + ": cudaStreamIsCapturing");
+    const bool kept = capturing == cudaStreamCaptureStatusActive;
+    auto *call = new HostCall{this, std::move(fn), kept};
     const cudaError_t status = cudaLaunchHostFunc(stream_, &HostCall::run, call);
-    if (status != cudaSuccess)
+    if (status != cudaSuccess) {
       delete call;
-    check(status, "stream " + name_ + ": cudaLaunchHostFunc");
+      check(status, "stream " + name_ + ": cudaLaunchHostFunc");
+    }
+    if (kept)
+      captured_.emplace_back(call);
   }
   void copy(void *dst, const void *src, size_t bytes) override {
     check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream_),
@@ -148,8 +156,11 @@ private:
   struct HostCall {
     CudaStream *stream;
     std::function<void()> fn;
+    bool kept; // captured into a graph, which owns it
     static void CUDART_CB run(void *data) {
-      std::unique_ptr<HostCall> call(static_cast<HostCall *>(data));
+      auto *raw = static_cast<HostCall *>(data);
+      std::unique_ptr<HostCall> owned(raw->kept ? nullptr : raw);
+      HostCall *call = raw;
       {
         std::lock_guard<std::mutex> lock(call->stream->mutex_);
         if (call->stream->failure_)
@@ -170,12 +181,28 @@ private:
   cudaStream_t stream_ = nullptr;
   std::mutex mutex_;
   std::exception_ptr failure_;
+  std::vector<std::unique_ptr<HostCall>> captured_; // host functions of the capture under way
+
+public:
+  /// The host functions captured since the last call, for the graph that replays them.
+  std::vector<std::shared_ptr<void>> takeCaptured() {
+    std::vector<std::shared_ptr<void>> calls;
+    for (auto &call : captured_)
+      calls.emplace_back(std::shared_ptr<HostCall>(std::move(call)));
+    captured_.clear();
+    return calls;
+  }
+  /// Records or waits for an event, returning CUDA's status instead of throwing (ending a
+  /// capture must reach cudaStreamEndCapture whatever happened before).
+  cudaError_t tryRecord(cudaEvent_t event) { return cudaEventRecord(event, stream_); }
+  cudaError_t tryWait(cudaEvent_t event) { return cudaStreamWaitEvent(stream_, event, 0); }
 };
 
 class CudaGraph final : public Graph {
 public:
-  CudaGraph(cudaGraph_t graph, cudaGraphExec_t exec, CudaStream *origin)
-      : graph_(graph), exec_(exec), origin_(origin) {}
+  CudaGraph(cudaGraph_t graph, cudaGraphExec_t exec, CudaStream *origin,
+            std::vector<std::shared_ptr<void>> hostCalls)
+      : graph_(graph), exec_(exec), origin_(origin), hostCalls_(std::move(hostCalls)) {}
   ~CudaGraph() override {
     cudaGraphExecDestroy(exec_);
     cudaGraphDestroy(graph_);
@@ -192,6 +219,7 @@ private:
   cudaGraph_t graph_;
   cudaGraphExec_t exec_;
   CudaStream *origin_;
+  std::vector<std::shared_ptr<void>> hostCalls_; // the captured host functions' payloads
 };
 
 class CudaDevice final : public Device, public KernelEnvironment {
@@ -221,7 +249,22 @@ public:
   const StepContext *deviceContext() const override {
     return static_cast<const StepContext *>(context_.data());
   }
-  cublasHandle_t blas() override {
+  cublasHandle_t blas(cudaStream_t stream) override {
+    cublasHandle_t handle = blasHandle();
+    if (stream) {
+      // cublasSetStream puts back cuBLAS's default workspace pool: the device's own is set
+      // again, so that a captured product allocates nothing.
+      const CublasApi &api = cublas();
+      cublasStatus_t status = api.setStream(handle, stream);
+      if (status == CUBLAS_STATUS_SUCCESS)
+        status = api.setWorkspace(handle, blasWorkspace_.data(), kBlasWorkspaceBytes);
+      if (status != CUBLAS_STATUS_SUCCESS)
+        throw Error(ErrorKind::Runtime,
+                    describe() + ": binding cuBLAS to a stream: " + api.statusString(status));
+    }
+    return handle;
+  }
+  cublasHandle_t blasHandle() {
     if (blas_)
       return blas_;
     const CublasApi &api = cublas();
@@ -289,7 +332,14 @@ public:
     void *data = nullptr;
     check(cudaMalloc(&data, bytes ? bytes : 64),
           describe() + ": cannot allocate " + bytesText(bytes), ErrorKind::Memory);
-    check(cudaMemset(data, 0, bytes ? bytes : 64), describe() + ": cudaMemset");
+    // Zeroed before any stream's work can touch it (cudaMemset is asynchronous to the host
+    // and the non-blocking streams do not wait for it).
+    cudaError_t status = cudaMemset(data, 0, bytes ? bytes : 64);
+    if (status == cudaSuccess)
+      status = cudaDeviceSynchronize();
+    if (status != cudaSuccess)
+      cudaFree(data);
+    check(status, describe() + ": zeroing new memory");
     return DeviceMemory(data, bytes, [](void *p) { cudaFree(p); });
   }
   DeviceMemory allocateHost(size_t bytes) override {
@@ -310,38 +360,58 @@ public:
       throw Error(ErrorKind::Runtime, describe() + ": a capture is already in progress");
     if (streams.empty())
       throw Error(ErrorKind::Runtime, describe() + ": nothing to capture");
+    // Nothing may be allocated while a stream captures: the kernels' scratch is made now.
+    if (!scratch_.data())
+      scratch_ = allocate(scratchBytes_);
     std::vector<CudaStream *> lanes;
     for (Stream *s : streams)
       lanes.push_back(static_cast<CudaStream *>(s));
+    fork_ = std::make_unique<CudaEvent>(cuda_);
     check(cudaStreamBeginCapture(lanes[0]->get(), cudaStreamCaptureModeThreadLocal),
           describe() + ": cudaStreamBeginCapture");
     // The other streams join the capture by waiting for the first.
-    fork_ = std::make_unique<CudaEvent>(cuda_);
-    lanes[0]->record(*fork_);
-    for (size_t i = 1; i < lanes.size(); ++i)
-      lanes[i]->wait(*fork_);
+    cudaError_t status = lanes[0]->tryRecord(fork_->get());
+    for (size_t i = 1; i < lanes.size() && status == cudaSuccess; ++i)
+      status = lanes[i]->tryWait(fork_->get());
     captured_ = lanes;
+    if (status != cudaSuccess) {
+      abandonCapture();
+      check(status, describe() + ": joining the streams to the capture");
+    }
   }
   std::unique_ptr<Graph> endCapture() override {
     if (captured_.empty())
       throw Error(ErrorKind::Runtime, describe() + ": no capture is in progress");
     std::vector<CudaStream *> lanes = std::move(captured_);
     captured_.clear();
-    // The others join back into the first before the capture ends.
+    // The others join back into the first before the capture ends; whatever fails, the
+    // capture is ended (a stream left capturing refuses all later work).
     joins_.clear();
-    for (size_t i = 1; i < lanes.size(); ++i) {
+    cudaError_t status = cudaSuccess;
+    for (size_t i = 1; i < lanes.size() && status == cudaSuccess; ++i) {
       joins_.push_back(std::make_unique<CudaEvent>(cuda_));
-      lanes[i]->record(*joins_.back());
-      lanes[0]->wait(*joins_.back());
+      status = lanes[i]->tryRecord(joins_.back()->get());
+      if (status == cudaSuccess)
+        status = lanes[0]->tryWait(joins_.back()->get());
     }
     cudaGraph_t graph = nullptr;
-    check(cudaStreamEndCapture(lanes[0]->get(), &graph), describe() + ": cudaStreamEndCapture");
+    const cudaError_t ended = cudaStreamEndCapture(lanes[0]->get(), &graph);
+    std::vector<std::shared_ptr<void>> hostCalls;
+    for (CudaStream *lane : lanes)
+      for (auto &call : lane->takeCaptured())
+        hostCalls.push_back(std::move(call));
+    if (status == cudaSuccess)
+      status = ended;
     cudaGraphExec_t exec = nullptr;
-    const cudaError_t status = cudaGraphInstantiate(&exec, graph, 0);
-    if (status != cudaSuccess)
-      cudaGraphDestroy(graph);
-    check(status, describe() + ": cudaGraphInstantiate");
-    return std::make_unique<CudaGraph>(graph, exec, lanes[0]);
+    if (status == cudaSuccess)
+      status = cudaGraphInstantiate(&exec, graph, 0);
+    if (status != cudaSuccess) {
+      if (graph)
+        cudaGraphDestroy(graph);
+      cudaGetLastError(); // the capture's error is reported here, not at the next call
+      check(status, describe() + ": capturing a step");
+    }
+    return std::make_unique<CudaGraph>(graph, exec, lanes[0], std::move(hostCalls));
   }
   void launch(Graph &g, const StepContext &ctx) override {
     auto &graph = static_cast<CudaGraph &>(g);
@@ -363,6 +433,18 @@ public:
   }
 
 private:
+  /// Ends a capture that cannot go on, dropping what it recorded.
+  void abandonCapture() {
+    std::vector<CudaStream *> lanes = std::move(captured_);
+    captured_.clear();
+    cudaGraph_t graph = nullptr;
+    if (cudaStreamEndCapture(lanes[0]->get(), &graph) == cudaSuccess && graph)
+      cudaGraphDestroy(graph);
+    for (CudaStream *lane : lanes)
+      lane->takeCaptured();
+    cudaGetLastError();
+  }
+
   static constexpr int kContextSlots = 8;
   int ordinal_, cuda_;
   std::string name_;

@@ -14,6 +14,7 @@
 #include "runtime/kernels/cuda/Libraries.h"
 #include "runtime/kernels/cuda/OwnKernels.h"
 
+#include <algorithm>
 #include <functional>
 #include <vector>
 
@@ -61,14 +62,13 @@ public:
     const std::string problem = gemmProblem(gemm_);
     if (!problem.empty())
       site.fail("cuBLAS cannot compute this product: " + problem);
-    cublas(); // a missing library is a load-time error
+    env_.blas(nullptr); // the library and the handle at load, not while capturing
   }
 
   void run(const StepContext &) override {
     const CublasApi &api = cublas();
     const cudaStream_t stream = launchStream();
-    cublasHandle_t handle = env_.blas();
-    checkBlas(api, api.setStream(handle, stream), "cublasSetStream");
+    cublasHandle_t handle = env_.blas(stream);
     const float one = 1.0f, zero = 0.0f;
     checkBlas(api,
               api.sgemm(handle, gemm_.transA ? CUBLAS_OP_T : CUBLAS_OP_N,
@@ -285,7 +285,27 @@ private:
     if (choice.index < 0)
       site.fail("cuDNN offers no algorithm for this convolution: " + choice.why);
     algo_ = ranked[choice.index].algo;
-    workspace_ = ranked[choice.index].workspace;
+    // The workspace the chosen algorithm needs, as cuDNN sizes it for these descriptors (the
+    // heuristic's figure is an estimate).
+    size_t exact = 0;
+    switch (pass_) {
+    case Pass::Forward:
+      checkDnn(api_.forwardWorkspace(handle, x_desc_, w_desc_, conv_, y_desc_,
+                                     cudnnConvolutionFwdAlgo_t(algo_), &exact),
+               "cudnnGetConvolutionForwardWorkspaceSize");
+      break;
+    case Pass::GradInput:
+      checkDnn(api_.backwardDataWorkspace(handle, w_desc_, y_desc_, conv_, x_desc_,
+                                          cudnnConvolutionBwdDataAlgo_t(algo_), &exact),
+               "cudnnGetConvolutionBackwardDataWorkspaceSize");
+      break;
+    case Pass::GradFilter:
+      checkDnn(api_.backwardFilterWorkspace(handle, x_desc_, y_desc_, conv_, w_desc_,
+                                            cudnnConvolutionBwdFilterAlgo_t(algo_), &exact),
+               "cudnnGetConvolutionBackwardFilterWorkspaceSize");
+      break;
+    }
+    workspace_ = std::max(exact, ranked[choice.index].workspace);
   }
 
   KernelEnvironment &env_;
@@ -356,12 +376,13 @@ std::shared_ptr<CudaLstm> describeLstm(KernelEnvironment &env, const KernelSite 
   cudnnHandle_t handle = env.dnn();
   l->training = training;
   l->checkDnn(api.createRnn(&l->rnn), where, "cudnnCreateRNNDescriptor");
-  // Keras's LSTM: one input bias per gate, full f32 unless TF32 was asked for.
+  // Keras's LSTM: one input bias per gate, full f32 unless TF32 was asked for. Batch-major
+  // (unpacked) sequences need cuDNN's padded I/O mode, whatever the lengths.
   l->checkDnn(api.setRnn(l->rnn, CUDNN_RNN_ALGO_STANDARD, CUDNN_LSTM, CUDNN_RNN_SINGLE_INP_BIAS,
                          CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT,
                          CUDNN_DATA_FLOAT, env.tf32() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH,
                          int32_t(s.f), int32_t(s.u), int32_t(s.u), 1, nullptr,
-                         CUDNN_RNN_PADDED_IO_DISABLED),
+                         CUDNN_RNN_PADDED_IO_ENABLED),
               where, "cudnnSetRNNDescriptor_v8");
   const std::vector<int> lengths(static_cast<size_t>(s.n), int(s.t));
   for (auto [desc, width] : {std::pair{&l->xDesc, s.f}, {&l->yDesc, s.u}}) {

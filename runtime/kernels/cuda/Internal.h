@@ -34,17 +34,18 @@ public:
   virtual std::string describe() const = 0;
   /// Where the kernels of a launched step read its StepContext (device memory).
   virtual const StepContext *deviceContext() const = 0;
-  /// The device's cuBLAS handle (created on first use, with its own workspace, so that a
-  /// captured step allocates nothing).
-  virtual cublasHandle_t blas() = 0;
-  /// The device's cuDNN handle (created on first use).
+  /// The device's cuBLAS handle (created on the first call, which must come at load, with its
+  /// own workspace, so that a captured step allocates nothing), bound to `stream` with that
+  /// workspace unless `stream` is null.
+  virtual cublasHandle_t blas(cudaStream_t stream) = 0;
+  /// The device's cuDNN handle (created on the first call, which must come at load).
   virtual cudnnHandle_t dnn() = 0;
   /// Whether products and convolutions may use TF32 tensor cores (DP_CUDA_TF32=1).
   virtual bool tf32() const = 0;
   /// Reserves `bytes` of the device's scratch memory, which kernels of one stream use in
   /// turn; only before the first scratch().
   virtual void reserveScratch(size_t bytes) = 0;
-  /// The scratch memory (allocated at the first call, the largest reservation's size).
+  /// The scratch memory (the largest reservation's size, allocated before the first capture).
   virtual void *scratch() = 0;
   /// Device memory holding a copy of `bytes` of host data, kept as long as the device.
   virtual void *upload(const void *data, size_t bytes) = 0;

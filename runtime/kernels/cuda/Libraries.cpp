@@ -101,6 +101,9 @@ const CudnnApi &cudnn() {
     lib.resolve(a.forward, "cudnnConvolutionForward");
     lib.resolve(a.backwardData, "cudnnConvolutionBackwardData");
     lib.resolve(a.backwardFilter, "cudnnConvolutionBackwardFilter");
+    lib.resolve(a.forwardWorkspace, "cudnnGetConvolutionForwardWorkspaceSize");
+    lib.resolve(a.backwardDataWorkspace, "cudnnGetConvolutionBackwardDataWorkspaceSize");
+    lib.resolve(a.backwardFilterWorkspace, "cudnnGetConvolutionBackwardFilterWorkspaceSize");
     lib.resolve(a.createRnn, "cudnnCreateRNNDescriptor");
     lib.resolve(a.setRnn, "cudnnSetRNNDescriptor_v8");
     lib.resolve(a.destroyRnn, "cudnnDestroyRNNDescriptor");

@@ -52,6 +52,9 @@ struct CudnnApi {
   decltype(&cudnnConvolutionForward) forward;
   decltype(&cudnnConvolutionBackwardData) backwardData;
   decltype(&cudnnConvolutionBackwardFilter) backwardFilter;
+  decltype(&cudnnGetConvolutionForwardWorkspaceSize) forwardWorkspace;
+  decltype(&cudnnGetConvolutionBackwardDataWorkspaceSize) backwardDataWorkspace;
+  decltype(&cudnnGetConvolutionBackwardFilterWorkspaceSize) backwardFilterWorkspace;
   // The LSTM (cuDNN's RNN API, v8).
   decltype(&cudnnCreateRNNDescriptor) createRnn;
   decltype(&cudnnSetRNNDescriptor_v8) setRnn;

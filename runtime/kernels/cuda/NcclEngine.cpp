@@ -6,6 +6,7 @@
 #include "runtime/kernels/cuda/Libraries.h"
 #include "runtime/kernels/cuda/StepWatch.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <chrono>
@@ -43,22 +44,21 @@ public:
     watchdog_ = std::thread([this] { watch(); });
     try {
       setUp();
+      warmUp();
     } catch (...) {
       stopWatchdog();
+      releaseCommunicators(true);
+      destroyEvents();
       throw;
     }
+    std::lock_guard<std::mutex> lock(mutex_);
+    ready_ = true;
   }
 
   ~NcclEngine() override {
     stopWatchdog();
-    for (ncclComm_t comm : comms_)
-      if (comm)
-        aborted_ ? api_.abort(comm) : api_.destroy(comm);
-    // (abortLocked leaves no communicator behind; a setup that failed may.)
-    for (size_t r = 0; r < events_.size(); ++r)
-      for (cudaEvent_t event : events_[r].slots)
-        if (event)
-          cudaEventDestroy(event);
+    releaseCommunicators(aborted_);
+    destroyEvents();
   }
 
   Placement placement() const override { return Placement::Collectives; }
@@ -79,6 +79,8 @@ public:
   void start(int bucket, int, float *) override { misuse("start", bucket); }
   void wait(int bucket, int) override { misuse("wait", bucket); }
 
+  /// A replica failed: the communicators are aborted so that the other ranks' allreduces
+  /// fail instead of waiting (on a thread of its own: an abort may wait for the device).
   void abort(const std::string &why) override {
     std::lock_guard<std::mutex> lock(mutex_);
     abortLocked(why);
@@ -96,9 +98,19 @@ private:
     Averaging(NcclEngine &engine, int replica, float *data, const BucketInfo &info)
         : engine_(engine), replica_(replica), data_(data), info_(info) {}
     void run(const StepContext &) override {
+      ncclComm_t comm = nullptr;
+      std::string aborted;
+      {
+        std::lock_guard<std::mutex> lock(engine_.mutex_);
+        comm = engine_.comms_.empty() ? nullptr : engine_.comms_.at(replica_);
+        aborted = engine_.abortReason_;
+      }
+      if (!comm)
+        throw Error(ErrorKind::Launch, "ncclAllReduce of " + engine_.describe(info_) +
+                                           ": the NCCL engine was aborted: " + aborted);
       const ncclResult_t rc =
           engine_.api_.allReduce(data_, data_, static_cast<size_t>(info_.elements), ncclFloat,
-                                 ncclAvg, engine_.comms_.at(replica_), launchStream());
+                                 ncclAvg, comm, launchStream());
       if (rc != ncclSuccess)
         throw Error(ErrorKind::Launch, "ncclAllReduce of " + engine_.describe(info_) +
                                            " on replica " + std::to_string(replica_) + ": " +
@@ -144,6 +156,12 @@ private:
     }
     group_.broadcast(&id, sizeof(id), 0, timeout_ > 0 ? timeout_ : 1e9);
     const int ranks = replicas_ * group_.size();
+    // One thread drives this process's R communicators, and each step's allreduces are
+    // captured per device, outside any group: connections made lazily at a first allreduce
+    // could wait for a communicator this thread has not reached. Connect them all at setup
+    // (unless the user chose otherwise).
+    if (replicas_ > 1)
+      setenv("NCCL_RUNTIME_CONNECT", "0", 0);
     comms_.assign(replicas_, nullptr);
     ncclResult_t rc = api_.groupStart();
     for (int r = 0; r < replicas_ && rc == ncclSuccess; ++r) {
@@ -158,8 +176,75 @@ private:
                                          " ranks, this process's first is " +
                                          std::to_string(group_.rank() * replicas_) +
                                          "): " + api_.errorString(rc));
-    std::lock_guard<std::mutex> lock(mutex_);
-    ready_ = true;
+  }
+
+  /// One allreduce of each bucket's size over every communicator, in one group and eagerly,
+  /// before any is captured: whatever NCCL sets up at a first call happens here, where the
+  /// calls are grouped and the watchdog bounds them, not inside a capture.
+  void warmUp() {
+    int64_t largest = 1;
+    for (const BucketInfo &b : buckets_)
+      largest = std::max(largest, b.elements);
+    std::vector<float *> buffers(replicas_, nullptr);
+    std::vector<cudaStream_t> streams(replicas_, nullptr);
+    cudaError_t status = cudaSuccess;
+    for (int r = 0; r < replicas_ && status == cudaSuccess; ++r) {
+      status = cudaSetDevice(ordinals_[r]);
+      if (status == cudaSuccess)
+        status = cudaMalloc(&buffers[r], size_t(largest) * sizeof(float));
+      if (status == cudaSuccess)
+        status = cudaMemset(buffers[r], 0, size_t(largest) * sizeof(float));
+      if (status == cudaSuccess)
+        status = cudaStreamCreateWithFlags(&streams[r], cudaStreamNonBlocking);
+    }
+    ncclResult_t rc = ncclSuccess;
+    for (const BucketInfo &b : buckets_) {
+      if (status != cudaSuccess || rc != ncclSuccess)
+        break;
+      rc = api_.groupStart();
+      for (int r = 0; r < replicas_ && rc == ncclSuccess; ++r)
+        rc = api_.allReduce(buffers[r], buffers[r], size_t(b.elements), ncclFloat, ncclAvg,
+                            comms_[r], streams[r]);
+      const ncclResult_t end = api_.groupEnd();
+      rc = rc == ncclSuccess ? end : rc;
+    }
+    for (int r = 0; r < replicas_; ++r) {
+      cudaSetDevice(ordinals_[r]);
+      if (streams[r]) {
+        const cudaError_t synced = cudaStreamSynchronize(streams[r]);
+        status = status == cudaSuccess ? synced : status;
+        cudaStreamDestroy(streams[r]);
+      }
+      if (buffers[r])
+        cudaFree(buffers[r]);
+    }
+    check(status, "warming up NCCL", ErrorKind::Launch);
+    if (rc != ncclSuccess)
+      throw Error(ErrorKind::Launch, std::string("warming up NCCL: ") + api_.errorString(rc));
+  }
+
+  /// Destroys (or, after a failure, aborts) the communicators, grouped: one thread finalising
+  /// several ranks must group the calls.
+  void releaseCommunicators(bool abort) {
+    std::vector<ncclComm_t> comms;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      comms.swap(comms_);
+    }
+    api_.groupStart();
+    for (ncclComm_t comm : comms)
+      if (comm)
+        abort ? api_.abort(comm) : api_.destroy(comm);
+    api_.groupEnd();
+  }
+
+  void destroyEvents() {
+    for (Events &e : events_)
+      for (cudaEvent_t &event : e.slots)
+        if (event) {
+          cudaEventDestroy(event);
+          event = nullptr;
+        }
   }
 
   void stopWatchdog() {
@@ -172,19 +257,31 @@ private:
       watchdog_.join();
   }
 
+  /// Marks the engine aborted and aborts its communicators, grouped, on a thread of its own:
+  /// an abort may wait for the device, and whoever calls this (the watchdog, a failing
+  /// replica) must go on to end the job.
   void abortLocked(const std::string &why) {
     if (aborted_)
       return;
     aborted_ = true;
     abortReason_ = why;
-    for (ncclComm_t comm : comms_)
-      if (comm)
-        api_.abort(comm);
-    comms_.assign(comms_.size(), nullptr);
+    std::vector<ncclComm_t> comms(comms_.size(), nullptr);
+    comms.swap(comms_);
+    const NcclApi &api = api_;
+    std::thread([comms, &api] {
+      api.groupStart();
+      for (ncclComm_t comm : comms)
+        if (comm)
+          api.abort(comm);
+      api.groupEnd();
+    }).detach();
   }
 
   /// The watchdog: setup bounded, asynchronous errors polled, every step watched.
   void watch() {
+    // The events and communicators it polls are this process's devices': without this the
+    // thread's first CUDA call would make a context on GPU 0 of every process.
+    cudaSetDevice(ordinals_.empty() ? 0 : ordinals_[0]);
     std::unique_lock<std::mutex> lock(mutex_);
     while (!stopping_) {
       wake_.wait_for(lock, kWatchPeriod);
@@ -193,18 +290,20 @@ private:
       std::string failure;
       if (!ready_) {
         if (timeout_ > 0 && now() > timeout_)
-          failure = "setting up NCCL did not finish within " + seconds(timeout_) +
+          failure = "setting up NCCL (the communicators and a first allreduce of each bucket) "
+                    "did not finish within " + seconds(timeout_) +
                     ": a rank of the job never joined";
       } else {
         failure = pollLocked();
       }
       if (failure.empty())
         continue;
-      // Communicators still being created by the main thread are left to the job's end.
+      // Communicators still being created or warmed up by the main thread are left to the
+      // job's end.
       if (ready_)
         abortLocked(failure);
       else
-        aborted_ = true;
+        aborted_ = true, abortReason_ = failure;
       lock.unlock();
       endJob(failure);
     }

@@ -108,7 +108,7 @@ TEST(Libraries, CudnnTakesTheLstmsDescriptorsWithoutAGpu) {
   EXPECT_EQ(api->setRnn(rnn, CUDNN_RNN_ALGO_STANDARD, CUDNN_LSTM, CUDNN_RNN_SINGLE_INP_BIAS,
                         CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT,
                         CUDNN_DATA_FLOAT, CUDNN_FMA_MATH, f, u, u, 1, nullptr,
-                        CUDNN_RNN_PADDED_IO_DISABLED),
+                        CUDNN_RNN_PADDED_IO_ENABLED),
             CUDNN_STATUS_SUCCESS);
   cudnnRNNDataDescriptor_t x = nullptr;
   ASSERT_EQ(api->createRnnData(&x), CUDNN_STATUS_SUCCESS);
