@@ -29,6 +29,13 @@ DP_HOST_DEVICE inline float activate(Activation act, float x) {
   }
 }
 
+/// Element i of a dense layer's or convolution's epilogue over rows of `cols`:
+/// act(y + b[column]) (no bias when b is null; not softmax, which is per row).
+DP_HOST_DEVICE inline float biasActivationElement(const float *y, const float *b, int64_t cols,
+                                                  Activation act, int64_t i) {
+  return activate(act, b ? y[i] + b[i % cols] : y[i]);
+}
+
 /// dy * act'(x) expressed through the forward output y = act(x).
 DP_HOST_DEVICE inline float activationGrad(Activation act, float y, float dy) {
   switch (act) {

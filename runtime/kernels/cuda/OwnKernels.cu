@@ -1,7 +1,6 @@
 // The CUDA backend's own kernels: grid-stride loops over the per-element and per-row code of
 // Ops.h, RowOps.h and ImageOps.h (the same source the host tests check against the reference
 // kernels), a single-block sum for the scalar results, and two-pass column sums.
-#include "runtime/core/Rng.h"
 #include "runtime/kernels/cuda/OwnKernels.h"
 
 namespace dp::rt::cuda {
@@ -112,9 +111,7 @@ struct BiasActivationOp {
   const float *b;
   int64_t cols;
   Activation act;
-  __device__ void operator()(int64_t i) const {
-    y[i] = activate(act, b ? y[i] + b[i % cols] : y[i]);
-  }
+  __device__ void operator()(int64_t i) const { y[i] = biasActivationElement(y, b, cols, act, i); }
 };
 struct AddOp {
   const float *a, *b;
@@ -165,10 +162,8 @@ struct DropoutOp {
   int64_t stream;
   const StepContext *ctx;
   __device__ void operator()(int64_t r) const {
-    float *m = mask + r * cols;
-    dropoutMaskRow(m, cols, rate, ctx->seed, ctx->step, stream, ctx->firstRow + r);
-    for (int64_t j = 0; j < cols; ++j)
-      y[r * cols + j] = x[r * cols + j] * m[j];
+    dropoutRow(x + r * cols, y + r * cols, mask + r * cols, cols, rate, ctx->seed, ctx->step,
+               stream, ctx->firstRow + r);
   }
 };
 struct LayerNormOp {

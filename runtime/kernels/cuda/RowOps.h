@@ -5,6 +5,7 @@
 #pragma once
 
 #include "runtime/base/HostDevice.h"
+#include "runtime/core/Rng.h"
 #include "runtime/kernels/ValidRows.h"
 
 #include <cmath>
@@ -128,6 +129,18 @@ DP_HOST_DEVICE inline float correctCount(int64_t correct, bool badLabel, const V
                                          int64_t rows) {
   const int64_t blocks = valid.blocks(rows);
   return badLabel ? NAN : blocks > 0 ? static_cast<float>(double(correct) / double(blocks)) : 0.0f;
+}
+
+// --------------------------------------------------------------------------------- dropout
+
+/// One row of dropout: the row's mask drawn as every backend draws it (Rng.h: from the run's
+/// seed, the step, the dropout's number and the row's global index), y = x * mask.
+DP_HOST_DEVICE inline void dropoutRow(const float *x, float *y, float *mask, int64_t cols,
+                                      double rate, uint64_t seed, int64_t step, int64_t stream,
+                                      int64_t globalRow) {
+  dropoutMaskRow(mask, cols, rate, seed, step, stream, globalRow);
+  for (int64_t j = 0; j < cols; ++j)
+    y[j] = x[j] * mask[j];
 }
 
 // ----------------------------------------------------------------------- layer normalisation

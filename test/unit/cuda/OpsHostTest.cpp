@@ -64,6 +64,26 @@ INSTANTIATE_TEST_SUITE_P(Elementwise, Activations,
                                            Activation::Sigmoid, Activation::Tanh),
                          [](const auto &info) { return std::string(activationName(info.param)); });
 
+TEST(Elementwise, DenseEpilogueOverTheProductIsTheReferenceDense) {
+  // What the cuBLAS dense computes: the product, then the bias and activation per element.
+  const int64_t n = 7, k = 11, m = 5;
+  const std::vector<float> x = uniform(n * k, 8), w = uniform(k * m, 9), b = uniform(m, 10);
+  for (Activation act : {Activation::None, Activation::Relu, Activation::Sigmoid,
+                         Activation::Tanh}) {
+    std::vector<float> y(n * m), want(n * m);
+    ref::matmul(x.data(), w.data(), y.data(), n, k, m, false, false);
+    std::vector<float> out(n * m);
+    gridStride(n * m, 2, 32,
+               [&](int64_t i) { out[i] = biasActivationElement(y.data(), b.data(), m, act, i); });
+    ref::dense(x.data(), w.data(), b.data(), want.data(), n, k, m, act);
+    EXPECT_TRUE(near(out, want, 1e-5, 1e-6)) << activationName(act);
+    gridStride(n * m, 2, 32,
+               [&](int64_t i) { out[i] = biasActivationElement(y.data(), nullptr, m, act, i); });
+    ref::dense(x.data(), w.data(), static_cast<const float *>(nullptr), want.data(), n, k, m, act);
+    EXPECT_TRUE(near(out, want, 1e-5, 1e-6)) << activationName(act) << " without bias";
+  }
+}
+
 TEST(Optimizers, SgdMatchesTheReference) {
   const int64_t n = 777;
   std::vector<float> p = uniform(n, 4), want = p;

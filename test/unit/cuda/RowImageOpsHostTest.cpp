@@ -218,6 +218,37 @@ TEST(RowOps, CountCorrectMatchesTheReferenceAndCountsStackedSamplesOnce) {
             ref::countCorrect(z.data(), y.data(), 20, classes, 15));
 }
 
+// --------------------------------------------------------------------------------- dropout
+
+TEST(RowOps, DropoutDrawsEveryBackendsMaskPerGlobalRow) {
+  const int64_t rows = 200, cols = 50;
+  const double rate = 0.3;
+  const std::vector<float> x = uniform(rows * cols, 35);
+  std::vector<float> y(x.size()), mask(x.size());
+  for (int64_t r = 0; r < rows; ++r)
+    dropoutRow(x.data() + r * cols, y.data() + r * cols, mask.data() + r * cols, cols, rate, 9,
+               4, 2, 100 + r);
+  int64_t dropped = 0;
+  const float keep = dropoutKeepScale(rate);
+  for (size_t i = 0; i < x.size(); ++i) {
+    ASSERT_TRUE(mask[i] == 0.0f || mask[i] == keep) << i;
+    ASSERT_EQ(y[i], x[i] * mask[i]) << i;
+    dropped += mask[i] == 0.0f;
+  }
+  // 10,000 draws at rate 0.3: within 5 standard deviations (~0.023).
+  EXPECT_NEAR(double(dropped) / double(x.size()), rate, 0.025);
+  // A row's mask depends on its global row only: the same row split elsewhere draws the same.
+  std::vector<float> again(cols), yAgain(cols);
+  dropoutRow(x.data() + 17 * cols, yAgain.data(), again.data(), cols, rate, 9, 4, 2, 117);
+  EXPECT_EQ(again, std::vector<float>(mask.begin() + 17 * cols, mask.begin() + 18 * cols));
+  // Another step or another dropout draws another mask.
+  std::vector<float> other(cols);
+  dropoutRow(x.data(), yAgain.data(), other.data(), cols, rate, 9, 5, 2, 100);
+  EXPECT_NE(other, std::vector<float>(mask.begin(), mask.begin() + cols));
+  dropoutRow(x.data(), yAgain.data(), other.data(), cols, rate, 9, 4, 3, 100);
+  EXPECT_NE(other, std::vector<float>(mask.begin(), mask.begin() + cols));
+}
+
 // ----------------------------------------------------------------------- layer normalisation
 
 TEST(RowOps, LayerNormAndItsGradientsMatchTheReference) {
