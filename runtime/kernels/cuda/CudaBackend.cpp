@@ -34,6 +34,10 @@ namespace {
 /// a captured step allocates nothing.
 constexpr size_t kBlasWorkspaceBytes = size_t(32) << 20;
 
+/// What the memory check sets aside for convolution workspaces: the most CudaKernels.cpp lets
+/// an algorithm take (kConvWorkspaceLimit there).
+constexpr size_t kConvWorkspaceReserve = size_t(256) << 20;
+
 /// TF32 products when DP_CUDA_TF32 is set to 1 (fp32 otherwise).
 bool tf32Requested() {
   const char *value = std::getenv("DP_CUDA_TF32");
@@ -487,10 +491,14 @@ public:
       check(cudaSetDevice(cuda), "cudaSetDevice(" + std::to_string(cuda) + ")", ErrorKind::Launch);
       size_t free = 0, total = 0;
       check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo", ErrorKind::Launch);
-      if (bytes > free)
+      // Besides the arena, each device holds the libraries' workspaces: cuBLAS's and, at
+      // most, the largest convolution workspace dp lets cuDNN choose (kernels' scratch).
+      const uint64_t reserve = kBlasWorkspaceBytes + kConvWorkspaceReserve;
+      if (bytes + reserve > free)
         throw Error(ErrorKind::Memory,
                     "not enough memory on cuda:" + std::to_string(cuda) + " for " + what +
-                        ": it needs " + bytesText(bytes) + ", but the GPU has " +
+                        ": it needs " + bytesText(bytes) + " plus " + bytesText(reserve) +
+                        " for cuBLAS's and cuDNN's workspaces, but the GPU has " +
                         bytesText(free) + " free of " + bytesText(total));
     }
   }
