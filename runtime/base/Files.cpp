@@ -25,7 +25,104 @@ std::string directoryOf(const std::string &path) {
   throw Error(ErrorKind::Runtime, path + ": " + what + ": " + std::strerror(error));
 }
 
+std::string bytesOf(uint64_t n) {
+  if (n >= (uint64_t(1) << 30))
+    return std::to_string(n >> 30) + " GiB";
+  if (n >= (uint64_t(1) << 20))
+    return std::to_string(n >> 20) + " MiB";
+  return std::to_string(n) + " bytes";
+}
+
 } // namespace
+
+std::string fileTypeName(mode_t mode) {
+  if (S_ISREG(mode))
+    return "a regular file";
+  if (S_ISDIR(mode))
+    return "a directory";
+  if (S_ISFIFO(mode))
+    return "a FIFO";
+  if (S_ISCHR(mode))
+    return "a character device";
+  if (S_ISBLK(mode))
+    return "a block device";
+  if (S_ISSOCK(mode))
+    return "a socket";
+  return "not a regular file";
+}
+
+void checkRegularFile(const std::string &path, const std::string &role, ErrorKind kind) {
+  struct stat info;
+  if (::stat(path.c_str(), &info) != 0)
+    throw Error(kind, path + ": " +
+                          (errno == ENOENT ? std::string("file not found")
+                                           : std::string("cannot open: ") + std::strerror(errno)));
+  if (!S_ISREG(info.st_mode))
+    throw Error(kind, path + ": is " + fileTypeName(info.st_mode) + ", not a " + role +
+                          " file (a regular file)");
+}
+
+std::string readInputFile(const std::string &path, uint64_t maxBytes, const std::string &role,
+                          ErrorKind kind) {
+  const bool standardInput = path == "-";
+  // Opened without waiting for a writer (a FIFO), then checked on the open descriptor.
+  const int fd = standardInput ? 0 : ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
+    throw Error(kind, path + ": " +
+                          (errno == ENOENT ? std::string("file not found")
+                                           : std::string("cannot open: ") + std::strerror(errno)));
+  struct Closer {
+    int fd;
+    bool own;
+    ~Closer() {
+      if (own)
+        ::close(fd);
+    }
+  } closer{fd, !standardInput};
+  struct stat info;
+  if (::fstat(fd, &info) != 0)
+    throw Error(kind, path + ": cannot stat: " + std::strerror(errno));
+  if (!standardInput) {
+    if (!S_ISREG(info.st_mode))
+      throw Error(kind, path + ": is " + fileTypeName(info.st_mode) + ", not a " + role +
+                            " file (a regular file)");
+    if (static_cast<uint64_t>(info.st_size) > maxBytes)
+      throw Error(kind, path + ": is " + bytesOf(uint64_t(info.st_size)) + ", larger than a " +
+                            role + " file may be (" + bytesOf(maxBytes) + ")");
+    // Regular files read normally from here on.
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  }
+  std::string content;
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t got = ::read(fd, buffer, sizeof(buffer));
+    if (got < 0) {
+      if (errno == EINTR)
+        continue;
+      throw Error(kind, path + ": read error: " + std::strerror(errno));
+    }
+    if (got == 0)
+      break;
+    content.append(buffer, static_cast<size_t>(got));
+    if (content.size() > maxBytes)
+      throw Error(kind, path + ": more than " + bytesOf(maxBytes) + ", larger than a " + role +
+                            " file may be");
+  }
+  return content;
+}
+
+bool tryReadInputFile(const std::string &path, uint64_t maxBytes, const std::string &role,
+                      std::string &content, std::string &error) noexcept {
+  try {
+    content = readInputFile(path, maxBytes, role, ErrorKind::Usage);
+    return true;
+  } catch (const std::exception &e) {
+    error = e.what();
+  } catch (...) {
+    error = path + ": cannot read";
+  }
+  return false;
+}
 
 void checkWritable(const std::string &path) {
   struct stat info;

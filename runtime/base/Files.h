@@ -1,9 +1,34 @@
-// Files as dp writes them: atomically, after checking up front that they can be written.
+// Files as dp reads and writes them: inputs only when they are regular files of a bounded
+// size (a FIFO would block, a device or /dev/zero never end, a directory fail obscurely),
+// outputs atomically, after checking up front that they can be written.
 #pragma once
 
+#include "runtime/base/Error.h"
+
+#include <sys/types.h>
+
+#include <cstdint>
 #include <string>
 
 namespace dp::rt {
+
+/// What a file of `mode` is, for messages: "a directory", "a FIFO", "a character device", ...
+std::string fileTypeName(mode_t mode);
+
+/// Throws Error(kind) naming `path`, its `role` ("plan", "model", "data file") and what it
+/// is, unless it is a regular file; "file not found" when it does not exist.
+void checkRegularFile(const std::string &path, const std::string &role, ErrorKind kind);
+
+/// The whole of `path` ("-": standard input), opened once and read only if it is a regular
+/// file (or standard input) of at most `maxBytes`; otherwise Error(kind) naming the path, its
+/// role and why. Never blocks on a FIFO and never reads more than `maxBytes` + 1 bytes.
+std::string readInputFile(const std::string &path, uint64_t maxBytes, const std::string &role,
+                          ErrorKind kind);
+
+/// readInputFile for code built without exceptions (the compiler's tools): false with the
+/// message in `error` instead of a throw.
+bool tryReadInputFile(const std::string &path, uint64_t maxBytes, const std::string &role,
+                      std::string &content, std::string &error) noexcept;
 
 /// Replaces `path` with `content` atomically: writes a temporary file beside it, flushes it to
 /// disk and renames it over `path`, so readers see the old file or the new one, never a part.

@@ -174,6 +174,8 @@ HandshakeRecord toRecord(const Handshake &h) {
   record.planHash = h.planHash;
   record.manifestHash = h.manifestHash;
   record.seed = h.seed;
+  record.epochs = h.epochs;
+  record.maxSteps = h.maxSteps;
   record.replicas = h.replicas;
   record.processes = h.processes;
   const size_t room = sizeof(record.planPath) - 1;
@@ -228,6 +230,16 @@ const Field kFields[] = {
     {"the seed", [](const HandshakeRecord &r) { return std::to_string(r.seed); },
      [](const std::string &ranks, bool plural, bool first, const HandshakeRecord &r) {
        return ranks + " " + verb(plural, "has ", "have ") + "--seed " + std::to_string(r.seed);
+     }},
+    {"the number of steps",
+     [](const HandshakeRecord &r) {
+       return std::to_string(r.epochs) + "/" + std::to_string(r.maxSteps);
+     },
+     [](const std::string &ranks, bool plural, bool first, const HandshakeRecord &r) {
+       return ranks + " " + verb(plural, "runs ", "run ") + "--epochs " +
+              std::to_string(r.epochs) +
+              (r.maxSteps > 0 ? " --max-steps " + std::to_string(r.maxSteps)
+                              : std::string(" without --max-steps"));
      }},
 };
 

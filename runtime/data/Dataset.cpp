@@ -3,6 +3,7 @@
 #include "runtime/data/Dataset.h"
 
 #include "runtime/base/Error.h"
+#include "runtime/base/Files.h"
 #include "runtime/data/Idx.h"
 
 #include <algorithm>
@@ -16,9 +17,11 @@
 namespace dp::rt {
 namespace {
 
+/// Whether something is at `path`: a FIFO or device named like a data file is found here
+/// and refused by its reader, with what it is, rather than reported missing.
 bool isFile(const std::string &path) {
   struct stat info;
-  return ::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode);
+  return ::stat(path.c_str(), &info) == 0 && !S_ISDIR(info.st_mode);
 }
 
 bool isDirectory(const std::string &path) {
@@ -81,8 +84,7 @@ int64_t cifarRecords(const std::string &path, const std::string &needed) {
   struct stat info;
   if (::stat(path.c_str(), &info) != 0)
     throw Error(ErrorKind::Data, path + ": file not found (" + needed + ")");
-  if (!S_ISREG(info.st_mode))
-    throw Error(ErrorKind::Data, path + ": not a regular file");
+  checkRegularFile(path, "data", ErrorKind::Data);
   const uint64_t bytes = static_cast<uint64_t>(info.st_size);
   if (bytes == 0)
     throw Error(ErrorKind::Data,

@@ -3,6 +3,7 @@
 #include "runtime/data/Idx.h"
 
 #include "runtime/base/Error.h"
+#include "runtime/base/Files.h"
 
 #include <sys/stat.h>
 #include <zlib.h>
@@ -109,8 +110,7 @@ IdxArray readIdx(const std::string &path, int rank, const std::string &items, ui
   if (::stat(path.c_str(), &info) != 0)
     fail(path,
          errno == ENOENT ? "file not found" : std::string("cannot open: ") + std::strerror(errno));
-  if (!S_ISREG(info.st_mode))
-    fail(path, "not a regular file");
+  checkRegularFile(path, "data", ErrorKind::Data);
   GzHandle file(gzopen(path.c_str(), "rb"));
   if (!file)
     fail(path, std::string("cannot open: ") + std::strerror(errno));

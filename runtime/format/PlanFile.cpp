@@ -4,6 +4,7 @@
 #include "runtime/format/Plan.h"
 
 #include "runtime/base/Error.h"
+#include "runtime/base/Files.h"
 
 #include <zlib.h>
 
@@ -65,13 +66,10 @@ int64_t numElements(const fb::Buffer &buffer) {
 }
 
 PlanFile PlanFile::read(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw Error(ErrorKind::Plan, path + ": cannot open plan file: " + std::strerror(errno));
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad())
-    throw Error(ErrorKind::Plan, path + ": read error");
-  return fromBytes(std::move(bytes), path);
+  // A plan holds no weights: even ResNet152's is a few MiB.
+  constexpr uint64_t kMaxPlanBytes = uint64_t(256) << 20;
+  const std::string content = readInputFile(path, kMaxPlanBytes, "plan", ErrorKind::Plan);
+  return fromBytes(std::vector<uint8_t>(content.begin(), content.end()), path);
 }
 
 std::string PlanFile::verifyImage(const void *data, size_t size) noexcept {

@@ -51,6 +51,8 @@ std::unique_ptr<Job> Job::launch(const std::string &planPath, const JobOptions &
   mine.replicas = program.devices();
   mine.processes = program.processes();
   mine.seed = options.seed;
+  mine.epochs = options.epochs;
+  mine.maxSteps = options.maxSteps;
   mine.planPath = planPath;
   job->group_->handshake(mine, options.collectiveTimeout > 0 ? options.collectiveTimeout : 1e9);
 

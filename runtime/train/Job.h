@@ -20,6 +20,9 @@ struct JobOptions {
   uint64_t seed = 1;
   /// Seconds the handshake and each collective may wait for the other ranks (0: forever).
   double collectiveTimeout = 20;
+  /// dprun --epochs and --max-steps (0: none): checked by the handshake, so that no rank
+  /// stops before the others.
+  int64_t epochs = 0, maxSteps = 0;
 };
 
 class Job {

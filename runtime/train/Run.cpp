@@ -147,6 +147,8 @@ TrainReport runTraining(const std::string &planPath, const TrainOptions &options
   JobOptions jobOptions;
   jobOptions.seed = options.seed;
   jobOptions.collectiveTimeout = options.collectiveTimeout;
+  jobOptions.epochs = options.epochs;
+  jobOptions.maxSteps = options.maxSteps;
   std::unique_ptr<Job> job = Job::launch(planPath, jobOptions);
   return job->run([&] { return trainWith(*job, options, out, start); });
 }

@@ -16,6 +16,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/SourceMgr.h"
+#include "tools/common/ModelInput.h"
 
 #include <chrono>
 
@@ -78,12 +79,9 @@ int failWith(const Twine &message, int code = 1) {
 }
 
 OwningOpRef<ModuleOp> parseModel(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
-  std::string error;
-  auto file = openInputFile(inputFile, &error);
-  if (!file) {
-    failWith("cannot read '" + inputFile + "': " + error);
+  std::unique_ptr<llvm::MemoryBuffer> file = dp::readModelText(inputFile, llvm::errs());
+  if (!file)
     return nullptr;
-  }
   sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
   return parseSourceFile<ModuleOp>(sourceMgr, &context);
 }

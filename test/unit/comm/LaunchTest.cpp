@@ -172,6 +172,25 @@ TEST(CommHandshake, SeedReplicasAndProcesses) {
       << text;
 }
 
+TEST(CommHandshake, StepCountsMustAgree) {
+  // A rank that would stop first leaves the others waiting in a collective.
+  Handshake h = handshakeOf("/tmp/a.dpx", 1);
+  h.epochs = 2;
+  auto twoEpochs = comm::toRecord(h);
+  h.maxSteps = 50;
+  auto capped = comm::toRecord(h);
+  h.maxSteps = 0;
+  h.epochs = 3;
+  auto threeEpochs = comm::toRecord(h);
+  EXPECT_EQ(comm::compareHandshakes({twoEpochs, twoEpochs, capped}),
+            "ranks disagree on the number of steps: rank 2 runs --epochs 2 --max-steps 50, "
+            "ranks 0, 1 run --epochs 2 without --max-steps");
+  EXPECT_EQ(comm::compareHandshakes({twoEpochs, threeEpochs}),
+            "ranks disagree on the number of steps: rank 1 runs --epochs 3 without --max-steps, "
+            "rank 0 runs --epochs 2 without --max-steps");
+  EXPECT_EQ(comm::compareHandshakes({capped, capped}), "");
+}
+
 TEST(CommHandshake, LongPathsKeepTheirEnd) {
   std::string path = "/" + std::string(400, 'd') + "/model.dpx";
   auto record = comm::toRecord(handshakeOf(path, 1));

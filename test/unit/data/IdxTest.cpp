@@ -175,7 +175,7 @@ TEST(Idx, MissingFileIsNamed) {
   TempDir dir;
   std::string path = dir.file("train-images-idx3-ubyte.gz");
   expectDataError([&] { readIdx(path, 3, "images"); }, {path + ": file not found"});
-  expectDataError([&] { readIdx(dir.path(), 3, "images"); }, {dir.path(), "not a regular file"});
+  expectDataError([&] { readIdx(dir.path(), 3, "images"); }, {dir.path() + ": is a directory, not a data file"});
 }
 
 TEST(Idx, MissingFileInDirectoryListsNamesTried) {

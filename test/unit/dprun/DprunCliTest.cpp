@@ -175,6 +175,34 @@ TEST_F(Dprun, MissingPlanFileIsNamed) {
   }
 }
 
+TEST_F(Dprun, PlansThatAreNotRegularFilesAreNamedNotRead) {
+  // A FIFO would block the read for ever, /dev/zero never end, a directory fail obscurely.
+  std::string fifo = file("plan.fifo");
+  ASSERT_EQ(std::system(("mkfifo " + quote(fifo)).c_str()), 0);
+  const std::pair<std::string, std::string> cases[] = {
+      {fifo, "is a FIFO, not a plan file"},
+      {"/dev/zero", "is a character device, not a plan file"},
+      {dir_, "is a directory, not a plan file"},
+  };
+  for (const auto &[path, what] : cases) {
+    Result r = run({path, "--inspect"});
+    EXPECT_EQ(r.code, 3) << path << ": " << r.err;
+    EXPECT_NE(r.err.find(path + ": " + what), std::string::npos) << r.err;
+  }
+}
+
+TEST_F(Dprun, DataFilesThatAreNotRegularFilesAreNamed) {
+  // A FIFO named like a data file is found and refused for what it is, not reported missing.
+  std::string plan = writePlan();
+  std::string data = writeData();
+  std::string images = data + "/train-images-idx3-ubyte.gz";
+  ASSERT_EQ(std::remove(images.c_str()), 0);
+  ASSERT_EQ(std::system(("mkfifo " + quote(images)).c_str()), 0);
+  Result r = run({plan, "--data", data});
+  EXPECT_EQ(r.code, 4) << r.err;
+  EXPECT_NE(r.err.find(images + ": is a FIFO, not a data file"), std::string::npos) << r.err;
+}
+
 TEST_F(Dprun, CorruptPlansAreRejected) {
   std::string good = test::tinyPlanBytes(8, 4, 3);
   std::string flipped = good;

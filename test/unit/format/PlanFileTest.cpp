@@ -113,7 +113,7 @@ TEST(PlanFileTest, VerifyImageReportsWithoutThrowing) {
 
 TEST(PlanFileTest, MissingFile) {
   EXPECT_DP_ERROR(PlanFile::read("/nonexistent/dir/model.dpx"), ErrorKind::Plan,
-                  "/nonexistent/dir/model.dpx: cannot open plan file");
+                  "/nonexistent/dir/model.dpx: file not found");
 }
 
 TEST(PlanFileTest, EmptyFile) {

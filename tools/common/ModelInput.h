@@ -1,0 +1,40 @@
+// Reading a model or IR dump for dpc and dp-opt: only a regular file (or standard input) of at
+// most 64 MiB, and only text that nests no deeper than the parser can take. A FIFO, a device,
+// a directory or text nested thousands deep gets a message naming the file, never a hang, an
+// unbounded read or a crash.
+#pragma once
+
+#include "dialect/Common/Nesting.h"
+#include "runtime/base/Files.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <memory>
+#include <string>
+
+namespace dp {
+
+/// The most a model file may hold.
+inline constexpr uint64_t kMaxModelBytes = uint64_t(64) << 20;
+
+/// The text of `path` ("-": standard input) as a buffer named after it, or null after writing
+/// "<tool>: <why>" (or "path:line:col: error: ...") to `errors`.
+inline std::unique_ptr<llvm::MemoryBuffer> readModelText(const std::string &path,
+                                                          llvm::raw_ostream &errors,
+                                                          const char *tool = "dpc") {
+  std::string text, error;
+  if (!rt::tryReadInputFile(path, kMaxModelBytes, "model", text, error)) {
+    errors << tool << ": " << error << "\n";
+    return nullptr;
+  }
+  if (auto at = nestingBeyond(text, kMaxNesting)) {
+    errors << (path == "-" ? "<stdin>" : path) << ":" << at->line << ":" << at->column
+           << ": error: the text nests deeper than " << kMaxNesting
+           << " levels here; no model needs that many, and MLIR's parser would run out of stack\n";
+    return nullptr;
+  }
+  return llvm::MemoryBuffer::getMemBufferCopy(text, path == "-" ? "<stdin>" : path);
+}
+
+} // namespace dp
