@@ -64,6 +64,41 @@ LogicalResult verifyParams(func::FuncOp func) {
   return success();
 }
 
+/// The most elements one tensor may hold: 2^32 f32 values are 16 GiB, past any device's
+/// arena for one tensor; and the byte counts of the plan stay far from overflowing.
+constexpr int64_t kMaxTensorElements = int64_t(1) << 32;
+
+/// Every tensor of the model (inputs, parameters, every op's results) holds at least one and
+/// at most kMaxTensorElements elements: a zero-width layer or a 2^60-element parameter would
+/// otherwise reach the runtime, which refuses it, or the memory planner, which overflows.
+LogicalResult verifyTensorSizes(func::FuncOp func) {
+  auto check = [](Type type, auto emit) -> LogicalResult {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || !tensor.hasStaticShape())
+      return success();
+    int64_t elements = 1;
+    for (int64_t dim : tensor.getShape()) {
+      if (dim < 1)
+        return emit() << "a tensor must hold at least one element, found " << type;
+      if (elements > kMaxTensorElements / dim)
+        return emit() << "a tensor may hold at most 2^32 elements, found " << type;
+      elements *= dim;
+    }
+    return success();
+  };
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+    if (failed(check(func.getArgument(i).getType(),
+                     [&] { return func.emitError() << "input #" << i << ": "; })))
+      return failure();
+  WalkResult walk = func.walk([&](Operation *op) {
+    for (Type type : op->getResultTypes())
+      if (failed(check(type, [&] { return op->emitError(); })))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
 LogicalResult verifyLossAndOptimizer(func::FuncOp func) {
   Attribute opt = getOptimizer(func);
   if (!opt)
@@ -96,8 +131,8 @@ struct VerifyModelPass : dp::graph::impl::VerifyModelPassBase<VerifyModelPass> {
       func.emitError("a model function must have a single block");
       return signalPassFailure();
     }
-    if (failed(verifyInputs(func)) || failed(verifyParams(func)) ||
-        failed(verifyLossAndOptimizer(func)))
+    if (failed(verifyInputs(func)) || failed(verifyTensorSizes(func)) ||
+        failed(verifyParams(func)) || failed(verifyLossAndOptimizer(func)))
       return signalPassFailure();
     markAllAnalysesPreserved();
   }

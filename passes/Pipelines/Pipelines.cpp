@@ -9,10 +9,12 @@
 #include "passes/Graph/Passes.h"
 #include "passes/Plan/Passes.h"
 #include "passes/Target/Plan/PlanWriter.h"
+#include "runtime/format/Enums.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassRegistry.h"
 
+#include <cmath>
 #include <cstdio>
 
 using namespace mlir;
@@ -61,16 +63,30 @@ static std::string number(double v) {
 }
 
 std::string CompileOptions::verify() const {
+  // A process's replicas each hand their copy of a bucket to one collective kernel, which
+  // takes at most the contract table's number of inputs.
+  const int maxDevices = rt::kernelInfo(rt::KernelKind::AllReduceStart).maxInputs;
   if (devicesPerProcess < 1)
     return "devices-per-process must be at least 1, found " + std::to_string(devicesPerProcess);
+  if (devicesPerProcess > maxDevices)
+    return "devices-per-process must be at most " + std::to_string(maxDevices) +
+           " (the devices of one process), found " + std::to_string(devicesPerProcess);
   if (processes < 1)
     return "processes must be at least 1, found " + std::to_string(processes);
+  if (processes > kMaxProcesses)
+    return "processes must be at most " + std::to_string(kMaxProcesses) + ", found " +
+           std::to_string(processes);
   if (device != "cpu" && device != "cuda")
     return "device must be cpu or cuda, not '" + device + "'";
-  if (!(bucketMb >= 0))
+  if (std::isnan(bucketMb))
+    return "bucket-mb must be a number of MiB, found nan";
+  if (bucketMb < 0)
     return "bucket-mb must not be negative, found " + number(bucketMb);
-  if (!(lrScale > 0))
-    return "lr-scale must be positive, found " + number(lrScale);
+  if (!(bucketMb <= kMaxBucketMb))
+    return "bucket-mb must be at most " + number(kMaxBucketMb) +
+           " (any size past the model's gradients is one bucket), found " + number(bucketMb);
+  if (!(lrScale > 0) || !std::isfinite(lrScale))
+    return "lr-scale must be positive and finite, found " + number(lrScale);
   if (scaleLr != "none" && scaleLr != "linear")
     return "scale-lr must be none or linear, not '" + scaleLr + "'";
   return {};

@@ -40,6 +40,10 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
   /// when they are valid. `dpc` and the `dp-compile` pipeline both use it before any pass
   /// runs.
   std::string verify() const;
+  /// The most processes a plan may be compiled for, and the largest bucket in MiB (a size past
+  /// the model's gradients is one bucket anyway; past this it would overflow a byte count).
+  static constexpr int64_t kMaxProcesses = int64_t(1) << 20;
+  static constexpr double kMaxBucketMb = 1 << 20;
 
   /// The factor the replicas add to the learning rate: R x P under linear scaling, else 1.
   double replicaLrFactor() const {

@@ -1,6 +1,8 @@
 // Graph dialect attributes: parsing of plain-double parameters and the attribute verifiers.
 #include "dialect/Graph/IR/GraphDialect.h"
 
+#include <cmath>
+
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -32,14 +34,17 @@ LogicalResult UniformAttr::verify(function_ref<InFlightDiagnostic()> emitError, 
 LogicalResult NormalAttr::verify(function_ref<InFlightDiagnostic()> emitError, APFloat,
                                  APFloat stddevF) {
   double stddev = stddevF.convertToDouble();
-  if (!(stddev > 0))
-    return emitError() << "normal initialiser needs stddev > 0, found " << stddev;
+  if (!(stddev > 0) || !std::isfinite(stddev))
+    return emitError() << "normal initialiser needs a finite stddev > 0, found " << stddev;
   return success();
 }
 
 static LogicalResult verifyLearningRate(function_ref<InFlightDiagnostic()> emitError, double lr) {
   if (!(lr > 0))
     return emitError() << "learning rate must be positive, found " << lr;
+  // An infinite rate turns every parameter into inf or NaN at the first step.
+  if (!std::isfinite(lr))
+    return emitError() << "learning rate must be finite, found " << lr;
   return success();
 }
 
@@ -67,8 +72,8 @@ LogicalResult AdamAttr::verify(function_ref<InFlightDiagnostic()> emitError, APF
     return emitError() << "beta1 must be in [0, 1), found " << beta1;
   if (!(beta2 >= 0 && beta2 < 1))
     return emitError() << "beta2 must be in [0, 1), found " << beta2;
-  if (!(epsilon > 0))
-    return emitError() << "epsilon must be positive, found " << epsilon;
+  if (!(epsilon > 0) || !std::isfinite(epsilon))
+    return emitError() << "epsilon must be positive and finite, found " << epsilon;
   return success();
 }
 

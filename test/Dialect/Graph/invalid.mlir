@@ -294,7 +294,7 @@ func.func @f() {
 
 // Tests that a normal initialiser needs a positive stddev.
 func.func @f() {
-  // expected-error @+1 {{normal initialiser needs stddev > 0, found 0.000000e+00}}
+  // expected-error @+1 {{normal initialiser needs a finite stddev > 0, found 0.000000e+00}}
   %0 = graph.param "w" {init = #graph.normal<stddev = 0.0>} : tensor<4xf32>
   return
 }
@@ -304,6 +304,15 @@ func.func @f() {
 // Tests that the learning rate must be positive (the check shared by all optimizers).
 // expected-error @+1 {{learning rate must be positive, found -1.000000e-01}}
 func.func @f() attributes {graph.optimizer = #graph.sgd<lr = -0.1>} {
+  return
+}
+
+// -----
+
+// Tests that the learning rate must be finite: an infinite one makes every parameter inf or
+// NaN at the first step (dpc wrote such plans).
+// expected-error @+1 {{learning rate must be finite, found}}
+func.func @f() attributes {graph.optimizer = #graph.sgd<lr = 0x7FF0000000000000>} {
   return
 }
 
@@ -334,7 +343,7 @@ func.func @f() attributes {graph.optimizer = #graph.adam<beta2 = 1.0>} {
 // -----
 
 // Tests that epsilon must be positive.
-// expected-error @+1 {{epsilon must be positive, found 0.000000e+00}}
+// expected-error @+1 {{epsilon must be positive and finite, found 0.000000e+00}}
 func.func @f() attributes {graph.optimizer = #graph.adam<epsilon = 0.0>} {
   return
 }

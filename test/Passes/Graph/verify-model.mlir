@@ -188,3 +188,44 @@ func.func @m(%x: tensor<8x4xf32> {graph.input = "x"}, %l: tensor<8xi32> {graph.i
   // expected-error @+1 {{the returned value must be a loss (graph.softmax_cross_entropy)}}
   return %c : tensor<f32>
 }
+
+// -----
+
+// Tests that every tensor holds at least one element: a zero-width layer reached the plan
+// writer, whose verifier refused a buffer of dimension 0 with no source location.
+func.func @m(%x: tensor<8x4xf32> {graph.input = "x"}, %l: tensor<8xi32> {graph.input = "label"}) -> tensor<f32>
+    attributes {graph.optimizer = #graph.sgd<>} {
+  // expected-error @+1 {{a tensor must hold at least one element, found 'tensor<4x0xf32>'}}
+  %w = graph.param "w" {init = #graph.glorot_uniform} : tensor<4x0xf32>
+  %y = graph.dense %x, %w : (tensor<8x4xf32>, tensor<4x0xf32>) -> tensor<8x0xf32>
+  %w2 = graph.param "w2" {init = #graph.glorot_uniform} : tensor<0x3xf32>
+  %z = graph.dense %y, %w2 : (tensor<8x0xf32>, tensor<0x3xf32>) -> tensor<8x3xf32>
+  %loss = graph.softmax_cross_entropy %z, %l : (tensor<8x3xf32>, tensor<8xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// Tests that no tensor holds more than 2^32 elements: a 2^60-element parameter, even unused,
+// was compiled into a plan whose arena no machine has.
+func.func @m(%x: tensor<8x4xf32> {graph.input = "x"}, %l: tensor<8xi32> {graph.input = "label"}) -> tensor<f32>
+    attributes {graph.optimizer = #graph.sgd<>} {
+  %w = graph.param "w" {init = #graph.glorot_uniform} : tensor<4x3xf32>
+  // expected-error @+1 {{a tensor may hold at most 2^32 elements, found 'tensor<1073741824x1073741824xf32>'}}
+  %big = graph.param "big" {init = #graph.zeros} : tensor<1073741824x1073741824xf32>
+  %y = graph.dense %x, %w : (tensor<8x4xf32>, tensor<4x3xf32>) -> tensor<8x3xf32>
+  %loss = graph.softmax_cross_entropy %y, %l : (tensor<8x3xf32>, tensor<8xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// Tests that an input is checked too.
+// expected-error @+1 {{input #0: a tensor must hold at least one element, found 'tensor<8x0xf32>'}}
+func.func @m(%x: tensor<8x0xf32> {graph.input = "x"}, %l: tensor<8xi32> {graph.input = "label"}) -> tensor<f32>
+    attributes {graph.optimizer = #graph.sgd<>} {
+  %w = graph.param "w" {init = #graph.glorot_uniform} : tensor<0x3xf32>
+  %y = graph.dense %x, %w : (tensor<8x0xf32>, tensor<0x3xf32>) -> tensor<8x3xf32>
+  %loss = graph.softmax_cross_entropy %y, %l : (tensor<8x3xf32>, tensor<8xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
