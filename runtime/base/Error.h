@@ -15,6 +15,8 @@ enum class ErrorKind {
   Runtime = 5, // a kernel, allocation or I/O failure while running
   Launch = 6,  // the launch does not match the plan, ranks disagree, or a peer died or hung
   Memory = 7,  // the plan needs more memory than the device or process may have
+  Interrupted = 130, // SIGINT (128 + 2), as a shell reports a process it interrupted
+  Terminated = 143,  // SIGTERM (128 + 15)
 };
 
 class Error : public std::runtime_error {

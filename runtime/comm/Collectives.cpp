@@ -10,6 +10,8 @@
 // every rank posts its collectives in the same order whatever order its replicas finish in.
 #include "runtime/comm/Internal.h"
 
+#include "runtime/base/Interrupt.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -261,11 +263,16 @@ void Collectives::Impl::wait(int bucket, int replica) {
       failLocked(what + "the communication thread did not finish it");
       continue;
     }
+    if (pendingInterrupt()) {
+      waitSec += secondsSince(begin);
+      throwIfInterrupted("while waiting for the " + describe(slot));
+    }
     blocked.enter();
-    if (bounded)
-      cv.wait_until(lock, deadline);
-    else
-      cv.wait(lock);
+    // Woken by the engine, or every 100 ms to see whether SIGINT or SIGTERM arrived.
+    Clock::time_point until = Clock::now() + std::chrono::milliseconds(100);
+    if (bounded && deadline < until)
+      until = deadline;
+    cv.wait_until(lock, until);
   }
   waitSec += secondsSince(begin);
 }

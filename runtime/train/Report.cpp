@@ -52,6 +52,8 @@ std::string metricsJson(const TrainReport &report) {
   json += "  \"processes\": " + std::to_string(report.processes) + ",\n";
   json += "  \"allreduce_seconds\": " + jsonNumber(report.allreduceSeconds) + ",\n";
   json += "  \"allreduce_wait_seconds\": " + jsonNumber(report.allreduceWaitSeconds) + ",\n";
+  if (!report.interrupted.empty())
+    json += "  \"interrupted\": \"" + report.interrupted + "\",\n";
   json += "  \"params\": " + std::to_string(report.params) + "\n}\n";
   return json;
 }

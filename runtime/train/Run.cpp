@@ -1,6 +1,8 @@
 // The run behind `dprun PLAN --data DIR`; see Run.h.
 #include "runtime/train/Run.h"
 
+#include "runtime/base/Interrupt.h"
+
 #include "runtime/base/Error.h"
 #include "runtime/train/Job.h"
 #include "runtime/train/PlanInfo.h"
@@ -99,13 +101,27 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
   report.phases.init = secondsSince(start);
 
   start = Clock::now();
-  for (int64_t epoch = 1; epoch <= options.epochs; ++epoch)
-    report.epochs.push_back(trainer.trainEpoch(batcher, epoch, options.epochs, options.maxSteps));
-  report.phases.train = secondsSince(start);
-
-  start = Clock::now();
-  report.test = trainer.evaluate(test);
-  report.phases.evaluate = secondsSince(start);
+  try {
+    for (int64_t epoch = 1; epoch <= options.epochs; ++epoch)
+      report.epochs.push_back(
+          trainer.trainEpoch(batcher, epoch, options.epochs, options.maxSteps));
+    report.phases.train = secondsSince(start);
+    start = Clock::now();
+    report.test = trainer.evaluate(test);
+    report.phases.evaluate = secondsSince(start);
+  } catch (const Error &e) {
+    if (e.kind() != ErrorKind::Interrupted && e.kind() != ErrorKind::Terminated)
+      throw;
+    // SIGINT or SIGTERM: what the finished epochs measured is kept, then dprun exits 130/143.
+    std::string kept;
+    if (printer && !options.metricsPath.empty()) {
+      report.interrupted = signalName(pendingInterrupt());
+      writeFileAtomically(options.metricsPath, metricsJson(report));
+      kept = "; the metrics of " + std::to_string(report.epochs.size()) + " finished epoch" +
+             (report.epochs.size() == 1 ? "" : "s") + " are in " + options.metricsPath;
+    }
+    throw Error(e.kind(), std::string(e.what()) + kept);
+  }
   if (engine) {
     report.allreduceSeconds = engine->reduceSeconds();
     report.allreduceWaitSeconds = engine->waitSeconds();
@@ -144,6 +160,7 @@ TrainReport runTraining(const std::string &planPath, const TrainOptions &options
     checkWritable(options.paramsPath);
 
   auto start = Clock::now();
+  installInterruptHandlers();
   JobOptions jobOptions;
   jobOptions.seed = options.seed;
   jobOptions.collectiveTimeout = options.collectiveTimeout;

@@ -50,6 +50,8 @@ struct TrainReport {
   int replicas = 1, processes = 1;
   /// Seconds the collectives spent averaging buckets, and replicas spent waiting for them.
   double allreduceSeconds = 0, allreduceWaitSeconds = 0;
+  /// The signal that stopped training ("SIGINT", "SIGTERM"), or empty.
+  std::string interrupted;
 };
 
 /// Writes every parameter of device 0, in plan order, to `path`: its name, a NUL, its element

@@ -1,6 +1,8 @@
 // The training loop; see Trainer.h.
 #include "runtime/train/Trainer.h"
 
+#include "runtime/base/Interrupt.h"
+
 #include "runtime/base/Error.h"
 #include "runtime/train/Progress.h"
 #include "runtime/train/Report.h"
@@ -197,6 +199,14 @@ EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, 
     bar.update(b + 1, lossSum / static_cast<double>(b + 1));
   };
   for (int64_t b = 0; b < steps; ++b) {
+    if (pendingInterrupt()) {
+      // The steps already enqueued finish (their collectives are under way on every rank)
+      // before the interruption is reported.
+      if (b > 0)
+        collectStep(b - 1);
+      throwIfInterrupted("in epoch " + std::to_string(epoch) + " after step " +
+                         std::to_string(b) + " of " + std::to_string(steps));
+    }
     const int64_t stepNumber = ++step_;
     for (int r = 0; r < replicas; ++r)
       enqueueStep(batcher, b, r, StepKind::Train,
@@ -255,6 +265,7 @@ EvalStats Trainer::evaluate(const Dataset &data) {
   };
   const int64_t batches = batcher.numBatches();
   for (int64_t b = 0; b < batches; ++b) {
+    throwIfInterrupted("while evaluating");
     for (int r = 0; r < replicas; ++r) {
       // A shard wholly past the data (the padded last batch) has nothing to evaluate; the
       // eval step has no collectives, so replicas need not run it together.

@@ -72,7 +72,9 @@ const char *kHelp =
     "can get (its memory cgroup, as `sbatch --mem` sets it; ulimit -v; available memory).\n"
     "\n"
     "Exit status: 0 success, 2 bad command line, 3 bad plan, 4 bad data, 5 runtime failure,\n"
-    "6 launch mismatch or a failed peer, 7 the plan does not fit the memory it may have.\n";
+    "6 launch mismatch or a failed peer, 7 the plan does not fit the memory it may have,\n"
+    "130 or 143 interrupted by SIGINT or SIGTERM (training stops at the next step; the\n"
+    "finished epochs' metrics are written to --metrics; a second signal ends dprun at once).\n";
 
 struct Args {
   std::string plan;
@@ -215,7 +217,9 @@ int main(int argc, char **argv) {
     return run(argc, argv);
   } catch (const Error &e) {
     std::cout.flush();
-    std::cerr << "dprun: error: " << e.what() << "\n";
+    const bool signalled =
+        e.kind() == ErrorKind::Interrupted || e.kind() == ErrorKind::Terminated;
+    std::cerr << "dprun: " << (signalled ? "" : "error: ") << e.what() << "\n";
     return e.exitCode();
   } catch (const std::bad_alloc &) {
     std::cout.flush();

@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""Interrupts a running dprun and reports how it ended.
+
+Usage: interrupt.py --signal INT|TERM [--after-line TEXT] [--limit S] -- COMMAND...
+
+Starts COMMAND (a dprun, or an mpirun of dprun), waits until its output shows TEXT (default
+"epoch 1/", so a first epoch has finished), sends the signal to the command's process group
+(as a terminal's Ctrl-C does), then waits at most LIMIT seconds (default 30). Prints the output,
+then `ended: exit <code> after <s> s`. Exits 1 when the command outlived the limit.
+"""
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--signal", choices=["INT", "TERM"], required=True)
+ap.add_argument("--after-line", default="epoch 1/")
+ap.add_argument("--limit", type=float, default=30)
+ap.add_argument("command", nargs=argparse.REMAINDER)
+args = ap.parse_args()
+command = args.command[1:] if args.command[:1] == ["--"] else args.command
+
+proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                        start_new_session=True, text=True)
+lines = []
+for line in proc.stdout:
+    lines.append(line)
+    if args.after_line in line:
+        break
+os.killpg(proc.pid, getattr(signal, "SIG" + args.signal))
+sent = time.monotonic()
+try:
+    rest, _ = proc.communicate(timeout=args.limit)
+except subprocess.TimeoutExpired:
+    os.killpg(proc.pid, signal.SIGKILL)
+    rest, _ = proc.communicate()
+    sys.stdout.write("".join(lines) + rest)
+    print(f"still running {args.limit} s after SIG{args.signal}: killed")
+    sys.exit(1)
+sys.stdout.write("".join(lines) + rest)
+print(f"sent SIG{args.signal}")
+print(f"ended: exit {proc.returncode} after {time.monotonic() - sent:.1f} s")
