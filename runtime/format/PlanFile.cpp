@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -96,11 +97,14 @@ PlanFile PlanFile::fromBytes(std::vector<uint8_t> bytes, const std::string &what
   uint32_t headerBytes = static_cast<uint32_t>(getLE(h + 4, 4));
   uint64_t payloadBytes = getLE(h + 8, 8);
   uint32_t crc = static_cast<uint32_t>(getLE(h + 16, 4));
+  uint32_t reserved = static_cast<uint32_t>(getLE(h + 20, 4));
   if (version != kFormatVersion)
     fail(what, "plan format version " + std::to_string(version) + " is not supported (this dprun reads version " +
                    std::to_string(kFormatVersion) + "); recompile the model with a matching dpc");
   if (headerBytes != kPlanHeaderBytes)
     fail(what, "corrupt header: header size " + std::to_string(headerBytes) + ", expected 32");
+  if (reserved != 0)
+    fail(what, "corrupt header: its reserved bytes 28-31 are not zero");
   uint64_t actual = bytes.size() - kPlanHeaderBytes;
   if (payloadBytes != actual)
     fail(what, "truncated or padded: header says " + std::to_string(payloadBytes) + " payload bytes, file has " +
@@ -240,6 +244,7 @@ void verifyPlanSemantics(const fb::Plan &plan, const std::string &what) {
   const uint32_t numBuffers = buffers.size();
   auto bufferName = [](uint32_t id) { return "buffer " + std::to_string(id); };
 
+  uint64_t end = 0; // where the last buffer ends
   for (uint32_t id = 0; id < numBuffers; ++id) {
     const fb::Buffer *b = buffers.Get(id);
     if (b->dtype() > static_cast<uint8_t>(DType::I32))
@@ -263,7 +268,15 @@ void verifyPlanSemantics(const fb::Plan &plan, const std::string &what) {
     }
     if (b->offset() % 64 != 0)
       fail(what, bufferName(id) + " offset " + std::to_string(b->offset()) + " is not 64-byte aligned");
+    end = std::max(end, b->offset() + size); // inside the arena: cannot wrap
   }
+  // The arena is what its buffers need, rounded to the alignment: a plan of a few KiB cannot
+  // ask for gigabytes that nothing uses.
+  const uint64_t needed = std::max<uint64_t>((end + 63) / 64 * 64, 64);
+  if (plan.arena_bytes() > needed)
+    fail(what, "the arena of " + std::to_string(plan.arena_bytes()) +
+                   " bytes is larger than its buffers need (" + std::to_string(needed) +
+                   " bytes)");
   if (plan.persistent_bytes() > plan.arena_bytes())
     fail(what, "persistent region is larger than the arena");
   if (plan.batch() <= 0)

@@ -155,15 +155,21 @@ public:
   /// The FlatBuffer payload (no file header).
   std::vector<uint8_t> payload() const {
     std::vector<uint64_t> offsets = layout();
-    uint64_t persistentEnd = 0, end = 0;
+    uint64_t persistentEnd = 0, end = 0, placedEnd = 0;
     for (size_t i = 0; i < buffers_.size(); ++i) {
       const uint64_t bufferEnd = offsets[i] + bytesOf(buffers_[i]);
       end = std::max(end, bufferEnd);
       if (buffers_[i].persistent)
         persistentEnd = std::max(persistentEnd, bufferEnd);
+      // Where the buffers really end, overridden offsets included (a wrapping one aside).
+      const uint64_t offset = buffers_[i].offset.value_or(offsets[i]);
+      if (offset <= (uint64_t(1) << 62))
+        placedEnd = std::max(placedEnd, offset + bytesOf(buffers_[i]));
     }
+    // The arena is the automatic layout's, so that an offset moved past it falls outside; an
+    // offset moved inside it shrinks it to what the buffers use (the loader refuses more).
+    end = std::min(end, std::max<uint64_t>(placedEnd, 1));
     flatbuffers::FlatBufferBuilder fbb;
-    // The arena is sized from the automatic layout, so an overridden offset can fall outside.
     std::vector<flatbuffers::Offset<fb::Buffer>> buffers;
     for (size_t i = 0; i < buffers_.size(); ++i)
       buffers.push_back(fb::CreateBufferDirect(fbb, buffers_[i].dtype, &buffers_[i].shape,

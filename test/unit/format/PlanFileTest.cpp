@@ -297,6 +297,23 @@ TEST(PlanFileTest, ArenaTooSmall) {
   EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan, "past the arena of 64 bytes");
 }
 
+TEST(PlanFileTest, ArenaLargerThanItsBuffersNeed) {
+  // A 4 KiB plan asked for 6 GiB that no buffer uses (allocated, had the machine had it).
+  PlanBuilder b = mlpPlan();
+  b.setArenaBytes(uint64_t(6) << 30);
+  EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan,
+                  "the arena of 6442450944 bytes is larger than its buffers need");
+  // An arena near 2^64, whose rounding once wrapped to 0.
+  b.setArenaBytes(std::numeric_limits<uint64_t>::max() - 7);
+  EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan, "is larger than its buffers need");
+}
+
+TEST(PlanFileTest, ReservedHeaderBytesMustBeZero) {
+  std::vector<uint8_t> bytes = mlpPlan().fileBytes();
+  putU32(bytes, 28, 0xdeadbeef);
+  EXPECT_DP_ERROR(parse(bytes), ErrorKind::Plan, "its reserved bytes 28-31 are not zero");
+}
+
 TEST(PlanFileTest, OffsetThatWrapsAroundIsPastTheArena) {
   // An aligned offset whose end wraps to byte 64 would look like a small in-arena buffer.
   PlanBuilder b = mlpPlan();
