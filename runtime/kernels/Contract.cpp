@@ -715,4 +715,149 @@ std::shared_ptr<LstmForward> lstmGrad(const KernelSite &site) {
   return saved;
 }
 
+void checkKernel(const KernelSite &site) {
+  checkOverlaps(site);
+  switch (site.kind()) {
+  case KernelKind::Dense:
+    dense(site);
+    break;
+  case KernelKind::MatMul:
+    matmul(site, site.attrs<MatMulAttrs>());
+    break;
+  case KernelKind::Activation:
+    activation(site, site.attrs<ActivationAttrs>());
+    break;
+  case KernelKind::ActivationGrad:
+    activationGrad(site, site.attrs<ActivationAttrs>());
+    break;
+  case KernelKind::ReduceRows:
+    reduceRows(site);
+    break;
+  case KernelKind::Add:
+    add(site);
+    break;
+  case KernelKind::Copy:
+    copy(site);
+    break;
+  case KernelKind::Fill:
+    fill(site, site.attrs<FillAttrs>());
+    break;
+  case KernelKind::SoftmaxXent:
+    softmaxXent(site);
+    break;
+  case KernelKind::SoftmaxXentGrad:
+    softmaxXentGrad(site);
+    break;
+  case KernelKind::CountCorrect:
+    countCorrect(site);
+    break;
+  case KernelKind::SgdUpdate:
+    sgdUpdate(site);
+    break;
+  case KernelKind::MomentumUpdate:
+    momentumUpdate(site);
+    break;
+  case KernelKind::AdamUpdate:
+    adamUpdate(site, site.attrs<AdamAttrs>());
+    break;
+  case KernelKind::Conv2d:
+    conv2d(site, site.attrs<Conv2dAttrs>());
+    break;
+  case KernelKind::Conv2dGradInput:
+    conv2dGradInput(site, site.attrs<ConvAttrs>());
+    break;
+  case KernelKind::Conv2dGradFilter:
+    conv2dGradFilter(site, site.attrs<ConvAttrs>());
+    break;
+  case KernelKind::MaxPool2d:
+    maxPool2d(site, site.attrs<PoolAttrs>());
+    break;
+  case KernelKind::MaxPool2dGrad:
+    maxPool2dGrad(site, site.attrs<PoolAttrs>());
+    break;
+  case KernelKind::AvgPool2d:
+    avgPool2d(site, site.attrs<PoolAttrs>());
+    break;
+  case KernelKind::AvgPool2dGrad:
+    avgPool2dGrad(site, site.attrs<PoolAttrs>());
+    break;
+  case KernelKind::ZeroPad2d:
+    zeroPad2d(site, site.attrs<PadAttrs>());
+    break;
+  case KernelKind::ZeroPad2dGrad:
+    zeroPad2dGrad(site, site.attrs<PadAttrs>());
+    break;
+  case KernelKind::Dropout:
+    dropout(site, site.attrs<DropoutAttrs>());
+    break;
+  case KernelKind::DropoutGrad:
+    dropoutGrad(site);
+    break;
+  case KernelKind::BatchMoments:
+    batchMoments(site);
+    break;
+  case KernelKind::BatchNormTrain:
+    batchNormTrain(site, site.attrs<EpsilonAttrs>());
+    break;
+  case KernelKind::BatchNormInfer:
+    batchNormInfer(site, site.attrs<EpsilonAttrs>());
+    break;
+  case KernelKind::BatchNormGradParams:
+    batchNormGradParams(site, site.attrs<EpsilonAttrs>());
+    break;
+  case KernelKind::BatchNormGradInput:
+    batchNormGradInput(site, site.attrs<EpsilonAttrs>());
+    break;
+  case KernelKind::MovingStatsUpdate:
+    movingStatsUpdate(site, site.attrs<MovingStatsAttrs>());
+    break;
+  case KernelKind::LayerNorm:
+    layerNorm(site, site.attrs<EpsilonAttrs>());
+    break;
+  case KernelKind::LayerNormGrad:
+    layerNormGrad(site, site.attrs<EpsilonAttrs>());
+    break;
+  case KernelKind::Lstm: {
+    std::shared_ptr<void> *slot = nullptr;
+    const LstmShape shape = lstm(site, site.attrs<LstmAttrs>(), &slot);
+    if (slot) {
+      auto forward = std::make_shared<LstmForward>();
+      forward->x = site.input(0), forward->w = site.input(1), forward->r = site.input(2);
+      forward->b = site.input(3), forward->y = site.output(0);
+      forward->shape = shape;
+      *slot = forward;
+    }
+    break;
+  }
+  case KernelKind::LstmGrad:
+    lstmGrad(site);
+    break;
+  case KernelKind::Concat:
+    concat(site, site.attrs<AxisAttrs>());
+    break;
+  case KernelKind::Slice:
+    slice(site, site.attrs<SliceAttrs>());
+    break;
+  case KernelKind::AllReduceStart:
+  case KernelKind::AllReduceWait:
+  case KernelKind::NumKinds:
+    break;
+  }
+}
+
+void checkPlanKernels(const Plan &plan) {
+  // Distinct, aligned, never dereferenced: the checks compare addresses and read shapes only.
+  std::vector<std::vector<uint8_t>> arenas(static_cast<size_t>(plan.devicesPerProcess));
+  std::vector<uint8_t *> bases;
+  for (auto &arena : arenas) {
+    arena.resize(64);
+    bases.push_back(arena.data());
+  }
+  KernelStateMap state;
+  for (const StepDesc *step : {&plan.train, &plan.eval})
+    for (const KernelDesc &k : step->kernels)
+      if (!isCollective(k.kind))
+        checkKernel(KernelSite(plan, bases.data(), k, &state));
+}
+
 } // namespace dp::rt::contract

@@ -14,6 +14,15 @@
 
 namespace dp::rt::contract {
 
+/// Every check of the contract for `site`'s kind (and checkOverlaps), without building
+/// anything: what `dprun --inspect` runs over a whole plan. A training lstm leaves a plain
+/// LstmForward in its state slot for its lstm_grad's check.
+void checkKernel(const KernelSite &site);
+
+/// checkKernel for every compute kernel of both steps of `plan`, on arenas that are never
+/// touched (the checks read no data). Throws Error(Plan) at the first violation.
+void checkPlanKernels(const Plan &plan);
+
 /// Kinds whose implementations read each element (or row) before writing the same position,
 /// so that an output may be exactly the bytes of an input; partial overlaps are never allowed.
 bool allowsInPlace(KernelKind kind);

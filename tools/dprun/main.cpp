@@ -3,6 +3,7 @@
 // the runtime libraries, and nothing here or there links MLIR or LLVM.
 #include "runtime/base/Error.h"
 #include "runtime/format/Plan.h"
+#include "runtime/kernels/Contract.h"
 #include "runtime/train/GradCheck.h"
 #include "runtime/train/PlanInfo.h"
 #include "runtime/train/Run.h"
@@ -52,7 +53,8 @@ const char *kHelp =
     "  --save-params FILE\n"
     "                   after training, write every parameter to FILE (per parameter: its\n"
     "                   name, NUL, u64 element count, f32 values; little-endian)\n"
-    "  --inspect        print a summary of the plan and exit; needs no data\n"
+    "  --inspect        check the plan as a run would (every kernel against the kernel\n"
+    "                   contract) and print a summary of it; needs no data\n"
     "  --check-gradients\n"
     "                   compare the train step's gradients with finite differences of the\n"
     "                   eval step's loss on random inputs; needs no data; exit 5 on mismatch\n"
@@ -195,7 +197,11 @@ int run(int argc, char **argv) {
   if (!parseArgs(argc, argv, args))
     return 0;
   if (args.inspect) {
-    dp::rt::describePlan(dp::rt::Plan::read(args.plan), args.plan, std::cout);
+    const dp::rt::Plan plan = dp::rt::Plan::read(args.plan);
+    // Every check that building the kernels makes, so that --inspect accepts only a plan
+    // that dprun would run.
+    dp::rt::contract::checkPlanKernels(plan);
+    dp::rt::describePlan(plan, args.plan, std::cout);
     return 0;
   }
   if (args.checkGradients) {

@@ -223,6 +223,21 @@ TEST_F(Dprun, CorruptPlansAreRejected) {
   }
 }
 
+TEST_F(Dprun, InspectRefusesWhatBuildingTheKernelsRefuses) {
+  // A well-formed file whose kernels break the kernel contract: --inspect used to print its
+  // summary and exit 0, and only a training run refused it.
+  testing::PlanBuilder p = test::tinyPlan(8, 4, 3);
+  const uint32_t x = p.buffer({8, 5}), w = p.buffer({4, 3}), y = p.buffer({8, 3});
+  p.kernel(StepKind::Eval, KernelKind::Dense, {x, w}, {y}).at("bad.py:9");
+  std::vector<uint8_t> bytes = p.fileBytes();
+  std::string path = file("contract.dpx");
+  writeFile(path, std::string(bytes.begin(), bytes.end()));
+  Result r = run({path, "--inspect"});
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_NE(r.err.find("bad.py:9"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "") << "a summary was printed for a plan dprun refuses";
+}
+
 TEST_F(Dprun, InspectSummarisesThePlan) {
   Result r = run({writePlan(), "--inspect"});
   ASSERT_EQ(r.code, 0) << r.err;
