@@ -33,6 +33,13 @@ std::string bytesOf(uint64_t n) {
   return std::to_string(n) + " bytes";
 }
 
+/// The error of a file that cannot be opened (or stat'ed): missing, or why not.
+[[noreturn]] void cannotOpen(const std::string &path, ErrorKind kind) {
+  throw Error(kind, path + ": " +
+                        (errno == ENOENT ? std::string("file not found")
+                                         : std::string("cannot open: ") + std::strerror(errno)));
+}
+
 } // namespace
 
 std::string fileTypeName(mode_t mode) {
@@ -51,15 +58,18 @@ std::string fileTypeName(mode_t mode) {
   return "not a regular file";
 }
 
+void checkRegularMode(const std::string &path, mode_t mode, const std::string &role,
+                      ErrorKind kind) {
+  if (!S_ISREG(mode))
+    throw Error(kind, path + ": is " + fileTypeName(mode) + ", not a " + role +
+                          " file (a regular file)");
+}
+
 void checkRegularFile(const std::string &path, const std::string &role, ErrorKind kind) {
   struct stat info;
   if (::stat(path.c_str(), &info) != 0)
-    throw Error(kind, path + ": " +
-                          (errno == ENOENT ? std::string("file not found")
-                                           : std::string("cannot open: ") + std::strerror(errno)));
-  if (!S_ISREG(info.st_mode))
-    throw Error(kind, path + ": is " + fileTypeName(info.st_mode) + ", not a " + role +
-                          " file (a regular file)");
+    cannotOpen(path, kind);
+  checkRegularMode(path, info.st_mode, role, kind);
 }
 
 std::string readInputFile(const std::string &path, uint64_t maxBytes, const std::string &role,
@@ -68,9 +78,7 @@ std::string readInputFile(const std::string &path, uint64_t maxBytes, const std:
   // Opened without waiting for a writer (a FIFO), then checked on the open descriptor.
   const int fd = standardInput ? 0 : ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0)
-    throw Error(kind, path + ": " +
-                          (errno == ENOENT ? std::string("file not found")
-                                           : std::string("cannot open: ") + std::strerror(errno)));
+    cannotOpen(path, kind);
   struct Closer {
     int fd;
     bool own;
@@ -83,9 +91,7 @@ std::string readInputFile(const std::string &path, uint64_t maxBytes, const std:
   if (::fstat(fd, &info) != 0)
     throw Error(kind, path + ": cannot stat: " + std::strerror(errno));
   if (!standardInput) {
-    if (!S_ISREG(info.st_mode))
-      throw Error(kind, path + ": is " + fileTypeName(info.st_mode) + ", not a " + role +
-                            " file (a regular file)");
+    checkRegularMode(path, info.st_mode, role, kind);
     if (static_cast<uint64_t>(info.st_size) > maxBytes)
       throw Error(kind, path + ": is " + bytesOf(uint64_t(info.st_size)) + ", larger than a " +
                             role + " file may be (" + bytesOf(maxBytes) + ")");

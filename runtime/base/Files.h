@@ -18,6 +18,9 @@ std::string fileTypeName(mode_t mode);
 /// Throws Error(kind) naming `path`, its `role` ("plan", "model", "data file") and what it
 /// is, unless it is a regular file; "file not found" when it does not exist.
 void checkRegularFile(const std::string &path, const std::string &role, ErrorKind kind);
+/// The same for a file already stat'ed, from its `mode`.
+void checkRegularMode(const std::string &path, mode_t mode, const std::string &role,
+                      ErrorKind kind);
 
 /// The whole of `path` ("-": standard input), opened once and read only if it is a regular
 /// file (or standard input) of at most `maxBytes`; otherwise Error(kind) naming the path, its

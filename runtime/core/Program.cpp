@@ -179,20 +179,17 @@ Event &Program::event(PerDevice &d, const KernelDesc *k, int use) {
 }
 
 void Program::attachCollectives(CollectiveEngine *engine) {
-  const bool hadKernels = !devices_.empty() && !devices_[0]->averaging.empty();
   collectives_ = engine;
   if (!hasCollectives())
     return;
   synchronize();
-  // The engine's averaging kernels, one per allreduce_start of each device, made before any
-  // capture that launches them.
+  // The engine's averaging kernels, one per allreduce_start of each device, made before the
+  // capture that launches them; then the train step captured again for this engine.
   for (int d = 0; d < devices(); ++d) {
     PerDevice &device = *devices_[d];
     device.averaging.clear();
-    if (!engine)
-      continue;
     for (const KernelDesc &k : plan_.train.kernels) {
-      if (k.kind != KernelKind::AllReduceStart)
+      if (!engine || k.kind != KernelKind::AllReduceStart)
         continue;
       const int bucket = static_cast<int>(k.attrsAs<CollectiveAttrs>().bucket);
       std::unique_ptr<Kernel> kernel =
@@ -202,12 +199,7 @@ void Program::attachCollectives(CollectiveEngine *engine) {
       device.averaging[&k] = std::move(kernel);
     }
   }
-  const bool hasKernels = !devices_[0]->averaging.empty();
-  const CollectiveEngine::Placement placement =
-      engine ? engine->placement() : CollectiveEngine::Placement::Compute;
-  if (placement == placement_ && !hadKernels && !hasKernels)
-    return;
-  placement_ = placement;
+  placement_ = engine ? engine->placement() : CollectiveEngine::Placement::Compute;
   for (int d = 0; d < devices(); ++d)
     captureStep(d, plan_.train, devices_[d]->train);
 }

@@ -101,8 +101,7 @@ public:
   /// True when the train step has collectives, which need attachCollectives().
   bool hasCollectives() const { return !plan_.collectives.empty(); }
   /// The engine the collective kernels hand their buckets to; it must outlive every step.
-  /// Captures the train step again where the engine wants its calls on the other stream or
-  /// gives averaging kernels.
+  /// Captures the train step again for it (its placement, its averaging kernels).
   void attachCollectives(CollectiveEngine *engine);
 
   /// Makes the attached engine release every replica waiting for a bucket, with `why`: the

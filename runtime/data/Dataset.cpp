@@ -84,7 +84,7 @@ int64_t cifarRecords(const std::string &path, const std::string &needed) {
   struct stat info;
   if (::stat(path.c_str(), &info) != 0)
     throw Error(ErrorKind::Data, path + ": file not found (" + needed + ")");
-  checkRegularFile(path, "data", ErrorKind::Data);
+  checkRegularMode(path, info.st_mode, "data", ErrorKind::Data);
   const uint64_t bytes = static_cast<uint64_t>(info.st_size);
   if (bytes == 0)
     throw Error(ErrorKind::Data,

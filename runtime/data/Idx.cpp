@@ -110,7 +110,7 @@ IdxArray readIdx(const std::string &path, int rank, const std::string &items, ui
   if (::stat(path.c_str(), &info) != 0)
     fail(path,
          errno == ENOENT ? "file not found" : std::string("cannot open: ") + std::strerror(errno));
-  checkRegularFile(path, "data", ErrorKind::Data);
+  checkRegularMode(path, info.st_mode, "data", ErrorKind::Data);
   GzHandle file(gzopen(path.c_str(), "rb"));
   if (!file)
     fail(path, std::string("cannot open: ") + std::strerror(errno));

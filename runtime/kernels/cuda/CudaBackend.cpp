@@ -287,16 +287,20 @@ public:
                   describe() + ": setting up cuBLAS: " + api.statusString(status));
     return blas_;
   }
-  cudnnHandle_t dnn() override {
-    if (dnn_)
-      return dnn_;
+  cudnnHandle_t dnn(cudaStream_t stream) override {
     const CudnnApi &api = cudnn();
-    check(cudaSetDevice(cuda_), "cudaSetDevice");
-    cudnnHandle_t handle = nullptr;
-    const cudnnStatus_t status = api.create(&handle);
-    if (status != CUDNN_STATUS_SUCCESS)
-      throw Error(ErrorKind::Runtime, describe() + ": cudnnCreate: " + api.errorString(status));
-    dnn_ = handle;
+    if (!dnn_) {
+      check(cudaSetDevice(cuda_), "cudaSetDevice");
+      const cudnnStatus_t status = api.create(&dnn_);
+      if (status != CUDNN_STATUS_SUCCESS)
+        throw Error(ErrorKind::Runtime, describe() + ": cudnnCreate: " + api.errorString(status));
+    }
+    if (stream) {
+      const cudnnStatus_t status = api.setStream(dnn_, stream);
+      if (status != CUDNN_STATUS_SUCCESS)
+        throw Error(ErrorKind::Runtime,
+                    describe() + ": cudnnSetStream: " + api.errorString(status));
+    }
     return dnn_;
   }
   bool tf32() const override { return tf32_; }

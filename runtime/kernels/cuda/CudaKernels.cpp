@@ -51,6 +51,27 @@ LaunchKernel::Enqueue copying(const void *from, void *to, size_t bytes) {
   };
 }
 
+/// Throws Error(Runtime) naming the kernel, the call and the device unless `status` is
+/// CUDNN_STATUS_SUCCESS.
+void checkDnn(cudnnStatus_t status, const std::string &where, const char *call,
+              const KernelEnvironment &env) {
+  if (status != CUDNN_STATUS_SUCCESS)
+    throw Error(ErrorKind::Runtime, where + ": " + call + " on " + env.describe() + ": " +
+                                        cudnn().errorString(status));
+}
+
+/// A dense layer's or convolution's epilogue on y[rows, cols]: the bias and an element-wise
+/// activation in one pass, or a row-wise softmax after the bias.
+void enqueueEpilogue(cudaStream_t stream, float *y, const float *bias, int64_t rows,
+                     int64_t cols, Activation act, const std::string &where) {
+  if (bias || (act != Activation::None && act != Activation::Softmax))
+    check(launchBiasActivation(stream, y, bias, rows, cols,
+                               act == Activation::Softmax ? Activation::None : act),
+          where);
+  if (act == Activation::Softmax)
+    check(launchSoftmax(stream, y, y, rows, cols), where);
+}
+
 /// C = op(a) . op(b) through cuBLAS, then an optional bias and activation on C's rows.
 class GemmKernel final : public Kernel {
 public:
@@ -76,12 +97,7 @@ public:
                         int(gemm_.k), &one, operands_[gemm_.first], int(gemm_.lda),
                         operands_[gemm_.second], int(gemm_.ldb), &zero, c_, int(gemm_.ldc)),
               "cublasSgemm");
-    if (bias_ || (act_ != Activation::None && act_ != Activation::Softmax))
-      check(launchBiasActivation(stream, c_, bias_, rows_, cols_,
-                                 act_ == Activation::Softmax ? Activation::None : act_),
-            where_);
-    if (act_ == Activation::Softmax)
-      check(launchSoftmax(stream, c_, c_, rows_, cols_), where_);
+    enqueueEpilogue(stream, c_, bias_, rows_, cols_, act_, where_);
   }
 
 private:
@@ -157,8 +173,7 @@ public:
 
   void run(const StepContext &) override {
     const cudaStream_t stream = launchStream();
-    cudnnHandle_t handle = env_.dnn();
-    checkDnn(api_.setStream(handle, stream), "cudnnSetStream");
+    cudnnHandle_t handle = env_.dnn(stream);
     char *scratch = static_cast<char *>(env_.scratch());
     float *filter = reinterpret_cast<float *>(scratch + filterOffset_);
     float *padded = reinterpret_cast<float *>(scratch + paddedOffset_);
@@ -173,13 +188,8 @@ public:
                             cudnnConvolutionFwdAlgo_t(algo_), workspace, workspace_, &zero,
                             y_desc_, y_),
                "cudnnConvolutionForward");
-      const int64_t rows = plan_.n * plan_.outH * plan_.outW;
-      if (bias_ || (act_ != Activation::None && act_ != Activation::Softmax))
-        check(launchBiasActivation(stream, y_, bias_, rows, plan_.f,
-                                   act_ == Activation::Softmax ? Activation::None : act_),
-              where_);
-      if (act_ == Activation::Softmax)
-        check(launchSoftmax(stream, y_, y_, rows, plan_.f), where_);
+      enqueueEpilogue(stream, y_, bias_, plan_.n * plan_.outH * plan_.outW, plan_.f, act_,
+                      where_);
       break;
     }
     case Pass::GradInput: {
@@ -215,9 +225,7 @@ private:
   }
 
   void checkDnn(cudnnStatus_t status, const char *call) const {
-    if (status != CUDNN_STATUS_SUCCESS)
-      throw Error(ErrorKind::Runtime, where_ + ": " + call + " on " + env_.describe() + ": " +
-                                          api_.errorString(status));
+    cuda::checkDnn(status, where_, call, env_);
   }
 
   /// The descriptors of the plan (NHWC images, KRSC filter, cross-correlation in f32).
@@ -247,7 +255,7 @@ private:
 
   /// The algorithm, once: cuDNN's ranked list for this pass, then chooseAlgorithm.
   void chooseAlgorithm(const KernelSite &site) {
-    cudnnHandle_t handle = env_.dnn();
+    cudnnHandle_t handle = env_.dnn(nullptr);
     std::vector<AlgoCandidate> ranked;
     int count = 0;
     auto collect = [&](const auto *perf) {
@@ -337,15 +345,7 @@ struct CudaLstm final : contract::LstmForward {
       api.destroyTensor(hDesc);
   }
   void checkDnn(cudnnStatus_t status, const std::string &where, const char *call) const {
-    if (status != CUDNN_STATUS_SUCCESS)
-      throw Error(ErrorKind::Runtime, where + ": " + call + " on " + env.describe() + ": " +
-                                          api.errorString(status));
-  }
-  /// The device's cuDNN handle, bound to the stream being launched.
-  cudnnHandle_t handleOn(cudaStream_t stream, const std::string &where) const {
-    cudnnHandle_t handle = env.dnn();
-    checkDnn(api.setStream(handle, stream), where, "cudnnSetStream");
-    return handle;
+    cuda::checkDnn(status, where, call, env);
   }
 
   KernelEnvironment &env;
@@ -360,7 +360,8 @@ struct CudaLstm final : contract::LstmForward {
   RnnWeightLayout layout{};
   void *reserve = nullptr; // what the training forward keeps for the backward
   size_t reserveBytes = 0;
-  size_t forwardWork = 0;  // the forward's workspace, in scratch
+  size_t forwardWork = 0;  // the workspace, in scratch (cuDNN sizes the training forward's
+                           // for the backward too)
   float *sequence = nullptr; // h of every step when y is only the last one's
 };
 
@@ -373,7 +374,7 @@ std::shared_ptr<CudaLstm> describeLstm(KernelEnvironment &env, const KernelSite 
   auto l = std::make_shared<CudaLstm>(env, cudnn());
   const CudnnApi &api = l->api;
   const std::string &where = site.where();
-  cudnnHandle_t handle = env.dnn();
+  cudnnHandle_t handle = env.dnn(nullptr);
   l->training = training;
   l->checkDnn(api.createRnn(&l->rnn), where, "cudnnCreateRNNDescriptor");
   // Keras's LSTM: one input bias per gate, full f32 unless TF32 was asked for. Batch-major
@@ -455,7 +456,7 @@ public:
     const CudaLstm &l = *l_;
     const contract::LstmShape &s = l.shape;
     const cudaStream_t stream = launchStream();
-    cudnnHandle_t handle = l.handleOn(stream, where_);
+    cudnnHandle_t handle = l.env.dnn(stream);
     check(launchPackLstmWeights(stream, l.w.f32(), l.r.f32(), l.b.f32(), l.weights, l.layout,
                                 s.f, s.u),
           where_);
@@ -480,9 +481,8 @@ private:
 /// gradient of the weight space, unpacked into dw, dr, db.
 class LstmGradKernel final : public Kernel {
 public:
-  LstmGradKernel(std::shared_ptr<CudaLstm> l, const KernelSite &site, size_t workBytes)
-      : l_(std::move(l)), where_(site.where()), workBytes_(workBytes),
-        dx_(site.output(0).f32()), dw_(site.output(1).f32()), dr_(site.output(2).f32()),
+  LstmGradKernel(std::shared_ptr<CudaLstm> l, const KernelSite &site)
+      : l_(std::move(l)), where_(site.where()), dx_(site.output(0).f32()), dw_(site.output(1).f32()), dr_(site.output(2).f32()),
         db_(site.output(3).f32()), dy_(site.input(5).f32()) {
     const contract::LstmShape &s = l_->shape;
     grads_ = static_cast<float *>(l_->env.persistent(l_->weightBytes));
@@ -494,18 +494,18 @@ public:
     const CudaLstm &l = *l_;
     const contract::LstmShape &s = l.shape;
     const cudaStream_t stream = launchStream();
-    cudnnHandle_t handle = l.handleOn(stream, where_);
+    cudnnHandle_t handle = l.env.dnn(stream);
     const float *sequence = s.returnSequences ? l.y.f32() : l.sequence;
     l.checkDnn(l.api.rnnBackwardData(handle, l.rnn, l.seqLengths, l.yDesc, sequence,
                                      s.returnSequences ? dy_ : zeroSteps_, l.xDesc, dx_, l.hDesc,
                                      nullptr, s.returnSequences ? nullptr : dy_, nullptr, l.hDesc,
                                      nullptr, nullptr, nullptr, l.weightBytes, l.weights,
-                                     workBytes_, l.env.scratch(), l.reserveBytes, l.reserve),
+                                     l.forwardWork, l.env.scratch(), l.reserveBytes, l.reserve),
                where_, "cudnnRNNBackwardData_v8");
     check(cudaMemsetAsync(grads_, 0, l.weightBytes, stream), where_);
     l.checkDnn(l.api.rnnBackwardWeights(handle, l.rnn, CUDNN_WGRAD_MODE_ADD, l.seqLengths,
                                         l.xDesc, l.x.f32(), l.hDesc, nullptr, l.yDesc, sequence,
-                                        l.weightBytes, grads_, workBytes_, l.env.scratch(),
+                                        l.weightBytes, grads_, l.forwardWork, l.env.scratch(),
                                         l.reserveBytes, l.reserve),
                where_, "cudnnRNNBackwardWeights_v8");
     check(launchUnpackLstmGrads(stream, grads_, l.layout, dw_, dr_, db_, s.f, s.u), where_);
@@ -514,7 +514,6 @@ public:
 private:
   std::shared_ptr<CudaLstm> l_;
   std::string where_;
-  size_t workBytes_;
   float *dx_, *dw_, *dr_, *db_;
   const float *dy_;
   float *grads_ = nullptr, *zeroSteps_ = nullptr;
@@ -534,9 +533,8 @@ std::unique_ptr<Kernel> makeLstm(KernelEnvironment &env, const KernelSite &site)
 }
 
 std::unique_ptr<Kernel> makeLstmGrad(const KernelSite &site) {
-  // The backward's workspace is the training forward's (cuDNN sizes them together).
-  auto l = std::static_pointer_cast<CudaLstm>(contract::lstmGrad(site));
-  return std::make_unique<LstmGradKernel>(l, site, l->forwardWork);
+  return std::make_unique<LstmGradKernel>(
+      std::static_pointer_cast<CudaLstm>(contract::lstmGrad(site)), site);
 }
 
 UpdateRule sgdRule(const SgdAttrs &a) {

@@ -38,8 +38,9 @@ public:
   /// own workspace, so that a captured step allocates nothing), bound to `stream` with that
   /// workspace unless `stream` is null.
   virtual cublasHandle_t blas(cudaStream_t stream) = 0;
-  /// The device's cuDNN handle (created on the first call, which must come at load).
-  virtual cudnnHandle_t dnn() = 0;
+  /// The device's cuDNN handle (created on the first call, which must come at load), bound
+  /// to `stream` unless `stream` is null.
+  virtual cudnnHandle_t dnn(cudaStream_t stream) = 0;
   /// Whether products and convolutions may use TF32 tensor cores (DP_CUDA_TF32=1).
   virtual bool tf32() const = 0;
   /// Reserves `bytes` of the device's scratch memory, which kernels of one stream use in

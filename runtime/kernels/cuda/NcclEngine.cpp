@@ -7,7 +7,6 @@
 #include "runtime/kernels/cuda/StepWatch.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <chrono>
 #include <condition_variable>
