@@ -1,7 +1,7 @@
 // A small, portable random number generator for parameter initialisation. Every draw is defined
 // by integer arithmetic and a few libm calls in double precision, never by std:: distributions,
 // whose outputs differ between standard libraries. The integer core (splitmix64, xoshiro256**,
-// uniform draws and dropout's per-row streams) is host-and-device code: the CUDA backend's
+// uniform draws and dropout's counter-based draws) is host-and-device code: the CUDA backend's
 // dropout draws exactly the CPU backend's numbers.
 #pragma once
 
@@ -91,10 +91,11 @@ private:
   bool haveSpare_ = false;
 };
 
-/// The stream of dropout's mask for one sample row of one step: it depends only on the run's
+/// The key of dropout's draws for one sample row of one step: it depends only on the run's
 /// seed, the 1-based step, the dropout's number in the step (`stream`) and the row's index in
 /// the global batch, so every split of the batch across replicas draws the same masks.
-DP_HOST_DEVICE inline Rng dropoutRng(uint64_t seed, int64_t step, int64_t stream, int64_t row) {
+DP_HOST_DEVICE inline uint64_t dropoutRowKey(uint64_t seed, int64_t step, int64_t stream,
+                                             int64_t row) {
   uint64_t s = seed ^ 0x64726f706f7574ULL; // "dropout"
   uint64_t mixed = splitmix64(s);
   const uint64_t keys[3] = {uint64_t(step), uint64_t(stream), uint64_t(row)};
@@ -102,7 +103,15 @@ DP_HOST_DEVICE inline Rng dropoutRng(uint64_t seed, int64_t step, int64_t stream
     s = mixed ^ v;
     mixed = splitmix64(s);
   }
-  return Rng(mixed);
+  return mixed;
+}
+
+/// Element i's uniform draw on [0, 1) in a row keyed by dropoutRowKey: splitmix64's (i+1)-th
+/// output from the key, computed directly (splitmix64 is a counter-based generator), so each
+/// element is drawn on its own, one GPU thread per element, and equals the sequential draw.
+DP_HOST_DEVICE inline double dropoutUniform(uint64_t rowKey, int64_t i) {
+  uint64_t s = rowKey + uint64_t(i) * 0x9e3779b97f4a7c15ULL;
+  return static_cast<double>(splitmix64(s) >> 11) * 0x1.0p-53;
 }
 
 /// Dropout's scale of a kept element, 1 / (1 - rate), as every backend forms it.
@@ -110,13 +119,18 @@ DP_HOST_DEVICE inline float dropoutKeepScale(double rate) {
   return static_cast<float>(1.0 / (1.0 - rate));
 }
 
-/// Fills mask[0, n) for one row: 0 where dropped (probability `rate`), 1 / (1 - rate) where kept.
+/// Dropout's mask value of element i of a row: 0 where dropped (probability `rate`),
+/// 1 / (1 - rate) where kept.
+DP_HOST_DEVICE inline float dropoutMaskValue(uint64_t rowKey, int64_t i, double rate) {
+  return dropoutUniform(rowKey, i) < rate ? 0.0f : dropoutKeepScale(rate);
+}
+
+/// Fills mask[0, n) for one row (dropoutMaskValue of each element).
 DP_HOST_DEVICE inline void dropoutMaskRow(float *mask, int64_t n, double rate, uint64_t seed,
                                           int64_t step, int64_t stream, int64_t row) {
-  Rng rng = dropoutRng(seed, step, stream, row);
-  const float keep = dropoutKeepScale(rate);
+  const uint64_t key = dropoutRowKey(seed, step, stream, row);
   for (int64_t i = 0; i < n; ++i)
-    mask[i] = rng.uniform() < rate ? 0.0f : keep;
+    mask[i] = dropoutMaskValue(key, i, rate);
 }
 
 } // namespace dp::rt

@@ -161,9 +161,8 @@ struct DropoutOp {
   double rate;
   int64_t stream;
   const StepContext *ctx;
-  __device__ void operator()(int64_t r) const {
-    dropoutRow(x + r * cols, y + r * cols, mask + r * cols, cols, rate, ctx->seed, ctx->step,
-               stream, ctx->firstRow + r);
+  __device__ void operator()(int64_t i) const {
+    dropoutElement(x, y, mask, i, cols, rate, ctx->seed, ctx->step, stream, ctx->firstRow);
   }
 };
 struct LayerNormOp {
@@ -439,7 +438,7 @@ cudaError_t launchCountCorrect(cudaStream_t stream, const float *logits, const i
 cudaError_t launchDropout(cudaStream_t stream, const float *x, float *y, float *mask,
                           int64_t rows, int64_t cols, double rate, int64_t dropoutStream,
                           const StepContext *ctx) {
-  return launchEach(stream, rows, DropoutOp{x, y, mask, cols, rate, dropoutStream, ctx});
+  return launchEach(stream, rows * cols, DropoutOp{x, y, mask, cols, rate, dropoutStream, ctx});
 }
 cudaError_t launchLayerNorm(cudaStream_t stream, const float *x, const float *gamma,
                             const float *beta, float *y, int64_t rows, int64_t c,

@@ -143,6 +143,17 @@ DP_HOST_DEVICE inline void dropoutRow(const float *x, float *y, float *mask, int
     y[j] = x[j] * mask[j];
 }
 
+/// Element i of a rows x cols dropout on its own (the GPU's one thread per element): the same
+/// mask and output as dropoutRow of its row.
+DP_HOST_DEVICE inline void dropoutElement(const float *x, float *y, float *mask, int64_t i,
+                                          int64_t cols, double rate, uint64_t seed, int64_t step,
+                                          int64_t stream, int64_t firstRow) {
+  const int64_t r = i / cols;
+  const float m = dropoutMaskValue(dropoutRowKey(seed, step, stream, firstRow + r), i - r * cols, rate);
+  mask[i] = m;
+  y[i] = x[i] * m;
+}
+
 // ----------------------------------------------------------------------- layer normalisation
 
 /// Mean and 1 / sqrt(variance + epsilon) of one row of c, in double, two passes.
