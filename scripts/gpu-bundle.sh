@@ -51,22 +51,48 @@ for split, keep in (("train", rows), ("t10k", None)):
             f.write(out)
 PY
 
+echo "gpu-bundle: CIFAR-10-format data for resnet50v2_32 (generated, 64 records a file)"
+python3 "$root/test/e2e/make_cifar.py" "$tmp/cifar" --per-file 64
+
 echo "gpu-bundle: plans"
 compile() { "$build/bin/dpc" compile "$root/models/$1.mlir" -o "$tmp/plans/$2.dpx" "${@:3}" > /dev/null; }
 for model in mnist_mlp mnist_small_cnn mnist_cnn mnist_lstm; do
   compile "$model" "$model-cpu" --device cpu
   compile "$model" "$model-cuda" --device cuda
 done
+compile resnet50v2_32 resnet50v2_32-cpu --device cpu
+compile resnet50v2_32 resnet50v2_32-cuda --device cuda
+compile resnet50v2_32 resnet50v2_32-r2-cpu --device cpu --devices-per-process 2
 # Two replicas in one process (NCCL over two GPUs), and two processes of one replica each.
 compile mnist_cnn mnist_cnn-r2-cpu --device cpu --devices-per-process 2
 compile mnist_cnn mnist_cnn-r2-cuda --device cuda --devices-per-process 2
 compile mnist_cnn mnist_cnn-p2-cuda --device cuda --processes 2
+# The gradient checks' models: smooth (or kink-aware) small graphs whose gradients finite
+# differences can judge; whole seed models cannot be (max-pooling and ReLU kinks, dropout).
+for model in "$root"/test/e2e/gradcheck/*.mlir; do
+  name=$(basename "$model" .mlir)
+  "$build/bin/dpc" compile "$model" -o "$tmp/plans/gradcheck-$name-cuda.dpx" --device cuda --quiet
+done
 
 echo "gpu-bundle: the CPU backend's reference runs"
 reference() { # name plan dprun-args...
   "$build/bin/dprun" "$tmp/plans/$2.dpx" --data "$tmp/data" --seed 1 --quiet \
     --metrics "$tmp/expected/$1.json" "${@:3}" > /dev/null
 }
+"$build/bin/dprun" "$tmp/plans/resnet50v2_32-cpu.dpx" --data "$tmp/cifar" --seed 1 --quiet \
+  --epochs 1 --max-steps 1 --metrics "$tmp/expected/resnet50v2_32-step1.json" > /dev/null
+"$build/bin/dprun" "$tmp/plans/resnet50v2_32-cpu.dpx" --data "$tmp/cifar" --seed 1 --quiet \
+  --epochs 1 --max-steps 1 --save-params "$tmp/resnet.params" > /dev/null
+# 94 MB of parameters: 1,024 evenly spaced values of each travel.
+python3 "$root/test/e2e/compare_params.py" "$tmp/resnet.params" --sample 1024 \
+  "$tmp/expected/resnet50v2_32-step1.params"
+# The model's own sensitivity to rounding: the same step on two CPU replicas (a different but
+# equally exact reduction order) moves the early batch norms' betas by a few percent.
+"$build/bin/dprun" "$tmp/plans/resnet50v2_32-r2-cpu.dpx" --data "$tmp/cifar" --seed 1 --quiet \
+  --epochs 1 --max-steps 1 --save-params "$tmp/resnet.params" > /dev/null
+python3 "$root/test/e2e/compare_params.py" "$tmp/resnet.params" --sample 1024 \
+  "$tmp/expected/resnet50v2_32-r2-step1.params"
+rm "$tmp/resnet.params"
 for model in mnist_mlp mnist_small_cnn mnist_cnn mnist_lstm; do
   reference "$model-step1" "$model-cpu" --epochs 1 --max-steps 1
   reference "$model-steps40" "$model-cpu" --epochs 1 --max-steps 40
@@ -75,6 +101,7 @@ reference mnist_cnn-epoch "mnist_cnn-cpu" --epochs 1
 reference mnist_cnn-r2-steps40 "mnist_cnn-r2-cpu" --epochs 1 --max-steps 40
 
 cp "$root/scripts/gpu-check.sh" "$tmp/"
+cp "$root/test/e2e/compare_params.py" "$tmp/bin/"
 mkdir -p "$tmp/bench" && cp "$root"/bench/peers/{torch_peer.py,common.py} "$tmp/bench/"
 git -C "$root" rev-parse --short HEAD > "$tmp/REVISION" 2>/dev/null || echo unknown > "$tmp/REVISION"
 rm -rf "$out"

@@ -119,7 +119,7 @@ class KerasLSTM(torch.nn.Module):
     def forward(self, x):
         if self.training and self.dropout > 0:
             keep = 1.0 - self.dropout
-            mask = torch.empty(x.shape[0], 1, x.shape[2], dtype=x.dtype).bernoulli_(keep)
+            mask = torch.empty(x.shape[0], 1, x.shape[2], dtype=x.dtype, device=x.device).bernoulli_(keep)
             x = x * (mask / keep)
         out, (h, _) = self.lstm(x)
         return out if self.return_sequences else h[-1]

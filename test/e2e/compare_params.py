@@ -2,6 +2,11 @@
 """Compares two parameter files written by `dprun --save-params`.
 
 Usage: compare_params.py A B [--rtol R] [--floor F]
+       compare_params.py A --sample N OUT
+
+The second form writes OUT in the same format with at most N evenly spaced values of each of A's
+parameters, so that a large model's parameters can travel as a reference; compare two files
+sampled alike.
 
 For every parameter (same names, same order, same sizes) the relative error is
 max|a - b| / max(max|a|, F), F tiny unless given (a floor keeps parameters that stay near zero,
@@ -31,13 +36,29 @@ def load(path):
     return params
 
 
+def write_sample(params, n, path):
+    out = bytearray()
+    for name, values in params:
+        stride = max(1, -(-len(values) // max(n, 1)))
+        kept = values[::stride]
+        out += name.encode() + b"\0" + struct.pack("<Q", len(kept)) + kept.tobytes()
+    with open(path, "wb") as f:
+        f.write(out)
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("a")
-    parser.add_argument("b")
+    parser.add_argument("b", nargs="?")
+    parser.add_argument("--sample", type=int, metavar="N", help="write N values per parameter to B")
     parser.add_argument("--rtol", type=float, default=1e-5)
     parser.add_argument("--floor", type=float, default=1e-30)
-    args = parser.parse_args()
+    args = parser.parse_intermixed_args()
+    if args.b is None:
+        parser.error("give B: the second parameter file, or with --sample the file to write")
+    if args.sample is not None:
+        return write_sample(load(args.a), args.sample, args.b)
     a, b = load(args.a), load(args.b)
     if [n for n, _ in a] != [n for n, _ in b]:
         sys.exit(f"different parameters: {[n for n, _ in a]} vs {[n for n, _ in b]}")
