@@ -20,6 +20,7 @@ fi
 
 PKGS=(
   build-essential cmake ninja-build ccache pkg-config git python3
+  clang-19 libclang-rt-19-dev libomp-19-dev
   llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools
   libdnnl-dev
   libflatbuffers-dev flatbuffers-compiler

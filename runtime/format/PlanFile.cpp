@@ -237,7 +237,38 @@ static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
   }
 }
 
+namespace {
+
+/// FlatBuffers' verifier (2.0) checks a vector's length word to 4 bytes only, so a vector of
+/// 8-byte elements can be misaligned and reading it would be undefined behaviour. dp's
+/// FlatBufferBuilder always aligns them; a plan that does not was made by hand.
+void verifyWideVectorsAligned(const fb::Plan &plan, const std::string &what) {
+  // An empty vector has nothing to read (and FlatBuffers does not align it).
+  auto aligned = [](const auto *v) {
+    return v->size() == 0 || reinterpret_cast<uintptr_t>(v->data()) % 8 == 0;
+  };
+  const auto &buffers = *plan.buffers();
+  for (uint32_t id = 0; id < buffers.size(); ++id)
+    if (!aligned(buffers.Get(id)->shape()))
+      fail(what, "corrupt plan: buffer " + std::to_string(id) +
+                     "'s shape is not 8-byte aligned in the FlatBuffer");
+  for (const fb::Step *step : {plan.train(), plan.eval()})
+    for (uint32_t k = 0; k < step->kernels()->size(); ++k) {
+      const auto *attrs = step->kernels()->Get(k)->attrs();
+      if (!attrs)
+        continue;
+      for (const fb::Attr *attr : *attrs)
+        if (attr->ints() && !aligned(attr->ints()))
+          fail(what, "corrupt plan: attribute " + attr->name()->str() + " of " +
+                         step->name()->str() + " kernel " + std::to_string(k) +
+                         " is not 8-byte aligned in the FlatBuffer");
+    }
+}
+
+} // namespace
+
 void verifyPlanSemantics(const fb::Plan &plan, const std::string &what) {
+  verifyWideVectorsAligned(plan, what);
   if (plan.device_kind() >= kNumDeviceKinds)
     fail(what, "unknown device kind " + std::to_string(plan.device_kind()));
   const auto &buffers = *plan.buffers();
@@ -253,9 +284,9 @@ void verifyPlanSemantics(const fb::Plan &plan, const std::string &what) {
     for (int64_t d : *b->shape()) {
       if (d <= 0 || d > (int64_t(1) << 40))
         fail(what, bufferName(id) + " has invalid dimension " + std::to_string(d));
-      elements *= d;
-      if (elements > (int64_t(1) << 40))
+      if (elements > (int64_t(1) << 40) / d) // before the product could overflow
         fail(what, bufferName(id) + " is implausibly large");
+      elements *= d;
     }
     // Compared without forming offset + size, which a hostile offset could wrap around.
     uint64_t size = static_cast<uint64_t>(elements) * dtypeSize(DType(b->dtype()));

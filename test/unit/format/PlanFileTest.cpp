@@ -338,6 +338,14 @@ TEST(PlanFileTest, UnknownDType) {
   EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan, "has unknown dtype 9");
 }
 
+TEST(PlanFileTest, DimensionsWhoseProductOverflows) {
+  // Each dimension is allowed on its own; their product (2^80) once wrapped to 0 elements and
+  // the buffer was accepted as empty (found by fuzz_plan; UBSan: signed overflow).
+  PlanBuilder b = mlpPlan();
+  b.buffer({int64_t(1) << 40, int64_t(1) << 40});
+  EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan, "buffer 8 is implausibly large");
+}
+
 TEST(PlanFileTest, ZeroDimension) {
   PlanBuilder b = mlpPlan();
   b.buffer({4, 0});

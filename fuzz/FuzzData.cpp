@@ -1,0 +1,56 @@
+// Fuzz target: bytes as a data file, through the readers dprun's --data uses. The first byte
+// picks the reader: 0 an IDX image file (rank 3), 1 an IDX label file (rank 1), 2 a CIFAR-10
+// test batch; the rest is the file, written to a private temporary directory (the readers take
+// paths, as dprun gives them). gzip is detected from the content, so the seeds' gzipped IDX
+// files fuzz the decompression too. The IDX limit is lowered to 64 MiB so that a header (or a
+// gzip stream) claiming more is refused, not allocated, within the fuzzer's memory limit.
+#include "runtime/base/Error.h"
+#include "runtime/data/Dataset.h"
+#include "runtime/data/Idx.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <unistd.h>
+
+namespace {
+
+const std::string &workDir() {
+  static const std::string dir = [] {
+    const char *tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/dp-fuzz-data.XXXXXX";
+    if (!mkdtemp(pattern.data()))
+      std::abort();
+    return pattern;
+  }();
+  return dir;
+}
+
+void writeFile(const std::string &path, const uint8_t *data, size_t size) {
+  FILE *f = std::fopen(path.c_str(), "wb");
+  if (!f || (size && std::fwrite(data, 1, size, f) != size) || std::fclose(f) != 0)
+    std::abort();
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (size < 1)
+    return 0;
+  const int mode = data[0] % 3;
+  const std::string dir = workDir();
+  const std::string path = dir + (mode == 2 ? "/test_batch.bin" : "/file-ubyte");
+  writeFile(path, data + 1, size - 1);
+  try {
+    if (mode == 2)
+      (void)dp::rt::Dataset::loadCifar10(dir, "test");
+    else
+      (void)dp::rt::readIdx(path, mode == 0 ? 3 : 1, mode == 0 ? "images" : "labels",
+                            uint64_t(64) << 20);
+  } catch (const dp::rt::Error &) {
+    // The expected answer to a broken file.
+  }
+  unlink(path.c_str());
+  return 0;
+}

@@ -1,0 +1,70 @@
+// Fuzz target: bytes as a model's text, through everything `dpc compile` does to it: the
+// nesting pre-scan, MLIR's parser with dp's dialects, the whole compile pipeline (model
+// verification, inlining, autodiff, replication over two devices, batch split, allreduce
+// placement and fusion, lowering, memory planning) and the plan writer with the runtime's
+// verifier, in memory. Diagnostics are swallowed: an error is the expected answer.
+#include "dialect/Common/Nesting.h"
+#include "passes/Pipelines/Pipelines.h"
+#include "passes/Target/Plan/PlanWriter.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+// LLVM's allocators poison their free memory when the code that inlines them is built with
+// ASan: dp's code is, Debian's libMLIR is not, so memory the library's own inlined copy hands out
+// stays poisoned for dp's and every later use would be reported. Manual poisoning is ignored
+// (ASan's own checks are unaffected); ASAN_OPTIONS set by the user still come first.
+extern "C" const char *__asan_default_options() { return "allow_user_poisoning=0"; }
+
+namespace {
+
+const mlir::DialectRegistry &registry() {
+  static const mlir::DialectRegistry *r = [] {
+    auto *registry = new mlir::DialectRegistry;
+    dp::registerDialects(*registry);
+    return registry;
+  }();
+  return *r;
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  // Larger inputs make each run slower, not the parser deeper.
+  if (size > (size_t(1) << 16))
+    return 0;
+  const std::string text(reinterpret_cast<const char *>(data), size);
+  if (dp::nestingBeyond(text, dp::kMaxNesting))
+    return 0; // refused before parsing, as dpc refuses it
+  // A context per input: uniqued types and attributes would otherwise accumulate.
+  mlir::MLIRContext context(registry(), mlir::MLIRContext::Threading::DISABLED);
+  context.loadAllAvailableDialects();
+  mlir::ScopedDiagnosticHandler silence(&context,
+                                        [](mlir::Diagnostic &) { return mlir::success(); });
+  llvm::SourceMgr sources;
+  sources.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, "fuzz.mlir"),
+                             llvm::SMLoc());
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(sources, &context);
+  if (!module)
+    return 0;
+  dp::CompileOptions options;
+  options.devicesPerProcess = 2;
+  mlir::PassManager pm(&context);
+  dp::buildCompilePipeline(pm, options);
+  if (mlir::failed(pm.run(*module)))
+    return 0;
+  std::string plan;
+  (void)dp::plan::writePlan(*module, "fuzz", plan);
+  return 0;
+}

@@ -1,0 +1,10000 @@
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+module {
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
