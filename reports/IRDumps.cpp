@@ -1,6 +1,8 @@
 // The per-pass IR dumps (see IRDumps.h).
 #include "reports/IRDumps.h"
 
+#include "dialect/Common/AtomicFile.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -27,16 +29,17 @@ void IRDumps::runAfterPass(Pass *pass, Operation *op) {
 void IRDumps::write(Operation *op, StringRef name, const std::vector<std::string> &notes) {
   llvm::SmallString<256> path(dir_);
   llvm::sys::path::append(path, name);
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec);
-  if (ec) {
-    llvm::errs() << "dpc: cannot write " << path << ": " << ec.message() << "\n";
-    return;
-  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
   for (const std::string &note : notes)
     os << "// collectives: " << note << "\n";
   op->print(os);
   os << "\n";
+  if (std::string error = writeFileAtomically(path.str().str(), os.str()); !error.empty()) {
+    if (!failed_)
+      llvm::errs() << "dpc: cannot write the dump " << path << ": " << error << "\n";
+    failed_ = true;
+  }
 }
 
 } // namespace dp::reports

@@ -12,7 +12,7 @@
 
 namespace dp::reports {
 
-/// Writes DIR/NN-<pass>.mlir after each pass that runs on a module.
+/// Writes DIR/NN-<pass>.mlir after each pass that runs on a module, each atomically.
 class IRDumps : public mlir::PassInstrumentation {
 public:
   explicit IRDumps(std::string dir) : dir_(std::move(dir)) {}
@@ -20,11 +20,14 @@ public:
   void runBeforePass(mlir::Pass *pass, mlir::Operation *op) override;
   void runAfterPass(mlir::Pass *pass, mlir::Operation *op) override;
 
-  /// Writes `op` as DIR/name, after `notes` as comment lines; failures to write are reported
-  /// on stderr, not fatal.
+  /// Writes `op` as DIR/name atomically, after `notes` as comment lines. The first failure
+  /// to write is reported on stderr and remembered (failed()); compilation goes on.
   void write(mlir::Operation *op, llvm::StringRef name, const std::vector<std::string> &notes = {});
+  /// Whether a dump could not be written: dpc then exits non-zero.
+  bool failed() const { return failed_; }
 
 private:
+  bool failed_ = false;
   std::vector<CollectiveRecord> before_;
   std::string dir_;
   unsigned index_ = 0;

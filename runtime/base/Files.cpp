@@ -142,6 +142,11 @@ void checkWritable(const std::string &path) {
 }
 
 void writeFileAtomically(const std::string &path, const std::string &content) {
+  // Only a regular file is replaced: renaming over a FIFO or a device would destroy it.
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    throw Error(ErrorKind::Usage, path + ": is " + fileTypeName(st.st_mode) +
+                                      ", not a regular file that may be replaced");
   // Beside the target, so that rename stays within one file system and is atomic.
   std::string temp = path + ".tmp." + std::to_string(::getpid());
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
@@ -169,6 +174,14 @@ void writeFileAtomically(const std::string &path, const std::string &content) {
     int error = errno;
     ::unlink(temp.c_str());
     ioFail(path, "cannot replace", error);
+  }
+  // The rename is durable once the directory is flushed.
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  int dirFd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dirFd >= 0) {
+    ::fsync(dirFd);
+    ::close(dirFd);
   }
 }
 

@@ -115,16 +115,20 @@ int runCompile(ModuleOp module) {
     return failWith("--" + error, 2);
 
   PassManager pm(module->getContext());
+  const dp::reports::IRDumps *dumpsWritten = nullptr; // owned by pm
   if (!dumpDir.empty()) {
     if (std::error_code ec = llvm::sys::fs::create_directories(dumpDir))
       return failWith("cannot create dump directory '" + dumpDir + "': " + ec.message());
     auto dumps = std::make_unique<dp::reports::IRDumps>(dumpDir);
     dumps->write(module, "00-input.mlir");
+    dumpsWritten = dumps.get();
     pm.addInstrumentation(std::move(dumps));
   }
   dp::buildCompilePipeline(pm, options);
   if (failed(pm.run(module)))
     return 1;
+  if (dumpsWritten && dumpsWritten->failed())
+    return failWith("some IR dumps in '" + dumpDir + "' could not be written (see above)");
 
   if (!quiet) {
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)

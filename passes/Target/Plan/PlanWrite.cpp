@@ -2,15 +2,7 @@
 // a .dpx file (see Passes.td).
 #include "passes/Target/Plan/PlanWriter.h"
 
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
-#include "llvm/Support/Signals.h"
-
-#include <cerrno>
-#include <cstring>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include "dialect/Common/AtomicFile.h"
 
 #define DEBUG_TYPE "plan-write"
 
@@ -22,25 +14,6 @@ namespace dp::plan {
 using namespace mlir;
 
 namespace {
-
-std::string errnoText(const std::string &what) { return what + ": " + std::strerror(errno); }
-
-/// Writes all of `bytes` to `fd`; false on error (errno set).
-bool writeAll(int fd, llvm::StringRef bytes) {
-  const char *p = bytes.data();
-  size_t left = bytes.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n == 0)
-      errno = ENOSPC; // write(2) made no progress: report it as a full device
-    if (n <= 0)
-      return false;
-    p += n, left -= static_cast<size_t>(n);
-  }
-  return true;
-}
 
 struct PlanWritePass : dp::plan::impl::PlanWritePassBase<PlanWritePass> {
   using PlanWritePassBase::PlanWritePassBase;
@@ -54,7 +27,7 @@ struct PlanWritePass : dp::plan::impl::PlanWritePassBase<PlanWritePass> {
     std::string image;
     if (failed(dp::plan::writePlan(module, dp::plan::kProducer, image)))
       return signalPassFailure();
-    if (std::string error = dp::plan::writeFileAtomically(output, image); !error.empty()) {
+    if (std::string error = dp::writeFileAtomically(output, image); !error.empty()) {
       module.emitError() << "cannot write '" << output << "': " << error;
       return signalPassFailure();
     }
@@ -63,62 +36,3 @@ struct PlanWritePass : dp::plan::impl::PlanWritePassBase<PlanWritePass> {
 };
 
 } // namespace
-
-std::string dp::plan::writeFileAtomically(const std::string &path, llvm::StringRef bytes) {
-  // A link is written through: the file it names is replaced, the link stays.
-  std::string target = path;
-  llvm::SmallString<256> real;
-  if (!llvm::sys::fs::real_path(path, real))
-    target = real.str().str();
-  // Only a regular file is replaced: renaming over a device or a FIFO would destroy it.
-  mode_t mode = 0644;
-  struct stat st;
-  if (::stat(target.c_str(), &st) == 0) {
-    if (S_ISDIR(st.st_mode))
-      return "it is a directory";
-    if (!S_ISREG(st.st_mode))
-      return "it is not a regular file";
-    mode = st.st_mode & 07777;
-  }
-  llvm::SmallString<256> dir(target);
-  llvm::sys::path::remove_filename(dir);
-  if (dir.empty())
-    dir = ".";
-  std::string tmp = target + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0)
-    return errnoText("cannot create '" + tmp + "'");
-  // An interrupt (SIGINT, SIGTERM) removes the temporary file; the target is untouched.
-  llvm::sys::RemoveFileOnSignal(tmp);
-  auto fail = [&](const std::string &message) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    llvm::sys::DontRemoveFileOnSignal(tmp);
-    return message;
-  };
-  if (::fchmod(fd, mode) != 0)
-    return fail(errnoText("cannot set the mode of '" + tmp + "'"));
-  if (!writeAll(fd, bytes))
-    return fail(errnoText("cannot write '" + tmp + "'"));
-  if (::fsync(fd) != 0)
-    return fail(errnoText("cannot flush '" + tmp + "'"));
-  if (::close(fd) != 0) {
-    ::unlink(tmp.c_str());
-    llvm::sys::DontRemoveFileOnSignal(tmp);
-    return errnoText("cannot close '" + tmp + "'");
-  }
-  if (::rename(tmp.c_str(), target.c_str()) != 0) {
-    std::string error = errnoText("cannot rename '" + tmp + "'");
-    ::unlink(tmp.c_str());
-    llvm::sys::DontRemoveFileOnSignal(tmp);
-    return error;
-  }
-  llvm::sys::DontRemoveFileOnSignal(tmp);
-  // The rename is durable once the directory is flushed.
-  int dirFd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dirFd >= 0) {
-    ::fsync(dirFd);
-    ::close(dirFd);
-  }
-  return {};
-}

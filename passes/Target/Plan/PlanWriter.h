@@ -24,8 +24,4 @@ inline constexpr const char *kProducer = "dpc 0.1.0";
 /// diagnostic and fails on anything it cannot encode or the runtime would refuse.
 mlir::LogicalResult writePlan(mlir::ModuleOp module, llvm::StringRef producer, std::string &out);
 
-/// Writes `bytes` to `path` atomically (temporary file, fsync, rename, fsync of the
-/// directory); returns an error message, empty on success.
-std::string writeFileAtomically(const std::string &path, llvm::StringRef bytes);
-
 } // namespace dp::plan

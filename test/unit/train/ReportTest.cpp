@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <sys/stat.h>
 
 namespace dp::rt {
 namespace {
@@ -118,6 +119,25 @@ TEST_F(AtomicWrite, ReplacesWholeFileAndLeavesNoTemporary) {
   writeFileAtomically(path, "a much longer first version\n");
   writeFileAtomically(path, "second\n");
   EXPECT_EQ(readFile(path), "second\n");
+  EXPECT_NE(std::system(("ls '" + dir + "' | grep -q tmp").c_str()), 0) << "temporary file left";
+}
+
+TEST_F(AtomicWrite, ReplacesOnlyRegularFiles) {
+  // A FIFO given as --metrics or --save-params stays a FIFO (renaming over it would delete it).
+  const std::string fifo = dir + "/fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  try {
+    writeFileAtomically(fifo, "x");
+    FAIL() << "a FIFO was replaced";
+  } catch (const Error &e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Usage);
+    EXPECT_NE(std::string(e.what()).find(fifo + ": is a FIFO, not a regular file"),
+              std::string::npos)
+        << e.what();
+  }
+  struct stat st;
+  ASSERT_EQ(::stat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
   EXPECT_NE(std::system(("ls '" + dir + "' | grep -q tmp").c_str()), 0) << "temporary file left";
 }
 
