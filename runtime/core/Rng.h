@@ -106,31 +106,41 @@ DP_HOST_DEVICE inline uint64_t dropoutRowKey(uint64_t seed, int64_t step, int64_
   return mixed;
 }
 
-/// Element i's uniform draw on [0, 1) in a row keyed by dropoutRowKey: splitmix64's (i+1)-th
-/// output from the key, computed directly (splitmix64 is a counter-based generator), so each
-/// element is drawn on its own, one GPU thread per element, and equals the sequential draw.
-DP_HOST_DEVICE inline double dropoutUniform(uint64_t rowKey, int64_t i) {
-  uint64_t s = rowKey + uint64_t(i) * 0x9e3779b97f4a7c15ULL;
-  return static_cast<double>(splitmix64(s) >> 11) * 0x1.0p-53;
-}
-
 /// Dropout's scale of a kept element, 1 / (1 - rate), as every backend forms it.
 DP_HOST_DEVICE inline float dropoutKeepScale(double rate) {
   return static_cast<float>(1.0 / (1.0 - rate));
 }
 
-/// Dropout's mask value of element i of a row: 0 where dropped (probability `rate`),
-/// 1 / (1 - rate) where kept.
-DP_HOST_DEVICE inline float dropoutMaskValue(uint64_t rowKey, int64_t i, double rate) {
-  return dropoutUniform(rowKey, i) < rate ? 0.0f : dropoutKeepScale(rate);
-}
+/// Dropout's draw for one rate: element i of a row keyed by dropoutRowKey is dropped when
+/// splitmix64's (i+1)-th output from the key (computed directly: splitmix64 is a counter-based
+/// generator, so each element is drawn on its own, one GPU thread per element, and equals the
+/// sequential draw), as a uniform u = (bits >> 11) * 2^-53 on [0, 1), is below the rate. The
+/// comparison is made on the integer: u < rate <=> (bits >> 11) < ceil(rate * 2^53), exactly,
+/// since both sides scale by a power of two.
+struct DropoutDraw {
+  uint64_t threshold; // ceil(rate * 2^53)
+  float keep;         // 1 / (1 - rate), the scale of a kept element
 
-/// Fills mask[0, n) for one row (dropoutMaskValue of each element).
+  DP_HOST_DEVICE explicit DropoutDraw(double rate)
+      : threshold(static_cast<uint64_t>(rate * 0x1.0p53)),
+        keep(dropoutKeepScale(rate)) {
+    if (static_cast<double>(threshold) < rate * 0x1.0p53)
+      ++threshold;
+  }
+  /// The mask value of element i: 0 where dropped (probability `rate`), `keep` where kept.
+  DP_HOST_DEVICE float value(uint64_t rowKey, int64_t i) const {
+    uint64_t s = rowKey + uint64_t(i) * 0x9e3779b97f4a7c15ULL;
+    return (splitmix64(s) >> 11) < threshold ? 0.0f : keep;
+  }
+};
+
+/// Fills mask[0, n) for one row (DropoutDraw::value of each element).
 DP_HOST_DEVICE inline void dropoutMaskRow(float *mask, int64_t n, double rate, uint64_t seed,
                                           int64_t step, int64_t stream, int64_t row) {
   const uint64_t key = dropoutRowKey(seed, step, stream, row);
+  const DropoutDraw draw(rate);
   for (int64_t i = 0; i < n; ++i)
-    mask[i] = dropoutMaskValue(key, i, rate);
+    mask[i] = draw.value(key, i);
 }
 
 } // namespace dp::rt

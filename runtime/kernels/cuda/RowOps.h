@@ -149,7 +149,7 @@ DP_HOST_DEVICE inline void dropoutElement(const float *x, float *y, float *mask,
                                           int64_t cols, double rate, uint64_t seed, int64_t step,
                                           int64_t stream, int64_t firstRow) {
   const int64_t r = i / cols;
-  const float m = dropoutMaskValue(dropoutRowKey(seed, step, stream, firstRow + r), i - r * cols, rate);
+  const float m = DropoutDraw(rate).value(dropoutRowKey(seed, step, stream, firstRow + r), i - r * cols);
   mask[i] = m;
   y[i] = x[i] * m;
 }

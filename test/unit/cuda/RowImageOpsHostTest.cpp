@@ -253,6 +253,24 @@ TEST(RowOps, DropoutDrawsEveryBackendsMaskPerGlobalRow) {
     dropoutElement(x.data(), yEach.data(), maskEach.data(), i, cols, rate, 9, 4, 2, 100);
   EXPECT_EQ(maskEach, mask);
   EXPECT_EQ(yEach, y);
+  // The integer comparison is the uniform draw u = (bits >> 11) * 2^-53 compared with the rate,
+  // exactly, at rates whose threshold is and is not a whole number.
+  for (double r : {0.0, 0.1, 0.2, 0.25, 0.5, 1.0 / 3, 0.9, 0.999999}) {
+    const DropoutDraw draw(r);
+    const uint64_t key = dropoutRowKey(9, 4, 2, 100);
+    for (int64_t i = 0; i < 4000; ++i) {
+      uint64_t s = key + uint64_t(i) * 0x9e3779b97f4a7c15ULL;
+      const double u = static_cast<double>(splitmix64(s) >> 11) * 0x1.0p-53;
+      ASSERT_EQ(draw.value(key, i), u < r ? 0.0f : dropoutKeepScale(r)) << r << " " << i;
+    }
+    // The threshold is the least integer t with t * 2^-53 >= rate.
+    if (r == 0) {
+      ASSERT_EQ(draw.threshold, 0u);
+    } else {
+      ASSERT_LT(static_cast<double>(draw.threshold - 1) * 0x1.0p-53, r) << r;
+      ASSERT_GE(static_cast<double>(draw.threshold) * 0x1.0p-53, r) << r;
+    }
+  }
   // Neighbouring draws are independent: a pair agrees with probability rate^2 + (1 - rate)^2
   // (0.58), along a row and down a column alike (9,950 and 9,800 pairs: within ~5 sd, 0.025).
   int64_t sameAlong = 0, sameDown = 0;
