@@ -141,48 +141,71 @@ void checkWritable(const std::string &path) {
     throw Error(ErrorKind::Usage, path + ": directory " + dir + " is not writable");
 }
 
-void writeFileAtomically(const std::string &path, const std::string &content) {
+AtomicFileWriter::AtomicFileWriter(const std::string &path) : path_(path) {
   // Only a regular file is replaced: renaming over a FIFO or a device would destroy it.
   struct stat st;
   if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
     throw Error(ErrorKind::Usage, path + ": is " + fileTypeName(st.st_mode) +
                                       ", not a regular file that may be replaced");
   // Beside the target, so that rename stays within one file system and is atomic.
-  std::string temp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (fd < 0)
-    ioFail(temp, "cannot create", errno);
+  temp_ = path + ".tmp." + std::to_string(::getpid());
+  fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd_ < 0)
+    ioFail(temp_, "cannot create", errno);
+}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    ::unlink(temp_.c_str());
+  }
+}
+
+void AtomicFileWriter::writeAt(uint64_t offset, const void *data, size_t bytes) {
+  if (fd_ < 0)
+    throw Error(ErrorKind::Runtime, temp_ + ": written after commit");
+  const auto *from = static_cast<const char *>(data);
   size_t done = 0;
-  while (done < content.size()) {
-    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+  while (done < bytes) {
+    ssize_t n = ::pwrite(fd_, from + done, bytes - done, static_cast<off_t>(offset + done));
     if (n < 0 && errno == EINTR)
       continue;
-    if (n < 0) {
-      int error = errno;
-      ::close(fd);
-      ::unlink(temp.c_str());
-      ioFail(temp, "write failed", error);
-    }
+    if (n < 0)
+      ioFail(temp_, "write failed", errno);
     done += static_cast<size_t>(n);
   }
+}
+
+void AtomicFileWriter::write(const void *data, size_t bytes) {
+  writeAt(size_, data, bytes);
+  size_ += bytes;
+}
+
+void AtomicFileWriter::commit() {
+  const int fd = fd_;
+  fd_ = -1;
   if (::fsync(fd) != 0 || ::close(fd) != 0) {
     int error = errno;
-    ::unlink(temp.c_str());
-    ioFail(temp, "write failed", error);
+    ::unlink(temp_.c_str());
+    ioFail(temp_, "write failed", error);
   }
-  if (::rename(temp.c_str(), path.c_str()) != 0) {
+  if (::rename(temp_.c_str(), path_.c_str()) != 0) {
     int error = errno;
-    ::unlink(temp.c_str());
-    ioFail(path, "cannot replace", error);
+    ::unlink(temp_.c_str());
+    ioFail(path_, "cannot replace", error);
   }
   // The rename is durable once the directory is flushed.
-  const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-  int dirFd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int dirFd = ::open(directoryOf(path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dirFd >= 0) {
     ::fsync(dirFd);
     ::close(dirFd);
   }
+}
+
+void writeFileAtomically(const std::string &path, const std::string &content) {
+  AtomicFileWriter file(path);
+  file.write(content.data(), content.size());
+  file.commit();
 }
 
 } // namespace dp::rt

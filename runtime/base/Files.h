@@ -38,6 +38,36 @@ bool tryReadInputFile(const std::string &path, uint64_t maxBytes, const std::str
 /// Throws Error(Runtime) naming the path on failure.
 void writeFileAtomically(const std::string &path, const std::string &content);
 
+/// A file written in pieces and then put in place atomically, for outputs too large to build
+/// in memory first (checkpoints): the pieces go to a temporary file beside `path`; commit()
+/// flushes it to disk, renames it over `path` and flushes the directory. Destroyed without a
+/// commit (an error, an interruption), it removes the temporary file and leaves `path` as it was.
+class AtomicFileWriter {
+public:
+  /// Creates the temporary file. Throws Error(Usage) when `path` exists and is not a regular
+  /// file, Error(Runtime) naming the path when the temporary file cannot be created.
+  explicit AtomicFileWriter(const std::string &path);
+  ~AtomicFileWriter();
+  AtomicFileWriter(const AtomicFileWriter &) = delete;
+  AtomicFileWriter &operator=(const AtomicFileWriter &) = delete;
+
+  /// Appends `bytes` bytes. Throws Error(Runtime) on a write error (a full disk).
+  void write(const void *data, size_t bytes);
+  /// Overwrites `bytes` bytes at `offset` of what was written (a header completed last).
+  void writeAt(uint64_t offset, const void *data, size_t bytes);
+  /// Bytes appended so far.
+  uint64_t size() const { return size_; }
+  /// Flushes, renames over the target and flushes its directory. Throws Error(Runtime).
+  void commit();
+  /// The temporary file's path (tests).
+  const std::string &tempPath() const { return temp_; }
+
+private:
+  std::string path_, temp_;
+  int fd_ = -1;
+  uint64_t size_ = 0;
+};
+
 /// Throws Error(Usage) if a file cannot be created at `path` (its directory is missing or not
 /// writable), so a bad --metrics path fails before training rather than after.
 void checkWritable(const std::string &path);

@@ -10,7 +10,6 @@
 // every rank posts its collectives in the same order whatever order its replicas finish in.
 #include "runtime/comm/Internal.h"
 
-#include "runtime/base/Interrupt.h"
 
 #include <algorithm>
 #include <atomic>
@@ -263,12 +262,10 @@ void Collectives::Impl::wait(int bucket, int replica) {
       failLocked(what + "the communication thread did not finish it");
       continue;
     }
-    if (pendingInterrupt()) {
-      waitSec += secondsSince(begin);
-      throwIfInterrupted("while waiting for the " + describe(slot));
-    }
+    // A signal does not end the wait: the step finishes on every replica and rank, and the
+    // training loop stops at the boundary after it, where the ranks agree on the stop.
     blocked.enter();
-    // Woken by the engine, or every 100 ms to see whether SIGINT or SIGTERM arrived.
+    // Woken by the engine, or every 100 ms to look at the deadline.
     Clock::time_point until = Clock::now() + std::chrono::milliseconds(100);
     if (bounded && deadline < until)
       until = deadline;

@@ -43,6 +43,10 @@ struct Handshake {
   /// dprun --epochs and --max-steps (0: none): every rank must run the same number of steps,
   /// or the rank that stops first leaves the others waiting in a collective.
   int64_t epochs = 0, maxSteps = 0;
+  /// The checkpoint options that change what the ranks do together ("--checkpoint-every 200
+  /// --resume"; "" for none): a rank that resumes while another starts afresh would train
+  /// other parameters, and checkpoints are taken at steps every rank agrees on.
+  std::string checkpointing;
   std::string planPath;      // for messages only
 };
 
@@ -65,8 +69,10 @@ public:
   /// size is not the plan's P. Bounded by `timeoutSec`.
   virtual void handshake(const Handshake &mine, double timeoutSec) = 0;
 
-  /// In-place sum over all ranks of `n` doubles (metrics). Bounded by `timeoutSec`.
-  virtual void sumDoubles(double *data, int n, double timeoutSec) = 0;
+  /// In-place sum over all ranks of `n` doubles (metrics). Bounded by `timeoutSec`; `what`
+  /// names the sum in the message of a timeout ("the sum of 3 metrics" when empty).
+  virtual void sumDoubles(double *data, int n, double timeoutSec,
+                          const std::string &what = "") = 0;
 
   /// Every rank's value of `x`, indexed by rank. Bounded by `timeoutSec`.
   virtual std::vector<double> gatherDoubles(double x, double timeoutSec) = 0;

@@ -183,6 +183,9 @@ HandshakeRecord toRecord(const Handshake &h) {
   if (path.size() > room)
     path = "..." + path.substr(path.size() - (room - 3));
   std::memcpy(record.planPath, path.data(), path.size());
+  const std::string checkpointing =
+      h.checkpointing.substr(0, std::min(h.checkpointing.size(), sizeof(record.checkpointing) - 1));
+  std::memcpy(record.checkpointing, checkpointing.data(), checkpointing.size());
   return record;
 }
 
@@ -240,6 +243,12 @@ const Field kFields[] = {
               std::to_string(r.epochs) +
               (r.maxSteps > 0 ? " --max-steps " + std::to_string(r.maxSteps)
                               : std::string(" without --max-steps"));
+     }},
+    {"the checkpoint options", [](const HandshakeRecord &r) { return std::string(r.checkpointing); },
+     [](const std::string &ranks, bool plural, bool first, const HandshakeRecord &r) {
+       return ranks + " " + verb(plural, "runs ", "run ") +
+              (r.checkpointing[0] ? std::string("with ") + r.checkpointing
+                                  : std::string("without checkpoint options"));
      }},
 };
 
@@ -318,7 +327,7 @@ public:
     if (mine.processes != 1)
       throw Error(ErrorKind::Launch, sizeMismatch(mine, launch_));
   }
-  void sumDoubles(double *data, int n, double timeoutSec) override {}
+  void sumDoubles(double *, int, double, const std::string &) override {}
   std::vector<double> gatherDoubles(double x, double timeoutSec) override { return {x}; }
   void broadcast(void *, size_t, int root, double) override {
     if (root != 0)

@@ -63,6 +63,8 @@ struct HandshakeRecord {
   int64_t epochs = 0, maxSteps = 0;
   int32_t replicas = 0;
   int32_t processes = 0;
+  /// The checkpoint options (Handshake::checkpointing), NUL-terminated, cut to fit.
+  char checkpointing[96] = {};
   /// The plan's path, NUL-terminated; a longer path keeps its end behind "...".
   char planPath[240] = {};
 };

@@ -70,7 +70,7 @@ public:
   ~MpiGroup() override;
 
   void handshake(const Handshake &mine, double timeoutSec) override;
-  void sumDoubles(double *data, int n, double timeoutSec) override;
+  void sumDoubles(double *data, int n, double timeoutSec, const std::string &what) override;
   std::vector<double> gatherDoubles(double x, double timeoutSec) override;
   void broadcast(void *data, size_t bytes, int root, double timeoutSec) override;
   [[noreturn]] void abortJob(const std::string &message, int exitCode) override;
@@ -405,17 +405,18 @@ void MpiGroup::handshake(const Handshake &mine, double timeoutSec) {
     throw Error(ErrorKind::Launch, difference);
 }
 
-void MpiGroup::sumDoubles(double *data, int n, double timeoutSec) {
+void MpiGroup::sumDoubles(double *data, int n, double timeoutSec, const std::string &what) {
   if (n <= 0)
     return;
   auto buffer = std::make_shared<std::vector<double>>(data, data + n);
+  const std::string name = what.empty() ? "the sum of " + std::to_string(n) + " metrics" : what;
   call([&] {
-    activity_ = "waiting in a sum of " + std::to_string(n) + " metrics";
+    activity_ = "waiting in " + name;
     MPI_Request request;
     check(MPI_Iallreduce(MPI_IN_PLACE, buffer->data(), n, MPI_DOUBLE, MPI_SUM, ctrl_, &request),
           "MPI_Iallreduce (metrics)");
     ++seq_;
-    await(request, timeoutSec, "the sum of " + std::to_string(n) + " metrics", buffer);
+    await(request, timeoutSec, name, buffer);
   });
   std::copy(buffer->begin(), buffer->end(), data);
 }

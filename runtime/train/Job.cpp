@@ -53,6 +53,7 @@ std::unique_ptr<Job> Job::launch(const std::string &planPath, const JobOptions &
   mine.seed = options.seed;
   mine.epochs = options.epochs;
   mine.maxSteps = options.maxSteps;
+  mine.checkpointing = options.checkpointing;
   mine.planPath = planPath;
   job->group_->handshake(mine, options.collectiveTimeout > 0 ? options.collectiveTimeout : 1e9);
 

@@ -5,6 +5,7 @@
 // training loop (Trainer) gets a ready Job and only runs steps.
 #pragma once
 
+#include "runtime/base/Interrupt.h"
 #include "runtime/comm/Comm.h"
 #include "runtime/core/Program.h"
 
@@ -23,6 +24,8 @@ struct JobOptions {
   /// dprun --epochs and --max-steps (0: none): checked by the handshake, so that no rank
   /// stops before the others.
   int64_t epochs = 0, maxSteps = 0;
+  /// The checkpoint options every rank must share (Handshake::checkpointing).
+  std::string checkpointing;
 };
 
 class Job {
@@ -46,14 +49,17 @@ public:
   bool printer() const { return group_->rank() == 0; }
 
   /// Runs `body`. When it throws and the job has several processes, the job ends on every rank
-  /// (the others would wait for this one in a collective); with one process the error is
-  /// rethrown.
+  /// (the others would wait for this one in a collective); with one process, and for a stop
+  /// for a signal (which every rank agreed on), the error is rethrown.
   template <typename Body> auto run(Body &&body) -> decltype(body()) {
     if (group_->size() == 1)
       return body();
     try {
       return body();
     } catch (const Error &e) {
+      // A stop for a signal is agreed by every rank at the same step: each ends on its own.
+      if (isSignalStop(e.kind()))
+        throw;
       group_->abortJob(e.what(), e.exitCode());
     } catch (const std::exception &e) {
       group_->abortJob(e.what(), static_cast<int>(ErrorKind::Runtime));

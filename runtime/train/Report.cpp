@@ -14,6 +14,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 namespace dp::rt {
 namespace {
@@ -27,6 +29,24 @@ std::string jsonNumber(double value) {
   if (std::strtod(text, nullptr) != value)
     std::snprintf(text, sizeof(text), "%.17g", value);
   return text;
+}
+
+/// `text` as a JSON string: quoted, with quotes, backslashes and control bytes escaped.
+std::string jsonString(const std::string &text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      char escape[8];
+      std::snprintf(escape, sizeof(escape), "\\u%04x", c);
+      out += escape;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
 }
 
 } // namespace
@@ -43,6 +63,9 @@ std::string metricsJson(const TrainReport &report) {
     json += ", \"rank_samples_per_sec\": [";
     for (size_t r = 0; r < e.rankSamplesPerSec.size(); ++r)
       json += (r ? ", " : "") + jsonNumber(e.rankSamplesPerSec[r]);
+    json += "], \"step_losses\": [";
+    for (size_t s = 0; s < e.stepLosses.size(); ++s)
+      json += (s ? ", " : "") + jsonNumber(e.stepLosses[s]);
     json += "]}";
   }
   json += report.epochs.empty() ? "],\n" : "\n  ],\n";
@@ -54,6 +77,15 @@ std::string metricsJson(const TrainReport &report) {
   json += "  \"allreduce_wait_seconds\": " + jsonNumber(report.allreduceWaitSeconds) + ",\n";
   if (!report.interrupted.empty())
     json += "  \"interrupted\": \"" + report.interrupted + "\",\n";
+  const CheckpointReport &c = report.checkpoints;
+  if (!c.resumedFrom.empty())
+    json += "  \"resumed_from\": " + jsonString(c.resumedFrom) +
+            ",\n  \"resumed_step\": " + std::to_string(c.resumedStep) + ",\n";
+  if (c.written > 0)
+    json += "  \"checkpoints_written\": " + std::to_string(c.written) +
+            ",\n  \"checkpoint\": " + jsonString(c.last) +
+            ",\n  \"checkpoint_bytes\": " + std::to_string(c.lastBytes) +
+            ",\n  \"checkpoint_seconds\": " + jsonNumber(c.lastSeconds) + ",\n";
   json += "  \"params\": " + std::to_string(report.params) + "\n}\n";
   return json;
 }
@@ -72,11 +104,13 @@ std::string epochLine(const EpochStats &stats, int64_t epochs) {
 }
 
 void printPhaseTable(const PhaseTimes &phases, std::ostream &out) {
-  const std::pair<const char *, double> rows[] = {{"load", phases.load},
-                                                  {"init", phases.init},
-                                                  {"train", phases.train},
-                                                  {"evaluate", phases.evaluate}};
-  double total = phases.load + phases.init + phases.train + phases.evaluate;
+  std::vector<std::pair<const char *, double>> rows = {{"load", phases.load},
+                                                       {"init", phases.init},
+                                                       {"train", phases.train},
+                                                       {"evaluate", phases.evaluate}};
+  if (phases.checkpoint > 0)
+    rows.insert(rows.begin() + 3, {"checkpoint", phases.checkpoint});
+  double total = phases.load + phases.init + phases.train + phases.evaluate + phases.checkpoint;
   char line[80];
   std::snprintf(line, sizeof(line), "%-10s %10s %7s\n", "phase", "seconds", "%");
   out << line;

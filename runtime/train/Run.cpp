@@ -4,13 +4,17 @@
 #include "runtime/base/Interrupt.h"
 
 #include "runtime/base/Error.h"
+#include "runtime/train/Checkpoint.h"
 #include "runtime/train/Job.h"
 #include "runtime/train/PlanInfo.h"
 #include "runtime/train/Progress.h"
 #include "runtime/train/Report.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <iostream>
+#include <optional>
 #include <iomanip>
 #include <ostream>
 #include <sstream>
@@ -37,6 +41,75 @@ void dumpParams(Program &program, const std::string &path) {
 
 namespace {
 
+std::string sizeText(uint64_t bytes) {
+  char text[32];
+  if (bytes >= (uint64_t(1) << 20))
+    std::snprintf(text, sizeof(text), "%.1f MiB", double(bytes) / double(1 << 20));
+  else
+    std::snprintf(text, sizeof(text), "%.1f KiB", double(bytes) / 1024.0);
+  return text;
+}
+
+/// The checkpoint a resumed run continues from: rank 0 takes the newest one in `dir` that
+/// verifies (warning about each newer one that does not) and refuses one of another model;
+/// every rank gets its bytes from rank 0, so that the directory need not be shared. Empty when
+/// the directory has no checkpoint.
+std::optional<Checkpoint> findCheckpoint(ProcessGroup &group, const Plan &plan,
+                                         const std::string &dir, double timeout) {
+  std::string bytes, path;
+  if (group.rank() == 0) {
+    const auto found = listCheckpoints(dir);
+    for (const auto &[step, file] : found) {
+      std::optional<Checkpoint> checkpoint;
+      try {
+        checkpoint = Checkpoint::read(file, checkpointSizeLimit(plan));
+      } catch (const Error &e) {
+        std::cerr << std::string("dprun: warning: skipping a checkpoint that cannot be used: ") +
+                         e.what() + "\n"
+                  << std::flush;
+        continue;
+      }
+      checkCheckpointFits(*checkpoint, plan, file);
+      bytes = std::move(checkpoint->bytes);
+      path = file;
+      break;
+    }
+    if (!found.empty() && path.empty())
+      throw Error(ErrorKind::Checkpoint,
+                  "--resume: none of the " + std::to_string(found.size()) + " checkpoint" +
+                      (found.size() == 1 ? "" : "s") + " in " + dir +
+                      " verifies (see the warnings above); move them away to start afresh");
+  }
+  if (group.size() > 1) {
+    // Rank 0 may be reading a large file meanwhile: the first exchange waits longer.
+    uint64_t sizes[2] = {bytes.size(), path.size()};
+    group.broadcast(sizes, sizeof(sizes), 0, std::max(timeout, 600.0));
+    bytes.resize(sizes[0]);
+    path.resize(sizes[1]);
+    group.broadcast(path.data(), path.size(), 0, timeout);
+    constexpr size_t kChunk = size_t(64) << 20;
+    for (size_t at = 0; at < bytes.size(); at += kChunk)
+      group.broadcast(&bytes[at], std::min(kChunk, bytes.size() - at), 0, timeout);
+  }
+  if (path.empty())
+    return std::nullopt;
+  return Checkpoint::fromBytes(std::move(bytes), path);
+}
+
+/// "--checkpoint-every 200 --resume": the checkpoint options the ranks must share.
+std::string checkpointOptions(const TrainOptions &o) {
+  if (o.checkpointDir.empty())
+    return "";
+  std::string text = "--checkpoint-dir";
+  if (o.checkpointEvery > 0)
+    text += " --checkpoint-every " + std::to_string(o.checkpointEvery);
+  if (o.checkpointEachEpoch)
+    text += " --checkpoint-every epoch";
+  if (o.resume)
+    text += " --resume";
+  return text;
+}
+
 /// Trains and evaluates the plan of a launched job.
 TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
                       Clock::time_point start) {
@@ -56,7 +129,6 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
   const bool interactive = options.interactive && group.size() == 1 && !launchedByMpiLauncher();
   Trainer trainer(*program, planPath, log, interactive, quiet, &group);
   trainer.setTimeout(timeout);
-  trainer.setSeed(options.seed);
   const int64_t classes = numClasses(plan);
   if (classes < 1 || classes > 256)
     throw Error(ErrorKind::Plan, planPath + ": the model predicts " + std::to_string(classes) +
@@ -71,7 +143,18 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
   trainer.checkData(train);
   trainer.checkData(test);
   const int64_t batch = plan.batch;
-  Batcher batcher(train, batch, BatchOrder::Shuffled, Remainder::Drop, options.seed);
+
+  // A resumed run takes the checkpoint's seed: with the step and epoch it is the whole random
+  // state (the shuffle of each epoch and every dropout mask are drawn from counters).
+  const bool checkpointing = !options.checkpointDir.empty();
+  std::optional<Checkpoint> resumed;
+  if (options.resume)
+    resumed = findCheckpoint(group, plan, options.checkpointDir, timeout);
+  uint64_t seed = options.seed;
+  if (resumed)
+    seed = resumed->meta.seed;
+  trainer.setSeed(seed);
+  Batcher batcher(train, batch, BatchOrder::Shuffled, Remainder::Drop, seed);
   if (batcher.numBatches() == 0)
     throw Error(ErrorKind::Data, train.imagesPath() + ": holds " + std::to_string(train.size()) +
                                      " samples, fewer than one batch of " + std::to_string(batch));
@@ -96,31 +179,148 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
     out << "\ntest " << withCommas(test.size()) << " samples\n" << std::flush;
   }
 
+  // Where training starts: the beginning, or the checkpoint's place.
+  int64_t firstEpoch = 1, firstBatch = 0;
+  const TrainPosition *resumeAt = nullptr;
   start = Clock::now();
-  program->initParams(options.seed);
+  if (resumed) {
+    const CheckpointMeta &meta = resumed->meta;
+    const TrainPosition &p = meta.position;
+    loadCheckpoint(*program, *resumed);
+    trainer.setStepsRun(p.step);
+    report.epochs = meta.epochs;
+    firstEpoch = p.epochsDone + 1;
+    firstBatch = p.samplesInEpoch / batch;
+    if (p.stepsInEpoch > 0)
+      resumeAt = &p;
+    report.checkpoints.resumedFrom = resumed->source;
+    report.checkpoints.resumedStep = p.step;
+    if (!quiet) {
+      out << "resuming from " << resumed->source << ": step " << p.step << ", " << p.epochsDone << " epoch"
+          << (p.epochsDone == 1 ? "" : "s") << " finished";
+      if (p.stepsInEpoch > 0)
+        out << ", epoch " << firstEpoch << " at step " << p.stepsInEpoch;
+      out << "\n";
+      if (seed != options.seed && options.seedGiven)
+        out << "note: the checkpoint was written with --seed " << seed << ", which the run "
+            << "keeps (--seed " << options.seed << " is ignored)\n";
+      if (meta.globalBatch != batch || meta.replicas != report.replicas ||
+          meta.processes != report.processes)
+        out << "note: the checkpoint was written by a plan of " << meta.processes
+            << " process(es) x " << meta.replicas << " replica(s), global batch "
+            << meta.globalBatch << "; this one is " << report.processes << " x "
+            << report.replicas << ", global batch " << batch << "\n";
+      if (p.samplesInEpoch % batch != 0)
+        out << "note: " << p.samplesInEpoch << " samples of epoch " << firstEpoch
+            << " were done, not a whole number of batches of " << batch
+            << ": the epoch goes on from batch " << firstBatch << ", and its samples "
+            << firstBatch * batch << " to " << p.samplesInEpoch - 1 << " are seen again\n";
+      if (firstEpoch > options.epochs)
+        out << "the checkpoint has finished all " << options.epochs << " epoch"
+            << (options.epochs == 1 ? "" : "s") << ": nothing to train\n";
+      out << std::flush;
+    }
+  } else {
+    if (options.resume && !quiet)
+      out << "no checkpoint in " << options.checkpointDir << ": starting from the beginning\n"
+          << std::flush;
+    program->initParams(seed);
+  }
   report.phases.init = secondsSince(start);
+
+  // Checkpoints are written by rank 0 (the parameters are replicated) at boundaries every rank
+  // agrees on; the others go on to the next step, whose collectives wait for rank 0.
+  int64_t lastSaved = resumed ? resumed->meta.position.step : -1;
+  bool stopSaved = false;
+  auto save = [&](const TrainPosition &position) {
+    if (position.step == lastSaved)
+      return;
+    lastSaved = position.step;
+    if (!printer)
+      return;
+    CheckpointMeta meta;
+    meta.model = plan.model;
+    meta.seed = seed;
+    meta.globalBatch = batch;
+    meta.planHash = plan.fileHash;
+    meta.replicas = report.replicas;
+    meta.processes = report.processes;
+    meta.position = position;
+    meta.epochs = report.epochs;
+    const std::string path = options.checkpointDir + "/" + checkpointFileName(position.step);
+    auto begin = Clock::now();
+    const uint64_t bytes = writeCheckpoint(*program, meta, path);
+    pruneCheckpoints(options.checkpointDir, options.checkpointKeep);
+    CheckpointReport &c = report.checkpoints;
+    c.lastSeconds = secondsSince(begin);
+    c.lastBytes = bytes;
+    c.last = path;
+    ++c.written;
+    report.phases.checkpoint += c.lastSeconds;
+    if (!quiet && !interactive) {
+      char line[64];
+      std::snprintf(line, sizeof(line), " (%s, %.2f s)\n", sizeText(bytes).c_str(),
+                    c.lastSeconds);
+      out << "checkpoint " << path << line << std::flush;
+    }
+  };
+  if (checkpointing)
+    trainer.setBoundaryHook(options.checkpointEvery,
+                            [&](const TrainPosition &position, int signal) {
+                              save(position);
+                              if (signal)
+                                stopSaved = true;
+                            });
 
   start = Clock::now();
   try {
-    for (int64_t epoch = 1; epoch <= options.epochs; ++epoch)
-      report.epochs.push_back(
-          trainer.trainEpoch(batcher, epoch, options.epochs, options.maxSteps));
-    report.phases.train = secondsSince(start);
+    for (int64_t epoch = firstEpoch; epoch <= options.epochs; ++epoch) {
+      const bool first = epoch == firstEpoch;
+      report.epochs.push_back(trainer.trainEpoch(batcher, epoch, options.epochs,
+                                                 options.maxSteps, first ? resumeAt : nullptr,
+                                                 first ? firstBatch : 0));
+      const int stop = trainer.agreeOnStop();
+      if (checkpointing) {
+        const int64_t step = trainer.stepsRun();
+        if (stop || options.checkpointEachEpoch || epoch == options.epochs ||
+            (options.checkpointEvery > 0 && step % options.checkpointEvery == 0)) {
+          TrainPosition end;
+          end.step = step;
+          end.epochsDone = epoch;
+          save(end);
+          stopSaved = stop != 0;
+        }
+      }
+      if (stop)
+        throw Error(signalErrorKind(stop), "interrupted by " + signalName(stop) +
+                                               " at the end of epoch " + std::to_string(epoch));
+    }
+    report.phases.train = secondsSince(start) - report.phases.checkpoint;
     start = Clock::now();
     report.test = trainer.evaluate(test);
     report.phases.evaluate = secondsSince(start);
   } catch (const Error &e) {
-    if (e.kind() != ErrorKind::Interrupted && e.kind() != ErrorKind::Terminated)
+    if (!isSignalStop(e.kind()))
       throw;
-    // SIGINT or SIGTERM: what the finished epochs measured is kept, then dprun exits 130/143.
-    std::string kept;
+    // A signal: what the finished epochs measured is kept; with a checkpoint of the place it
+    // stopped, SIGTERM and SIGUSR1 (a scheduler's notice) end with the "resubmit me" status.
+    ErrorKind kind = e.kind();
+    std::string message = e.what();
+    if (stopSaved) {
+      message += std::string("; ") +
+                 (printer ? "checkpoint " + report.checkpoints.last : "the checkpoint") +
+                 " holds step " + std::to_string(trainer.stepsRun()) +
+                 ": continue with --resume";
+      if (kind == ErrorKind::Terminated || kind == ErrorKind::UserSignal1)
+        kind = ErrorKind::Preempted;
+    }
     if (printer && !options.metricsPath.empty()) {
       report.interrupted = signalName(pendingInterrupt());
       writeFileAtomically(options.metricsPath, metricsJson(report));
-      kept = "; the metrics of " + std::to_string(report.epochs.size()) + " finished epoch" +
-             (report.epochs.size() == 1 ? "" : "s") + " are in " + options.metricsPath;
+      message += "; the metrics of " + std::to_string(report.epochs.size()) + " finished epoch" +
+                 (report.epochs.size() == 1 ? "" : "s") + " are in " + options.metricsPath;
     }
-    throw Error(e.kind(), std::string(e.what()) + kept);
+    throw Error(kind, message);
   }
   if (engine) {
     report.allreduceSeconds = engine->reduceSeconds();
@@ -158,6 +358,8 @@ TrainReport runTraining(const std::string &planPath, const TrainOptions &options
     checkWritable(options.metricsPath);
   if (!options.paramsPath.empty())
     checkWritable(options.paramsPath);
+  if (!options.checkpointDir.empty())
+    prepareCheckpointDir(options.checkpointDir);
 
   auto start = Clock::now();
   installInterruptHandlers();
@@ -166,8 +368,22 @@ TrainReport runTraining(const std::string &planPath, const TrainOptions &options
   jobOptions.collectiveTimeout = options.collectiveTimeout;
   jobOptions.epochs = options.epochs;
   jobOptions.maxSteps = options.maxSteps;
+  jobOptions.checkpointing = checkpointOptions(options);
   std::unique_ptr<Job> job = Job::launch(planPath, jobOptions);
-  return job->run([&] { return trainWith(*job, options, out, start); });
+  try {
+    return job->run([&] { return trainWith(*job, options, out, start); });
+  } catch (Error &e) {
+    if (!isSignalStop(e.kind()))
+      throw;
+    // Said before the job is taken down: a launcher that ends the job itself (mpirun passing
+    // on a Ctrl-C) may not leave the time to finish that.
+    out.flush();
+    const std::string rank =
+        job->group().size() > 1 ? "[rank " + std::to_string(job->group().rank()) + "] " : "";
+    // One write: the lines of other ranks must not cut into it.
+    std::cerr << "dprun: " + rank + e.what() + "\n" << std::flush;
+    throw Error(e.kind(), e.what()).setReported();
+  }
 }
 
 } // namespace dp::rt

@@ -31,6 +31,32 @@ struct TrainOptions {
   double collectiveTimeout = 20;
   /// Where to write every parameter after training (raw f32, see dumpParams); empty for none.
   std::string paramsPath;
+  /// Whether `seed` was given (--seed): a resumed run takes the checkpoint's seed and says so
+  /// when it differs.
+  bool seedGiven = false;
+  /// The directory the run keeps its checkpoints in (--checkpoint-dir); empty for none. One is
+  /// written at the end of training and when a signal stops it, and more as asked below.
+  std::string checkpointDir;
+  /// Also every this many train steps of the run (0: not by steps), and after every epoch.
+  int64_t checkpointEvery = 0;
+  bool checkpointEachEpoch = false;
+  /// The newest checkpoints kept in the directory (the older ones are removed).
+  int checkpointKeep = 3;
+  /// Continue from the newest checkpoint in checkpointDir that verifies (start afresh when
+  /// there is none).
+  bool resume = false;
+};
+
+/// What the run did with checkpoints.
+struct CheckpointReport {
+  /// The checkpoint the run resumed from, and its step; empty when it started afresh.
+  std::string resumedFrom;
+  int64_t resumedStep = 0;
+  /// Checkpoints written, the newest one, and the seconds and bytes of the last write.
+  int64_t written = 0;
+  std::string last;
+  double lastSeconds = 0;
+  uint64_t lastBytes = 0;
 };
 
 /// Wall-clock seconds of each phase of a run.
@@ -39,6 +65,7 @@ struct PhaseTimes {
   double init = 0;     // drawing the initial parameters
   double train = 0;    // all train steps, with their batch gathering
   double evaluate = 0; // the eval step over the test set
+  double checkpoint = 0; // writing checkpoints (rank 0), not counted in train
 };
 
 /// Everything a run measured; what --metrics writes.
@@ -50,8 +77,9 @@ struct TrainReport {
   int replicas = 1, processes = 1;
   /// Seconds the collectives spent averaging buckets, and replicas spent waiting for them.
   double allreduceSeconds = 0, allreduceWaitSeconds = 0;
-  /// The signal that stopped training ("SIGINT", "SIGTERM"), or empty.
+  /// The signal that stopped training ("SIGINT", "SIGTERM", "SIGUSR1"), or empty.
   std::string interrupted;
+  CheckpointReport checkpoints;
 };
 
 /// Writes every parameter of device 0, in plan order, to `path`: its name, a NUL, its element

@@ -7,8 +7,10 @@
 #include "runtime/train/Progress.h"
 #include "runtime/train/Report.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <exception>
 #include <cstdlib>
 #include <cstdio>
@@ -173,17 +175,49 @@ ImageSize Trainer::imageSize() const {
   return {image.shape[1], image.shape[2]};
 }
 
-EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, int64_t maxSteps) {
+int Trainer::agreeOnStop(int64_t afterStep, float *stepLoss) {
+  const int mine = pendingInterrupt();
+  if (!group_ || group_->size() == 1)
+    return mine;
+  double values[4] = {mine == SIGTERM ? 1.0 : 0.0, mine == SIGUSR1 ? 1.0 : 0.0,
+                      mine == SIGINT ? 1.0 : 0.0, stepLoss ? *stepLoss : 0.0};
+  group_->sumDoubles(values, stepLoss ? 4 : 3, timeout_,
+                     "the ranks' agreement on stopping after step " +
+                         std::to_string(afterStep < 0 ? step_ : afterStep));
+  if (stepLoss)
+    *stepLoss = static_cast<float>(values[3] / group_->size());
+  const int agreed =
+      values[0] > 0 ? SIGTERM : values[1] > 0 ? SIGUSR1 : values[2] > 0 ? SIGINT : 0;
+  if (agreed)
+    raiseInterrupt(agreed);
+  return agreed;
+}
+
+EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, int64_t maxSteps,
+                               const TrainPosition *resume, int64_t firstBatch) {
   auto start = Clock::now();
   batcher.setEpoch(epoch - 1);
   int64_t steps = batcher.numBatches();
   if (maxSteps > 0 && maxSteps < steps)
     steps = maxSteps;
+  const int64_t first = std::clamp<int64_t>(firstBatch, 0, steps);
   const int replicas = program_.devices();
+  const int ranks = group_ ? group_->size() : 1;
+  const bool printer = !group_ || group_->rank() == 0;
 
   ProgressBar bar(out_, interactive_ && !quiet_,
                   "epoch " + std::to_string(epoch) + "/" + std::to_string(epochs), steps);
-  double lossSum = 0, correct = 0;
+  // The figures of the steps run before a resume count on rank 0, once.
+  double lossSum = 0, correct = 0, priorSeconds = 0;
+  std::vector<float> stepLosses;
+  if (resume) {
+    priorSeconds = resume->epochSeconds;
+    if (printer) {
+      lossSum = resume->epochLossSum * ranks;
+      correct = resume->epochCorrect;
+      stepLosses = resume->epochStepLosses;
+    }
+  }
   // Step b is enqueued on every replica before the results of step b - 1 are read, so each
   // device goes from one step to the next without waiting for the host.
   auto collectStep = [&](int64_t b) {
@@ -196,40 +230,83 @@ EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, 
       correct += shardCorrect;
     }
     lossSum += loss / replicas;
+    stepLosses.push_back(static_cast<float>(loss / replicas));
     bar.update(b + 1, lossSum / static_cast<double>(b + 1));
   };
-  for (int64_t b = 0; b < steps; ++b) {
-    if (pendingInterrupt()) {
-      // The steps already enqueued finish (their collectives are under way on every rank)
-      // before the interruption is reported.
-      if (b > 0)
-        collectStep(b - 1);
-      throwIfInterrupted("in epoch " + std::to_string(epoch) + " after step " +
-                         std::to_string(b) + " of " + std::to_string(steps));
+  // The figures so far, over every rank (a collective: every rank is at the same boundary).
+  auto position = [&](int64_t b) {
+    TrainPosition p;
+    p.step = step_;
+    p.epochsDone = epoch - 1;
+    p.stepsInEpoch = b;
+    p.samplesInEpoch = b * batch_;
+    double totals[2] = {lossSum, correct};
+    if (ranks > 1)
+      group_->sumDoubles(totals, 2, timeout_);
+    p.epochLossSum = totals[0] / ranks;
+    p.epochCorrect = totals[1];
+    p.epochSeconds = priorSeconds + secondsSince(start);
+    p.epochStepLosses = stepLosses;
+    return p;
+  };
+  // With several processes the ranks vote after each step on whether any of them received a
+  // signal, while the next step runs; every rank then stops at the same boundary. A single
+  // process looks at its own signal before each step.
+  const bool vote = ranks > 1;
+  int stop = 0;
+  int64_t collected = first; // steps [first, collected) have been read
+  for (int64_t b = first; b < steps; ++b) {
+    if (!vote)
+      stop = pendingInterrupt();
+    const bool due = b > first && boundaryEvery_ > 0 && step_ % boundaryEvery_ == 0;
+    if (stop || due) {
+      // The steps already enqueued finish (their collectives are under way on every rank).
+      if (collected < b) {
+        collectStep(collected++);
+        if (vote)
+          stop = agreeOnStop(step_, &stepLosses.back());
+      }
+      program_.synchronize();
+      if (boundaryHook_)
+        boundaryHook_(position(b), stop);
+      if (stop)
+        throw Error(signalErrorKind(stop), "interrupted by " + signalName(stop) + " in epoch " +
+                                               std::to_string(epoch) + " after step " +
+                                               std::to_string(b) + " of " +
+                                               std::to_string(steps));
     }
     const int64_t stepNumber = ++step_;
     for (int r = 0; r < replicas; ++r)
       enqueueStep(batcher, b, r, StepKind::Train,
                   StepContext{shardRows_, shardRows_, stepNumber, r, seed_, shardBegin(r)},
                   static_cast<int>(b % 2));
-    if (b > 0)
-      collectStep(b - 1);
+    if (collected < b) {
+      collectStep(collected++);
+      // The step's loss over every rank rides along.
+      if (vote)
+        stop = agreeOnStop(step_ - 1, &stepLosses.back());
+    }
   }
-  if (steps > 0)
-    collectStep(steps - 1);
+  if (collected < steps)
+    collectStep(collected++);
   bar.finish();
 
   EpochStats stats;
   stats.epoch = epoch;
   stats.steps = steps;
-  stats.seconds = secondsSince(start);
-  const double localSamples = double(steps) * shardRows_ * replicas;
-  const double localRate = stats.seconds > 0 ? localSamples / stats.seconds : 0;
-  if (group_ && group_->size() > 1) {
-    double totals[2] = {lossSum, correct};
-    group_->sumDoubles(totals, 2, timeout_);
-    lossSum = totals[0] / group_->size();
+  const double localSeconds = secondsSince(start);
+  stats.seconds = priorSeconds + localSeconds;
+  const double localSamples = double(steps - first) * shardRows_ * replicas;
+  const double localRate = localSeconds > 0 ? localSamples / localSeconds : 0;
+  if (ranks > 1) {
+    // With the last step's loss, which no vote carried.
+    const bool last = collected > first;
+    double totals[3] = {lossSum, correct, last ? stepLosses.back() : 0.0};
+    group_->sumDoubles(totals, 3, timeout_);
+    lossSum = totals[0] / ranks;
     correct = totals[1];
+    if (last)
+      stepLosses.back() = static_cast<float>(totals[2] / ranks);
     stats.rankSamplesPerSec = group_->gatherDoubles(localRate, timeout_);
   } else {
     stats.rankSamplesPerSec = {localRate};
@@ -240,6 +317,7 @@ EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, 
   stats.trainAccuracy = hasCorrect && stats.samples ? correct / static_cast<double>(stats.samples)
                                                     : std::numeric_limits<double>::quiet_NaN();
   stats.samplesPerSec = stats.seconds > 0 ? stats.samples / stats.seconds : 0;
+  stats.stepLosses = std::move(stepLosses);
   if (!quiet_)
     out_ << epochLine(stats, epochs) << std::endl;
   return stats;
@@ -264,8 +342,12 @@ EvalStats Trainer::evaluate(const Dataset &data) {
     bar.update(b + 1, samples ? lossSum / samples : 0);
   };
   const int64_t batches = batcher.numBatches();
+  // A process alone stops for a signal here; the ranks of a job finish the evaluation (its
+  // totals are a collective) and stop after it.
+  const bool alone = !group_ || group_->size() == 1;
   for (int64_t b = 0; b < batches; ++b) {
-    throwIfInterrupted("while evaluating");
+    if (alone)
+      throwIfInterrupted("while evaluating");
     for (int r = 0; r < replicas; ++r) {
       // A shard wholly past the data (the padded last batch) has nothing to evaluate; the
       // eval step has no collectives, so replicas need not run it together.

@@ -10,6 +10,7 @@
 #include "runtime/data/Dataset.h"
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -28,6 +29,22 @@ struct EpochStats {
   double samplesPerSec = 0;
   /// Samples per second each rank processed (its replicas' shards), indexed by rank.
   std::vector<double> rankSamplesPerSec;
+  /// The loss of each step, in order: its mean over every replica of the job.
+  std::vector<float> stepLosses;
+};
+
+/// Where a run is between two steps: what a checkpoint records so that a resumed run goes on
+/// exactly as the uninterrupted one would.
+struct TrainPosition {
+  /// Train steps run so far (the StepContext step of the last one).
+  int64_t step = 0;
+  /// Finished epochs, and the steps and global samples done of the next one.
+  int64_t epochsDone = 0, stepsInEpoch = 0, samplesInEpoch = 0;
+  /// The unfinished epoch's running figures over all ranks: the sum of its steps' mean losses,
+  /// the correct predictions and the seconds spent; and its steps' losses (as
+  /// EpochStats::stepLosses).
+  double epochLossSum = 0, epochCorrect = 0, epochSeconds = 0;
+  std::vector<float> epochStepLosses;
 };
 
 /// Figures of one pass of the eval step over a data set.
@@ -58,8 +75,33 @@ public:
   ImageSize imageSize() const;
 
   /// Runs one epoch (`epoch` of `epochs`, 1-based) of train steps over `batcher`'s full
-  /// batches, at most `maxSteps` of them when positive.
-  EpochStats trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, int64_t maxSteps);
+  /// batches, at most `maxSteps` of them when positive. With `resume`, the epoch goes on from a
+  /// checkpoint's place in it: its first `firstBatch` batches were run before, and its running
+  /// figures (resume->epochLossSum, ...) count in the returned stats. Throws the Error of a
+  /// signal (Interrupted, Terminated, UserSignal1) after the boundary hook when the ranks
+  /// agreed to stop.
+  EpochStats trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, int64_t maxSteps,
+                        const TrainPosition *resume = nullptr, int64_t firstBatch = 0);
+
+  /// What runs at a step boundary, on every rank at the same one, with every device idle and
+  /// the position's figures summed over the ranks: every `every` train steps of the run (0:
+  /// never), except after an epoch's last step (the caller's, once the epoch's figures are
+  /// final), and where the ranks agreed to stop for `signal` (else 0).
+  using BoundaryHook = std::function<void(const TrainPosition &position, int signal)>;
+  void setBoundaryHook(int64_t every, BoundaryHook hook) {
+    boundaryEvery_ = every;
+    boundaryHook_ = std::move(hook);
+  }
+
+  /// The signal that any rank of the job received (SIGTERM, then SIGUSR1, then SIGINT, when
+  /// several did), now recorded on this rank too; 0 when none did. With several processes it
+  /// is a collective: every rank calls it at the same point and gets the same answer, after
+  /// train step `afterStep` of the run (-1: the last one enqueued), which a timeout names.
+  /// With `stepLoss`, that step's loss on this rank becomes its mean over the ranks.
+  int agreeOnStop(int64_t afterStep = -1, float *stepLoss = nullptr);
+
+  /// Sets the train steps run so far (a resumed run's).
+  void setStepsRun(int64_t steps) { step_ = steps; }
 
   /// Runs the eval step over every sample of `data`, the last batch padded.
   EvalStats evaluate(const Dataset &data);
@@ -109,6 +151,8 @@ private:
   std::vector<Device> devices_;
   std::vector<Slots> slots_;
   int64_t step_ = 0;
+  int64_t boundaryEvery_ = 0;
+  BoundaryHook boundaryHook_;
   uint64_t seed_ = 1;
   double timeout_ = 60;
 };

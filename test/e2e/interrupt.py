@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Interrupts a running dprun and reports how it ended.
 
-Usage: interrupt.py --signal INT|TERM [--after-line TEXT] [--limit S] -- COMMAND...
+Usage: interrupt.py --signal INT|TERM|USR1 [--after-line TEXT] [--limit S] -- COMMAND...
 
 Starts COMMAND (a dprun, or an mpirun of dprun), waits until its output shows TEXT (default
 "epoch 1/", so a first epoch has finished), sends the signal to the command's process group
@@ -16,7 +16,7 @@ import sys
 import time
 
 ap = argparse.ArgumentParser()
-ap.add_argument("--signal", choices=["INT", "TERM"], required=True)
+ap.add_argument("--signal", choices=["INT", "TERM", "USR1"], required=True)
 ap.add_argument("--after-line", default="epoch 1/")
 ap.add_argument("--limit", type=float, default=30)
 ap.add_argument("command", nargs=argparse.REMAINDER)

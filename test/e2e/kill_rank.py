@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
 """Kills one rank of a running data-parallel dprun job and checks that the job ends.
 
-Usage: kill_rank.py --rank N [--signal KILL|STOP] [--after-line TEXT] [--limit S] -- COMMAND...
+Usage: kill_rank.py --rank N [--signal KILL|STOP|TERM|USR1|INT] [--after-line TEXT |
+                    --after-file GLOB] [--limit S] -- COMMAND...
 
 Starts the command (e.g. `mpirun -n 2 dprun plan.dpx ...` or `srun -n 2 ...`), waits until its
-output shows TEXT (default: the first epoch line, so training is under way), then sends SIGKILL
-(a dead rank) or SIGSTOP (a hung one) to the dprun process of rank N (found by its MPI/PMIx/SLURM rank variables) and waits for every process
-to end. Prints the job's output, then `job ended: exit <code> after <s> s`. Exits 1 when the
-job outlived LIMIT seconds (default 30) after the kill or exited 0.
+output shows TEXT (default: the first epoch line, so training is under way) or a file matching
+GLOB exists, then sends SIGKILL
+(a dead rank), SIGSTOP (a hung one) or SIGTERM, SIGUSR1 or SIGINT (a stop, seen by that rank
+alone) to the dprun process of rank N (found by its MPI/PMIx/SLURM rank variables) and waits for
+every process to end. Prints the job's output, then `job ended: exit <code> after <s> s`. Exits
+1 when the job outlived LIMIT seconds (default 30) after the signal or exited 0.
 """
 import argparse
+import glob
 import os
 import signal
 import subprocess
@@ -44,8 +48,10 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--rank", type=int, required=True)
     parser.add_argument("--after-line", default="epoch 1/")
+    parser.add_argument("--after-file", help="wait for a file matching this glob instead of a line "
+                        "(a line may reach the launcher's output late on a busy machine)")
     parser.add_argument("--limit", type=float, default=30)
-    parser.add_argument("--signal", choices=["KILL", "STOP"], default="KILL")
+    parser.add_argument("--signal", choices=["KILL", "STOP", "TERM", "USR1", "INT"], default="KILL")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -61,7 +67,15 @@ def main():
 
     reader = threading.Thread(target=pump, daemon=True)
     reader.start()
-    if not seen.wait(120):
+    if args.after_file:
+        deadline = time.monotonic() + 120
+        while not glob.glob(args.after_file) and time.monotonic() < deadline \
+                and job.poll() is None:
+            time.sleep(0.01)
+        if not glob.glob(args.after_file):
+            os.killpg(job.pid, signal.SIGKILL)
+            sys.exit("no file %r appeared:\n%s" % (args.after_file, "".join(lines)))
+    elif not seen.wait(120):
         os.killpg(job.pid, signal.SIGKILL)
         sys.exit("the job never printed %r:\n%s" % (args.after_line, "".join(lines)))
     # Only the processes of this job: those running its plan file.

@@ -2,6 +2,7 @@
 // it, or prints a summary of it with --inspect. Only parses the command line; the work is in
 // the runtime libraries, and nothing here or there links MLIR or LLVM.
 #include "runtime/base/Error.h"
+#include "runtime/base/Interrupt.h"
 #include "runtime/format/Plan.h"
 #include "runtime/kernels/Contract.h"
 #include "runtime/train/GradCheck.h"
@@ -20,6 +21,7 @@
 
 using dp::rt::Error;
 using dp::rt::ErrorKind;
+using dp::rt::TrainOptions;
 
 namespace {
 
@@ -27,7 +29,8 @@ constexpr const char *kVersion = "0.1.0";
 
 const char *kUsage = "usage: dprun PLAN --data DIR [--epochs N] [--seed S] [--metrics FILE]\n"
                      "                  [--max-steps N] [--quiet] [--collective-timeout S]\n"
-                     "                  [--save-params FILE]\n"
+                     "                  [--save-params FILE] [--checkpoint-dir DIR\n"
+                     "                  [--checkpoint-every N|epoch] [--checkpoint-keep N] [--resume]]\n"
                      "       dprun PLAN --inspect\n"
                      "       dprun PLAN --check-gradients [--seed S]\n"
                      "       dprun --help | --version\n";
@@ -53,6 +56,19 @@ const char *kHelp =
     "  --save-params FILE\n"
     "                   after training, write every parameter to FILE (per parameter: its\n"
     "                   name, NUL, u64 element count, f32 values; little-endian)\n"
+    "  --checkpoint-dir DIR\n"
+    "                   keep checkpoints of the run in DIR (created if missing): one when\n"
+    "                   training ends and one when a signal stops it, each with every\n"
+    "                   parameter, the optimizer state, the step, the epoch and the place\n"
+    "                   in it (written by rank 0, atomically, with a checksum)\n"
+    "  --checkpoint-every N|epoch\n"
+    "                   also one every N train steps, or after every epoch\n"
+    "  --checkpoint-keep N\n"
+    "                   keep the newest N checkpoints, remove older ones (default 3)\n"
+    "  --resume         continue from the newest checkpoint in --checkpoint-dir that\n"
+    "                   verifies (a newer broken one is skipped with a warning), with its\n"
+    "                   seed; start afresh when there is none. The plan may have another\n"
+    "                   layout (R x P) than the run that wrote it, not another model\n"
     "  --inspect        check the plan as a run would (every kernel against the kernel\n"
     "                   contract) and print a summary of it; needs no data\n"
     "  --check-gradients\n"
@@ -75,8 +91,12 @@ const char *kHelp =
     "\n"
     "Exit status: 0 success, 2 bad command line, 3 bad plan, 4 bad data, 5 runtime failure,\n"
     "6 launch mismatch or a failed peer, 7 the plan does not fit the memory it may have,\n"
-    "130 or 143 interrupted by SIGINT or SIGTERM (training stops at the next step; the\n"
-    "finished epochs' metrics are written to --metrics; a second signal ends dprun at once).\n";
+    "8 a checkpoint cannot be used (another model's, or none verifies),\n"
+    "75 stopped by SIGTERM or SIGUSR1 after writing a checkpoint: resubmit with --resume,\n"
+    "130, 143 or 138 stopped by SIGINT, SIGTERM or SIGUSR1 (without a checkpoint for the\n"
+    "last two). A signal stops training at the next step boundary, which the ranks of a\n"
+    "job agree on; a checkpoint is written there when --checkpoint-dir is given, and the\n"
+    "finished epochs' metrics go to --metrics. The same signal again ends dprun at once.\n";
 
 struct Args {
   std::string plan;
@@ -119,7 +139,7 @@ bool parseArgs(int argc, char **argv, Args &args) {
     usage.pop_back(); // main adds the final newline
     throw Error(ErrorKind::Usage, "missing the plan file\n" + usage);
   }
-  bool haveData = false;
+  bool haveData = false, keepGiven = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     std::string value;
@@ -156,6 +176,26 @@ bool parseArgs(int argc, char **argv, Args &args) {
       args.train.epochs = parsePositive(arg, next());
     } else if (arg == "--seed") {
       args.train.seed = parseCount(arg, next());
+      args.train.seedGiven = true;
+    } else if (arg == "--checkpoint-dir") {
+      args.train.checkpointDir = next();
+      if (args.train.checkpointDir.empty())
+        usageError("--checkpoint-dir needs a directory");
+    } else if (arg == "--checkpoint-every") {
+      const std::string every = next();
+      if (every == "epoch")
+        args.train.checkpointEachEpoch = true;
+      else
+        args.train.checkpointEvery = parsePositive(arg, every);
+    } else if (arg == "--checkpoint-keep") {
+      const int64_t keep = parsePositive(arg, next());
+      if (keep > 1000000)
+        usageError("--checkpoint-keep expects at most 1000000");
+      args.train.checkpointKeep = static_cast<int>(keep);
+      keepGiven = true;
+    } else if (arg == "--resume") {
+      noValue();
+      args.train.resume = true;
     } else if (arg == "--metrics") {
       args.train.metricsPath = next();
       if (args.train.metricsPath.empty())
@@ -187,6 +227,14 @@ bool parseArgs(int argc, char **argv, Args &args) {
   }
   if (args.plan.empty())
     usageError("missing the plan file");
+  const TrainOptions &t = args.train;
+  if (t.checkpointDir.empty() && (t.resume || t.checkpointEvery > 0 || t.checkpointEachEpoch ||
+                                  keepGiven))
+    usageError(std::string(t.resume ? "--resume" : keepGiven && t.checkpointEvery == 0 &&
+                                                           !t.checkpointEachEpoch
+                                                       ? "--checkpoint-keep"
+                                                       : "--checkpoint-every") +
+               " needs --checkpoint-dir DIR");
   if (!args.inspect && !args.checkGradients && !haveData)
     usageError("missing --data DIR (the directory with the IDX files or CIFAR-10 batches)");
   return true;
@@ -223,9 +271,9 @@ int main(int argc, char **argv) {
     return run(argc, argv);
   } catch (const Error &e) {
     std::cout.flush();
-    const bool signalled =
-        e.kind() == ErrorKind::Interrupted || e.kind() == ErrorKind::Terminated;
-    std::cerr << "dprun: " << (signalled ? "" : "error: ") << e.what() << "\n";
+    const bool signalled = dp::rt::isSignalStop(e.kind());
+    if (!e.reported())
+      std::cerr << std::string("dprun: ") + (signalled ? "" : "error: ") + e.what() + "\n";
     return e.exitCode();
   } catch (const std::bad_alloc &) {
     std::cout.flush();
@@ -233,7 +281,7 @@ int main(int argc, char **argv) {
     return static_cast<int>(ErrorKind::Runtime);
   } catch (const std::exception &e) {
     std::cout.flush();
-    std::cerr << "dprun: error: " << e.what() << "\n";
+    std::cerr << std::string("dprun: error: ") + e.what() + "\n";
     return static_cast<int>(ErrorKind::Runtime);
   }
 }

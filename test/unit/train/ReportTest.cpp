@@ -31,7 +31,9 @@ TEST(Report, MetricsJsonShape) {
   e.seconds = 12.25;
   e.samplesPerSec = 48780;
   e.rankSamplesPerSec = {24000, 24780.5};
+  e.stepLosses = {0.75f, 0.25f};
   report.epochs.push_back(e);
+  e.stepLosses = {};
   e.epoch = 2;
   e.loss = 0.1; // not exact in binary: must still read back as 0.1
   e.trainAccuracy = std::nan("");
@@ -47,9 +49,11 @@ TEST(Report, MetricsJsonShape) {
             "{\n"
             "  \"epochs\": [\n"
             "    {\"epoch\": 1, \"loss\": 0.5, \"train_accuracy\": 0.8125, \"seconds\": 12.25, "
-            "\"samples_per_sec\": 48780, \"rank_samples_per_sec\": [24000, 24780.5]},\n"
+            "\"samples_per_sec\": 48780, \"rank_samples_per_sec\": [24000, 24780.5], "
+            "\"step_losses\": [0.75, 0.25]},\n"
             "    {\"epoch\": 2, \"loss\": 0.1, \"train_accuracy\": null, \"seconds\": 12.25, "
-            "\"samples_per_sec\": 48780, \"rank_samples_per_sec\": [24000, 24780.5]}\n"
+            "\"samples_per_sec\": 48780, \"rank_samples_per_sec\": [24000, 24780.5], "
+            "\"step_losses\": []}\n"
             "  ],\n"
             "  \"test_accuracy\": 0.75,\n"
             "  \"test_loss\": null,\n"
@@ -60,6 +64,27 @@ TEST(Report, MetricsJsonShape) {
             "  \"params\": 101770\n"
             "}\n");
   EXPECT_NE(metricsJson(TrainReport{}).find("\"epochs\": [],"), std::string::npos);
+}
+
+TEST(Report, MetricsNameTheCheckpoints) {
+  TrainReport report;
+  EXPECT_EQ(metricsJson(report).find("checkpoint"), std::string::npos);
+  report.checkpoints.resumedFrom = "ck/\"odd\\name\n.dpk";
+  report.checkpoints.resumedStep = 42;
+  report.checkpoints.written = 3;
+  report.checkpoints.last = "ck/ckpt-000000000060.dpk";
+  report.checkpoints.lastBytes = 318952;
+  report.checkpoints.lastSeconds = 0.125;
+  const std::string json = metricsJson(report);
+  EXPECT_NE(json.find("  \"resumed_from\": \"ck/\\\"odd\\\\name\\u000a.dpk\",\n"
+                      "  \"resumed_step\": 42,\n"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find("  \"checkpoints_written\": 3,\n  \"checkpoint\": "
+                      "\"ck/ckpt-000000000060.dpk\",\n  \"checkpoint_bytes\": 318952,\n"
+                      "  \"checkpoint_seconds\": 0.125,\n"),
+            std::string::npos)
+      << json;
 }
 
 TEST(Report, NumbersReadBack) {

@@ -1,0 +1,48 @@
+#!/usr/bin/env python3
+"""Writes a small whole checkpoint (format version 1, docs/checkpoints.md) as fuzzing seeds.
+
+Usage: checkpoint_seed.py DIR
+
+DIR/whole-0 and DIR/whole-1: the fuzz_checkpoint mode byte (0 as is, 1 checksum fixed up), then
+a checkpoint of three tensors with a finished epoch and a partial one, built from the format's
+description alone (an independent writer of it).
+"""
+import struct
+import sys
+import zlib
+
+
+def string(b):
+    return struct.pack("<I", len(b)) + b
+
+
+def align(n):
+    return (n + 63) // 64 * 64
+
+
+records = struct.pack("<qqqqQqQII", 17, 1, 3, 24, 42, 8, 0x1234, 2, 1)
+records += struct.pack("<ddd", 3.25, 11.0, 0.5) + string(b"tiny")
+records += struct.pack("<I3f", 3, 1.5, 1.0, 0.75)
+records += struct.pack("<I", 1) + struct.pack("<qqqdddd", 1, 7, 56, 0.6, 0.5, 1.2, 44.8)
+records += struct.pack("<I2f", 2, 2.0, 1.0)
+tensors = [(b"dense/kernel", 0, [4, 3]), (b"dense/kernel/m", 1, [4, 3]), (b"dense/bias", 0, [3])]
+table_bytes = 4 + sum(4 + len(n) + 4 + 8 * len(dims) + 16 for n, _, dims in tensors)
+at = align(64 + len(records) + table_bytes)
+table, layout = struct.pack("<I", len(tensors)), []
+for name, kind, dims in tensors:
+    count = 1
+    for d in dims:
+        count *= d
+    table += string(name) + struct.pack("<BBBB", kind, 0, len(dims), 0)
+    table += b"".join(struct.pack("<q", d) for d in dims) + struct.pack("<QQ", at, 4 * count)
+    layout.append((at, count))
+    at = align(at + 4 * count)
+payload = bytearray(records + table)
+for offset, count in layout:
+    payload += b"\0" * (offset - 64 - len(payload))
+    payload += struct.pack(f"<{count}f", *[0.25 * i for i in range(count)])
+header = b"\x89dpckpt\n" + struct.pack("<IIQI", 1, 64, len(payload), zlib.crc32(bytes(payload)))
+header += b"\0" * (64 - len(header))
+for mode in (0, 1):
+    with open(f"{sys.argv[1]}/whole-{mode}", "wb") as f:
+        f.write(bytes([mode]) + header + bytes(payload))

@@ -1,0 +1,539 @@
+// Checkpoint files; see Checkpoint.h and docs/checkpoints.md for the layout.
+#include "runtime/train/Checkpoint.h"
+
+#include "runtime/base/Error.h"
+#include "runtime/base/Files.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <set>
+
+namespace dp::rt {
+namespace {
+
+constexpr uint32_t kMaxNameBytes = 4096;
+constexpr uint32_t kMaxRank = 8;
+constexpr uint64_t kAlign = 64;
+const char *const kPrefix = "ckpt-";
+const char *const kSuffix = ".dpk";
+constexpr size_t kStepDigits = 12;
+
+uint64_t alignUp(uint64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+/// CRC-32 (zlib's) continued over `size` more bytes.
+uint32_t crcUpdate(uint32_t crc, const void *data, uint64_t size) {
+  const auto *p = static_cast<const Bytef *>(data);
+  while (size > 0) {
+    const uInt chunk = static_cast<uInt>(std::min<uint64_t>(size, 1u << 30));
+    crc = static_cast<uint32_t>(crc32(crc, p, chunk));
+    p += chunk;
+    size -= chunk;
+  }
+  return crc;
+}
+
+/// Little-endian records appended to a string.
+class Writer {
+public:
+  void u8(uint8_t v) { out_.push_back(static_cast<char>(v)); }
+  void u32(uint32_t v) { le(v, 4); }
+  void u64(uint64_t v) { le(v, 8); }
+  void i64(int64_t v) { le(static_cast<uint64_t>(v), 8); }
+  void f64(double v) {
+    uint64_t bits;
+    std::memcpy(&bits, &v, 8);
+    le(bits, 8);
+  }
+  void f32(float v) {
+    uint32_t bits;
+    std::memcpy(&bits, &v, 4);
+    le(bits, 4);
+  }
+  void str(const std::string &s) {
+    u32(static_cast<uint32_t>(s.size()));
+    out_ += s;
+  }
+  std::string &bytes() { return out_; }
+
+private:
+  void le(uint64_t v, int n) {
+    for (int i = 0; i < n; ++i)
+      out_.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  }
+  std::string out_;
+};
+
+/// A bounds-checked cursor over the records; every problem is an Error(Checkpoint) naming the
+/// file and the byte.
+class Reader {
+public:
+  Reader(const std::string &bytes, uint64_t begin, uint64_t end, const std::string &what)
+      : bytes_(bytes), at_(begin), end_(end), what_(what) {}
+
+  [[noreturn]] void fail(const std::string &problem) const {
+    throw Error(ErrorKind::Checkpoint, what_ + ": not a valid checkpoint: " + problem +
+                                           " (at byte " + std::to_string(at_) + ")");
+  }
+  uint64_t le(int n, const char *field) {
+    if (end_ - at_ < uint64_t(n))
+      fail(std::string("truncated in ") + field);
+    uint64_t v = 0;
+    for (int i = 0; i < n; ++i)
+      v |= uint64_t(static_cast<uint8_t>(bytes_[at_ + i])) << (8 * i);
+    at_ += n;
+    return v;
+  }
+  uint8_t u8(const char *f) { return static_cast<uint8_t>(le(1, f)); }
+  uint32_t u32(const char *f) { return static_cast<uint32_t>(le(4, f)); }
+  uint64_t u64(const char *f) { return le(8, f); }
+  int64_t i64(const char *f) { return static_cast<int64_t>(le(8, f)); }
+  /// A count that must not be negative.
+  int64_t count(const char *f) {
+    int64_t v = i64(f);
+    if (v < 0)
+      fail(std::string(f) + " is negative (" + std::to_string(v) + ")");
+    return v;
+  }
+  double f64(const char *f) {
+    uint64_t bits = le(8, f);
+    double v;
+    std::memcpy(&v, &bits, 8);
+    return v;
+  }
+  float f32(const char *f) {
+    uint32_t bits = static_cast<uint32_t>(le(4, f));
+    float v;
+    std::memcpy(&v, &bits, 4);
+    return v;
+  }
+  std::string str(const char *f, uint32_t maxBytes) {
+    uint32_t n = u32(f);
+    if (n > maxBytes)
+      fail(std::string(f) + " of " + std::to_string(n) + " bytes (at most " +
+           std::to_string(maxBytes) + ")");
+    if (end_ - at_ < n)
+      fail(std::string("truncated in ") + f);
+    std::string s = bytes_.substr(at_, n);
+    at_ += n;
+    return s;
+  }
+  /// A record count whose records take at least `minBytes` each: refused before anything is
+  /// allocated when the remaining bytes cannot hold them.
+  uint32_t records(const char *f, uint64_t minBytes) {
+    uint32_t n = u32(f);
+    if (uint64_t(n) * minBytes > end_ - at_)
+      fail(std::to_string(n) + " " + f + " cannot fit in the " + std::to_string(end_ - at_) +
+           " bytes left");
+    return n;
+  }
+  uint64_t at() const { return at_; }
+
+private:
+  const std::string &bytes_;
+  uint64_t at_, end_;
+  const std::string &what_;
+};
+
+void putMeta(Writer &w, const CheckpointMeta &m) {
+  const TrainPosition &p = m.position;
+  w.i64(p.step);
+  w.i64(p.epochsDone);
+  w.i64(p.stepsInEpoch);
+  w.i64(p.samplesInEpoch);
+  w.u64(m.seed);
+  w.i64(m.globalBatch);
+  w.u64(m.planHash);
+  w.u32(static_cast<uint32_t>(m.replicas));
+  w.u32(static_cast<uint32_t>(m.processes));
+  w.f64(p.epochLossSum);
+  w.f64(p.epochCorrect);
+  w.f64(p.epochSeconds);
+  w.str(m.model);
+  w.u32(static_cast<uint32_t>(p.epochStepLosses.size()));
+  for (float loss : p.epochStepLosses)
+    w.f32(loss);
+  w.u32(static_cast<uint32_t>(m.epochs.size()));
+  for (const EpochStats &e : m.epochs) {
+    w.i64(e.epoch);
+    w.i64(e.steps);
+    w.i64(e.samples);
+    w.f64(e.loss);
+    w.f64(e.trainAccuracy);
+    w.f64(e.seconds);
+    w.f64(e.samplesPerSec);
+    w.u32(static_cast<uint32_t>(e.stepLosses.size()));
+    for (float loss : e.stepLosses)
+      w.f32(loss);
+  }
+}
+
+CheckpointMeta getMeta(Reader &r) {
+  CheckpointMeta m;
+  TrainPosition &p = m.position;
+  p.step = r.count("the step");
+  p.epochsDone = r.count("the finished epochs");
+  p.stepsInEpoch = r.count("the steps of the epoch");
+  p.samplesInEpoch = r.count("the samples of the epoch");
+  m.seed = r.u64("the seed");
+  m.globalBatch = r.count("the global batch");
+  if (m.globalBatch == 0)
+    r.fail("the global batch is 0");
+  m.planHash = r.u64("the plan hash");
+  m.replicas = static_cast<int32_t>(r.u32("the replicas"));
+  m.processes = static_cast<int32_t>(r.u32("the processes"));
+  if (m.replicas < 1 || m.processes < 1)
+    r.fail("a layout of " + std::to_string(m.replicas) + " x " + std::to_string(m.processes) +
+           " replicas");
+  p.epochLossSum = r.f64("the epoch's loss sum");
+  p.epochCorrect = r.f64("the epoch's correct count");
+  p.epochSeconds = r.f64("the epoch's seconds");
+  m.model = r.str("the model name", kMaxNameBytes);
+  p.epochStepLosses.resize(r.records("step losses", 4));
+  for (float &loss : p.epochStepLosses)
+    loss = r.f32("a step loss");
+  m.epochs.resize(r.records("epoch records", 7 * 8 + 4));
+  for (EpochStats &e : m.epochs) {
+    e.epoch = r.count("an epoch number");
+    e.steps = r.count("an epoch's steps");
+    e.samples = r.count("an epoch's samples");
+    e.loss = r.f64("an epoch's loss");
+    e.trainAccuracy = r.f64("an epoch's accuracy");
+    e.seconds = r.f64("an epoch's seconds");
+    e.samplesPerSec = r.f64("an epoch's samples per second");
+    e.stepLosses.resize(r.records("step losses", 4));
+    for (float &loss : e.stepLosses)
+      loss = r.f32("a step loss");
+  }
+  return m;
+}
+
+/// The bytes of a header for a payload of `payloadBytes` with `crc`.
+std::string header(uint64_t payloadBytes, uint32_t crc) {
+  Writer w;
+  w.bytes().append(kCheckpointMagic, 8);
+  w.u32(kCheckpointVersion);
+  w.u32(kCheckpointHeaderBytes);
+  w.u64(payloadBytes);
+  w.u32(crc);
+  w.bytes().resize(kCheckpointHeaderBytes, '\0');
+  return w.bytes();
+}
+
+std::string shapeText(DType dtype, const std::vector<int64_t> &shape) {
+  std::string text = std::string(dtypeName(dtype)) + "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? "," : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+bool isCheckpointName(const std::string &name, int64_t &step) {
+  const size_t prefix = std::strlen(kPrefix), suffix = std::strlen(kSuffix);
+  if (name.size() != prefix + kStepDigits + suffix || name.compare(0, prefix, kPrefix) != 0 ||
+      name.compare(prefix + kStepDigits, suffix, kSuffix) != 0)
+    return false;
+  step = 0;
+  for (size_t i = prefix; i < prefix + kStepDigits; ++i) {
+    if (name[i] < '0' || name[i] > '9')
+      return false;
+    step = step * 10 + (name[i] - '0');
+  }
+  return true;
+}
+
+} // namespace
+
+std::string CheckpointTensor::text() const { return shapeText(dtype, shape); }
+
+Checkpoint Checkpoint::fromBytes(std::string bytes, const std::string &what) {
+  Checkpoint c;
+  c.bytes = std::move(bytes);
+  c.source = what;
+  const std::string &b = c.bytes;
+  Reader head(b, 0, b.size(), what);
+  if (b.size() < 8 || std::memcmp(b.data(), kCheckpointMagic, 8) != 0)
+    throw Error(ErrorKind::Checkpoint, what + ": not a dp checkpoint (no checkpoint magic)");
+  if (b.size() < kCheckpointHeaderBytes)
+    throw Error(ErrorKind::Checkpoint, what + ": truncated: " + std::to_string(b.size()) +
+                                           " bytes, shorter than the checkpoint header");
+  head.le(8, "the magic");
+  const uint32_t version = head.u32("the version");
+  if (version != kCheckpointVersion)
+    throw Error(ErrorKind::Checkpoint,
+                what + ": checkpoint format version " + std::to_string(version) +
+                    (version > kCheckpointVersion ? ", newer than" : ", older than") +
+                    " this dprun's (" + std::to_string(kCheckpointVersion) + ")");
+  if (head.u32("the header size") != kCheckpointHeaderBytes)
+    head.fail("a header size other than " + std::to_string(kCheckpointHeaderBytes));
+  const uint64_t payload = head.u64("the payload size");
+  const uint32_t crc = head.u32("the checksum");
+  for (uint64_t i = head.at(); i < kCheckpointHeaderBytes; ++i)
+    if (b[i] != '\0')
+      head.fail("reserved header bytes are not zero");
+  const uint64_t actual = b.size() - kCheckpointHeaderBytes;
+  if (payload != actual)
+    throw Error(ErrorKind::Checkpoint,
+                what + ": truncated or padded: the header records " + std::to_string(payload) +
+                    " payload bytes but the file holds " + std::to_string(actual));
+  const uint32_t actualCrc = crcUpdate(crcUpdate(0, nullptr, 0), b.data() + kCheckpointHeaderBytes,
+                                       actual);
+  if (actualCrc != crc) {
+    char text[96];
+    std::snprintf(text, sizeof(text), "checksum mismatch (CRC-32 0x%08x recorded, 0x%08x read)",
+                  crc, actualCrc);
+    throw Error(ErrorKind::Checkpoint, what + ": corrupt: " + text);
+  }
+
+  Reader r(b, kCheckpointHeaderBytes, b.size(), what);
+  c.meta = getMeta(r);
+  const uint32_t n = r.records("tensors", 4 + 4 + 16);
+  c.tensors.resize(n);
+  std::set<std::string> names;
+  for (CheckpointTensor &t : c.tensors) {
+    t.name = r.str("a tensor name", kMaxNameBytes);
+    if (t.name.empty())
+      r.fail("a tensor without a name");
+    if (!names.insert(t.name).second)
+      r.fail("tensor '" + t.name + "' appears twice");
+    const uint8_t kind = r.u8("a tensor kind");
+    const uint8_t dtype = r.u8("a tensor type");
+    const uint8_t rank = r.u8("a tensor rank");
+    r.u8("padding");
+    if (kind > static_cast<uint8_t>(ParamKind::OptimizerState))
+      r.fail("tensor '" + t.name + "' has unknown kind " + std::to_string(kind));
+    if (dtype > static_cast<uint8_t>(DType::I32))
+      r.fail("tensor '" + t.name + "' has unknown element type " + std::to_string(dtype));
+    if (rank > kMaxRank)
+      r.fail("tensor '" + t.name + "' has rank " + std::to_string(rank));
+    t.kind = static_cast<ParamKind>(kind);
+    t.dtype = static_cast<DType>(dtype);
+    t.numel = 1;
+    for (uint8_t i = 0; i < rank; ++i) {
+      const int64_t dim = r.count("a dimension");
+      // Element counts stay far below what 64-bit byte offsets hold.
+      if (dim != 0 && t.numel > (int64_t(1) << 56) / dim)
+        r.fail("tensor '" + t.name + "' has more elements than a file can hold");
+      t.shape.push_back(dim);
+      t.numel *= dim;
+    }
+    t.offset = r.u64("a tensor offset");
+    t.bytes = r.u64("a tensor size");
+    if (t.bytes != uint64_t(t.numel) * dtypeSize(t.dtype))
+      r.fail("tensor '" + t.name + "' (" + t.text() + ") records " + std::to_string(t.bytes) +
+             " bytes");
+  }
+  // The values follow the records, each at a 64-byte boundary, in order and apart.
+  uint64_t next = alignUp(r.at());
+  for (const CheckpointTensor &t : c.tensors) {
+    if (t.offset % kAlign != 0 || t.offset < next || t.offset > b.size() ||
+        t.bytes > b.size() - t.offset)
+      throw Error(ErrorKind::Checkpoint,
+                  what + ": not a valid checkpoint: the values of tensor '" + t.name +
+                      "' at byte " + std::to_string(t.offset) + " (" + std::to_string(t.bytes) +
+                      " bytes) are not inside the file after the records and the tensor "
+                      "before");
+    next = alignUp(t.offset + t.bytes);
+  }
+  return c;
+}
+
+Checkpoint Checkpoint::read(const std::string &path, uint64_t maxBytes) {
+  return fromBytes(readInputFile(path, maxBytes, "checkpoint", ErrorKind::Checkpoint), path);
+}
+
+uint64_t writeCheckpoint(Program &program, const CheckpointMeta &meta, const std::string &path) {
+  const Plan &plan = program.plan();
+  std::vector<const ParamDesc *> params;
+  for (const ParamDesc &p : plan.params)
+    if (plan.buffers[p.buffer].device == 0)
+      params.push_back(&p);
+
+  // The records first: their size fixes where the values go.
+  Writer records;
+  putMeta(records, meta);
+  records.u32(static_cast<uint32_t>(params.size()));
+  std::vector<uint64_t> offsets;
+  auto tableBytes = [&] {
+    uint64_t n = records.bytes().size();
+    for (const ParamDesc *p : params)
+      n += 4 + p->name.size() + 4 + 8 * plan.buffers[p->buffer].shape.size() + 16;
+    return n;
+  };
+  uint64_t at = alignUp(kCheckpointHeaderBytes + tableBytes());
+  for (const ParamDesc *p : params) {
+    const BufferDesc &buf = plan.buffers[p->buffer];
+    records.str(p->name);
+    records.u8(static_cast<uint8_t>(p->kind));
+    records.u8(static_cast<uint8_t>(buf.dtype));
+    records.u8(static_cast<uint8_t>(buf.shape.size()));
+    records.u8(0);
+    for (int64_t d : buf.shape)
+      records.i64(d);
+    records.u64(at);
+    records.u64(buf.bytes());
+    offsets.push_back(at);
+    at = alignUp(at + buf.bytes());
+  }
+
+  AtomicFileWriter file(path);
+  static const char zeros[kAlign] = {};
+  file.write(header(0, 0).data(), kCheckpointHeaderBytes);
+  uint32_t crc = crcUpdate(0, nullptr, 0);
+  auto put = [&](const void *data, uint64_t bytes) {
+    file.write(data, bytes);
+    crc = crcUpdate(crc, data, bytes);
+  };
+  auto padTo = [&](uint64_t offset) {
+    while (file.size() < offset)
+      put(zeros, std::min<uint64_t>(offset - file.size(), kAlign));
+  };
+  put(records.bytes().data(), records.bytes().size());
+  std::vector<uint8_t> values;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const BufferDesc &buf = plan.buffers[params[i]->buffer];
+    padTo(offsets[i]);
+    values.resize(buf.bytes());
+    program.read(params[i]->buffer, values.data());
+    put(values.data(), values.size());
+  }
+  const uint64_t payload = file.size() - kCheckpointHeaderBytes;
+  const std::string head = header(payload, crc);
+  file.writeAt(0, head.data(), head.size());
+  file.commit();
+  return file.size();
+}
+
+void checkCheckpointFits(const Checkpoint &checkpoint, const Plan &plan, const std::string &what) {
+  std::map<std::string, const CheckpointTensor *> byName;
+  for (const CheckpointTensor &t : checkpoint.tensors)
+    byName[t.name] = &t;
+  auto refuse = [&](const std::string &problem) {
+    throw Error(ErrorKind::Checkpoint,
+                what + " does not fit the plan's model" +
+                    (plan.model.empty() ? std::string() : " " + plan.model) + ": " + problem +
+                    " (a checkpoint resumes only the model that wrote it" +
+                    (checkpoint.meta.model.empty() ? std::string()
+                                                   : ", here " + checkpoint.meta.model) +
+                    ")");
+  };
+  auto kindName = [](ParamKind k) {
+    return k == ParamKind::Weight ? "a weight" : "optimizer state";
+  };
+  std::set<std::string> planNames;
+  for (const ParamDesc &p : plan.params) {
+    const BufferDesc &buf = plan.buffers[p.buffer];
+    if (buf.device != 0)
+      continue;
+    planNames.insert(p.name);
+    auto it = byName.find(p.name);
+    if (it == byName.end())
+      refuse("it has no '" + p.name + "' (" + kindName(p.kind) + ", " + buf.text() +
+             " in the plan)");
+    const CheckpointTensor &t = *it->second;
+    if (t.kind != p.kind || t.dtype != buf.dtype || t.shape != buf.shape)
+      refuse("'" + p.name + "' is " + kindName(t.kind) + " " + t.text() + " in it but " +
+             kindName(p.kind) + " " + buf.text() + " in the plan");
+  }
+  for (const CheckpointTensor &t : checkpoint.tensors)
+    if (!planNames.count(t.name))
+      refuse("it holds '" + t.name + "' (" + t.text() + "), which the plan does not have");
+}
+
+void loadCheckpoint(Program &program, const Checkpoint &checkpoint) {
+  std::map<std::string, const CheckpointTensor *> byName;
+  for (const CheckpointTensor &t : checkpoint.tensors)
+    byName[t.name] = &t;
+  for (const ParamDesc &p : program.plan().params)
+    program.write(p.buffer, checkpoint.data(*byName.at(p.name)));
+}
+
+uint64_t checkpointSizeLimit(const Plan &plan) {
+  uint64_t bytes = 0;
+  for (const ParamDesc &p : plan.params)
+    if (plan.buffers[p.buffer].device == 0)
+      bytes += alignUp(plan.buffers[p.buffer].bytes()) + kMaxNameBytes + 128;
+  // The records of a long epoch (a loss per step) and of many finished ones.
+  return bytes + (uint64_t(64) << 20);
+}
+
+void prepareCheckpointDir(const std::string &dir) {
+  if (::mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST)
+    throw Error(ErrorKind::Usage, "--checkpoint-dir " + dir + ": cannot create it: " +
+                                      std::strerror(errno));
+  struct stat info;
+  if (::stat(dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode))
+    throw Error(ErrorKind::Usage, "--checkpoint-dir " + dir + ": is " +
+                                      fileTypeName(info.st_mode) + ", not a directory");
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    throw Error(ErrorKind::Usage, "--checkpoint-dir " + dir + ": is not writable");
+}
+
+std::string checkpointFileName(int64_t step) {
+  std::string digits = std::to_string(step);
+  if (digits.size() < kStepDigits)
+    digits.insert(0, kStepDigits - digits.size(), '0');
+  return kPrefix + digits + kSuffix;
+}
+
+std::vector<std::pair<int64_t, std::string>> listCheckpoints(const std::string &dir) {
+  std::vector<std::pair<int64_t, std::string>> found;
+  DIR *d = ::opendir(dir.c_str());
+  if (!d) {
+    if (errno == ENOENT)
+      return found;
+    throw Error(ErrorKind::Checkpoint,
+                dir + ": cannot read the checkpoint directory: " + std::strerror(errno));
+  }
+  while (dirent *entry = ::readdir(d)) {
+    int64_t step = 0;
+    if (isCheckpointName(entry->d_name, step))
+      found.emplace_back(step, dir + "/" + entry->d_name);
+  }
+  ::closedir(d);
+  std::sort(found.begin(), found.end(), [](const auto &a, const auto &b) { return a > b; });
+  return found;
+}
+
+void pruneCheckpoints(const std::string &dir, int keep) {
+  std::vector<std::pair<int64_t, std::string>> found;
+  try {
+    found = listCheckpoints(dir);
+  } catch (const Error &) {
+    return;
+  }
+  for (size_t i = std::max(keep, 0); i < found.size(); ++i)
+    ::unlink(found[i].second.c_str());
+  // Temporary files of writers that died mid-write ("ckpt-....dpk.tmp.<pid>"); a live
+  // writer's (another run sharing the directory) stays.
+  if (DIR *d = ::opendir(dir.c_str())) {
+    std::vector<std::string> stale;
+    while (dirent *entry = ::readdir(d)) {
+      const std::string name = entry->d_name;
+      const size_t tmp = name.find(std::string(kSuffix) + ".tmp.");
+      int64_t step = 0;
+      if (tmp == std::string::npos || !isCheckpointName(name.substr(0, tmp + 4), step))
+        continue;
+      const std::string pidText = name.substr(tmp + 9);
+      if (pidText.empty() || pidText.find_first_not_of("0123456789") != std::string::npos)
+        continue;
+      const long pid = std::strtol(pidText.c_str(), nullptr, 10);
+      if (pid > 0 && pid != ::getpid() && ::kill(static_cast<pid_t>(pid), 0) != 0 &&
+          errno == ESRCH)
+        stale.push_back(dir + "/" + name);
+    }
+    ::closedir(d);
+    for (const std::string &path : stale)
+      ::unlink(path.c_str());
+  }
+}
+
+} // namespace dp::rt
