@@ -21,9 +21,12 @@ def align(n):
 
 
 records = struct.pack("<qqqqQqQII", 17, 1, 3, 24, 42, 8, 0x1234, 2, 1)
-records += struct.pack("<ddd", 3.25, 11.0, 0.5) + string(b"tiny")
+records += struct.pack("<ddd", 3.25, 11.0, 0.5)
+records += struct.pack("<ddIq", 0.5, 0.42, 1, 2) + struct.pack("<ddIq", 1.0, 0.4, 1, 0)
+records += string(b"tiny")
 records += struct.pack("<I3f", 3, 1.5, 1.0, 0.75)
-records += struct.pack("<I", 1) + struct.pack("<qqqdddd", 1, 7, 56, 0.6, 0.5, 1.2, 44.8)
+records += struct.pack("<I", 1) + struct.pack("<qqqddddddd", 1, 7, 56, 0.6, 0.5, 1.2, 44.8,
+                                             0.5, 0.45, 0.8)
 records += struct.pack("<I2f", 2, 2.0, 1.0)
 tensors = [(b"dense/kernel", 0, [4, 3]), (b"dense/kernel/m", 1, [4, 3]), (b"dense/bias", 0, [3])]
 table_bytes = 4 + sum(4 + len(n) + 4 + 8 * len(dims) + 16 for n, _, dims in tensors)

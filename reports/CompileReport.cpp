@@ -27,6 +27,8 @@ void printCompileReport(ProgramOp program, double lrFactor, double ms, llvm::raw
       os << ", learning rate x " << llvm::format("%g", lrFactor);
     os << "\n";
   }
+  if (auto schedule = program.getLrScheduleAttr())
+    os << "learning-rate schedule: " << schedule.getValue() << " (dprun applies it per step)\n";
   printBucketPlan(program, os);
   printMemoryReport(computeMemoryReport(program), os);
 }

@@ -1,6 +1,7 @@
 // graph-expand-optimizer: apply_gradient becomes the optimizer's update ops (see Passes.td).
 #include "passes/Graph/Passes.h"
 #include "dialect/Graph/IR/Model.h"
+#include "runtime/format/LrSchedule.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -32,6 +33,17 @@ struct ExpandOptimizerPass : dp::graph::impl::ExpandOptimizerPassBase<ExpandOpti
     if (!(lrScale > 0)) {
       train.emitError() << "lr-scale must be positive, found " << lrScale;
       return signalPassFailure();
+    }
+    if (!lrSchedule.empty()) {
+      dp::rt::LrSchedule schedule;
+      std::string problem;
+      if (!dp::rt::parseLrSchedule(lrSchedule, 0, schedule, problem)) {
+        train.emitError() << "lr-schedule '" << lrSchedule << "': " << problem;
+        return signalPassFailure();
+      }
+      if (!schedule.isConstant())
+        train->setAttr(kLrScheduleAttr,
+                       StringAttr::get(&getContext(), dp::rt::lrScheduleText(schedule)));
     }
     for (ApplyGradientOp apply : llvm::make_early_inc_range(train.getOps<ApplyGradientOp>()))
       expand(apply, optimizer);

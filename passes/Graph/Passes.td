@@ -76,11 +76,15 @@ def ExpandOptimizerPass : Pass<"graph-expand-optimizer", "mlir::ModuleOp"> {
     `#graph.sgd` into `graph.sgd_update`; `#graph.momentum` into `graph.momentum_update`
     with a velocity parameter `<name>/velocity`; `#graph.adam` into `graph.adam_update` with
     moment parameters `<name>/m` and `<name>/v`. Optimizer state parameters are zero-
-    initialised, not trainable, and marked `optimizer_state`.
+    initialised, not trainable, and marked `optimizer_state`. With `lr-schedule`, the train
+    step gets `graph.lr_schedule`: the schedule's canonical text, which the plan carries for
+    the runtime to apply to every update's rate.
   }];
   let options = [
     Option<"lrScale", "lr-scale", "double", /*default=*/"1.0",
            "Multiply the learning rate by this factor (linear scaling for larger batches)">,
+    Option<"lrSchedule", "lr-schedule", "std::string", /*default=*/"\"\"",
+           "The learning-rate schedule (a SPEC of runtime/format/LrSchedule.h); empty: constant">,
   ];
 }
 

@@ -10,6 +10,7 @@
 #include "passes/Plan/Passes.h"
 #include "passes/Target/Plan/PlanWriter.h"
 #include "runtime/format/Enums.h"
+#include "runtime/format/LrSchedule.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -29,6 +30,7 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options) {
   pm.addPass(graph::createAutodiffPass());
   graph::ExpandOptimizerPassOptions opt;
   opt.lrScale = options.effectiveLrScale();
+  opt.lrSchedule = options.canonicalLrSchedule();
   pm.addPass(graph::createExpandOptimizerPass(opt));
   pm.addPass(graph::createVerifyStepsPass());
   // Dist phase: the steps on R devices x P processes, gradients averaged in buckets.
@@ -89,7 +91,24 @@ std::string CompileOptions::verify() const {
     return "lr-scale must be positive and finite, found " + number(lrScale);
   if (scaleLr != "none" && scaleLr != "linear")
     return "scale-lr must be none or linear, not '" + scaleLr + "'";
+  if (!lrSchedule.empty()) {
+    rt::LrSchedule schedule;
+    std::string problem;
+    if (!rt::parseLrSchedule(lrSchedule, 0.1, schedule, problem))
+      return "lr-schedule '" + lrSchedule + "': " + problem;
+  }
   return {};
+}
+
+std::string CompileOptions::canonicalLrSchedule() const {
+  if (lrSchedule.empty())
+    return "";
+  const double factor = replicaLrFactor();
+  rt::LrSchedule schedule;
+  std::string problem;
+  if (!rt::parseLrSchedule(lrSchedule, factor > 1 ? 1.0 / factor : 0.1, schedule, problem))
+    return lrSchedule; // verify() refused it already; the pass says so again
+  return schedule.isConstant() ? "" : rt::lrScheduleText(schedule);
 }
 
 void registerDialects(DialectRegistry &registry) {

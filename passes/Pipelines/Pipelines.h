@@ -30,6 +30,12 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
       *this, "scale-lr",
       llvm::cl::desc("none: keep the learning rate; linear: multiply it by R x P (Goyal et al.)"),
       llvm::cl::init("none")};
+  Option<std::string> lrSchedule{
+      *this, "lr-schedule",
+      llvm::cl::desc("The learning-rate schedule the runtime applies (constant, step:every=E,"
+                     "factor=F, cosine:epochs=T[,min=M], plateau:patience=N,factor=F[,min=M], "
+                     "each after an optional warmup-linear:epochs=K[,start=S]+)"),
+      llvm::cl::init("")};
   Option<std::string> output{
       *this, "output",
       llvm::cl::desc("Write the plan to this .dpx file (verified by the runtime's verifier, "
@@ -51,6 +57,10 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
   }
   /// The factor the optimizer's learning rate is multiplied by: lr-scale times the replicas'.
   double effectiveLrScale() const { return lrScale * replicaLrFactor(); }
+  /// The schedule's canonical text, with a warmup's default start filled in: the rate before
+  /// the replicas' scaling (1 / (R x P) under linear scaling, Goyal et al.'s warmup), else
+  /// 0.1. Empty for none. The options must verify().
+  std::string canonicalLrSchedule() const;
 };
 
 /// Appends the passes of `dpc compile` to `pm`, in order, for options that verify().

@@ -23,6 +23,9 @@ struct StepContext {
   /// The row of the global batch that this replica's first row is: draws per sample row
   /// depend on the global row, so that any split of the batch draws the same numbers.
   int64_t firstRow = 0;
+  /// The learning-rate schedule's factor for this step (LrSchedule.h): optimizer updates use
+  /// their compiled rate times this.
+  double lrScale = 1.0;
 };
 
 } // namespace dp::rt

@@ -98,6 +98,6 @@ inline const char *deviceKindName(DeviceKind k) {
 enum class ParamKind : uint8_t { Weight = 0, OptimizerState = 1 };
 
 /// The plan file format version this build reads and writes.
-inline constexpr uint32_t kFormatVersion = 2;
+inline constexpr uint32_t kFormatVersion = 3;
 
 } // namespace dp::rt

@@ -198,6 +198,20 @@ Plan Plan::decode(const PlanFile &file, const std::string &what) {
     }
   plan.manifestHash = p.manifest_hash();
   plan.deviceKind = DeviceKind(p.device_kind());
+  if (const fb::LrSchedule *l = p.lr_schedule()) {
+    LrSchedule &s = plan.lrSchedule;
+    s.kind = LrScheduleKind(l->kind());
+    s.warmupEpochs = l->warmup_epochs();
+    s.warmupStart = l->warmup_start();
+    s.every = l->every();
+    s.factor = l->factor();
+    s.epochs = l->epochs();
+    s.minScale = l->min_scale();
+    s.patience = l->patience();
+    s.threshold = l->threshold();
+    if (std::string problem = checkLrSchedule(s); !problem.empty())
+      throw Error(ErrorKind::Plan, what + ": the learning-rate schedule is invalid: " + problem);
+  }
   plan.fileHash = file.hash();
   plan.checksum = file.checksum();
   plan.fileBytes = file.sizeBytes();

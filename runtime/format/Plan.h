@@ -7,6 +7,7 @@
 
 #include "runtime/format/Enums.h"
 #include "runtime/format/KernelAttrs.h"
+#include "runtime/format/LrSchedule.h"
 
 #include <cstdint>
 #include <string>
@@ -119,6 +120,8 @@ struct Plan {
   std::vector<CollectiveDesc> collectives;
   uint64_t manifestHash = 0;
   DeviceKind deviceKind = DeviceKind::Cpu;
+  /// The learning-rate schedule (constant when the plan has none).
+  LrSchedule lrSchedule;
 
   /// The file it came from: FNV-1a 64 of the whole file (the plan's identity across ranks),
   /// the CRC-32 its header records, and its size.

@@ -158,6 +158,12 @@ void putMeta(Writer &w, const CheckpointMeta &m) {
   w.f64(p.epochLossSum);
   w.f64(p.epochCorrect);
   w.f64(p.epochSeconds);
+  for (const PlateauState *state : {&p.plateau, &p.earlyStop}) {
+    w.f64(state->scale);
+    w.f64(state->best);
+    w.u32(state->haveBest ? 1 : 0);
+    w.i64(state->badEpochs);
+  }
   w.str(m.model);
   w.u32(static_cast<uint32_t>(p.epochStepLosses.size()));
   for (float loss : p.epochStepLosses)
@@ -171,6 +177,9 @@ void putMeta(Writer &w, const CheckpointMeta &m) {
     w.f64(e.trainAccuracy);
     w.f64(e.seconds);
     w.f64(e.samplesPerSec);
+    w.f64(e.lrScale);
+    w.f64(e.testLoss);
+    w.f64(e.testAccuracy);
     w.u32(static_cast<uint32_t>(e.stepLosses.size()));
     for (float loss : e.stepLosses)
       w.f32(loss);
@@ -197,11 +206,20 @@ CheckpointMeta getMeta(Reader &r) {
   p.epochLossSum = r.f64("the epoch's loss sum");
   p.epochCorrect = r.f64("the epoch's correct count");
   p.epochSeconds = r.f64("the epoch's seconds");
+  for (PlateauState *state : {&p.plateau, &p.earlyStop}) {
+    state->scale = r.f64("a plateau's scale");
+    state->best = r.f64("a plateau's best loss");
+    const uint32_t have = r.u32("a plateau's flag");
+    if (have > 1)
+      r.fail("a plateau's flag is " + std::to_string(have));
+    state->haveBest = have == 1;
+    state->badEpochs = r.count("a plateau's epochs");
+  }
   m.model = r.str("the model name", kMaxNameBytes);
   p.epochStepLosses.resize(r.records("step losses", 4));
   for (float &loss : p.epochStepLosses)
     loss = r.f32("a step loss");
-  m.epochs.resize(r.records("epoch records", 7 * 8 + 4));
+  m.epochs.resize(r.records("epoch records", 10 * 8 + 4));
   for (EpochStats &e : m.epochs) {
     e.epoch = r.count("an epoch number");
     e.steps = r.count("an epoch's steps");
@@ -210,6 +228,9 @@ CheckpointMeta getMeta(Reader &r) {
     e.trainAccuracy = r.f64("an epoch's accuracy");
     e.seconds = r.f64("an epoch's seconds");
     e.samplesPerSec = r.f64("an epoch's samples per second");
+    e.lrScale = r.f64("an epoch's learning-rate factor");
+    e.testLoss = r.f64("an epoch's test loss");
+    e.testAccuracy = r.f64("an epoch's test accuracy");
     e.stepLosses.resize(r.records("step losses", 4));
     for (float &loss : e.stepLosses)
       loss = r.f32("a step loss");

@@ -129,6 +129,10 @@ void describePlan(const Plan &plan, const std::string &path, std::ostream &out) 
   out << "model: " << (plan.model.empty() ? "(unnamed)" : plan.model) << "\n";
   out << "batch: " << plan.batch << "\n";
   out << "device: " << deviceKindName(plan.deviceKind) << "\n";
+  out << "learning-rate schedule: "
+      << (plan.lrSchedule.isConstant() ? std::string("constant (the rates as compiled)")
+                                        : lrScheduleText(plan.lrSchedule))
+      << "\n";
   const int replicas = plan.devicesPerProcess, processes = plan.processes;
   if (replicas * processes > 1)
     out << "data parallel: " << replicas << " device(s) per process x " << processes

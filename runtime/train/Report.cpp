@@ -63,7 +63,11 @@ std::string metricsJson(const TrainReport &report) {
     json += ", \"rank_samples_per_sec\": [";
     for (size_t r = 0; r < e.rankSamplesPerSec.size(); ++r)
       json += (r ? ", " : "") + jsonNumber(e.rankSamplesPerSec[r]);
-    json += "], \"step_losses\": [";
+    json += "], \"lr_scale\": " + jsonNumber(e.lrScale);
+    if (std::isfinite(e.testLoss))
+      json += ", \"test_loss\": " + jsonNumber(e.testLoss) +
+              ", \"test_accuracy\": " + jsonNumber(e.testAccuracy);
+    json += ", \"step_losses\": [";
     for (size_t s = 0; s < e.stepLosses.size(); ++s)
       json += (s ? ", " : "") + jsonNumber(e.stepLosses[s]);
     json += "]}";
@@ -77,6 +81,8 @@ std::string metricsJson(const TrainReport &report) {
   json += "  \"allreduce_wait_seconds\": " + jsonNumber(report.allreduceWaitSeconds) + ",\n";
   if (!report.interrupted.empty())
     json += "  \"interrupted\": \"" + report.interrupted + "\",\n";
+  if (report.earlyStoppedAfter > 0)
+    json += "  \"early_stopped_after\": " + std::to_string(report.earlyStoppedAfter) + ",\n";
   const CheckpointReport &c = report.checkpoints;
   if (!c.resumedFrom.empty())
     json += "  \"resumed_from\": " + jsonString(c.resumedFrom) +

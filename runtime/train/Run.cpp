@@ -98,9 +98,10 @@ std::optional<Checkpoint> findCheckpoint(ProcessGroup &group, const Plan &plan,
 
 /// "--checkpoint-every 200 --resume": the checkpoint options the ranks must share.
 std::string checkpointOptions(const TrainOptions &o) {
+  std::string early = o.earlyStop > 0 ? "--early-stop " + std::to_string(o.earlyStop) : "";
   if (o.checkpointDir.empty())
-    return "";
-  std::string text = "--checkpoint-dir";
+    return early;
+  std::string text = early + (early.empty() ? "" : " ") + "--checkpoint-dir";
   if (o.checkpointEvery > 0)
     text += " --checkpoint-every " + std::to_string(o.checkpointEvery);
   if (o.checkpointEachEpoch)
@@ -181,6 +182,9 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
 
   // Where training starts: the beginning, or the checkpoint's place.
   int64_t firstEpoch = 1, firstBatch = 0;
+  PlateauState earlyStop;
+  const LrSchedule &schedule = plan.lrSchedule;
+  const bool evaluateEachEpoch = schedule.needsEvaluation() || options.earlyStop > 0;
   const TrainPosition *resumeAt = nullptr;
   start = Clock::now();
   if (resumed) {
@@ -188,6 +192,8 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
     const TrainPosition &p = meta.position;
     loadCheckpoint(*program, *resumed);
     trainer.setStepsRun(p.step);
+    trainer.plateau() = p.plateau;
+    earlyStop = p.earlyStop;
     report.epochs = meta.epochs;
     firstEpoch = p.epochsDone + 1;
     firstBatch = p.samplesInEpoch / batch;
@@ -246,6 +252,8 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
     meta.replicas = report.replicas;
     meta.processes = report.processes;
     meta.position = position;
+    meta.position.plateau = trainer.plateau();
+    meta.position.earlyStop = earlyStop;
     meta.epochs = report.epochs;
     const std::string path = options.checkpointDir + "/" + checkpointFileName(position.step);
     auto begin = Clock::now();
@@ -273,16 +281,49 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
                             });
 
   start = Clock::now();
+  double epochEvalSeconds = 0; // the evaluations after each epoch (a plateau, early stopping)
   try {
     for (int64_t epoch = firstEpoch; epoch <= options.epochs; ++epoch) {
       const bool first = epoch == firstEpoch;
       report.epochs.push_back(trainer.trainEpoch(batcher, epoch, options.epochs,
                                                  options.maxSteps, first ? resumeAt : nullptr,
                                                  first ? firstBatch : 0));
+      // A plateau schedule and early stopping watch the test loss after every epoch.
+      bool stopEarly = false;
+      if (evaluateEachEpoch) {
+        const auto evalStart = Clock::now();
+        const EvalStats result = trainer.evaluate(test);
+        epochEvalSeconds += secondsSince(evalStart);
+        EpochStats &e = report.epochs.back();
+        e.testLoss = result.loss;
+        e.testAccuracy = result.accuracy;
+        char line[160];
+        std::snprintf(line, sizeof(line),
+                      "epoch %lld/%lld  test loss %.4f  accuracy %.4f  learning rate x %.4g\n",
+                      static_cast<long long>(epoch), static_cast<long long>(options.epochs),
+                      result.loss, result.accuracy, e.lrScale);
+        if (!quiet)
+          out << line;
+        if (schedule.needsEvaluation() &&
+            plateauStep(schedule, trainer.plateau(), result.loss) &&
+            !quiet)
+          out << "the test loss has not improved for " << schedule.patience << " epoch"
+              << (schedule.patience == 1 ? "" : "s") << ": learning rate x "
+              << trainer.plateau().scale << " from now on\n";
+        if (options.earlyStop > 0 && !earlyStop.record(result.loss, 0) &&
+            earlyStop.badEpochs >= options.earlyStop && epoch < options.epochs) {
+          stopEarly = true;
+          report.earlyStoppedAfter = epoch;
+          if (!quiet)
+            out << "early stop: the test loss has not improved on " << earlyStop.best
+                << " for " << earlyStop.badEpochs << " epochs\n";
+        }
+        out << std::flush;
+      }
       const int stop = trainer.agreeOnStop();
       if (checkpointing) {
         const int64_t step = trainer.stepsRun();
-        if (stop || options.checkpointEachEpoch || epoch == options.epochs ||
+        if (stop || stopEarly || options.checkpointEachEpoch || epoch == options.epochs ||
             (options.checkpointEvery > 0 && step % options.checkpointEvery == 0)) {
           TrainPosition end;
           end.step = step;
@@ -294,11 +335,13 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
       if (stop)
         throw Error(signalErrorKind(stop), "interrupted by " + signalName(stop) +
                                                " at the end of epoch " + std::to_string(epoch));
+      if (stopEarly)
+        break;
     }
-    report.phases.train = secondsSince(start) - report.phases.checkpoint;
+    report.phases.train = secondsSince(start) - report.phases.checkpoint - epochEvalSeconds;
     start = Clock::now();
     report.test = trainer.evaluate(test);
-    report.phases.evaluate = secondsSince(start);
+    report.phases.evaluate = secondsSince(start) + epochEvalSeconds;
   } catch (const Error &e) {
     if (!isSignalStop(e.kind()))
       throw;

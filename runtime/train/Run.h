@@ -45,6 +45,9 @@ struct TrainOptions {
   /// Continue from the newest checkpoint in checkpointDir that verifies (start afresh when
   /// there is none).
   bool resume = false;
+  /// Stop training when the test loss has not improved for this many epochs (0: never); the
+  /// test set is then evaluated after every epoch.
+  int64_t earlyStop = 0;
 };
 
 /// What the run did with checkpoints.
@@ -79,6 +82,8 @@ struct TrainReport {
   double allreduceSeconds = 0, allreduceWaitSeconds = 0;
   /// The signal that stopped training ("SIGINT", "SIGTERM", "SIGUSR1"), or empty.
   std::string interrupted;
+  /// The epoch after which early stopping ended training (0: it did not).
+  int64_t earlyStoppedAfter = 0;
   CheckpointReport checkpoints;
 };
 

@@ -175,6 +175,10 @@ ImageSize Trainer::imageSize() const {
   return {image.shape[1], image.shape[2]};
 }
 
+double Trainer::lrScaleAt(double epochsDone) const {
+  return dp::rt::lrScaleAt(program_.plan().lrSchedule, epochsDone, plateau_.scale);
+}
+
 int Trainer::agreeOnStop(int64_t afterStep, float *stepLoss) {
   const int mine = pendingInterrupt();
   if (!group_ || group_->size() == 1)
@@ -254,6 +258,8 @@ EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, 
   // process looks at its own signal before each step.
   const bool vote = ranks > 1;
   int stop = 0;
+  double lastScale =
+      lrScaleAt(double(epoch - 1) + double(first) / double(std::max<int64_t>(steps, 1)));
   int64_t collected = first; // steps [first, collected) have been read
   for (int64_t b = first; b < steps; ++b) {
     if (!vote)
@@ -276,9 +282,11 @@ EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, 
                                                std::to_string(steps));
     }
     const int64_t stepNumber = ++step_;
+    lastScale = lrScaleAt(double(epoch - 1) + double(b) / double(steps));
     for (int r = 0; r < replicas; ++r)
       enqueueStep(batcher, b, r, StepKind::Train,
-                  StepContext{shardRows_, shardRows_, stepNumber, r, seed_, shardBegin(r)},
+                  StepContext{shardRows_, shardRows_, stepNumber, r, seed_, shardBegin(r),
+                              lastScale},
                   static_cast<int>(b % 2));
     if (collected < b) {
       collectStep(collected++);
@@ -318,6 +326,7 @@ EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, 
                                                     : std::numeric_limits<double>::quiet_NaN();
   stats.samplesPerSec = stats.seconds > 0 ? stats.samples / stats.seconds : 0;
   stats.stepLosses = std::move(stepLosses);
+  stats.lrScale = lastScale;
   if (!quiet_)
     out_ << epochLine(stats, epochs) << std::endl;
   return stats;

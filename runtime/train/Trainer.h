@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,12 @@ struct EpochStats {
   std::vector<double> rankSamplesPerSec;
   /// The loss of each step, in order: its mean over every replica of the job.
   std::vector<float> stepLosses;
+  /// The learning-rate schedule's factor at the epoch's last step.
+  double lrScale = 1;
+  /// The test set's loss and accuracy after the epoch, when the run evaluates every epoch
+  /// (a plateau schedule, early stopping); NaN otherwise.
+  double testLoss = std::numeric_limits<double>::quiet_NaN();
+  double testAccuracy = std::numeric_limits<double>::quiet_NaN();
 };
 
 /// Where a run is between two steps: what a checkpoint records so that a resumed run goes on
@@ -45,6 +52,8 @@ struct TrainPosition {
   /// EpochStats::stepLosses).
   double epochLossSum = 0, epochCorrect = 0, epochSeconds = 0;
   std::vector<float> epochStepLosses;
+  /// The test losses seen so far, for a plateau schedule and for early stopping.
+  PlateauState plateau, earlyStop;
 };
 
 /// Figures of one pass of the eval step over a data set.
@@ -103,6 +112,12 @@ public:
   /// Sets the train steps run so far (a resumed run's).
   void setStepsRun(int64_t steps) { step_ = steps; }
 
+  /// The plateau schedule's state (its factor and the best test loss); the caller updates it
+  /// after each epoch's evaluation, and the next steps use its factor.
+  PlateauState &plateau() { return plateau_; }
+  /// The schedule's factor for the step after `epochsDone` epochs (with fractions).
+  double lrScaleAt(double epochsDone) const;
+
   /// Runs the eval step over every sample of `data`, the last batch padded.
   EvalStats evaluate(const Dataset &data);
 
@@ -152,6 +167,7 @@ private:
   std::vector<Slots> slots_;
   int64_t step_ = 0;
   int64_t boundaryEvery_ = 0;
+  PlateauState plateau_;
   BoundaryHook boundaryHook_;
   uint64_t seed_ = 1;
   double timeout_ = 60;

@@ -151,6 +151,10 @@ public:
     batch_ = batch;
     return *this;
   }
+  PlanBuilder &setLrSchedule(const LrSchedule &schedule) {
+    schedule_ = schedule;
+    return *this;
+  }
 
   /// The FlatBuffer payload (no file header).
   std::vector<uint8_t> payload() const {
@@ -201,11 +205,18 @@ public:
         manifest = fnv1a64(line.data(), line.size(), manifest);
       }
     }
+    flatbuffers::Offset<fb::LrSchedule> schedule;
+    if (schedule_)
+      schedule = fb::CreateLrSchedule(fbb, static_cast<uint8_t>(schedule_->kind),
+                                      schedule_->warmupEpochs, schedule_->warmupStart,
+                                      schedule_->every, schedule_->factor, schedule_->epochs,
+                                      schedule_->minScale, schedule_->patience,
+                                      schedule_->threshold);
     auto plan = fb::CreatePlanDirect(
         fbb, "PlanBuilder", "test", batch_, arenaBytes_.value_or(roundUp(end)),
         persistentBytes_.value_or(roundUp(persistentEnd)), &buffers, &params, &inputs, train, eval,
         devices_, /*processes=*/1, collectives.empty() ? nullptr : &collectives, manifest,
-        deviceKind_);
+        deviceKind_, schedule);
     fb::FinishPlanBuffer(fbb, plan);
     return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
   }
@@ -308,6 +319,7 @@ private:
   }
 
   int64_t batch_;
+  std::optional<LrSchedule> schedule_;
   uint8_t deviceKind_ = 0;
   int devices_ = 1, currentDevice_ = 0;
   std::vector<CollectiveSpec> collectives_;

@@ -51,6 +51,14 @@ static cl::opt<std::string> device("device", cl::desc("Device kind: cpu (default
 static cl::opt<double> bucketMb(
     "bucket-mb", cl::desc("Largest allreduce bucket in MiB per replica; 0: one per gradient"),
     cl::init(25.0), cl::value_desc("MiB"), cl::sub(compileCmd), cl::cat(dpcCategory));
+static cl::opt<std::string> lrSchedule(
+    "lr-schedule",
+    cl::desc("Learning-rate schedule, applied by dprun per step: constant (default), "
+             "step:every=E,factor=F, cosine:epochs=T[,min=M], "
+             "plateau:patience=N,factor=F[,min=M][,threshold=R] (on the test loss), each "
+             "after an optional warmup-linear:epochs=K[,start=S]+ (S defaults to the rate "
+             "before --scale-lr linear, else 0.1)"),
+    cl::value_desc("SPEC"), cl::sub(compileCmd), cl::cat(dpcCategory));
 enum class LrScaling { None, Linear };
 static cl::opt<LrScaling> scaleLr(
     "scale-lr", cl::desc("Scale the learning rate with the number of replicas"),
@@ -110,6 +118,7 @@ int runCompile(ModuleOp module) {
   options.device = device.getValue();
   options.bucketMb = bucketMb.getValue();
   options.syncBatchNorm = batchNormStats == BatchNormStats::Global;
+  options.lrSchedule = lrSchedule.getValue();
   options.output = outputFile.empty() ? model + ".dpx" : outputFile.getValue();
   if (std::string error = options.verify(); !error.empty())
     return failWith("--" + error, 2);

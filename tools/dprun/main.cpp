@@ -30,7 +30,7 @@ constexpr const char *kVersion = "0.1.0";
 const char *kUsage = "usage: dprun PLAN --data DIR [--epochs N] [--seed S] [--metrics FILE]\n"
                      "                  [--max-steps N] [--quiet] [--collective-timeout S]\n"
                      "                  [--save-params FILE] [--checkpoint-dir DIR\n"
-                     "                  [--checkpoint-every N|epoch] [--checkpoint-keep N] [--resume]]\n"
+                     "                  [--checkpoint-every N|epoch] [--checkpoint-keep N] [--resume]]\n"                     "                  [--early-stop N]\n"
                      "       dprun PLAN --inspect\n"
                      "       dprun PLAN --check-gradients [--seed S]\n"
                      "       dprun --help | --version\n";
@@ -69,7 +69,10 @@ const char *kHelp =
     "                   verifies (a newer broken one is skipped with a warning), with its\n"
     "                   seed; start afresh when there is none. The plan may have another\n"
     "                   layout (R x P) than the run that wrote it, not another model\n"
-    "  --inspect        check the plan as a run would (every kernel against the kernel\n"
+    "  --early-stop N   stop training when the test loss has not improved for N epochs\n"
+    "                   (the test set is then evaluated after every epoch, as it is for\n"
+    "                   a plan compiled with --lr-schedule plateau:...)\n"
+  "  --inspect        check the plan as a run would (every kernel against the kernel\n"
     "                   contract) and print a summary of it; needs no data\n"
     "  --check-gradients\n"
     "                   compare the train step's gradients with finite differences of the\n"
@@ -193,6 +196,8 @@ bool parseArgs(int argc, char **argv, Args &args) {
         usageError("--checkpoint-keep expects at most 1000000");
       args.train.checkpointKeep = static_cast<int>(keep);
       keepGiven = true;
+    } else if (arg == "--early-stop") {
+      args.train.earlyStop = parsePositive(arg, next());
     } else if (arg == "--resume") {
       noValue();
       args.train.resume = true;

@@ -36,6 +36,8 @@ inline constexpr llvm::StringLiteral kOutputAttr = "graph.output";
 /// On a func.call of a block: the prefix its parameters get when graph-inline-calls inlines it.
 inline constexpr llvm::StringLiteral kScopeAttr = "graph.scope";
 inline constexpr llvm::StringLiteral kModelAttr = "graph.model";
+/// On the train step: the learning-rate schedule's canonical text (graph-expand-optimizer).
+inline constexpr llvm::StringLiteral kLrScheduleAttr = "graph.lr_schedule";
 
 /// Checks shared by the verifiers of the ops (messages say expected versus found).
 /// The result 0 of `op` has exactly `expected` as its shape.

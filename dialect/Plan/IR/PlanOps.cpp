@@ -4,6 +4,7 @@
 
 #include "runtime/format/Enums.h"
 #include "runtime/format/KernelAttrs.h"
+#include "runtime/format/LrSchedule.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -23,6 +24,13 @@ LogicalResult ProgramOp::verify() {
   if (getDevice() != "cpu" && getDevice() != "cuda")
     return emitOpError() << "has unknown device kind '" << getDevice()
                          << "' (expected cpu or cuda)";
+  if (auto schedule = getLrScheduleAttr()) {
+    dp::rt::LrSchedule parsed;
+    std::string problem;
+    if (!dp::rt::parseLrSchedule(schedule.getValue().str(), 0, parsed, problem))
+      return emitOpError() << "has an invalid lr_schedule '" << schedule.getValue()
+                           << "': " << problem;
+  }
   int64_t devices = getDevicesPerProcess();
   WalkResult result = getOperation()->walk([&](Operation *op) {
     auto device = op->getAttrOfType<IntegerAttr>("device");

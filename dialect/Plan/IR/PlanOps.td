@@ -15,6 +15,9 @@ def Plan_ProgramOp : Plan_Op<"program", [NoTerminator, SingleBlock]> {
     processes: persistent buffers (`plan.param`, `plan.bucket`, `plan.grad`, `plan.input`)
     first, then one `plan.step` per step. Every op with a `device` attribute is on a
     device below R. After `plan-memory` it carries `arena_bytes` and `persistent_bytes`.
+    `lr_schedule`, when present, is the learning-rate schedule the runtime applies to every
+    optimizer's rate ("warmup-linear:epochs=5,start=0.25+cosine:epochs=30,min=0"; see
+    `dpc compile --lr-schedule`); the verifier parses it.
 
     ```mlir
     plan.program "mnist_mlp" attributes {batch = 100 : i64} {
@@ -26,7 +29,8 @@ def Plan_ProgramOp : Plan_Op<"program", [NoTerminator, SingleBlock]> {
   let arguments = (ins StrAttr:$model, I64Attr:$batch,
                        DefaultValuedAttr<I64Attr, "1">:$devices_per_process,
                        DefaultValuedAttr<I64Attr, "1">:$processes,
-                       DefaultValuedStrAttr<StrAttr, "cpu">:$device);
+                       DefaultValuedStrAttr<StrAttr, "cpu">:$device,
+                       OptionalAttr<StrAttr>:$lr_schedule);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$model attr-dict-with-keyword $body";
   let hasVerifier = 1;

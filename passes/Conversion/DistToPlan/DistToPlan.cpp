@@ -384,10 +384,13 @@ struct ConvertDistToPlanPass : dp::impl::ConvertDistToPlanPassBase<ConvertDistTo
       processes = mesh.getProcesses();
       device = mesh.getDevice();
     }
-    auto program = b.create<plan::ProgramOp>(module.getLoc(), model, batch, devices, processes);
+    auto program = b.create<plan::ProgramOp>(module.getLoc(), model, batch, devices, processes,
+                                              "cpu", StringAttr());
     // The device kind reaches the plan's records; the default (cpu) is left implicit.
     if (device != "cpu")
       program.setDevice(device);
+    if (auto schedule = train->getAttrOfType<StringAttr>(g::kLrScheduleAttr))
+      program.setLrSchedule(schedule.getValue());
     program.getBody().emplaceBlock();
 
     Lowering lowering(program);

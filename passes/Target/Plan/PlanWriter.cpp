@@ -3,6 +3,7 @@
 
 #include "dialect/Plan/IR/PlanDialect.h"
 #include "runtime/format/KernelAttrs.h"
+#include "runtime/format/LrSchedule.h"
 #include "runtime/format/PlanFile.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -78,13 +79,26 @@ public:
 
     uint64_t manifestHash = 0;
     auto collectives = writeManifest(manifestHash);
+    // The schedule as the program's verifier accepted it; none for the constant rate.
+    flatbuffers::Offset<fb::LrSchedule> schedule;
+    if (auto text = program_.getLrScheduleAttr()) {
+      rt::LrSchedule s;
+      std::string problem;
+      if (!rt::parseLrSchedule(text.getValue().str(), 0, s, problem))
+        return program_.emitError("invalid lr_schedule: ") << problem;
+      if (!s.isConstant())
+        schedule = fb::CreateLrSchedule(fbb_, static_cast<uint8_t>(s.kind), s.warmupEpochs,
+                                        s.warmupStart, s.every, s.factor, s.epochs, s.minScale,
+                                        s.patience, s.threshold);
+    }
     auto plan = fb::CreatePlan(
         fbb_, fbb_.CreateString(producer.str()), fbb_.CreateString(program_.getModel().str()),
         program_.getBatch(), arena.getInt(), persistent.getInt(), fbb_.CreateVector(buffers_),
         fbb_.CreateVector(params), fbb_.CreateVector(inputs), train, eval,
         program_.getDevicesPerProcess(), program_.getProcesses(), collectives, manifestHash,
         static_cast<uint8_t>(program_.getDevice() == "cuda" ? rt::DeviceKind::Cuda
-                                                            : rt::DeviceKind::Cpu));
+                                                            : rt::DeviceKind::Cpu),
+        schedule);
     fb::FinishPlanBuffer(fbb_, plan);
     out = rt::wrapPlanPayload(fbb_.GetBufferPointer(), fbb_.GetSize());
     return success();

@@ -1,5 +1,6 @@
 // In-place optimizer updates of persistent parameters, with Keras 2 semantics: plain SGD,
 // momentum (optionally Nesterov) and Adam with its bias correction folded into the step size.
+// Each rate is the compiled one times the step's schedule factor (StepContext::lrScale).
 #include "runtime/kernels/cpu/Internal.h"
 #include "runtime/kernels/cpu/Parallel.h"
 
@@ -12,10 +13,10 @@ class SgdKernel final : public Kernel {
 public:
   SgdKernel(const float *grad, float *param, int64_t n, float lr)
       : grad_(grad), param_(param), n_(n), lr_(lr) {}
-  void run(const StepContext &) override {
+  void run(const StepContext &ctx) override {
     const float *g = grad_;
     float *p = param_;
-    const float lr = lr_;
+    const float lr = static_cast<float>(lr_ * ctx.lrScale);
     parallelChunks(n_, [=](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i)
         p[i] -= lr * g[i];
@@ -35,10 +36,10 @@ public:
                  float momentum, bool nesterov)
       : grad_(grad), param_(param), velocity_(velocity), n_(n), lr_(lr), momentum_(momentum),
         nesterov_(nesterov) {}
-  void run(const StepContext &) override {
+  void run(const StepContext &ctx) override {
     const float *g = grad_;
     float *p = param_, *v = velocity_;
-    const float lr = lr_, mu = momentum_;
+    const float lr = static_cast<float>(lr_ * ctx.lrScale), mu = momentum_;
     if (nesterov_)
       parallelChunks(n_, [=](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i) {
@@ -73,7 +74,7 @@ public:
         epsilon_(epsilon) {}
   void run(const StepContext &ctx) override {
     const double t = static_cast<double>(ctx.step);
-    const float lrT = static_cast<float>(lr_ * std::sqrt(1.0 - std::pow(beta2_, t)) /
+    const float lrT = static_cast<float>(lr_ * ctx.lrScale * std::sqrt(1.0 - std::pow(beta2_, t)) /
                                          (1.0 - std::pow(beta1_, t)));
     // 1 - beta is formed in double: in f32, 1 - 0.999f is off by 1e-5 relative.
     const float b1 = static_cast<float>(beta1_), b2 = static_cast<float>(beta2_);

@@ -133,6 +133,12 @@ struct UpdateRule {
   bool nesterov = false;
 };
 
+/// `rule` with its rate times the schedule's factor of the step (StepContext::lrScale).
+DP_HOST_DEVICE inline UpdateRule scheduled(UpdateRule rule, double lrScale) {
+  rule.lr *= lrScale;
+  return rule;
+}
+
 /// Adam's constants of `rule` at 1-based step `t` (unused by the other rules).
 DP_HOST_DEVICE inline AdamStep stepOf(const UpdateRule &rule, int64_t t) {
   return rule.kind == UpdateRule::Kind::Adam

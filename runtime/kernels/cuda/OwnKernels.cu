@@ -366,15 +366,17 @@ struct CorrectFinishOp {
 
 // ---- updates -----------------------------------------------------------------------------
 
-__global__ void updateKernel(TensorSegment tensor, UpdateRule rule, const StepContext *ctx) {
+__global__ void updateKernel(TensorSegment tensor, UpdateRule compiled, const StepContext *ctx) {
+  const UpdateRule rule = scheduled(compiled, ctx->lrScale);
   const AdamStep adam = stepOf(rule, ctx->step);
   for (int64_t i = firstIndex(); i < tensor.elements; i += gridStride())
     updateTensorElement(tensor, i, rule, adam);
 }
 
 __global__ void multiTensorUpdateKernel(const TensorSegment *segments, const int64_t *starts,
-                                        int count, int64_t total, UpdateRule rule,
+                                        int count, int64_t total, UpdateRule compiled,
                                         const StepContext *ctx) {
+  const UpdateRule rule = scheduled(compiled, ctx->lrScale);
   const AdamStep adam = stepOf(rule, ctx->step);
   for (int64_t i = firstIndex(); i < total; i += gridStride())
     updateElement(segments, starts, count, i, rule, adam);

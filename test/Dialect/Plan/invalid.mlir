@@ -17,6 +17,13 @@ plan.program "m" {
 
 // -----
 
+// Tests that a program's learning-rate schedule must parse.
+// expected-error @+1 {{'plan.program' op has an invalid lr_schedule 'cosine:epochs=0': cosine: epochs must be positive, found 0}}
+plan.program "m" attributes {batch = 1 : i64, lr_schedule = "cosine:epochs=0"} {
+}
+
+// -----
+
 // Tests that a view keeps the element count.
 plan.program "m" attributes {batch = 1 : i64} {
   plan.step "s" {

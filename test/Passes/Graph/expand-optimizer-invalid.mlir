@@ -1,5 +1,6 @@
 // RUN: dp-opt %s -split-input-file -graph-expand-optimizer -verify-diagnostics
 // RUN: not dp-opt %s -split-input-file -graph-expand-optimizer=lr-scale=-1 2>&1 | FileCheck %s --check-prefix=SCALE
+// RUN: not dp-opt %s -split-input-file -graph-expand-optimizer=lr-schedule=cosine 2>&1 | FileCheck %s --check-prefix=SCHED
 
 // The preconditions of graph-expand-optimizer, on hand-written steps.
 
@@ -26,6 +27,7 @@ func.func @train(%g: tensor<4xf32>) attributes {graph.step = "train", graph.opti
 // Tests that lr-scale must be positive (checked by the second RUN line; with the default scale
 // the step expands).
 // SCALE: error: lr-scale must be positive, found -1.000000e+00
+// SCHED: error: lr-schedule 'cosine': 'cosine' needs epochs=...
 func.func @train(%g: tensor<4xf32>) attributes {graph.step = "train", graph.optimizer = #graph.sgd<>} {
   %w = graph.param "w" {init = #graph.zeros} : tensor<4xf32>
   graph.apply_gradient %w, %g : tensor<4xf32>

@@ -1,6 +1,16 @@
 // RUN: dp-opt %s -split-input-file -graph-derive-steps -graph-autodiff -graph-expand-optimizer | FileCheck %s
 // RUN: dp-opt %s -split-input-file -graph-derive-steps -graph-autodiff -graph-expand-optimizer=lr-scale=2 | FileCheck %s --check-prefix=SCALE
 // RUN: dp-opt %s -split-input-file -graph-derive-steps -graph-autodiff -dist-replicate=devices-per-process=2 -graph-expand-optimizer | FileCheck %s --check-prefix=REPL
+// RUN: dp-opt %s -split-input-file -graph-derive-steps -graph-autodiff -graph-expand-optimizer="lr-schedule=warmup-linear:epochs=2+cosine:epochs=10" | FileCheck %s --check-prefix=SCHED
+// RUN: dp-opt %s -split-input-file -graph-derive-steps -graph-autodiff -graph-expand-optimizer=lr-schedule=constant | FileCheck %s --check-prefix=CONST
+
+// With lr-schedule, the train step records the schedule's canonical text (the warmup's start
+// filled in) and the updates keep the compiled rate, which the runtime scales per step; a
+// constant schedule records nothing.
+// SCHED-LABEL: func.func @train(
+// SCHED-SAME: graph.lr_schedule = "warmup-linear:epochs=2,start=0+cosine:epochs=10,min=0"
+// SCHED: graph.sgd_update %{{.*}}, %{{.*}} {lr = 1.000000e-01 : f64}
+// CONST-NOT: graph.lr_schedule
 
 // Tests that SGD turns each apply_gradient into an sgd_update with the optimizer's learning rate
 // (times lr-scale), in place, and adds no optimizer state.

@@ -127,6 +127,39 @@ TEST(Optimizers, AdamMatchesTheReferenceOverSteps) {
   EXPECT_TRUE(near(v, wantV, 1e-4, 1e-9));
 }
 
+TEST(Optimizers, TheScheduleFactorScalesEveryRule) {
+  // The update kernels take the rule with its rate times the step's factor (scheduled()): the
+  // same as the reference at the scaled rate, for each rule.
+  const int64_t n = 64;
+  const std::vector<float> g = uniform(n, 3);
+  for (UpdateRule::Kind kind :
+       {UpdateRule::Kind::Sgd, UpdateRule::Kind::Momentum, UpdateRule::Kind::Adam}) {
+    UpdateRule rule;
+    rule.kind = kind;
+    rule.lr = 0.1;
+    rule.momentum = 0.9;
+    rule.beta1 = 0.9;
+    rule.beta2 = 0.999;
+    rule.epsilon = 1e-7;
+    const UpdateRule half = scheduled(rule, 0.5);
+    EXPECT_EQ(half.lr, 0.05);
+    EXPECT_EQ(scheduled(rule, 1.0).lr, rule.lr);
+    std::vector<float> p = uniform(n, 9), s0(n, 0.0f), s1(n, 0.0f);
+    std::vector<float> want = p, w0(n, 0.0f), w1(n, 0.0f);
+    const TensorSegment seg{p.data(), g.data(), s0.data(), s1.data(), n};
+    const AdamStep adam = stepOf(half, 2);
+    for (int64_t i = 0; i < n; ++i)
+      updateTensorElement(seg, i, half, adam);
+    if (kind == UpdateRule::Kind::Sgd)
+      ref::sgdUpdate(want.data(), g.data(), n, 0.05f);
+    else if (kind == UpdateRule::Kind::Momentum)
+      ref::momentumUpdate(want.data(), w0.data(), g.data(), n, 0.05f, 0.9f, false);
+    else
+      ref::adamUpdate(want.data(), w0.data(), w1.data(), g.data(), n, 0.05, 0.9, 0.999, 1e-7, 2);
+    EXPECT_TRUE(near(p, want, 1e-5, 1e-7)) << int(kind);
+  }
+}
+
 TEST(MultiTensor, SegmentOfFindsTheSegmentOfEveryElement) {
   // Segments of 3, 0 (empty), 1, 5 elements.
   const int64_t starts[] = {0, 3, 3, 4};

@@ -102,6 +102,27 @@ TEST(PlanFileTest, UnknownDeviceKind) {
   EXPECT_DP_ERROR(parse(b.fileBytes()), ErrorKind::Plan, "unknown device kind 7");
 }
 
+TEST(PlanFileTest, LearningRateScheduleRoundTripsAndIsChecked) {
+  PlanBuilder p = mlpPlan();
+  EXPECT_TRUE(p.plan().lrSchedule.isConstant()); // none recorded: constant
+  LrSchedule cosine;
+  cosine.kind = LrScheduleKind::Cosine;
+  cosine.epochs = 30;
+  cosine.minScale = 0.01;
+  cosine.warmupEpochs = 5;
+  cosine.warmupStart = 0.125;
+  const Plan plan = p.setLrSchedule(cosine).plan();
+  EXPECT_EQ(lrScheduleText(plan.lrSchedule),
+            "warmup-linear:epochs=5,start=0.125+cosine:epochs=30,min=0.01");
+  cosine.epochs = 0;
+  EXPECT_DP_ERROR(p.setLrSchedule(cosine).plan(), ErrorKind::Plan,
+                  "test.dpx: the learning-rate schedule is invalid: cosine: epochs must be "
+                  "positive, found 0");
+  LrSchedule unknown;
+  unknown.kind = LrScheduleKind(7);
+  EXPECT_DP_ERROR(p.setLrSchedule(unknown).plan(), ErrorKind::Plan, "unknown schedule kind 7");
+}
+
 TEST(PlanFileTest, VerifyImageReportsWithoutThrowing) {
   std::vector<uint8_t> good = mlpPlan().fileBytes();
   EXPECT_EQ(PlanFile::verifyImage(good.data(), good.size()), "");

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -55,6 +56,11 @@ CheckpointMeta sampleMeta() {
   meta.position.epochCorrect = 11;
   meta.position.epochSeconds = 0.5;
   meta.position.epochStepLosses = {1.5f, 1.0f, 0.75f};
+  meta.position.plateau.scale = 0.25;
+  meta.position.plateau.best = 0.5;
+  meta.position.plateau.haveBest = true;
+  meta.position.plateau.badEpochs = 2;
+  meta.position.earlyStop.best = 0.75;
   EpochStats e;
   e.epoch = 1;
   e.steps = 7;
@@ -64,6 +70,8 @@ CheckpointMeta sampleMeta() {
   e.seconds = 1.25;
   e.samplesPerSec = 44.8;
   e.stepLosses = {2.0f, 1.0f};
+  e.lrScale = 0.5;
+  e.testLoss = 0.375;
   meta.epochs = {e, e};
   meta.epochs[1].epoch = 2;
   return meta;
@@ -104,10 +112,19 @@ TEST(Checkpoint, RoundTripsTensorsPositionAndEpochs) {
   EXPECT_EQ(p.epochCorrect, 11);
   EXPECT_EQ(p.epochSeconds, 0.5);
   EXPECT_EQ(p.epochStepLosses, expected.position.epochStepLosses);
+  EXPECT_EQ(p.plateau.scale, 0.25);
+  EXPECT_EQ(p.plateau.best, 0.5);
+  EXPECT_TRUE(p.plateau.haveBest);
+  EXPECT_EQ(p.plateau.badEpochs, 2);
+  EXPECT_EQ(p.earlyStop.best, 0.75);
+  EXPECT_FALSE(p.earlyStop.haveBest);
   ASSERT_EQ(c.meta.epochs.size(), 2u);
   EXPECT_EQ(c.meta.epochs[1].epoch, 2);
   EXPECT_EQ(c.meta.epochs[0].samplesPerSec, 44.8);
   EXPECT_EQ(c.meta.epochs[0].stepLosses, expected.epochs[0].stepLosses);
+  EXPECT_EQ(c.meta.epochs[0].lrScale, 0.5);
+  EXPECT_EQ(c.meta.epochs[0].testLoss, 0.375);
+  EXPECT_TRUE(std::isnan(c.meta.epochs[0].testAccuracy));
 
   // The tensors are the plan's parameters, values and all.
   const Plan &plan = f.program->plan();

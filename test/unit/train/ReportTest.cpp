@@ -32,8 +32,13 @@ TEST(Report, MetricsJsonShape) {
   e.samplesPerSec = 48780;
   e.rankSamplesPerSec = {24000, 24780.5};
   e.stepLosses = {0.75f, 0.25f};
+  e.lrScale = 0.5;
+  e.testLoss = 0.25;
+  e.testAccuracy = 0.875;
   report.epochs.push_back(e);
   e.stepLosses = {};
+  e.lrScale = 1;
+  e.testLoss = e.testAccuracy = std::nan("");
   e.epoch = 2;
   e.loss = 0.1; // not exact in binary: must still read back as 0.1
   e.trainAccuracy = std::nan("");
@@ -50,10 +55,11 @@ TEST(Report, MetricsJsonShape) {
             "  \"epochs\": [\n"
             "    {\"epoch\": 1, \"loss\": 0.5, \"train_accuracy\": 0.8125, \"seconds\": 12.25, "
             "\"samples_per_sec\": 48780, \"rank_samples_per_sec\": [24000, 24780.5], "
+            "\"lr_scale\": 0.5, \"test_loss\": 0.25, \"test_accuracy\": 0.875, "
             "\"step_losses\": [0.75, 0.25]},\n"
             "    {\"epoch\": 2, \"loss\": 0.1, \"train_accuracy\": null, \"seconds\": 12.25, "
             "\"samples_per_sec\": 48780, \"rank_samples_per_sec\": [24000, 24780.5], "
-            "\"step_losses\": []}\n"
+            "\"lr_scale\": 1, \"step_losses\": []}\n"
             "  ],\n"
             "  \"test_accuracy\": 0.75,\n"
             "  \"test_loss\": null,\n"

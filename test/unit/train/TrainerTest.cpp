@@ -62,6 +62,51 @@ TEST(Trainer, EvaluationDoesNotDependOnBatchSize) {
   }
 }
 
+TEST(Trainer, UpdatesUseTheScheduleFactorOfTheirStep) {
+  // The kernels: one SGD step from the same parameters and inputs moves them by the factor.
+  test::TinyPlanIds ids;
+  std::unique_ptr<Program> program = test::tinyPlan(4, 4, 3, 0.5f, true, &ids).load();
+  std::vector<float> image(16), w0(12), w1(12), wq(12), b0(3);
+  for (size_t i = 0; i < image.size(); ++i)
+    image[i] = 0.1f * float(i % 5);
+  const std::vector<int32_t> label = {0, 1, 2, 1};
+  program->initParams(3);
+  program->read(ids.w, w0.data());
+  program->read(ids.b, b0.data());
+  auto step = [&](double scale, std::vector<float> &after) {
+    program->write(ids.w, w0.data());
+    program->write(ids.b, b0.data());
+    program->write(ids.image, image.data());
+    program->write(ids.label, label.data());
+    StepContext ctx{4, 4, 1, 0, 1, 0, scale};
+    program->run(StepKind::Train, ctx);
+    program->read(ids.w, after.data());
+  };
+  step(1.0, w1);
+  step(0.25, wq);
+  for (size_t i = 0; i < w0.size(); ++i)
+    EXPECT_NEAR(wq[i] - w0[i], 0.25f * (w1[i] - w0[i]), 1e-6f) << i;
+
+  // The trainer: each epoch's last step has the schedule's factor at its place.
+  LrSchedule s;
+  std::string error;
+  ASSERT_TRUE(parseLrSchedule("warmup-linear:epochs=2,start=0.2+step:every=1,factor=0.5", 0, s,
+                              error))
+      << error;
+  std::unique_ptr<Program> scheduled = test::tinyPlan(8, 4, 3).setLrSchedule(s).load();
+  scheduled->initParams(1);
+  std::ostringstream out;
+  Trainer trainer(*scheduled, "tiny.dpx", out, false, true);
+  Dataset train = makeData(43);
+  Batcher batcher(train, 8, BatchOrder::Shuffled, Remainder::Drop, 1);
+  for (int epoch = 1; epoch <= 3; ++epoch) {
+    EpochStats stats = trainer.trainEpoch(batcher, epoch, 3, 0);
+    const double t = (epoch - 1) + 4.0 / 5; // the last of 5 steps
+    const double warm = t < 2 ? 0.2 + 0.8 * t / 2 : 1;
+    EXPECT_NEAR(stats.lrScale, warm * std::pow(0.5, epoch - 1), 1e-12) << epoch;
+  }
+}
+
 TEST(Trainer, StepsCountAcrossEpochsAndLossFalls) {
   Dataset train = makeData(43);
   std::unique_ptr<Program> program = test::tinyPlan(8, 4, 3).load();
