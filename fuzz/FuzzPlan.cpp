@@ -1,8 +1,8 @@
 // Fuzz target: bytes as a .dpx plan, through everything `dprun PLAN --inspect` does: the header,
 // the checksum, the FlatBuffer verifier, the plan's semantic checks, every kernel contract check
-// and the description. The first byte picks the mode: odd rewrites the header's payload size and
-// CRC-32 to match the rest (as a hostile plan with a valid checksum would have them), so that
-// mutations reach the checks behind the checksum; even leaves the bytes as they are.
+// and the description. The first byte picks the mode: odd rewrites the header's version, payload
+// size and CRC-32 to match the rest (as a hostile plan with a valid checksum would have them),
+// so that mutations reach the checks behind the checksum; even leaves the bytes as they are.
 #include "runtime/base/Error.h"
 #include "runtime/format/Plan.h"
 #include "runtime/format/PlanFile.h"
@@ -31,6 +31,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const bool fixUp = data[0] & 1;
   std::vector<uint8_t> bytes(data + 1, data + size);
   if (fixUp && bytes.size() >= dp::rt::kPlanHeaderBytes) {
+    // This build's format version too, so that inputs saved under an older one still reach
+    // the checks behind the header.
+    putLE(bytes, 8, dp::rt::kFormatVersion, 4);
     const size_t payload = bytes.size() - dp::rt::kPlanHeaderBytes;
     putLE(bytes, 16, payload, 8);
     const uint8_t *start = bytes.data() + dp::rt::kPlanHeaderBytes;

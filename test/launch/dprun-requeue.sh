@@ -33,12 +33,17 @@ OMP_NUM_THREADS=1 timeout 300 srun --mpi=pmix -n 2 --cpus-per-task=1 --time=5 \
 
 echo "+ sbatch examples/slurm/mnist_cnn_requeue.sbatch (EPOCHS=$epochs MAX_STEPS=$steps)"
 job=$(sbatch --parsable --output="$work/job.out" --time=10 \
-  --export=ALL,DP_BIN="$build/bin",DATA="$data",EPOCHS=$epochs,MAX_STEPS=$steps,OUT="$work/job" \
+  --export=ALL,DP_ROOT="$root",DP_BIN="$build/bin",DATA="$data",EPOCHS=$epochs,MAX_STEPS=$steps,OUT="$work/job" \
   "$root/examples/slurm/mnist_cnn_requeue.sbatch") || fail "sbatch failed"
 echo "job $job"
 # The notice once the first epoch is done.
 for _ in $(seq 1 600); do
   grep -q "^epoch 1/$epochs" "$work/job.out" 2>/dev/null && break
+  # A job that ended already (a failed start) will never print it.
+  case "$(scontrol show job "$job" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')" in
+    PENDING|RUNNING|CONFIGURING|"") ;;
+    *) break ;;
+  esac
   sleep 0.2
 done
 grep -q "^epoch 1/$epochs" "$work/job.out" || fail "the job never finished its first epoch"
