@@ -226,6 +226,10 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
             << (options.epochs == 1 ? "" : "s") << ": nothing to train\n";
       out << std::flush;
     }
+    // The values are on the devices now: the file's bytes (a model's worth) need not stay for
+    // the whole run, only its records.
+    resumed->tensors.clear();
+    std::string().swap(resumed->bytes);
   } else {
     if (options.resume && !quiet)
       out << "no checkpoint in " << options.checkpointDir << ": starting from the beginning\n"
