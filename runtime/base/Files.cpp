@@ -133,7 +133,7 @@ bool tryReadInputFile(const std::string &path, uint64_t maxBytes, const std::str
 void checkWritable(const std::string &path) {
   struct stat info;
   if (::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode))
-    throw Error(ErrorKind::Usage, path + ": is a directory, not a file to write metrics to");
+    throw Error(ErrorKind::Usage, path + ": is a directory, not a file to write");
   std::string dir = directoryOf(path);
   if (::stat(dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode))
     throw Error(ErrorKind::Usage, path + ": directory " + dir + " does not exist");

@@ -4,6 +4,7 @@
 
 #include "runtime/base/Error.h"
 
+#include <sched.h>
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -385,6 +386,14 @@ std::string bytesText(uint64_t bytes) {
   char text[32];
   std::snprintf(text, sizeof text, "%.2Lf %s", value, kUnits[unit]);
   return text;
+}
+
+int allowedCores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0)
+    return 1;
+  return std::max(1, CPU_COUNT(&set));
 }
 
 } // namespace dp::rt

@@ -48,4 +48,8 @@ void checkMemoryFits(uint64_t needBytes, const std::string &what, const HostPath
 /// KiB and MiB are whole numbers, GiB and above have two decimals.
 std::string bytesText(uint64_t bytes);
 
+/// The cores this process may run on (its CPU affinity mask, as a launcher's binding or
+/// SLURM's cgroup leaves it); at least 1.
+int allowedCores();
+
 } // namespace dp::rt

@@ -10,6 +10,8 @@
 // every rank posts its collectives in the same order whatever order its replicas finish in.
 #include "runtime/comm/Internal.h"
 
+#include "runtime/base/Trace.h"
+
 
 #include <algorithm>
 #include <atomic>
@@ -284,6 +286,12 @@ void Collectives::Impl::finish(Slot &slot) {
     for (int r = 1; r < replicas; ++r)
       std::memcpy(slot.reducing[r], first, n * sizeof(float));
   }
+  if (trace::enabled())
+    trace::recordAsync(trace::Category::Collective, "average bucket", slot.info.index,
+                  std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      slot.readyAt.time_since_epoch())
+                      .count(),
+                  trace::now());
   std::lock_guard<std::mutex> lock(mu);
   ++slot.done;
   reduceSec += secondsSince(slot.readyAt);

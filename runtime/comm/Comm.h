@@ -43,9 +43,10 @@ struct Handshake {
   /// dprun --epochs and --max-steps (0: none): every rank must run the same number of steps,
   /// or the rank that stops first leaves the others waiting in a collective.
   int64_t epochs = 0, maxSteps = 0;
-  /// The checkpoint options that change what the ranks do together ("--checkpoint-every 200
-  /// --resume"; "" for none): a rank that resumes while another starts afresh would train
-  /// other parameters, and checkpoints are taken at steps every rank agrees on.
+  /// The options that change what the ranks do together ("--checkpoint-every 200 --resume
+  /// --trace"; "" for none): a rank that resumes while another starts afresh would train
+  /// other parameters, checkpoints are taken at steps every rank agrees on, and the
+  /// timeline's merge is a collective.
   std::string checkpointing;
   std::string planPath;      // for messages only
 };
@@ -76,6 +77,12 @@ public:
 
   /// Every rank's value of `x`, indexed by rank. Bounded by `timeoutSec`.
   virtual std::vector<double> gatherDoubles(double x, double timeoutSec) = 0;
+
+  /// Every rank's `mine` on rank `root`, indexed by rank (empty on the other ranks): a
+  /// rank's timeline. Each rank's bytes must fit in an int (MPI's count); the total too.
+  /// Bounded by `timeoutSec`.
+  virtual std::vector<std::string> gatherBytes(const std::string &mine, int root,
+                                               double timeoutSec) = 0;
 
   /// Rank `root`'s `bytes` bytes at `data`, copied to `data` on every rank (each passes the
   /// same `bytes`): a communication library's unique id. Bounded by `timeoutSec`.

@@ -2,6 +2,8 @@
 // records and their comparison, the single-process group, and ProcessGroup::create.
 #include "runtime/comm/Internal.h"
 
+#include "runtime/base/Trace.h"
+
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
@@ -27,6 +29,7 @@ void GroupImpl::startThread() {
   stop_ = false;
   thread_ = std::thread([this] {
     threadId_.store(std::this_thread::get_id());
+    trace::nameThread("communication");
     loop();
   });
 }
@@ -244,11 +247,11 @@ const Field kFields[] = {
               (r.maxSteps > 0 ? " --max-steps " + std::to_string(r.maxSteps)
                               : std::string(" without --max-steps"));
      }},
-    {"the checkpoint options", [](const HandshakeRecord &r) { return std::string(r.checkpointing); },
+    {"the options the ranks share", [](const HandshakeRecord &r) { return std::string(r.checkpointing); },
      [](const std::string &ranks, bool plural, bool first, const HandshakeRecord &r) {
        return ranks + " " + verb(plural, "runs ", "run ") +
               (r.checkpointing[0] ? std::string("with ") + r.checkpointing
-                                  : std::string("without checkpoint options"));
+                                  : std::string("without checkpoint, early-stop or trace options"));
      }},
 };
 
@@ -329,6 +332,12 @@ public:
   }
   void sumDoubles(double *, int, double, const std::string &) override {}
   std::vector<double> gatherDoubles(double x, double timeoutSec) override { return {x}; }
+  std::vector<std::string> gatherBytes(const std::string &mine, int root, double) override {
+    if (root != 0)
+      throw Error(ErrorKind::Runtime, "a gather to rank " + std::to_string(root) +
+                                          " in a job of one process");
+    return {mine};
+  }
   void broadcast(void *, size_t, int root, double) override {
     if (root != 0)
       throw Error(ErrorKind::Runtime, "a broadcast from rank " + std::to_string(root) +

@@ -72,6 +72,8 @@ public:
   void handshake(const Handshake &mine, double timeoutSec) override;
   void sumDoubles(double *data, int n, double timeoutSec, const std::string &what) override;
   std::vector<double> gatherDoubles(double x, double timeoutSec) override;
+  std::vector<std::string> gatherBytes(const std::string &mine, int root,
+                                       double timeoutSec) override;
   void broadcast(void *data, size_t bytes, int root, double timeoutSec) override;
   [[noreturn]] void abortJob(const std::string &message, int exitCode) override;
 
@@ -439,6 +441,73 @@ std::vector<double> MpiGroup::gatherDoubles(double x, double timeoutSec) {
     await(request, timeoutSec, "the gather of a metric", buffers);
   });
   return buffers->all;
+}
+
+std::vector<std::string> MpiGroup::gatherBytes(const std::string &mine, int root,
+                                               double timeoutSec) {
+  if (root < 0 || root >= size())
+    throw Error(ErrorKind::Runtime, "a gather to rank " + std::to_string(root) + " in a job of " +
+                                        std::to_string(size()));
+  // Every rank checks its own size; the sizes then tell the root whether the total fits.
+  const int64_t tooLarge = mine.size() > size_t(INT_MAX) ? 1 : 0;
+  struct Buffers {
+    std::string mine, all;
+    int64_t mySize = 0;
+    std::vector<int64_t> sizes;
+    std::vector<int> counts, offsets;
+  };
+  auto buffers = std::make_shared<Buffers>();
+  buffers->mine = tooLarge ? std::string() : mine;
+  buffers->sizes.assign(size(), 0);
+  buffers->mySize = tooLarge ? -1 : static_cast<int64_t>(mine.size());
+  call([&] {
+    activity_ = "waiting in a gather of " + std::to_string(mine.size()) + " bytes to rank " +
+                std::to_string(root);
+    MPI_Request request;
+    check(MPI_Iallgather(&buffers->mySize, 1, MPI_INT64_T, buffers->sizes.data(), 1, MPI_INT64_T, ctrl_,
+                         &request),
+          "MPI_Iallgather (sizes)");
+    ++seq_;
+    await(request, timeoutSec, "the gather of sizes to rank " + std::to_string(root), buffers);
+  });
+  int64_t total = 0;
+  for (int64_t n : buffers->sizes) {
+    if (n < 0)
+      throw Error(ErrorKind::Runtime, "a rank's part of a gather exceeds MPI's count of " +
+                                          std::to_string(INT_MAX) + " bytes");
+    total += n;
+  }
+  if (total > INT_MAX)
+    throw Error(ErrorKind::Runtime, "a gather of " + std::to_string(total) +
+                                        " bytes exceeds MPI's count of " +
+                                        std::to_string(INT_MAX));
+  const bool isRoot = rank() == root;
+  if (isRoot) {
+    buffers->all.resize(static_cast<size_t>(total));
+    int offset = 0;
+    for (int64_t n : buffers->sizes) {
+      buffers->counts.push_back(static_cast<int>(n));
+      buffers->offsets.push_back(offset);
+      offset += static_cast<int>(n);
+    }
+  }
+  call([&] {
+    MPI_Request request;
+    check(MPI_Igatherv(buffers->mine.data(), static_cast<int>(buffers->mine.size()), MPI_BYTE,
+                       isRoot ? buffers->all.data() : nullptr,
+                       isRoot ? buffers->counts.data() : nullptr,
+                       isRoot ? buffers->offsets.data() : nullptr, MPI_BYTE, root, ctrl_,
+                       &request),
+          "MPI_Igatherv");
+    ++seq_;
+    await(request, timeoutSec, "the gather of " + std::to_string(total) + " bytes to rank " +
+                                   std::to_string(root), buffers);
+  });
+  std::vector<std::string> parts;
+  if (isRoot)
+    for (int r = 0; r < size(); ++r)
+      parts.push_back(buffers->all.substr(buffers->offsets[r], buffers->counts[r]));
+  return parts;
 }
 
 void MpiGroup::broadcast(void *data, size_t bytes, int root, double timeoutSec) {

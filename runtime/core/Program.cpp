@@ -2,6 +2,7 @@
 #include "runtime/core/Program.h"
 
 #include "runtime/base/Error.h"
+#include "runtime/base/Trace.h"
 #include "runtime/core/Init.h"
 
 #include <map>
@@ -23,7 +24,30 @@ struct Program::PerDevice {
   /// The attached engine's averaging kernels, by the allreduce_start they implement (empty
   /// for an engine that has none).
   std::map<const KernelDesc *, std::unique_ptr<Kernel>> averaging;
+  /// With the timeline on: when the step running on the compute stream began (its thread).
+  int64_t stepBegin = 0;
 };
+
+namespace {
+
+/// A kernel whose runs are spans of the timeline, named by its kind, with its index in the
+/// step.
+class TracedKernel final : public Kernel {
+public:
+  TracedKernel(std::unique_ptr<Kernel> inner, const char *name, int64_t index)
+      : inner_(std::move(inner)), name_(name), index_(index) {}
+  void run(const StepContext &ctx) override {
+    trace::Span span(trace::Category::Kernel, name_, index_);
+    inner_->run(ctx);
+  }
+
+private:
+  std::unique_ptr<Kernel> inner_;
+  const char *name_;
+  int64_t index_;
+};
+
+} // namespace
 
 Program::Program(Plan plan, Backend &backend) : plan_(std::move(plan)), backend_(backend) {}
 
@@ -84,7 +108,13 @@ std::unique_ptr<Program> Program::load(Plan loaded, Backend *chosen) {
         continue;
       KernelSite site(plan, arenas.data(), k, &program->kernelState_);
       PerDevice &d = *program->devices_[k.device];
-      program->kernels_.push_back(backend.makeKernel(*d.device, site));
+      std::unique_ptr<Kernel> kernel = backend.makeKernel(*d.device, site);
+      // A kernel on the host runs on its stream's thread: a span of the timeline covers it.
+      // (A device kernel's run() only enqueues it; the timeline has its steps, not kernels.)
+      if (trace::enabled() && d.device->hostAccessible())
+        kernel = std::make_unique<TracedKernel>(std::move(kernel), kernelInfo(k.kind).name,
+                                                static_cast<int64_t>(&k - step->kernels.data()));
+      program->kernels_.push_back(std::move(kernel));
       d.kernels[&k] = program->kernels_.back().get();
     }
   for (int d = 0; d < program->devices(); ++d) {
@@ -143,6 +173,7 @@ void Program::captureStep(int index, const StepDesc &step, std::unique_ptr<Graph
           if (!collectives_)
             throw Error(ErrorKind::Runtime, "the plan has collectives but no collective "
                                             "engine was attached");
+          trace::Span span(trace::Category::Collective, "allreduce start", bucket);
           collectives_->start(bucket, index, data);
         });
       } else {
@@ -152,6 +183,7 @@ void Program::captureStep(int index, const StepDesc &step, std::unique_ptr<Graph
           if (!collectives_)
             throw Error(ErrorKind::Runtime, "the plan has collectives but no collective "
                                             "engine was attached");
+          trace::Span span(trace::Category::Collective, "allreduce wait", bucket);
           collectives_->wait(bucket, index);
         });
         if (&caller != &compute) {
@@ -261,7 +293,18 @@ void Program::enqueue(StepKind step, const StepContext &ctx) {
                                         std::to_string(ctx.replica) + " of " +
                                         std::to_string(devices()));
   PerDevice &d = *devices_[ctx.replica];
+  // On the host, the step's span on the timeline runs from its first kernel to its last.
+  const bool traced = trace::enabled() && d.device->hostAccessible();
+  auto *stepBegin = &d.stepBegin;
+  if (traced)
+    d.compute->host([stepBegin] { *stepBegin = trace::now(); });
   d.device->launch(step == StepKind::Train ? *d.train : *d.eval, ctx);
+  if (traced)
+    // A train step is numbered by the run's step counter; eval steps are not.
+    d.compute->host([stepBegin, step, number = step == StepKind::Train ? ctx.step : -1] {
+      trace::record(trace::Category::Step, step == StepKind::Train ? "train step" : "eval step",
+                    number, *stepBegin, trace::now());
+    });
   if (step == StepKind::Train && collectives_)
     collectives_->stepEnqueued(ctx.replica, *d.compute, ctx);
 }

@@ -115,6 +115,9 @@ public:
   /// True when device memory is plain host memory the host may read and write directly (the
   /// CPU); false when only copies reach it (a GPU).
   virtual bool hostAccessible() const = 0;
+  /// Host cores its compute keeps busy: its thread count on the CPU, 0 for a device that
+  /// computes on its own (a GPU). What is left of the process's cores may gather input.
+  virtual int hostCores() const { return 0; }
 
   /// `bytes` of device memory, zeroed and 64-byte aligned. Throws Error(Memory) naming the
   /// device when it cannot.

@@ -2,6 +2,7 @@
 #include "runtime/device/HostStreams.h"
 
 #include "runtime/base/Error.h"
+#include "runtime/base/Trace.h"
 
 #include <atomic>
 #include <cstring>
@@ -92,6 +93,7 @@ HostStream::HostStream(HostDevice &device, std::string name,
                        const std::function<void()> &threadStart)
     : device_(device), name_(std::move(name)) {
   thread_ = std::thread([this, threadStart] {
+    trace::nameThread("device " + std::to_string(device_.ordinal()) + " " + name_);
     if (threadStart)
       threadStart();
     loop();

@@ -3,6 +3,7 @@
 
 #include "runtime/base/Error.h"
 #include "runtime/base/Files.h"
+#include "runtime/base/Json.h"
 #include "runtime/train/PlanInfo.h"
 
 #include <fcntl.h>
@@ -31,24 +32,6 @@ std::string jsonNumber(double value) {
   return text;
 }
 
-/// `text` as a JSON string: quoted, with quotes, backslashes and control bytes escaped.
-std::string jsonString(const std::string &text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      char escape[8];
-      std::snprintf(escape, sizeof(escape), "\\u%04x", c);
-      out += escape;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
-}
-
 } // namespace
 
 std::string metricsJson(const TrainReport &report) {
@@ -64,6 +47,7 @@ std::string metricsJson(const TrainReport &report) {
     for (size_t r = 0; r < e.rankSamplesPerSec.size(); ++r)
       json += (r ? ", " : "") + jsonNumber(e.rankSamplesPerSec[r]);
     json += "], \"lr_scale\": " + jsonNumber(e.lrScale);
+    json += ", \"input_wait_seconds\": " + jsonNumber(e.inputWaitSeconds);
     if (std::isfinite(e.testLoss))
       json += ", \"test_loss\": " + jsonNumber(e.testLoss) +
               ", \"test_accuracy\": " + jsonNumber(e.testAccuracy);
@@ -79,6 +63,7 @@ std::string metricsJson(const TrainReport &report) {
   json += "  \"processes\": " + std::to_string(report.processes) + ",\n";
   json += "  \"allreduce_seconds\": " + jsonNumber(report.allreduceSeconds) + ",\n";
   json += "  \"allreduce_wait_seconds\": " + jsonNumber(report.allreduceWaitSeconds) + ",\n";
+  json += "  \"input_wait_seconds\": " + jsonNumber(report.phases.inputWait) + ",\n";
   if (!report.interrupted.empty())
     json += "  \"interrupted\": \"" + report.interrupted + "\",\n";
   if (report.earlyStoppedAfter > 0)
@@ -124,6 +109,12 @@ void printPhaseTable(const PhaseTimes &phases, std::ostream &out) {
     std::snprintf(line, sizeof(line), "%-10s %10.3f %6.1f%%\n", name, seconds,
                   total > 0 ? 100.0 * seconds / total : 0.0);
     out << line;
+    // A part of train, not a phase of its own: not added to the total.
+    if (std::string(name) == "train") {
+      std::snprintf(line, sizeof(line), "%-10s %10.3f %6.1f%%\n", "  input", phases.inputWait,
+                    total > 0 ? 100.0 * phases.inputWait / total : 0.0);
+      out << line;
+    }
   }
   std::snprintf(line, sizeof(line), "%-10s %10.3f %6.1f%%\n", "total", total,
                 total > 0 ? 100.0 : 0.0);

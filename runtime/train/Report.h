@@ -18,7 +18,9 @@ std::string metricsJson(const TrainReport &report);
 /// "epoch 1/2  loss 0.5123  accuracy 0.8123  12.3 s  48,780 samples/s".
 std::string epochLine(const EpochStats &stats, int64_t epochs);
 
-/// The table of phase times: seconds and share of the total for load, init, train, evaluate.
+/// The table of phase times: seconds and share of the total for load, init, train, evaluate
+/// (and checkpoint when any was written); under train, the part of it that compute waited for
+/// input.
 void printPhaseTable(const PhaseTimes &phases, std::ostream &out);
 
 } // namespace dp::rt

@@ -4,6 +4,8 @@
 #include "runtime/base/Interrupt.h"
 
 #include "runtime/base/Error.h"
+#include "runtime/base/HostMemory.h"
+#include "runtime/base/Trace.h"
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/Job.h"
 #include "runtime/train/PlanInfo.h"
@@ -96,9 +98,13 @@ std::optional<Checkpoint> findCheckpoint(ProcessGroup &group, const Plan &plan,
   return Checkpoint::fromBytes(std::move(bytes), path);
 }
 
-/// "--checkpoint-every 200 --resume": the checkpoint options the ranks must share.
-std::string checkpointOptions(const TrainOptions &o) {
+/// "--checkpoint-every 200 --resume --trace": the options that add steps the ranks take
+/// together, which every rank must share.
+std::string sharedOptions(const TrainOptions &o) {
   std::string early = o.earlyStop > 0 ? "--early-stop " + std::to_string(o.earlyStop) : "";
+  if (!o.tracePath.empty())
+    early += std::string(early.empty() ? "" : " ") +
+             (o.tracePerRank ? "--trace --trace-per-rank" : "--trace");
   if (o.checkpointDir.empty())
     return early;
   std::string text = early + (early.empty() ? "" : " ") + "--checkpoint-dir";
@@ -109,6 +115,48 @@ std::string checkpointOptions(const TrainOptions &o) {
   if (o.resume)
     text += " --resume";
   return text;
+}
+
+/// Writes the timeline of the run so far: rank 0 merges every rank's (a collective), or each
+/// rank writes its own. `zero` is the time every rank took as the trace's start.
+void writeTrace(ProcessGroup &group, const TrainOptions &options, int64_t zero, int replicas,
+                double timeout, std::ostream &out, bool quiet) {
+  const std::string process = "rank " + std::to_string(group.rank()) + " (" +
+                              (group.launch().host.empty() ? "host" : group.launch().host) + ")";
+  const std::string events = trace::eventsJson(group.rank(), process, zero);
+  double counts[2] = {double(trace::recordedSpans()), double(trace::droppedSpans())};
+  if (trace::droppedSpans() > 0)
+    std::cerr << "dprun: warning: " + process + ": the timeline kept the first " +
+                     withCommas(int64_t(kMaxTraceSpans)) + " spans and dropped " +
+                     withCommas(int64_t(trace::droppedSpans())) +
+                     " (--max-steps makes a shorter run)\n"
+              << std::flush;
+  auto metadata = [&](int ranks) {
+    return "{\"tool\":\"dprun\",\"ranks\":" + std::to_string(ranks) +
+           ",\"replicas_per_process\":" + std::to_string(replicas) +
+           ",\"spans\":" + std::to_string(int64_t(counts[0])) +
+           ",\"dropped_spans\":" + std::to_string(int64_t(counts[1])) + "}";
+  };
+  std::string path = options.tracePath, file;
+  if (options.tracePerRank || group.size() == 1) {
+    if (group.size() > 1)
+      path = tracePathOfRank(path, group.rank());
+    file = trace::traceFile(events, metadata(1));
+  } else {
+    group.sumDoubles(counts, 2, timeout, "the count of the timeline's spans");
+    const std::vector<std::string> parts = group.gatherBytes(events, 0, timeout);
+    if (group.rank() != 0)
+      return;
+    std::string all;
+    for (const std::string &part : parts)
+      all += part;
+    file = trace::traceFile(all, metadata(group.size()));
+  }
+  writeFileAtomically(path, file);
+  if (!quiet && (group.rank() == 0 || options.tracePerRank))
+    out << "timeline " << path << " (" << withCommas(int64_t(counts[0])) << " spans, "
+        << sizeText(file.size()) << ")\n"
+        << std::flush;
 }
 
 /// Trains and evaluates the plan of a launched job.
@@ -128,8 +176,27 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
   std::ostringstream discard;
   std::ostream &log = printer ? out : discard;
   const bool interactive = options.interactive && group.size() == 1 && !launchedByMpiLauncher();
+  // The timeline starts here on every rank at once (after a sum over the ranks: within its
+  // latency), so that the ranks' spans line up even where their clocks differ.
+  const bool tracing = !options.tracePath.empty();
+  int64_t traceZero = 0;
+  if (tracing) {
+    double ready = 0;
+    group.sumDoubles(&ready, 1, timeout, "the start of the timeline");
+    traceZero = trace::now();
+  }
   Trainer trainer(*program, planPath, log, interactive, quiet, &group);
   trainer.setTimeout(timeout);
+  // A loader thread pays where a core is free for it; on cores the compute threads keep busy
+  // it only takes turns with them (measured in docs/timeline.md).
+  int prefetch = options.prefetch;
+  int computeCores = 0;
+  for (int d = 0; d < program->devices(); ++d)
+    computeCores += program->device(d).hostCores();
+  const int cores = allowedCores();
+  if (prefetch < 0)
+    prefetch = computeCores < cores ? 2 : 0;
+  trainer.setPrefetch(prefetch);
   const int64_t classes = numClasses(plan);
   if (classes < 1 || classes > 256)
     throw Error(ErrorKind::Plan, planPath + ": the model predicts " + std::to_string(classes) +
@@ -177,7 +244,18 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
     if (int64_t dropped = train.size() - batcher.samplesPerEpoch())
       out << " (the last " << dropped
           << " samples of each shuffled epoch do not fill a batch and are skipped)";
-    out << "\ntest " << withCommas(test.size()) << " samples\n" << std::flush;
+    out << "\ntest " << withCommas(test.size()) << " samples\n";
+    if (prefetch > 0)
+      out << "input: a loader thread gathers " << prefetch << " batch" << (prefetch == 1 ? "" : "es")
+          << " ahead of the steps\n";
+    else
+      out << "input: gathered by the compute threads before each step"
+          << (options.prefetch < 0
+                  ? " (they keep this process's " + std::to_string(cores) + " core" +
+                        (cores == 1 ? "" : "s") + " busy; --prefetch N adds a loader thread)"
+                  : std::string())
+          << "\n";
+    out << std::flush;
   }
 
   // Where training starts: the beginning, or the checkpoint's place.
@@ -260,6 +338,7 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
     meta.position.earlyStop = earlyStop;
     meta.epochs = report.epochs;
     const std::string path = options.checkpointDir + "/" + checkpointFileName(position.step);
+    trace::Span span(trace::Category::Host, "checkpoint write", position.step);
     auto begin = Clock::now();
     const uint64_t bytes = writeCheckpoint(*program, meta, path);
     pruneCheckpoints(options.checkpointDir, options.checkpointKeep);
@@ -343,6 +422,8 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
         break;
     }
     report.phases.train = secondsSince(start) - report.phases.checkpoint - epochEvalSeconds;
+    for (const EpochStats &e : report.epochs)
+      report.phases.inputWait += e.inputWaitSeconds;
     start = Clock::now();
     report.test = trainer.evaluate(test);
     report.phases.evaluate = secondsSince(start) + epochEvalSeconds;
@@ -360,6 +441,14 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
                  ": continue with --resume";
       if (kind == ErrorKind::Terminated || kind == ErrorKind::UserSignal1)
         kind = ErrorKind::Preempted;
+    }
+    if (tracing) {
+      // The ranks stopped at the same boundary: the merge can still run.
+      try {
+        writeTrace(group, options, traceZero, report.replicas, timeout, out, quiet);
+      } catch (const Error &traceError) {
+        std::cerr << std::string("dprun: warning: no timeline: ") + traceError.what() + "\n";
+      }
     }
     if (printer && !options.metricsPath.empty()) {
       report.interrupted = signalName(pendingInterrupt());
@@ -392,10 +481,20 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
     if (!options.paramsPath.empty())
       dumpParams(*program, options.paramsPath);
   }
+  if (tracing)
+    writeTrace(group, options, traceZero, report.replicas, timeout, out, quiet);
   return report;
 }
 
 } // namespace
+
+std::string tracePathOfRank(const std::string &path, int rank) {
+  const std::string suffix = ".json";
+  const bool json = path.size() > suffix.size() &&
+                    path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return (json ? path.substr(0, path.size() - suffix.size()) : path) + ".rank" +
+         std::to_string(rank) + suffix;
+}
 
 TrainReport runTraining(const std::string &planPath, const TrainOptions &options,
                         std::ostream &out) {
@@ -407,6 +506,11 @@ TrainReport runTraining(const std::string &planPath, const TrainOptions &options
     checkWritable(options.paramsPath);
   if (!options.checkpointDir.empty())
     prepareCheckpointDir(options.checkpointDir);
+  if (!options.tracePath.empty()) {
+    checkWritable(options.tracePath);
+    trace::enable(kMaxTraceSpans);
+    trace::nameThread("main");
+  }
 
   auto start = Clock::now();
   installInterruptHandlers();
@@ -415,7 +519,7 @@ TrainReport runTraining(const std::string &planPath, const TrainOptions &options
   jobOptions.collectiveTimeout = options.collectiveTimeout;
   jobOptions.epochs = options.epochs;
   jobOptions.maxSteps = options.maxSteps;
-  jobOptions.checkpointing = checkpointOptions(options);
+  jobOptions.checkpointing = sharedOptions(options);
   std::unique_ptr<Job> job = Job::launch(planPath, jobOptions);
   try {
     return job->run([&] { return trainWith(*job, options, out, start); });

@@ -48,7 +48,23 @@ struct TrainOptions {
   /// Stop training when the test loss has not improved for this many epochs (0: never); the
   /// test set is then evaluated after every epoch.
   int64_t earlyStop = 0;
+  /// Batches a loader thread gathers ahead of the steps (0: each replica gathers its rows
+  /// before its step, on its own compute thread; -1: 2 when the process has a core its
+  /// compute threads leave free, else 0).
+  int prefetch = -1;
+  /// Where to write the run's timeline (Chrome trace-event JSON); empty for none. Rank 0
+  /// merges every rank's into it, or with tracePerRank each rank writes its own
+  /// (tracePathOfRank).
+  std::string tracePath;
+  bool tracePerRank = false;
 };
+
+/// The timeline file of rank `rank` with --trace-per-rank: "t.json" -> "t.rank1.json"; a
+/// name not ending in ".json" gets ".rank1.json" appended.
+std::string tracePathOfRank(const std::string &path, int rank);
+
+/// Spans one process keeps in its timeline; later ones are counted and dropped.
+constexpr size_t kMaxTraceSpans = 2'000'000;
 
 /// What the run did with checkpoints.
 struct CheckpointReport {
@@ -69,6 +85,8 @@ struct PhaseTimes {
   double train = 0;    // all train steps, with their batch gathering
   double evaluate = 0; // the eval step over the test set
   double checkpoint = 0; // writing checkpoints (rank 0), not counted in train
+  /// Of train: the replicas' compute waiting for input (EpochStats::inputWaitSeconds, summed).
+  double inputWait = 0;
 };
 
 /// Everything a run measured; what --metrics writes.

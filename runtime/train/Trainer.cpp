@@ -4,6 +4,7 @@
 #include "runtime/base/Interrupt.h"
 
 #include "runtime/base/Error.h"
+#include "runtime/base/Trace.h"
 #include "runtime/train/Progress.h"
 #include "runtime/train/Report.h"
 
@@ -11,6 +12,7 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <cstring>
 #include <exception>
 #include <cstdlib>
 #include <cstdio>
@@ -116,6 +118,36 @@ int64_t Trainer::shardValidRows(const Batcher &batcher, int64_t batch, int r) co
   return std::clamp<int64_t>(batcher.validRows(batch) - shardBegin(r), 0, shardRows_);
 }
 
+void Trainer::setPrefetch(int ahead) {
+  prefetch_.reset();
+  prefetchMemory_.clear();
+  if (ahead <= 0)
+    return;
+  // This process's rows of each global batch; its replicas' shards follow each other. The
+  // ring holds the batches gathered ahead, and the two a replica may have in flight.
+  const int64_t rows = shardRows_ * program_.devices();
+  const size_t bytes = Prefetcher::slotBytes(rows, sampleElements_);
+  std::vector<void *> memory;
+  for (int i = 0; i < ahead + 2; ++i) {
+    prefetchMemory_.push_back(program_.device(0).allocateHost(bytes));
+    memory.push_back(prefetchMemory_.back().data());
+  }
+  prefetch_ = std::make_unique<Prefetcher>(shardBegin(0), shardBegin(0) + rows, sampleElements_,
+                                           std::move(memory));
+}
+
+double Trainer::inputWaitSeconds() const {
+  const double nanos = double(gatherNanos_.load(std::memory_order_relaxed));
+  return ((prefetch_ ? prefetch_->waitSeconds() : 0.0) + nanos * 1e-9) / program_.devices();
+}
+
+Trainer::PassGuard Trainer::startPass(const Batcher &batcher, int64_t first, int64_t last) {
+  if (!prefetch_)
+    return PassGuard{nullptr};
+  prefetch_->start(batcher, first, last);
+  return PassGuard{prefetch_.get()};
+}
+
 void Trainer::enqueueStep(const Batcher &batcher, int64_t batch, int r, StepKind step,
                           const StepContext &ctx, int slot) {
   const Device &dev = devices_[r];
@@ -124,19 +156,44 @@ void Trainer::enqueueStep(const Batcher &batcher, int64_t batch, int r, StepKind
   auto *image = static_cast<float *>(program_.bufferData(dev.image));
   auto *label = static_cast<int32_t *>(program_.bufferData(dev.label));
   const int64_t begin = shardBegin(r), end = begin + shardRows_;
-  if (program_.device(r).hostAccessible()) {
+  const size_t imageBytes = program_.buffer(dev.image).bytes();
+  const size_t labelBytes = program_.buffer(dev.label).bytes();
+  const bool hostAccessible = program_.device(r).hostAccessible();
+  if (prefetch_) {
+    // The replica's rows of the process's gathered batch.
+    Prefetcher *prefetcher = prefetch_.get();
+    const int64_t row = int64_t(r) * shardRows_, elements = sampleElements_;
+    if (hostAccessible) {
+      // Taken on the device's stream: its compute waits only when the loader is behind.
+      stream.host([=] {
+        const Prefetcher::Batch in = prefetcher->acquire(batch);
+        std::memcpy(image, in.images + row * elements, imageBytes);
+        std::memcpy(label, in.labels + row, labelBytes);
+      });
+    } else {
+      // Copied from the slot (host memory of the device's kind); the slot is released after
+      // the step's results were read, so after the copy.
+      const Prefetcher::Batch in = prefetcher->acquire(batch);
+      stream.copy(image, in.images + row * elements, imageBytes);
+      stream.copy(label, in.labels + row, labelBytes);
+    }
+  } else if (hostAccessible) {
     // Gathered on the device's own stream, in order after the step before.
-    stream.host([&batcher, batch, begin, end, image, label] {
+    std::atomic<int64_t> *spent = &gatherNanos_;
+    stream.host([&batcher, batch, begin, end, image, label, spent] {
+      trace::Span span(trace::Category::Input, "gather batch", batch);
+      const int64_t start = trace::now();
       batcher.fillBatch(batch, begin, end, image, label);
+      spent->fetch_add(trace::now() - start, std::memory_order_relaxed);
     });
   } else {
     // Gathered here while the device runs the step before; the slot's previous copy finished
     // before the host read the slot's results.
-    const size_t imageBytes = program_.buffer(dev.image).bytes();
-    const size_t labelBytes = program_.buffer(dev.label).bytes();
     auto *staged = static_cast<uint8_t *>(slots.staging[slot].data());
+    const int64_t start = trace::now();
     batcher.fillBatch(batch, begin, end, reinterpret_cast<float *>(staged),
                       reinterpret_cast<int32_t *>(staged + imageBytes));
+    gatherNanos_.fetch_add(trace::now() - start, std::memory_order_relaxed);
     stream.copy(image, staged, imageBytes);
     stream.copy(label, staged + imageBytes, labelBytes);
   }
@@ -199,12 +256,15 @@ int Trainer::agreeOnStop(int64_t afterStep, float *stepLoss) {
 
 EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, int64_t maxSteps,
                                const TrainPosition *resume, int64_t firstBatch) {
+  trace::Span span(trace::Category::Host, "epoch", epoch);
   auto start = Clock::now();
   batcher.setEpoch(epoch - 1);
   int64_t steps = batcher.numBatches();
   if (maxSteps > 0 && maxSteps < steps)
     steps = maxSteps;
   const int64_t first = std::clamp<int64_t>(firstBatch, 0, steps);
+  const double inputWaitBefore = inputWaitSeconds();
+  const PassGuard pass = startPass(batcher, first, steps);
   const int replicas = program_.devices();
   const int ranks = group_ ? group_->size() : 1;
   const bool printer = !group_ || group_->rank() == 0;
@@ -233,6 +293,7 @@ EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, 
       loss += shardLoss;
       correct += shardCorrect;
     }
+    endStep(b);
     lossSum += loss / replicas;
     stepLosses.push_back(static_cast<float>(loss / replicas));
     bar.update(b + 1, lossSum / static_cast<double>(b + 1));
@@ -306,11 +367,14 @@ EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, 
   stats.seconds = priorSeconds + localSeconds;
   const double localSamples = double(steps - first) * shardRows_ * replicas;
   const double localRate = localSeconds > 0 ? localSamples / localSeconds : 0;
+  stats.inputWaitSeconds = inputWaitSeconds() - inputWaitBefore;
   if (ranks > 1) {
     // With the last step's loss, which no vote carried.
     const bool last = collected > first;
-    double totals[3] = {lossSum, correct, last ? stepLosses.back() : 0.0};
-    group_->sumDoubles(totals, 3, timeout_);
+    double totals[4] = {lossSum, correct, last ? stepLosses.back() : 0.0,
+                        stats.inputWaitSeconds};
+    group_->sumDoubles(totals, 4, timeout_);
+    stats.inputWaitSeconds = totals[3] / ranks;
     lossSum = totals[0] / ranks;
     correct = totals[1];
     if (last)
@@ -333,6 +397,7 @@ EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, 
 }
 
 EvalStats Trainer::evaluate(const Dataset &data) {
+  trace::Span span(trace::Category::Host, "evaluate");
   Batcher batcher(data, batch_, BatchOrder::Sequential, Remainder::Pad);
   const int replicas = program_.devices();
   ProgressBar bar(out_, interactive_ && !quiet_, "evaluate", batcher.numBatches());
@@ -348,9 +413,11 @@ EvalStats Trainer::evaluate(const Dataset &data) {
       correct += shardCorrect;
       samples += double(valid);
     }
+    endStep(b);
     bar.update(b + 1, samples ? lossSum / samples : 0);
   };
   const int64_t batches = batcher.numBatches();
+  const PassGuard pass = startPass(batcher, 0, batches);
   // A process alone stops for a signal here; the ranks of a job finish the evaluation (its
   // totals are a collective) and stop after it.
   const bool alone = !group_ || group_->size() == 1;

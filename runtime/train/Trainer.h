@@ -8,6 +8,9 @@
 #include "runtime/core/Program.h"
 #include "runtime/data/Batcher.h"
 #include "runtime/data/Dataset.h"
+#include "runtime/data/Prefetcher.h"
+
+#include <atomic>
 
 #include <cstdint>
 #include <functional>
@@ -38,6 +41,10 @@ struct EpochStats {
   /// (a plateau schedule, early stopping); NaN otherwise.
   double testLoss = std::numeric_limits<double>::quiet_NaN();
   double testAccuracy = std::numeric_limits<double>::quiet_NaN();
+  /// Seconds a replica's compute waited for its input during the epoch (the mean over this
+  /// process's replicas): for the loader thread with prefetch, gathering the batch itself
+  /// without.
+  double inputWaitSeconds = 0;
 };
 
 /// Where a run is between two steps: what a checkpoint records so that a resumed run goes on
@@ -130,6 +137,13 @@ public:
   /// Seconds the cross-process metric exchanges may wait for the other ranks.
   void setTimeout(double seconds) { timeout_ = seconds; }
 
+  /// Batches a loader thread gathers ahead of the steps (0: each replica gathers its rows on
+  /// its own stream, before its step). Call before the first epoch.
+  void setPrefetch(int ahead);
+
+  /// Seconds replicas waited for input so far (the mean over this process's replicas).
+  double inputWaitSeconds() const;
+
 private:
   /// Global-batch rows replica `r` of this process holds: [first, first + shardRows_).
   int64_t shardBegin(int r) const;
@@ -141,6 +155,21 @@ private:
   /// gathered here into the slot's staging memory and copied.
   void enqueueStep(const Batcher &batcher, int64_t batch, int r, StepKind step,
                    const StepContext &ctx, int slot);
+  /// Starts gathering batches [first, last) of `batcher` ahead (with prefetch); the returned
+  /// guard ends the pass, however the caller leaves.
+  struct PassGuard {
+    Prefetcher *prefetcher;
+    ~PassGuard() {
+      if (prefetcher)
+        prefetcher->stop();
+    }
+  };
+  PassGuard startPass(const Batcher &batcher, int64_t first, int64_t last);
+  /// Step `batch` of the pass was collected on every replica: its input may be dropped.
+  void endStep(int64_t batch) {
+    if (prefetch_)
+      prefetch_->release(batch);
+  }
   /// Waits for host slot `slot` of replica `r` and returns its (loss, correct).
   std::pair<float, float> collect(int r, int slot);
 
@@ -171,6 +200,11 @@ private:
   BoundaryHook boundaryHook_;
   uint64_t seed_ = 1;
   double timeout_ = 60;
+  /// With prefetch: the loader and its slots' memory (host memory the devices copy from).
+  std::vector<DeviceMemory> prefetchMemory_;
+  std::unique_ptr<Prefetcher> prefetch_;
+  /// Without: nanoseconds the replicas spent gathering their rows, summed.
+  std::atomic<int64_t> gatherNanos_{0};
 };
 
 } // namespace dp::rt

@@ -30,7 +30,9 @@ constexpr const char *kVersion = "0.1.0";
 const char *kUsage = "usage: dprun PLAN --data DIR [--epochs N] [--seed S] [--metrics FILE]\n"
                      "                  [--max-steps N] [--quiet] [--collective-timeout S]\n"
                      "                  [--save-params FILE] [--checkpoint-dir DIR\n"
-                     "                  [--checkpoint-every N|epoch] [--checkpoint-keep N] [--resume]]\n"                     "                  [--early-stop N]\n"
+                     "                  [--checkpoint-every N|epoch] [--checkpoint-keep N] [--resume]]\n"
+                     "                  [--early-stop N] [--prefetch N]\n"
+                     "                  [--trace FILE [--trace-per-rank]]\n"
                      "       dprun PLAN --inspect\n"
                      "       dprun PLAN --check-gradients [--seed S]\n"
                      "       dprun --help | --version\n";
@@ -72,7 +74,20 @@ const char *kHelp =
     "  --early-stop N   stop training when the test loss has not improved for N epochs\n"
     "                   (the test set is then evaluated after every epoch, as it is for\n"
     "                   a plan compiled with --lr-schedule plateau:...)\n"
-  "  --inspect        check the plan as a run would (every kernel against the kernel\n"
+    "  --prefetch N     batches a loader thread gathers ahead of the steps (shuffled\n"
+    "                   samples scaled to floats, this process's rows), so that compute\n"
+    "                   does not wait for input; 0 gathers on the compute threads before\n"
+    "                   each step. Default: 2 when the compute threads leave one of the\n"
+    "                   process's cores free (always on a GPU), else 0. Memory: N + 2\n"
+    "                   batches of this process's rows\n"
+    "  --trace FILE     write a timeline of the run to FILE as Chrome trace-event JSON\n"
+    "                   (open it in https://ui.perfetto.dev or chrome://tracing): per rank\n"
+    "                   and thread, every step and kernel, allreduce start and wait, input\n"
+    "                   gathering and waits, epochs, evaluations and checkpoint writes;\n"
+    "                   rank 0 merges the ranks' timelines into FILE. At most 2,000,000\n"
+    "                   spans per process are kept (--max-steps keeps a trace short)\n"
+    "  --trace-per-rank with --trace, each rank writes its own FILE.rankN.json instead\n"
+    "  --inspect        check the plan as a run would (every kernel against the kernel\n"
     "                   contract) and print a summary of it; needs no data\n"
     "  --check-gradients\n"
     "                   compare the train step's gradients with finite differences of the\n"
@@ -198,6 +213,18 @@ bool parseArgs(int argc, char **argv, Args &args) {
       keepGiven = true;
     } else if (arg == "--early-stop") {
       args.train.earlyStop = parsePositive(arg, next());
+    } else if (arg == "--prefetch") {
+      const uint64_t ahead = parseCount(arg, next());
+      if (ahead > 64)
+        usageError("--prefetch expects at most 64 batches");
+      args.train.prefetch = static_cast<int>(ahead);
+    } else if (arg == "--trace") {
+      args.train.tracePath = next();
+      if (args.train.tracePath.empty())
+        usageError("--trace needs a file name");
+    } else if (arg == "--trace-per-rank") {
+      noValue();
+      args.train.tracePerRank = true;
     } else if (arg == "--resume") {
       noValue();
       args.train.resume = true;
@@ -240,6 +267,8 @@ bool parseArgs(int argc, char **argv, Args &args) {
                                                        ? "--checkpoint-keep"
                                                        : "--checkpoint-every") +
                " needs --checkpoint-dir DIR");
+  if (t.tracePerRank && t.tracePath.empty())
+    usageError("--trace-per-rank needs --trace FILE");
   if (!args.inspect && !args.checkGradients && !haveData)
     usageError("missing --data DIR (the directory with the IDX files or CIFAR-10 batches)");
   return true;

@@ -50,6 +50,7 @@ public:
     return text;
   }
   bool hostAccessible() const override { return true; }
+  int hostCores() const override { return threads_ > 0 ? threads_ : omp_get_max_threads(); }
 
   DeviceMemory allocate(size_t bytes) override {
     // aligned_alloc wants a multiple of the alignment; a non-empty block keeps pointers valid.

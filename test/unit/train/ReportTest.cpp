@@ -35,6 +35,7 @@ TEST(Report, MetricsJsonShape) {
   e.lrScale = 0.5;
   e.testLoss = 0.25;
   e.testAccuracy = 0.875;
+  e.inputWaitSeconds = 0.125;
   report.epochs.push_back(e);
   e.stepLosses = {};
   e.lrScale = 1;
@@ -50,16 +51,18 @@ TEST(Report, MetricsJsonShape) {
   report.processes = 2;
   report.allreduceSeconds = 0.5;
   report.allreduceWaitSeconds = 0.25;
+  report.phases.inputWait = 0.375;
   EXPECT_EQ(metricsJson(report),
             "{\n"
             "  \"epochs\": [\n"
             "    {\"epoch\": 1, \"loss\": 0.5, \"train_accuracy\": 0.8125, \"seconds\": 12.25, "
             "\"samples_per_sec\": 48780, \"rank_samples_per_sec\": [24000, 24780.5], "
-            "\"lr_scale\": 0.5, \"test_loss\": 0.25, \"test_accuracy\": 0.875, "
+            "\"lr_scale\": 0.5, \"input_wait_seconds\": 0.125, \"test_loss\": 0.25, "
+            "\"test_accuracy\": 0.875, "
             "\"step_losses\": [0.75, 0.25]},\n"
             "    {\"epoch\": 2, \"loss\": 0.1, \"train_accuracy\": null, \"seconds\": 12.25, "
             "\"samples_per_sec\": 48780, \"rank_samples_per_sec\": [24000, 24780.5], "
-            "\"lr_scale\": 1, \"step_losses\": []}\n"
+            "\"lr_scale\": 1, \"input_wait_seconds\": 0.125, \"step_losses\": []}\n"
             "  ],\n"
             "  \"test_accuracy\": 0.75,\n"
             "  \"test_loss\": null,\n"
@@ -67,6 +70,7 @@ TEST(Report, MetricsJsonShape) {
             "  \"processes\": 2,\n"
             "  \"allreduce_seconds\": 0.5,\n"
             "  \"allreduce_wait_seconds\": 0.25,\n"
+            "  \"input_wait_seconds\": 0.375,\n"
             "  \"params\": 101770\n"
             "}\n");
   EXPECT_NE(metricsJson(TrainReport{}).find("\"epochs\": [],"), std::string::npos);
@@ -124,10 +128,14 @@ TEST(Report, EpochLine) {
 
 TEST(Report, PhaseTable) {
   std::ostringstream out;
-  printPhaseTable({1.0, 0.0, 2.5, 0.5}, out);
+  PhaseTimes phases{1.0, 0.0, 2.5, 0.5};
+  phases.inputWait = 0.25;
+  printPhaseTable(phases, out);
   const std::string table = out.str();
+  // The input wait is a part of train, under it and not in the total.
   for (const char *row : {"load            1.000   25.0%", "init            0.000    0.0%",
-                          "train           2.500   62.5%", "evaluate        0.500   12.5%",
+                          "train           2.500   62.5%\n  input         0.250    6.2%\n"
+                          "evaluate        0.500   12.5%",
                           "total           4.000  100.0%"})
     EXPECT_NE(table.find(row), std::string::npos) << "'" << row << "' missing from:\n" << table;
 }
