@@ -3,8 +3,9 @@
 
 Usage: same_steps.py STRAIGHT.json RESUMED.json [--tolerance REL]
 
-Every epoch's per-step losses ("step_losses"), its loss and accuracy and the test loss and
-accuracy must be equal: bit for bit by default (the numbers are written with enough digits to
+Every epoch's per-step losses ("step_losses"), its loss and accuracy, its learning-rate factor
+and per-epoch test loss and accuracy (where the runs have them) and the test loss and accuracy
+must be equal: bit for bit by default (the numbers are written with enough digits to
 read back exactly), or within REL relative difference. Prints one line per epoch and exits 1 on
 the first difference.
 """
@@ -39,8 +40,13 @@ for ea, eb in zip(a["epochs"], b["epochs"]):
     if diff:
         i = diff[0]
         errors.append(f"epoch {ea['epoch']} step {i + 1}: loss {sa[i]!r} vs {sb[i]!r}")
-    for key in ("loss", "train_accuracy"):
-        if not same(ea[key], eb[key]):
+    # The schedule's factor, and the test figures of runs that evaluate every epoch.
+    keys = ["loss", "train_accuracy"] + [k for k in ("lr_scale", "test_loss", "test_accuracy")
+                                         if k in ea or k in eb]
+    for key in keys:
+        if key not in ea or key not in eb:
+            errors.append(f"epoch {ea['epoch']} {key}: only in one run")
+        elif not same(ea[key], eb[key]):
             errors.append(f"epoch {ea['epoch']} {key}: {ea[key]!r} vs {eb[key]!r}")
     print(f"epoch {ea['epoch']}: {len(sa)} steps, "
           f"{'same' if not diff else 'DIFFERENT'} losses, loss {eb['loss']:.6f}")
