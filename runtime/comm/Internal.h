@@ -67,6 +67,8 @@ struct HandshakeRecord {
   char checkpointing[96] = {};
   /// The plan's path, NUL-terminated; a longer path keeps its end behind "...".
   char planPath[240] = {};
+  /// The rank's host name, cut to fit (not compared: messages name a rank's node with it).
+  char host[64] = {};
 };
 
 /// The record of `h`.

@@ -97,6 +97,12 @@ private:
   [[noreturn]] void abortNow(int exitCode);
   void releaseMpi(); // frees the communicators and finalises MPI
 
+  /// " (node3)": the hosts of `ranks` when any is not this rank's host (a job on one host
+  /// names none); empty before the handshake.
+  std::string nodesOf(const std::vector<int> &ranks) const;
+
+  /// Every rank's host, from the handshake (empty before it).
+  std::vector<std::string> hosts_;
   MPI_Comm ctrl_ = MPI_COMM_NULL;  // handshake and metrics
   MPI_Comm data_ = MPI_COMM_NULL;  // gradient buckets
   MPI_Comm query_ = MPI_COMM_NULL; // status queries and answers
@@ -334,7 +340,7 @@ std::string MpiGroup::diagnose() {
   for (const auto &[said, ranks] : groups) {
     bool plural = ranks.size() > 1;
     std::string verb = said.rfind("at ", 0) == 0 ? (plural ? " are " : " is ") : " ";
-    text += (text.empty() ? "" : "; ") + rankList(ranks) + verb + said;
+    text += (text.empty() ? "" : "; ") + rankList(ranks) + nodesOf(ranks) + verb + said;
   }
   return text;
 }
@@ -370,6 +376,24 @@ void MpiGroup::await(MPI_Request &request, double timeoutSec, const std::string 
   }
 }
 
+std::string MpiGroup::nodesOf(const std::vector<int> &ranks) const {
+  std::vector<std::string> names;
+  bool elsewhere = false;
+  for (int r : ranks) {
+    if (r < 0 || r >= static_cast<int>(hosts_.size()) || hosts_[r].empty())
+      return "";
+    elsewhere |= hosts_[r] != launch_.host;
+    if (std::find(names.begin(), names.end(), hosts_[r]) == names.end())
+      names.push_back(hosts_[r]);
+  }
+  if (!elsewhere)
+    return "";
+  std::string text;
+  for (const std::string &name : names)
+    text += (text.empty() ? " (" : ", ") + name;
+  return text + ")";
+}
+
 void MpiGroup::handshake(const Handshake &mine, double timeoutSec) {
   if (mine.replicas < 1 || mine.processes < 1)
     throw Error(ErrorKind::Launch, "plan " + mine.planPath + " asks for R=" +
@@ -384,6 +408,7 @@ void MpiGroup::handshake(const Handshake &mine, double timeoutSec) {
   };
   auto buffers = std::make_shared<Buffers>();
   buffers->mine = toRecord(mine);
+  std::strncpy(buffers->mine.host, launch_.host.c_str(), sizeof(buffers->mine.host) - 1);
   buffers->all.resize(size());
   try {
     call([&] {
@@ -402,6 +427,11 @@ void MpiGroup::handshake(const Handshake &mine, double timeoutSec) {
   }
   if (!local.empty())
     throw Error(ErrorKind::Launch, local);
+  hosts_.clear();
+  for (HandshakeRecord &r : buffers->all) {
+    r.host[sizeof(r.host) - 1] = '\0';
+    hosts_.push_back(r.host);
+  }
   std::string difference = compareHandshakes(buffers->all);
   if (!difference.empty())
     throw Error(ErrorKind::Launch, difference);

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The emulated nodes (scripts/cluster.sh) run an MPI job across them: one rank per node, each on
+# its own hostname, a 4 MiB allreduce over TCP that the nodes' links carried (byte counters).
+#
+#   cluster-hello.sh HELLO CLUSTER_DIR
+set -euo pipefail
+[ $# -eq 2 ] || { echo "usage: $0 HELLO CLUSTER_DIR" >&2; exit 2; }
+hello=$1
+export DP_CLUSTER_DIR=$2
+cluster="$(cd "$(dirname "$0")" && pwd)/../../scripts/cluster.sh"
+[ -s "$DP_CLUSTER_DIR/nodes" ] || { echo "SKIPPED: no emulated nodes in $DP_CLUSTER_DIR" >&2; exit 77; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+"$cluster" status "$DP_CLUSTER_DIR"
+rx() { "$cluster" bytes "$1" | awk '{print $2}'; }
+before=$(rx dpnode1)
+out=$(timeout 60 "$cluster" mpirun -n 2 --map-by node "$hello" 2>&1) || fail "mpirun failed: $out"
+echo "$out"
+grep -q "^rank 0 of 2 on dpnode0: allreduce ok" <<<"$out" || fail "rank 0 did not run on dpnode0"
+grep -q "^rank 1 of 2 on dpnode1: allreduce ok" <<<"$out" || fail "rank 1 did not run on dpnode1"
+got=$(( $(rx dpnode1) - before ))
+echo "dpnode1 received $got bytes"
+[ "$got" -gt 4000000 ] || fail "the allreduce did not cross dpnode1's link"
+# No client may reach the subnet from the host namespace.
+ip route show type unreachable | grep -q "^unreachable 10.213.47.0/24" ||
+  fail "no unreachable route for the nodes' subnet in the host namespace"
+! ip route get 10.213.47.11 >/dev/null 2>&1 || fail "the host namespace routes the nodes' subnet"
+echo PASS
