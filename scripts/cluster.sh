@@ -3,13 +3,18 @@
 # namespace) and /etc/hosts, joined by a bridge, so that MPI jobs run across "nodes" over real
 # TCP. Needs root, iproute2 and util-linux (nsenter, unshare).
 #
-#   scripts/cluster.sh up     [--nodes N] [--rate RATE] [DIR]   create the nodes (default 2)
+#   scripts/cluster.sh up     [--nodes N] [--rate R] [--slurm] [DIR]  make the nodes (default 2)
 #   scripts/cluster.sh down   [DIR]                             remove everything `up` made
 #   scripts/cluster.sh status [DIR]                             the nodes, their addresses, traffic
 #   scripts/cluster.sh exec   NODE CMD [ARGS...]                run CMD on NODE, as NODE
 #   scripts/cluster.sh mpirun [MPIRUN ARGS...]                  mpirun from node 0 across the nodes
 #   scripts/cluster.sh bytes  NODE                              bytes received and sent on NODE's link
+#   scripts/cluster.sh slurm  CMD [ARGS...]                     a SLURM client (srun, sbatch, sinfo,
+#                                                               squeue, scancel, scontrol) on node 0
 #
+# `up --slurm` also starts SLURM on the nodes: slurmctld on dpnode0, one slurmd per node (its own
+# spool, pid, log and job-private tmp folder: PMIx needs them apart), munged shared by all; `slurm`
+# runs clients against it with the MPI environment for the nodes (TCP on eth0). `down` stops it.
 # DIR (default build/cluster; env DP_CLUSTER_DIR for exec, mpirun and bytes) holds the state:
 # the node list, the pids of the processes holding each node's hostname, the hostfile and the
 # rsh agent Open MPI starts its daemons with. Nodes are named dpnode0..dpnode{N-1}, at
@@ -36,22 +41,17 @@ bridge_ns=dpbridge
 export PATH=$PATH:/usr/sbin:/sbin
 
 usage() {
-  sed -n '6,11p' "$self" | sed 's/^# \{0,1\}//' >&2
+  sed -n '6,14p' "$self" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 skip() { echo "SKIPPED: $*" >&2; exit 77; }
 die() { echo "cluster: error: $*" >&2; exit 1; }
 log() { echo "cluster: $*"; }
+# shellcheck source=slurm-lib.sh
+. "$root/scripts/slurm-lib.sh"
 
 node_name() { echo "dpnode$1"; }
 node_addr() { echo "$prefix.$((10 + $1))"; }
-
-# Whether process PID exists and is not a zombie.
-alive() {
-  local _pid _comm st
-  read -r _pid _comm st _ 2>/dev/null <"/proc/$1/stat" || return 1
-  [ "$st" != Z ] && [ "$st" != X ]
-}
 
 need_tools() {
   [ "$(id -u)" -eq 0 ] || skip "emulated nodes need root (network namespaces)"
@@ -82,8 +82,114 @@ cmd_exec() { # NODE CMD...
   exec nsenter --target "$pid" --uts -- ip netns exec "$node" "$@"
 }
 
+slurm_conf() { # DIR NODES...
+  local dir=$1 i=0 node list=""
+  shift
+  cat <<EOF
+# SLURM on the emulated nodes of $dir, written by scripts/cluster.sh up --slurm.
+ClusterName=dpnodes
+SlurmctldHost=$1($(node_addr 0))
+SlurmctldPort=16817
+SlurmdPort=16818
+$(slurm_common_conf)
+StateSaveLocation=$dir/slurm/state
+SlurmdSpoolDir=$dir/slurm/spool/%n
+# The same path on every node, bind-mounted over a folder of the node's own by its slurmd.
+TmpFS=$dir/slurm/tmp
+SlurmctldPidFile=$dir/slurm/slurmctld.pid
+SlurmdPidFile=$dir/slurm/slurmd.%n.pid
+SlurmctldLogFile=$dir/slurm/slurmctld.log
+SlurmdLogFile=$dir/slurm/slurmd.%n.log
+EOF
+  for node in "$@"; do
+    echo "NodeName=$node NodeAddr=$(node_addr "$i") CPUs=8 State=UNKNOWN"
+    list+="${list:+,}$node"
+    i=$((i + 1))
+  done
+  echo "PartitionName=nodes Nodes=$list Default=YES MaxTime=INFINITE OverSubscribe=YES State=UP"
+}
+
+# The environment of SLURM clients and the MPI ranks they start on the nodes.
+slurm_env() { # DIR
+  cat <<EOF
+export SLURM_CONF=$1/slurm/slurm.conf
+export DP_CLUSTER_DIR=$1
+export OMPI_MCA_btl=self,vader,tcp
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+export OMPI_MCA_btl_tcp_if_include=eth0
+export OMPI_MCA_oob_tcp_if_include=eth0
+export OMPI_MCA_mpi_yield_when_idle=1
+export PMIX_MCA_gds=hash
+export PMIX_MCA_psec=native
+EOF
+}
+
+slurm_start() { # DIR
+  local dir=$1 conf node nodes state i b
+  for b in slurmctld slurmd munged sinfo srun scontrol munge unmunge runuser; do
+    command -v "$b" >/dev/null || skip "$b is missing (install slurm-wlm and munge: scripts/setup.sh)"
+  done
+  mapfile -t nodes < <(nodes_of "$dir")
+  conf=$dir/slurm/slurm.conf
+  mkdir -p "$dir/slurm/state" "$dir/slurm/tmp"
+  slurm_conf "$dir" "${nodes[@]}" >"$conf"
+  slurm_env "$dir" >"$dir/slurm/slurm.env.new"
+  start_munge "$dir"
+  log "starting slurmctld on ${nodes[0]}"
+  DP_CLUSTER_DIR=$dir "$self" exec "${nodes[0]}" slurmctld -c -f "$conf" ||
+    die "slurmctld failed to start: $(tail -n 20 "$dir/slurm/slurmctld.log" 2>/dev/null)"
+  for node in "${nodes[@]}"; do
+    mkdir -p "$dir/slurm/spool/$node" "$dir/slurm/tmp-$node"
+    # slurmd cannot run under `ip netns exec` (it remounts /sys, hiding the cgroup mounts): its
+    # own mount namespace gets the node's hosts file and tmp folder by hand. Its jobs inherit
+    # the node's network, hostname and mounts.
+    nsenter --net="/run/netns/$node" -- unshare --uts --mount --propagation private -- sh -c "
+      hostname $node &&
+      mount --bind /etc/netns/$node/hosts /etc/hosts &&
+      mount --bind '$dir/slurm/tmp-$node' '$dir/slurm/tmp' &&
+      exec slurmd -f '$conf' -N $node" ||
+      die "slurmd failed to start on $node: $(tail -n 20 "$dir/slurm/slurmd.$node.log" 2>/dev/null)"
+  done
+  mv "$dir/slurm/slurm.env.new" "$dir/slurm/slurm.env"
+  for ((i = 0; i < 150; i++)); do
+    state=$(slurm_client "$dir" sinfo -h -o %T 2>/dev/null | sort -u | tr '\n' ' ' || true)
+    [ "$state" = "idle " ] && break
+    sleep 0.2
+  done
+  [ "$state" = "idle " ] || {
+    slurm_client "$dir" sinfo -N -l >&2 || true
+    tail -n 15 "$dir/slurm/slurmctld.log" >&2 || true
+    die "the nodes are '${state:-unreachable}' after 30 s, not idle"
+  }
+  log "SLURM up on ${nodes[*]}: run clients with '$self slurm CMD ...'"
+}
+
+# Runs a SLURM client on node 0 with the cluster's SLURM and MPI environment.
+slurm_client() { # DIR CMD...
+  local dir=$1 first
+  shift
+  [ -r "$dir/slurm/slurm.env" ] || die "SLURM is not up on the nodes of $dir (cluster.sh up --slurm)"
+  first=$(nodes_of "$dir" | head -n 1)
+  DP_CLUSTER_DIR=$dir "$self" exec "$first" sh -c ". '$dir/slurm/slurm.env' && exec \"\$@\"" sh "$@"
+}
+
+slurm_stop() { # DIR
+  local dir=$1 node
+  [ -r "$dir/slurm/slurm.conf" ] || return 0
+  if [ -r "$dir/slurm/slurm.env" ] && live_pid "$dir/slurm/slurmctld.pid" slurmctld >/dev/null; then
+    slurm_client "$dir" timeout 10 scancel --quiet --full --user=root 2>/dev/null || true
+  fi
+  for node in $(nodes_of "$dir"); do
+    stop_pid "$dir/slurm/slurmd.$node.pid" slurmd
+  done
+  stop_pid "$dir/slurm/slurmctld.pid" slurmctld
+  stop_munge_if_unused
+  rm -f "$dir/slurm/slurm.env"
+}
+
 cmd_down() { # DIR
   local dir=$1 node pid pids i
+  slurm_stop "$dir"
   for node in $(nodes_of "$dir") $(ip netns list 2>/dev/null | awk '/^dpnode[0-9]+/ {print $1}'); do
     # Everything still running in the node (ranks of a job that was cut off included).
     for i in 1 2 3 4 5; do
@@ -103,8 +209,8 @@ cmd_down() { # DIR
   log "down"
 }
 
-cmd_up() { # DIR NODES RATE
-  local dir=$1 n=$2 rate=$3 i node pid tries hosts
+cmd_up() { # DIR NODES RATE SLURM
+  local dir=$1 n=$2 rate=$3 slurm=$4 i node pid tries hosts
   need_tools
   [ "$n" -ge 1 ] && [ "$n" -le 64 ] || die "--nodes must be 1 to 64"
   if [ -s "$dir/nodes" ] || ip netns list 2>/dev/null | grep -q '^dpnode'; then
@@ -174,6 +280,7 @@ EOF
     [ -z "$(ip -n "$node" route show default)" ] || die "$node has a default route"
   done
   log "up: $n node(s) $(tr '\n' ' ' <"$dir/nodes")on $subnet${rate:+, links shaped to $rate} (state in $dir)"
+  [ -z "$slurm" ] || slurm_start "$dir"
 }
 
 cmd_status() { # DIR
@@ -216,9 +323,10 @@ cmd=$1
 shift
 case $cmd in
   up)
-    nodes=2 rate="" dir=""
+    nodes=2 rate="" dir="" slurm=""
     while [ $# -gt 0 ]; do
       case $1 in
+        --slurm) slurm=1; shift ;;
         --nodes) [ $# -ge 2 ] || usage; nodes=$2; shift 2 ;;
         --rate) [ $# -ge 2 ] || usage; rate=$2; shift 2 ;;
         -*) usage ;;
@@ -226,7 +334,7 @@ case $cmd in
       esac
     done
     [[ $nodes =~ ^[0-9]+$ ]] || die "--nodes expects a number"
-    cmd_up "$(realpath -m "${dir:-$root/build/cluster}")" "$nodes" "$rate"
+    cmd_up "$(realpath -m "${dir:-$root/build/cluster}")" "$nodes" "$rate" "$slurm"
     ;;
   down)
     [ $# -le 1 ] || usage
@@ -248,6 +356,10 @@ case $cmd in
     ;;
   mpirun)
     cmd_mpirun "$@"
+    ;;
+  slurm)
+    [ $# -ge 1 ] || usage
+    slurm_client "$(realpath -m "${DP_CLUSTER_DIR:-$root/build/cluster}")" "$@"
     ;;
   *) usage ;;
 esac

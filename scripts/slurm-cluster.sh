@@ -36,57 +36,11 @@ host=$(hostname -s)
 # The daemons live in sbin, which a non-login root shell may lack in PATH.
 export PATH=$PATH:/usr/sbin:/sbin
 
-# Exists while a munged that this script started runs; holds its pid.
-munged_mark=/run/munge/dp-slurm-cluster.munged.pid
-
 skip() { echo "SKIPPED: $*" >&2; exit 77; }
 die() { echo "slurm-cluster: error: $*" >&2; exit 1; }
 log() { echo "slurm-cluster: $*"; }
-
-# Whether process PID exists and is not a zombie (a killed daemon stays one until init reaps it).
-alive() { # PID
-  local _pid _comm st
-  read -r _pid _comm st _ 2>/dev/null <"/proc/$1/stat" || return 1
-  [ "$st" != Z ] && [ "$st" != X ]
-}
-
-# The pid in FILE if that process is alive and runs the program NAME, else nothing.
-live_pid() { # FILE NAME
-  local pid
-  [ -r "$1" ] || return 1
-  pid=$(tr -dc '0-9' <"$1")
-  [ -n "$pid" ] && alive "$pid" && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$2" ] && echo "$pid"
-}
-
-# Sends TERM to the process in FILE (if it runs NAME), waits up to 10 s, then KILL.
-stop_pid() { # FILE NAME
-  local pid i
-  pid=$(live_pid "$1" "$2") || { rm -f "$1"; return 0; }
-  log "stopping $2 (pid $pid)"
-  kill -TERM "$pid" 2>/dev/null || true
-  for i in $(seq 1 50); do
-    alive "$pid" || break
-    sleep 0.2
-  done
-  if alive "$pid"; then
-    log "$2 (pid $pid) ignored TERM; killing it"
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
-  rm -f "$1"
-}
-
-# Pids of every slurmctld and slurmd on this host (read from /proc: procps may be absent).
-slurm_daemons() {
-  local c p out=""
-  for c in /proc/[0-9]*/comm; do
-    p=${c#/proc/}; p=${p%/comm}
-    case $(cat "$c" 2>/dev/null) in slurmctld|slurmd) alive "$p" && out+="$p " ;; esac
-  done
-  echo "${out% }"
-}
-
-mkdir_p() { [ -d "$1" ] || mkdir -p "$1"; }
-dir_abs() { mkdir_p "$1"; (cd "$1" && pwd); }
+# shellcheck source=slurm-lib.sh
+. "$root/scripts/slurm-lib.sh"
 
 conf_of() { echo "$1/slurm.conf"; }
 
@@ -106,21 +60,9 @@ ClusterName=dplocal
 SlurmctldHost=$host
 SlurmctldPort=$ctld_port
 SlurmdPort=$slurmd_port
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-CredType=cred/munge
-MpiDefault=pmix
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-SwitchType=switch/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_CPU
-SchedulerType=sched/backfill
-# The node advertises CPUs=$cpus on $nproc_ cores: config_overrides makes slurmd trust slurm.conf
-# instead of draining the node for having fewer cores than configured.
-SlurmdParameters=config_overrides
-ReturnToService=2
+$(slurm_common_conf)
+# The node advertises CPUs=$cpus on $nproc_ cores: config_overrides (in the common settings)
+# makes slurmd trust slurm.conf instead of draining the node for having fewer cores.
 StateSaveLocation=$d/state
 SlurmdSpoolDir=$d/spool
 # Job-private temporary files (the PMIx plugin's per-step folders among them) stay in here too.
@@ -129,21 +71,6 @@ SlurmctldPidFile=$d/run/slurmctld.pid
 SlurmdPidFile=$d/run/slurmd.pid
 SlurmctldLogFile=$d/log/slurmctld.log
 SlurmdLogFile=$d/log/slurmd.log
-SlurmctldDebug=info
-SlurmdDebug=info
-MailProg=/bin/true
-AccountingStorageType=accounting_storage/none
-JobAcctGatherType=jobacct_gather/none
-JobCompType=jobcomp/none
-# Short timeouts: tests start, fail and clean up in seconds.
-MessageTimeout=10
-SlurmctldTimeout=30
-SlurmdTimeout=30
-InactiveLimit=0
-KillWait=5
-MinJobAge=30
-Waittime=0
-UnkillableStepTimeout=30
 NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus State=UNKNOWN
 PartitionName=local Nodes=$host Default=YES MaxTime=INFINITE OverSubscribe=YES State=UP
 EOF
@@ -166,44 +93,6 @@ export OMPI_MCA_oob_tcp_if_include=lo
 export PMIX_MCA_gds=hash
 export PMIX_MCA_psec=native
 EOF
-}
-
-start_munge() { # DIR
-  local d=$1 i
-  if munge -n </dev/null 2>/dev/null | unmunge >/dev/null 2>&1; then
-    log "munged already running"
-    return 0
-  fi
-  if [ ! -s /etc/munge/munge.key ]; then
-    log "creating /etc/munge/munge.key"
-    mkdir_p /etc/munge
-    if command -v mungekey >/dev/null; then
-      mungekey --create --keyfile=/etc/munge/munge.key
-    else
-      dd if=/dev/urandom of=/etc/munge/munge.key bs=1 count=1024 status=none
-    fi
-  fi
-  chown munge:munge /etc/munge /etc/munge/munge.key
-  chmod 0700 /etc/munge
-  chmod 0400 /etc/munge/munge.key
-  for p in /run/munge /var/lib/munge /var/log/munge; do
-    mkdir_p "$p"
-    chown munge:munge "$p"
-  done
-  chmod 0755 /run/munge
-  chmod 0700 /var/lib/munge /var/log/munge
-  log "starting munged"
-  runuser -u munge -- "$(command -v munged)" || die "munged failed to start: $(tail -n 20 /var/log/munge/munged.log 2>/dev/null)"
-  for i in $(seq 1 50); do
-    if munge -n </dev/null 2>/dev/null | unmunge >/dev/null 2>&1; then
-      # Remember, host-wide, that this script started munged: `stop` (of any folder's cluster)
-      # stops it when no SLURM daemon is left, and always leaves a system munged alone.
-      cp /run/munge/munged.pid "$munged_mark"
-      return 0
-    fi
-    sleep 0.2
-  done
-  die "munged started but does not answer; $(tail -n 20 /var/log/munge/munged.log 2>/dev/null)"
 }
 
 show_logs() { # DIR
@@ -298,16 +187,7 @@ cmd_stop() {
   fi
   stop_pid "$d/run/slurmd.pid" slurmd
   stop_pid "$d/run/slurmctld.pid" slurmctld
-  # munged serves every SLURM daemon on this host: leave it to any other cluster still running.
-  local others
-  others=$(slurm_daemons)
-  if ! live_pid "$munged_mark" munged >/dev/null; then
-    rm -f "$munged_mark"
-  elif [ -n "$others" ]; then
-    log "leaving munged running: other SLURM daemons use it (pids $others)"
-  else
-    stop_pid "$munged_mark" munged
-  fi
+  stop_munge_if_unused
   rm -f "$d/slurm.env"
   log "stopped"
 }

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# SLURM across emulated nodes (scripts/cluster.sh up --slurm: slurmctld on dpnode0, a slurmd on
+# each node): `srun -N 2 --ntasks-per-node 2 --mpi=pmix` starts an MPI hello with two ranks on
+# each node, and examples/slurm/mnist_mlp_2x2.sbatch, submitted as it is (2 nodes x 2 tasks,
+# with 1 CPU per task and 1 epoch from the command line), trains on both nodes: 4 ranks, rank 0
+# naming the job, every step's loss that of the same global batches in one process.
+#
+#   cluster-slurm.sh BUILD_DIR HELLO DATA_DIR CLUSTER_DIR
+set -euo pipefail
+[ $# -eq 4 ] || { echo "usage: $0 BUILD_DIR HELLO DATA_DIR CLUSTER_DIR" >&2; exit 2; }
+build=$1 hello=$2 data=$3
+export DP_CLUSTER_DIR=$4
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+cluster="$root/scripts/cluster.sh"
+[ -r "$DP_CLUSTER_DIR/slurm/slurm.env" ] ||
+  { echo "SKIPPED: no SLURM on the emulated nodes in $DP_CLUSTER_DIR" >&2; exit 77; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+work=$(mktemp -d "$build/cluster-slurm.XXXXXX")
+job=""
+cleanup() {
+  [ -z "$job" ] || "$cluster" slurm scancel "$job" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+"$cluster" slurm sinfo -N
+
+echo "+ srun -N 2 --ntasks-per-node 2 --mpi=pmix dp-mpi-hello"
+out=$(timeout 60 "$cluster" slurm srun -N 2 --ntasks-per-node 2 --mpi=pmix --time=2 "$hello" 2>&1) ||
+  fail "srun failed: $out"
+echo "$out"
+[ "$(grep -c 'on dpnode0: allreduce ok' <<<"$out")" -eq 2 ] || fail "expected 2 ranks on dpnode0"
+[ "$(grep -c 'on dpnode1: allreduce ok' <<<"$out")" -eq 2 ] || fail "expected 2 ranks on dpnode1"
+
+echo "+ sbatch examples/slurm/mnist_mlp_2x2.sbatch (1 epoch, 1 CPU per task)"
+if [ -z "${DP_SKIP_TRAINING:-}" ]; then
+  [ -x "$build/bin/dprun" ] || { echo "SKIPPED: no dprun in $build" >&2; exit 77; }
+  job=$("$cluster" slurm sbatch --parsable --cpus-per-task=1 --output="$work/job.out" \
+          --export="ALL,EPOCHS=1,OUT=$work/run,DP_ROOT=$root,DP_BIN=$build/bin,DATA=$data" \
+          "$root/examples/slurm/mnist_mlp_2x2.sbatch")
+  echo "job $job"
+  nodes=""
+  for _ in $(seq 1 90); do
+    [ -n "$nodes" ] || nodes=$("$cluster" slurm squeue -h -j "$job" -o %N 2>/dev/null || true)
+    [ -n "$("$cluster" slurm squeue -h -j "$job" 2>/dev/null || true)" ] || break
+    sleep 1
+  done
+  [ -z "$("$cluster" slurm squeue -h -j "$job" 2>/dev/null || true)" ] || fail "job $job still runs after 90 s"
+  job=""
+  cat "$work/job.out"
+  echo "the job ran on: $nodes"
+  [ "$nodes" = "dpnode[0-1]" ] || fail "the job did not run on both nodes"
+  grep -q "rank 0 of 4 on dpnode0 (srun, SLURM_JOB_ID=" "$work/job.out" || fail "rank 0 does not name the job"
+  python3 "$here/../e2e/check_metrics.py" "$work/run/metrics.json" --epochs 1 --ranks 4 --min-test-accuracy 0.8
+  # The same global batches as one process, step for step (up to the order of the sums).
+  "$build/bin/dpc" compile "$root/models/mnist_mlp.mlir" -o "$work/one.dpx" --quiet
+  "$build/bin/dprun" "$work/one.dpx" --data "$data" --epochs 1 --metrics "$work/one.json" --quiet
+  python3 "$here/../e2e/same_steps.py" "$work/one.json" "$work/run/metrics.json" --tolerance 1e-4
+fi
+echo PASS
