@@ -144,7 +144,7 @@ public:
 
   /// After an operation passed its deadline: asks every other rank what it is doing, waits up
   /// to kQueryGraceSeconds for the answers while answering others, and describes the job ("rank
-  /// 1 did not answer (dead or hung); rank 2 is at collective #41 (computing)"). Never blocks
+  /// 1 did not answer (dead, hung or cut off); rank 2 is at collective #41 (computing)"). Never blocks
   /// on a peer.
   virtual std::string diagnose() = 0;
 

@@ -324,7 +324,7 @@ std::string MpiGroup::diagnose() {
       continue;
     std::string said;
     if (!answered[r]) {
-      said = "did not answer (dead or hung)";
+      said = "did not answer (dead, hung or cut off)";
     } else {
       answers[r].state[sizeof(answers[r].state) - 1] = '\0';
       said = "at collective #" + std::to_string(answers[r].seq) + " (" + answers[r].state + ")";

@@ -4,9 +4,10 @@
 # one rank per node:
 #   - trains step for step as the same job in one host's shared memory (same_steps.py), rank 0
 #     naming its node, and the gradients crossed the nodes' links (interface byte counters);
-#   - when node 1's link goes down mid-epoch, dp's own deadline ends both ranks within the
-#     collective timeout, rank 0 naming rank 1 and its node (Open MPI itself never notices a
-#     dead TCP link: its ranks spin), and no dprun is left on either node.
+#   - faults on node 1 mid-epoch end every dprun on both nodes within 25 s: its link going down
+#     and its link slowing to 200 kbit/s (dp's own deadline: rank 0 names rank 1 and its node;
+#     Open MPI itself never notices a dead TCP link, its ranks spin), and every process of the
+#     node killed (Open MPI's daemon on node 0 loses its peer and ends the job, naming the node).
 # Needs the `cluster` fixture (cluster.sh up in CLUSTER_DIR).
 #
 #   cluster-dprun.sh BUILD_DIR DATA_DIR CLUSTER_DIR
@@ -29,6 +30,7 @@ cleanup() {
     [ -z "$pids" ] || kill -9 $pids 2>/dev/null || true
   done
   ip -n dpnode1 link set eth0 up 2>/dev/null || true
+  tc -n dpnode1 qdisc del dev eth0 root 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -63,37 +65,61 @@ got0=$(( $(rx dpnode0) - before0 )) got1=$(( $(rx dpnode1) - before1 ))
 echo "received over the links: dpnode0 $got0 bytes, dpnode1 $got1 bytes"
 [ "$got0" -gt 10000000 ] && [ "$got1" -gt 10000000 ] || fail "the gradients did not cross the links"
 
-echo "+ node 1's link goes down mid-epoch (collective timeout 8 s)"
-timeout 60 "$cluster" mpirun -n 2 --map-by node "$build/bin/dprun" "$work/mlp.dpx" \
-  --data "$data" --epochs 1000 --collective-timeout 8 >"$work/down.txt" 2>&1 &
-launcher=$!
-# Once training runs (the first epoch line), cut the link.
-for _ in $(seq 1 300); do
-  grep -q "^epoch 1/1000" "$work/down.txt" && break
-  kill -0 "$launcher" 2>/dev/null || { cat "$work/down.txt"; fail "the job ended before the cut"; }
-  sleep 0.1
-done
-grep -q "^epoch 1/1000" "$work/down.txt" || fail "no epoch finished within 30 s"
-ip -n dpnode1 link set eth0 down
-cut=$(date +%s)
-# Every dprun ends within the collective timeout (plus the time to notice and to exit).
-ended=""
-for _ in $(seq 1 250); do
-  if [ -z "$(dprun_on dpnode0)$(dprun_on dpnode1)" ]; then ended=$(( $(date +%s) - cut )); break; fi
-  sleep 0.1
-done
-cat "$work/down.txt"
-[ -n "$ended" ] || fail "dprun still runs 25 s after the link went down: $(dprun_on dpnode0) $(dprun_on dpnode1)"
-echo "every dprun ended ${ended} s after the link went down"
-grep -q "timed out after 8 s on rank 0 .*rank 1 (dpnode1) did not answer" "$work/down.txt" ||
-  fail "rank 0 does not name rank 1 and its node"
-# Open MPI's launcher cannot reach node 1's daemon any more and may hang, and that daemon
-# outlives it: end both (the launcher's own doing, not dp's; docs/distributed.md).
-for node in dpnode0 dpnode1; do
-  for p in $(ip netns pids "$node" 2>/dev/null); do
-    case $(cat /proc/$p/comm 2>/dev/null) in mpirun|orted) kill -9 "$p" 2>/dev/null || true ;; esac
+# A fault on node 1 in the middle of training (collective timeout 8 s): every dprun on both
+# nodes must end within 25 s, and the output must contain PATTERN.
+fault() { # NAME PATTERN ACTION... (run once the first epoch is done)
+  local name=$1 pattern=$2 launcher cut ended="" node p
+  shift 2
+  echo "+ fault: $name"
+  timeout 60 "$cluster" mpirun -n 2 --map-by node "$build/bin/dprun" "$work/mlp.dpx" \
+    --data "$data" --epochs 1000 --collective-timeout 8 >"$work/fault.txt" 2>&1 &
+  launcher=$!
+  for _ in $(seq 1 300); do
+    grep -q "^epoch 1/1000" "$work/fault.txt" && break
+    kill -0 "$launcher" 2>/dev/null || { cat "$work/fault.txt"; fail "$name: the job ended before the fault"; }
+    sleep 0.1
   done
-done
-wait "$launcher" 2>/dev/null || true
+  grep -q "^epoch 1/1000" "$work/fault.txt" || fail "$name: no epoch finished within 30 s"
+  "$@"
+  cut=$(date +%s)
+  for _ in $(seq 1 250); do
+    if [ -z "$(dprun_on dpnode0)$(dprun_on dpnode1)" ]; then ended=$(( $(date +%s) - cut )); break; fi
+    sleep 0.1
+  done
+  grep -v '^\[dpnode' "$work/fault.txt" | tail -n 20
+  [ -n "$ended" ] || fail "$name: dprun still runs 25 s after the fault: $(dprun_on dpnode0) $(dprun_on dpnode1)"
+  echo "$name: every dprun ended ${ended} s after the fault"
+  grep -q "$pattern" "$work/fault.txt" || fail "$name: the output does not say '$pattern'"
+  # Open MPI's launcher cannot always reach node 1's daemon after the fault and may hang, and
+  # that daemon may outlive it: end both (the launcher's own doing; docs/distributed.md).
+  for node in dpnode0 dpnode1; do
+    for p in $(ip netns pids "$node" 2>/dev/null); do
+      case $(cat /proc/$p/comm 2>/dev/null) in mpirun|orted) kill -9 "$p" 2>/dev/null || true ;; esac
+    done
+  done
+  wait "$launcher" 2>/dev/null || true
+}
+
+# A dead link: Open MPI never notices (its ranks would spin); dp's deadline does.
+fault "node 1's link goes down" "timed out after 8 s on rank 0 .*rank 1 (dpnode1) did not answer" \
+  ip -n dpnode1 link set eth0 down
 ip -n dpnode1 link set eth0 up
+
+# A link that is only slow (200 kbit/s: one 318 KiB allreduce takes 13 s): the deadline again.
+fault "node 1's link slows to 200 kbit/s" "rank 1 (dpnode1) did not answer" \
+  tc -n dpnode1 qdisc add dev eth0 root tbf rate 200kbit burst 32kb latency 400ms
+tc -n dpnode1 qdisc del dev eth0 root
+
+# Every process of the job on node 1 killed (Open MPI's daemon and the rank; the node's own
+# hostname holder and slurmd stay): Open MPI's daemon on node 0 loses its peer and ends the job,
+# naming the node.
+kill_node1() {
+  local holder p
+  holder=$(cat "$DP_CLUSTER_DIR/dpnode1.pid")
+  for p in $(ip netns pids dpnode1); do
+    [ "$p" = "$holder" ] || [ "$(cat /proc/$p/comm 2>/dev/null)" = slurmd ] ||
+      kill -9 "$p" 2>/dev/null || true
+  done
+}
+fault "every process of node 1 killed" "dpnode1" kill_node1
 echo "PASS"

@@ -129,8 +129,8 @@ TEST(MpiJob, KilledRankIsNamedBySurvivors) {
   EXPECT_LT(job.seconds, kTeardownBound) << job.output;
   std::regex survivor("dprun: \\[rank [02]\\] allreduce of bucket [0-9] \\(layer[0-9]\\.kernel, "
                       "layer[0-9]\\.bias; check\\.mlir:[0-9]:3\\) timed out after 3 s on rank [02] "
-                      "\\(collective #[0-9]+, step 3\\): [^\\n]*rank 1 did not answer \\(dead or "
-                      "hung\\)");
+                      "\\(collective #[0-9]+, step 3\\): [^\\n]*rank 1 did not answer \\(dead, hung or "
+                      "cut off\\)");
   EXPECT_TRUE(std::regex_search(job.output, survivor)) << job.output;
   // The other survivor answered the status query.
   EXPECT_TRUE(std::regex_search(job.output, std::regex("rank [02] is at collective #[0-9]+ "
@@ -162,7 +162,7 @@ TEST(MpiJob, StoppedRankDidNotAnswer) {
   Job job = runJob(2, "stop --replicas 1 --steps 100000 --timeout 3");
   EXPECT_NE(job.exitCode, 0) << job.output;
   EXPECT_LT(job.seconds, 30) << job.output;
-  EXPECT_TRUE(contains(rankMessage(job.output, 0), "rank 1 did not answer (dead or hung)"))
+  EXPECT_TRUE(contains(rankMessage(job.output, 0), "rank 1 did not answer (dead, hung or cut off)"))
       << job.output;
 }
 
