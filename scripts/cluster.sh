@@ -29,7 +29,7 @@
 #
 # `--rate RATE` shapes every node's link with a token bucket (tc tbf), e.g. 1gbit or 100mbit.
 # `mpirun` passes Open MPI what it needs here: the hostfile, the rsh agent, TCP only on eth0
-# (`btl tcp,self`), no tree spawn, passive waiting (`mpi_yield_when_idle`), a session folder in
+# (`btl tcp,self`; DP_CLUSTER_BTL=self,vader,tcp lets the ranks of one node use shared memory), no tree spawn, passive waiting (`mpi_yield_when_idle`), a session folder in
 # DIR. Exit status 77: cannot run here (not root, or a tool is missing): test drivers skip.
 set -euo pipefail
 
@@ -313,7 +313,7 @@ cmd_mpirun() { # MPIRUN ARGS...
   DP_CLUSTER_DIR=$dir exec "$self" exec "$first" mpirun "${asroot[@]}" \
     --hostfile "$dir/hostfile" \
     --mca plm_rsh_agent "$dir/rsh-agent" --mca plm_rsh_no_tree_spawn 1 \
-    --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include eth0 \
+    --mca pml ob1 --mca btl "${DP_CLUSTER_BTL:-tcp,self}" --mca btl_tcp_if_include eth0 \
     --mca oob_tcp_if_include eth0 --mca mpi_yield_when_idle 1 \
     --mca orte_tmpdir_base "$dir/mpi-sessions" "$@"
 }

@@ -48,6 +48,11 @@ struct Handshake {
   /// other parameters, checkpoints are taken at steps every rank agrees on, and the
   /// timeline's merge is a collective.
   std::string checkpointing;
+  /// How gradient sums cross the ranks: "flat" (one allreduce over every rank),
+  /// "hierarchical" (within each host, then across one leader per host, then back) or "auto"
+  /// (hierarchical when the ranks span several hosts and some host has several). Every rank
+  /// passes the same (dprun --allreduce is part of the shared options).
+  std::string allreduce = "auto";
   std::string planPath;      // for messages only
 };
 
@@ -69,6 +74,10 @@ public:
   /// ("rank 1 runs plan b.dpx (hash 0x..), rank 0 runs a.dpx (hash 0x..)"), or when the job's
   /// size is not the plan's P. Bounded by `timeoutSec`.
   virtual void handshake(const Handshake &mine, double timeoutSec) = 0;
+
+  /// How the gradient sums cross the ranks, decided at the handshake: "flat", or
+  /// "hierarchical over 2 hosts (2 + 2 ranks)".
+  virtual std::string allreduceLayout() const { return "flat"; }
 
   /// In-place sum over all ranks of `n` doubles (metrics). Bounded by `timeoutSec`; `what`
   /// names the sum in the message of a timeout ("the sum of 3 metrics" when empty).

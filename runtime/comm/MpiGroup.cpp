@@ -77,6 +77,7 @@ public:
   void broadcast(void *data, size_t bytes, int root, double timeoutSec) override;
   [[noreturn]] void abortJob(const std::string &message, int exitCode) override;
 
+  std::string allreduceLayout() const override { return layout_; }
   int64_t postSum(float *data, int64_t n) override;
   bool testSum(int64_t token) override;
   void abandonSum(int64_t token) override;
@@ -103,6 +104,29 @@ private:
 
   /// Every rank's host, from the handshake (empty before it).
   std::vector<std::string> hosts_;
+
+  /// Decides the allreduce's layout from `mode` (Handshake::allreduce) and the ranks' hosts,
+  /// and makes the communicators a hierarchical one needs (a collective).
+  void setUpAllreduce(const std::string &mode);
+  /// A gradient sum in three stages: reduce within the host to its leader (nodeReduce_),
+  /// allreduce across the leaders (leaders_), broadcast within the host (nodeBcast_). Each
+  /// stage has its own communicator, and a sum posts a stage only after every earlier sum has
+  /// posted it, so that every rank issues each communicator's operations in the same order.
+  struct StagedSum {
+    float *data = nullptr;
+    int count = 0;
+    int stage = 0; // the stage in flight (0, 1, 2); 3: done
+    MPI_Request request = MPI_REQUEST_NULL;
+  };
+  /// Tests `sum`'s stage and posts its next ones while the earlier sums allow (`floor`: the
+  /// lowest stage an earlier sum has posted).
+  void advance(StagedSum &sum, int floor);
+  std::string layout_ = "flat";
+  bool hierarchical_ = false;
+  bool leader_ = false; // rank 0 of its host, in leaders_
+  MPI_Comm nodeReduce_ = MPI_COMM_NULL, nodeBcast_ = MPI_COMM_NULL, leaders_ = MPI_COMM_NULL;
+  int leaderCount_ = 0;
+  std::map<int64_t, StagedSum> staged_;
   MPI_Comm ctrl_ = MPI_COMM_NULL;  // handshake and metrics
   MPI_Comm data_ = MPI_COMM_NULL;  // gradient buckets
   MPI_Comm query_ = MPI_COMM_NULL; // status queries and answers
@@ -201,7 +225,7 @@ MpiGroup::~MpiGroup() {
 }
 
 void MpiGroup::releaseMpi() {
-  for (MPI_Comm *comm : {&ctrl_, &data_, &query_})
+  for (MPI_Comm *comm : {&ctrl_, &data_, &query_, &nodeReduce_, &nodeBcast_, &leaders_})
     if (*comm != MPI_COMM_NULL)
       MPI_Comm_free(comm);
   MPI_Finalize();
@@ -435,6 +459,54 @@ void MpiGroup::handshake(const Handshake &mine, double timeoutSec) {
   std::string difference = compareHandshakes(buffers->all);
   if (!difference.empty())
     throw Error(ErrorKind::Launch, difference);
+  setUpAllreduce(mine.allreduce);
+}
+
+void MpiGroup::setUpAllreduce(const std::string &mode) {
+  if (mode != "flat" && mode != "hierarchical" && mode != "auto")
+    throw Error(ErrorKind::Usage, "--allreduce expects flat, hierarchical or auto, not '" + mode + "'");
+  // Hosts in order of their first rank; a host's ranks in rank order.
+  std::vector<std::string> hosts;
+  std::vector<int> perHost;
+  for (const std::string &h : hosts_) {
+    auto it = std::find(hosts.begin(), hosts.end(), h);
+    if (it == hosts.end()) {
+      hosts.push_back(h);
+      perHost.push_back(1);
+    } else {
+      ++perHost[it - hosts.begin()];
+    }
+  }
+  const bool shared = std::any_of(perHost.begin(), perHost.end(), [](int n) { return n > 1; });
+  hierarchical_ = mode == "hierarchical" || (mode == "auto" && hosts.size() > 1 && shared);
+  if (!hierarchical_ || hosts_.empty()) {
+    hierarchical_ = false;
+    layout_ = "flat";
+    return;
+  }
+  const int color = static_cast<int>(std::find(hosts.begin(), hosts.end(), launch_.host) -
+                                     hosts.begin());
+  layout_ = "hierarchical over " + std::to_string(hosts.size()) + " host" +
+            (hosts.size() == 1 ? "" : "s") + " (";
+  for (size_t i = 0; i < perHost.size(); ++i)
+    layout_ += (i ? " + " : "") + std::to_string(perHost[i]);
+  layout_ += " ranks)";
+  // Comm splits have no deadline; every rank just finished the handshake, so all are here.
+  call([&] {
+    check(MPI_Comm_split(data_, color, rank(), &nodeReduce_), "MPI_Comm_split (host)");
+    check(MPI_Comm_dup(nodeReduce_, &nodeBcast_), "MPI_Comm_dup (host)");
+    int local = 0;
+    MPI_Comm_rank(nodeReduce_, &local);
+    leader_ = local == 0;
+    check(MPI_Comm_split(data_, leader_ ? 0 : MPI_UNDEFINED, rank(), &leaders_),
+          "MPI_Comm_split (leaders)");
+    for (MPI_Comm comm : {nodeReduce_, nodeBcast_, leaders_})
+      if (comm != MPI_COMM_NULL)
+        MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    leaderCount_ = 0;
+    if (leaders_ != MPI_COMM_NULL)
+      MPI_Comm_size(leaders_, &leaderCount_);
+  });
 }
 
 void MpiGroup::sumDoubles(double *data, int n, double timeoutSec, const std::string &what) {
@@ -563,6 +635,16 @@ void MpiGroup::broadcast(void *data, size_t bytes, int root, double timeoutSec) 
 
 int64_t MpiGroup::postSum(float *data, int64_t n) {
   const int64_t token = ++nextToken_;
+  if (hierarchical_ && n <= kMaxCount) {
+    StagedSum &sum = staged_[token];
+    sum.data = data;
+    sum.count = static_cast<int>(n);
+    check(MPI_Ireduce(leader_ ? MPI_IN_PLACE : data, leader_ ? data : nullptr, sum.count,
+                      MPI_FLOAT, MPI_SUM, 0, nodeReduce_, &sum.request),
+          "MPI_Ireduce (within the host)");
+    ++seq_;
+    return token;
+  }
   std::vector<MPI_Request> &requests = sums_[token];
   for (int64_t offset = 0; offset < n; offset += kMaxCount) {
     MPI_Request request;
@@ -575,7 +657,59 @@ int64_t MpiGroup::postSum(float *data, int64_t n) {
   return token;
 }
 
+void MpiGroup::advance(StagedSum &sum, int floor) {
+  while (sum.stage < 3) {
+    int done = 0;
+    const int rc = MPI_Test(&sum.request, &done, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) {
+      broken_ = true;
+      check(rc, sum.stage == 0 ? "MPI_Ireduce (within the host)"
+                : sum.stage == 1 ? "MPI_Iallreduce (across the hosts)"
+                                 : "MPI_Ibcast (within the host)");
+    }
+    if (!done)
+      return;
+    int next = sum.stage + 1;
+    if (next == 1 && !(leader_ && leaderCount_ > 1))
+      next = 2;
+    if (next == 3) {
+      sum.stage = 3;
+      return;
+    }
+    if (floor < next)
+      return; // an earlier sum has not posted this stage yet; the request stays complete
+    if (next == 1)
+      check(MPI_Iallreduce(MPI_IN_PLACE, sum.data, sum.count, MPI_FLOAT, MPI_SUM, leaders_,
+                           &sum.request),
+            "MPI_Iallreduce (across the hosts)");
+    else
+      check(MPI_Ibcast(sum.data, sum.count, MPI_FLOAT, 0, nodeBcast_, &sum.request),
+            "MPI_Ibcast (within the host)");
+    sum.stage = next;
+  }
+}
+
 bool MpiGroup::testSum(int64_t token) {
+  if (!staged_.empty() && staged_.begin()->first <= token) {
+    // The earlier sums first: a stage is posted in the order of the sums.
+    int floor = 3;
+    for (auto it = staged_.begin(); it != staged_.end() && it->first <= token; ++it) {
+      try {
+        advance(it->second, floor);
+      } catch (...) {
+        staged_.erase(it);
+        throw;
+      }
+      floor = std::min(floor, it->second.stage);
+    }
+    auto it = staged_.find(token);
+    if (it != staged_.end()) {
+      if (it->second.stage < 3)
+        return false;
+      staged_.erase(it);
+      return true;
+    }
+  }
   auto it = sums_.find(token);
   if (it == sums_.end())
     return true;
@@ -593,7 +727,7 @@ bool MpiGroup::testSum(int64_t token) {
 }
 
 void MpiGroup::abandonSum(int64_t token) {
-  if (sums_.erase(token))
+  if (sums_.erase(token) + staged_.erase(token))
     broken_ = true;
 }
 

@@ -54,6 +54,7 @@ std::unique_ptr<Job> Job::launch(const std::string &planPath, const JobOptions &
   mine.epochs = options.epochs;
   mine.maxSteps = options.maxSteps;
   mine.checkpointing = options.checkpointing;
+  mine.allreduce = options.allreduce;
   mine.planPath = planPath;
   job->group_->handshake(mine, options.collectiveTimeout > 0 ? options.collectiveTimeout : 1e9);
 

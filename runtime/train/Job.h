@@ -26,6 +26,8 @@ struct JobOptions {
   int64_t epochs = 0, maxSteps = 0;
   /// The checkpoint options every rank must share (Handshake::checkpointing).
   std::string checkpointing;
+  /// dprun --allreduce (Handshake::allreduce).
+  std::string allreduce = "auto";
 };
 
 class Job {

@@ -64,6 +64,8 @@ std::string metricsJson(const TrainReport &report) {
   json += "  \"allreduce_seconds\": " + jsonNumber(report.allreduceSeconds) + ",\n";
   json += "  \"allreduce_wait_seconds\": " + jsonNumber(report.allreduceWaitSeconds) + ",\n";
   json += "  \"input_wait_seconds\": " + jsonNumber(report.phases.inputWait) + ",\n";
+  if (!report.allreduceLayout.empty())
+    json += "  \"allreduce_layout\": " + jsonString(report.allreduceLayout) + ",\n";
   if (!report.interrupted.empty())
     json += "  \"interrupted\": \"" + report.interrupted + "\",\n";
   if (report.earlyStoppedAfter > 0)

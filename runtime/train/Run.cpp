@@ -105,6 +105,8 @@ std::string sharedOptions(const TrainOptions &o) {
   if (!o.tracePath.empty())
     early += std::string(early.empty() ? "" : " ") +
              (o.tracePerRank ? "--trace --trace-per-rank" : "--trace");
+  if (o.allreduce != "auto")
+    early += std::string(early.empty() ? "" : " ") + "--allreduce " + o.allreduce;
   if (o.checkpointDir.empty())
     return early;
   std::string text = early + (early.empty() ? "" : " ") + "--checkpoint-dir";
@@ -170,6 +172,8 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
   const Plan &plan = program->plan();
   report.replicas = program->devices();
   report.processes = program->processes();
+  if (group.size() > 1)
+    report.allreduceLayout = group.allreduceLayout();
   const double timeout = options.collectiveTimeout > 0 ? options.collectiveTimeout : 1e9;
   const bool printer = job.printer();
   const bool quiet = options.quiet || !printer;
@@ -240,6 +244,12 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
       out << "data parallel: " << report.processes << " process(es) x " << report.replicas
           << " replica(s), " << batch / (report.replicas * report.processes)
           << " samples each per step; " << group.launch().describe() << "\n";
+    if (group.size() > 1)
+      out << "gradient sums: " << report.allreduceLayout
+          << (report.allreduceLayout == "flat"
+                  ? " (one allreduce over all " + std::to_string(group.size()) + " ranks)"
+                  : ": within each host, then across one leader per host, then back")
+          << "\n";
     out << "train " << withCommas(train.size()) << " samples: " << steps << " steps per epoch";
     if (int64_t dropped = train.size() - batcher.samplesPerEpoch())
       out << " (the last " << dropped
@@ -520,6 +530,7 @@ TrainReport runTraining(const std::string &planPath, const TrainOptions &options
   jobOptions.epochs = options.epochs;
   jobOptions.maxSteps = options.maxSteps;
   jobOptions.checkpointing = sharedOptions(options);
+  jobOptions.allreduce = options.allreduce;
   std::unique_ptr<Job> job = Job::launch(planPath, jobOptions);
   try {
     return job->run([&] { return trainWith(*job, options, out, start); });

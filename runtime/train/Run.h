@@ -57,6 +57,8 @@ struct TrainOptions {
   /// (tracePathOfRank).
   std::string tracePath;
   bool tracePerRank = false;
+  /// How gradient sums cross the ranks: "flat", "hierarchical" or "auto" (Handshake::allreduce).
+  std::string allreduce = "auto";
 };
 
 /// The timeline file of rank `rank` with --trace-per-rank: "t.json" -> "t.rank1.json"; a
@@ -96,6 +98,8 @@ struct TrainReport {
   int64_t params = 0; // trainable weight elements
   PhaseTimes phases;
   int replicas = 1, processes = 1;
+  /// ProcessGroup::allreduceLayout() of a job of several processes; empty otherwise.
+  std::string allreduceLayout;
   /// Seconds the collectives spent averaging buckets, and replicas spent waiting for them.
   double allreduceSeconds = 0, allreduceWaitSeconds = 0;
   /// The signal that stopped training ("SIGINT", "SIGTERM", "SIGUSR1"), or empty.

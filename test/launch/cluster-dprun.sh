@@ -4,6 +4,8 @@
 # one rank per node:
 #   - trains step for step as the same job in one host's shared memory (same_steps.py), rank 0
 #     naming its node, and the gradients crossed the nodes' links (interface byte counters);
+#   - with 2 ranks per node, auto takes the hierarchical allreduce, which trains as the flat one
+#     up to the order of the sums;
 #   - faults on node 1 mid-epoch end every dprun on both nodes within 25 s: its link going down
 #     and its link slowing to 200 kbit/s (dp's own deadline: rank 0 names rank 1 and its node;
 #     Open MPI itself never notices a dead TCP link, its ranks spin), and every process of the
@@ -64,6 +66,18 @@ python3 "$e2e/same_steps.py" "$work/shm.json" "$work/net.json"
 got0=$(( $(rx dpnode0) - before0 )) got1=$(( $(rx dpnode1) - before1 ))
 echo "received over the links: dpnode0 $got0 bytes, dpnode1 $got1 bytes"
 [ "$got0" -gt 10000000 ] && [ "$got1" -gt 10000000 ] || fail "the gradients did not cross the links"
+
+echo "+ 2 nodes x 2 ranks: the hierarchical allreduce (auto) against the flat one"
+"$build/bin/dpc" compile "$here/../../models/mnist_mlp.mlir" -o "$work/p4.dpx" --processes 4 --quiet
+for mode in flat auto; do
+  out=$(DP_CLUSTER_BTL=self,vader,tcp timeout 120 "$cluster" mpirun -n 4 --map-by ppr:2:node \
+          "$build/bin/dprun" "$work/p4.dpx" --data "$data" --epochs 1 --max-steps 200 \
+          --allreduce $mode --metrics "$work/$mode.json" 2>&1) || fail "--allreduce $mode failed: $out"
+  grep -E "^(gradient sums|epoch)" <<<"$out"
+done
+grep -q "gradient sums: hierarchical over 2 hosts (2 + 2 ranks)" <<<"$out" ||
+  fail "auto did not choose the hierarchical allreduce for 2 hosts of 2 ranks"
+python3 "$e2e/same_steps.py" "$work/flat.json" "$work/auto.json" --tolerance 1e-5
 
 # A fault on node 1 in the middle of training (collective timeout 8 s): every dprun on both
 # nodes must end within 25 s, and the output must contain PATTERN.

@@ -33,6 +33,7 @@ const char *kUsage = "usage: dprun PLAN --data DIR [--epochs N] [--seed S] [--me
                      "                  [--checkpoint-every N|epoch] [--checkpoint-keep N] [--resume]]\n"
                      "                  [--early-stop N] [--prefetch N]\n"
                      "                  [--trace FILE [--trace-per-rank]]\n"
+                     "                  [--allreduce flat|hierarchical|auto]\n"
                      "       dprun PLAN --inspect\n"
                      "       dprun PLAN --check-gradients [--seed S]\n"
                      "       dprun --help | --version\n";
@@ -87,6 +88,12 @@ const char *kHelp =
     "                   rank 0 merges the ranks' timelines into FILE. At most 2,000,000\n"
     "                   spans per process are kept (--max-steps keeps a trace short)\n"
     "  --trace-per-rank with --trace, each rank writes its own FILE.rankN.json instead\n"
+    "  --allreduce flat|hierarchical|auto\n"
+    "                   how gradient sums cross the ranks: one allreduce over all of them\n"
+    "                   (flat), or a reduce within each host, an allreduce across one\n"
+    "                   leader per host and a broadcast back (hierarchical); auto takes\n"
+    "                   hierarchical when the ranks span several hosts and a host has\n"
+    "                   several (default auto)\n"
     "  --inspect        check the plan as a run would (every kernel against the kernel\n"
     "                   contract) and print a summary of it; needs no data\n"
     "  --check-gradients\n"
@@ -222,6 +229,11 @@ bool parseArgs(int argc, char **argv, Args &args) {
       args.train.tracePath = next();
       if (args.train.tracePath.empty())
         usageError("--trace needs a file name");
+    } else if (arg == "--allreduce") {
+      args.train.allreduce = next();
+      if (args.train.allreduce != "flat" && args.train.allreduce != "hierarchical" &&
+          args.train.allreduce != "auto")
+        usageError("--allreduce expects flat, hierarchical or auto");
     } else if (arg == "--trace-per-rank") {
       noValue();
       args.train.tracePerRank = true;
