@@ -23,6 +23,8 @@ void printCompileReport(ProgramOp program, double lrFactor, double ms, llvm::raw
     os << "data parallel: " << devices << " " << program.getDevice()
        << " device(s) per process x " << processes << " process(es) = " << replicas
        << " replicas of " << program.getBatch() / replicas << " samples each";
+    if (int64_t nodes = program.getNodes().value_or(1); nodes > 1)
+      os << ", on " << nodes << " nodes x " << processes / nodes << " process(es)";
     if (lrFactor != 1.0)
       os << ", learning rate x " << llvm::format("%g", lrFactor);
     os << "\n";

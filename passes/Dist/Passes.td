@@ -8,7 +8,7 @@ def ReplicatePass : Pass<"dist-replicate", "mlir::ModuleOp"> {
   let summary = "Copy the step once per device of a process (in-graph replication)";
   let description = [{
     Gives every step function the mesh `#dist.mesh<devices_per_process = R, processes = P,
-    device = ...>` and, when R > 1, replaces its body by R copies interleaved op by op, each
+    device = ..., nodes = N>` (nodes omitted when 1) and, when R > 1, replaces its body by R copies interleaved op by op, each
     op tagged `dist.replica = r`. Each copy has its own `graph.param` ops (mirrored
     parameters, one per device), and the function returns every replica's outputs, replica
     by replica, each result tagged with its replica. Copies still read the whole global
@@ -20,6 +20,8 @@ def ReplicatePass : Pass<"dist-replicate", "mlir::ModuleOp"> {
            "Replicas (devices) in each process">,
     Option<"processes", "processes", "int64_t", "1", "Processes of the job (MPI ranks)">,
     Option<"device", "device", "std::string", "\"cpu\"", "Device kind: cpu or cuda">,
+    Option<"nodes", "nodes", "int64_t", "1",
+           "Hosts the processes are spread over, evenly (checked at launch)">,
   ];
 }
 

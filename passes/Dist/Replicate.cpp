@@ -61,9 +61,9 @@ struct ReplicatePass : dist::impl::ReplicatePassBase<ReplicatePass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     auto emitError = [&] { return module.emitError(); };
-    if (failed(dist::MeshAttr::verify(emitError, devicesPerProcess, processes, device)))
+    if (failed(dist::MeshAttr::verify(emitError, devicesPerProcess, processes, device, nodes)))
       return signalPassFailure();
-    auto mesh = dist::MeshAttr::get(&getContext(), devicesPerProcess, processes, device);
+    auto mesh = dist::MeshAttr::get(&getContext(), devicesPerProcess, processes, device, nodes);
     for (StringRef step : {"train", "eval"}) {
       func::FuncOp func = graph::getStepFunction(module, step);
       if (!func) {

@@ -38,6 +38,7 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options) {
   replicate.devicesPerProcess = options.devicesPerProcess;
   replicate.processes = options.processes;
   replicate.device = options.device;
+  replicate.nodes = options.nodes;
   pm.addPass(dist::createReplicatePass(replicate));
   pm.addPass(dist::createSplitBatchPass());
   if (options.syncBatchNorm)
@@ -80,6 +81,9 @@ std::string CompileOptions::verify() const {
            std::to_string(processes);
   if (device != "cpu" && device != "cuda")
     return "device must be cpu or cuda, not '" + device + "'";
+  if (nodes < 1 || processes % nodes != 0)
+    return "nodes must be at least 1 and divide the " + std::to_string(processes) +
+           " processes evenly, found " + std::to_string(nodes);
   if (std::isnan(bucketMb))
     return "bucket-mb must be a number of MiB, found nan";
   if (bucketMb < 0)

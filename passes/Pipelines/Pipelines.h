@@ -19,6 +19,9 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
                             llvm::cl::init(1)};
   Option<std::string> device{*this, "device", llvm::cl::desc("Device kind: cpu or cuda"),
                              llvm::cl::init("cpu")};
+  Option<int64_t> nodes{*this, "nodes",
+                        llvm::cl::desc("Hosts the processes are spread over, evenly"),
+                        llvm::cl::init(1)};
   Option<double> bucketMb{*this, "bucket-mb",
                           llvm::cl::desc("Largest gradient bucket in MiB (0: one per gradient)"),
                           llvm::cl::init(25.0)};

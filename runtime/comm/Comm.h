@@ -53,6 +53,9 @@ struct Handshake {
   /// (hierarchical when the ranks span several hosts and some host has several). Every rank
   /// passes the same (dprun --allreduce is part of the shared options).
   std::string allreduce = "auto";
+  /// Hosts the plan spreads the processes over (1: not said). With more, the ranks' hosts
+  /// must be that many, with P / N ranks each.
+  int32_t nodes = 1;
   std::string planPath;      // for messages only
 };
 

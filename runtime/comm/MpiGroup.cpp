@@ -105,6 +105,9 @@ private:
   /// Every rank's host, from the handshake (empty before it).
   std::vector<std::string> hosts_;
 
+  /// Throws Error(Launch) when the plan says N > 1 nodes and the ranks' hosts are not N
+  /// with P / N ranks each (the same message on every rank).
+  void checkPlacement(const Handshake &mine) const;
   /// Decides the allreduce's layout from `mode` (Handshake::allreduce) and the ranks' hosts,
   /// and makes the communicators a hierarchical one needs (a collective).
   void setUpAllreduce(const std::string &mode);
@@ -459,16 +462,15 @@ void MpiGroup::handshake(const Handshake &mine, double timeoutSec) {
   std::string difference = compareHandshakes(buffers->all);
   if (!difference.empty())
     throw Error(ErrorKind::Launch, difference);
+  checkPlacement(mine);
   setUpAllreduce(mine.allreduce);
 }
 
-void MpiGroup::setUpAllreduce(const std::string &mode) {
-  if (mode != "flat" && mode != "hierarchical" && mode != "auto")
-    throw Error(ErrorKind::Usage, "--allreduce expects flat, hierarchical or auto, not '" + mode + "'");
-  // Hosts in order of their first rank; a host's ranks in rank order.
-  std::vector<std::string> hosts;
-  std::vector<int> perHost;
-  for (const std::string &h : hosts_) {
+/// The distinct hosts of `ranks` (indexed by rank) in order of their first rank, and how many
+/// ranks each has.
+static void countHosts(const std::vector<std::string> &ranks, std::vector<std::string> &hosts,
+                       std::vector<int> &perHost) {
+  for (const std::string &h : ranks) {
     auto it = std::find(hosts.begin(), hosts.end(), h);
     if (it == hosts.end()) {
       hosts.push_back(h);
@@ -477,6 +479,36 @@ void MpiGroup::setUpAllreduce(const std::string &mode) {
       ++perHost[it - hosts.begin()];
     }
   }
+}
+
+void MpiGroup::checkPlacement(const Handshake &mine) const {
+  if (mine.nodes <= 1)
+    return;
+  std::vector<std::string> hosts;
+  std::vector<int> perHost;
+  countHosts(hosts_, hosts, perHost);
+  const int each = size() / mine.nodes;
+  if (static_cast<int>(hosts.size()) == mine.nodes &&
+      std::all_of(perHost.begin(), perHost.end(), [&](int n) { return n == each; }))
+    return;
+  std::string placed;
+  for (size_t i = 0; i < hosts.size(); ++i)
+    placed += (i ? ", " : "") + hosts[i] + ": " + std::to_string(perHost[i]);
+  throw Error(ErrorKind::Launch,
+              "plan " + mine.planPath + " was compiled for " + std::to_string(mine.nodes) +
+                  " nodes x " + std::to_string(each) + " process(es), but the job's " +
+                  std::to_string(size()) + " ranks run on " + std::to_string(hosts.size()) +
+                  " host(s) (" + placed + "); launch it as compiled (mpirun --map-by ppr:" +
+                  std::to_string(each) + ":node, srun -N " + std::to_string(mine.nodes) +
+                  " --ntasks-per-node " + std::to_string(each) + ") or recompile with --nodes");
+}
+
+void MpiGroup::setUpAllreduce(const std::string &mode) {
+  if (mode != "flat" && mode != "hierarchical" && mode != "auto")
+    throw Error(ErrorKind::Usage, "--allreduce expects flat, hierarchical or auto, not '" + mode + "'");
+  std::vector<std::string> hosts;
+  std::vector<int> perHost;
+  countHosts(hosts_, hosts, perHost);
   const bool shared = std::any_of(perHost.begin(), perHost.end(), [](int n) { return n > 1; });
   hierarchical_ = mode == "hierarchical" || (mode == "auto" && hosts.size() > 1 && shared);
   if (!hierarchical_ || hosts_.empty()) {

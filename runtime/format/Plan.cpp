@@ -182,6 +182,7 @@ Plan Plan::decode(const PlanFile &file, const std::string &what) {
   plan.eval = decodeStep(*p.eval(), what);
   plan.devicesPerProcess = p.devices_per_process();
   plan.processes = p.processes();
+  plan.nodes = p.nodes();
   if (p.collectives())
     for (const fb::Collective *c : *p.collectives()) {
       CollectiveDesc collective;

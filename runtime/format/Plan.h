@@ -117,6 +117,8 @@ struct Plan {
   StepDesc train, eval;
   /// R: devices (replicas) per process; P: processes of the job.
   int devicesPerProcess = 1, processes = 1;
+  /// Hosts the processes are spread over, evenly (1: not said; dprun checks more).
+  int nodes = 1;
   std::vector<CollectiveDesc> collectives;
   uint64_t manifestHash = 0;
   DeviceKind deviceKind = DeviceKind::Cpu;

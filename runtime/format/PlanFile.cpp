@@ -172,6 +172,9 @@ static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
     fail(what, "devices_per_process " + std::to_string(replicas) + " is outside 1..64");
   if (plan.processes() < 1)
     fail(what, "processes " + std::to_string(plan.processes()) + " is not positive");
+  if (plan.nodes() < 1 || plan.processes() % plan.nodes() != 0)
+    fail(what, "nodes " + std::to_string(plan.nodes()) + " does not divide the " +
+                   std::to_string(plan.processes()) + " processes evenly");
   const auto &buffers = *plan.buffers();
   for (uint32_t id = 0; id < buffers.size(); ++id)
     if (buffers.Get(id)->device() >= replicas)

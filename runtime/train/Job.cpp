@@ -55,6 +55,7 @@ std::unique_ptr<Job> Job::launch(const std::string &planPath, const JobOptions &
   mine.maxSteps = options.maxSteps;
   mine.checkpointing = options.checkpointing;
   mine.allreduce = options.allreduce;
+  mine.nodes = program.plan().nodes;
   mine.planPath = planPath;
   job->group_->handshake(mine, options.collectiveTimeout > 0 ? options.collectiveTimeout : 1e9);
 

@@ -136,7 +136,9 @@ void describePlan(const Plan &plan, const std::string &path, std::ostream &out) 
   const int replicas = plan.devicesPerProcess, processes = plan.processes;
   if (replicas * processes > 1)
     out << "data parallel: " << replicas << " device(s) per process x " << processes
-        << " process(es), " << plan.batch / (replicas * processes)
+        << " process(es)"
+        << (plan.nodes > 1 ? " on " + std::to_string(plan.nodes) + " nodes" : std::string())
+        << ", " << plan.batch / (replicas * processes)
         << " samples per replica and step\n";
   out << "classes: " << numClasses(plan, 0) << "\n";
   out << "arena" << (replicas > 1 ? " (each device)" : "") << ": "

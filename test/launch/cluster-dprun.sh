@@ -4,8 +4,8 @@
 # one rank per node:
 #   - trains step for step as the same job in one host's shared memory (same_steps.py), rank 0
 #     naming its node, and the gradients crossed the nodes' links (interface byte counters);
-#   - with 2 ranks per node, auto takes the hierarchical allreduce, which trains as the flat one
-#     up to the order of the sums;
+#   - a plan compiled for 2 nodes x 2 ranks, launched so, passes the placement check, and auto
+#     takes the hierarchical allreduce, which trains as the flat one up to the order of sums;
 #   - faults on node 1 mid-epoch end every dprun on both nodes within 25 s: its link going down
 #     and its link slowing to 200 kbit/s (dp's own deadline: rank 0 names rank 1 and its node;
 #     Open MPI itself never notices a dead TCP link, its ranks spin), and every process of the
@@ -68,7 +68,7 @@ echo "received over the links: dpnode0 $got0 bytes, dpnode1 $got1 bytes"
 [ "$got0" -gt 10000000 ] && [ "$got1" -gt 10000000 ] || fail "the gradients did not cross the links"
 
 echo "+ 2 nodes x 2 ranks: the hierarchical allreduce (auto) against the flat one"
-"$build/bin/dpc" compile "$here/../../models/mnist_mlp.mlir" -o "$work/p4.dpx" --processes 4 --quiet
+"$build/bin/dpc" compile "$here/../../models/mnist_mlp.mlir" -o "$work/p4.dpx" --processes 4 --nodes 2 --quiet
 for mode in flat auto; do
   out=$(DP_CLUSTER_BTL=self,vader,tcp timeout 120 "$cluster" mpirun -n 4 --map-by ppr:2:node \
           "$build/bin/dprun" "$work/p4.dpx" --data "$data" --epochs 1 --max-steps 200 \

@@ -46,6 +46,11 @@ static cl::opt<int64_t> processes("processes",
                                   cl::desc("Processes (MPI ranks) of the job (default 1)"),
                                   cl::init(1), cl::value_desc("P"), cl::sub(compileCmd),
                                   cl::cat(dpcCategory));
+static cl::opt<int64_t> nodes(
+    "nodes",
+    cl::desc("Hosts the processes are spread over, evenly (default 1); dprun refuses a launch "
+             "placed otherwise, and sums gradients within each host first"),
+    cl::init(1), cl::value_desc("N"), cl::sub(compileCmd), cl::cat(dpcCategory));
 static cl::opt<std::string> device("device", cl::desc("Device kind: cpu (default) or cuda"),
                                    cl::init("cpu"), cl::sub(compileCmd), cl::cat(dpcCategory));
 static cl::opt<double> bucketMb(
@@ -115,6 +120,7 @@ int runCompile(ModuleOp module) {
   options.scaleLr = scaleLr == LrScaling::Linear ? "linear" : "none";
   options.devicesPerProcess = devicesPerProcess.getValue();
   options.processes = processes.getValue();
+  options.nodes = nodes.getValue();
   options.device = device.getValue();
   options.bucketMb = bucketMb.getValue();
   options.syncBatchNorm = batchNormStats == BatchNormStats::Global;

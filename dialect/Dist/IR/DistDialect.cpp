@@ -42,10 +42,14 @@ MeshAttr dp::dist::getMesh(Operation *func) {
 }
 
 LogicalResult MeshAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                               int64_t devicesPerProcess, int64_t processes, StringRef device) {
+                               int64_t devicesPerProcess, int64_t processes, StringRef device,
+                               int64_t nodes) {
   if (devicesPerProcess < 1 || processes < 1)
     return emitError() << "devices_per_process and processes must be at least 1, got "
                        << devicesPerProcess << " and " << processes;
+  if (nodes < 1 || processes % nodes != 0)
+    return emitError() << "nodes must be at least 1 and divide the " << processes
+                       << " processes evenly, got " << nodes;
   if (device != "cpu" && device != "cuda")
     return emitError() << "unknown device kind '" << device << "' (expected cpu or cuda)";
   return success();

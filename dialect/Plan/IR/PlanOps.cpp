@@ -24,6 +24,12 @@ LogicalResult ProgramOp::verify() {
   if (getDevice() != "cpu" && getDevice() != "cuda")
     return emitOpError() << "has unknown device kind '" << getDevice()
                          << "' (expected cpu or cuda)";
+  if (auto nodes = getNodesAttr()) {
+    const int64_t n = nodes.getInt();
+    if (n < 1 || getProcesses() % n != 0)
+      return emitOpError() << "spreads " << getProcesses() << " processes over " << n
+                           << " nodes: nodes must be at least 1 and divide them evenly";
+  }
   if (auto schedule = getLrScheduleAttr()) {
     dp::rt::LrSchedule parsed;
     std::string problem;

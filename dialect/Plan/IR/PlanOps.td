@@ -17,7 +17,9 @@ def Plan_ProgramOp : Plan_Op<"program", [NoTerminator, SingleBlock]> {
     device below R. After `plan-memory` it carries `arena_bytes` and `persistent_bytes`.
     `lr_schedule`, when present, is the learning-rate schedule the runtime applies to every
     optimizer's rate ("warmup-linear:epochs=5,start=0.25+cosine:epochs=30,min=0"; see
-    `dpc compile --lr-schedule`); the verifier parses it.
+    `dpc compile --lr-schedule`); the verifier parses it. `nodes`, when present, is the
+    number of hosts the processes are spread over, evenly (dprun checks the launch's
+    placement against it).
 
     ```mlir
     plan.program "mnist_mlp" attributes {batch = 100 : i64} {
@@ -30,7 +32,8 @@ def Plan_ProgramOp : Plan_Op<"program", [NoTerminator, SingleBlock]> {
                        DefaultValuedAttr<I64Attr, "1">:$devices_per_process,
                        DefaultValuedAttr<I64Attr, "1">:$processes,
                        DefaultValuedStrAttr<StrAttr, "cpu">:$device,
-                       OptionalAttr<StrAttr>:$lr_schedule);
+                       OptionalAttr<StrAttr>:$lr_schedule,
+                       OptionalAttr<I64Attr>:$nodes);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$model attr-dict-with-keyword $body";
   let hasVerifier = 1;

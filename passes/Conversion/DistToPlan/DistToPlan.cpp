@@ -377,15 +377,19 @@ struct ConvertDistToPlanPass : dp::impl::ConvertDistToPlanPassBase<ConvertDistTo
     StringRef model = train->getAttrOfType<StringAttr>(g::kModelAttr).getValue();
     OpBuilder b(module.getContext());
     b.setInsertionPointToEnd(module.getBody());
-    int64_t devices = 1, processes = 1;
+    int64_t devices = 1, processes = 1, nodes = 1;
     StringRef device = "cpu";
     if (dist::MeshAttr mesh = dist::getMesh(train)) {
       devices = mesh.getDevicesPerProcess();
       processes = mesh.getProcesses();
       device = mesh.getDevice();
+      nodes = mesh.getNodes();
     }
     auto program = b.create<plan::ProgramOp>(module.getLoc(), model, batch, devices, processes,
-                                              "cpu", StringAttr());
+                                              "cpu", StringAttr(), IntegerAttr());
+    // A layout over several hosts reaches the plan; one host is left implicit.
+    if (nodes > 1)
+      program.setNodes(nodes);
     // The device kind reaches the plan's records; the default (cpu) is left implicit.
     if (device != "cpu")
       program.setDevice(device);

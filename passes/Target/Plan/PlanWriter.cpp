@@ -98,7 +98,7 @@ public:
         program_.getDevicesPerProcess(), program_.getProcesses(), collectives, manifestHash,
         static_cast<uint8_t>(program_.getDevice() == "cuda" ? rt::DeviceKind::Cuda
                                                             : rt::DeviceKind::Cpu),
-        schedule);
+        schedule, static_cast<int32_t>(program_.getNodes().value_or(1)));
     fb::FinishPlanBuffer(fbb_, plan);
     out = rt::wrapPlanPayload(fbb_.GetBufferPointer(), fbb_.GetSize());
     return success();

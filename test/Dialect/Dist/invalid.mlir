@@ -27,8 +27,17 @@ func.func @f() attributes {dist.mesh = #dist.mesh<devices_per_process = 1, proce
 
 // -----
 
-// Tests that a mesh spells out all three parameters (ODS struct syntax).
-// expected-error @+1 {{expected ','}}
+// Tests that a mesh's nodes divide its processes evenly.
+// expected-error @+1 {{nodes must be at least 1 and divide the 4 processes evenly, got 3}}
+func.func @f() attributes {dist.mesh = #dist.mesh<devices_per_process = 1, processes = 4, device = "cpu", nodes = 3>} {
+  return
+}
+
+// -----
+
+// Tests that a mesh spells out its three required parameters (ODS struct syntax; nodes may
+// be left out).
+// expected-error @+1 {{struct is missing required parameter: processes}}
 func.func @f() attributes {dist.mesh = #dist.mesh<devices_per_process = 1, device = "cpu">} {
   return
 }

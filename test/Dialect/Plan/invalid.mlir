@@ -17,6 +17,13 @@ plan.program "m" {
 
 // -----
 
+// Tests that a program's nodes divide its processes evenly.
+// expected-error @+1 {{'plan.program' op spreads 4 processes over 3 nodes: nodes must be at least 1 and divide them evenly}}
+plan.program "m" attributes {batch = 4 : i64, processes = 4 : i64, nodes = 3 : i64} {
+}
+
+// -----
+
 // Tests that a program's learning-rate schedule must parse.
 // expected-error @+1 {{'plan.program' op has an invalid lr_schedule 'cosine:epochs=0': cosine: epochs must be positive, found 0}}
 plan.program "m" attributes {batch = 1 : i64, lr_schedule = "cosine:epochs=0"} {

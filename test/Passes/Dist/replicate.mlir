@@ -3,6 +3,8 @@
 // RUN: dp-opt %s -split-input-file -graph-derive-steps -graph-autodiff -dist-replicate -verify-diagnostics | FileCheck %s --check-prefix=ONE
 // RUN: not dp-opt %s -split-input-file -graph-derive-steps -graph-autodiff -dist-replicate=devices-per-process=0 2>&1 | FileCheck %s --check-prefix=ZERO
 // RUN: not dp-opt %s -split-input-file -graph-derive-steps -graph-autodiff -dist-replicate=processes=0 2>&1 | FileCheck %s --check-prefix=NOPROC
+// RUN: dp-opt %s -split-input-file -graph-derive-steps -graph-autodiff -dist-replicate="processes=4 nodes=2" | FileCheck %s --check-prefix=NODES
+// RUN: not dp-opt %s -split-input-file -graph-derive-steps -graph-autodiff -dist-replicate="processes=4 nodes=3" 2>&1 | FileCheck %s --check-prefix=BADNODES
 // RUN: not dp-opt %s -split-input-file -graph-derive-steps -graph-autodiff -dist-replicate=device=tpu 2>&1 | FileCheck %s --check-prefix=TPU
 // RUN: not dp-opt %s -split-input-file -dist-replicate 2>&1 | FileCheck %s --check-prefix=NOSTEPS
 
@@ -114,3 +116,8 @@ func.func @mlp(%x: tensor<8x6xf32> {graph.input = "x"}, %l: tensor<8xi32> {graph
   %loss = graph.softmax_cross_entropy %y, %l : (tensor<8x3xf32>, tensor<8xi32>) -> tensor<f32>
   return %loss : tensor<f32>
 }
+
+// The node layout rides on the mesh (and is left out when it is one node, above).
+// NODES: func.func @train(
+// NODES-SAME: dist.mesh = #dist.mesh<devices_per_process = 1, processes = 4, device = "cpu", nodes = 2>
+// BADNODES: error: nodes must be at least 1 and divide the 4 processes evenly, got 3
