@@ -159,6 +159,24 @@ void recordAsync(Category category, const char *name, int64_t arg, int64_t begin
   append(category, name, arg, beginNs, endNs, true);
 }
 
+std::vector<SpanView> spansOf(const std::string &thread) {
+  State &s = state();
+  Row *found = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    for (auto &row : s.rows)
+      if (row->name == thread)
+        found = row.get();
+  }
+  std::vector<SpanView> out;
+  if (!found)
+    return out;
+  std::lock_guard<std::mutex> lock(found->mutex);
+  for (const SpanRecord &r : found->spans)
+    out.push_back({r.name, r.arg, r.begin, r.end, r.category, r.async});
+  return out;
+}
+
 size_t recordedSpans() {
   State &s = state();
   return std::min(s.taken.load(), s.limit);

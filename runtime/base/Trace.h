@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace dp::rt::trace {
 
@@ -69,6 +70,16 @@ private:
   int64_t arg_;
   int64_t begin_;
 };
+
+/// A recorded span, as profile summaries read it.
+struct SpanView {
+  const char *name;
+  int64_t arg, beginNs, endNs;
+  Category category;
+  bool async;
+};
+/// The spans recorded so far on the thread row named `thread` (empty when there is none).
+std::vector<SpanView> spansOf(const std::string &thread);
 
 /// Spans recorded so far, and those dropped past the limit.
 size_t recordedSpans();

@@ -57,6 +57,8 @@ struct TrainOptions {
   /// (tracePathOfRank).
   std::string tracePath;
   bool tracePerRank = false;
+  /// Where rank 0 writes the run's profile (profileJson); empty for none.
+  std::string profilePath;
   /// How gradient sums cross the ranks: "flat", "hierarchical" or "auto" (Handshake::allreduce).
   std::string allreduce = "auto";
 };
@@ -64,6 +66,12 @@ struct TrainOptions {
 /// The timeline file of rank `rank` with --trace-per-rank: "t.json" -> "t.rank1.json"; a
 /// name not ending in ".json" gets ".rank1.json" appended.
 std::string tracePathOfRank(const std::string &path, int rank);
+
+/// The profile of a run, from the timeline's spans of device 0's compute thread: every train
+/// step after the first (the first pays for warm-up), the time of each of its kernels (by
+/// index in the plan's train step, with its kind) and of each bucket's allreduce wait, and the
+/// bytes of each bucket, as JSON; what a communication model reads. Needs the timeline on.
+std::string profileJson(const Plan &plan, int ranks, const std::string &layout);
 
 /// Spans one process keeps in its timeline; later ones are counted and dropped.
 constexpr size_t kMaxTraceSpans = 2'000'000;

@@ -33,7 +33,7 @@ const char *kUsage = "usage: dprun PLAN --data DIR [--epochs N] [--seed S] [--me
                      "                  [--checkpoint-every N|epoch] [--checkpoint-keep N] [--resume]]\n"
                      "                  [--early-stop N] [--prefetch N]\n"
                      "                  [--trace FILE [--trace-per-rank]]\n"
-                     "                  [--allreduce flat|hierarchical|auto]\n"
+                     "                  [--allreduce flat|hierarchical|auto] [--profile FILE]\n"
                      "       dprun PLAN --inspect\n"
                      "       dprun PLAN --check-gradients [--seed S]\n"
                      "       dprun --help | --version\n";
@@ -88,6 +88,10 @@ const char *kHelp =
     "                   rank 0 merges the ranks' timelines into FILE. At most 2,000,000\n"
     "                   spans per process are kept (--max-steps keeps a trace short)\n"
     "  --trace-per-rank with --trace, each rank writes its own FILE.rankN.json instead\n"
+    "  --profile FILE   write rank 0's profile to FILE as JSON: the mean and median time\n"
+    "                   of every kernel of the train step and of the step (device 0, the\n"
+    "                   steps after the first), each bucket's bytes and allreduce wait;\n"
+    "                   what a communication model reads (--max-steps keeps it short)\n"
     "  --allreduce flat|hierarchical|auto\n"
     "                   how gradient sums cross the ranks: one allreduce over all of them\n"
     "                   (flat), or a reduce within each host, an allreduce across one\n"
@@ -229,6 +233,10 @@ bool parseArgs(int argc, char **argv, Args &args) {
       args.train.tracePath = next();
       if (args.train.tracePath.empty())
         usageError("--trace needs a file name");
+    } else if (arg == "--profile") {
+      args.train.profilePath = next();
+      if (args.train.profilePath.empty())
+        usageError("--profile needs a file name");
     } else if (arg == "--allreduce") {
       args.train.allreduce = next();
       if (args.train.allreduce != "flat" && args.train.allreduce != "hierarchical" &&
