@@ -49,7 +49,9 @@ void checkMemoryFits(uint64_t needBytes, const std::string &what, const HostPath
 std::string bytesText(uint64_t bytes);
 
 /// The cores this process may run on (its CPU affinity mask, as a launcher's binding or
-/// SLURM's cgroup leaves it); at least 1.
+/// SLURM's cgroup leaves it), by number; empty when the mask cannot be read.
+std::vector<int> allowedCpus();
+/// How many: at least 1.
 int allowedCores();
 
 } // namespace dp::rt

@@ -4,18 +4,7 @@
 #include "runtime/base/Error.h"
 #include "runtime/base/Trace.h"
 
-#include <chrono>
-
 namespace dp::rt {
-namespace {
-
-int64_t nowNanos() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-} // namespace
 
 Prefetcher::Prefetcher(int64_t rowBegin, int64_t rowEnd, int64_t sampleElements,
                        std::vector<void *> memory)
@@ -77,7 +66,6 @@ void Prefetcher::load(const Batcher *batcher) {
           return;
       }
       uint8_t *slot = slotMemory(b);
-      const int64_t begin = nowNanos();
       {
         trace::Span span(trace::Category::Input, "gather batch", b);
         batcher->fillBatch(b, rowBegin_, rowEnd_, reinterpret_cast<float *>(slot),
@@ -85,7 +73,6 @@ void Prefetcher::load(const Batcher *batcher) {
                                                                   sampleElements_ *
                                                                   sizeof(float)));
       }
-      gatherNanos_.fetch_add(nowNanos() - begin, std::memory_order_relaxed);
       {
         std::lock_guard<std::mutex> lock(mutex_);
         filled_ = b + 1;
@@ -110,9 +97,9 @@ Prefetcher::Batch Prefetcher::acquire(int64_t b) {
                     (running_ ? "" : ", and is stopped") + ")");
   if (b >= filled_) {
     trace::Span span(trace::Category::Input, "input wait", b);
-    const int64_t begin = nowNanos();
+    const int64_t begin = trace::now();
     changed_.wait(lock, [&] { return stopping_ || failure_ || b < filled_; });
-    waitNanos_.fetch_add(nowNanos() - begin, std::memory_order_relaxed);
+    waitNanos_.fetch_add(trace::now() - begin, std::memory_order_relaxed);
   }
   if (b >= filled_) {
     if (failure_)

@@ -56,8 +56,6 @@ public:
 
   /// Seconds callers spent waiting in acquire() since construction, summed over callers.
   double waitSeconds() const { return waitNanos_.load(std::memory_order_relaxed) * 1e-9; }
-  /// Seconds the loader spent gathering since construction.
-  double gatherSeconds() const { return gatherNanos_.load(std::memory_order_relaxed) * 1e-9; }
 
 private:
   void load(const Batcher *batcher);
@@ -75,7 +73,7 @@ private:
   bool stopping_ = false, running_ = false;
   std::exception_ptr failure_;
   std::thread loader_;
-  std::atomic<int64_t> waitNanos_{0}, gatherNanos_{0};
+  std::atomic<int64_t> waitNanos_{0};
 };
 
 } // namespace dp::rt

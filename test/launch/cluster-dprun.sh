@@ -26,11 +26,9 @@ e2e="$here/../e2e"
 work=$(mktemp -d "$build/cluster-dprun.XXXXXX")
 cleanup() {
   # Whatever a failed step left on the nodes.
-  for node in dpnode0 dpnode1; do
-    pids=$(ip netns pids "$node" 2>/dev/null | while read -r p; do
-      [ "$(cat /proc/$p/comm 2>/dev/null)" = dprun ] && echo "$p"; done) || true
-    [ -z "$pids" ] || kill -9 $pids 2>/dev/null || true
-  done
+  local pids
+  pids=$(dprun_on dpnode0; dprun_on dpnode1)
+  [ -z "$pids" ] || kill -9 $pids 2>/dev/null || true
   ip -n dpnode1 link set eth0 up 2>/dev/null || true
   tc -n dpnode1 qdisc del dev eth0 root 2>/dev/null || true
   rm -rf "$work"

@@ -19,18 +19,6 @@
 namespace dp::rt::cpu {
 namespace {
 
-/// The cores this process may run on.
-std::vector<int> allowedCpus() {
-  std::vector<int> cpus;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) == 0)
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-      if (CPU_ISSET(c, &set))
-        cpus.push_back(c);
-  return cpus;
-}
-
 class CpuDevice final : public HostDevice {
 public:
   /// `cores` are this device's share; `pin` says whether its compute thread is pinned to them.
