@@ -5,6 +5,7 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
+#include "runtime/format/Enums.h"
 
 namespace dp {
 
@@ -51,7 +52,7 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
   std::string verify() const;
   /// The most processes a plan may be compiled for, and the largest bucket in MiB (a size past
   /// the model's gradients is one bucket anyway; past this it would overflow a byte count).
-  static constexpr int64_t kMaxProcesses = int64_t(1) << 20;
+  static constexpr int64_t kMaxProcesses = rt::kMaxProcesses;
   static constexpr double kMaxBucketMb = 1 << 20;
 
   /// The factor the replicas add to the learning rate: R x P under linear scaling, else 1.

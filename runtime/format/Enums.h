@@ -90,6 +90,10 @@ enum class InitKind : uint8_t {
 /// The kind of device a plan was compiled for (`dpc compile --device`).
 enum class DeviceKind : uint8_t { Cpu = 0, Cuda = 1 };
 inline constexpr unsigned kNumDeviceKinds = 2;
+/// The most processes a plan may have (the compiler's --processes and the loader's check): with
+/// at most 64 devices each, a job's replicas fit an int.
+constexpr int kMaxProcesses = 1 << 20;
+
 inline const char *deviceKindName(DeviceKind k) {
   return k == DeviceKind::Cpu ? "cpu" : k == DeviceKind::Cuda ? "cuda" : "?";
 }

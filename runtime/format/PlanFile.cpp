@@ -170,8 +170,9 @@ static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
   const int replicas = plan.devices_per_process();
   if (replicas < 1 || replicas > 64)
     fail(what, "devices_per_process " + std::to_string(replicas) + " is outside 1..64");
-  if (plan.processes() < 1)
-    fail(what, "processes " + std::to_string(plan.processes()) + " is not positive");
+  if (plan.processes() < 1 || plan.processes() > kMaxProcesses)
+    fail(what, "processes " + std::to_string(plan.processes()) + " is outside 1.." +
+                   std::to_string(kMaxProcesses));
   if (plan.nodes() < 1 || plan.processes() % plan.nodes() != 0)
     fail(what, "nodes " + std::to_string(plan.nodes()) + " does not divide the " +
                    std::to_string(plan.processes()) + " processes evenly");
