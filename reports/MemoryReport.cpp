@@ -107,10 +107,14 @@ void printBucketPlan(ProgramOp program, llvm::raw_ostream &os) {
      << "gradients in the order they become ready):\n"
      << "  bucket  tensors  bytes/replica  after #    gradients\n"
      << table;
-  if (int64_t nodes = program.getNodes().value_or(1); nodes > 1)
-    os << "across " << nodes << " nodes of " << program.getProcesses() / nodes
-       << " process(es): each bucket is summed within its node, then across one leader per "
-          "node, then sent back (dprun --allreduce auto)\n";
+  if (int64_t nodes = program.getNodes().value_or(1); nodes > 1) {
+    const int64_t perNode = program.getProcesses() / nodes;
+    os << "across " << nodes << " nodes of " << perNode << " process(es): "
+       << (perNode > 1 ? "each bucket is summed within its node, then across one leader per "
+                         "node, then sent back"
+                       : "each bucket is one allreduce across the nodes")
+       << " (dprun --allreduce auto)\n";
+  }
 }
 
 } // namespace dp::reports

@@ -1,5 +1,6 @@
 // The Keras-like model summary printed by `dpc summary`.
 #include "reports/ModelSummary.h"
+#include "runtime/base/Text.h"
 
 #include "dialect/Graph/IR/GraphDialect.h"
 
@@ -11,15 +12,7 @@ using namespace dp::graph;
 
 namespace dp::reports {
 
-std::string withThousands(int64_t n) {
-  std::string digits = std::to_string(n < 0 ? -n : n), out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0)
-      out += ',';
-    out += digits[i];
-  }
-  return n < 0 ? "-" + out : out;
-}
+std::string withThousands(int64_t n) { return rt::withCommas(n); }
 
 static std::string shapeString(Type type) {
   std::string s = "(";

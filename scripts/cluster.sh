@@ -8,6 +8,7 @@
 #   scripts/cluster.sh status [DIR]                             the nodes, their addresses, traffic
 #   scripts/cluster.sh exec   NODE CMD [ARGS...]                run CMD on NODE, as NODE
 #   scripts/cluster.sh mpirun [MPIRUN ARGS...]                  mpirun from node 0 across the nodes
+#   scripts/cluster.sh shape  RATE|none [DIR]                   reshape every node's link (tc tbf)
 #   scripts/cluster.sh bytes  NODE                              bytes received and sent on NODE's link
 #   scripts/cluster.sh slurm  CMD [ARGS...]                     a SLURM client (srun, sbatch, sinfo,
 #                                                               squeue, scancel, scontrol) on node 0
@@ -41,7 +42,7 @@ bridge_ns=dpbridge
 export PATH=$PATH:/usr/sbin:/sbin
 
 usage() {
-  sed -n '6,14p' "$self" | sed 's/^# \{0,1\}//' >&2
+  sed -n '6,15p' "$self" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 skip() { echo "SKIPPED: $*" >&2; exit 77; }
@@ -296,6 +297,20 @@ cmd_status() { # DIR
   [ $up -gt 0 ] || { echo "no nodes up in $dir"; exit 3; }
 }
 
+cmd_shape() { # DIR RATE|none: replaces every node's token bucket (or removes it)
+  local dir=$1 rate=$2 node
+  [ -s "$dir/nodes" ] || die "no cluster in $dir: run '$self up' first"
+  while read -r node; do
+    if [ "$rate" = none ]; then
+      tc -n "$node" qdisc del dev eth0 root 2>/dev/null || true
+    else
+      tc -n "$node" qdisc replace dev eth0 root tbf rate "$rate" burst 256kb latency 100ms ||
+        die "cannot shape $node's link to $rate (tc tbf)"
+    fi
+  done <"$dir/nodes"
+  log "shape: every node's link ${rate/none/unshaped}"
+}
+
 cmd_bytes() { # NODE
   local rx tx
   rx=$(ip netns exec "$1" cat /sys/class/net/eth0/statistics/rx_bytes)
@@ -349,6 +364,11 @@ case $cmd in
   exec)
     [ $# -ge 2 ] || usage
     cmd_exec "$@"
+    ;;
+  shape)
+    [ $# -ge 1 ] && [ $# -le 2 ] || usage
+    need_tools
+    cmd_shape "$(realpath -m "${2:-$root/build/cluster}")" "$1"
     ;;
   bytes)
     [ $# -eq 1 ] || usage

@@ -221,6 +221,16 @@ Plan Plan::decode(const PlanFile &file, const std::string &what) {
 
 Plan Plan::read(const std::string &path) { return decode(PlanFile::read(path), path); }
 
+bool Plan::tryRead(const std::string &path, Plan &plan, std::string &error) noexcept {
+  try {
+    plan = read(path);
+    return true;
+  } catch (const std::exception &e) {
+    error = e.what();
+    return false;
+  }
+}
+
 Plan Plan::fromBytes(std::vector<uint8_t> bytes, const std::string &what) {
   return decode(PlanFile::fromBytes(std::move(bytes), what), what);
 }

@@ -145,6 +145,9 @@ struct Plan {
   static Plan read(const std::string &path);
   /// Verifies and decodes a whole file image.
   static Plan fromBytes(std::vector<uint8_t> bytes, const std::string &what);
+  /// As read, for callers built without exceptions (the compiler's tools): false with the
+  /// loader's message in `error` when the file is refused.
+  static bool tryRead(const std::string &path, Plan &plan, std::string &error) noexcept;
 };
 
 /// The attribute values of `attrs` as "name=value" words in the table's order ("stride_h=2",

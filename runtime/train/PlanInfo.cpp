@@ -88,17 +88,6 @@ void describeStep(const Plan &plan, const StepDesc &step, std::ostream &out) {
 
 } // namespace
 
-std::string withCommas(int64_t n) {
-  std::string digits = std::to_string(n < 0 ? -n : n);
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0)
-      out.push_back(',');
-    out.push_back(digits[i]);
-  }
-  return n < 0 ? "-" + out : out;
-}
-
 int64_t countWeights(const Plan &plan) {
   int64_t total = 0;
   // Replicas hold copies: count device 0's.

@@ -2,6 +2,7 @@
 // model predicts, how many trainable weights it has, and a human-readable summary.
 #pragma once
 
+#include "runtime/base/Text.h"
 #include "runtime/format/Plan.h"
 
 #include <cstdint>
@@ -20,8 +21,5 @@ int64_t numClasses(const Plan &plan, int64_t fallback = 10);
 /// Writes a summary of `plan` read from `path`: producer, model, batch, arena and persistent
 /// bytes, inputs, parameters with shapes and initialisers, buffers, and each step's kernels.
 void describePlan(const Plan &plan, const std::string &path, std::ostream &out);
-
-/// `n` with thousands separators: 48780 -> "48,780".
-std::string withCommas(int64_t n);
 
 } // namespace dp::rt

@@ -8,6 +8,7 @@
 #include "reports/CompileReport.h"
 #include "reports/IRDumps.h"
 #include "reports/ModelSummary.h"
+#include "sim/Simulate.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -27,10 +28,13 @@ namespace cl = llvm::cl;
 static cl::OptionCategory dpcCategory("dpc options");
 static cl::SubCommand compileCmd("compile", "Compile a model (.mlir) into a plan (.dpx)");
 static cl::SubCommand summaryCmd("summary", "Print the model's layers, output shapes and parameters");
+static cl::SubCommand simulateCmd(
+    "simulate", "Check a plan's collective schedule for deadlock; with a profile and a topology, "
+                "predict its step time, hidden communication and scaling efficiency");
 
-static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"), cl::Required,
-                                      cl::sub(compileCmd), cl::sub(summaryCmd),
-                                      cl::cat(dpcCategory));
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir | plan.dpx>"),
+                                      cl::Required, cl::sub(compileCmd), cl::sub(summaryCmd),
+                                      cl::sub(simulateCmd), cl::cat(dpcCategory));
 static cl::opt<std::string> outputFile("o", cl::desc("Plan file to write (default: <model>.dpx)"),
                                        cl::value_desc("file"), cl::sub(compileCmd),
                                        cl::cat(dpcCategory));
@@ -81,6 +85,43 @@ static cl::opt<BatchNormStats> batchNormStats(
                           "each replica's shard, as Keras under a mirrored strategy (no "
                           "collectives in the forward pass)")),
     cl::init(BatchNormStats::Global), cl::sub(compileCmd), cl::cat(dpcCategory));
+static cl::list<std::string> rankPlans(
+    "rank-plan",
+    cl::desc("Rank R runs FILE instead of the plan (repeatable): checks a job whose ranks were "
+             "given different plans"),
+    cl::value_desc("R=FILE"), cl::sub(simulateCmd), cl::cat(dpcCategory));
+static cl::opt<std::string> profileFile(
+    "profile", cl::desc("Kernel times measured by `dprun PLAN --profile FILE` (this plan's "
+                        "rows per replica)"),
+    cl::value_desc("file"), cl::sub(simulateCmd), cl::cat(dpcCategory));
+static cl::opt<std::string> topologyFile(
+    "topology",
+    cl::desc("The machine as JSON: latency and bandwidth of the device, host and network "
+             "levels, optionally nodes, ranks_per_node, devices_per_rank (examples/topologies/)"),
+    cl::value_desc("file"), cl::sub(simulateCmd), cl::cat(dpcCategory));
+static cl::opt<int> simNodes("nodes", cl::desc("Nodes (default: the topology's, else the plan's)"),
+                             cl::init(0), cl::value_desc("N"), cl::sub(simulateCmd),
+                             cl::cat(dpcCategory));
+static cl::opt<int> simRanksPerNode(
+    "ranks-per-node", cl::desc("Ranks per node (default: the topology's, else the plan's)"),
+    cl::init(0), cl::value_desc("L"), cl::sub(simulateCmd), cl::cat(dpcCategory));
+static cl::opt<int> simDevicesPerRank(
+    "devices-per-rank", cl::desc("Devices per rank (default: the topology's, else the plan's)"),
+    cl::init(0), cl::value_desc("R"), cl::sub(simulateCmd), cl::cat(dpcCategory));
+static cl::opt<std::string> simAllreduce(
+    "allreduce", cl::desc("flat, hierarchical or auto (as dprun --allreduce; default auto)"),
+    cl::init("auto"), cl::value_desc("layout"), cl::sub(simulateCmd), cl::cat(dpcCategory));
+static cl::list<int64_t> simScale(
+    "scale", cl::desc("Also predict these device counts (weak scaling, the node's layout kept)"),
+    cl::CommaSeparated, cl::value_desc("N,N,..."), cl::sub(simulateCmd), cl::cat(dpcCategory));
+static cl::opt<double> computeMs(
+    "compute-ms",
+    cl::desc("Scale the profile's kernel times to a step of this many milliseconds (another "
+             "device's measured or published speed)"),
+    cl::init(0), cl::value_desc("ms"), cl::sub(simulateCmd), cl::cat(dpcCategory));
+static cl::opt<std::string> simJson("json", cl::desc("Also write the predictions as JSON"),
+                                    cl::value_desc("file"), cl::sub(simulateCmd),
+                                    cl::cat(dpcCategory));
 static cl::opt<bool> quiet("quiet", cl::desc("Print nothing but errors"), cl::sub(compileCmd),
                            cl::cat(dpcCategory));
 
@@ -161,6 +202,29 @@ int runCompile(ModuleOp module) {
 
 } // namespace
 
+int runSimulate() {
+  dp::sim::SimulateOptions options;
+  options.plan = inputFile;
+  for (const std::string &spec : rankPlans) {
+    llvm::StringRef rank, path;
+    std::tie(rank, path) = llvm::StringRef(spec).split('=');
+    int value = 0;
+    if (path.empty() || rank.getAsInteger(10, value))
+      return failWith("--rank-plan expects R=FILE, not '" + spec + "'", 2);
+    options.rankPlans.emplace_back(value, path.str());
+  }
+  options.profile = profileFile;
+  options.topology = topologyFile;
+  options.nodes = simNodes;
+  options.ranksPerNode = simRanksPerNode;
+  options.devicesPerRank = simDevicesPerRank;
+  options.allreduce = simAllreduce;
+  options.scale.assign(simScale.begin(), simScale.end());
+  options.computeMs = computeMs;
+  options.json = simJson;
+  return dp::sim::simulate(options, llvm::outs(), llvm::errs());
+}
+
 int main(int argc, char **argv) {
   cl::SetVersionPrinter([](llvm::raw_ostream &os) { os << dp::plan::kProducer << "\n"; });
   cl::HideUnrelatedOptions(dpcCategory);
@@ -171,11 +235,17 @@ int main(int argc, char **argv) {
       "  dpc compile model.mlir -o model.dpx    compile to a plan that dprun executes\n"
       "  dpc compile model.mlir -o m.dpx --devices-per-process 2 --processes 4\n"
       "                                         data parallel: 2 replicas in each of 4\n"
-      "                                         processes (mpirun -n 4 / srun -n 4 dprun m.dpx)\n");
-  if (!compileCmd && !summaryCmd) {
-    llvm::errs() << "dpc: missing command: use 'dpc compile' or 'dpc summary' (see dpc --help)\n";
+      "                                         processes (mpirun -n 4 / srun -n 4 dprun m.dpx)\n"
+      "  dpc simulate m.dpx                     check the plan's collective schedule\n"
+      "  dpc simulate m.dpx --profile p.json --topology t.json [--scale 8,64,512]\n"
+      "                                         predict its step on a machine\n");
+  if (!compileCmd && !summaryCmd && !simulateCmd) {
+    llvm::errs() << "dpc: missing command: use 'dpc compile', 'dpc summary' or 'dpc simulate' "
+                    "(see dpc --help)\n";
     return 2;
   }
+  if (simulateCmd)
+    return runSimulate();
 
   DialectRegistry registry;
   dp::registerDialects(registry);

@@ -1,0 +1,359 @@
+// The communication model: see Model.h and docs/scaling.md.
+#include "sim/Model.h"
+
+#include "runtime/base/Files.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/JSON.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace dp::sim {
+namespace json = llvm::json;
+
+namespace {
+
+/// Files the simulator reads are small; a larger one is not a profile or a topology.
+constexpr uint64_t kMaxInputBytes = uint64_t(16) << 20;
+
+llvm::Error fail(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+llvm::Expected<json::Value> readJson(const std::string &path, const std::string &role) {
+  std::string text, error;
+  if (!rt::tryReadInputFile(path, kMaxInputBytes, role, text, error))
+    return fail(error);
+  llvm::Expected<json::Value> value = json::parse(text);
+  if (!value)
+    return fail(path + ": not JSON: " + llvm::toString(value.takeError()));
+  if (!value->getAsObject())
+    return fail(path + ": expected a JSON object");
+  return std::move(*value);
+}
+
+/// A number field of `object`, which must be there, finite and at least `min`.
+llvm::Expected<double> number(const json::Object &object, llvm::StringRef key,
+                              const std::string &where, double min) {
+  std::optional<double> value = object.getNumber(key);
+  if (!value)
+    return fail(where + ": '" + key + "' is missing or not a number");
+  if (!std::isfinite(*value) || *value < min)
+    return fail(where + ": '" + key + "' is " + std::to_string(*value) +
+                ", expected a number >= " + std::to_string(min));
+  return *value;
+}
+
+/// An integer field in [min, max]; `fallback` when absent and optional.
+llvm::Expected<int64_t> integer(const json::Object &object, llvm::StringRef key,
+                                const std::string &where, int64_t min, int64_t max,
+                                std::optional<int64_t> fallback = std::nullopt) {
+  if (!object.get(key) && fallback)
+    return *fallback;
+  std::optional<int64_t> value = object.getInteger(key);
+  if (!value)
+    return fail(where + ": '" + key + "' is missing or not an integer");
+  if (*value < min || *value > max)
+    return fail(where + ": '" + key + "' is " + llvm::Twine(*value) + ", outside " +
+                llvm::Twine(min) + ".." + llvm::Twine(max));
+  return *value;
+}
+
+std::string stringOr(const json::Object &object, llvm::StringRef key, std::string fallback) {
+  if (std::optional<llvm::StringRef> s = object.getString(key))
+    return s->str();
+  return fallback;
+}
+
+llvm::Expected<Link> readLink(const json::Object &levels, llvm::StringRef name,
+                              const std::string &where) {
+  const json::Object *level = levels.getObject(name);
+  if (!level)
+    return fail(where + ": levels." + name + " is missing (latency_us, bandwidth_GBps)");
+  const std::string at = where + ": levels." + name.str();
+  Link link;
+  llvm::Expected<double> latency = number(*level, "latency_us", at, 0);
+  if (!latency)
+    return latency.takeError();
+  llvm::Expected<double> bandwidth = number(*level, "bandwidth_GBps", at, 1e-9);
+  if (!bandwidth)
+    return bandwidth.takeError();
+  link.latencyUs = *latency;
+  link.bandwidthGBps = *bandwidth;
+  return link;
+}
+
+int64_t ceilLog2(int64_t p) {
+  int64_t rounds = 0;
+  while ((int64_t(1) << rounds) < p)
+    ++rounds;
+  return rounds;
+}
+
+} // namespace
+
+llvm::Expected<Topology> readTopology(const std::string &path) {
+  llvm::Expected<json::Value> value = readJson(path, "topology");
+  if (!value)
+    return value.takeError();
+  const json::Object &object = *value->getAsObject();
+  Topology topology;
+  topology.name = stringOr(object, "name", path);
+  topology.source = stringOr(object, "source", "");
+  const json::Object *levels = object.getObject("levels");
+  if (!levels)
+    return fail(path + ": 'levels' is missing: an object with device, host and network");
+  for (auto [name, link] : {std::pair<const char *, Link *>{"device", &topology.device},
+                            {"host", &topology.host},
+                            {"network", &topology.network}}) {
+    llvm::Expected<Link> read = readLink(*levels, name, path);
+    if (!read)
+      return read.takeError();
+    *link = *read;
+  }
+  for (auto [key, count] : {std::pair<const char *, int *>{"nodes", &topology.nodes},
+                            {"ranks_per_node", &topology.ranksPerNode},
+                            {"devices_per_rank", &topology.devicesPerRank}}) {
+    llvm::Expected<int64_t> read = integer(object, key, path, 1, 1 << 20, 0);
+    if (!read)
+      return read.takeError();
+    *count = int(*read);
+  }
+  return topology;
+}
+
+double Profile::kernelUs() const {
+  double sum = 0;
+  for (const Kernel &k : kernels)
+    sum += k.us;
+  return sum;
+}
+
+double Profile::waitUs() const {
+  double sum = 0;
+  for (const Bucket &b : buckets)
+    sum += b.waitUs;
+  return sum;
+}
+
+double Profile::hostUs() const { return std::max(0.0, stepUs - kernelUs() - waitUs()); }
+
+llvm::Expected<Profile> readProfile(const std::string &path) {
+  llvm::Expected<json::Value> value = readJson(path, "profile");
+  if (!value)
+    return value.takeError();
+  const json::Object &object = *value->getAsObject();
+  Profile profile;
+  profile.path = path;
+  profile.model = stringOr(object, "model", "");
+  profile.layout = stringOr(object, "allreduce_layout", "flat");
+  const std::string where = path;
+  struct Field {
+    const char *key;
+    int64_t *into, min, max;
+  } fields[] = {{"global_batch", &profile.globalBatch, 1, int64_t(1) << 40},
+                {"replicas_per_process", &profile.replicasPerProcess, 1, 64},
+                {"processes", &profile.processes, 1, rt::kMaxProcesses},
+                {"nodes", &profile.nodes, 1, rt::kMaxProcesses},
+                {"steps_measured", &profile.stepsMeasured, 0, int64_t(1) << 40}};
+  for (const Field &f : fields) {
+    llvm::Expected<int64_t> read = integer(object, f.key, where, f.min, f.max);
+    if (!read)
+      return read.takeError();
+    *f.into = *read;
+  }
+  if (profile.stepsMeasured < 1)
+    return fail(path + ": no train step was measured (the profile needs a run of at least 2 "
+                       "steps; the first is left out)");
+  if (profile.globalBatch % (profile.replicasPerProcess * profile.processes) != 0)
+    return fail(path + ": global_batch " + llvm::Twine(profile.globalBatch) +
+                " does not split over " +
+                llvm::Twine(profile.replicasPerProcess * profile.processes) + " replicas");
+  const json::Object *step = object.getObject("step_us");
+  if (!step)
+    return fail(path + ": 'step_us' is missing");
+  llvm::Expected<double> stepUs = number(*step, "mean", path + ": step_us", 0);
+  if (!stepUs)
+    return stepUs.takeError();
+  profile.stepUs = *stepUs;
+
+  const json::Array *kernels = object.getArray("kernels");
+  if (!kernels || kernels->empty())
+    return fail(path + ": 'kernels' is missing or empty");
+  for (size_t i = 0; i < kernels->size(); ++i) {
+    const json::Object *k = (*kernels)[i].getAsObject();
+    const std::string at = path + ": kernels[" + std::to_string(i) + "]";
+    if (!k)
+      return fail(at + " is not an object");
+    Profile::Kernel kernel;
+    llvm::Expected<int64_t> index = integer(*k, "index", at, 0, int64_t(1) << 31);
+    if (!index)
+      return index.takeError();
+    llvm::Expected<double> us = number(*k, "mean_us", at, 0);
+    if (!us)
+      return us.takeError();
+    kernel.index = *index;
+    kernel.us = *us;
+    kernel.kind = stringOr(*k, "kind", "");
+    if (!profile.kernels.empty() && kernel.index <= profile.kernels.back().index)
+      return fail(at + ": kernel indices must increase");
+    profile.kernels.push_back(std::move(kernel));
+  }
+  if (const json::Array *buckets = object.getArray("buckets"))
+    for (size_t i = 0; i < buckets->size(); ++i) {
+      const json::Object *b = (*buckets)[i].getAsObject();
+      const std::string at = path + ": buckets[" + std::to_string(i) + "]";
+      if (!b)
+        return fail(at + " is not an object");
+      Profile::Bucket bucket;
+      llvm::Expected<int64_t> id = integer(*b, "bucket", at, 0, int64_t(1) << 31);
+      if (!id)
+        return id.takeError();
+      llvm::Expected<int64_t> bytes = integer(*b, "bytes", at, 1, int64_t(1) << 40);
+      if (!bytes)
+        return bytes.takeError();
+      llvm::Expected<double> wait = number(*b, "wait_mean_us", at, 0);
+      if (!wait)
+        return wait.takeError();
+      bucket.bucket = *id;
+      bucket.bytes = *bytes;
+      bucket.waitUs = *wait;
+      profile.buckets.push_back(bucket);
+    }
+  return profile;
+}
+
+const char *layoutName(Layout layout) {
+  return layout == Layout::Flat ? "flat" : "hierarchical";
+}
+
+Layout autoLayout(int nodes, int ranksPerNode) {
+  return nodes > 1 && ranksPerNode > 1 ? Layout::Hierarchical : Layout::Flat;
+}
+
+double ringAllreduce(int64_t p, double bytes, const Link &link) {
+  if (p <= 1)
+    return 0;
+  return 2.0 * double(p - 1) * link.latency() +
+         2.0 * double(p - 1) / double(p) * link.transfer(bytes);
+}
+
+double treeAllreduce(int64_t p, double bytes, const Link &link) {
+  if (p <= 1)
+    return 0;
+  return 2.0 * double(ceilLog2(p)) * link.latency() + 2.0 * link.transfer(bytes);
+}
+
+double allreduce(int64_t p, double bytes, const Link &link) {
+  return std::min(ringAllreduce(p, bytes, link), treeAllreduce(p, bytes, link));
+}
+
+double treeReduce(int64_t p, double bytes, const Link &link) {
+  if (p <= 1)
+    return 0;
+  return double(ceilLog2(p)) * (link.latency() + link.transfer(bytes));
+}
+
+BucketCost bucketCost(double bytes, const Topology &t, Layout layout) {
+  BucketCost cost;
+  if (t.devicesPerRank > 1)
+    cost.device = t.device.latency() + 2.0 * double(t.devicesPerRank - 1) * t.device.transfer(bytes);
+  const int64_t ranks = t.ranks();
+  if (ranks <= 1)
+    return cost;
+  if (t.nodes <= 1) {
+    cost.host = allreduce(ranks, bytes, t.host);
+  } else if (layout == Layout::Flat || t.ranksPerNode <= 1) {
+    // One ring over every rank, ordered by node: its slowest edges cross the network.
+    cost.network = allreduce(ranks, bytes, t.network);
+  } else {
+    cost.host = 2.0 * treeReduce(t.ranksPerNode, bytes, t.host);
+    cost.network = allreduce(t.nodes, bytes, t.network);
+  }
+  return cost;
+}
+
+llvm::Error matchProfile(const rt::Plan &plan, const Profile &profile) {
+  if (!profile.model.empty() && profile.model != plan.model)
+    return fail(profile.path + " profiles model '" + profile.model + "', the plan is '" +
+                plan.model + "'");
+  const int64_t rows = plan.batch / (int64_t(plan.devicesPerProcess) * plan.processes);
+  if (profile.rowsPerReplica() != rows)
+    return fail(profile.path + " measured " + llvm::Twine(profile.rowsPerReplica()) +
+                " rows per replica, the plan has " + llvm::Twine(rows) +
+                ": kernel times depend on them; profile a run with the plan's rows per replica");
+  size_t ordinal = 0;
+  for (size_t i = 0; i < plan.train.kernels.size(); ++i) {
+    const rt::KernelDesc &k = plan.train.kernels[i];
+    if (k.device != 0)
+      continue;
+    const std::string kind = rt::kernelInfo(k.kind).name;
+    if (ordinal >= profile.kernels.size())
+      return fail(profile.path + " has " + llvm::Twine(profile.kernels.size()) +
+                  " kernels per replica, the plan more (train kernel #" + llvm::Twine(i) +
+                  ", " + kind + ")");
+    if (profile.kernels[ordinal].kind != kind)
+      return fail(profile.path + ": kernel " + llvm::Twine(ordinal) + " of device 0 is '" +
+                  profile.kernels[ordinal].kind + "', the plan's is '" + kind +
+                  "' (train kernel #" + llvm::Twine(i) + ")");
+    ++ordinal;
+  }
+  if (ordinal != profile.kernels.size())
+    return fail(profile.path + " has " + llvm::Twine(profile.kernels.size()) +
+                " kernels per replica, the plan " + llvm::Twine(ordinal));
+  return llvm::Error::success();
+}
+
+Prediction predict(const rt::Plan &plan, const Profile &profile, const Topology &topology,
+                   Layout layout, double computeScale) {
+  Prediction p;
+  p.devices = topology.devices();
+  p.globalBatch = plan.batch / (int64_t(plan.devicesPerProcess) * plan.processes) * p.devices;
+  std::vector<int64_t> bytesOf(0);
+  for (const rt::CollectiveDesc &c : plan.collectives) {
+    if (size_t(c.bucket) >= bytesOf.size())
+      bytesOf.resize(c.bucket + 1, 0);
+    bytesOf[c.bucket] = c.elements * int64_t(rt::dtypeSize(c.dtype));
+  }
+  const bool communicates = p.devices > 1;
+  double t = profile.hostUs() * computeScale; // host functions: counted before the kernels
+  double networkFree = 0;                     // when the engine can start the next bucket
+  std::vector<int> timingOf(bytesOf.size(), -1);
+  size_t ordinal = 0;
+  for (const rt::KernelDesc &k : plan.train.kernels) {
+    if (k.kind == rt::KernelKind::AllReduceStart || k.kind == rt::KernelKind::AllReduceWait) {
+      const auto *attrs = std::get_if<rt::CollectiveAttrs>(&k.attrs);
+      if (!attrs || !communicates || attrs->bucket < 0 || size_t(attrs->bucket) >= bytesOf.size())
+        continue;
+      const int b = int(attrs->bucket);
+      if (k.kind == rt::KernelKind::AllReduceStart) {
+        BucketTiming timing;
+        timing.bucket = b;
+        timing.bytes = bytesOf[b];
+        timing.cost = bucketCost(double(bytesOf[b]), topology, layout);
+        timing.readyUs = t;
+        timing.startUs = std::max(t, networkFree);
+        timing.endUs = timing.startUs + timing.cost.total() * 1e6;
+        networkFree = timing.endUs;
+        p.commUs += timing.cost.total() * 1e6;
+        timingOf[b] = int(p.buckets.size());
+        p.buckets.push_back(timing);
+      } else if (timingOf[b] >= 0 && p.buckets[timingOf[b]].endUs > t) {
+        p.exposedUs += p.buckets[timingOf[b]].endUs - t;
+        t = p.buckets[timingOf[b]].endUs;
+      }
+      continue;
+    }
+    if (k.device != 0)
+      continue;
+    if (ordinal < profile.kernels.size())
+      t += profile.kernels[ordinal].us * computeScale;
+    ++ordinal;
+  }
+  p.stepUs = t;
+  p.computeUs = t - p.exposedUs;
+  return p;
+}
+
+} // namespace dp::sim

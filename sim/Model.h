@@ -1,0 +1,138 @@
+// The communication model of `dpc simulate`: a machine of nodes, ranks and devices with a link
+// per level (latency, bandwidth), the measured kernel times of a profiling run (dprun
+// --profile), the cost of one bucket's allreduce under dp's two layouts, and the train step of
+// a plan replayed against them: kernels in the compiler's order, each bucket's allreduce
+// started where the plan starts it and serialised on the network, and waited for where the plan
+// waits. See docs/scaling.md for the formulas and how well they predict this machine.
+#pragma once
+
+#include "runtime/format/Plan.h"
+
+#include "llvm/Support/Error.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dp::sim {
+
+/// One level of the machine as one participant sees it: the time to start a message and the
+/// bytes per second it moves in each direction.
+struct Link {
+  double latencyUs = 0;
+  double bandwidthGBps = 0; // 1e9 bytes per second
+  /// Seconds for `bytes` at this bandwidth (no latency).
+  double transfer(double bytes) const { return bytes / (bandwidthGBps * 1e9); }
+  double latency() const { return latencyUs * 1e-6; }
+};
+
+/// The machine: `nodes` hosts of `ranksPerNode` processes of `devicesPerRank` devices.
+struct Topology {
+  std::string name, source;
+  /// Between the devices of one rank: dp sums its replicas' buckets on one thread (CPU).
+  Link device;
+  /// Between the ranks of one node: shared memory, NVLink.
+  Link host;
+  /// Between nodes: the node's whole network bandwidth (every NIC of it).
+  Link network;
+  /// 0 until set: then the plan's layout.
+  int nodes = 0, ranksPerNode = 0, devicesPerRank = 0;
+  int64_t devices() const { return int64_t(nodes) * ranksPerNode * devicesPerRank; }
+  int64_t ranks() const { return int64_t(nodes) * ranksPerNode; }
+};
+
+/// Reads a topology JSON file (see docs/scaling.md): name, source, levels.{device,host,network}
+/// .{latency_us,bandwidth_GBps}, optional nodes, ranks_per_node, devices_per_rank.
+llvm::Expected<Topology> readTopology(const std::string &path);
+
+/// A dprun --profile file: device 0's measured train step.
+struct Profile {
+  struct Kernel {
+    int64_t index = 0;
+    std::string kind;
+    double us = 0; // mean
+  };
+  struct Bucket {
+    int64_t bucket = 0, bytes = 0;
+    double waitUs = 0;
+  };
+  std::string path, model, layout;
+  int64_t globalBatch = 0, replicasPerProcess = 0, processes = 0, nodes = 1, stepsMeasured = 0;
+  double stepUs = 0; // mean
+  std::vector<Kernel> kernels; // by index
+  std::vector<Bucket> buckets;
+
+  int64_t rowsPerReplica() const { return globalBatch / (replicasPerProcess * processes); }
+  double kernelUs() const;
+  double waitUs() const;
+  /// The step's time outside kernels and allreduce waits (host functions, input): >= 0.
+  double hostUs() const;
+};
+
+/// Reads and checks a profile file.
+llvm::Expected<Profile> readProfile(const std::string &path);
+
+enum class Layout { Flat, Hierarchical };
+const char *layoutName(Layout layout);
+/// dprun's --allreduce auto: hierarchical when the ranks span several nodes and a node has
+/// several.
+Layout autoLayout(int nodes, int ranksPerNode);
+
+/// Seconds of an allreduce of `bytes` over `p` participants on `link`.
+/// Ring: 2(p-1) latencies, each participant sends and receives 2(p-1)/p of the data.
+double ringAllreduce(int64_t p, double bytes, const Link &link);
+/// Pipelined binary trees: 2 ceil(log2 p) latencies, twice the data through each link.
+double treeAllreduce(int64_t p, double bytes, const Link &link);
+/// The faster of the two (what a library picks for the size).
+double allreduce(int64_t p, double bytes, const Link &link);
+/// A binomial-tree reduce (or broadcast) over `p`: ceil(log2 p) rounds of the whole message.
+double treeReduce(int64_t p, double bytes, const Link &link);
+
+/// One bucket's allreduce, by level.
+struct BucketCost {
+  double device = 0, host = 0, network = 0; // seconds
+  double total() const { return device + host + network; }
+};
+/// The cost of averaging `bytes` per replica over the topology's devices: the rank's replicas
+/// summed in memory ((R - 1) passes over the bytes, and the copy back), then flat (one
+/// allreduce over every rank; across nodes the ring runs at the network's pace) or
+/// hierarchical (reduce within the node, allreduce over one leader per node, broadcast back).
+BucketCost bucketCost(double bytes, const Topology &topology, Layout layout);
+
+/// A bucket in the predicted step (microseconds from the step's start).
+struct BucketTiming {
+  int bucket = 0;
+  int64_t bytes = 0;
+  double readyUs = 0, startUs = 0, endUs = 0;
+  BucketCost cost;
+};
+
+/// The predicted train step of one replica.
+struct Prediction {
+  int64_t devices = 1, globalBatch = 0;
+  /// Kernels and host time: the step of one device without communication.
+  double computeUs = 0;
+  /// All buckets' allreduce time, and the part of it the replica waited for.
+  double commUs = 0, exposedUs = 0;
+  double stepUs = 0;
+  std::vector<BucketTiming> buckets;
+
+  /// The share of communication that ran behind compute.
+  double hidden() const { return commUs > 0 ? std::max(0.0, 1.0 - exposedUs / commUs) : 1.0; }
+  /// Weak-scaling efficiency: one device's step over this one's (same rows per device).
+  double efficiency() const { return stepUs > 0 ? computeUs / stepUs : 0.0; }
+  double samplesPerSecond() const { return stepUs > 0 ? double(globalBatch) * 1e6 / stepUs : 0; }
+};
+
+/// Checks that `profile` measured this plan's per-replica step (same model, kernels and rows
+/// per replica); the error says what differs.
+llvm::Error matchProfile(const rt::Plan &plan, const Profile &profile);
+
+/// Replays the plan's train step on the topology: kernel times from the profile multiplied by
+/// `computeScale`. The topology's counts must be set; the plan's rows per replica are kept
+/// (weak scaling: the global batch grows with the devices).
+Prediction predict(const rt::Plan &plan, const Profile &profile, const Topology &topology,
+                   Layout layout, double computeScale = 1.0);
+
+} // namespace dp::sim

@@ -1,0 +1,227 @@
+#include "sim/Model.h"
+#include "sim/Schedule.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace dp::sim {
+namespace {
+
+/// The message of `e`, "" for success.
+std::string messageOf(llvm::Error e) { return e ? llvm::toString(std::move(e)) : ""; }
+
+Link link(double latencyUs, double gbps) {
+  Link l;
+  l.latencyUs = latencyUs;
+  l.bandwidthGBps = gbps;
+  return l;
+}
+
+TEST(Allreduce, RingTreeAndReduceFormulas) {
+  const Link l = link(10, 1); // 10 us, 1 GB/s: 1 MB takes 1 ms
+  EXPECT_DOUBLE_EQ(ringAllreduce(1, 1e6, l), 0);
+  // 2(p-1) latencies and 2(p-1)/p of the data.
+  EXPECT_NEAR(ringAllreduce(4, 1e6, l), 6 * 10e-6 + 1.5e-3, 1e-12);
+  // 2 ceil(log2 p) latencies and twice the data.
+  EXPECT_NEAR(treeAllreduce(5, 1e6, l), 6 * 10e-6 + 2e-3, 1e-12);
+  // Large messages ring, small ones climb trees.
+  EXPECT_DOUBLE_EQ(allreduce(64, 1e8, l), ringAllreduce(64, 1e8, l));
+  EXPECT_DOUBLE_EQ(allreduce(64, 1e3, l), treeAllreduce(64, 1e3, l));
+  EXPECT_NEAR(treeReduce(8, 1e6, l), 3 * (10e-6 + 1e-3), 1e-12);
+  EXPECT_DOUBLE_EQ(treeReduce(1, 1e6, l), 0);
+}
+
+Topology machine(int nodes, int ranksPerNode, int devicesPerRank) {
+  Topology t;
+  t.device = link(1, 10);
+  t.host = link(5, 2);
+  t.network = link(20, 0.5);
+  t.nodes = nodes;
+  t.ranksPerNode = ranksPerNode;
+  t.devicesPerRank = devicesPerRank;
+  return t;
+}
+
+TEST(Allreduce, BucketCostByLevelAndLayout) {
+  const double bytes = 1e6;
+  // One rank: only the replicas' sum in memory and the copy back.
+  BucketCost one = bucketCost(bytes, machine(1, 1, 4), Layout::Flat);
+  EXPECT_NEAR(one.device, 1e-6 + 2 * 3 * bytes / 10e9, 1e-12);
+  EXPECT_EQ(one.host + one.network, 0);
+  // One node: the host link.
+  BucketCost node = bucketCost(bytes, machine(1, 4, 1), Layout::Hierarchical);
+  EXPECT_DOUBLE_EQ(node.host, allreduce(4, bytes, machine(1, 4, 1).host));
+  EXPECT_EQ(node.network, 0);
+  // Flat across nodes: every rank in one ring at the network's pace.
+  Topology t = machine(4, 8, 1);
+  BucketCost flat = bucketCost(bytes, t, Layout::Flat);
+  EXPECT_DOUBLE_EQ(flat.network, allreduce(32, bytes, t.network));
+  EXPECT_EQ(flat.host, 0);
+  // Hierarchical: reduce and broadcast on the host, the leaders' allreduce on the network.
+  BucketCost hier = bucketCost(bytes, t, Layout::Hierarchical);
+  EXPECT_DOUBLE_EQ(hier.host, 2 * treeReduce(8, bytes, t.host));
+  EXPECT_DOUBLE_EQ(hier.network, allreduce(4, bytes, t.network));
+  EXPECT_LT(hier.network, flat.network);
+}
+
+rt::KernelDesc kernel(rt::KernelKind kind, int device) {
+  rt::KernelDesc k;
+  k.kind = kind;
+  k.device = device;
+  return k;
+}
+
+rt::KernelDesc collective(rt::KernelKind kind, int bucket) {
+  rt::KernelDesc k = kernel(kind, -1);
+  rt::CollectiveAttrs attrs;
+  attrs.bucket = bucket;
+  k.attrs = attrs;
+  return k;
+}
+
+/// Per replica: 4 kernels; bucket 0 starts after the second and is waited for after the fourth,
+/// bucket 1 starts after the third and is waited for last.
+rt::Plan twoBucketPlan(int processes, std::vector<int> order = {0, 1}) {
+  rt::Plan plan;
+  plan.model = "m";
+  plan.batch = 8 * processes;
+  plan.processes = processes;
+  for (int b : order) {
+    rt::CollectiveDesc c;
+    c.kind = "allreduce_mean";
+    c.bucket = b;
+    c.elements = b == 0 ? 250000 : 25000; // 1 MB and 100 kB
+    c.tensors = {"w" + std::to_string(b)};
+    plan.collectives.push_back(c);
+  }
+  using K = rt::KernelKind;
+  auto &ks = plan.train.kernels;
+  ks.push_back(kernel(K::Dense, 0));
+  ks.push_back(kernel(K::MatMul, 0));
+  ks.push_back(collective(K::AllReduceStart, order[0]));
+  ks.push_back(kernel(K::MatMul, 0));
+  ks.push_back(collective(K::AllReduceStart, order[1]));
+  ks.push_back(kernel(K::SgdUpdate, 0));
+  ks.push_back(collective(K::AllReduceWait, 0));
+  ks.push_back(collective(K::AllReduceWait, 1));
+  return plan;
+}
+
+Profile profileOf(const rt::Plan &plan, std::vector<double> us, double stepUs) {
+  Profile p;
+  p.path = "profile.json";
+  p.model = plan.model;
+  p.globalBatch = plan.batch;
+  p.replicasPerProcess = 1;
+  p.processes = plan.processes;
+  p.stepsMeasured = 3;
+  p.stepUs = stepUs;
+  const char *kinds[] = {"dense", "matmul", "matmul", "sgd_update"};
+  for (size_t i = 0; i < us.size(); ++i)
+    p.kernels.push_back({int64_t(i), kinds[i], us[i]});
+  return p;
+}
+
+TEST(Predict, OverlapsBucketsWithTheKernelsAfterTheirStart) {
+  rt::Plan plan = twoBucketPlan(2);
+  Profile profile = profileOf(plan, {100, 200, 300, 400}, 1100); // 100 us on the host
+  ASSERT_EQ(messageOf(matchProfile(plan, profile)), "");
+  Topology t = machine(2, 1, 1);
+  t.network = link(0, 1); // 1 MB: 1000 us (ring over 2: n / bandwidth)
+  Prediction p = predict(plan, profile, t, Layout::Flat);
+  ASSERT_EQ(p.buckets.size(), 2u);
+  // Bucket 0 is ready after host + 2 kernels = 400 us and takes 1000 us.
+  EXPECT_DOUBLE_EQ(p.buckets[0].readyUs, 400);
+  EXPECT_DOUBLE_EQ(p.buckets[0].endUs, 1400);
+  // Bucket 1 is ready at 700 us but waits for the network until 1400, then 100 us.
+  EXPECT_DOUBLE_EQ(p.buckets[1].readyUs, 700);
+  EXPECT_DOUBLE_EQ(p.buckets[1].startUs, 1400);
+  EXPECT_DOUBLE_EQ(p.buckets[1].endUs, 1500);
+  // The replica reaches the first wait at 1100 us: 300 + 100 us exposed.
+  EXPECT_DOUBLE_EQ(p.stepUs, 1500);
+  EXPECT_DOUBLE_EQ(p.computeUs, 1100);
+  EXPECT_DOUBLE_EQ(p.exposedUs, 400);
+  EXPECT_DOUBLE_EQ(p.commUs, 1100);
+  EXPECT_NEAR(p.hidden(), 1.0 - 400.0 / 1100.0, 1e-12);
+  EXPECT_NEAR(p.efficiency(), 1100.0 / 1500.0, 1e-12);
+  EXPECT_DOUBLE_EQ(p.samplesPerSecond(), 16 * 1e6 / 1500);
+  // A faster compute hides less; a single device communicates nothing.
+  Prediction fast = predict(plan, profile, t, Layout::Flat, 0.5);
+  EXPECT_DOUBLE_EQ(fast.computeUs, 550);
+  EXPECT_GT(fast.exposedUs, p.exposedUs);
+  Prediction alone = predict(plan, profile, machine(1, 1, 1), Layout::Flat);
+  EXPECT_DOUBLE_EQ(alone.stepUs, 1100);
+  EXPECT_TRUE(alone.buckets.empty());
+}
+
+TEST(Predict, RefusesAProfileOfAnotherStep) {
+  rt::Plan plan = twoBucketPlan(2);
+  Profile other = profileOf(plan, {100, 200, 300, 400}, 1100);
+  other.kernels[3].kind = "adam_update";
+  EXPECT_NE(messageOf(matchProfile(plan, other)).find("'adam_update', the plan's is 'sgd_update'"),
+            std::string::npos);
+  other = profileOf(plan, {100, 200, 300, 400}, 1100);
+  other.globalBatch = 32;
+  EXPECT_NE(messageOf(matchProfile(plan, other)).find("measured 16 rows per replica, the plan has 8"),
+            std::string::npos);
+}
+
+TEST(Schedule, SamePlanEverywhereIsConsistent) {
+  rt::Plan plan = twoBucketPlan(4);
+  std::vector<const rt::Plan *> ranks(4, &plan);
+  std::vector<std::string> names(4, "a.dpx");
+  ScheduleCheck flat = checkSchedule(ranks, names, 1, Layout::Flat);
+  EXPECT_TRUE(flat.ok) << flat.problems[0];
+  ScheduleCheck hier = checkSchedule(ranks, names, 2, Layout::Hierarchical);
+  EXPECT_TRUE(hier.ok);
+  EXPECT_NE(hier.summary.find("5 communicators"), std::string::npos) << hier.summary;
+}
+
+TEST(Schedule, AnotherOrderOnOneRankDeadlocks) {
+  rt::Plan plan = twoBucketPlan(2), swapped = twoBucketPlan(2, {1, 0});
+  ScheduleCheck check = checkSchedule({&plan, &swapped}, {"a.dpx", "b.dpx"}, 1, Layout::Flat);
+  ASSERT_FALSE(check.ok);
+  EXPECT_EQ(check.problems[0].rfind("deadlock: the 1st collective on world pairs allreduce of "
+                                    "bucket 0 (250000 f32: w0) on rank 0 (a.dpx) with allreduce "
+                                    "of bucket 1 (25000 f32: w1) on rank 1 (b.dpx)",
+                                    0),
+            0u)
+      << check.problems[0];
+}
+
+TEST(Schedule, SameSizesOfOtherTensorsAreWrongSums) {
+  rt::Plan plan = twoBucketPlan(2), renamed = twoBucketPlan(2);
+  renamed.collectives[0].tensors = {"other"};
+  ScheduleCheck check = checkSchedule({&plan, &renamed}, {"a.dpx", "b.dpx"}, 1, Layout::Flat);
+  ASSERT_FALSE(check.ok);
+  EXPECT_EQ(check.problems[0].rfind("wrong sums: ", 0), 0u) << check.problems[0];
+}
+
+TEST(Schedule, AWaitBeforeItsBucketCanBePostedDeadlocksEveryRank) {
+  rt::Plan plan = twoBucketPlan(2);
+  // The replica waits for bucket 1 before it starts bucket 0, which the thread must post first.
+  auto &ks = plan.train.kernels;
+  std::rotate(ks.begin() + 2, ks.begin() + 7, ks.end()); // wait(1) right after the 2nd kernel
+  ScheduleCheck check = checkSchedule({&plan, &plan}, {"a.dpx", "a.dpx"}, 1, Layout::Flat);
+  ASSERT_FALSE(check.ok);
+  ASSERT_EQ(check.problems.size(), 3u);
+  EXPECT_NE(check.problems[1].find("rank 0 (a.dpx): train step 0 waits at kernel #2 for bucket 1"),
+            std::string::npos)
+      << check.problems[1];
+}
+
+TEST(Schedule, ARankWithoutCollectivesLeavesTheOthersWaiting) {
+  rt::Plan plan = twoBucketPlan(2), none = twoBucketPlan(2);
+  none.collectives.clear();
+  none.train.kernels.erase(std::remove_if(none.train.kernels.begin(), none.train.kernels.end(),
+                                          [](const rt::KernelDesc &k) { return k.device < 0; }),
+                           none.train.kernels.end());
+  ScheduleCheck check = checkSchedule({&plan, &none}, {"a.dpx", "b.dpx"}, 1, Layout::Flat);
+  ASSERT_FALSE(check.ok);
+  EXPECT_NE(check.problems[1].find("which rank(s) 1 have not posted"), std::string::npos)
+      << check.problems[1];
+}
+
+} // namespace
+} // namespace dp::sim
