@@ -73,14 +73,40 @@ holder_of() { # DIR NODE
   [ -n "$pid" ] && alive "$pid" && echo "$pid"
 }
 
+# The CPUs NODE's processes run on, as on a machine of its own: its share of the C CPUs `up` was
+# given (DIR/cpus; node i of N gets CPUs i*C/N .. (i+1)*C/N - 1), or CPU i mod C when the nodes
+# outnumber the CPUs.
+node_cpus() { # DIR NODE
+  local dir=$1 node=$2 i n c per part lo hi cpus=() list
+  i=${node#dpnode}
+  n=$(nodes_of "$dir" | wc -l)
+  list=$(cat "$dir/cpus" 2>/dev/null) || list=$(taskset -pc $$ | sed 's/.*: //')
+  IFS=, read -ra parts <<<"$list"
+  for part in "${parts[@]}"; do
+    lo=${part%-*} hi=${part#*-}
+    for ((c = lo; c <= hi; c++)); do cpus+=("$c"); done
+  done
+  c=${#cpus[@]}
+  if [ "$n" -le 0 ] || [ "$c" -eq 0 ]; then echo "$list"; return; fi
+  if [ "$c" -ge "$n" ]; then
+    per=$((c / n))
+    local mine=("${cpus[@]:$((i * per)):$per}")
+    (IFS=,; echo "${mine[*]}")
+  else
+    echo "${cpus[$((i % c))]}"
+  fi
+}
+
 cmd_exec() { # NODE CMD...
   local dir=${DP_CLUSTER_DIR:-$root/build/cluster} node=$1 pid
   shift
   [ $# -ge 1 ] || die "exec: give a command to run on $node"
   pid=$(holder_of "$dir" "$node") || die "node $node is not up (no live holder in $dir)"
   # The node's hostname (the holder's UTS namespace), then its network and its /etc/hosts
-  # (ip netns exec bind-mounts /etc/netns/NODE/hosts over /etc/hosts in a mount namespace).
-  exec nsenter --target "$pid" --uts -- ip netns exec "$node" "$@"
+  # (ip netns exec bind-mounts /etc/netns/NODE/hosts over /etc/hosts in a mount namespace),
+  # on the node's own CPUs.
+  exec nsenter --target "$pid" --uts -- ip netns exec "$node" \
+    taskset -c "$(node_cpus "$dir" "$node")" "$@"
 }
 
 slurm_conf() { # DIR NODES...
@@ -205,7 +231,7 @@ cmd_down() { # DIR
     rm -rf "/etc/netns/$node"
   done
   ip netns del "$bridge_ns" 2>/dev/null || true
-  rm -f "$dir/nodes" "$dir/hostfile" "$dir/rsh-agent"
+  rm -f "$dir/nodes" "$dir/hostfile" "$dir/rsh-agent" "$dir/cpus"
   rm -rf "$dir/mpi-sessions"
   log "down"
 }
@@ -219,6 +245,7 @@ cmd_up() { # DIR NODES RATE SLURM
     cmd_down "$dir" >/dev/null
   fi
   mkdir -p "$dir"
+  taskset -pc $$ | sed 's/.*: //' >"$dir/cpus"
   # First of all: nothing for the subnet may leave this machine from the host namespace.
   ip route replace unreachable "$subnet"
 
@@ -329,7 +356,7 @@ cmd_mpirun() { # MPIRUN ARGS...
     --hostfile "$dir/hostfile" \
     --mca plm_rsh_agent "$dir/rsh-agent" --mca plm_rsh_no_tree_spawn 1 \
     --mca pml ob1 --mca btl "${DP_CLUSTER_BTL:-tcp,self}" --mca btl_tcp_if_include eth0 \
-    --mca oob_tcp_if_include eth0 --mca mpi_yield_when_idle 1 \
+    --mca oob_tcp_if_include eth0 --mca mpi_yield_when_idle 1 --bind-to none \
     --mca orte_tmpdir_base "$dir/mpi-sessions" "$@"
 }
 

@@ -28,6 +28,7 @@ PKGS=(
   zlib1g-dev
   dataset-fashion-mnist
   openmpi-bin libopenmpi-dev libpmix-dev slurm-wlm munge
+  python3-matplotlib # bench/dist.py --plot
 )
 
 missing=()

@@ -274,15 +274,16 @@ BucketCost bucketCost(double bytes, const Topology &t, Layout layout) {
   return cost;
 }
 
-llvm::Error matchProfile(const rt::Plan &plan, const Profile &profile) {
+llvm::Error matchProfile(const rt::Plan &plan, const Profile &profile, bool otherRows) {
   if (!profile.model.empty() && profile.model != plan.model)
     return fail(profile.path + " profiles model '" + profile.model + "', the plan is '" +
                 plan.model + "'");
   const int64_t rows = plan.batch / (int64_t(plan.devicesPerProcess) * plan.processes);
-  if (profile.rowsPerReplica() != rows)
+  if (profile.rowsPerReplica() != rows && !otherRows)
     return fail(profile.path + " measured " + llvm::Twine(profile.rowsPerReplica()) +
                 " rows per replica, the plan has " + llvm::Twine(rows) +
-                ": kernel times depend on them; profile a run with the plan's rows per replica");
+                ": kernel times depend on them; profile a run with the plan's rows per replica "
+                "(or give the step's time with --compute-ms)");
   size_t ordinal = 0;
   for (size_t i = 0; i < plan.train.kernels.size(); ++i) {
     const rt::KernelDesc &k = plan.train.kernels[i];
@@ -309,7 +310,7 @@ Prediction predict(const rt::Plan &plan, const Profile &profile, const Topology 
                    Layout layout, double computeScale) {
   Prediction p;
   p.devices = topology.devices();
-  p.globalBatch = plan.batch / (int64_t(plan.devicesPerProcess) * plan.processes) * p.devices;
+  p.globalBatch = profile.rowsPerReplica() * p.devices;
   std::vector<int64_t> bytesOf(0);
   for (const rt::CollectiveDesc &c : plan.collectives) {
     if (size_t(c.bucket) >= bytesOf.size())

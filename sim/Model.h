@@ -126,11 +126,12 @@ struct Prediction {
 };
 
 /// Checks that `profile` measured this plan's per-replica step (same model, kernels and rows
-/// per replica); the error says what differs.
-llvm::Error matchProfile(const rt::Plan &plan, const Profile &profile);
+/// per replica); the error says what differs. With `otherRows`, a profile of another number of
+/// rows per replica is taken (the caller rescales its times: --compute-ms).
+llvm::Error matchProfile(const rt::Plan &plan, const Profile &profile, bool otherRows = false);
 
 /// Replays the plan's train step on the topology: kernel times from the profile multiplied by
-/// `computeScale`. The topology's counts must be set; the plan's rows per replica are kept
+/// `computeScale`. The topology's counts must be set; the profile's rows per replica are kept
 /// (weak scaling: the global batch grows with the devices).
 Prediction predict(const rt::Plan &plan, const Profile &profile, const Topology &topology,
                    Layout layout, double computeScale = 1.0);

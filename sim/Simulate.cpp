@@ -163,7 +163,7 @@ private:
     llvm::Expected<Profile> profile = readProfile(o_.profile);
     if (!profile)
       return fail(llvm::toString(profile.takeError()));
-    if (llvm::Error e = matchProfile(plan_, *profile))
+    if (llvm::Error e = matchProfile(plan_, *profile, o_.computeMs > 0))
       return fail(llvm::toString(std::move(e)));
     llvm::Expected<Topology> topology = readTopology(o_.topology);
     if (!topology)
@@ -206,6 +206,10 @@ private:
          << number(profile->hostUs()) << " us on the host, per step (mean of "
          << profile->stepsMeasured << " steps of " << profile->replicasPerProcess << " x "
          << profile->processes << " replicas)";
+    if (profile->rowsPerReplica() != rowsPerReplica())
+      out_ << "; measured at " << withCommas(profile->rowsPerReplica())
+           << " rows per replica, the plan's " << withCommas(rowsPerReplica())
+           << ": the step keeps its shape, at the profile's rows";
     if (scale != 1.0)
       out_ << "; scaled by " << fixed(scale, 4) << " to a " << number(o_.computeMs, 3)
            << " ms step (--compute-ms)";
@@ -222,7 +226,7 @@ private:
                             {"model", plan_.model},
                             {"profile", o_.profile},
                             {"topology", t.name},
-                            {"rows_per_replica", rowsPerReplica()},
+                            {"rows_per_replica", profile->rowsPerReplica()},
                             {"compute_scale", scale}};
     const Layout layout = layoutOf(t.nodes, t.ranksPerNode);
     Prediction p = predict(plan_, *profile, t, layout, scale);
@@ -231,7 +235,7 @@ private:
     json["prediction"] = predictionJson(p, t);
 
     if (!o_.scale.empty()) {
-      out_ << "\nweak scaling (" << withCommas(rowsPerReplica()) << " rows per device, "
+      out_ << "\nweak scaling (" << withCommas(profile->rowsPerReplica()) << " rows per device, "
            << t.ranksPerNode << " rank(s) x " << t.devicesPerRank << " device(s) per node, "
            << "allreduce " << o_.allreduce << "):\n";
       out_ << format("%9s %7s %8s %12s %12s %8s %14s %11s\n", "devices", "nodes", "layout",

@@ -6,6 +6,10 @@
 #     naming its node, and the gradients crossed the nodes' links (interface byte counters);
 #   - a plan compiled for 2 nodes x 2 ranks, launched so, passes the placement check, and auto
 #     takes the hierarchical allreduce, which trains as the flat one up to the order of sums;
+#   - mnist_cnn on 2 nodes x 2 ranks ends 5 steps with one process's parameters (to 1e-5), its
+#     gradients through node 1's link;
+#   - that plan launched with all 4 ranks on node 0 is refused within the collective timeout +
+#     10 s, naming the hosts and their ranks, and no dprun is left;
 #   - faults on node 1 mid-epoch end every dprun on both nodes within 25 s: its link going down
 #     and its link slowing to 200 kbit/s (dp's own deadline: rank 0 names rank 1 and its node;
 #     Open MPI itself never notices a dead TCP link, its ranks spin), and every process of the
@@ -76,6 +80,34 @@ done
 grep -q "gradient sums: hierarchical over 2 hosts (2 + 2 ranks)" <<<"$out" ||
   fail "auto did not choose the hierarchical allreduce for 2 hosts of 2 ranks"
 python3 "$e2e/same_steps.py" "$work/flat.json" "$work/auto.json" --tolerance 1e-5
+
+echo "+ mnist_cnn, 2 nodes x 2 ranks: the parameters of one process after 5 steps, to 1e-5"
+"$build/bin/dpc" compile "$here/../../models/mnist_cnn.mlir" -o "$work/cnn1.dpx" --quiet
+"$build/bin/dpc" compile "$here/../../models/mnist_cnn.mlir" -o "$work/cnn4.dpx" --processes 4 --nodes 2 --quiet
+"$build/bin/dprun" "$work/cnn1.dpx" --data "$data" --max-steps 5 --save-params "$work/cnn1.bin" --quiet
+before1=$(rx dpnode1)
+out=$(DP_CLUSTER_BTL=self,vader,tcp timeout 120 "$cluster" mpirun -n 4 --map-by ppr:2:node \
+        "$build/bin/dprun" "$work/cnn4.dpx" --data "$data" --max-steps 5 \
+        --save-params "$work/cnn4.bin" 2>&1) || fail "mnist_cnn across the nodes failed: $out"
+grep -E "^(gradient sums|test)" <<<"$out"
+python3 "$e2e/compare_params.py" "$work/cnn1.bin" "$work/cnn4.bin" --rtol 1e-5 | tail -n 1
+# 5 steps of a 2.7 MB allreduce between the node leaders: about 14 MB into node 1.
+got1=$(( $(rx dpnode1) - before1 ))
+echo "dpnode1 received $got1 bytes"
+[ "$got1" -gt 10000000 ] || fail "mnist_cnn's gradients did not cross dpnode1's link"
+
+echo "+ a plan for 2 nodes x 2 ranks launched with all 4 ranks on node 0: refused at once"
+start=$(date +%s)
+if out=$(DP_CLUSTER_BTL=self,vader,tcp timeout 60 "$cluster" mpirun -n 4 --map-by ppr:4:node \
+           "$build/bin/dprun" "$work/p4.dpx" --data "$data" --epochs 1 --collective-timeout 8 2>&1); then
+  fail "a launch placed against the plan ran: $out"
+fi
+took=$(( $(date +%s) - start ))
+grep -m1 "compiled for 2 nodes" <<<"$out"
+grep -q "was compiled for 2 nodes x 2 process(es), but the job's 4 ranks run on 1 host(s) (dpnode0: 4)" <<<"$out" ||
+  fail "the refusal does not name the placement: $out"
+[ "$took" -le 18 ] || fail "the refusal took $took s (collective timeout 8 s)"
+[ -z "$(dprun_on dpnode0)$(dprun_on dpnode1)" ] || fail "dprun left running after the refusal"
 
 # A fault on node 1 in the middle of training (collective timeout 8 s): every dprun on both
 # nodes must end within 25 s, and the output must contain PATTERN.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The emulated nodes (scripts/cluster.sh) run an MPI job across them: one rank per node, each on
-# its own hostname, a 4 MiB allreduce over TCP that the nodes' links carried (byte counters).
+# its own hostname, a 4 MiB allreduce over TCP that the nodes' links carried (byte counters);
+# each node's processes on CPUs of their own.
 #
 #   cluster-hello.sh HELLO CLUSTER_DIR
 set -euo pipefail
@@ -20,6 +21,14 @@ grep -q "^rank 1 of 2 on dpnode1: allreduce ok" <<<"$out" || fail "rank 1 did no
 got=$(( $(rx dpnode1) - before ))
 echo "dpnode1 received $got bytes"
 [ "$got" -gt 4000000 ] || fail "the allreduce did not cross dpnode1's link"
+# Each node computes on CPUs of its own (as separate machines would), not all on the first.
+affinity=$(timeout 60 "$cluster" mpirun -n 2 --map-by node sh -c 'echo "$(hostname) $(taskset -pc $$ | sed "s/.*: //")"' 2>&1) ||
+  fail "mpirun of taskset failed: $affinity"
+echo "$affinity"
+if [ "$(cat "$DP_CLUSTER_DIR/cpus" | tr ',' '\n' | wc -l)" -ge 2 ] || grep -q -- - "$DP_CLUSTER_DIR/cpus"; then
+  [ "$(awk '{print $2}' <<<"$affinity" | sort -u | wc -l)" -eq 2 ] ||
+    fail "the nodes' processes share CPUs: $affinity"
+fi
 # No client may reach the subnet from the host namespace.
 ip route show type unreachable | grep -q "^unreachable 10.213.47.0/24" ||
   fail "no unreachable route for the nodes' subnet in the host namespace"

@@ -3,7 +3,8 @@
 # each node): `srun -N 2 --ntasks-per-node 2 --mpi=pmix` starts an MPI hello with two ranks on
 # each node, and examples/slurm/mnist_mlp_2x2.sbatch, submitted as it is (2 nodes x 2 tasks,
 # with 1 CPU per task and 1 epoch from the command line), trains on both nodes: 4 ranks, rank 0
-# naming the job, every step's loss that of the same global batches in one process.
+# naming the job, every step's loss that of the same global batches in one process; and srun
+# trains mnist_cnn on 2 nodes x 2 ranks to one process's parameters after 5 steps (1e-5).
 #
 #   cluster-slurm.sh BUILD_DIR HELLO DATA_DIR CLUSTER_DIR
 set -euo pipefail
@@ -57,5 +58,19 @@ if [ -z "${DP_SKIP_TRAINING:-}" ]; then
   "$build/bin/dpc" compile "$root/models/mnist_mlp.mlir" -o "$work/one.dpx" --quiet
   "$build/bin/dprun" "$work/one.dpx" --data "$data" --epochs 1 --metrics "$work/one.json" --quiet
   python3 "$here/../e2e/same_steps.py" "$work/one.json" "$work/run/metrics.json" --tolerance 1e-4
+
+  echo "+ srun -N 2 --ntasks-per-node 2 --mpi=pmix dprun mnist_cnn: one process's parameters after 5 steps"
+  "$build/bin/dpc" compile "$root/models/mnist_cnn.mlir" -o "$work/cnn1.dpx" --quiet
+  "$build/bin/dpc" compile "$root/models/mnist_cnn.mlir" -o "$work/cnn4.dpx" --processes 4 --nodes 2 --quiet
+  "$build/bin/dprun" "$work/cnn1.dpx" --data "$data" --max-steps 5 --save-params "$work/cnn1.bin" --quiet
+  before=$("$cluster" bytes dpnode1 | awk '{print $2}')
+  out=$(timeout 120 "$cluster" slurm srun -N 2 --ntasks-per-node 2 --mpi=pmix --time=3 \
+          "$build/bin/dprun" "$work/cnn4.dpx" --data "$data" --max-steps 5 \
+          --save-params "$work/cnn4.bin" 2>&1) || fail "srun of mnist_cnn failed: $out"
+  grep -E "^(gradient sums|test)" <<<"$out"
+  python3 "$here/../e2e/compare_params.py" "$work/cnn1.bin" "$work/cnn4.bin" --rtol 1e-5 | tail -n 1
+  got=$(( $("$cluster" bytes dpnode1 | awk '{print $2}') - before ))
+  echo "dpnode1 received $got bytes"
+  [ "$got" -gt 10000000 ] || fail "mnist_cnn's gradients did not cross dpnode1's link"
 fi
 echo PASS
