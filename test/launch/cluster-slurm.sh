@@ -4,7 +4,9 @@
 # each node, and examples/slurm/mnist_mlp_2x2.sbatch, submitted as it is (2 nodes x 2 tasks,
 # with 1 CPU per task and 1 epoch from the command line), trains on both nodes: 4 ranks, rank 0
 # naming the job, every step's loss that of the same global batches in one process; and srun
-# trains mnist_cnn on 2 nodes x 2 ranks to one process's parameters after 5 steps (1e-5).
+# trains mnist_cnn on 2 nodes x 2 ranks to one process's parameters after 5 steps (1e-5); and
+# examples/slurm/mnist_cnn_2x4.sbatch (seed 001's 2 nodes x 4 tasks, oversubscribed) trains the
+# steps of one process.
 #
 #   cluster-slurm.sh BUILD_DIR HELLO DATA_DIR CLUSTER_DIR
 set -euo pipefail
@@ -58,6 +60,30 @@ if [ -z "${DP_SKIP_TRAINING:-}" ]; then
   "$build/bin/dpc" compile "$root/models/mnist_mlp.mlir" -o "$work/one.dpx" --quiet
   "$build/bin/dprun" "$work/one.dpx" --data "$data" --epochs 1 --metrics "$work/one.json" --quiet
   python3 "$here/../e2e/same_steps.py" "$work/one.json" "$work/run/metrics.json" --tolerance 1e-4
+
+  echo "+ sbatch examples/slurm/mnist_cnn_2x4.sbatch: seed 001's 2 nodes x 4 tasks (20 steps, 8 ranks on 2 cores)"
+  job=$("$cluster" slurm sbatch --parsable --cpus-per-task=1 --output="$work/job24.out" \
+          --export="ALL,EPOCHS=1,DPRUN_ARGS=--max-steps 20,OUT=$work/run24,DP_ROOT=$root,DP_BIN=$build/bin,DATA=$data" \
+          "$root/examples/slurm/mnist_cnn_2x4.sbatch")
+  echo "job $job"
+  nodes=""
+  for _ in $(seq 1 150); do
+    [ -n "$nodes" ] || nodes=$("$cluster" slurm squeue -h -j "$job" -o %N 2>/dev/null || true)
+    [ -n "$("$cluster" slurm squeue -h -j "$job" 2>/dev/null || true)" ] || break
+    sleep 1
+  done
+  [ -z "$("$cluster" slurm squeue -h -j "$job" 2>/dev/null || true)" ] || fail "job $job still runs after 150 s"
+  job=""
+  cat "$work/job24.out"
+  [ "$nodes" = "dpnode[0-1]" ] || fail "the 2 x 4 job did not run on both nodes: $nodes"
+  grep -q "rank 0 of 8 on dpnode0 (srun, SLURM_JOB_ID=" "$work/job24.out" || fail "rank 0 of 8 does not name the job"
+  grep -q "gradient sums: hierarchical over 2 hosts (4 + 4 ranks)" "$work/job24.out" ||
+    fail "the 2 x 4 job did not sum within the nodes first"
+  python3 "$here/../e2e/check_metrics.py" "$work/run24/metrics.json" --epochs 1 --ranks 8
+  # As one process with the same global batches and the learning rate x 8 (--scale-lr linear).
+  "$build/bin/dpc" compile "$root/models/mnist_cnn.mlir" -o "$work/cnn8.dpx" --lr-scale 8 --quiet
+  "$build/bin/dprun" "$work/cnn8.dpx" --data "$data" --epochs 1 --max-steps 20 --metrics "$work/cnn8.json" --quiet
+  python3 "$here/../e2e/same_steps.py" "$work/cnn8.json" "$work/run24/metrics.json" --tolerance 1e-4
 
   echo "+ srun -N 2 --ntasks-per-node 2 --mpi=pmix dprun mnist_cnn: one process's parameters after 5 steps"
   "$build/bin/dpc" compile "$root/models/mnist_cnn.mlir" -o "$work/cnn1.dpx" --quiet
