@@ -6,9 +6,10 @@
 # Builds dp with clang, AddressSanitizer and UndefinedBehaviorSanitizer in build-fuzz/, then:
 #   1. runs the runtime's unit tests under the sanitizers;
 #   2. replays every regression input of fuzz/regressions/<target>/;
-#   3. fuzzes each target (plan, data, model, checkpoint; default all) for N seconds (default 60), from
-#      seeds made here (the models and lit inputs of the tree, plans compiled from them, small
-#      IDX and CIFAR files) plus the corpus left by earlier runs in build-fuzz/corpus/.
+#   3. fuzzes each target (plan, data, model, checkpoint, simulate; default all) for N seconds
+#      (default 60), from seeds made here (the models and lit inputs of the tree, plans compiled
+#      from them, small IDX and CIFAR files, the simulator's test profile with each topology)
+#      plus the corpus left by earlier runs in build-fuzz/corpus/.
 # A finding is written to build-fuzz/findings/<target>/ and fails the run; once fixed, copy it
 # into fuzz/regressions/<target>/. Prints one line per target: runs, executions per second,
 # coverage, findings. Exit 0 when nothing failed.
@@ -21,11 +22,11 @@ while [ $# -gt 0 ]; do
     --seconds) seconds=$2; shift 2 ;;
     --no-unit-tests) unit=0; shift ;;
     -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1 {sub(/^# ?/, ""); print}' "$0"; exit 0 ;;
-    plan|data|model|checkpoint) targets+=("$1"); shift ;;
+    plan|data|model|checkpoint|simulate) targets+=("$1"); shift ;;
     *) echo "fuzz: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-[ ${#targets[@]} -gt 0 ] || targets=(plan data model checkpoint)
+[ ${#targets[@]} -gt 0 ] || targets=(plan data model checkpoint simulate)
 case "$seconds" in ''|*[!0-9]*) echo "fuzz: --seconds takes a whole number" >&2; exit 2 ;; esac
 
 bash "$root/scripts/setup.sh"
@@ -39,7 +40,7 @@ fi
 unit_tests=(dprt_base_tests dprt_format_tests dprt_data_tests dprt_core_tests dprt_device_tests
             dprt_kernels_tests dprt_train_tests dprt_comm_tests dprt_cuda_host_tests dprun_cli_tests)
 echo "fuzz: building with ASan and UBSan in $build"
-ninja -C "$build" -j "${DP_JOBS:-$(nproc)}" dpc dprun fuzz_plan fuzz_data fuzz_model fuzz_checkpoint \
+ninja -C "$build" -j "${DP_JOBS:-$(nproc)}" dpc dprun fuzz_plan fuzz_data fuzz_model fuzz_checkpoint fuzz_simulate \
   "${unit_tests[@]}" > "$build/build.log" 2>&1 || { tail -n 30 "$build/build.log"; exit 1; }
 
 # Leaks count (a leak per input is unbounded memory); Open MPI and oneDNN keep some on purpose,
@@ -61,7 +62,7 @@ fi
 
 echo "fuzz: making seeds"
 seeds="$build/seeds"
-rm -rf "$seeds" && mkdir -p "$seeds"/{plan,data,model,checkpoint}
+rm -rf "$seeds" && mkdir -p "$seeds"/{plan,data,model,checkpoint,simulate}
 (cd "$root" && find models test -name '*.mlir' -size -64k) | while read -r f; do
   cp "$root/$f" "$seeds/model/${f//\//_}"
 done
@@ -87,6 +88,12 @@ for name, mode, data in (("idx3", 0, images), ("idx1", 1, labels)):
 record = bytes([3]) + bytes(i % 251 for i in range(3072))
 open(f"{d}/cifar", "wb").write(b"\x02" + record * 2)
 PY
+# dpc simulate's inputs: the test profile with each topology of examples/, NUL between.
+for t in "$root"/test/tools/Inputs/simulate/topology.json "$root"/examples/topologies/*.json; do
+  { cat "$root/test/tools/Inputs/simulate/profile-mlp-p2.json"; printf '\000'; cat "$t"; } \
+    > "$seeds/simulate/$(basename "$t" .json)"
+done
+cp "$root"/fuzz/regressions/simulate/* "$seeds/simulate/"
 # A whole checkpoint (docs/checkpoints.md), with and without the checksum fix-up byte.
 python3 "$root/fuzz/checkpoint_seed.py" "$seeds/checkpoint"
 

@@ -21,10 +21,14 @@ llvm::Error fail(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-llvm::Expected<json::Value> readJson(const std::string &path, const std::string &role) {
+llvm::Expected<std::string> readText(const std::string &path, const std::string &role) {
   std::string text, error;
   if (!rt::tryReadInputFile(path, kMaxInputBytes, role, text, error))
     return fail(error);
+  return text;
+}
+
+llvm::Expected<json::Value> parseJson(llvm::StringRef text, const std::string &path) {
   llvm::Expected<json::Value> value = json::parse(text);
   if (!value)
     return fail(path + ": not JSON: " + llvm::toString(value.takeError()));
@@ -94,7 +98,14 @@ int64_t ceilLog2(int64_t p) {
 } // namespace
 
 llvm::Expected<Topology> readTopology(const std::string &path) {
-  llvm::Expected<json::Value> value = readJson(path, "topology");
+  llvm::Expected<std::string> text = readText(path, "topology");
+  if (!text)
+    return text.takeError();
+  return parseTopology(*text, path);
+}
+
+llvm::Expected<Topology> parseTopology(llvm::StringRef text, const std::string &path) {
+  llvm::Expected<json::Value> value = parseJson(text, path);
   if (!value)
     return value.takeError();
   const json::Object &object = *value->getAsObject();
@@ -140,7 +151,14 @@ double Profile::waitUs() const {
 double Profile::hostUs() const { return std::max(0.0, stepUs - kernelUs() - waitUs()); }
 
 llvm::Expected<Profile> readProfile(const std::string &path) {
-  llvm::Expected<json::Value> value = readJson(path, "profile");
+  llvm::Expected<std::string> text = readText(path, "profile");
+  if (!text)
+    return text.takeError();
+  return parseProfile(*text, path);
+}
+
+llvm::Expected<Profile> parseProfile(llvm::StringRef text, const std::string &path) {
+  llvm::Expected<json::Value> value = parseJson(text, path);
   if (!value)
     return value.takeError();
   const json::Object &object = *value->getAsObject();

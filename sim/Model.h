@@ -45,6 +45,8 @@ struct Topology {
 /// Reads a topology JSON file (see docs/scaling.md): name, source, levels.{device,host,network}
 /// .{latency_us,bandwidth_GBps}, optional nodes, ranks_per_node, devices_per_rank.
 llvm::Expected<Topology> readTopology(const std::string &path);
+/// The same from the file's text; `name` names it in messages.
+llvm::Expected<Topology> parseTopology(llvm::StringRef text, const std::string &name);
 
 /// A dprun --profile file: device 0's measured train step.
 struct Profile {
@@ -72,6 +74,8 @@ struct Profile {
 
 /// Reads and checks a profile file.
 llvm::Expected<Profile> readProfile(const std::string &path);
+/// The same from the file's text; `name` names it in messages.
+llvm::Expected<Profile> parseProfile(llvm::StringRef text, const std::string &name);
 
 enum class Layout { Flat, Hierarchical };
 const char *layoutName(Layout layout);
