@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <fstream>
 #include <sstream>
 
@@ -199,6 +200,13 @@ static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
   };
   for (const fb::Step *step : {plan.train(), plan.eval()}) {
     int index = 0;
+    // The collectives' protocol (runtime/comm/Collectives.cpp): the communication thread posts
+    // the buckets in manifest order, each once every replica started it. So a step starts the
+    // manifest's buckets in its order, each once, and waits for each after its start: otherwise
+    // a replica would wait for a bucket that can never be posted.
+    std::map<int, int> state; // bucket -> 1 started, 2 waited
+    size_t starts = 0;
+    const bool train = step == plan.train();
     for (const fb::Kernel *k : *step->kernels()) {
       KernelKind kind = KernelKind(k->kind());
       std::string where = step->name()->str() + " kernel #" + std::to_string(index++) + " (" +
@@ -237,7 +245,35 @@ static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
                          std::to_string(d) + "'s f32 bucket of " +
                          std::to_string(c->elements()) + " elements");
       }
+      const int bucket = c->bucket();
+      const std::string named = "bucket " + std::to_string(bucket);
+      if (kind == KernelKind::AllReduceStart) {
+        if (state[bucket] != 0)
+          fail(what, where + " starts " + named + " a second time in the step");
+        if (train && (starts >= manifest.size() || manifest[starts]->bucket() != bucket))
+          fail(what, where + " starts " + named + " out of the manifest's order (start #" +
+                         std::to_string(starts + 1) + " of the step must be bucket " +
+                         (starts < manifest.size() ? std::to_string(manifest[starts]->bucket())
+                                                   : std::string("none")) +
+                         "): the communication thread posts the buckets in that order");
+        state[bucket] = 1;
+        ++starts;
+      } else {
+        if (state[bucket] != 1)
+          fail(what, where + " waits for " + named +
+                         (state[bucket] == 2 ? " a second time in the step"
+                                             : " before the step starts it: it could never "
+                                               "complete"));
+        state[bucket] = 2;
+      }
     }
+    for (const auto &[bucket, s] : state)
+      if (s == 1)
+        fail(what, step->name()->str() + " step starts bucket " + std::to_string(bucket) +
+                       " and never waits for it");
+    if (train && starts != manifest.size())
+      fail(what, "the train step starts " + std::to_string(starts) + " of the manifest's " +
+                     std::to_string(manifest.size()) + " buckets");
   }
 }
 

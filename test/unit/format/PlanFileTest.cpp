@@ -232,6 +232,48 @@ TEST(PlanFileTest, EmptyPayloadWithValidChecksum) {
                   "fails FlatBuffer verification");
 }
 
+/// Two devices, two buckets (0 then 1 in the manifest) of 4 floats each; the train step's
+/// collectives in the order `script` gives: "s0" starts bucket 0, "w1" waits for bucket 1.
+PlanBuilder collectivePlan(const std::vector<std::string> &script) {
+  PlanBuilder b{4};
+  b.devices(2);
+  uint32_t bucket[2][2];
+  for (int d = 0; d < 2; ++d) {
+    b.onDevice(d);
+    bucket[0][d] = b.buffer({4});
+    bucket[1][d] = b.buffer({4});
+  }
+  b.manifestEntry(0, 4, "a").manifestEntry(1, 4, "b");
+  for (int d = 0; d < 2; ++d)
+    b.onDevice(d).kernel(StepKind::Train, KernelKind::Fill, {}, {bucket[0][d]}).attrF("value", 1);
+  for (const std::string &op : script) {
+    const int n = op[1] - '0';
+    b.collective(StepKind::Train, op[0] == 's' ? KernelKind::AllReduceStart
+                                               : KernelKind::AllReduceWait,
+                 n, {bucket[n][0], bucket[n][1]});
+  }
+  return b;
+}
+
+TEST(PlanFileTest, CollectivesFollowTheManifestProtocol) {
+  EXPECT_NO_THROW(collectivePlan({"s0", "s1", "w0", "w1"}).planFile());
+  EXPECT_NO_THROW(collectivePlan({"s0", "s1", "w1", "w0"}).planFile());
+  EXPECT_DP_ERROR(collectivePlan({"w1", "s0", "s1", "w0"}).planFile(), ErrorKind::Plan,
+                  "train kernel #2 (allreduce_wait) waits for bucket 1 before the step starts "
+                  "it: it could never complete");
+  EXPECT_DP_ERROR(collectivePlan({"s0", "s0", "s1", "w0", "w1"}).planFile(), ErrorKind::Plan,
+                  "train kernel #3 (allreduce_start) starts bucket 0 a second time in the step");
+  EXPECT_DP_ERROR(collectivePlan({"s0", "s1", "w0", "w1", "w1"}).planFile(), ErrorKind::Plan,
+                  "train kernel #6 (allreduce_wait) waits for bucket 1 a second time in the step");
+  EXPECT_DP_ERROR(collectivePlan({"s1", "s0", "w0", "w1"}).planFile(), ErrorKind::Plan,
+                  "train kernel #2 (allreduce_start) starts bucket 1 out of the manifest's "
+                  "order (start #1 of the step must be bucket 0)");
+  EXPECT_DP_ERROR(collectivePlan({"s0", "s1", "w0"}).planFile(), ErrorKind::Plan,
+                  "train step starts bucket 1 and never waits for it");
+  EXPECT_DP_ERROR(collectivePlan({"s0", "w0"}).planFile(), ErrorKind::Plan,
+                  "the train step starts 1 of the manifest's 2 buckets");
+}
+
 TEST(PlanFileTest, KernelInputOutOfRange) {
   PlanBuilder b = mlpPlan();
   b.kernel(StepKind::Train, KernelKind::Add, {0, 42}, {1});
