@@ -37,32 +37,48 @@ llvm::Expected<json::Value> parseJson(llvm::StringRef text, const std::string &p
   return std::move(*value);
 }
 
-/// A number field of `object`, which must be there, finite and at least `min`.
-llvm::Expected<double> number(const json::Object &object, llvm::StringRef key,
-                              const std::string &where, double min) {
-  std::optional<double> value = object.getNumber(key);
-  if (!value)
-    return fail(where + ": '" + key + "' is missing or not a number");
-  if (!std::isfinite(*value) || *value < min)
-    return fail(where + ": '" + key + "' is " + std::to_string(*value) +
-                ", expected a number >= " + std::to_string(min));
-  return *value;
-}
+/// Reads the fields of one JSON object, keeping the first error (named after `where`): the
+/// values of fields read after it are placeholders, and error() returns it.
+class Fields {
+public:
+  Fields(const json::Object &object, std::string where)
+      : object_(object), where_(std::move(where)) {}
 
-/// An integer field in [min, max]; `fallback` when absent and optional.
-llvm::Expected<int64_t> integer(const json::Object &object, llvm::StringRef key,
-                                const std::string &where, int64_t min, int64_t max,
-                                std::optional<int64_t> fallback = std::nullopt) {
-  if (!object.get(key) && fallback)
-    return *fallback;
-  std::optional<int64_t> value = object.getInteger(key);
-  if (!value)
-    return fail(where + ": '" + key + "' is missing or not an integer");
-  if (*value < min || *value > max)
-    return fail(where + ": '" + key + "' is " + llvm::Twine(*value) + ", outside " +
-                llvm::Twine(min) + ".." + llvm::Twine(max));
-  return *value;
-}
+  /// A number that must be there, finite and at least `min`.
+  double number(llvm::StringRef key, double min) {
+    std::optional<double> value = object_.getNumber(key);
+    if (!value)
+      return miss("'" + key.str() + "' is missing or not a number");
+    if (!std::isfinite(*value) || *value < min)
+      return miss("'" + key.str() + "' is " + std::to_string(*value) + ", expected a number >= " +
+                  std::to_string(min));
+    return *value;
+  }
+  /// An integer in [min, max]; `fallback` when absent, if given.
+  int64_t integer(llvm::StringRef key, int64_t min, int64_t max,
+                  std::optional<int64_t> fallback = std::nullopt) {
+    if (!object_.get(key) && fallback)
+      return *fallback;
+    std::optional<int64_t> value = object_.getInteger(key);
+    if (!value)
+      return miss("'" + key.str() + "' is missing or not an integer");
+    if (*value < min || *value > max)
+      return miss("'" + key.str() + "' is " + std::to_string(*value) + ", outside " +
+                  std::to_string(min) + ".." + std::to_string(max));
+    return *value;
+  }
+  /// The first error, or success.
+  llvm::Error error() { return first_.empty() ? llvm::Error::success() : fail(first_); }
+
+private:
+  int miss(const std::string &what) {
+    if (first_.empty())
+      first_ = where_ + ": " + what;
+    return 0;
+  }
+  const json::Object &object_;
+  std::string where_, first_;
+};
 
 std::string stringOr(const json::Object &object, llvm::StringRef key, std::string fallback) {
   if (std::optional<llvm::StringRef> s = object.getString(key))
@@ -75,16 +91,12 @@ llvm::Expected<Link> readLink(const json::Object &levels, llvm::StringRef name,
   const json::Object *level = levels.getObject(name);
   if (!level)
     return fail(where + ": levels." + name + " is missing (latency_us, bandwidth_GBps)");
-  const std::string at = where + ": levels." + name.str();
+  Fields fields(*level, where + ": levels." + name.str());
   Link link;
-  llvm::Expected<double> latency = number(*level, "latency_us", at, 0);
-  if (!latency)
-    return latency.takeError();
-  llvm::Expected<double> bandwidth = number(*level, "bandwidth_GBps", at, 1e-9);
-  if (!bandwidth)
-    return bandwidth.takeError();
-  link.latencyUs = *latency;
-  link.bandwidthGBps = *bandwidth;
+  link.latencyUs = fields.number("latency_us", 0);
+  link.bandwidthGBps = fields.number("bandwidth_GBps", 1e-9);
+  if (llvm::Error e = fields.error())
+    return std::move(e);
   return link;
 }
 
@@ -123,14 +135,12 @@ llvm::Expected<Topology> parseTopology(llvm::StringRef text, const std::string &
       return read.takeError();
     *link = *read;
   }
-  for (auto [key, count] : {std::pair<const char *, int *>{"nodes", &topology.nodes},
-                            {"ranks_per_node", &topology.ranksPerNode},
-                            {"devices_per_rank", &topology.devicesPerRank}}) {
-    llvm::Expected<int64_t> read = integer(object, key, path, 1, 1 << 20, 0);
-    if (!read)
-      return read.takeError();
-    *count = int(*read);
-  }
+  Fields counts(object, path);
+  topology.nodes = int(counts.integer("nodes", 1, 1 << 20, 0));
+  topology.ranksPerNode = int(counts.integer("ranks_per_node", 1, 1 << 20, 0));
+  topology.devicesPerRank = int(counts.integer("devices_per_rank", 1, 1 << 20, 0));
+  if (llvm::Error e = counts.error())
+    return std::move(e);
   return topology;
 }
 
@@ -166,21 +176,14 @@ llvm::Expected<Profile> parseProfile(llvm::StringRef text, const std::string &pa
   profile.path = path;
   profile.model = stringOr(object, "model", "");
   profile.layout = stringOr(object, "allreduce_layout", "flat");
-  const std::string where = path;
-  struct Field {
-    const char *key;
-    int64_t *into, min, max;
-  } fields[] = {{"global_batch", &profile.globalBatch, 1, int64_t(1) << 40},
-                {"replicas_per_process", &profile.replicasPerProcess, 1, 64},
-                {"processes", &profile.processes, 1, rt::kMaxProcesses},
-                {"nodes", &profile.nodes, 1, rt::kMaxProcesses},
-                {"steps_measured", &profile.stepsMeasured, 0, int64_t(1) << 40}};
-  for (const Field &f : fields) {
-    llvm::Expected<int64_t> read = integer(object, f.key, where, f.min, f.max);
-    if (!read)
-      return read.takeError();
-    *f.into = *read;
-  }
+  Fields fields(object, path);
+  profile.globalBatch = fields.integer("global_batch", 1, int64_t(1) << 40);
+  profile.replicasPerProcess = fields.integer("replicas_per_process", 1, 64);
+  profile.processes = fields.integer("processes", 1, rt::kMaxProcesses);
+  profile.nodes = fields.integer("nodes", 1, rt::kMaxProcesses);
+  profile.stepsMeasured = fields.integer("steps_measured", 0, int64_t(1) << 40);
+  if (llvm::Error e = fields.error())
+    return std::move(e);
   if (profile.stepsMeasured < 1)
     return fail(path + ": no train step was measured (the profile needs a run of at least 2 "
                        "steps; the first is left out)");
@@ -191,10 +194,10 @@ llvm::Expected<Profile> parseProfile(llvm::StringRef text, const std::string &pa
   const json::Object *step = object.getObject("step_us");
   if (!step)
     return fail(path + ": 'step_us' is missing");
-  llvm::Expected<double> stepUs = number(*step, "mean", path + ": step_us", 0);
-  if (!stepUs)
-    return stepUs.takeError();
-  profile.stepUs = *stepUs;
+  Fields stepFields(*step, path + ": step_us");
+  profile.stepUs = stepFields.number("mean", 0);
+  if (llvm::Error e = stepFields.error())
+    return std::move(e);
 
   const json::Array *kernels = object.getArray("kernels");
   if (!kernels || kernels->empty())
@@ -205,14 +208,11 @@ llvm::Expected<Profile> parseProfile(llvm::StringRef text, const std::string &pa
     if (!k)
       return fail(at + " is not an object");
     Profile::Kernel kernel;
-    llvm::Expected<int64_t> index = integer(*k, "index", at, 0, int64_t(1) << 31);
-    if (!index)
-      return index.takeError();
-    llvm::Expected<double> us = number(*k, "mean_us", at, 0);
-    if (!us)
-      return us.takeError();
-    kernel.index = *index;
-    kernel.us = *us;
+    Fields fields(*k, at);
+    kernel.index = fields.integer("index", 0, int64_t(1) << 31);
+    kernel.us = fields.number("mean_us", 0);
+    if (llvm::Error e = fields.error())
+      return std::move(e);
     kernel.kind = stringOr(*k, "kind", "");
     if (!profile.kernels.empty() && kernel.index <= profile.kernels.back().index)
       return fail(at + ": kernel indices must increase");
@@ -225,18 +225,12 @@ llvm::Expected<Profile> parseProfile(llvm::StringRef text, const std::string &pa
       if (!b)
         return fail(at + " is not an object");
       Profile::Bucket bucket;
-      llvm::Expected<int64_t> id = integer(*b, "bucket", at, 0, int64_t(1) << 31);
-      if (!id)
-        return id.takeError();
-      llvm::Expected<int64_t> bytes = integer(*b, "bytes", at, 1, int64_t(1) << 40);
-      if (!bytes)
-        return bytes.takeError();
-      llvm::Expected<double> wait = number(*b, "wait_mean_us", at, 0);
-      if (!wait)
-        return wait.takeError();
-      bucket.bucket = *id;
-      bucket.bytes = *bytes;
-      bucket.waitUs = *wait;
+      Fields fields(*b, at);
+      bucket.bucket = fields.integer("bucket", 0, int64_t(1) << 31);
+      bucket.bytes = fields.integer("bytes", 1, int64_t(1) << 40);
+      bucket.waitUs = fields.number("wait_mean_us", 0);
+      if (llvm::Error e = fields.error())
+        return std::move(e);
       profile.buckets.push_back(bucket);
     }
   return profile;

@@ -34,11 +34,11 @@ std::string fixed(double x, int digits = 1) { return format("%.*f", digits, x); 
 
 /// "1,234.5": microseconds and the like, with thousands separators.
 std::string number(double x, int digits = 1) {
-  const double whole = std::floor(std::fabs(x));
-  std::string fraction = fixed(std::fabs(x) - whole, digits).substr(1);
-  if (fraction.size() && fraction[0] != '.') // rounded up to 1.0
-    return number(std::round(x), digits);
-  return (x < 0 ? "-" : "") + withCommas(int64_t(whole)) + fraction;
+  const std::string text = fixed(std::fabs(x), digits); // rounds 999.96 to "1000.0" first
+  const size_t point = text.find('.');
+  return (x < 0 && text.find_first_not_of("0.") != std::string::npos ? "-" : "") +
+         rt::groupDigits(text.substr(0, point)) +
+         (point == std::string::npos ? "" : text.substr(point));
 }
 
 void printLink(llvm::raw_ostream &out, const char *name, const Link &link) {

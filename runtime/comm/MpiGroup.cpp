@@ -124,8 +124,9 @@ private:
   /// Tests `sum`'s stage and posts its next ones while the earlier sums allow (`floor`: the
   /// lowest stage an earlier sum has posted).
   void advance(StagedSum &sum, int floor);
+  /// Whether sums are staged: the host's communicators exist.
+  bool hierarchical() const { return nodeReduce_ != MPI_COMM_NULL; }
   std::string layout_ = "flat";
-  bool hierarchical_ = false;
   bool leader_ = false; // rank 0 of its host, in leaders_
   MPI_Comm nodeReduce_ = MPI_COMM_NULL, nodeBcast_ = MPI_COMM_NULL, leaders_ = MPI_COMM_NULL;
   int leaderCount_ = 0;
@@ -517,9 +518,9 @@ void MpiGroup::setUpAllreduce(const std::string &mode) {
   std::vector<int> perHost;
   countHosts(hosts_, hosts, perHost);
   const bool shared = std::any_of(perHost.begin(), perHost.end(), [](int n) { return n > 1; });
-  hierarchical_ = mode == "hierarchical" || (mode == "auto" && hosts.size() > 1 && shared);
-  if (!hierarchical_ || hosts_.empty()) {
-    hierarchical_ = false;
+  const bool hierarchical =
+      mode == "hierarchical" || (mode == "auto" && hosts.size() > 1 && shared);
+  if (!hierarchical || hosts_.empty()) {
     layout_ = "flat";
     return;
   }
@@ -674,7 +675,7 @@ void MpiGroup::broadcast(void *data, size_t bytes, int root, double timeoutSec) 
 
 int64_t MpiGroup::postSum(float *data, int64_t n) {
   const int64_t token = ++nextToken_;
-  if (hierarchical_ && n <= kMaxCount) {
+  if (hierarchical() && n <= kMaxCount) {
     StagedSum &sum = staged_[token];
     sum.data = data;
     sum.count = static_cast<int>(n);

@@ -27,6 +27,26 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# Submits SCRIPT with the run's settings and EXPORTS, waits up to LIMIT s for it to end, prints
+# its output (OUT) and checks it ran on both nodes.
+run_sbatch() { # SCRIPT OUT LIMIT EXPORTS
+  local script=$1 output=$2 limit=$3 exports=$4 nodes=""
+  job=$("$cluster" slurm sbatch --parsable --cpus-per-task=1 --output="$output" \
+          --export="ALL,EPOCHS=1,DP_ROOT=$root,DP_BIN=$build/bin,DATA=$data,$exports" "$script")
+  echo "job $job"
+  for _ in $(seq 1 "$limit"); do
+    [ -n "$nodes" ] || nodes=$("$cluster" slurm squeue -h -j "$job" -o %N 2>/dev/null || true)
+    [ -n "$("$cluster" slurm squeue -h -j "$job" 2>/dev/null || true)" ] || break
+    sleep 1
+  done
+  [ -z "$("$cluster" slurm squeue -h -j "$job" 2>/dev/null || true)" ] ||
+    fail "job $job still runs after $limit s"
+  job=""
+  cat "$output"
+  echo "the job ran on: $nodes"
+  [ "$nodes" = "dpnode[0-1]" ] || fail "the job did not run on both nodes"
+}
+
 "$cluster" slurm sinfo -N
 
 echo "+ srun -N 2 --ntasks-per-node 2 --mpi=pmix dp-mpi-hello"
@@ -39,21 +59,7 @@ echo "$out"
 echo "+ sbatch examples/slurm/mnist_mlp_2x2.sbatch (1 epoch, 1 CPU per task)"
 if [ -z "${DP_SKIP_TRAINING:-}" ]; then
   [ -x "$build/bin/dprun" ] || { echo "SKIPPED: no dprun in $build" >&2; exit 77; }
-  job=$("$cluster" slurm sbatch --parsable --cpus-per-task=1 --output="$work/job.out" \
-          --export="ALL,EPOCHS=1,OUT=$work/run,DP_ROOT=$root,DP_BIN=$build/bin,DATA=$data" \
-          "$root/examples/slurm/mnist_mlp_2x2.sbatch")
-  echo "job $job"
-  nodes=""
-  for _ in $(seq 1 90); do
-    [ -n "$nodes" ] || nodes=$("$cluster" slurm squeue -h -j "$job" -o %N 2>/dev/null || true)
-    [ -n "$("$cluster" slurm squeue -h -j "$job" 2>/dev/null || true)" ] || break
-    sleep 1
-  done
-  [ -z "$("$cluster" slurm squeue -h -j "$job" 2>/dev/null || true)" ] || fail "job $job still runs after 90 s"
-  job=""
-  cat "$work/job.out"
-  echo "the job ran on: $nodes"
-  [ "$nodes" = "dpnode[0-1]" ] || fail "the job did not run on both nodes"
+  run_sbatch "$root/examples/slurm/mnist_mlp_2x2.sbatch" "$work/job.out" 90 "OUT=$work/run"
   grep -q "rank 0 of 4 on dpnode0 (srun, SLURM_JOB_ID=" "$work/job.out" || fail "rank 0 does not name the job"
   python3 "$here/../e2e/check_metrics.py" "$work/run/metrics.json" --epochs 1 --ranks 4 --min-test-accuracy 0.8
   # The same global batches as one process, step for step (up to the order of the sums).
@@ -62,20 +68,8 @@ if [ -z "${DP_SKIP_TRAINING:-}" ]; then
   python3 "$here/../e2e/same_steps.py" "$work/one.json" "$work/run/metrics.json" --tolerance 1e-4
 
   echo "+ sbatch examples/slurm/mnist_cnn_2x4.sbatch: seed 001's 2 nodes x 4 tasks (20 steps, 8 ranks on 2 cores)"
-  job=$("$cluster" slurm sbatch --parsable --cpus-per-task=1 --output="$work/job24.out" \
-          --export="ALL,EPOCHS=1,DPRUN_ARGS=--max-steps 20,OUT=$work/run24,DP_ROOT=$root,DP_BIN=$build/bin,DATA=$data" \
-          "$root/examples/slurm/mnist_cnn_2x4.sbatch")
-  echo "job $job"
-  nodes=""
-  for _ in $(seq 1 150); do
-    [ -n "$nodes" ] || nodes=$("$cluster" slurm squeue -h -j "$job" -o %N 2>/dev/null || true)
-    [ -n "$("$cluster" slurm squeue -h -j "$job" 2>/dev/null || true)" ] || break
-    sleep 1
-  done
-  [ -z "$("$cluster" slurm squeue -h -j "$job" 2>/dev/null || true)" ] || fail "job $job still runs after 150 s"
-  job=""
-  cat "$work/job24.out"
-  [ "$nodes" = "dpnode[0-1]" ] || fail "the 2 x 4 job did not run on both nodes: $nodes"
+  run_sbatch "$root/examples/slurm/mnist_cnn_2x4.sbatch" "$work/job24.out" 150 \
+    "OUT=$work/run24,DPRUN_ARGS=--max-steps 20"
   grep -q "rank 0 of 8 on dpnode0 (srun, SLURM_JOB_ID=" "$work/job24.out" || fail "rank 0 of 8 does not name the job"
   grep -q "gradient sums: hierarchical over 2 hosts (4 + 4 ranks)" "$work/job24.out" ||
     fail "the 2 x 4 job did not sum within the nodes first"
