@@ -67,11 +67,11 @@ class Checker {
 public:
   Checker(const std::vector<const rt::Plan *> &plans, const std::vector<std::string> &names,
           int nodes, Layout layout)
-      : nodes_(nodes), layout_(layout) {
+      : layout_(layout) {
     const int size = int(plans.size());
-    perNode_ = size / nodes;
+    const int perNode = size / nodes;
     // Communicators, as runtime/comm makes them.
-    if (layout == Layout::Flat || nodes <= 1 || perNode_ <= 1) {
+    if (layout == Layout::Flat || nodes <= 1 || perNode <= 1) {
       layout_ = Layout::Flat;
       Communicator world{"world", {}, {}, 0};
       for (int r = 0; r < size; ++r)
@@ -81,13 +81,13 @@ public:
       for (int n = 0; n < nodes; ++n)
         for (const char *what : {"reduce", "broadcast"}) {
           Communicator c{"node " + std::to_string(n) + " " + what, {}, {}, 0};
-          for (int i = 0; i < perNode_; ++i)
-            c.members.push_back(n * perNode_ + i);
+          for (int i = 0; i < perNode; ++i)
+            c.members.push_back(n * perNode + i);
           comms_.push_back(c);
         }
       Communicator leaders{"leaders", {}, {}, 0};
       for (int n = 0; n < nodes; ++n)
-        leaders.members.push_back(n * perNode_);
+        leaders.members.push_back(n * perNode);
       comms_.push_back(leaders);
     }
     for (int r = 0; r < size; ++r) {
@@ -117,9 +117,9 @@ public:
       if (layout_ == Layout::Flat) {
         rank.stages.push_back({0, "allreduce"});
       } else {
-        const int node = r / perNode_;
+        const int node = r / perNode;
         rank.stages.push_back({2 * node, "reduce"});
-        if (r % perNode_ == 0)
+        if (r % perNode == 0)
           rank.stages.push_back({2 * nodes, "allreduce"});
         rank.stages.push_back({2 * node + 1, "broadcast"});
       }
@@ -287,7 +287,6 @@ private:
            (missing.empty() ? "" : ", which rank(s) " + missing + " have not posted");
   }
 
-  int nodes_, perNode_ = 1;
   Layout layout_;
   std::vector<Communicator> comms_;
   std::vector<Rank> ranks_;
