@@ -44,6 +44,8 @@ if subprocess.call([sys.executable, os.path.join(config.test_source_root, "e2e",
 # Multi-process tests run real Open MPI jobs on this machine: as root mpirun needs
 # --allow-run-as-root, and more ranks than cores need --oversubscribe.
 import shutil
+# The tests in e2e/mpi run one at a time (their lit.local.cfg).
+lit_config.parallelism_groups["mpi"] = 1
 if shutil.which("mpirun"):
     config.available_features.add("mpi")
     config.substitutions.append(

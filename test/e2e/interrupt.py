@@ -15,6 +15,8 @@ import subprocess
 import sys
 import time
 
+from job_output import JobOutput
+
 ap = argparse.ArgumentParser()
 ap.add_argument("--signal", choices=["INT", "TERM", "USR1"], required=True)
 ap.add_argument("--after-line", default="epoch 1/")
@@ -23,23 +25,23 @@ ap.add_argument("command", nargs=argparse.REMAINDER)
 args = ap.parse_args()
 command = args.command[1:] if args.command[:1] == ["--"] else args.command
 
-proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                        start_new_session=True, text=True)
-lines = []
-for line in proc.stdout:
-    lines.append(line)
-    if args.after_line in line:
-        break
+job = JobOutput(command, args.after_line)
+proc = job.proc
+if not job.seen.wait(120):
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    sys.stdout.write(job.text())
+    sys.exit(f"the command never printed {args.after_line!r} within 120 s")
 os.killpg(proc.pid, getattr(signal, "SIG" + args.signal))
 sent = time.monotonic()
 try:
-    rest, _ = proc.communicate(timeout=args.limit)
+    proc.wait(timeout=args.limit)
 except subprocess.TimeoutExpired:
     os.killpg(proc.pid, signal.SIGKILL)
-    rest, _ = proc.communicate()
-    sys.stdout.write("".join(lines) + rest)
+    proc.wait()
+    sys.stdout.write(job.text())
     print(f"still running {args.limit} s after SIG{args.signal}: killed")
     sys.exit(1)
-sys.stdout.write("".join(lines) + rest)
+sys.stdout.write(job.text())
 print(f"sent SIG{args.signal}")
 print(f"ended: exit {proc.returncode} after {time.monotonic() - sent:.1f} s")

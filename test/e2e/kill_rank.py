@@ -18,8 +18,9 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
+
+from job_output import JobOutput
 
 RANK_VARS = ("OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID")
 
@@ -55,18 +56,8 @@ def main():
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    job = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           start_new_session=True, text=True)
-    lines, seen = [], threading.Event()
-
-    def pump():
-        for line in job.stdout:
-            lines.append(line)
-            if args.after_line in line:
-                seen.set()
-
-    reader = threading.Thread(target=pump, daemon=True)
-    reader.start()
+    out = JobOutput(command, None if args.after_file else args.after_line)
+    job = out.proc
     if args.after_file:
         deadline = time.monotonic() + 120
         while not glob.glob(args.after_file) and time.monotonic() < deadline \
@@ -74,10 +65,10 @@ def main():
             time.sleep(0.01)
         if not glob.glob(args.after_file):
             os.killpg(job.pid, signal.SIGKILL)
-            sys.exit("no file %r appeared:\n%s" % (args.after_file, "".join(lines)))
-    elif not seen.wait(120):
+            sys.exit("no file %r appeared:\n%s" % (args.after_file, out.text()))
+    elif not out.seen.wait(120):
         os.killpg(job.pid, signal.SIGKILL)
-        sys.exit("the job never printed %r:\n%s" % (args.after_line, "".join(lines)))
+        sys.exit("the job never printed %r:\n%s" % (args.after_line, out.text()))
     # Only the processes of this job: those running its plan file.
     plan = next((a for a in command if a.endswith(".dpx")), None)
     victims = [int(p) for p in os.listdir("/proc")
@@ -101,7 +92,6 @@ def main():
             except OSError:
                 pass
     elapsed = time.monotonic() - killed
-    reader.join(5)
     # Every dprun of the job must be gone too, not just the launcher.
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline and any(
@@ -109,7 +99,7 @@ def main():
         time.sleep(0.2)
     left = [int(p) for p in os.listdir("/proc")
             if p.isdigit() and rank_of(int(p), plan) is not None]
-    sys.stdout.write("".join(lines))
+    sys.stdout.write(out.text())
     print(f"sent SIG{args.signal} to rank {args.rank} (pid {', '.join(map(str, victims))})")
     print(f"job ended: exit {code} after {elapsed:.1f} s")
     if code is None or elapsed > args.limit or code == 0 or left:

@@ -18,7 +18,16 @@ root=$(cd "$here/../.." && pwd)
 cluster="$root/scripts/cluster.sh"
 [ -r "$DP_CLUSTER_DIR/slurm/slurm.env" ] ||
   { echo "SKIPPED: no SLURM on the emulated nodes in $DP_CLUSTER_DIR" >&2; exit 77; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# A failure prints the tails of the SLURM daemons' logs: a CI log is often all there is to read.
+fail() {
+  echo "FAIL: $*" >&2
+  local log
+  for log in "$DP_CLUSTER_DIR"/slurm/*.log; do
+    [ -r "$log" ] && { echo "--- last lines of $log" >&2; tail -n 15 "$log" >&2; }
+  done
+  exit 1
+}
+trap 'fail "the command at line $LINENO failed"' ERR
 work=$(mktemp -d "$build/cluster-slurm.XXXXXX")
 job=""
 cleanup() {
@@ -28,20 +37,36 @@ cleanup() {
 trap cleanup EXIT
 
 # Submits SCRIPT with the run's settings and EXPORTS, waits up to LIMIT s for it to end, prints
-# its output (OUT) and checks it ran on both nodes.
+# its output (OUT) and checks it completed on both nodes. It reads the job's record from
+# scontrol, which keeps a finished job's state and node list for MinJobAge (30 s): a job that
+# ends between two polls is still seen, and a client call that fails under load is retried
+# instead of being taken for the job's end.
 run_sbatch() { # SCRIPT OUT LIMIT EXPORTS
-  local script=$1 output=$2 limit=$3 exports=$4 nodes=""
+  local script=$1 output=$2 limit=$3 exports=$4 record="" state="" nodes="" end
   job=$("$cluster" slurm sbatch --parsable --cpus-per-task=1 --output="$output" \
           --export="ALL,EPOCHS=1,DP_ROOT=$root,DP_BIN=$build/bin,DATA=$data,$exports" "$script")
   echo "job $job"
-  for _ in $(seq 1 "$limit"); do
-    [ -n "$nodes" ] || nodes=$("$cluster" slurm squeue -h -j "$job" -o %N 2>/dev/null || true)
-    [ -n "$("$cluster" slurm squeue -h -j "$job" 2>/dev/null || true)" ] || break
+  end=$((SECONDS + limit))
+  while [ "$SECONDS" -lt "$end" ]; do
+    if record=$("$cluster" slurm scontrol show job -o "$job" 2>&1); then
+      state=$(tr ' ' '\n' <<<"$record" | sed -n 's/^JobState=//p')
+      nodes=$(tr ' ' '\n' <<<"$record" | sed -n 's/^NodeList=//p')
+      case $state in
+        PENDING|CONFIGURING|RUNNING|COMPLETING|SUSPENDED|REQUEUED|RESIZING) ;;
+        *) break ;;
+      esac
+    else
+      echo "scontrol show job $job failed, retrying: $record"
+    fi
     sleep 1
   done
-  [ -z "$("$cluster" slurm squeue -h -j "$job" 2>/dev/null || true)" ] ||
-    fail "job $job still runs after $limit s"
-  job=""
+  case $state in
+    COMPLETED) job="" ;;
+    PENDING|CONFIGURING|RUNNING|COMPLETING|SUSPENDED|REQUEUED|RESIZING|"")
+      cat "$output" 2>/dev/null || true
+      fail "job $job is ${state:-unknown to scontrol} after $limit s" ;;
+    *) job=""; cat "$output" 2>/dev/null || true; fail "job ended $state: $record" ;;
+  esac
   cat "$output"
   echo "the job ran on: $nodes"
   [ "$nodes" = "dpnode[0-1]" ] || fail "the job did not run on both nodes"
