@@ -375,7 +375,8 @@ class Dp:
             if "--threads" not in self._help:
                 self.notes.append("dprun takes no --threads: it gets OMP_NUM_THREADS="
                                   f"{a.threads} like the peer")
-        for flag, val in (("--threads", a.threads), ("--seed", a.seed),
+        # Beside a neighbour dp chooses its threads itself, as it does by default.
+        for flag, val in (("--threads", "auto" if a.neighbour else a.threads), ("--seed", a.seed),
                           ("--max-steps", a.max_steps)):
             if flag in self._help and (flag != "--max-steps" or val):
                 cmd += [flag, str(val)]
@@ -387,6 +388,8 @@ class Dp:
         cmd = self.command(metrics)
         if rnd == 0:
             log(f"dp command: {' '.join(shlex.quote(c) for c in cmd)}")
+        if self.args.neighbour:  # dprun's auto keeps OMP_NUM_THREADS: leave it out
+            env = {k: v for k, v in env.items() if k != "OMP_NUM_THREADS"}
         rc, wall, ru, other = run_child(cmd, env, log_path, self.args.timeout)
         if rc != 0:
             raise BenchError(f"dprun failed (rc {rc}):\n{tail(log_path)}")
@@ -488,6 +491,10 @@ def main():
                          "mnist_mlp 0.5, CNNs 0.001 (Adam), mnist_lstm 0.01 (SGD))")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1,
                     help="threads for all (default: all cores)")
+    ap.add_argument("--neighbour", action="store_true",
+                    help="run every side beside one CPU-bound process (a `while True: pass` "
+                         "started before each run): the shared-node case. dp then keeps its "
+                         "default --threads auto; the peers keep --threads")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--max-steps", type=int, default=0, help="at most N train steps per epoch (quick tests; all sides)")
     ap.add_argument("--data", default=DEFAULT_DATA)
@@ -609,11 +616,21 @@ def main():
             order = peers if rnd % 2 == 0 else list(reversed(peers))
             for p in order:
                 before = wait_for_idle(args.idle_wait, args.busy_threshold)
+                neighbour = None
+                if args.neighbour:
+                    neighbour = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                    time.sleep(0.5)
                 try:
                     res, wall, ru, other = p.run(env, rnd)
                 except BenchError as e:
                     log(f"error: round {rnd + 1}, {p.name}: {e}")
                     return 1
+                finally:
+                    if neighbour:
+                        neighbour.kill()
+                        neighbour.wait()
+                if neighbour:
+                    other = max(0.0, other - 1.0)  # the neighbour is the point, not contention
                 res.update({"round": rnd + 1, "wall_s": wall, "peak_rss_mb": ru.ru_maxrss / 1024.0,
                             "cpu_s": ru.ru_utime + ru.ru_stime, "other_cores": other,
                             "busy_cores_before": before,
@@ -674,7 +691,7 @@ def main():
             "machine": machine, "versions": versions,
             "config": {k: getattr(args, k) for k in ("rounds", "epochs", "batch", "optimizer", "lr",
                                                       "threads", "seed", "max_steps", "data",
-                                                      "model")},
+                                                      "model", "neighbour")},
             "dp_compile_seconds": getattr(dp, "compile_seconds", None) if dp else None,
             "dp_compile_error": dp_error,
             "dp_flags": (dp.flags_passed + dp.notes) if dp else None,

@@ -54,4 +54,8 @@ for name in ("OMPI_MCA_btl_vader_single_copy_mechanism", "HOME", "USER", "SLURM_
     if name in os.environ:
         config.environment[name] = os.environ[name]
 config.environment.setdefault("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
+# dprun computes with one thread per core it may use (--threads all), not as many as the cores
+# the tests lit runs beside it leave free (auto): the thread count may change a result's last
+# bits, and tests compare runs. e2e/threads.test checks auto itself.
+config.environment["DPRUN_THREADS"] = "all"
 config.substitutions.append(("%python", "python3"))

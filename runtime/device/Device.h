@@ -160,6 +160,9 @@ public:
   /// Validates one kernel of the plan and creates its implementation on `device`, bound to
   /// the buffers `site` names. Throws Error(Plan) for an inconsistent kernel.
   virtual std::unique_ptr<Kernel> makeKernel(Device &device, const KernelSite &site) = 0;
+  /// Caps the threads this process computes with on the host, over all its devices (0: the
+  /// backend's own choice). Takes effect for the devices opened and kernels made after it.
+  virtual void setComputeThreads(int threads) { (void)threads; }
 };
 
 /// The backends this build has, by the device kind they run.

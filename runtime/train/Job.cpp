@@ -35,6 +35,12 @@ std::unique_ptr<Job> Job::launch(const std::string &planPath, const JobOptions &
   // Before anything is allocated: a plan too big for the machine is refused with the numbers,
   // not killed by the kernel's OOM killer half way into allocating its arenas.
   backend.checkMemory(plan.arenaBytes, plan.devicesPerProcess, "the plan's arena");
+  // Before the kernels are made (oneDNN sizes them for the thread count they are created
+  // under): as many threads as the cores other processes leave free.
+  if (plan.deviceKind == DeviceKind::Cpu) {
+    job->threads_ = chooseComputeThreads(options.threads);
+    backend.setComputeThreads(job->threads_.threads);
+  }
   job->program_ = Program::load(std::move(plan), &backend);
   Program &program = *job->program_;
 

@@ -5,6 +5,7 @@
 // training loop (Trainer) gets a ready Job and only runs steps.
 #pragma once
 
+#include "runtime/base/CoreShare.h"
 #include "runtime/base/Interrupt.h"
 #include "runtime/comm/Comm.h"
 #include "runtime/core/Program.h"
@@ -28,6 +29,8 @@ struct JobOptions {
   std::string checkpointing;
   /// dprun --allreduce (Handshake::allreduce).
   std::string allreduce = "auto";
+  /// dprun --threads: compute threads of a CPU plan's process (0: auto, chooseComputeThreads).
+  int threads = 0;
 };
 
 class Job {
@@ -47,6 +50,8 @@ public:
   /// The host engine averaging the plan's buckets (MPI and replica threads); null when the
   /// plan has no collectives or its devices average them themselves (NCCL).
   Collectives *collectives() { return engine_.get(); }
+  /// How many compute threads this process uses on a CPU plan, and why.
+  const ThreadChoice &threads() const { return threads_; }
   /// True on the rank that prints (rank 0).
   bool printer() const { return group_->rank() == 0; }
 
@@ -76,6 +81,7 @@ private:
   std::unique_ptr<ProcessGroup> group_;
   std::unique_ptr<Collectives> engine_;
   std::unique_ptr<CollectiveEngine> adapter_;
+  ThreadChoice threads_;
 };
 
 } // namespace dp::rt

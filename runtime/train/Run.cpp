@@ -199,7 +199,9 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
   int computeCores = 0;
   for (int d = 0; d < program->devices(); ++d)
     computeCores += program->device(d).hostCores();
-  const int cores = allowedCores();
+  // Cores other processes keep busy are theirs: a loader thread would only take turns there.
+  const ThreadChoice &threads = job.threads();
+  const int cores = threads.how == "auto" && threads.threads > 0 ? threads.threads : allowedCores();
   if (prefetch < 0)
     prefetch = computeCores < cores ? 2 : 0;
   trainer.setPrefetch(prefetch);
@@ -257,6 +259,13 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
       out << " (the last " << dropped
           << " samples of each shuffled epoch do not fill a batch and are skipped)";
     out << "\ntest " << withCommas(test.size()) << " samples\n";
+    if (threads.how == "auto" && threads.threads > 0) {
+      char busy[32];
+      std::snprintf(busy, sizeof(busy), "%.1f", threads.othersBusy);
+      out << "threads: " << threads.threads << " of this process's " << threads.allowed
+          << " cores: other processes kept " << busy << " cores busy as it started (--threads "
+          << threads.allowed << " uses them all)\n";
+    }
     if (prefetch > 0)
       out << "input: a loader thread gathers " << prefetch << " batch" << (prefetch == 1 ? "" : "es")
           << " ahead of the steps\n";
@@ -626,6 +635,7 @@ TrainReport runTraining(const std::string &planPath, const TrainOptions &options
   jobOptions.maxSteps = options.maxSteps;
   jobOptions.checkpointing = sharedOptions(options);
   jobOptions.allreduce = options.allreduce;
+  jobOptions.threads = options.threads;
   std::unique_ptr<Job> job = Job::launch(planPath, jobOptions);
   try {
     return job->run([&] { return trainWith(*job, options, out, start); });

@@ -52,6 +52,8 @@ struct TrainOptions {
   /// before its step, on its own compute thread; -1: 2 when the process has a core its
   /// compute threads leave free, else 0).
   int prefetch = -1;
+  /// dprun --threads: compute threads per process on a CPU plan (0: auto, see CoreShare.h).
+  int threads = 0;
   /// Where to write the run's timeline (Chrome trace-event JSON); empty for none. Rank 0
   /// merges every rank's into it, or with tracePerRank each rank writes its own
   /// (tracePathOfRank).

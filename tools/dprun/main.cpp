@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -31,7 +32,7 @@ const char *kUsage = "usage: dprun PLAN --data DIR [--epochs N] [--seed S] [--me
                      "                  [--max-steps N] [--quiet] [--collective-timeout S]\n"
                      "                  [--save-params FILE] [--checkpoint-dir DIR\n"
                      "                  [--checkpoint-every N|epoch] [--checkpoint-keep N] [--resume]]\n"
-                     "                  [--early-stop N] [--prefetch N]\n"
+                     "                  [--early-stop N] [--prefetch N] [--threads N|all|auto]\n"
                      "                  [--trace FILE [--trace-per-rank]]\n"
                      "                  [--allreduce flat|hierarchical|auto] [--profile FILE]\n"
                      "       dprun PLAN --inspect\n"
@@ -81,6 +82,15 @@ const char *kHelp =
     "                   each step. Default: 2 when the compute threads leave one of the\n"
     "                   process's cores free (always on a GPU), else 0. Memory: N + 2\n"
     "                   batches of this process's rows\n"
+    "  --threads N|all|auto\n"
+    "                   compute threads of each process of a CPU plan: all takes one per\n"
+    "                   core the process may run on (its launcher's binding, SLURM's\n"
+    "                   CPUs); auto (the default) leaves out the cores that other\n"
+    "                   processes kept at least half busy while dprun started, since\n"
+    "                   threads sharing a core with a busy process stall each other at\n"
+    "                   every barrier. OMP_NUM_THREADS, when set, is kept under auto and\n"
+    "                   all. The environment variable DPRUN_THREADS sets the default.\n"
+    "                   Results may differ in the last bits between thread counts\n"
     "  --trace FILE     write a timeline of the run to FILE as Chrome trace-event JSON\n"
     "                   (open it in https://ui.perfetto.dev or chrome://tracing): per rank\n"
     "                   and thread, every step and kernel, allreduce start and wait, input\n"
@@ -161,6 +171,19 @@ int64_t parsePositive(const std::string &option, const std::string &text) {
   return static_cast<int64_t>(value);
 }
 
+/// --threads N|all|auto as TrainOptions::threads: N, -1 for all, 0 for auto.
+int parseThreads(const std::string &option, const std::string &value) {
+  if (value == "auto")
+    return 0;
+  if (value == "all")
+    return -1;
+  if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos ||
+      value.size() > 4 || std::stoi(value) < 1 || std::stoi(value) > 4096)
+    usageError(option + " expects a thread count from 1 to 4096, all or auto, got '" + value +
+               "'");
+  return std::stoi(value);
+}
+
 /// Parses argv; returns false when the command was --help or --version (already answered).
 bool parseArgs(int argc, char **argv, Args &args) {
   if (argc < 2) {
@@ -168,7 +191,7 @@ bool parseArgs(int argc, char **argv, Args &args) {
     usage.pop_back(); // main adds the final newline
     throw Error(ErrorKind::Usage, "missing the plan file\n" + usage);
   }
-  bool haveData = false, keepGiven = false;
+  bool haveData = false, keepGiven = false, threadsGiven = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     std::string value;
@@ -229,6 +252,9 @@ bool parseArgs(int argc, char **argv, Args &args) {
       if (ahead > 64)
         usageError("--prefetch expects at most 64 batches");
       args.train.prefetch = static_cast<int>(ahead);
+    } else if (arg == "--threads") {
+      args.train.threads = parseThreads(arg, next());
+      threadsGiven = true;
     } else if (arg == "--trace") {
       args.train.tracePath = next();
       if (args.train.tracePath.empty())
@@ -279,6 +305,8 @@ bool parseArgs(int argc, char **argv, Args &args) {
   }
   if (args.plan.empty())
     usageError("missing the plan file");
+  if (const char *env = std::getenv("DPRUN_THREADS"); env && !threadsGiven)
+    args.train.threads = parseThreads("DPRUN_THREADS", env);
   const TrainOptions &t = args.train;
   if (t.checkpointDir.empty() && (t.resume || t.checkpointEvery > 0 || t.checkpointEachEpoch ||
                                   keepGiven))

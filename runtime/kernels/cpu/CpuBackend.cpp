@@ -13,6 +13,7 @@
 #include <omp.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -87,17 +88,25 @@ public:
     if (count < 1)
       throw Error(ErrorKind::Launch, "cannot open " + std::to_string(count) + " CPU devices");
     std::vector<int> cpus = allowedCpus();
-    const int available = cpus.empty() ? omp_get_max_threads() : static_cast<int>(cpus.size());
+    int available = cpus.empty() ? omp_get_max_threads() : static_cast<int>(cpus.size());
+    if (threads_ > 0)
+      available = threads_;
     const int share = std::max(1, available / count);
     // Pin only when every device can have cores of its own; one device keeps all of them and
-    // OpenMP's own thread count.
-    const bool pin = count > 1 && cpus.size() >= static_cast<size_t>(count);
+    // OpenMP's own thread count. Under a cap (other processes use some of the cores) nothing
+    // is pinned: which cores are free is the scheduler's to know.
+    const bool pin = count > 1 && threads_ == 0 && cpus.size() >= static_cast<size_t>(count);
+    const int deviceThreads = count > 1 ? share : threads_;
+    // The kernels are made on this thread, and oneDNN sizes a primitive for the thread count
+    // it is created under: the same as its device's compute thread runs it with.
+    if (threads_ > 0)
+      omp_set_num_threads(deviceThreads);
     std::vector<std::unique_ptr<Device>> devices;
     for (int d = 0; d < count; ++d) {
       std::vector<int> cores;
       if (pin)
         cores.assign(cpus.begin() + d * share, cpus.begin() + (d + 1) * share);
-      devices.push_back(std::make_unique<CpuDevice>(d, cores, pin, count > 1 ? share : 0));
+      devices.push_back(std::make_unique<CpuDevice>(d, cores, pin, deviceThreads));
     }
     return devices;
   }
@@ -113,6 +122,11 @@ public:
   std::unique_ptr<Kernel> makeKernel(Device &, const KernelSite &site) override {
     return makeCpuKernel(site);
   }
+
+  void setComputeThreads(int threads) override { threads_ = std::max(0, threads); }
+
+private:
+  int threads_ = 0;
 };
 
 } // namespace

@@ -1,0 +1,51 @@
+// How many compute threads a process should run on the cores it was given when other
+// processes already keep some of them busy. A team of spinning OpenMP threads on a core that
+// another process also wants stalls at every barrier until the scheduler gives the core back
+// (mnist_cnn, 2 threads on 2 cores beside one busy process: 3x slower); one thread fewer runs
+// on the free core at full speed. dprun measures the others' use of its cores for a moment
+// before it builds its kernels (which oneDNN sizes for the thread count they are created
+// with) and leaves every core they keep at least half busy to them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dp::rt {
+
+/// Busy and total time of a set of CPUs, in the kernel's clock ticks (USER_HZ).
+struct CpuTicks {
+  uint64_t busy = 0, total = 0;
+};
+
+/// The ticks of the CPUs `cpus` in the text of /proc/stat ("cpuN user nice system idle iowait
+/// irq softirq steal ..."): busy is everything but idle and iowait. nullopt when a CPU's line
+/// is missing or malformed.
+std::optional<CpuTicks> parseCpuTicks(const std::string &procStat, const std::vector<int> &cpus);
+
+/// The cores' worth of time that processes other than this one spent on `cpus` over the next
+/// `seconds` (this thread sleeps meanwhile): their busy time from /proc/stat less this
+/// process's own CPU time. nullopt when /proc/stat cannot be read.
+std::optional<double> othersBusyCores(const std::vector<int> &cpus, double seconds,
+                                      const std::string &procStat = "/proc/stat");
+
+/// The compute threads for `allowed` cores of which other processes keep `othersBusy` cores'
+/// worth busy: every core they use at least half of is left to them; at least 1.
+int threadsBeside(int allowed, double othersBusy);
+
+/// The choice dprun made, for its report.
+struct ThreadChoice {
+  int threads = 0;       // compute threads per process; 0 leaves OpenMP's own choice
+  int allowed = 0;       // cores the process may run on
+  double othersBusy = 0; // cores' worth the others used while dprun measured (auto only)
+  std::string how;       // "auto", "all", "--threads", "OMP_NUM_THREADS"
+};
+
+/// Decides the compute threads of a CPU process: `requested` > 0 (dprun --threads N) wins;
+/// -1 (--threads all) and a set OMP_NUM_THREADS leave the count to OpenMP (one per allowed
+/// core, or OMP_NUM_THREADS); else (0, auto), on 2 or more cores, the others' use is measured
+/// for `seconds` and threadsBeside() decides.
+ThreadChoice chooseComputeThreads(int requested, double seconds = 0.1);
+
+} // namespace dp::rt
