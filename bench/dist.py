@@ -7,7 +7,13 @@ layout (median over rounds), the allreduce time per train step against a plain M
 the same bytes (build/bin/dprt_comm_mpi_check bench), and how much of the communication the
 schedule hid behind compute (1 - replica wait / reduce time).
 
-    python3 bench/dist.py [--rounds 3] [--epochs 1] [--build build]
+    python3 bench/dist.py [--rounds 3] [--epochs 1] [--max-steps N] [--build build]
+                          [--model models/mnist_cnn.mlir --batch 128] [--no-peer]
+
+Where bench/.venv has PyTorch (bench/setup.sh), the same rounds also run PyTorch's
+DistributedDataParallel over gloo with the same processes, threads (1 per process, each
+process on a core of its own as mpirun binds dp's ranks) and global batch
+(bench/peers/torch_peer.py, one process per rank), and report dp / DDP.
 
 With --plot DIR it runs the scaling sweep instead and draws it as seed 002 does: epoch time,
 samples/s and speedup against the number of processes, on 1 node and (as root, on 2 emulated
@@ -30,7 +36,7 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from run import BENCH, ROOT, VENV_PY, common, model_optimizer  # the peers' model table
 MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--mca", "btl", "self,vader,tcp"]
 
 
@@ -175,6 +181,42 @@ def plot_sweep(args, env):
               f"{r['predicted_speedup']:8.2f}x {r['test_accuracy']:8.4f}")
 
 
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_ddp(args, name, processes, env):
+    """PyTorch DDP over gloo: `processes` ranks of bench/peers/torch_peer.py, 1 thread each,
+    rank r pinned to core r (mod the cores); rank 0's JSON result."""
+    hyper = model_optimizer(args.model)
+    cmd = [VENV_PY, os.path.join(BENCH, "peers", "torch_peer.py"), "--model", name,
+           "--data", args.data, "--epochs", str(args.epochs), "--batch", str(args.batch),
+           "--threads", "1", "--seed", "0"]
+    if hyper.get("optimizer") in ("sgd", "adam"):
+        cmd += ["--optimizer", hyper["optimizer"]]
+    if "lr" in hyper:
+        cmd += ["--lr", repr(hyper["lr"])]
+    if args.max_steps:
+        cmd += ["--max-steps", str(args.max_steps)]
+    cores = sorted(os.sched_getaffinity(0))
+    port = str(free_port())
+    procs = []
+    for rank in range(processes):
+        renv = dict(env, RANK=str(rank), WORLD_SIZE=str(processes), MASTER_ADDR="127.0.0.1",
+                    MASTER_PORT=port, OMP_NUM_THREADS="1")
+        core = cores[rank % len(cores)]
+        procs.append(subprocess.Popen(cmd, env=renv, stdout=subprocess.PIPE,
+                                      stderr=subprocess.STDOUT, text=True,
+                                      preexec_fn=lambda c=core: os.sched_setaffinity(0, [c])))
+    outs = [p.communicate()[0] for p in procs]
+    if any(p.returncode for p in procs):
+        sys.exit("PyTorch DDP failed:\n" + "\n".join(outs))
+    return json.loads(outs[0].strip().splitlines()[-1])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -186,6 +228,10 @@ def main():
     parser.add_argument("--bucket-mb", default="25")
     parser.add_argument("--batch", type=int, default=100,
                         help="the model's global batch (for steps per epoch: 60000 / batch)")
+    parser.add_argument("--max-steps", type=int, default=0,
+                        help="at most N train steps per epoch (dp and the peer)")
+    parser.add_argument("--no-peer", action="store_true",
+                        help="leave out PyTorch DistributedDataParallel")
     parser.add_argument("--plot", metavar="DIR",
                         help="run the scaling sweep and write its PNGs and JSON to DIR")
     parser.add_argument("--processes", default="1,2,4", help="--plot: process counts")
@@ -208,20 +254,36 @@ def main():
         run([dpc, "compile", args.model, "-o", plans[name], "--quiet", "--devices-per-process",
              str(r), "--processes", str(p), "--bucket-mb", args.bucket_mb], env)
     results = {name: [] for name in layouts}
+    model_name = os.path.splitext(os.path.basename(args.model))[0]
+    peer = (not args.no_peer and os.path.exists(VENV_PY) and model_name in common.MODELS)
+    ddp = "PyTorch DDP 2 x 1 (gloo)"
+    if peer:
+        results[ddp] = []
+    steps_per_epoch = 60000 // args.batch
+    if args.max_steps:
+        steps_per_epoch = min(steps_per_epoch, args.max_steps)
+    params = 79552  # mnist_mlp's gradient elements, until a run's metrics say
     for round_ in range(args.rounds):
         for name, (r, p) in layouts.items():
             metrics = os.path.join(tmp, "m.json")
             cmd = [dprun, plans[name], "--data", args.data, "--epochs", str(args.epochs),
                    "--metrics", metrics, "--quiet"]
+            if args.max_steps:
+                cmd += ["--max-steps", str(args.max_steps)]
             run((MPIRUN + ["-n", str(p)] if p > 1 else []) + cmd, env)
             m = json.load(open(metrics))
-            steps = len(m["epochs"]) * (60000 // args.batch)
+            params = m.get("params", params)
+            steps = len(m["epochs"]) * steps_per_epoch
             results[name].append({
                 "rate": statistics.mean(e["samples_per_sec"] for e in m["epochs"]),
                 "reduce_ms": 1e3 * m["allreduce_seconds"] / steps,
                 "wait_ms": 1e3 * m["allreduce_wait_seconds"] / (steps * r),
                 "acc": m["test_accuracy"],
             })
+        if peer:
+            res = run_ddp(args, model_name, 2, env)
+            results[ddp].append({"rate": res["samples_per_sec"], "reduce_ms": float("nan"),
+                                 "wait_ms": float("nan"), "acc": res["test_accuracy"]})
         print(f"round {round_ + 1}/{args.rounds} done", file=sys.stderr)
 
     base = statistics.median(x["rate"] for x in results["1 process"])
@@ -234,12 +296,20 @@ def main():
         reduce_ms = statistics.median(x["reduce_ms"] for x in rows)
         wait_ms = statistics.median(x["wait_ms"] for x in rows)
         hidden = max(0.0, 1 - wait_ms / reduce_ms) if reduce_ms > 0 else float("nan")
+        if name == ddp:
+            print(f"{name:26} {rate:10.0f} {rate / base:8.2f}x {'-':>18} {'-':>13} {'-':>7} "
+                  f"{rows[-1]['acc']:8.4f}")
+            continue
         print(f"{name:26} {rate:10.0f} {rate / base:8.2f}x {reduce_ms:18.3f} {wait_ms:13.3f} "
               f"{hidden:6.0%} {rows[-1]['acc']:8.4f}")
+    if peer:
+        mine = statistics.median(x["rate"] for x in results["2 processes x 1 replica"])
+        theirs = statistics.median(x["rate"] for x in results[ddp])
+        print(f"dp 2 processes x 1 replica / PyTorch DDP 2 x 1: {mine / theirs:.2f}x")
     check = os.path.join(args.build, "bin", "dprt_comm_mpi_check")
     if os.path.exists(check):
-        out = run(MPIRUN + ["-n", "2", check, "bench", "--elements", "79552", "--iterations", "300"],
-                  env)
+        out = run(MPIRUN + ["-n", "2", check, "bench", "--elements", str(params), "--iterations",
+                            "300"], env)
         line = [l for l in out.splitlines() if "MPI_Allreduce" in l]
         print("the same bytes alone: " + (line[-1] if line else out.strip()))
 

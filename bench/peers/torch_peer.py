@@ -31,9 +31,17 @@ On --device cuda the data set is moved to the GPU once, before any timing, and e
 time ends with torch.cuda.synchronize(); fp32 throughout (TF32 off for products and
 convolutions, as dp's default). --compile trains torch.compile(model).
 
+Data parallel (DistributedDataParallel over gloo, CPU): started once per rank with the
+environment torch.distributed reads (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT; bench/dist.py
+does this), every rank draws the same permutation and takes its contiguous 1/WORLD_SIZE of each
+global batch of --batch samples; DDP averages the gradients. Samples and samples/s count the
+global batch; the loss and accuracy printed are rank 0's rows; rank 0 evaluates and prints the
+JSON line.
+
 Prints exactly one JSON line on stdout at the end (anything else goes to stderr).
 """
 import json
+import os
 import sys
 import time
 
@@ -154,6 +162,16 @@ VIEWS = {"flat": lambda x: x, "image": lambda x: x.view(-1, 1, 28, 28),
 def main():
     ap, args = common.parse_args(__doc__)
     spec = common.MODELS[args.model]
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    rank = int(os.environ.get("RANK", "0"))
+    if world > 1:
+        if args.device != "cpu" or args.compile:
+            ap.error("data parallel runs on the CPU, eager")
+        if args.batch % world:
+            ap.error(f"--batch {args.batch} does not split into {world} equal shards")
+        import torch.distributed as dist
+        dist.init_process_group("gloo", rank=rank, world_size=world)
+    shard = args.batch // world
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
@@ -186,6 +204,8 @@ def main():
                                eps=common.ADAM["eps"])
     gen = torch.Generator().manual_seed(args.seed)
     step_model = torch.compile(model) if args.compile else model
+    if world > 1:
+        step_model = torch.nn.parallel.DistributedDataParallel(model)
 
     n = x_train.shape[0]
     steps = common.steps_per_epoch(ap, n, args)
@@ -201,7 +221,7 @@ def main():
         correct = torch.zeros((), dtype=torch.int64, device=device)
         seen = 0
         for s in range(steps):
-            idx = perm[s * args.batch:(s + 1) * args.batch]
+            idx = perm[s * args.batch + rank * shard:s * args.batch + (rank + 1) * shard]
             xb = x_train.index_select(0, idx)
             yb = y_train.index_select(0, idx)
             logits = step_model(xb)
@@ -214,6 +234,7 @@ def main():
                 correct += (logits.detach().argmax(1) == yb).sum()
             seen += yb.shape[0]
             total_steps += 1
+        seen *= world  # the global batch's samples; the loss and accuracy are this rank's
         if args.device == "cuda":
             torch.cuda.synchronize()
         loss_v = loss_sum.item()
@@ -221,17 +242,27 @@ def main():
         sec = time.perf_counter() - t0
         cpu = time.process_time() - c0
         if seen:
-            epochs.append({"epoch": epoch, "loss": loss_v / seen, "train_accuracy": correct_v / seen,
+            local = seen // world
+            epochs.append({"epoch": epoch, "loss": loss_v / local,
+                           "train_accuracy": correct_v / local,
                            "seconds": sec, "samples": seen, "samples_per_sec": seen / sec,
                            "steps": steps, "ms_per_step": 1e3 * sec / steps,
                            "cpu_seconds": cpu})
             total_samples += seen
             total_seconds += sec
-            print(f"epoch {epoch}: loss {loss_v / seen:.4f} acc {correct_v / seen:.4f} "
+            print(f"epoch {epoch}: loss {loss_v / local:.4f} acc {correct_v / local:.4f} "
                   f"{sec:.3f}s {seen / sec:.0f} samples/s {1e3 * sec / steps:.2f} ms/step "
                   f"({cpu / sec:.2f} cores busy)",
                   file=sys.stderr)
 
+    if world > 1:
+        dist.barrier()
+        dist.destroy_process_group()
+        if rank != 0:
+            # gloo's threads can abort the interpreter's exit ("terminate called without an
+            # active exception"): end at once, nothing is left to write.
+            sys.stdout.flush()
+            os._exit(0)
     model.eval()
     with torch.no_grad():
         if args.model == "mnist_mlp":  # one batch, as the original MLP peer
@@ -245,6 +276,7 @@ def main():
 
     print(json.dumps({
         "framework": "pytorch-compile" if args.compile else "pytorch",
+        "world_size": world,
         "device": args.device,
         "version": torch.__version__,
         "model": args.model,
@@ -264,6 +296,10 @@ def main():
         "seed": args.seed,
         "epochs": epochs,
     }))
+    if world > 1:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
 
 
 if __name__ == "__main__":
