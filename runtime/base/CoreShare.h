@@ -40,6 +40,9 @@ struct ThreadChoice {
   int allowed = 0;       // cores the process may run on
   double othersBusy = 0; // cores' worth the others used while dprun measured (auto only)
   std::string how;       // "auto", "all", "--threads", "OMP_NUM_THREADS"
+
+  /// Whether auto left cores to other processes (threads is then below allowed).
+  bool leftCoresOut() const { return how == "auto" && threads > 0; }
 };
 
 /// Decides the compute threads of a CPU process: `requested` > 0 (dprun --threads N) wins;

@@ -20,51 +20,11 @@
 namespace dp::rt {
 namespace {
 
-// The most any file is read of. Every file read here is far smaller (/proc/self/status and
-// memory.stat are 1-2 KiB), so a larger one is not what we expect and its tail is ignored.
-constexpr size_t kMaxFileBytes = 8192;
-
 // Limits from here up mean "no limit": cgroup v1 writes its largest page count times the page
 // size (9223372036854771712 with 4 KiB pages, less with 64 KiB pages), and no host has an EiB.
 constexpr uint64_t kNoLimitFrom = uint64_t(1) << 60;
 
 constexpr uint64_t kKiB = 1024;
-
-// The first kMaxFileBytes of a regular file, or nothing if it cannot be opened or read. Opened
-// non-blocking and checked to be a regular file, so that a FIFO or device in a strange tree
-// cannot hang the probe. When the file is longer than the bound, the text is cut after its last
-// whole line, so that a half line is never taken for a whole one.
-std::optional<std::string> readSmallFile(const std::string &path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  if (fd < 0)
-    return std::nullopt;
-  struct stat info;
-  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
-    ::close(fd);
-    return std::nullopt;
-  }
-  std::string text(kMaxFileBytes, '\0');
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::read(fd, &text[done], text.size() - done);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0) {
-      ::close(fd);
-      return std::nullopt;
-    }
-    if (n == 0)
-      break;
-    done += static_cast<size_t>(n);
-  }
-  ::close(fd);
-  text.resize(done);
-  if (done == kMaxFileBytes) {
-    size_t lastNewline = text.find_last_of('\n');
-    text.resize(lastNewline == std::string::npos ? 0 : lastNewline + 1);
-  }
-  return text;
-}
 
 bool isDirectory(const std::string &path) {
   struct stat info;
@@ -337,6 +297,38 @@ template <typename Probe> void probeQuietly(Probe &&probe) {
 }
 
 } // namespace
+
+std::optional<std::string> readSmallFile(const std::string &path, size_t maxBytes) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0)
+    return std::nullopt;
+  struct stat info;
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    ::close(fd);
+    return std::nullopt;
+  }
+  std::string text(maxBytes, '\0');
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::read(fd, &text[done], text.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      ::close(fd);
+      return std::nullopt;
+    }
+    if (n == 0)
+      break;
+    done += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  text.resize(done);
+  if (done == maxBytes) {
+    size_t lastNewline = text.find_last_of('\n');
+    text.resize(lastNewline == std::string::npos ? 0 : lastNewline + 1);
+  }
+  return text;
+}
 
 std::vector<MemoryLimit> memoryLimits(const HostPaths &paths) {
   std::vector<MemoryLimit> limits;

@@ -5,7 +5,9 @@
 // (exit 137, no word), and a job under `ulimit -v` is refused instead of failing in malloc.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +45,14 @@ std::vector<MemoryLimit> memoryLimits(const HostPaths &paths = {});
 /// numbers and the source; `what` says what needs it, e.g. "the plan's 2 device arenas
 /// (2 x 7.00 GiB)". Passes when no limit is known. Reads the limits afresh on every call.
 void checkMemoryFits(uint64_t needBytes, const std::string &what, const HostPaths &paths = {});
+
+/// The first `maxBytes` of a regular file, or nothing if it cannot be opened or read: what a
+/// probe of /proc or /sys reads. Opened non-blocking and checked to be a regular file, so that a
+/// FIFO or device in a strange tree cannot hang the probe. When the file is longer than the
+/// bound, the text is cut after its last whole line, so that a half line is never taken for a
+/// whole one. The default bound is far above what the memory probes read (/proc/self/status
+/// and memory.stat are 1-2 KiB): a longer file is not what they expect.
+std::optional<std::string> readSmallFile(const std::string &path, size_t maxBytes = 8192);
 
 /// A size for people to read, in binary units: "4.00 GiB", "310 MiB", "512 KiB", "12 bytes".
 /// KiB and MiB are whole numbers, GiB and above have two decimals.

@@ -201,7 +201,7 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
     computeCores += program->device(d).hostCores();
   // Cores other processes keep busy are theirs: a loader thread would only take turns there.
   const ThreadChoice &threads = job.threads();
-  const int cores = threads.how == "auto" && threads.threads > 0 ? threads.threads : allowedCores();
+  const int cores = threads.leftCoresOut() ? threads.threads : allowedCores();
   if (prefetch < 0)
     prefetch = computeCores < cores ? 2 : 0;
   trainer.setPrefetch(prefetch);
@@ -259,7 +259,7 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
       out << " (the last " << dropped
           << " samples of each shuffled epoch do not fill a batch and are skipped)";
     out << "\ntest " << withCommas(test.size()) << " samples\n";
-    if (threads.how == "auto" && threads.threads > 0) {
+    if (threads.leftCoresOut()) {
       char busy[32];
       std::snprintf(busy, sizeof(busy), "%.1f", threads.othersBusy);
       out << "threads: " << threads.threads << " of this process's " << threads.allowed

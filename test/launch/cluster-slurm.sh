@@ -41,6 +41,10 @@ trap cleanup EXIT
 # scontrol, which keeps a finished job's state and node list for MinJobAge (30 s): a job that
 # ends between two polls is still seen, and a client call that fails under load is retried
 # instead of being taken for the job's end.
+unfinished() { # STATE: whether a job in SLURM state STATE has not ended yet
+  case $1 in PENDING|CONFIGURING|RUNNING|COMPLETING|SUSPENDED|REQUEUED|RESIZING) return 0 ;; esac
+  return 1
+}
 run_sbatch() { # SCRIPT OUT LIMIT EXPORTS
   local script=$1 output=$2 limit=$3 exports=$4 record="" state="" nodes="" end
   job=$("$cluster" slurm sbatch --parsable --cpus-per-task=1 --output="$output" \
@@ -51,22 +55,18 @@ run_sbatch() { # SCRIPT OUT LIMIT EXPORTS
     if record=$("$cluster" slurm scontrol show job -o "$job" 2>&1); then
       state=$(tr ' ' '\n' <<<"$record" | sed -n 's/^JobState=//p')
       nodes=$(tr ' ' '\n' <<<"$record" | sed -n 's/^NodeList=//p')
-      case $state in
-        PENDING|CONFIGURING|RUNNING|COMPLETING|SUSPENDED|REQUEUED|RESIZING) ;;
-        *) break ;;
-      esac
+      unfinished "$state" || break
     else
       echo "scontrol show job $job failed, retrying: $record"
     fi
     sleep 1
   done
-  case $state in
-    COMPLETED) job="" ;;
-    PENDING|CONFIGURING|RUNNING|COMPLETING|SUSPENDED|REQUEUED|RESIZING|"")
-      cat "$output" 2>/dev/null || true
-      fail "job $job is ${state:-unknown to scontrol} after $limit s" ;;
-    *) job=""; cat "$output" 2>/dev/null || true; fail "job ended $state: $record" ;;
-  esac
+  if [ -z "$state" ] || unfinished "$state"; then
+    cat "$output" 2>/dev/null || true
+    fail "job $job is ${state:-unknown to scontrol} after $limit s"
+  fi
+  job=""
+  [ "$state" = COMPLETED ] || { cat "$output" 2>/dev/null || true; fail "job ended $state: $record"; }
   cat "$output"
   echo "the job ran on: $nodes"
   [ "$nodes" = "dpnode[0-1]" ] || fail "the job did not run on both nodes"
