@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 
-from job_output import JobOutput
+from job_output import JobOutput, signal_group
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--signal", choices=["INT", "TERM", "USR1"], required=True)
@@ -28,16 +28,18 @@ command = args.command[1:] if args.command[:1] == ["--"] else args.command
 job = JobOutput(command, args.after_line)
 proc = job.proc
 if not job.seen.wait(120):
-    os.killpg(proc.pid, signal.SIGKILL)
+    signal_group(proc, signal.SIGKILL)
     proc.wait()
     sys.stdout.write(job.text())
     sys.exit(f"the command never printed {args.after_line!r} within 120 s")
-os.killpg(proc.pid, getattr(signal, "SIG" + args.signal))
+if not signal_group(proc, getattr(signal, "SIG" + args.signal)):
+    sys.stdout.write(job.text())
+    sys.exit(f"the command ended (exit {proc.wait()}) before SIG{args.signal} could be sent")
 sent = time.monotonic()
 try:
     proc.wait(timeout=args.limit)
 except subprocess.TimeoutExpired:
-    os.killpg(proc.pid, signal.SIGKILL)
+    signal_group(proc, signal.SIGKILL)
     proc.wait()
     sys.stdout.write(job.text())
     print(f"still running {args.limit} s after SIG{args.signal}: killed")

@@ -1,6 +1,7 @@
 """The output of a job the e2e scripts start and signal: one thread reads the job's pipe for the
 whole run (reading some lines here and handing the pipe to communicate() later would lose what
 the line reader had buffered), and says when a line containing a given text has arrived."""
+import os
 import subprocess
 import threading
 
@@ -25,3 +26,13 @@ class JobOutput:
         """Everything read so far, after giving the reader up to 5 s to reach the pipe's end."""
         self._reader.join(5)
         return "".join(self.lines)
+
+
+def signal_group(proc, sig):
+    """Sends `sig` to the process group of `proc` (started with start_new_session=True).
+    Returns False when the group is gone: the job ended, and was reaped, before the signal."""
+    try:
+        os.killpg(proc.pid, sig)
+        return True
+    except ProcessLookupError:
+        return False

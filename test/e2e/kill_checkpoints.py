@@ -23,6 +23,8 @@ import sys
 import time
 import zlib
 
+from job_output import signal_group
+
 MAGIC = b"\x89dpckpt\n"
 NAME = re.compile(r"^ckpt-\d{12}\.dpk$")
 
@@ -64,7 +66,7 @@ def main():
         deadline = time.monotonic() + 120
         while set(checkpoints(args.dir)) <= before and proc.poll() is None:
             if time.monotonic() > deadline:
-                os.killpg(proc.pid, signal.SIGKILL)
+                signal_group(proc, signal.SIGKILL)
                 sys.exit(f"trial {trial}: no checkpoint appeared in 120 s")
             time.sleep(0.005)
         if proc.poll() is not None:
@@ -72,7 +74,8 @@ def main():
                      + proc.stderr.read().decode(errors="replace"))
         delay = args.spread * trial / args.trials
         time.sleep(delay)
-        os.killpg(proc.pid, signal.SIGKILL)
+        if not signal_group(proc, signal.SIGKILL):  # it finished during the delay: still checked
+            print(f"trial {trial}: dprun ended (exit {proc.wait()}) before the kill")
         proc.wait()
         names = checkpoints(args.dir)
         temps = [n for n in os.listdir(args.dir) if ".tmp." in n]

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import time
 
-from job_output import JobOutput
+from job_output import JobOutput, signal_group
 
 RANK_VARS = ("OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID")
 
@@ -58,31 +58,35 @@ def main():
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     out = JobOutput(command, None if args.after_file else args.after_line)
     job = out.proc
+
+    def give_up(why):
+        """Ends the job (if it still runs) and exits 1 with the reason and the job's output."""
+        signal_group(job, signal.SIGKILL)
+        code = job.wait()
+        sys.exit("%s (the job ended with exit %s); its output:\n%s" % (why, code, out.text()))
+
     if args.after_file:
         deadline = time.monotonic() + 120
         while not glob.glob(args.after_file) and time.monotonic() < deadline \
                 and job.poll() is None:
             time.sleep(0.01)
         if not glob.glob(args.after_file):
-            os.killpg(job.pid, signal.SIGKILL)
-            sys.exit("no file %r appeared:\n%s" % (args.after_file, out.text()))
+            give_up("no file %r appeared" % args.after_file)
     elif not out.seen.wait(120):
-        os.killpg(job.pid, signal.SIGKILL)
-        sys.exit("the job never printed %r:\n%s" % (args.after_line, out.text()))
+        give_up("the job never printed %r" % args.after_line)
     # Only the processes of this job: those running its plan file.
     plan = next((a for a in command if a.endswith(".dpx")), None)
     victims = [int(p) for p in os.listdir("/proc")
                if p.isdigit() and rank_of(int(p), plan) == args.rank]
     if not victims:
-        os.killpg(job.pid, signal.SIGKILL)
-        sys.exit(f"no dprun process of rank {args.rank} found")
+        give_up(f"no dprun process of rank {args.rank} found")
     for pid in victims:
         os.kill(pid, getattr(signal, "SIG" + args.signal))
     killed = time.monotonic()
     try:
         code = job.wait(timeout=args.limit + 30)
     except subprocess.TimeoutExpired:
-        os.killpg(job.pid, signal.SIGKILL)
+        signal_group(job, signal.SIGKILL)
         job.wait()
         code = None
     if args.signal == "STOP":
