@@ -2,10 +2,13 @@
 #include "reports/Collectives.h"
 
 #include "dialect/Dist/IR/DistDialect.h"
+#include "dialect/Graph/IR/GraphDialect.h"
 #include "dialect/Plan/IR/PlanDialect.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
+
+#include <map>
 
 using namespace mlir;
 using namespace dp;
@@ -37,7 +40,31 @@ std::vector<CollectiveRecord> collectCollectives(ModuleOp module) {
       for (Operation *user : s->getUsers())
         r.waitPosition = position(user);
       out.push_back(r);
-    } else if (auto k = dyn_cast<plan::KernelOp>(op); k && k.getKind() == "allreduce_start") {
+    } else if (auto push = dyn_cast<PushOp>(op)) {
+      CollectiveRecord r{"push", int64_t(push.getBucket()), names(push.getTensors()),
+                         position(op)};
+      r.server = push.getServer();
+      r.bytes = push.bytes();
+      for (Operation *next = op->getNextNode(); next; next = next->getNextNode())
+        if (auto pull = dyn_cast<PullOp>(next); pull && pull.getBucket() == push.getBucket())
+          r.waitPosition = position(next);
+      out.push_back(r);
+    } else if (auto receive = dyn_cast<ReceiveOp>(op)) {
+      CollectiveRecord r{"receive", int64_t(receive.getBucket()), names(receive.getTensors()),
+                         position(op)};
+      r.server = getServer(op->getParentOfType<func::FuncOp>());
+      out.push_back(r);
+    } else if (auto param = dyn_cast<graph::ParamOp>(op); param && getServer(op) >= 0) {
+      // Each parameter once, where it first appears.
+      for (const CollectiveRecord &r : out)
+        if (r.kind == "placed" && r.tensors.front() == param.getName())
+          return;
+      CollectiveRecord r{"placed", -1, {param.getName().str()}, position(op)};
+      r.server = getServer(op);
+      r.bytes = param.getType().getNumElements() * 4;
+      out.push_back(r);
+    } else if (auto k = dyn_cast<plan::KernelOp>(op);
+               k && (k.getKind() == "allreduce_start" || k.getKind() == "push_start")) {
       auto bucket = k->getAttrOfType<IntegerAttr>("bucket");
       out.push_back({"kernel", bucket ? bucket.getInt() : -1, {}, position(op)});
     }
@@ -51,6 +78,36 @@ std::vector<std::string> describeCollectiveChanges(const std::vector<CollectiveR
   auto count = [](const std::vector<CollectiveRecord> &v, StringRef kind) {
     return llvm::count_if(v, [&](const CollectiveRecord &r) { return r.kind == kind; });
   };
+  // Placed: parameters given to servers.
+  if (count(before, "placed") == 0 && count(after, "placed") > 0) {
+    std::map<int64_t, std::pair<std::vector<std::string>, int64_t>> servers;
+    for (const CollectiveRecord &r : after)
+      if (r.kind == "placed") {
+        servers[r.server].first.push_back(r.tensors.front());
+        servers[r.server].second += r.bytes;
+      }
+    lines.push_back("placed " + std::to_string(count(after, "placed")) + " parameter(s) on " +
+                    std::to_string(servers.size()) + " server(s), largest first onto the "
+                    "server with the fewest bytes");
+    for (auto &[server, held] : servers)
+      lines.push_back("server " + std::to_string(server) + " holds " +
+                      std::to_string(held.second) + " bytes: " + llvm::join(held.first, ", "));
+  }
+  // Split: the updates moved to the servers, buckets pushed and pulled by the workers.
+  if (count(before, "push") == 0 && count(after, "push") > 0) {
+    for (const CollectiveRecord &r : after)
+      if (r.kind == "push")
+        lines.push_back("bucket " + std::to_string(r.bucket) + " (" + std::to_string(r.bytes) +
+                        " bytes): pushed to server " + std::to_string(r.server) +
+                        " at op #" + std::to_string(r.position) +
+                        " (right after its last gradient), pulled at op #" +
+                        std::to_string(r.waitPosition) + ": " + llvm::join(r.tensors, ", "));
+    for (const CollectiveRecord &r : after)
+      if (r.kind == "receive")
+        lines.push_back("server " + std::to_string(r.server) + " receives bucket " +
+                        std::to_string(r.bucket) + ", updates " + llvm::join(r.tensors, ", ") +
+                        " and replies");
+  }
   // Added: allreduces of gradients no collective carried before.
   llvm::StringSet<> known;
   for (const CollectiveRecord &r : before)
@@ -58,9 +115,10 @@ std::vector<std::string> describeCollectiveChanges(const std::vector<CollectiveR
       known.insert(t);
   std::vector<std::string> added;
   for (const CollectiveRecord &r : after)
-    for (const std::string &t : r.tensors)
-      if (!known.contains(t))
-        added.push_back(t);
+    if (r.kind == "allreduce" || r.kind == "allreduce_start")
+      for (const std::string &t : r.tensors)
+        if (!known.contains(t))
+          added.push_back(t);
   if (!added.empty())
     lines.push_back("added " + std::to_string(added.size()) +
                     " allreduce(s), the mean over all replicas of each gradient: " +
@@ -94,7 +152,10 @@ std::vector<std::string> describeCollectiveChanges(const std::vector<CollectiveR
   // Lowered to kernels.
   if (count(after, "kernel") > 0 && count(before, "kernel") == 0)
     lines.push_back("lowered " + std::to_string(count(after, "kernel")) +
-                    " bucket(s) to allreduce_start/allreduce_wait kernels");
+                    (count(before, "push") ? " bucket(s) to push_start/pull_wait kernels (and "
+                                             "the servers' to receive_push/reply_pull)"
+                                           : " bucket(s) to allreduce_start/allreduce_wait "
+                                             "kernels"));
   return lines;
 }
 

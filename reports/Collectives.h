@@ -11,11 +11,16 @@ namespace dp::reports {
 
 /// One collective of a module, as the dumps describe it.
 struct CollectiveRecord {
-  std::string kind;                 // "allreduce", "allreduce_start" or "kernel"
+  /// "allreduce", "allreduce_start", "kernel" (a collective kernel of a plan), "push" (a
+  /// parameter-server worker's push, with its pull), "receive" (a server's), "placed" (a
+  /// parameter a server holds: tensors has its name, bytes its size).
+  std::string kind;
   int64_t bucket = -1;              // -1: not bucketed yet
   std::vector<std::string> tensors; // parameters whose gradients it carries
   int64_t position = 0;             // index of the op in its block
-  int64_t waitPosition = -1;        // for a start: index of its wait
+  int64_t waitPosition = -1;        // for a start: index of its wait (a push: its pull)
+  int64_t server = -1;              // push, receive, placed: the server
+  int64_t bytes = 0;                // push, placed
 };
 
 /// The collectives of `module` in op order.

@@ -4,6 +4,7 @@
 #include "reports/MemoryReport.h"
 
 #include "llvm/Support/Format.h"
+#include "mlir/IR/BuiltinOps.h"
 
 using namespace mlir;
 using namespace dp::plan;
@@ -19,7 +20,22 @@ void printCompileReport(ProgramOp program, double lrFactor, double ms, llvm::raw
      << llvm::format("%.0f", ms) << " ms\n";
   int64_t devices = program.getDevicesPerProcess(), processes = program.getProcesses();
   int64_t replicas = devices * processes;
-  if (replicas > 1) {
+  if (auto servers = program.getServersAttr()) {
+    os << "parameter servers: " << servers.getInt() << " server(s) + " << processes
+       << " worker(s) = " << servers.getInt() + processes << " processes (ranks 0-"
+       << servers.getInt() - 1 << " serve), " << program.getBatch() / processes
+       << " samples per worker step, ";
+    if (program.getSync())
+      os << "synchronous (each update averages every worker's gradient)";
+    else if (int64_t k = program.getStaleness().value_or(-1); k >= 0)
+      os << "stale-synchronous (a worker runs at most " << k << " step(s) ahead of the slowest)";
+    else
+      os << "asynchronous (each worker's gradient is applied as it arrives)";
+    if (lrFactor != 1.0)
+      os << ", learning rate x " << llvm::format("%g", lrFactor);
+    os << "\n";
+    printParameterPlacement(program, os);
+  } else if (replicas > 1) {
     os << "data parallel: " << devices << " " << program.getDevice()
        << " device(s) per process x " << processes << " process(es) = " << replicas
        << " replicas of " << program.getBatch() / replicas << " samples each";
@@ -33,6 +49,44 @@ void printCompileReport(ProgramOp program, double lrFactor, double ms, llvm::raw
     os << "learning-rate schedule: " << schedule.getValue() << " (dprun applies it per step)\n";
   printBucketPlan(program, os);
   printMemoryReport(computeMemoryReport(program), os);
+  for (ProgramOp server : serverPrograms(program)) {
+    os << "server " << server.getServerAttr().getInt() << " ";
+    printMemoryReport(computeMemoryReport(server), os);
+  }
+}
+
+SmallVector<ProgramOp> serverPrograms(ProgramOp workers) {
+  SmallVector<ProgramOp> servers;
+  if (auto module = workers->getParentOfType<ModuleOp>())
+    for (ProgramOp p : module.getOps<ProgramOp>())
+      if (p.getServerAttr())
+        servers.push_back(p);
+  llvm::stable_sort(servers, [](ProgramOp a, ProgramOp b) {
+    return a.getServerAttr().getInt() < b.getServerAttr().getInt();
+  });
+  return servers;
+}
+
+void printParameterPlacement(ProgramOp workers, llvm::raw_ostream &os) {
+  os << "parameter placement (fixed at compile time, balanced by bytes):\n"
+     << "  server  parameters        bytes  optimizer state bytes  tensors\n";
+  for (ProgramOp server : serverPrograms(workers)) {
+    int64_t weights = 0, state = 0, count = 0;
+    std::string names;
+    for (ParamOp param : server.getOps<ParamOp>()) {
+      int64_t bytes = bufferBytes(param.getBuffer().getType());
+      if (param.getOptimizerState()) {
+        state += bytes;
+        continue;
+      }
+      weights += bytes;
+      names += (count++ ? ", " : "") + param.getName().str();
+    }
+    os << llvm::format("  %6lld  %10lld  %11lld  %21lld  ",
+                       (long long)server.getServerAttr().getInt(), (long long)count,
+                       (long long)weights, (long long)state)
+       << names << "\n";
+  }
 }
 
 } // namespace dp::reports

@@ -13,4 +13,9 @@ namespace dp::reports {
 void printCompileReport(plan::ProgramOp program, double lrFactor, double ms,
                         llvm::raw_ostream &os);
 
+/// The servers' programs beside a parameter-server workers' program, by server index.
+llvm::SmallVector<plan::ProgramOp> serverPrograms(plan::ProgramOp workers);
+/// Prints which server holds which parameters, with their bytes and their optimizer state's.
+void printParameterPlacement(plan::ProgramOp workers, llvm::raw_ostream &os);
+
 } // namespace dp::reports

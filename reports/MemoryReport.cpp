@@ -14,6 +14,10 @@ MemoryReport computeMemoryReport(ProgramOp program) {
   MemoryReport r;
   r.devices = program.getDevicesPerProcess();
   r.processes = program.getProcesses();
+  if (program.getServerAttr())
+    r.bucketKind = "received", r.server = true;
+  else if (program.getServersAttr())
+    r.bucketKind = "push";
   for (Operation &op : program.getBody().front()) {
     // Every device holds the same buffers: count device 0's.
     if (op.getNumResults() == 1 && isa<MemRefType>(op.getResult(0).getType()) &&
@@ -30,7 +34,7 @@ MemoryReport computeMemoryReport(ProgramOp program) {
     else if (auto step = dyn_cast<StepOp>(op)) {
       auto peak = step->getAttrOfType<IntegerAttr>("peak_bytes");
       int64_t bytes = peak ? peak.getInt() : 0;
-      (step.getName() == "train" ? r.trainActivations : r.evalActivations) = bytes;
+      (step.getName() == "eval" ? r.evalActivations : r.trainActivations) = bytes;
     }
   }
   if (auto arena = program->getAttrOfType<IntegerAttr>("arena_bytes"))
@@ -58,16 +62,20 @@ void printMemoryReport(const MemoryReport &r, llvm::raw_ostream &os) {
   os << "memory per device (bytes)";
   if (r.devices * r.processes > 1)
     os << ", the same on each of " << r.devices << " device(s) x " << r.processes
-       << " process(es)";
+       << (r.bucketKind == "push" ? " worker(s)" : " process(es)");
   os << ":\n";
   row("parameters", r.weights);
   row("optimizer state", r.optimizerState);
-  row(r.buckets ? ("gradients (in " + Twine(r.buckets) + " allreduce buckets)").str()
+  row(r.buckets ? ("gradients (in " + Twine(r.buckets) + " " + r.bucketKind + " buckets)").str()
                 : std::string("gradients"),
       r.gradients);
-  row("input batch", r.inputs);
-  row("train step activations (peak)", r.trainActivations);
-  row("eval step activations (peak)", r.evalActivations);
+  if (r.server) {
+    row("serve step scratch (peak)", r.trainActivations);
+  } else {
+    row("input batch", r.inputs);
+    row("train step activations (peak)", r.trainActivations);
+    row("eval step activations (peak)", r.evalActivations);
+  }
   row("arena total", r.arena);
 }
 
@@ -86,9 +94,10 @@ void printBucketPlan(ProgramOp program, llvm::raw_ostream &os) {
   int kernels = 0, index = 0;
   std::string table;
   llvm::raw_string_ostream rows(table);
+  const bool ps = program.getServersAttr() != nullptr;
   for (KernelOp k : train.getOps<KernelOp>()) {
     ++kernels;
-    if (k.getKind() != "allreduce_start")
+    if (k.getKind() != (ps ? "push_start" : "allreduce_start"))
       continue;
     Value bucket = k.getInputs().front();
     auto members = contents.lookup(bucket);
@@ -98,15 +107,23 @@ void printBucketPlan(ProgramOp program, llvm::raw_ostream &os) {
       names += (i ? ", " : "") + m.second.str();
     rows << llvm::format("  %6d  %7zu  %14lld  %9d  ", ++index - 1, members.size(),
                          (long long)bufferBytes(cast<MemRefType>(bucket.getType())),
-                         kernels - 2) // the train kernel it starts after
-         << names << "\n";
+                         kernels - 2); // the train kernel it starts after
+    if (auto server = bucket.getDefiningOp<BucketOp>().getServerAttr())
+      rows << llvm::format("%6lld  ", (long long)server.getInt());
+    rows << names << "\n";
   }
   if (!index)
     return;
-  os << "allreduce buckets, in the order the backward pass issues them (train kernel #, "
-     << "gradients in the order they become ready):\n"
-     << "  bucket  tensors  bytes/replica  after #    gradients\n"
-     << table;
+  if (ps)
+    os << "push buckets, in the order the backward pass pushes them (train kernel #, "
+       << "gradients in the order they become ready; pulled at the end of the step):\n"
+       << "  bucket  tensors  bytes/worker   after #    server  gradients\n"
+       << table;
+  else
+    os << "allreduce buckets, in the order the backward pass issues them (train kernel #, "
+       << "gradients in the order they become ready):\n"
+       << "  bucket  tensors  bytes/replica  after #    gradients\n"
+       << table;
   if (int64_t nodes = program.getNodes().value_or(1); nodes > 1) {
     const int64_t perNode = program.getProcesses() / nodes;
     os << "across " << nodes << " nodes of " << perNode << " process(es): "

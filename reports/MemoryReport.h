@@ -5,6 +5,8 @@
 #include "dialect/Plan/IR/PlanDialect.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <string>
+
 namespace dp::reports {
 
 /// Bytes of memory a planned program needs, by category.
@@ -12,6 +14,9 @@ struct MemoryReport {
   int64_t weights = 0, optimizerState = 0, gradients = 0, inputs = 0;
   int64_t trainActivations = 0, evalActivations = 0, arena = 0;
   int64_t buckets = 0, devices = 1, processes = 1;
+  /// "allreduce", "push" (a parameter-server worker's), "received" (a server's).
+  std::string bucketKind = "allreduce";
+  bool server = false; // a server's program: no inputs, one serve step
 };
 /// Reads the report off a program that went through plan-memory.
 MemoryReport computeMemoryReport(plan::ProgramOp program);

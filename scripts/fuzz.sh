@@ -69,10 +69,12 @@ done
 i=0
 for m in "$root"/models/mnist_mlp.mlir "$root"/models/mnist_lstm.mlir "$root"/test/e2e/gradcheck/*.mlir; do
   i=$((i + 1))
-  for args in "" "--devices-per-process 2"; do
+  for args in "" "--devices-per-process 2" "--strategy parameter-server --servers 2"; do
     # shellcheck disable=SC2086
     "$build/bin/dpc" compile "$m" -o "$build/seed.dpx" --quiet $args 2>/dev/null || continue
-    { printf '\001'; cat "$build/seed.dpx"; } > "$seeds/plan/$i-${args:+r2-}fixed"
+    tag=${args:+r2-}
+    [ "${args#--strategy}" != "$args" ] && tag=ps-
+    { printf '\001'; cat "$build/seed.dpx"; } > "$seeds/plan/$i-${tag}fixed"
   done
   [ $i = 1 ] && { printf '\000'; cat "$build/seed.dpx"; } > "$seeds/plan/$i-as-is"
 done

@@ -90,6 +90,47 @@ def SchedulePass : Pass<"dist-schedule", "mlir::ModuleOp"> {
   }];
 }
 
+def PlaceParametersPass : Pass<"dist-place-parameters", "mlir::ModuleOp"> {
+  let summary = "Place each trainable parameter on one of S parameter servers";
+  let description = [{
+    The parameter-server strategy's first pass, after `dist-split-batch` (the mesh's P
+    processes are the W workers, one device each). Puts
+    `#dist.parameter_server<servers = S, workers = W, staleness = K, sync = ...>` on the train
+    step and `dist.server = s` on every `graph.param` of a trainable parameter, in every
+    function: largest parameter first, each onto the server holding the fewest bytes so far
+    (lowest index on a tie), so the servers' bytes are balanced and the placement is fixed at
+    compile time. Fails when the model has fewer trainable parameters than servers.
+  }];
+  let dependentDialects = ["dp::dist::DistDialect"];
+  let options = [
+    Option<"servers", "servers", "int64_t", "1", "Parameter servers (S)">,
+    Option<"staleness", "staleness", "int64_t", "-1",
+           "Steps a worker may run ahead of the slowest worker; -1: unbounded (asynchronous)">,
+    Option<"sync", "sync", "bool", "false",
+           "Average one gradient from every worker before each update (staleness 0)">,
+  ];
+}
+
+def SplitParameterServerPass : Pass<"dist-split-parameter-server", "mlir::ModuleOp"> {
+  let summary = "Split the train step into a worker's step and one program per server";
+  let description = [{
+    After `dist-place-parameters`. The optimizer's updates leave the train step: each server
+    gets a function `@server<s>` (`dist.server = s`) that, per bucket, `dist.receive`s the
+    gradients, applies the updates (with the optimizer state, which lives only there) and
+    `dist.reply`s with the parameters. Gradients of one server are packed, in the order they
+    are ready, into buckets of at most `bucket-mb` MiB (0: one per gradient); buckets are
+    numbered in the order they leave. On the worker, each bucket's `dist.push` comes right
+    after its last gradient (so it travels while the backward pass goes on) and its
+    `dist.pull` at the end of the step, where the updates were (after every read of the
+    parameters it writes).
+  }];
+  let dependentDialects = ["dp::dist::DistDialect", "mlir::func::FuncDialect"];
+  let options = [
+    Option<"bucketMb", "bucket-mb", "double", "25.0",
+           "Largest bucket in MiB; 0: one bucket per gradient">,
+  ];
+}
+
 def VerifyPass : Pass<"dist-verify", "mlir::ModuleOp"> {
   let summary = "Check the contract of the dist phase on its output";
   let description = [{
@@ -104,6 +145,13 @@ def VerifyPass : Pass<"dist-verify", "mlir::ModuleOp"> {
       `dist.allreduce_wait`), each bucket index is used once, and each start comes right
       after the last of its tensors is computed (only other starts in between), so that
       buckets leave in the order they become ready.
+
+    Under the parameter-server strategy, instead: one device per worker, W workers in the
+    mesh; no update and no allreduce left in the train step; each bucket index pushed once,
+    right after its last gradient, and pulled once, after its push, with the same server and
+    tensors; server functions 0 to S - 1, each receiving exactly the buckets pushed to it,
+    updating every received parameter once from the received gradient, and replying with the
+    bucket's parameters; every trainable parameter on exactly one server.
 
     Changes nothing.
   }];

@@ -36,18 +36,31 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options) {
   // Dist phase: the steps on R devices x P processes, gradients averaged in buckets.
   dist::ReplicatePassOptions replicate;
   replicate.devicesPerProcess = options.devicesPerProcess;
-  replicate.processes = options.processes;
+  replicate.processes = options.trainingProcesses();
   replicate.device = options.device;
   replicate.nodes = options.nodes;
   pm.addPass(dist::createReplicatePass(replicate));
   pm.addPass(dist::createSplitBatchPass());
-  if (options.syncBatchNorm)
-    pm.addPass(dist::createSyncBatchNormPass());
-  pm.addPass(dist::createInsertAllReducePass());
-  dist::FuseAllReducePassOptions fuse;
-  fuse.bucketMb = options.bucketMb;
-  pm.addPass(dist::createFuseAllReducePass(fuse));
-  pm.addPass(dist::createSchedulePass());
+  if (options.parameterServer()) {
+    // Parameter servers: each worker normalises with its own shard's statistics (no
+    // collective between workers), and the updates move to the servers.
+    dist::PlaceParametersPassOptions place;
+    place.servers = options.servers;
+    place.staleness = options.staleness;
+    place.sync = options.sync;
+    pm.addPass(dist::createPlaceParametersPass(place));
+    dist::SplitParameterServerPassOptions split;
+    split.bucketMb = options.bucketMb;
+    pm.addPass(dist::createSplitParameterServerPass(split));
+  } else {
+    if (options.syncBatchNorm)
+      pm.addPass(dist::createSyncBatchNormPass());
+    pm.addPass(dist::createInsertAllReducePass());
+    dist::FuseAllReducePassOptions fuse;
+    fuse.bucketMb = options.bucketMb;
+    pm.addPass(dist::createFuseAllReducePass(fuse));
+    pm.addPass(dist::createSchedulePass());
+  }
   pm.addPass(dist::createVerifyPass());
   // Plan phase: buffers, kernel calls and the memory plan.
   pm.addPass(createConvertDistToPlanPass());
@@ -81,6 +94,36 @@ std::string CompileOptions::verify() const {
            std::to_string(processes);
   if (device != "cpu" && device != "cuda")
     return "device must be cpu or cuda, not '" + device + "'";
+  if (strategy != "allreduce" && strategy != "parameter-server")
+    return "strategy must be allreduce or parameter-server, not '" + strategy + "'";
+  if (parameterServer()) {
+    if (servers < 1 || workers < 1)
+      return "servers and workers must be at least 1, found " + std::to_string(servers) +
+             " and " + std::to_string(workers);
+    if (servers + workers > kMaxProcesses)
+      return "servers and workers must be at most " + std::to_string(kMaxProcesses) +
+             " processes together, found " + std::to_string(servers + workers);
+    if (devicesPerProcess != 1)
+      return "devices-per-process must be 1 under the parameter-server strategy (one device "
+             "per worker), found " +
+             std::to_string(devicesPerProcess);
+    if (processes != 1 && processes != servers + workers)
+      return "processes is the servers and the workers together (" +
+             std::to_string(servers + workers) + ") under the parameter-server strategy, "
+             "found " + std::to_string(processes);
+    if (nodes != 1)
+      return "nodes must be 1 under the parameter-server strategy, found " +
+             std::to_string(nodes);
+    if (staleness < -1)
+      return "staleness must be -1 (unbounded) or at least 0, found " + std::to_string(staleness);
+    if (sync && staleness > 0)
+      return "sync and staleness " + std::to_string(staleness) +
+             " exclude each other (a synchronous step has staleness 0)";
+  } else if (servers != 1 || workers != 1 || staleness != -1 || sync) {
+    return std::string(servers != 1 ? "servers" : workers != 1 ? "workers"
+                       : staleness != -1 ? "staleness" : "sync") +
+           " needs strategy parameter-server";
+  }
   if (nodes < 1 || processes % nodes != 0)
     return "nodes must be at least 1 and divide the " + std::to_string(processes) +
            " processes evenly, found " + std::to_string(nodes);

@@ -23,6 +23,25 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
   Option<int64_t> nodes{*this, "nodes",
                         llvm::cl::desc("Hosts the processes are spread over, evenly"),
                         llvm::cl::init(1)};
+  Option<std::string> strategy{
+      *this, "strategy",
+      llvm::cl::desc("allreduce (data parallelism) or parameter-server"),
+      llvm::cl::init("allreduce")};
+  Option<int64_t> servers{*this, "servers",
+                          llvm::cl::desc("Parameter servers (S; parameter-server only)"),
+                          llvm::cl::init(1)};
+  Option<int64_t> workers{*this, "workers",
+                          llvm::cl::desc("Workers (W; parameter-server only)"),
+                          llvm::cl::init(1)};
+  Option<int64_t> staleness{
+      *this, "staleness",
+      llvm::cl::desc("Steps a worker may run ahead of the slowest; -1: unbounded "
+                     "(parameter-server only)"),
+      llvm::cl::init(-1)};
+  Option<bool> sync{*this, "sync",
+                    llvm::cl::desc("Servers average one gradient from every worker, then update "
+                                   "(parameter-server only)"),
+                    llvm::cl::init(false)};
   Option<double> bucketMb{*this, "bucket-mb",
                           llvm::cl::desc("Largest gradient bucket in MiB (0: one per gradient)"),
                           llvm::cl::init(25.0)};
@@ -57,8 +76,11 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
 
   /// The factor the replicas add to the learning rate: R x P under linear scaling, else 1.
   double replicaLrFactor() const {
-    return scaleLr == "linear" ? double(devicesPerProcess * processes) : 1.0;
+    return scaleLr == "linear" ? double(devicesPerProcess * trainingProcesses()) : 1.0;
   }
+  bool parameterServer() const { return strategy == "parameter-server"; }
+  /// The processes that compute gradients: the workers, or P.
+  int64_t trainingProcesses() const { return parameterServer() ? workers : processes; }
   /// The factor the optimizer's learning rate is multiplied by: lr-scale times the replicas'.
   double effectiveLrScale() const { return lrScale * replicaLrFactor(); }
   /// The schedule's canonical text, with a warmup's default start filled in: the rate before

@@ -84,11 +84,17 @@ int64_t planStep(StepOp step, int64_t device, int64_t base) {
 struct PlanMemoryPass : dp::plan::impl::PlanMemoryPassBase<PlanMemoryPass> {
   void runOnOperation() override {
     auto programs = llvm::to_vector(getOperation().getOps<ProgramOp>());
-    if (programs.size() != 1) {
-      getOperation().emitError() << "expected one plan.program, found " << programs.size();
+    if (programs.empty()) {
+      getOperation().emitError("expected a plan.program, found none");
       return signalPassFailure();
     }
-    ProgramOp program = programs.front();
+    // The workers' program and, under the parameter-server strategy, each server's: each
+    // process runs one of them, in an arena of its own.
+    for (ProgramOp program : programs)
+      planProgram(program);
+  }
+
+  static void planProgram(ProgramOp program) {
     Builder b(program.getContext());
     // Each device has its own arena; replicas are copies, so the arenas have one size.
     int64_t devices = program.getDevicesPerProcess();

@@ -143,7 +143,7 @@ void Program::captureStep(int index, const StepDesc &step, std::unique_ptr<Graph
       if (!d.averaging.empty()) {
         // Device work: the averaging kernel runs on the collectives stream once the compute
         // stream has written the bucket; the compute stream waits for it at the wait.
-        if (k.kind == KernelKind::AllReduceStart) {
+        if (isCollectiveStart(k.kind)) {
           Event &written = event(d, &k, 0), &done = event(d, &k, 1);
           compute.record(written);
           collectives.wait(written);
@@ -160,7 +160,7 @@ void Program::captureStep(int index, const StepDesc &step, std::unique_ptr<Graph
         continue;
       }
       Event &event = this->event(d, &k, 0);
-      if (k.kind == KernelKind::AllReduceStart) {
+      if (isCollectiveStart(k.kind)) {
         // The engine takes the bucket once the compute stream has written it: in stream order
         // on the compute stream, or on the collectives stream after an event.
         float *data = static_cast<float *>(bufferData(k.inputs[index]));
@@ -221,7 +221,7 @@ void Program::attachCollectives(CollectiveEngine *engine) {
     PerDevice &device = *devices_[d];
     device.averaging.clear();
     for (const KernelDesc &k : plan_.train.kernels) {
-      if (!engine || k.kind != KernelKind::AllReduceStart)
+      if (!engine || !isCollectiveStart(k.kind))
         continue;
       const int bucket = static_cast<int>(k.attrsAs<CollectiveAttrs>().bucket);
       std::unique_ptr<Kernel> kernel =

@@ -45,6 +45,12 @@ inline KernelKind kernelKindByName(std::string_view name) {
 
 /// True for the kinds that run on every device of the process and talk to the others.
 inline bool isCollective(KernelKind kind) { return kernelInfo(kind).collective; }
+/// True for the collectives that open a bucket's exchange (the others close it): an
+/// allreduce's start, a worker's push, a server's receive.
+inline bool isCollectiveStart(KernelKind kind) {
+  return kind == KernelKind::AllReduceStart || kind == KernelKind::PushStart ||
+         kind == KernelKind::ReceivePush;
+}
 
 /// Element types of buffers.
 enum class DType : uint8_t { F32 = 0, I32 = 1 };
@@ -102,6 +108,6 @@ inline const char *deviceKindName(DeviceKind k) {
 enum class ParamKind : uint8_t { Weight = 0, OptimizerState = 1 };
 
 /// The plan file format version this build reads and writes.
-inline constexpr uint32_t kFormatVersion = 3;
+inline constexpr uint32_t kFormatVersion = 4;
 
 } // namespace dp::rt

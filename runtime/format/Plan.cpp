@@ -149,8 +149,9 @@ int Plan::output(StepKind kind, const std::string &name, int device) const {
   return -1;
 }
 
-Plan Plan::decode(const PlanFile &file, const std::string &what) {
-  const fb::Plan &p = file.plan();
+namespace {
+
+Plan decodeTable(const fb::Plan &p, const std::string &what) {
   Plan plan;
   plan.producer = str(p.producer());
   plan.model = str(p.model());
@@ -213,6 +214,20 @@ Plan Plan::decode(const PlanFile &file, const std::string &what) {
     if (std::string problem = checkLrSchedule(s); !problem.empty())
       throw Error(ErrorKind::Plan, what + ": the learning-rate schedule is invalid: " + problem);
   }
+  if (p.servers())
+    for (const fb::Plan *server : *p.servers())
+      plan.servers.push_back(
+          decodeTable(*server, what + " (server " + std::to_string(server->server()) + ")"));
+  plan.staleness = p.staleness();
+  plan.sync = p.sync();
+  plan.server = p.server();
+  return plan;
+}
+
+} // namespace
+
+Plan Plan::decode(const PlanFile &file, const std::string &what) {
+  Plan plan = decodeTable(file.plan(), what);
   plan.fileHash = file.hash();
   plan.checksum = file.checksum();
   plan.fileBytes = file.sizeBytes();

@@ -124,6 +124,17 @@ struct Plan {
   DeviceKind deviceKind = DeviceKind::Cpu;
   /// The learning-rate schedule (constant when the plan has none).
   LrSchedule lrSchedule;
+  /// The parameter-server strategy, on the workers' plan: each server's plan, in server order
+  /// (empty: allreduce data parallelism; `processes` are then the W workers), the staleness
+  /// bound K (-1: unbounded) and sync. On a server's plan, `server` is its index (else -1);
+  /// its train step ("serve") runs per bucket: receive_push, the updates, reply_pull.
+  std::vector<Plan> servers;
+  int64_t staleness = -1;
+  bool sync = false;
+  int server = -1;
+  bool parameterServer() const { return !servers.empty(); }
+  /// Processes of the job: the W workers and the S servers, or P.
+  int jobProcesses() const { return processes + static_cast<int>(servers.size()); }
 
   /// The file it came from: FNV-1a 64 of the whole file (the plan's identity across ranks),
   /// the CRC-32 its header records, and its size.

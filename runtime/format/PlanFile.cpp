@@ -198,6 +198,8 @@ static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
         return c;
     return nullptr;
   };
+  const bool isServer = plan.server() >= 0;
+  const bool isWorker = plan.servers() && plan.servers()->size() > 0;
   for (const fb::Step *step : {plan.train(), plan.eval()}) {
     int index = 0;
     // The collectives' protocol (runtime/comm/Collectives.cpp): the communication thread posts
@@ -227,6 +229,17 @@ static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
                            std::to_string(buffers.Get(id)->device()));
         continue;
       }
+      // Each strategy has its own pair of exchange kernels.
+      const bool allowed =
+          isServer ? (kind == KernelKind::ReceivePush || kind == KernelKind::ReplyPull)
+          : isWorker ? (kind == KernelKind::PushStart || kind == KernelKind::PullWait) && train
+                     : (kind == KernelKind::AllReduceStart || kind == KernelKind::AllReduceWait);
+      if (!allowed)
+        fail(what, where + " does not belong in " +
+                       (isServer   ? std::string("a server's plan")
+                        : isWorker ? std::string("the ") + (train ? "train" : "eval") +
+                                         " step of a parameter-server workers' plan"
+                                   : std::string("an allreduce plan")));
       const fb::Attr *bucketAttr = nullptr;
       if (k->attrs())
         for (const fb::Attr *a : *k->attrs())
@@ -247,7 +260,7 @@ static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
       }
       const int bucket = c->bucket();
       const std::string named = "bucket " + std::to_string(bucket);
-      if (kind == KernelKind::AllReduceStart) {
+      if (isCollectiveStart(kind)) {
         if (state[bucket] != 0)
           fail(what, where + " starts " + named + " a second time in the step");
         if (train && (starts >= manifest.size() || manifest[starts]->bucket() != bucket))
@@ -307,7 +320,98 @@ void verifyWideVectorsAligned(const fb::Plan &plan, const std::string &what) {
 
 } // namespace
 
+static void verifyPlanTable(const fb::Plan &plan, const std::string &what);
+
+/// The parameter-server records of a workers' plan and of each server's (already verified
+/// as plans): roles, counts, and every bucket the same on both sides.
+static void verifyParameterServer(const fb::Plan &plan, const std::string &what) {
+  const auto *servers = plan.servers();
+  if (plan.server() != -1)
+    fail(what, "a plan with server index " + std::to_string(plan.server()) +
+                   " is not a server's plan inside a workers' plan");
+  if (plan.staleness() < -1)
+    fail(what, "staleness " + std::to_string(plan.staleness()) + " is below -1 (unbounded)");
+  if (!servers || servers->size() == 0) {
+    if (plan.staleness() != -1 || plan.sync())
+      fail(what, "staleness or sync is set, but the plan has no servers");
+    return;
+  }
+  if (plan.sync() && plan.staleness() != 0)
+    fail(what, "a synchronous parameter-server plan has staleness 0, not " +
+                   std::to_string(plan.staleness()));
+  if (plan.devices_per_process() != 1 || plan.nodes() != 1)
+    fail(what, "parameter-server workers run one device each on one node layout");
+  if (servers->size() + plan.processes() > static_cast<uint32_t>(kMaxProcesses))
+    fail(what, std::to_string(servers->size()) + " servers and " +
+                   std::to_string(plan.processes()) + " workers are more than " +
+                   std::to_string(kMaxProcesses) + " processes");
+  auto elementsOf = [](const fb::Plan &p, const std::string &name) -> int64_t {
+    for (const fb::Param *param : *p.params())
+      if (param->name()->str() == name)
+        return numElements(*p.buffers()->Get(param->buffer()));
+    return -1;
+  };
+  std::map<int, const fb::Collective *> pushed; // the workers' buckets
+  if (plan.collectives())
+    for (const fb::Collective *c : *plan.collectives())
+      pushed[c->bucket()] = c;
+  size_t received = 0;
+  for (uint32_t s = 0; s < servers->size(); ++s) {
+    const fb::Plan &server = *servers->Get(s);
+    const std::string named = "server " + std::to_string(s) + "'s plan";
+    if (server.server() != static_cast<int>(s))
+      fail(what, named + " says it is server " + std::to_string(server.server()));
+    if (server.servers() && server.servers()->size() > 0)
+      fail(what, named + " has servers of its own");
+    if (server.devices_per_process() != 1 || server.processes() != 1 ||
+        server.inputs()->size() != 0 || server.eval()->kernels()->size() != 0 ||
+        server.train()->name()->str() != "serve")
+      fail(what, named + " must run one 'serve' step on one device of one process, with no "
+                         "inputs and an empty eval step");
+    if (server.device_kind() != static_cast<uint8_t>(DeviceKind::Cpu))
+      fail(what, named + " is not for the CPU: servers run on the host");
+    if (server.staleness() != -1 || server.sync())
+      fail(what, named + " sets the strategy, which only the workers' plan holds");
+    if (!server.collectives() || server.collectives()->size() == 0)
+      fail(what, named + " receives no bucket");
+    for (const fb::Collective *c : *server.collectives()) {
+      auto it = pushed.find(c->bucket());
+      const std::string bucket = named + "'s bucket " + std::to_string(c->bucket());
+      if (it == pushed.end())
+        fail(what, bucket + " is pushed by no worker");
+      const fb::Collective *w = it->second;
+      if (w->group()->str() != "server " + std::to_string(s) || c->elements() != w->elements() ||
+          !w->tensors() || !c->tensors() || w->tensors()->size() != c->tensors()->size())
+        fail(what, bucket + " differs from the bucket the workers push (" + w->group()->str() +
+                       ", " + std::to_string(w->elements()) + " elements)");
+      for (uint32_t t = 0; t < c->tensors()->size(); ++t) {
+        const std::string name = c->tensors()->Get(t)->str();
+        if (w->tensors()->Get(t)->str() != name)
+          fail(what, bucket + " carries '" + name + "' where the workers push '" +
+                         w->tensors()->Get(t)->str() + "'");
+        const int64_t mine = elementsOf(server, name), theirs = elementsOf(plan, name);
+        if (mine < 0 || mine != theirs)
+          fail(what, bucket + ": parameter '" + name + "' has " + std::to_string(mine) +
+                         " elements on the server and " + std::to_string(theirs) +
+                         " on the workers");
+      }
+      ++received;
+    }
+  }
+  if (received != pushed.size())
+    fail(what, "the workers push " + std::to_string(pushed.size()) + " buckets, the servers "
+               "receive " + std::to_string(received));
+}
+
 void verifyPlanSemantics(const fb::Plan &plan, const std::string &what) {
+  verifyPlanTable(plan, what);
+  if (plan.servers())
+    for (uint32_t s = 0; s < plan.servers()->size(); ++s)
+      verifyPlanTable(*plan.servers()->Get(s), what + " (server " + std::to_string(s) + ")");
+  verifyParameterServer(plan, what);
+}
+
+static void verifyPlanTable(const fb::Plan &plan, const std::string &what) {
   verifyWideVectorsAligned(plan, what);
   if (plan.device_kind() >= kNumDeviceKinds)
     fail(what, "unknown device kind " + std::to_string(plan.device_kind()));

@@ -840,6 +840,10 @@ void checkKernel(const KernelSite &site) {
     break;
   case KernelKind::AllReduceStart:
   case KernelKind::AllReduceWait:
+  case KernelKind::PushStart:
+  case KernelKind::PullWait:
+  case KernelKind::ReceivePush:
+  case KernelKind::ReplyPull:
   case KernelKind::NumKinds:
     break;
   }
@@ -858,6 +862,8 @@ void checkPlanKernels(const Plan &plan) {
     for (const KernelDesc &k : step->kernels)
       if (!isCollective(k.kind))
         checkKernel(KernelSite(plan, bases.data(), k, &state));
+  for (const Plan &server : plan.servers)
+    checkPlanKernels(server);
 }
 
 } // namespace dp::rt::contract

@@ -19,8 +19,8 @@ namespace dp::rt::contract {
 /// LstmForward in its state slot for its lstm_grad's check.
 void checkKernel(const KernelSite &site);
 
-/// checkKernel for every compute kernel of both steps of `plan`, on arenas that are never
-/// touched (the checks read no data). Throws Error(Plan) at the first violation.
+/// checkKernel for every compute kernel of both steps of `plan` and of its servers' plans, on
+/// arenas that are never touched (the checks read no data). Throws Error(Plan) at the first violation.
 void checkPlanKernels(const Plan &plan);
 
 /// Kinds whose implementations read each element (or row) before writing the same position,

@@ -2,6 +2,7 @@
 #include "runtime/train/Job.h"
 
 #include "runtime/base/Error.h"
+#include "runtime/train/PlanInfo.h"
 #include "runtime/kernels/Backends.h"
 #ifdef DP_HAVE_CUDA
 #include "runtime/kernels/cuda/NcclEngine.h"
@@ -31,6 +32,7 @@ std::unique_ptr<Job> Job::launch(const std::string &planPath, const JobOptions &
   job->planPath_ = planPath;
   registerBuiltinBackends();
   Plan plan = Plan::read(planPath);
+  refuseParameterServerPlan(plan, planPath);
   Backend &backend = BackendRegistry::get(plan.deviceKind);
   // Before anything is allocated: a plan too big for the machine is refused with the numbers,
   // not killed by the kernel's OOM killer half way into allocating its arenas.

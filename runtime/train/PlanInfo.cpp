@@ -1,6 +1,8 @@
 // Plan queries and the --inspect summary; see PlanInfo.h.
 #include "runtime/train/PlanInfo.h"
 
+#include "runtime/base/Error.h"
+
 #include <cstdio>
 #include <map>
 #include <vector>
@@ -109,6 +111,17 @@ int64_t numClasses(const Plan &plan, int64_t fallback) {
   return fallback;
 }
 
+void refuseParameterServerPlan(const Plan &plan, const std::string &path) {
+  if (!plan.parameterServer())
+    return;
+  throw Error(ErrorKind::Plan,
+              path + " is a parameter-server plan (" + std::to_string(plan.servers.size()) +
+                  " server(s), " + std::to_string(plan.processes) +
+                  " worker(s)): this dprun verifies and describes it (--inspect) but cannot "
+                  "run servers and workers yet; compile with --strategy allreduce to train "
+                  "data parallel");
+}
+
 void describePlan(const Plan &plan, const std::string &path, std::ostream &out) {
   char checksum[16];
   std::snprintf(checksum, sizeof(checksum), "%08x", plan.checksum);
@@ -123,7 +136,17 @@ void describePlan(const Plan &plan, const std::string &path, std::ostream &out) 
                                         : lrScheduleText(plan.lrSchedule))
       << "\n";
   const int replicas = plan.devicesPerProcess, processes = plan.processes;
-  if (replicas * processes > 1)
+  if (plan.parameterServer())
+    out << "parameter servers: " << plan.servers.size() << " server(s) + " << processes
+        << " worker(s) (ranks 0-" << plan.servers.size() - 1 << " serve), "
+        << plan.batch / processes << " samples per worker and step, "
+        << (plan.sync               ? std::string("synchronous")
+            : plan.staleness >= 0 ? "staleness " + std::to_string(plan.staleness)
+                                  : std::string("asynchronous"))
+        << "\n";
+  else if (plan.server >= 0)
+    out << "server " << plan.server << "'s plan\n";
+  else if (replicas * processes > 1)
     out << "data parallel: " << replicas << " device(s) per process x " << processes
         << " process(es)"
         << (plan.nodes > 1 ? " on " + std::to_string(plan.nodes) + " nodes" : std::string())
@@ -173,7 +196,12 @@ void describePlan(const Plan &plan, const std::string &path, std::ostream &out) 
         << (replicas > 1 ? " device " + std::to_string(b.device) : std::string()) << "\n";
   }
   describeStep(plan, plan.train, out);
-  describeStep(plan, plan.eval, out);
+  if (plan.server < 0)
+    describeStep(plan, plan.eval, out);
+  for (const Plan &server : plan.servers) {
+    out << "\n";
+    describePlan(server, path + " (server " + std::to_string(server.server) + ")", out);
+  }
 }
 
 } // namespace dp::rt

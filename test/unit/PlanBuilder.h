@@ -71,8 +71,10 @@ public:
   /// An allreduce of bucket `bucket` over `perDevice` (one f32 buffer of `elements` per
   /// device): its start kernel, its wait kernel (both in `step`'s current position when
   /// called) come from collectiveStart/collectiveWait; this adds the manifest entry.
-  PlanBuilder &manifestEntry(int bucket, int64_t elements, const std::string &tensors) {
-    collectives_.push_back({bucket, elements, tensors});
+  PlanBuilder &manifestEntry(int bucket, int64_t elements, const std::string &tensors,
+                             const std::string &kind = "allreduce_mean",
+                             const std::string &group = "world") {
+    collectives_.push_back({bucket, elements, tensors, kind, group});
     return *this;
   }
   KernelSpec &collective(StepKind step, KernelKind kind, int bucket,
@@ -155,9 +157,39 @@ public:
     schedule_ = schedule;
     return *this;
   }
+  PlanBuilder &setProcesses(int processes) {
+    processes_ = processes;
+    return *this;
+  }
+  /// The parameter-server strategy: the servers' plans (in order) inside this workers' plan.
+  PlanBuilder &addServer(PlanBuilder server) {
+    servers_.push_back(std::move(server));
+    return *this;
+  }
+  PlanBuilder &setStrategy(int64_t staleness, bool sync) {
+    staleness_ = staleness;
+    sync_ = sync;
+    return *this;
+  }
+  /// Makes this a server's plan: its index, and its train step named "serve".
+  PlanBuilder &setServer(int server) {
+    server_ = server;
+    trainName_ = "serve";
+    return *this;
+  }
 
   /// The FlatBuffer payload (no file header).
   std::vector<uint8_t> payload() const {
+    flatbuffers::FlatBufferBuilder fbb;
+    fb::FinishPlanBuffer(fbb, build(fbb));
+    return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+  }
+
+  /// This plan as a table of `fbb` (its servers' plans inside it).
+  flatbuffers::Offset<fb::Plan> build(flatbuffers::FlatBufferBuilder &fbb) const {
+    std::vector<flatbuffers::Offset<fb::Plan>> servers;
+    for (const PlanBuilder &server : servers_)
+      servers.push_back(server.build(fbb));
     std::vector<uint64_t> offsets = layout();
     uint64_t persistentEnd = 0, end = 0, placedEnd = 0;
     for (size_t i = 0; i < buffers_.size(); ++i) {
@@ -173,7 +205,6 @@ public:
     // The arena is the automatic layout's, so that an offset moved past it falls outside; an
     // offset moved inside it shrinks it to what the buffers use (the loader refuses more).
     end = std::min(end, std::max<uint64_t>(placedEnd, 1));
-    flatbuffers::FlatBufferBuilder fbb;
     std::vector<flatbuffers::Offset<fb::Buffer>> buffers;
     for (size_t i = 0; i < buffers_.size(); ++i)
       buffers.push_back(fb::CreateBufferDirect(fbb, buffers_[i].dtype, &buffers_[i].shape,
@@ -189,7 +220,7 @@ public:
     std::vector<flatbuffers::Offset<fb::Input>> inputs;
     for (const Named &in : inputs_)
       inputs.push_back(fb::CreateInputDirect(fbb, in.name.c_str(), in.buffer));
-    auto train = buildStep(fbb, "train", steps_[0]);
+    auto train = buildStep(fbb, trainName_.c_str(), steps_[0]);
     auto eval = buildStep(fbb, "eval", steps_[1]);
     std::vector<flatbuffers::Offset<fb::Collective>> collectives;
     uint64_t manifest = 0;
@@ -199,9 +230,9 @@ public:
         std::vector<flatbuffers::Offset<flatbuffers::String>> tensors = {
             fbb.CreateString(c.tensors)};
         collectives.push_back(fb::CreateCollectiveDirect(
-            fbb, "allreduce_mean", c.bucket, 0, c.elements, "world", &tensors, ""));
+            fbb, c.kind.c_str(), c.bucket, 0, c.elements, c.group.c_str(), &tensors, ""));
         const std::string line =
-            manifestLine("allreduce_mean", c.bucket, 0, c.elements, "world", {c.tensors}, "");
+            manifestLine(c.kind, c.bucket, 0, c.elements, c.group, {c.tensors}, "");
         manifest = fnv1a64(line.data(), line.size(), manifest);
       }
     }
@@ -215,10 +246,10 @@ public:
     auto plan = fb::CreatePlanDirect(
         fbb, "PlanBuilder", "test", batch_, arenaBytes_.value_or(roundUp(end)),
         persistentBytes_.value_or(roundUp(persistentEnd)), &buffers, &params, &inputs, train, eval,
-        devices_, /*processes=*/1, collectives.empty() ? nullptr : &collectives, manifest,
-        deviceKind_, schedule);
-    fb::FinishPlanBuffer(fbb, plan);
-    return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+        devices_, processes_, collectives.empty() ? nullptr : &collectives, manifest,
+        deviceKind_, schedule, /*nodes=*/1, servers.empty() ? nullptr : &servers, staleness_,
+        sync_, server_);
+    return plan;
   }
   /// The complete .dpx file image.
   std::vector<uint8_t> fileBytes() const {
@@ -246,7 +277,7 @@ private:
   struct CollectiveSpec {
     int bucket;
     int64_t elements;
-    std::string tensors;
+    std::string tensors, kind, group;
   };
   struct ParamSpec {
     std::string name;
@@ -321,6 +352,12 @@ private:
   int64_t batch_;
   std::optional<LrSchedule> schedule_;
   uint8_t deviceKind_ = 0;
+  int processes_ = 1;
+  std::vector<PlanBuilder> servers_;
+  int64_t staleness_ = -1;
+  bool sync_ = false;
+  int server_ = -1;
+  std::string trainName_ = "train";
   int devices_ = 1, currentDevice_ = 0;
   std::vector<CollectiveSpec> collectives_;
   std::vector<BufferSpec> buffers_;

@@ -57,6 +57,34 @@ static cl::opt<int64_t> nodes(
     cl::init(1), cl::value_desc("N"), cl::sub(compileCmd), cl::cat(dpcCategory));
 static cl::opt<std::string> device("device", cl::desc("Device kind: cpu (default) or cuda"),
                                    cl::init("cpu"), cl::sub(compileCmd), cl::cat(dpcCategory));
+enum class Strategy { AllReduce, ParameterServer };
+static cl::opt<Strategy> strategy(
+    "strategy", cl::desc("How the processes share the training"),
+    cl::values(clEnumValN(Strategy::AllReduce, "allreduce",
+                          "data parallelism: every process updates its copy of the parameters "
+                          "with the gradients averaged by allreduce (default)"),
+               clEnumValN(Strategy::ParameterServer, "parameter-server",
+                          "--servers S processes hold the parameters and the optimizer; "
+                          "--workers W processes push gradients and pull parameters (launch "
+                          "S + W ranks: the servers first)")),
+    cl::init(Strategy::AllReduce), cl::sub(compileCmd), cl::cat(dpcCategory));
+static cl::opt<int64_t> servers("servers",
+                                cl::desc("Parameter servers (parameter-server; default 1)"),
+                                cl::init(1), cl::value_desc("S"), cl::sub(compileCmd),
+                                cl::cat(dpcCategory));
+static cl::opt<int64_t> workers("workers",
+                                cl::desc("Workers (parameter-server; default 2)"), cl::init(2),
+                                cl::value_desc("W"), cl::sub(compileCmd), cl::cat(dpcCategory));
+static cl::opt<std::string> staleness(
+    "staleness",
+    cl::desc("How many steps a worker may run ahead of the slowest (parameter-server): K >= 0 "
+             "(stale-synchronous), or inf (asynchronous, the default)"),
+    cl::value_desc("K|inf"), cl::sub(compileCmd), cl::cat(dpcCategory));
+static cl::opt<bool> syncUpdates(
+    "sync",
+    cl::desc("Servers average one gradient from every worker, then update (parameter-server): "
+             "synchronous data parallelism over the workers"),
+    cl::sub(compileCmd), cl::cat(dpcCategory));
 static cl::opt<double> bucketMb(
     "bucket-mb", cl::desc("Largest allreduce bucket in MiB per replica; 0: one per gradient"),
     cl::init(25.0), cl::value_desc("MiB"), cl::sub(compileCmd), cl::cat(dpcCategory));
@@ -167,6 +195,28 @@ int runCompile(ModuleOp module) {
   options.syncBatchNorm = batchNormStats == BatchNormStats::Global;
   options.lrSchedule = lrSchedule.getValue();
   options.output = outputFile.empty() ? model + ".dpx" : outputFile.getValue();
+  if (strategy == Strategy::ParameterServer) {
+    options.strategy = "parameter-server";
+    options.servers = servers.getValue();
+    options.workers = workers.getValue();
+    options.sync = syncUpdates.getValue();
+    if (staleness.getNumOccurrences() && syncUpdates)
+      return failWith("--staleness and --sync exclude each other (a synchronous step has "
+                      "staleness 0)",
+                      2);
+    if (staleness.getNumOccurrences() && staleness != "inf") {
+      int64_t k = 0;
+      if (StringRef(staleness).getAsInteger(10, k) || k < 0)
+        return failWith("--staleness must be a number of steps >= 0 or inf, not '" +
+                            staleness + "'",
+                        2);
+      options.staleness = k;
+    }
+  } else {
+    for (const char *name : {"servers", "workers", "staleness", "sync"})
+      if (cl::getRegisteredOptions(compileCmd).lookup(name)->getNumOccurrences())
+        return failWith(std::string("--") + name + " needs --strategy parameter-server", 2);
+  }
   if (std::string error = options.verify(); !error.empty())
     return failWith("--" + error, 2);
 

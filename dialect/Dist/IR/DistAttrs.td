@@ -27,4 +27,30 @@ def Dist_MeshAttr : AttrDef<Dist_Dialect, "Mesh"> {
   }];
 }
 
+def Dist_ParameterServerAttr : AttrDef<Dist_Dialect, "ParameterServer"> {
+  let mnemonic = "parameter_server";
+  let summary = "the parameter-server strategy: S servers, W workers, how stale a worker may be";
+  let description = [{
+    On the train step and every server function of a parameter-server compilation. The job
+    has S + W processes: ranks 0 to S - 1 are the servers, the next W the workers (the
+    train step's mesh has W processes). `staleness` K >= 0 lets a worker run at most K steps
+    ahead of the slowest worker (stale-synchronous parallel); -1 leaves workers unbounded
+    (asynchronous). With `sync`, a server averages one gradient from every worker before it
+    updates, so the job computes what synchronous data parallelism over W processes does
+    (`staleness` is then 0).
+
+    ```mlir
+    #dist.parameter_server<servers = 1, workers = 2, staleness = -1, sync = false>
+    ```
+  }];
+  let parameters = (ins "int64_t":$servers, "int64_t":$workers, "int64_t":$staleness,
+                        "bool":$sync);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// "1 server, 2 workers, asynchronous" / "... staleness 4" / "... synchronous".
+    std::string describe() const;
+  }];
+}
+
 #endif // DP_DIST_ATTRS

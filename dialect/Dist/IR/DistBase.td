@@ -17,6 +17,12 @@ def Dist_Dialect : Dialect {
     `dist.shard` gives each replica its rows of the global batch, and `dist.allreduce`
     averages a gradient over all R x P replicas. The schedule splits allreduces into
     `dist.allreduce_start` / `dist.allreduce_wait` so that communication overlaps compute.
+
+    Under the parameter-server strategy (`dist.parameter_server` on the train step) the
+    processes are W workers running the step on their shards and S servers holding the
+    parameters: a worker `dist.push`es each bucket of gradients to the server holding those
+    parameters and `dist.pull`s them back fresh; each server function (`dist.server = s`)
+    `dist.receive`s a bucket, applies the optimizer and `dist.reply`s with the parameters.
   }];
   let useDefaultAttributePrinterParser = 1;
   let useDefaultTypePrinterParser = 1;
@@ -25,6 +31,12 @@ def Dist_Dialect : Dialect {
     static constexpr llvm::StringLiteral kReplicaAttr = "dist.replica";
     /// Name of the function attribute holding the mesh.
     static constexpr llvm::StringLiteral kMeshAttr = "dist.mesh";
+    /// Name of the function attribute holding the parameter-server strategy (on the train
+    /// step and on every server function).
+    static constexpr llvm::StringLiteral kParameterServerAttr = "dist.parameter_server";
+    /// Name of the attribute naming a server: on a `graph.param` (the server that holds the
+    /// parameter) and on a server function (the server it is the program of).
+    static constexpr llvm::StringLiteral kServerAttr = "dist.server";
   }];
 }
 

@@ -132,6 +132,111 @@ LogicalResult AllReduceWaitOp::verify() {
   return success();
 }
 
+LogicalResult ParameterServerAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                          int64_t servers, int64_t workers, int64_t staleness,
+                                          bool sync) {
+  if (servers < 1 || workers < 1)
+    return emitError() << "servers and workers must be at least 1, got " << servers << " and "
+                       << workers;
+  if (staleness < -1)
+    return emitError() << "staleness must be -1 (unbounded) or at least 0, got " << staleness;
+  if (sync && staleness != 0)
+    return emitError() << "a synchronous strategy has staleness 0, got " << staleness;
+  return success();
+}
+
+std::string ParameterServerAttr::describe() const {
+  std::string text = std::to_string(getServers()) +
+                     (getServers() == 1 ? " server, " : " servers, ") +
+                     std::to_string(getWorkers()) + (getWorkers() == 1 ? " worker, " : " workers, ");
+  if (getSync())
+    return text + "synchronous";
+  if (getStaleness() < 0)
+    return text + "asynchronous";
+  return text + "staleness " + std::to_string(getStaleness());
+}
+
+/// `names` holds one string per tensor and each `params` operand is the graph.param of that
+/// name: pulls and replies name what they write and send.
+static LogicalResult verifyNamedParams(Operation *op, ValueRange params, ArrayAttr names) {
+  if (params.empty() || names.size() != params.size())
+    return op->emitOpError() << "needs one name in tensors per parameter, got " << names.size()
+                             << " for " << params.size();
+  for (auto [i, v] : llvm::enumerate(params)) {
+    auto param = v.getDefiningOp<dp::graph::ParamOp>();
+    if (!param)
+      return op->emitOpError() << "operand " << i << " must be a graph.param";
+    if (param.getName() != cast<StringAttr>(names[i]).getValue())
+      return op->emitOpError() << "operand " << i << " is parameter '" << param.getName()
+                               << "' but tensors names '"
+                               << cast<StringAttr>(names[i]).getValue() << "'";
+  }
+  return success();
+}
+
+/// One name per tensor, a non-negative bucket (and server).
+static LogicalResult verifyBucket(Operation *op, StringRef what, size_t tensors,
+                                  ArrayAttr names, IntegerAttr bucket, IntegerAttr server = {}) {
+  if (tensors == 0 || names.size() != tensors)
+    return op->emitOpError() << "needs one name in tensors per " << what << ", got "
+                             << names.size() << " for " << tensors;
+  if (bucket.getInt() < 0)
+    return op->emitOpError("bucket must be non-negative");
+  if (server && server.getInt() < 0)
+    return op->emitOpError("server must be non-negative");
+  return success();
+}
+
+LogicalResult PushOp::verify() {
+  return verifyBucket(*this, "gradient", getGradients().size(), getTensors(), getBucketAttr(),
+                      getServerAttr());
+}
+
+int64_t PushOp::bytes() {
+  int64_t bytes = 0;
+  for (Value v : getGradients())
+    bytes += cast<RankedTensorType>(v.getType()).getNumElements() * 4;
+  return bytes;
+}
+
+LogicalResult PullOp::verify() {
+  if (failed(verifyBucket(*this, "parameter", getParams().size(), getTensors(),
+                          getBucketAttr(), getServerAttr())))
+    return failure();
+  return verifyNamedParams(*this, getParams(), getTensors());
+}
+
+LogicalResult ReceiveOp::verify() {
+  return verifyBucket(*this, "gradient", getGradients().size(), getTensors(), getBucketAttr());
+}
+
+LogicalResult ReplyOp::verify() {
+  if (failed(verifyBucket(*this, "parameter", getParams().size(), getTensors(),
+                          getBucketAttr())))
+    return failure();
+  return verifyNamedParams(*this, getParams(), getTensors());
+}
+
+ParameterServerAttr dp::dist::getParameterServer(Operation *func) {
+  return func->getAttrOfType<ParameterServerAttr>(DistDialect::kParameterServerAttr);
+}
+
+int64_t dp::dist::getServer(Operation *op) {
+  auto attr = op->getAttrOfType<IntegerAttr>(DistDialect::kServerAttr);
+  return attr ? attr.getInt() : -1;
+}
+
+SmallVector<func::FuncOp> dp::dist::getServerFunctions(ModuleOp module) {
+  SmallVector<func::FuncOp> servers;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (getServer(func) >= 0)
+      servers.push_back(func);
+  llvm::stable_sort(servers, [](func::FuncOp a, func::FuncOp b) {
+    return getServer(a) < getServer(b);
+  });
+  return servers;
+}
+
 mlir::func::FuncOp dp::dist::getReplicatedTrainStep(mlir::ModuleOp module) {
   mlir::func::FuncOp train = graph::getStepFunction(module, "train");
   MeshAttr mesh = train ? getMesh(train) : MeshAttr();

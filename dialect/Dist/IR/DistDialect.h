@@ -32,4 +32,10 @@ int64_t getReplica(mlir::Operation *op);
 MeshAttr getMesh(mlir::Operation *func);
 /// The train step of `module` when it runs on more than one replica (R x P > 1), else null.
 mlir::func::FuncOp getReplicatedTrainStep(mlir::ModuleOp module);
+/// The parameter-server strategy of a function (the train step, a server function), or null.
+ParameterServerAttr getParameterServer(mlir::Operation *func);
+/// The server functions of `module` (`dist.server` on a function), by server index.
+llvm::SmallVector<mlir::func::FuncOp> getServerFunctions(mlir::ModuleOp module);
+/// The server a server function or a `graph.param` is on, or -1.
+int64_t getServer(mlir::Operation *op);
 } // namespace dp::dist

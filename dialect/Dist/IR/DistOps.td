@@ -79,4 +79,84 @@ def Dist_AllReduceWaitOp : Dist_Op<"allreduce_wait"> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// The parameter-server strategy
+//===----------------------------------------------------------------------===//
+
+def Dist_PushOp : Dist_Op<"push"> {
+  let summary = "send a bucket of this worker's gradients to the server holding the parameters";
+  let description = [{
+    On a worker's train step, right after the last of the bucket's gradients is computed:
+    the gradients of the parameters `tensors`, all held by server `server`, travel as one
+    buffer while the backward pass goes on. The server answers with the parameters, which
+    the bucket's `dist.pull` takes.
+
+    ```mlir
+    dist.push %gw, %gb {bucket = 0 : i64, server = 0 : i64, tensors = ["dense2.kernel", "dense2.bias"]} : tensor<100x10xf32>, tensor<10xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Dist_F32Tensor>:$gradients, I64Attr:$bucket, I64Attr:$server,
+                       StrArrayAttr:$tensors);
+  let assemblyFormat = "$gradients attr-dict `:` type($gradients)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Bytes of the bucket's gradients.
+    int64_t bytes();
+  }];
+}
+
+def Dist_PullOp : Dist_Op<"pull"> {
+  let summary = "take a bucket's parameters as the server holds them, in place";
+  let description = [{
+    On a worker's train step, after the last read of the parameters in the step: waits for
+    the server's answer to the bucket's `dist.push` and writes the parameters (operands, the
+    `graph.param`s named by `tensors`, in order) in place, as an update does. When the server
+    answers is the strategy's: at once (asynchronous), once the slowest worker is at most
+    `staleness` steps behind, or once every worker's gradient was averaged and applied (sync).
+
+    ```mlir
+    dist.pull %w, %b {bucket = 0 : i64, server = 0 : i64, tensors = ["dense2.kernel", "dense2.bias"]} : tensor<100x10xf32>, tensor<10xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Dist_F32Tensor>:$params, I64Attr:$bucket, I64Attr:$server,
+                       StrArrayAttr:$tensors);
+  let assemblyFormat = "$params attr-dict `:` type($params)";
+  let hasVerifier = 1;
+}
+
+def Dist_ReceiveOp : Dist_Op<"receive"> {
+  let summary = "a bucket of gradients a worker pushed, on the server holding them";
+  let description = [{
+    The first op of a bucket's part of a server function: the gradients of `tensors`, as
+    one worker pushed them (or, with `sync`, their mean over every worker's push of the same
+    step). The optimizer's updates of those parameters follow, then the bucket's
+    `dist.reply`.
+
+    ```mlir
+    %gw, %gb = dist.receive {bucket = 0 : i64, tensors = ["dense2.kernel", "dense2.bias"]} : tensor<100x10xf32>, tensor<10xf32>
+    ```
+  }];
+  let arguments = (ins I64Attr:$bucket, StrArrayAttr:$tensors);
+  let results = (outs Variadic<Dist_F32Tensor>:$gradients);
+  let assemblyFormat = "attr-dict `:` type($gradients)";
+  let hasVerifier = 1;
+}
+
+def Dist_ReplyOp : Dist_Op<"reply"> {
+  let summary = "answer the workers' pulls of a bucket with the parameters as updated";
+  let description = [{
+    The last op of a bucket's part of a server function: the parameters `tensors` (operands,
+    their `graph.param`s, in order) go to the workers whose pulls of the bucket the strategy
+    lets through.
+
+    ```mlir
+    dist.reply %w, %b {bucket = 0 : i64, tensors = ["dense2.kernel", "dense2.bias"]} : tensor<100x10xf32>, tensor<10xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Dist_F32Tensor>:$params, I64Attr:$bucket,
+                       StrArrayAttr:$tensors);
+  let assemblyFormat = "$params attr-dict `:` type($params)";
+  let hasVerifier = 1;
+}
+
 #endif // DP_DIST_OPS

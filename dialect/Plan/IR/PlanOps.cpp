@@ -37,6 +37,30 @@ LogicalResult ProgramOp::verify() {
       return emitOpError() << "has an invalid lr_schedule '" << schedule.getValue()
                            << "': " << problem;
   }
+  if (auto servers = getServersAttr()) {
+    if (servers.getInt() < 1 || getServerAttr())
+      return emitOpError() << "a workers' program needs at least one server and no server "
+                              "index, found servers = "
+                           << servers.getInt();
+    if (getDevicesPerProcess() != 1)
+      return emitOpError("parameter-server workers run one device each");
+    if (auto k = getStalenessAttr(); k && (k.getInt() < -1 || (getSync() && k.getInt() != 0)))
+      return emitOpError() << "has staleness " << k.getInt()
+                           << ": -1 (unbounded), or at least 0 (0 under sync)";
+  } else if (getStalenessAttr() || getSync()) {
+    return emitOpError("has staleness or sync but no servers");
+  }
+  if (auto server = getServerAttr()) {
+    if (server.getInt() < 0 || getDevicesPerProcess() != 1 || getProcesses() != 1)
+      return emitOpError() << "a server's program runs on one device of one process as a "
+                              "server index >= 0, found server "
+                           << server.getInt() << " on " << getDevicesPerProcess() << " x "
+                           << getProcesses();
+    for (auto step : getBody().front().getOps<StepOp>())
+      if (step.getName() != "serve")
+        return emitOpError() << "is a server's program, whose one step is 'serve', but has '"
+                             << step.getName() << "'";
+  }
   int64_t devices = getDevicesPerProcess();
   WalkResult result = getOperation()->walk([&](Operation *op) {
     auto device = op->getAttrOfType<IntegerAttr>("device");

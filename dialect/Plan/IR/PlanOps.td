@@ -33,7 +33,11 @@ def Plan_ProgramOp : Plan_Op<"program", [NoTerminator, SingleBlock]> {
                        DefaultValuedAttr<I64Attr, "1">:$processes,
                        DefaultValuedStrAttr<StrAttr, "cpu">:$device,
                        OptionalAttr<StrAttr>:$lr_schedule,
-                       OptionalAttr<I64Attr>:$nodes);
+                       OptionalAttr<I64Attr>:$nodes,
+                       OptionalAttr<I64Attr>:$servers,
+                       OptionalAttr<I64Attr>:$staleness,
+                       UnitAttr:$sync,
+                       OptionalAttr<I64Attr>:$server);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$model attr-dict-with-keyword $body";
   let hasVerifier = 1;
@@ -60,10 +64,11 @@ def Plan_BucketOp : Plan_Op<"bucket", [HasParent<"ProgramOp">]> {
   let summary = "a device's contiguous gradient buffer, averaged by one allreduce";
   let description = [{
     The gradients of a bucket are `plan.grad`s inside it, so the kernels that compute them
-    write straight into the buffer the collective sends: no packing copy.
+    write straight into the buffer the collective sends: no packing copy. On a
+    parameter-server worker, `server` is the server the bucket is pushed to.
   }];
   let arguments = (ins I64Attr:$index, OptionalAttr<I64Attr>:$offset,
-                       DefaultValuedAttr<I64Attr, "0">:$device);
+                       DefaultValuedAttr<I64Attr, "0">:$device, OptionalAttr<I64Attr>:$server);
   let results = (outs MemRefRankOf<[F32], [1]>:$buffer);
   let assemblyFormat = "$index attr-dict `:` type($buffer)";
 }

@@ -114,7 +114,7 @@ public:
   /// kernels name their buffers by it.
   LogicalResult declareBuckets(func::FuncOp func) {
     int64_t replicas = program_.getDevicesPerProcess();
-    auto declare = [&](Operation *op, ValueRange grads, int64_t bucket) {
+    auto declare = [&](Operation *op, ValueRange grads, int64_t bucket, IntegerAttr server) {
       unsigned n = grads.size() / replicas;
       // Each gradient starts on an arena alignment boundary; the padding between them stays
       // zero and averages to zero.
@@ -130,7 +130,7 @@ public:
         b_.setInsertionPoint(*program_.getBody().front().getOps<plan::StepOp>().begin());
         Value buffer = b_.create<plan::BucketOp>(
             op->getLoc(), MemRefType::get({elements}, b_.getF32Type()),
-            b_.getI64IntegerAttr(bucket), IntegerAttr(), deviceAttr(r));
+            b_.getI64IntegerAttr(bucket), IntegerAttr(), deviceAttr(r), server);
         perDevice.push_back(buffer);
         int64_t offset = 0;
         for (Value g : grads.slice(r * n, n)) {
@@ -147,7 +147,12 @@ public:
     WalkResult walk = func.walk([&](Operation *op) {
       int64_t bucket;
       ValueRange grads;
-      if (auto a = dyn_cast<dist::AllReduceOp>(op)) {
+      IntegerAttr server;
+      if (auto p = dyn_cast<dist::PushOp>(op)) {
+        bucket = p.getBucket(), grads = p.getGradients(), server = p.getServerAttr();
+      } else if (auto r = dyn_cast<dist::ReceiveOp>(op)) {
+        bucket = r.getBucket(), grads = r.getGradients();
+      } else if (auto a = dyn_cast<dist::AllReduceOp>(op)) {
         if (!a.getBucket()) {
           a.emitOpError("has no bucket (run dist-fuse-allreduce first)");
           return WalkResult::interrupt();
@@ -162,7 +167,7 @@ public:
         op->emitOpError() << "reuses bucket " << bucket << " of another allreduce";
         return WalkResult::interrupt();
       }
-      declare(op, grads, bucket);
+      declare(op, grads, bucket, server);
       return WalkResult::advance();
     });
     return failure(walk.wasInterrupted());
@@ -217,7 +222,9 @@ private:
                         dist::getReplica(v.getDefiningOp())};
     };
     func.walk([&](Operation *op) {
-      if (auto a = dyn_cast<dist::AllReduceOp>(op))
+      if (auto p = dyn_cast<dist::PushOp>(op))
+        nameOthers(p.getGradients(), p.getTensors());
+      else if (auto a = dyn_cast<dist::AllReduceOp>(op))
         nameOthers(a.getGradients(), a.getTensors());
       else if (auto a = dyn_cast<dist::AllReduceStartOp>(op))
         nameOthers(a.getGradients(), a.getTensors());
@@ -334,6 +341,21 @@ private:
           collective(w.getLoc(), rt::KernelKind::AllReduceWait, w.getStart().getBucket());
           bindMeans(w.getResults(), w.getStart().getGradients());
         })
+        .Case([&](dist::PushOp p) {
+          collective(p.getLoc(), rt::KernelKind::PushStart, p.getBucket());
+        })
+        .Case([&](dist::PullOp p) {
+          collective(p.getLoc(), rt::KernelKind::PullWait, p.getBucket());
+        })
+        .Case([&](dist::ReceiveOp r) {
+          // The updates read the received gradients where they arrive: in the bucket.
+          for (Value g : r.getGradients())
+            values_[g] = grads_.lookup(gradOf_.lookup(g));
+          collective(r.getLoc(), rt::KernelKind::ReceivePush, r.getBucket());
+        })
+        .Case([&](dist::ReplyOp r) {
+          collective(r.getLoc(), rt::KernelKind::ReplyPull, r.getBucket());
+        })
         .Case([&](func::ReturnOp ret) {
           auto func = ret->getParentOfType<func::FuncOp>();
           for (unsigned i = 0, e = ret.getNumOperands(); i < e; ++i) {
@@ -386,7 +408,8 @@ struct ConvertDistToPlanPass : dp::impl::ConvertDistToPlanPassBase<ConvertDistTo
       nodes = mesh.getNodes();
     }
     auto program = b.create<plan::ProgramOp>(module.getLoc(), model, batch, devices, processes,
-                                              "cpu", StringAttr(), IntegerAttr());
+                                              "cpu", StringAttr(), IntegerAttr(), IntegerAttr(),
+                                              IntegerAttr(), false, IntegerAttr());
     // A layout over several hosts reaches the plan; one host is left implicit.
     if (nodes > 1)
       program.setNodes(nodes);
@@ -397,6 +420,13 @@ struct ConvertDistToPlanPass : dp::impl::ConvertDistToPlanPassBase<ConvertDistTo
       program.setLrSchedule(schedule.getValue());
     program.getBody().emplaceBlock();
 
+    dist::ParameterServerAttr strategy = dist::getParameterServer(train);
+    if (strategy) {
+      program.setServers(strategy.getServers());
+      program.setStaleness(strategy.getStaleness());
+      program.setSync(strategy.getSync());
+    }
+
     Lowering lowering(program);
     lowering.declarePersistent(train);
     lowering.declarePersistent(eval);
@@ -404,6 +434,27 @@ struct ConvertDistToPlanPass : dp::impl::ConvertDistToPlanPassBase<ConvertDistTo
       return signalPassFailure();
     train.erase();
     eval.erase();
+
+    // Each server's program: its parameters and their optimizer state, and the serve step.
+    for (func::FuncOp server : dist::getServerFunctions(module)) {
+      if (!strategy) {
+        server.emitError("is a server function, but the train step has no parameter-server "
+                         "strategy");
+        return signalPassFailure();
+      }
+      b.setInsertionPointToEnd(module.getBody());
+      auto serverProgram = b.create<plan::ProgramOp>(
+          server.getLoc(), model, batch, 1, 1, "cpu", StringAttr(), IntegerAttr(),
+          IntegerAttr(), IntegerAttr(), false, b.getI64IntegerAttr(dist::getServer(server)));
+      if (auto schedule = program.getLrScheduleAttr())
+        serverProgram.setLrScheduleAttr(schedule);
+      serverProgram.getBody().emplaceBlock();
+      Lowering serving(serverProgram);
+      serving.declarePersistent(server);
+      if (failed(serving.lowerStep(server, "serve")))
+        return signalPassFailure();
+      server.erase();
+    }
   }
 };
 

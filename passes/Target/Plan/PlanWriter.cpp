@@ -28,11 +28,15 @@ std::string locationString(Location loc) {
   return s;
 }
 
+/// Writes one program as a Plan table into a builder that may hold others (the servers' plans
+/// go inside the workers').
 class Writer {
 public:
-  explicit Writer(ProgramOp program) : program_(program) {}
+  Writer(ProgramOp program, flatbuffers::FlatBufferBuilder &fbb)
+      : program_(program), fbb_(fbb) {}
 
-  LogicalResult run(StringRef producer, std::string &out) {
+  FailureOr<flatbuffers::Offset<fb::Plan>>
+  run(StringRef producer, ArrayRef<flatbuffers::Offset<fb::Plan>> servers) {
     auto arena = program_->getAttrOfType<IntegerAttr>("arena_bytes");
     auto persistent = program_->getAttrOfType<IntegerAttr>("persistent_bytes");
     if (!arena || !persistent)
@@ -65,17 +69,23 @@ public:
                                        ids_.lookup(input.getBuffer())));
 
     flatbuffers::Offset<fb::Step> train, eval;
+    const bool server = program_.getServerAttr() != nullptr;
     for (StepOp step : program_.getOps<StepOp>()) {
       FailureOr<flatbuffers::Offset<fb::Step>> rec = writeStep(step);
       if (failed(rec))
         return failure();
-      if (step.getName() == "train")
+      if (step.getName() == (server ? "serve" : "train"))
         train = *rec;
       else if (step.getName() == "eval")
         eval = *rec;
     }
+    // A server's plan has no evaluation: an empty eval step keeps the table's shape.
+    if (server && eval.IsNull())
+      eval = fb::CreateStep(fbb_, fbb_.CreateString("eval"),
+                            fbb_.CreateVector(std::vector<flatbuffers::Offset<fb::Kernel>>()));
     if (train.IsNull() || eval.IsNull())
-      return program_.emitError("the plan needs a 'train' and an 'eval' step");
+      return program_.emitError(server ? "a server's plan needs a 'serve' step"
+                                       : "the plan needs a 'train' and an 'eval' step");
 
     uint64_t manifestHash = 0;
     auto collectives = writeManifest(manifestHash);
@@ -98,10 +108,11 @@ public:
         program_.getDevicesPerProcess(), program_.getProcesses(), collectives, manifestHash,
         static_cast<uint8_t>(program_.getDevice() == "cuda" ? rt::DeviceKind::Cuda
                                                             : rt::DeviceKind::Cpu),
-        schedule, static_cast<int32_t>(program_.getNodes().value_or(1)));
-    fb::FinishPlanBuffer(fbb_, plan);
-    out = rt::wrapPlanPayload(fbb_.GetBufferPointer(), fbb_.GetSize());
-    return success();
+        schedule, static_cast<int32_t>(program_.getNodes().value_or(1)),
+        servers.empty() ? 0 : fbb_.CreateVector(servers.data(), servers.size()),
+        program_.getStaleness().value_or(-1), program_.getSync(),
+        server ? static_cast<int32_t>(program_.getServerAttr().getInt()) : -1);
+    return plan;
   }
 
 private:
@@ -131,11 +142,20 @@ private:
         contents[grad.getBucket()].push_back({*grad.getBucketOffset(), grad.getParam().str()});
     std::vector<flatbuffers::Offset<fb::Collective>> entries;
     hash = rt::fnv1a64(nullptr, 0);
+    // What a bucket's exchange is, and with whom: every replica (allreduce), the server
+    // holding its parameters (a worker's push and pull), the workers (a server).
+    const bool server = program_.getServerAttr() != nullptr;
+    const StringRef start = server ? "receive_push"
+                            : program_.getServersAttr() ? "push_start"
+                                                        : "allreduce_start";
+    const std::string kind = server ? "receive_reply"
+                             : program_.getServersAttr() ? "push_pull"
+                                                         : "allreduce_mean";
     for (StepOp step : program_.getOps<StepOp>()) {
-      if (step.getName() != "train")
+      if (step.getName() != (server ? "serve" : "train"))
         continue;
       for (KernelOp k : step.getOps<KernelOp>()) {
-        if (k.getKind() != "allreduce_start")
+        if (k.getKind() != start)
           continue;
         Value bucket = k.getInputs().front();
         auto members = contents.lookup(bucket);
@@ -146,15 +166,18 @@ private:
         int index = static_cast<int>(k->getAttrOfType<IntegerAttr>("bucket").getInt());
         int64_t elements = cast<MemRefType>(bucket.getType()).getNumElements();
         std::string loc = locationString(k.getLoc());
-        std::string line = rt::manifestLine("allreduce_mean", index, int(rt::DType::F32), elements,
-                                            "world", tensors, loc);
+        std::string group = server ? "workers" : "world";
+        if (auto def = bucket.getDefiningOp<BucketOp>(); def && def.getServerAttr())
+          group = "server " + std::to_string(def.getServerAttr().getInt());
+        std::string line = rt::manifestLine(kind, index, int(rt::DType::F32), elements, group,
+                                            tensors, loc);
         hash = rt::fnv1a64(line.data(), line.size(), hash);
         std::vector<flatbuffers::Offset<flatbuffers::String>> names;
         for (auto &t : tensors)
           names.push_back(fbb_.CreateString(t));
         entries.push_back(fb::CreateCollective(
-            fbb_, fbb_.CreateString("allreduce_mean"), index, uint8_t(rt::DType::F32), elements,
-            fbb_.CreateString("world"), fbb_.CreateVector(names), fbb_.CreateString(loc)));
+            fbb_, fbb_.CreateString(kind), index, uint8_t(rt::DType::F32), elements,
+            fbb_.CreateString(group), fbb_.CreateVector(names), fbb_.CreateString(loc)));
       }
     }
     if (entries.empty())
@@ -256,7 +279,7 @@ private:
   }
 
   ProgramOp program_;
-  flatbuffers::FlatBufferBuilder fbb_;
+  flatbuffers::FlatBufferBuilder &fbb_;
   std::vector<flatbuffers::Offset<fb::Buffer>> buffers_;
   llvm::DenseMap<Value, uint32_t> ids_;
   llvm::DenseMap<Value, int64_t> offsets_;
@@ -265,14 +288,47 @@ private:
 } // namespace
 
 LogicalResult writePlan(ModuleOp module, StringRef producer, std::string &out) {
-  auto programs = llvm::to_vector(module.getOps<ProgramOp>());
-  if (programs.size() != 1)
-    return module.emitError() << "expected one plan.program to write, found " << programs.size();
-  if (failed(Writer(programs.front()).run(producer, out)))
+  // The workers' program (the only one without a server index) and the servers' in order.
+  ProgramOp root;
+  SmallVector<ProgramOp> servers;
+  for (ProgramOp program : module.getOps<ProgramOp>()) {
+    if (program.getServerAttr()) {
+      servers.push_back(program);
+    } else if (root) {
+      return module.emitError("expected one plan.program to write (and its servers'), found "
+                              "two without a server index");
+    } else {
+      root = program;
+    }
+  }
+  if (!root)
+    return module.emitError("expected one plan.program to write, found none");
+  llvm::stable_sort(servers, [](ProgramOp a, ProgramOp b) {
+    return a.getServerAttr().getInt() < b.getServerAttr().getInt();
+  });
+  const int64_t expected = root.getServers().value_or(0);
+  if (static_cast<int64_t>(servers.size()) != expected)
+    return root.emitError() << "the program names " << expected << " server(s) but the module "
+                            << "has " << servers.size() << " server program(s)";
+  flatbuffers::FlatBufferBuilder fbb;
+  std::vector<flatbuffers::Offset<fb::Plan>> serverPlans;
+  for (auto [s, server] : llvm::enumerate(servers)) {
+    if (server.getServerAttr().getInt() != static_cast<int64_t>(s))
+      return server.emitError() << "is server " << server.getServerAttr().getInt()
+                                << "; the server programs must be 0 to " << expected - 1;
+    FailureOr<flatbuffers::Offset<fb::Plan>> plan = Writer(server, fbb).run(producer, {});
+    if (failed(plan))
+      return failure();
+    serverPlans.push_back(*plan);
+  }
+  FailureOr<flatbuffers::Offset<fb::Plan>> plan = Writer(root, fbb).run(producer, serverPlans);
+  if (failed(plan))
     return failure();
+  fb::FinishPlanBuffer(fbb, *plan);
+  out = rt::wrapPlanPayload(fbb.GetBufferPointer(), fbb.GetSize());
   // dpc never writes a plan that dprun would refuse.
   if (std::string error = rt::PlanFile::verifyImage(out.data(), out.size()); !error.empty())
-    return programs.front().emitError()
+    return root.emitError()
            << "the runtime's verifier refuses the plan built from this program: " << error;
   return success();
 }

@@ -874,6 +874,10 @@ std::unique_ptr<Kernel> build(KernelEnvironment &env, const KernelSite &site) {
     return makeLstmGrad(site);
   case KernelKind::AllReduceStart:
   case KernelKind::AllReduceWait:
+  case KernelKind::PushStart:
+  case KernelKind::PullWait:
+  case KernelKind::ReceivePush:
+  case KernelKind::ReplyPull:
   case KernelKind::NumKinds:
     break;
   }

@@ -361,3 +361,47 @@ plan.program "m" attributes {batch = 1 : i64} {
     plan.kernel "activation" ins(%a : memref<2x2xf32>) outs(%c : memref<2x2xf32>) {activation = "gelu"}
   }
 }
+
+// -----
+
+// Tests that a workers' program needs a server.
+// expected-error @+1 {{'plan.program' op a workers' program needs at least one server and no server index, found servers = 0}}
+plan.program "m" attributes {batch = 1 : i64, servers = 0 : i64} {
+}
+
+// -----
+
+// Tests that parameter-server workers run one device each.
+// expected-error @+1 {{'plan.program' op parameter-server workers run one device each}}
+plan.program "m" attributes {batch = 2 : i64, servers = 1 : i64, devices_per_process = 2 : i64} {
+}
+
+// -----
+
+// Tests that staleness is -1 or a number of steps, 0 under sync.
+// expected-error @+1 {{'plan.program' op has staleness 2: -1 (unbounded), or at least 0 (0 under sync)}}
+plan.program "m" attributes {batch = 1 : i64, servers = 1 : i64, staleness = 2 : i64, sync} {
+}
+
+// -----
+
+// Tests that the strategy needs servers.
+// expected-error @+1 {{'plan.program' op has staleness or sync but no servers}}
+plan.program "m" attributes {batch = 1 : i64, staleness = 2 : i64} {
+}
+
+// -----
+
+// Tests that a server's program runs on one device of one process.
+// expected-error @+1 {{'plan.program' op a server's program runs on one device of one process as a server index >= 0, found server 0 on 1 x 2}}
+plan.program "m" attributes {batch = 1 : i64, server = 0 : i64, processes = 2 : i64} {
+}
+
+// -----
+
+// Tests that a server's program has only its serve step.
+// expected-error @+1 {{'plan.program' op is a server's program, whose one step is 'serve', but has 'train'}}
+plan.program "m" attributes {batch = 1 : i64, server = 0 : i64} {
+  plan.step "train" {
+  }
+}

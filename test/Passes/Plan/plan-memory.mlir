@@ -175,11 +175,32 @@ plan.program "dp" attributes {batch = 4 : i64, devices_per_process = 2 : i64} {
 
 // -----
 
-// Tests that the pass needs exactly one program.
-// expected-error @+1 {{expected one plan.program, found 2}}
+// Tests that the pass needs a program.
+// expected-error @+1 {{expected a plan.program, found none}}
 module {
-  plan.program "a" attributes {batch = 1 : i64} {
+}
+
+// -----
+
+// Tests that each program (the workers' and each server's under the parameter-server strategy)
+// gets its own arena: each starts at offset 0.
+// CHECK-LABEL: plan.program "w" attributes {arena_bytes = 64 : i64, batch = 1 : i64, persistent_bytes = 64 : i64, servers = 1 : i64}
+// CHECK: plan.param "a" {{{.*}}offset = 0 : i64}
+// CHECK-LABEL: plan.program "w" attributes {arena_bytes = 128 : i64, batch = 1 : i64, persistent_bytes = 128 : i64, server = 0 : i64}
+// CHECK: plan.param "a" {{{.*}}offset = 0 : i64}
+// CHECK: plan.param "a/m" {{{.*}}offset = 64 : i64
+module {
+  plan.program "w" attributes {batch = 1 : i64, servers = 1 : i64} {
+    %a = plan.param "a" {init = #plan.init<kind = "zeros">} : memref<4xf32>
+    plan.step "train" {
+    }
+    plan.step "eval" {
+    }
   }
-  plan.program "b" attributes {batch = 1 : i64} {
+  plan.program "w" attributes {batch = 1 : i64, server = 0 : i64} {
+    %a = plan.param "a" {init = #plan.init<kind = "zeros">} : memref<4xf32>
+    %m = plan.param "a/m" {init = #plan.init<kind = "zeros">, optimizer_state} : memref<4xf32>
+    plan.step "serve" {
+    }
   }
 }

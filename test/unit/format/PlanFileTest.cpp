@@ -274,6 +274,107 @@ TEST(PlanFileTest, CollectivesFollowTheManifestProtocol) {
                   "the train step starts 1 of the manifest's 2 buckets");
 }
 
+// A parameter-server plan: the workers' (2 workers) with one server's inside it; `tweak` changes
+// what a test breaks.
+struct PsParts {
+  std::string group = "server 0";
+  int serverIndex = 0;
+  int64_t serverParamElements = 4;
+  KernelKind push = KernelKind::PushStart, pull = KernelKind::PullWait;
+  int64_t staleness = -1;
+  bool sync = false;
+  bool serverManifest = true;
+  bool serverInput = false;
+};
+
+PlanBuilder psPlan(const PsParts &parts = {}) {
+  PlanBuilder server{4};
+  server.setServer(parts.serverIndex);
+  const uint32_t sw = server.param("w", {parts.serverParamElements});
+  const uint32_t sbucket = server.buffer({4});
+  if (parts.serverManifest)
+    server.manifestEntry(0, 4, "w", "receive_reply", "workers");
+  if (parts.serverInput)
+    server.input("image", server.buffer({4}));
+  server.collective(StepKind::Train, KernelKind::ReceivePush, 0, {sbucket});
+  server.kernel(StepKind::Train, KernelKind::SgdUpdate, {sbucket}, {sw}).attrF("lr", 0.1);
+  server.collective(StepKind::Train, KernelKind::ReplyPull, 0, {sbucket});
+
+  PlanBuilder b{4};
+  b.param("w", {4});
+  const uint32_t bucket = b.buffer({4});
+  b.manifestEntry(0, 4, "w", "push_pull", parts.group);
+  b.kernel(StepKind::Train, KernelKind::Fill, {}, {bucket}).attrF("value", 1);
+  b.collective(StepKind::Train, parts.push, 0, {bucket});
+  b.collective(StepKind::Train, parts.pull, 0, {bucket});
+  b.setProcesses(2).setStrategy(parts.staleness, parts.sync).addServer(std::move(server));
+  return b;
+}
+
+TEST(PlanFileTest, ParameterServerPlanRoundTrips) {
+  Plan plan = psPlan({.staleness = 3}).plan();
+  EXPECT_TRUE(plan.parameterServer());
+  EXPECT_EQ(plan.jobProcesses(), 3);
+  EXPECT_EQ(plan.staleness, 3);
+  EXPECT_FALSE(plan.sync);
+  EXPECT_EQ(plan.server, -1);
+  ASSERT_EQ(plan.servers.size(), 1u);
+  const Plan &server = plan.servers[0];
+  EXPECT_EQ(server.server, 0);
+  EXPECT_EQ(server.train.name, "serve");
+  ASSERT_EQ(server.train.kernels.size(), 3u);
+  EXPECT_EQ(server.train.kernels[0].kind, KernelKind::ReceivePush);
+  EXPECT_EQ(server.train.kernels[2].kind, KernelKind::ReplyPull);
+  ASSERT_EQ(plan.collectives.size(), 1u);
+  EXPECT_EQ(plan.collectives[0].kind, "push_pull");
+  EXPECT_EQ(plan.collectives[0].group, "server 0");
+  EXPECT_EQ(server.collectives[0].group, "workers");
+  EXPECT_TRUE(psPlan({.sync = false}).plan().parameterServer());
+}
+
+TEST(PlanFileTest, ParameterServerPlansMustAgreeWithTheirServers) {
+  EXPECT_DP_ERROR(psPlan({.serverIndex = 1}).planFile(), ErrorKind::Plan,
+                  "server 0's plan says it is server 1");
+  EXPECT_DP_ERROR(psPlan({.group = "server 1"}).planFile(), ErrorKind::Plan,
+                  "server 0's plan's bucket 0 differs from the bucket the workers push (server 1, "
+                  "4 elements)");
+  EXPECT_DP_ERROR(psPlan({.serverParamElements = 8}).planFile(), ErrorKind::Plan,
+                  "server 0's plan's bucket 0: parameter 'w' has 8 elements on the server and 4 "
+                  "on the workers");
+  EXPECT_DP_ERROR(psPlan({.serverManifest = false}).planFile(), ErrorKind::Plan,
+                  "receive_push) names no bucket of the collective manifest");
+  EXPECT_DP_ERROR(psPlan({.serverInput = true}).planFile(), ErrorKind::Plan,
+                  "server 0's plan must run one 'serve' step on one device of one process, with "
+                  "no inputs and an empty eval step");
+  EXPECT_DP_ERROR(psPlan({.sync = true}).planFile(), ErrorKind::Plan,
+                  "a synchronous parameter-server plan has staleness 0, not -1");
+  EXPECT_DP_ERROR(psPlan({.staleness = -2}).planFile(), ErrorKind::Plan,
+                  "staleness -2 is below -1 (unbounded)");
+}
+
+TEST(PlanFileTest, EachStrategyHasItsOwnExchangeKernels) {
+  EXPECT_DP_ERROR(psPlan({.push = KernelKind::AllReduceStart, .pull = KernelKind::AllReduceWait})
+                      .planFile(),
+                  ErrorKind::Plan,
+                  "train kernel #1 (allreduce_start) does not belong in the train step of a "
+                  "parameter-server workers' plan");
+  PlanBuilder plain{4};
+  const uint32_t bucket = plain.buffer({4});
+  plain.manifestEntry(0, 4, "w");
+  plain.collective(StepKind::Train, KernelKind::PushStart, 0, {bucket});
+  plain.collective(StepKind::Train, KernelKind::PullWait, 0, {bucket});
+  EXPECT_DP_ERROR(plain.planFile(), ErrorKind::Plan,
+                  "train kernel #0 (push_start) does not belong in an allreduce plan");
+  PlanBuilder stale{4};
+  stale.setStrategy(4, false);
+  EXPECT_DP_ERROR(stale.planFile(), ErrorKind::Plan,
+                  "staleness or sync is set, but the plan has no servers");
+  PlanBuilder lone{4};
+  lone.setServer(0);
+  EXPECT_DP_ERROR(lone.planFile(), ErrorKind::Plan,
+                  "a plan with server index 0 is not a server's plan inside a workers' plan");
+}
+
 TEST(PlanFileTest, KernelInputOutOfRange) {
   PlanBuilder b = mlpPlan();
   b.kernel(StepKind::Train, KernelKind::Add, {0, 42}, {1});
