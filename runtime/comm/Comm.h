@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -104,6 +105,12 @@ public:
   /// stderr prefixed with this rank.
   [[noreturn]] virtual void abortJob(const std::string &message, int exitCode) = 0;
 
+  /// The ranks with this rank's `color` as a group of their own, numbered in rank order, with
+  /// its own communication thread: the workers of a parameter-server job sum their metrics and
+  /// share the test set among themselves through it. Collective over every rank of this group,
+  /// bounded by `timeoutSec`. Needs MPI_THREAD_MULTIPLE (two threads make MPI calls).
+  virtual std::unique_ptr<ProcessGroup> split(int color, double timeoutSec) = 0;
+
 protected:
   LaunchInfo launch_;
 };
@@ -144,6 +151,81 @@ public:
   /// buckets since construction; and seconds replicas spent blocked in wait().
   double reduceSeconds() const;
   double waitSeconds() const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// One bucket of a parameter-server plan, as a worker or a server sees it.
+struct PsBucketInfo {
+  int index = 0;
+  int64_t elements = 0;  // floats: the gradients a worker pushes, the parameters it pulls
+  int server = 0;        // the job rank of the server holding its parameters
+  std::string tensors;   // "dense1.kernel, dense1.bias", for messages
+  /// This process's copies of the bucket's parameters, in bucket order. A reply carries them
+  /// where the bucket carries their gradients: each from a 64-byte boundary.
+  std::vector<std::pair<float *, int64_t>> params;
+  /// On a server: the bucket buffer its updates read the gradients from.
+  float *gradients = nullptr;
+};
+
+/// A parameter-server worker's exchanges: each bucket of gradients pushed to its server, the
+/// parameters pulled back, on the job group's communication thread.
+class PushPull {
+public:
+  /// `job` is the whole job's group (servers and workers); `timeoutSec` bounds every pull
+  /// (0: no bound).
+  PushPull(ProcessGroup &job, std::vector<PsBucketInfo> buckets, double timeoutSec);
+  ~PushPull();
+  /// Sends `bucket`'s gradients at `data` (untouched until the pull) to its server.
+  void push(int bucket, const float *data);
+  /// Waits for the server's answer to the last push of `bucket` and writes the parameters.
+  /// Throws Error(Launch) past the timeout, naming the server, or once aborted.
+  void pull(int bucket);
+  /// Tells every server that this worker has pushed its last gradient (after its last pull).
+  void finish(double timeoutSec);
+  void abort(const std::string &why);
+  /// Seconds spent blocked in pull().
+  double waitSeconds() const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// What a server did, for its report.
+struct ServerReport {
+  int64_t updates = 0;      // updates applied (one per bucket and gradient, or mean under sync)
+  int64_t gradients = 0;    // gradients received
+  double seconds = 0;       // from construction to the last worker's end
+  double updateSeconds = 0; // spent applying updates
+  /// staleness[k]: gradients applied k updates after the parameters they were computed from.
+  std::vector<int64_t> staleness;
+  /// pullsHeld: replies held back by the staleness bound, and the seconds they waited.
+  int64_t pullsHeld = 0;
+  double heldSeconds = 0;
+};
+
+/// A parameter server's exchanges with the workers: it receives their pushes, hands the
+/// caller each bucket whose gradient is ready for its updates, and answers the pulls as the
+/// strategy allows: at once (asynchronous), once the slowest worker is at most `staleness`
+/// steps behind, or (sync) once every worker's gradient of the step was averaged and applied.
+class ParameterServer {
+public:
+  /// `job` is the whole job's group; the workers are job ranks firstWorker .. + workers - 1.
+  /// `timeoutSec` bounds how long a worker may stay silent (0: no bound).
+  ParameterServer(ProcessGroup &job, int firstWorker, int workers, int64_t staleness, bool sync,
+                  std::vector<PsBucketInfo> buckets, double timeoutSec);
+  ~ParameterServer();
+  /// Blocks until some bucket's gradient is in its buffer and returns the bucket's position
+  /// in `buckets`, with how many updates it has had; -1 once every worker has finished. Throws
+  /// Error(Launch) when a worker stays silent past the timeout, naming it.
+  int next(int64_t &updates);
+  /// After the updates of the bucket at `position` (next()'s), which took `seconds`: the
+  /// answers the strategy lets go.
+  void updated(int position, double seconds);
+  ServerReport report() const;
 
 private:
   struct Impl;

@@ -358,10 +358,22 @@ public:
   bool testSum(int64_t token) override { return true; }
   void abandonSum(int64_t token) override {}
   std::string diagnose() override { return "no other process"; }
+  std::unique_ptr<ProcessGroup> split(int, double) override {
+    return std::make_unique<SingleProcessGroup>();
+  }
 };
 
 } // namespace
 } // namespace comm
+
+int64_t comm::GroupImpl::postSend(const void *, int64_t, int, int) {
+  throw Error(ErrorKind::Runtime, "internal: this process group sends no messages");
+}
+int64_t comm::GroupImpl::postReceive(void *, int64_t, int, int) {
+  throw Error(ErrorKind::Runtime, "internal: this process group receives no messages");
+}
+bool comm::GroupImpl::testMessage(int64_t, int *) { return true; }
+void comm::GroupImpl::cancelMessage(int64_t) {}
 
 std::unique_ptr<ProcessGroup> ProcessGroup::create(bool useMpi) {
   if (useMpi)

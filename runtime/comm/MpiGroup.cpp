@@ -67,7 +67,16 @@ const char *threadLevelName(int level) {
 class MpiGroup final : public GroupImpl {
 public:
   MpiGroup();
+  /// A group of the ranks of `base` (a communicator this process is in, made from the job's):
+  /// MPI is already up and stays up after it (the group that initialised it finalises it).
+  MpiGroup(MPI_Comm base, const LaunchInfo &job, int threadLevel);
   ~MpiGroup() override;
+
+  std::unique_ptr<ProcessGroup> split(int color, double timeoutSec) override;
+  int64_t postSend(const void *data, int64_t bytes, int peer, int tag) override;
+  int64_t postReceive(void *data, int64_t bytes, int peer, int tag) override;
+  bool testMessage(int64_t token, int *peer) override;
+  void cancelMessage(int64_t token) override;
 
   void handshake(const Handshake &mine, double timeoutSec) override;
   void sumDoubles(double *data, int n, double timeoutSec, const std::string &what) override;
@@ -134,7 +143,14 @@ private:
   MPI_Comm ctrl_ = MPI_COMM_NULL;  // handshake and metrics
   MPI_Comm data_ = MPI_COMM_NULL;  // gradient buckets
   MPI_Comm query_ = MPI_COMM_NULL; // status queries and answers
+  MPI_Comm messages_ = MPI_COMM_NULL; // point-to-point (parameter servers)
   int threadLevel_ = MPI_THREAD_SINGLE;
+  /// Whether this group initialised MPI (and so finalises it).
+  bool ownsMpi_ = true;
+  /// Duplicates `base` into the group's communicators and reads this rank's place in it.
+  void setUpCommunicators(MPI_Comm base);
+  std::unordered_map<int64_t, MPI_Request> messageRequests_; // point-to-point, by token
+  int64_t nextMessage_ = 0;
 
   MPI_Request queryReceive_ = MPI_REQUEST_NULL;
   int64_t queryIn_ = 0;
@@ -185,20 +201,7 @@ MpiGroup::MpiGroup() {
                     "; dprun needs MPI_THREAD_SERIALIZED or better (an MPI built with thread "
                     "support)");
   }
-  MPI_Comm_rank(MPI_COMM_WORLD, &launch_.rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &launch_.size);
-  for (MPI_Comm *comm : {&ctrl_, &data_, &query_}) {
-    MPI_Comm_dup(MPI_COMM_WORLD, comm);
-    MPI_Comm_set_errhandler(*comm, MPI_ERRORS_RETURN);
-  }
-  MPI_Comm node = MPI_COMM_NULL;
-  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, launch_.rank, MPI_INFO_NULL,
-                          &node) == MPI_SUCCESS &&
-      node != MPI_COMM_NULL) {
-    MPI_Comm_rank(node, &launch_.localRank);
-    MPI_Comm_size(node, &launch_.localSize);
-    MPI_Comm_free(&node);
-  }
+  setUpCommunicators(MPI_COMM_WORLD);
   launch_.launcher = launcher;
   launch_.host = hostName();
   launch_.slurm = slurmVariables();
@@ -209,6 +212,100 @@ MpiGroup::MpiGroup() {
   }
   postQueryReceive();
   startThread();
+}
+
+void MpiGroup::setUpCommunicators(MPI_Comm base) {
+  MPI_Comm_rank(base, &launch_.rank);
+  MPI_Comm_size(base, &launch_.size);
+  for (MPI_Comm *comm : {&ctrl_, &data_, &query_, &messages_}) {
+    MPI_Comm_dup(base, comm);
+    MPI_Comm_set_errhandler(*comm, MPI_ERRORS_RETURN);
+  }
+  MPI_Comm node = MPI_COMM_NULL;
+  if (MPI_Comm_split_type(base, MPI_COMM_TYPE_SHARED, launch_.rank, MPI_INFO_NULL, &node) ==
+          MPI_SUCCESS &&
+      node != MPI_COMM_NULL) {
+    MPI_Comm_rank(node, &launch_.localRank);
+    MPI_Comm_size(node, &launch_.localSize);
+    MPI_Comm_free(&node);
+  }
+}
+
+MpiGroup::MpiGroup(MPI_Comm base, const LaunchInfo &job, int threadLevel)
+    : threadLevel_(threadLevel), ownsMpi_(false) {
+  launch_ = job;
+  setUpCommunicators(base);
+  postQueryReceive();
+  startThread();
+}
+
+std::unique_ptr<ProcessGroup> MpiGroup::split(int color, double timeoutSec) {
+  if (threadLevel_ < MPI_THREAD_MULTIPLE)
+    throw Error(ErrorKind::Launch,
+                std::string("the MPI library provides only ") + threadLevelName(threadLevel_) +
+                    "; a parameter-server job needs MPI_THREAD_MULTIPLE (its workers' group "
+                    "and the job's make MPI calls from two threads)");
+  MPI_Comm part = MPI_COMM_NULL;
+  call([&] {
+    activity_ = "waiting for every rank to split the job";
+    // MPI_Comm_split blocks: a barrier with a deadline first, so that a missing rank is
+    // reported instead of waited for.
+    MPI_Request request;
+    check(MPI_Ibarrier(ctrl_, &request), "MPI_Ibarrier (split)");
+    ++seq_;
+    await(request, timeoutSec, "the split of the job into servers and workers", nullptr);
+    check(MPI_Comm_split(ctrl_, color, rank(), &part), "MPI_Comm_split");
+  });
+  std::unique_ptr<MpiGroup> group(new MpiGroup(part, launch_, threadLevel_));
+  MPI_Comm_free(&part);
+  return group;
+}
+
+int64_t MpiGroup::postSend(const void *data, int64_t bytes, int peer, int tag) {
+  if (bytes < 0 || bytes > INT_MAX)
+    throw Error(ErrorKind::Runtime, "a message of " + std::to_string(bytes) +
+                                        " bytes is more than one MPI send carries");
+  MPI_Request request;
+  check(MPI_Isend(data, static_cast<int>(bytes), MPI_BYTE, peer, tag, messages_, &request),
+        "MPI_Isend");
+  messageRequests_[++nextMessage_] = request;
+  return nextMessage_;
+}
+
+int64_t MpiGroup::postReceive(void *data, int64_t bytes, int peer, int tag) {
+  if (bytes < 0 || bytes > INT_MAX)
+    throw Error(ErrorKind::Runtime, "a message of " + std::to_string(bytes) +
+                                        " bytes is more than one MPI receive carries");
+  MPI_Request request;
+  check(MPI_Irecv(data, static_cast<int>(bytes), MPI_BYTE, peer < 0 ? MPI_ANY_SOURCE : peer, tag,
+                  messages_, &request),
+        "MPI_Irecv");
+  messageRequests_[++nextMessage_] = request;
+  return nextMessage_;
+}
+
+bool MpiGroup::testMessage(int64_t token, int *peer) {
+  auto it = messageRequests_.find(token);
+  if (it == messageRequests_.end())
+    return true;
+  int done = 0;
+  MPI_Status status;
+  check(MPI_Test(&it->second, &done, &status), "MPI_Test (message)");
+  if (!done)
+    return false;
+  if (peer)
+    *peer = status.MPI_SOURCE;
+  messageRequests_.erase(it);
+  return true;
+}
+
+void MpiGroup::cancelMessage(int64_t token) {
+  auto it = messageRequests_.find(token);
+  if (it == messageRequests_.end())
+    return;
+  MPI_Cancel(&it->second);
+  MPI_Request_free(&it->second);
+  messageRequests_.erase(it);
 }
 
 MpiGroup::~MpiGroup() {
@@ -236,10 +333,17 @@ MpiGroup::~MpiGroup() {
 }
 
 void MpiGroup::releaseMpi() {
-  for (MPI_Comm *comm : {&ctrl_, &data_, &query_, &nodeReduce_, &nodeBcast_, &leaders_})
+  for (auto &[token, request] : messageRequests_) {
+    MPI_Cancel(&request);
+    MPI_Request_free(&request);
+  }
+  messageRequests_.clear();
+  for (MPI_Comm *comm :
+       {&ctrl_, &data_, &query_, &messages_, &nodeReduce_, &nodeBcast_, &leaders_})
     if (*comm != MPI_COMM_NULL)
       MPI_Comm_free(comm);
-  MPI_Finalize();
+  if (ownsMpi_)
+    MPI_Finalize();
 }
 
 void MpiGroup::check(int rc, const char *what) const {

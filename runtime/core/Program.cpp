@@ -325,4 +325,18 @@ void Program::run(StepKind step, const StepContext &ctx) {
   synchronize(ctx.replica);
 }
 
+void Program::runKernels(size_t first, size_t last, const StepContext &ctx) {
+  PerDevice &d = *devices_.at(0);
+  if (!d.device->hostAccessible())
+    throw Error(ErrorKind::Runtime, "runKernels runs host kernels only");
+  const std::vector<KernelDesc> &kernels = plan_.train.kernels;
+  if (first > last || last > kernels.size())
+    throw Error(ErrorKind::Runtime, "runKernels: kernels [" + std::to_string(first) + ", " +
+                                        std::to_string(last) + ") of a step of " +
+                                        std::to_string(kernels.size()));
+  for (size_t k = first; k < last; ++k)
+    if (!isCollective(kernels[k].kind))
+      d.kernels.at(&kernels[k])->run(ctx);
+}
+
 } // namespace dp::rt

@@ -119,6 +119,10 @@ public:
   void synchronize();
   /// Runs `step` on replica `ctx.replica` and waits for it.
   void run(StepKind step, const StepContext &ctx);
+  /// Runs the compute kernels [first, last) of the train step's list on device 0, on the
+  /// calling thread, with the device idle: a parameter server runs a bucket's updates as its
+  /// gradient arrives. Host devices only.
+  void runKernels(size_t first, size_t last, const StepContext &ctx);
 
   /// Bytes of each device's arena.
   size_t arenaBytes() const { return plan_.arenaBytes; }

@@ -2,7 +2,6 @@
 #include "runtime/train/Job.h"
 
 #include "runtime/base/Error.h"
-#include "runtime/train/PlanInfo.h"
 #include "runtime/kernels/Backends.h"
 #ifdef DP_HAVE_CUDA
 #include "runtime/kernels/cuda/NcclEngine.h"
@@ -25,14 +24,120 @@ private:
   Collectives &engine_;
 };
 
+/// The executor's view of a parameter-server worker's exchanges: a push at push_start, the
+/// pull at pull_wait.
+class PushPullAdapter final : public CollectiveEngine {
+public:
+  explicit PushPullAdapter(PushPull &engine) : engine_(engine) {}
+  void start(int bucket, int, float *data) override { engine_.push(bucket, data); }
+  void wait(int bucket, int) override { engine_.pull(bucket); }
+  void abort(const std::string &why) override { engine_.abort(why); }
+
+private:
+  PushPull &engine_;
+};
+
+/// The buckets of a parameter-server plan's manifest as `program` (a worker's or a server's)
+/// holds them: where each one's parameters and (on a server) its gradients are.
+std::vector<PsBucketInfo> psBuckets(Program &program, int serverRank) {
+  const Plan &plan = program.plan();
+  std::vector<PsBucketInfo> buckets;
+  for (const CollectiveDesc &c : plan.collectives) {
+    PsBucketInfo b;
+    b.index = c.bucket;
+    b.elements = c.elements;
+    b.server = serverRank;
+    if (serverRank < 0 && c.group.rfind("server ", 0) == 0)
+      b.server = std::stoi(c.group.substr(7));
+    for (const std::string &t : c.tensors) {
+      b.tensors += (b.tensors.empty() ? "" : ", ") + t;
+      bool found = false;
+      for (const ParamDesc &p : plan.params)
+        if (p.name == t) {
+          b.params.push_back({static_cast<float *>(program.bufferData(p.buffer)),
+                              program.buffer(p.buffer).numel});
+          found = true;
+        }
+      if (!found)
+        throw Error(ErrorKind::Plan, "bucket " + std::to_string(c.bucket) + " carries '" + t +
+                                         "', which is no parameter of the plan");
+    }
+    for (const KernelDesc &k : plan.train.kernels)
+      if (k.kind == KernelKind::ReceivePush &&
+          k.attrsAs<CollectiveAttrs>().bucket == c.bucket)
+        b.gradients = static_cast<float *>(program.bufferData(k.inputs.at(0)));
+    buckets.push_back(std::move(b));
+  }
+  return buckets;
+}
+
 } // namespace
+
+void Job::launchParameterServer(Plan plan, const JobOptions &options) {
+  const double timeout = options.collectiveTimeout > 0 ? options.collectiveTimeout : 1e9;
+  if (!plan.lrSchedule.isConstant())
+    throw Error(ErrorKind::Plan, planPath_ + ": parameter servers do not apply learning-rate "
+                                             "schedules yet; compile it without --lr-schedule");
+  if (options.checkpointing.find("checkpoint") != std::string::npos ||
+      options.checkpointing.find("resume") != std::string::npos)
+    throw Error(ErrorKind::Usage, "checkpoints of parameter-server jobs are not supported yet "
+                                  "(--checkpoint-dir, --resume)");
+  world_ = ProcessGroup::create(true);
+  ProcessGroup &world = *world_;
+  const int servers = static_cast<int>(plan.servers.size());
+  // Every rank runs the same file with the same seed and options, and there are S + W ranks.
+  Handshake mine;
+  mine.planHash = plan.fileHash;
+  mine.manifestHash = plan.manifestHash;
+  mine.replicas = 1;
+  mine.processes = plan.jobProcesses();
+  mine.seed = options.seed;
+  mine.epochs = options.epochs;
+  mine.maxSteps = options.maxSteps;
+  mine.checkpointing = options.checkpointing;
+  mine.allreduce = "flat";
+  mine.planPath = planPath_;
+  world.handshake(mine, timeout);
+
+  const bool server = world.rank() < servers;
+  const int firstWorker = servers, workers = plan.processes;
+  Plan role = server ? plan.servers[world.rank()] : plan;
+  role.fileHash = plan.fileHash;
+  role.servers.clear();
+  Backend &backend = BackendRegistry::get(role.deviceKind);
+  backend.checkMemory(role.arenaBytes, role.devicesPerProcess,
+                      server ? "the server's arena" : "the plan's arena");
+  if (role.deviceKind == DeviceKind::Cpu) {
+    // A server's updates are light loops over its parameters: one thread, unless a number is
+    // given, leaves the cores to the workers beside it.
+    threads_ = chooseComputeThreads(server && options.threads <= 0 ? 1 : options.threads);
+    backend.setComputeThreads(threads_.threads);
+  }
+  program_ = Program::load(std::move(role), &backend);
+  // The workers sum their metrics and share the test set among themselves.
+  group_ = world.split(server ? 0 : 1, timeout);
+  if (server) {
+    serverIndex_ = world.rank();
+    server_ = std::make_unique<ParameterServer>(world, firstWorker, workers, plan.staleness,
+                                                plan.sync, psBuckets(*program_, world.rank()),
+                                                options.collectiveTimeout);
+  } else {
+    pushPull_ = std::make_unique<PushPull>(world, psBuckets(*program_, -1),
+                                           options.collectiveTimeout);
+    adapter_ = std::make_unique<PushPullAdapter>(*pushPull_);
+    program_->attachCollectives(adapter_.get());
+  }
+}
 
 std::unique_ptr<Job> Job::launch(const std::string &planPath, const JobOptions &options) {
   std::unique_ptr<Job> job(new Job());
   job->planPath_ = planPath;
   registerBuiltinBackends();
   Plan plan = Plan::read(planPath);
-  refuseParameterServerPlan(plan, planPath);
+  if (plan.parameterServer()) {
+    job->launchParameterServer(std::move(plan), options);
+    return job;
+  }
   Backend &backend = BackendRegistry::get(plan.deviceKind);
   // Before anything is allocated: a plan too big for the machine is refused with the numbers,
   // not killed by the kernel's OOM killer half way into allocating its arenas.
@@ -105,6 +210,8 @@ Job::~Job() {
   // A replica still waiting for a bucket is released before its streams are joined.
   if (engine_)
     engine_->abort("the job is ending");
+  if (pushPull_)
+    pushPull_->abort("the job is ending");
   try {
     program_->synchronize();
   } catch (...) {

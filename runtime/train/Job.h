@@ -50,6 +50,12 @@ public:
   /// The host engine averaging the plan's buckets (MPI and replica threads); null when the
   /// plan has no collectives or its devices average them themselves (NCCL).
   Collectives *collectives() { return engine_.get(); }
+  /// Under the parameter-server strategy: this worker's exchanges with the servers, or this
+  /// server's with the workers (null otherwise); the server's index (-1 on a worker). A
+  /// worker's group() is the workers', a server's the servers'.
+  PushPull *pushPull() { return pushPull_.get(); }
+  ParameterServer *server() { return server_.get(); }
+  int serverIndex() const { return serverIndex_; }
   /// How many compute threads this process uses on a CPU plan, and why.
   const ThreadChoice &threads() const { return threads_; }
   /// True on the rank that prints (rank 0).
@@ -76,9 +82,18 @@ public:
 
 private:
   Job() = default;
+  /// Job::launch for a parameter-server plan: the whole job's group and handshake, this rank's
+  /// role and its plan (a server's or the workers'), the workers' or servers' own group, and
+  /// the exchanges.
+  void launchParameterServer(Plan plan, const JobOptions &options);
   std::string planPath_;
+  /// The whole job (servers and workers) under the parameter-server strategy; destroyed last.
+  std::unique_ptr<ProcessGroup> world_;
   std::unique_ptr<Program> program_;
   std::unique_ptr<ProcessGroup> group_;
+  std::unique_ptr<PushPull> pushPull_;
+  std::unique_ptr<ParameterServer> server_;
+  int serverIndex_ = -1;
   std::unique_ptr<Collectives> engine_;
   std::unique_ptr<CollectiveEngine> adapter_;
   ThreadChoice threads_;

@@ -117,9 +117,9 @@ void refuseParameterServerPlan(const Plan &plan, const std::string &path) {
   throw Error(ErrorKind::Plan,
               path + " is a parameter-server plan (" + std::to_string(plan.servers.size()) +
                   " server(s), " + std::to_string(plan.processes) +
-                  " worker(s)): this dprun verifies and describes it (--inspect) but cannot "
-                  "run servers and workers yet; compile with --strategy allreduce to train "
-                  "data parallel");
+                  " worker(s)), whose updates run on its servers: --check-gradients checks "
+                  "the plan of one process; compile the model without --strategy to check its "
+                  "gradients");
 }
 
 void describePlan(const Plan &plan, const std::string &path, std::ostream &out) {

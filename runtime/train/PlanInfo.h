@@ -22,8 +22,8 @@ int64_t numClasses(const Plan &plan, int64_t fallback = 10);
 /// bytes, inputs, parameters with shapes and initialisers, buffers, and each step's kernels.
 void describePlan(const Plan &plan, const std::string &path, std::ostream &out);
 
-/// Throws Error(Plan) for a parameter-server plan, which this dprun reads, verifies and
-/// describes (--inspect) but does not run yet: its servers and workers need their own loops.
+/// Throws Error(Plan) for a parameter-server plan: --check-gradients runs one process's plan,
+/// and a parameter-server job's updates run on other processes.
 void refuseParameterServerPlan(const Plan &plan, const std::string &path);
 
 } // namespace dp::rt

@@ -193,6 +193,7 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
   }
   Trainer trainer(*program, planPath, log, interactive, quiet, &group);
   trainer.setTimeout(timeout);
+  trainer.setStepVotes(job.pushPull() == nullptr);
   // A loader thread pays where a core is free for it; on cores the compute threads keep busy
   // it only takes turns with them (measured in docs/timeline.md).
   int prefetch = options.prefetch;
@@ -442,6 +443,9 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
       if (stopEarly)
         break;
     }
+    // A parameter-server worker's last gradient is in: the servers may stop waiting for it.
+    if (PushPull *exchanges = job.pushPull())
+      exchanges->finish(timeout);
     report.phases.train = secondsSince(start) - report.phases.checkpoint - epochEvalSeconds;
     for (const EpochStats &e : report.epochs)
       report.phases.inputWait += e.inputWaitSeconds;
@@ -607,6 +611,61 @@ std::string tracePathOfRank(const std::string &path, int rank) {
          std::to_string(rank) + suffix;
 }
 
+/// A parameter server's run: each bucket's updates as its gradients arrive, until every
+/// worker has finished; then one line of what it did.
+void serveWith(Job &job, const TrainOptions &options, std::ostream &out) {
+  Program &program = job.program();
+  ParameterServer &server = *job.server();
+  const Plan &plan = program.plan();
+  // The kernels of each bucket: between its receive_push and its reply_pull.
+  std::vector<std::pair<size_t, size_t>> ranges;
+  for (const CollectiveDesc &c : plan.collectives) {
+    size_t first = 0, last = 0;
+    for (size_t k = 0; k < plan.train.kernels.size(); ++k) {
+      const KernelDesc &kernel = plan.train.kernels[k];
+      if (!isCollective(kernel.kind) || kernel.attrsAs<CollectiveAttrs>().bucket != c.bucket)
+        continue;
+      if (kernel.kind == KernelKind::ReceivePush)
+        first = k + 1;
+      else
+        last = k;
+    }
+    ranges.push_back({first, last});
+  }
+  // The same draw as every worker's: value = f(seed, name), so the first answers change
+  // nothing but what the first gradients did.
+  program.initParams(options.seed);
+  int64_t updates = 0;
+  for (int position; (position = server.next(updates)) >= 0;) {
+    const auto begin = Clock::now();
+    StepContext ctx;
+    ctx.step = updates + 1; // Adam's bias correction counts this bucket's updates
+    program.runKernels(ranges[position].first, ranges[position].second, ctx);
+    server.updated(position, secondsSince(begin));
+  }
+  if (options.quiet)
+    return;
+  const ServerReport r = server.report();
+  char line[320];
+  std::snprintf(line, sizeof(line),
+                "server %d: %lld updates of %zu bucket(s) from %lld gradients in %.2f s "
+                "(%.0f updates/s, %.2f s applying them)",
+                job.serverIndex(), static_cast<long long>(r.updates), ranges.size(),
+                static_cast<long long>(r.gradients), r.seconds,
+                r.seconds > 0 ? r.updates / r.seconds : 0.0, r.updateSeconds);
+  std::string text = line;
+  text += "; staleness of the applied gradients (updates behind: count):";
+  for (size_t k = 0; k < r.staleness.size(); ++k)
+    if (r.staleness[k])
+      text += " " + std::to_string(k) + ": " + std::to_string(r.staleness[k]);
+  if (r.pullsHeld) {
+    std::snprintf(line, sizeof(line), "; %lld pull(s) held by the staleness bound for %.2f s",
+                  static_cast<long long>(r.pullsHeld), r.heldSeconds);
+    text += line;
+  }
+  out << text + "\n" << std::flush;
+}
+
 TrainReport runTraining(const std::string &planPath, const TrainOptions &options,
                         std::ostream &out) {
   if (options.epochs < 0)
@@ -637,6 +696,10 @@ TrainReport runTraining(const std::string &planPath, const TrainOptions &options
   jobOptions.allreduce = options.allreduce;
   jobOptions.threads = options.threads;
   std::unique_ptr<Job> job = Job::launch(planPath, jobOptions);
+  if (job->server()) {
+    job->run([&] { serveWith(*job, options, out); });
+    return TrainReport();
+  }
   try {
     return job->run([&] { return trainWith(*job, options, out, start); });
   } catch (Error &e) {

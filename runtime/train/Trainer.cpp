@@ -317,7 +317,7 @@ EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, 
   // With several processes the ranks vote after each step on whether any of them received a
   // signal, while the next step runs; every rank then stops at the same boundary. A single
   // process looks at its own signal before each step.
-  const bool vote = ranks > 1;
+  const bool vote = ranks > 1 && stepVotes_;
   int stop = 0;
   double lastScale =
       lrScaleAt(double(epoch - 1) + double(first) / double(std::max<int64_t>(steps, 1)));

@@ -136,6 +136,10 @@ public:
 
   /// Seconds the cross-process metric exchanges may wait for the other ranks.
   void setTimeout(double seconds) { timeout_ = seconds; }
+  /// Whether the processes vote after every step (on a signal, with the step's loss): off for
+  /// parameter-server workers, which must not wait for each other between steps; each then
+  /// stops on its own signal.
+  void setStepVotes(bool on) { stepVotes_ = on; }
 
   /// Batches a loader thread gathers ahead of the steps (0: each replica gathers its rows on
   /// its own stream, before its step). Call before the first epoch.
@@ -200,6 +204,7 @@ private:
   BoundaryHook boundaryHook_;
   uint64_t seed_ = 1;
   double timeout_ = 60;
+  bool stepVotes_ = true;
   /// With prefetch: the loader and its slots' memory (host memory the devices copy from).
   std::vector<DeviceMemory> prefetchMemory_;
   std::unique_ptr<Prefetcher> prefetch_;
