@@ -22,8 +22,10 @@ void printCompileReport(ProgramOp program, double lrFactor, double ms, llvm::raw
   int64_t replicas = devices * processes;
   if (auto servers = program.getServersAttr()) {
     os << "parameter servers: " << servers.getInt() << " server(s) + " << processes
-       << " worker(s) = " << servers.getInt() + processes << " processes (ranks 0-"
-       << servers.getInt() - 1 << " serve), " << program.getBatch() / processes
+       << " worker(s) = " << servers.getInt() + processes << " processes ("
+       << (servers.getInt() == 1 ? std::string("rank 0 serves")
+                                 : "ranks 0-" + std::to_string(servers.getInt() - 1) + " serve")
+       << "), " << program.getBatch() / processes
        << " samples per worker step, ";
     if (program.getSync())
       os << "synchronous (each update averages every worker's gradient)";

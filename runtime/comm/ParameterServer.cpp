@@ -166,12 +166,15 @@ struct PushPull::Impl final : comm::CommClient {
       throw Error(ErrorKind::Runtime, "PushPull: " + describe(s) + " pulled before its push");
     ++waiters;
     group.wake();
+    // A server that holds the answer back for a stopped worker names that worker at the
+    // timeout; this worker gives it a second more before it blames the server.
+    const double deadline = timeoutSec > 0 ? timeoutSec + 1 : 0;
     while (!failed && s.state != State::Answered) {
-      if (timeoutSec > 0 && secondsSince(start) > timeoutSec) {
+      if (deadline > 0 && secondsSince(start) > deadline) {
         --waiters;
         failed = true;
         error = "the pull of " + describe(s) + " had no answer after " +
-                secondsText(timeoutSec) + " (push #" + std::to_string(s.pushes) +
+                secondsText(deadline) + " (push #" + std::to_string(s.pushes) +
                 "): the server is dead or hung, or holds the answer back for a worker that is";
         cv.notify_all();
         throw Error(ErrorKind::Launch, error);
@@ -378,6 +381,15 @@ struct ParameterServer::Impl final : comm::CommClient {
     return "serving parameters";
   }
 
+  /// Whether an answer to worker w is held back by the staleness bound: it waits for this
+  /// server, not the other way round (under mu).
+  bool heldBack(int w) const {
+    for (const Bucket &b : buckets)
+      if (b.lanes[w].waiting)
+        return true;
+    return false;
+  }
+
   /// Live workers: those that have not finished.
   int live() const { return static_cast<int>(std::count(done.begin(), done.end(), false)); }
 
@@ -472,12 +484,28 @@ struct ParameterServer::Impl final : comm::CommClient {
       }
       if (live() == 0)
         return -1;
-      if (timeoutSec > 0)
+      if (timeoutSec > 0) {
+        // Every silent worker, the longest silent first: a worker that waits for a hung one
+        // (at the end of an epoch, the workers sum their metrics) is silent too.
+        std::vector<int> silent;
         for (int w = 0; w < workers; ++w)
-          if (!done[w] && secondsSince(heard[w]) > timeoutSec)
-            throw Error(ErrorKind::Launch,
-                        workerName(w) + " sent nothing for " + secondsText(timeoutSec) +
-                            " and has not finished: it is dead, hung or cut off");
+          if (!done[w] && !heldBack(w) && secondsSince(heard[w]) > timeoutSec)
+            silent.push_back(w);
+        if (!silent.empty()) {
+          std::stable_sort(silent.begin(), silent.end(),
+                           [&](int a, int b) { return heard[a] < heard[b]; });
+          std::string names;
+          for (int w : silent) {
+            char ago[32];
+            std::snprintf(ago, sizeof(ago), "%.1f s", secondsSince(heard[w]));
+            names += (names.empty() ? "" : ", ") + workerName(w) + " for " + ago;
+          }
+          throw Error(ErrorKind::Launch,
+                      "no push from " + names + ", past the " + secondsText(timeoutSec) +
+                          " timeout, and not finished: dead, hung or cut off (or waiting for "
+                          "one that is)");
+        }
+      }
       cv.wait_for(lock, std::chrono::milliseconds(50));
     }
   }

@@ -56,6 +56,10 @@ public:
   PushPull *pushPull() { return pushPull_.get(); }
   ParameterServer *server() { return server_.get(); }
   int serverIndex() const { return serverIndex_; }
+  /// This process's rank and the ranks of the whole job (under the parameter-server strategy
+  /// group() holds only the workers or the servers).
+  int jobRank() const { return world_ ? world_->rank() : group_->rank(); }
+  int jobSize() const { return world_ ? world_->size() : group_->size(); }
   /// How many compute threads this process uses on a CPU plan, and why.
   const ThreadChoice &threads() const { return threads_; }
   /// True on the rank that prints (rank 0).
@@ -65,7 +69,7 @@ public:
   /// (the others would wait for this one in a collective); with one process, and for a stop
   /// for a signal (which every rank agreed on), the error is rethrown.
   template <typename Body> auto run(Body &&body) -> decltype(body()) {
-    if (group_->size() == 1)
+    if (jobSize() == 1)
       return body();
     try {
       return body();
@@ -73,9 +77,10 @@ public:
       // A stop for a signal is agreed by every rank at the same step: each ends on its own.
       if (isSignalStop(e.kind()))
         throw;
-      group_->abortJob(e.what(), e.exitCode());
+      // Through the whole job's group: its message names the rank the launcher knows.
+      (world_ ? *world_ : *group_).abortJob(e.what(), e.exitCode());
     } catch (const std::exception &e) {
-      group_->abortJob(e.what(), static_cast<int>(ErrorKind::Runtime));
+      (world_ ? *world_ : *group_).abortJob(e.what(), static_cast<int>(ErrorKind::Runtime));
     }
     std::abort(); // abortJob does not return
   }

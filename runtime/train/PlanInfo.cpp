@@ -138,7 +138,11 @@ void describePlan(const Plan &plan, const std::string &path, std::ostream &out) 
   const int replicas = plan.devicesPerProcess, processes = plan.processes;
   if (plan.parameterServer())
     out << "parameter servers: " << plan.servers.size() << " server(s) + " << processes
-        << " worker(s) (ranks 0-" << plan.servers.size() - 1 << " serve), "
+        << " worker(s) ("
+        << (plan.servers.size() == 1 ? std::string("rank 0 serves")
+                                     : "ranks 0-" + std::to_string(plan.servers.size() - 1) +
+                                           " serve")
+        << "), "
         << plan.batch / processes << " samples per worker and step, "
         << (plan.sync               ? std::string("synchronous")
             : plan.staleness >= 0 ? "staleness " + std::to_string(plan.staleness)

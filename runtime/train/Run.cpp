@@ -245,11 +245,19 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
     out << "model " << (plan.model.empty() ? "(unnamed)" : plan.model) << ": "
         << withCommas(report.params) << " parameters, batch " << batch << ", " << classes
         << " classes\n";
-    if (report.replicas * report.processes > 1)
+    if (job.pushPull())
+      out << "parameter servers: " << job.jobSize() - report.processes << " + "
+          << report.processes << " workers ("
+          << (plan.sync ? std::string("synchronous")
+              : plan.staleness >= 0 ? "staleness " + std::to_string(plan.staleness)
+                                    : std::string("asynchronous"))
+          << "), " << batch / report.processes << " samples per worker and step; worker "
+          << group.rank() << " is rank " << job.jobRank() << " of " << job.jobSize() << "\n";
+    else if (report.replicas * report.processes > 1)
       out << "data parallel: " << report.processes << " process(es) x " << report.replicas
           << " replica(s), " << batch / (report.replicas * report.processes)
           << " samples each per step; " << group.launch().describe() << "\n";
-    if (group.size() > 1)
+    if (group.size() > 1 && !job.pushPull())
       out << "gradient sums: " << report.allreduceLayout
           << (report.allreduceLayout == "flat"
                   ? " (one allreduce over all " + std::to_string(group.size()) + " ranks)"
@@ -709,7 +717,7 @@ TrainReport runTraining(const std::string &planPath, const TrainOptions &options
     // on a Ctrl-C) may not leave the time to finish that.
     out.flush();
     const std::string rank =
-        job->group().size() > 1 ? "[rank " + std::to_string(job->group().rank()) + "] " : "";
+        job->jobSize() > 1 ? "[rank " + std::to_string(job->jobRank()) + "] " : "";
     // One write: the lines of other ranks must not cut into it.
     std::cerr << "dprun: " + rank + e.what() + "\n" << std::flush;
     throw Error(e.kind(), e.what()).setReported();

@@ -2,7 +2,7 @@
 """Kills one rank of a running data-parallel dprun job and checks that the job ends.
 
 Usage: kill_rank.py --rank N [--signal KILL|STOP|TERM|USR1|INT] [--after-line TEXT |
-                    --after-file GLOB] [--limit S] -- COMMAND...
+                    --after-file GLOB] [--delay S] [--limit S] -- COMMAND...
 
 Starts the command (e.g. `mpirun -n 2 dprun plan.dpx ...` or `srun -n 2 ...`), waits until its
 output shows TEXT (default: the first epoch line, so training is under way) or a file matching
@@ -52,6 +52,8 @@ def main():
     parser.add_argument("--after-file", help="wait for a file matching this glob instead of a line "
                         "(a line may reach the launcher's output late on a busy machine)")
     parser.add_argument("--limit", type=float, default=30)
+    parser.add_argument("--delay", type=float, default=0,
+                        help="seconds to wait after the line or file before the signal")
     parser.add_argument("--signal", choices=["KILL", "STOP", "TERM", "USR1", "INT"], default="KILL")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
@@ -74,6 +76,7 @@ def main():
             give_up("no file %r appeared" % args.after_file)
     elif not out.seen.wait(120):
         give_up("the job never printed %r" % args.after_line)
+    time.sleep(args.delay)
     # Only the processes of this job: those running its plan file.
     plan = next((a for a in command if a.endswith(".dpx")), None)
     victims = [int(p) for p in os.listdir("/proc")

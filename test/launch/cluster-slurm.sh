@@ -5,6 +5,7 @@
 # with 1 CPU per task and 1 epoch from the command line), trains on both nodes: 4 ranks, rank 0
 # naming the job, every step's loss that of the same global batches in one process; and srun
 # trains mnist_cnn on 2 nodes x 2 ranks to one process's parameters after 5 steps (1e-5); and
+# examples/slurm/mnist_mlp_ps.sbatch (seed 004's parameter server and 2 workers) trains, and
 # examples/slurm/mnist_cnn_2x4.sbatch (seed 001's 2 nodes x 4 tasks, oversubscribed) trains the
 # steps of one process.
 #
@@ -91,6 +92,12 @@ if [ -z "${DP_SKIP_TRAINING:-}" ]; then
   "$build/bin/dpc" compile "$root/models/mnist_mlp.mlir" -o "$work/one.dpx" --quiet
   "$build/bin/dprun" "$work/one.dpx" --data "$data" --epochs 1 --metrics "$work/one.json" --quiet
   python3 "$here/../e2e/same_steps.py" "$work/one.json" "$work/run/metrics.json" --tolerance 1e-4
+
+  echo "+ sbatch examples/slurm/mnist_mlp_ps.sbatch: seed 004's parameter server + 2 workers (1 epoch)"
+  run_sbatch "$root/examples/slurm/mnist_mlp_ps.sbatch" "$work/jobps.out" 90 "OUT=$work/runps"
+  grep -q "^server 0: 1200 updates of 1 bucket(s) from 1200 gradients" "$work/jobps.out" ||
+    fail "the server did not apply each of the 2 workers' 600 gradients"
+  python3 "$here/../e2e/check_metrics.py" "$work/runps/metrics.json" --epochs 1 --min-test-accuracy 0.75
 
   echo "+ sbatch examples/slurm/mnist_cnn_2x4.sbatch: seed 001's 2 nodes x 4 tasks (20 steps, 8 ranks on 2 cores)"
   run_sbatch "$root/examples/slurm/mnist_cnn_2x4.sbatch" "$work/job24.out" 150 \
