@@ -283,7 +283,7 @@ struct ParameterServer::Impl final : comm::CommClient {
     bool arrived = false;  // a push is in `gradients`, not yet consumed
     bool repost = false;   // consumed: receive the next push
     bool waiting = false;  // its answer is held back (the staleness bound)
-    bool answer_ = false;  // an answer is ready to be sent
+    bool answerReady = false; // an answer is ready to be sent
     Clock::time_point heldSince;
     int64_t pushes = 0;        // pushes applied
     int64_t pulledVersion = 0; // the bucket's version its last answer carried
@@ -363,11 +363,11 @@ struct ParameterServer::Impl final : comm::CommClient {
           advanced = true;
           cv.notify_all();
         }
-        if (lane.answer_) {
+        if (lane.answerReady) {
           const float *data = sync ? b.shared.data() : lane.answer.data();
           lane.sendToken = group.postSend(data, b.info.elements * int64_t(sizeof(float)),
                                           firstWorker + w, replyTag(b.info.index));
-          lane.answer_ = false;
+          lane.answerReady = false;
           advanced = true;
         }
         if (lane.sendToken && group.testMessage(lane.sendToken))
@@ -413,7 +413,7 @@ struct ParameterServer::Impl final : comm::CommClient {
       heldSec += secondsSince(lane.heldSince);
       lane.waiting = false;
     }
-    lane.answer_ = true;
+    lane.answerReady = true;
   }
 
   /// Lets go every held answer the bound now allows (under mu).
@@ -522,10 +522,10 @@ struct ParameterServer::Impl final : comm::CommClient {
         if (!done[w]) {
           ++b.lanes[w].pushes;
           b.lanes[w].pulledVersion = b.version;
-          b.lanes[w].answer_ = true;
-          if (static_cast<size_t>(0) >= histogram.size())
-            histogram.resize(1, 0);
-          ++histogram[0];
+          b.lanes[w].answerReady = true;
+          if (histogram.empty())
+            histogram.push_back(0);
+          ++histogram[0]; // every gradient of the step was computed from these parameters
         }
     } else {
       Lane &lane = b.lanes[b.current];
