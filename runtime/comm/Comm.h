@@ -220,7 +220,8 @@ public:
   ~ParameterServer();
   /// Blocks until some bucket's gradient is in its buffer and returns the bucket's position
   /// in `buckets`, with how many updates it has had; -1 once every worker has finished. Throws
-  /// Error(Launch) when a worker stays silent past the timeout, naming it.
+  /// Error(Launch) when a worker stays silent past the timeout, naming it, and the signal's
+  /// error when this process got SIGINT, SIGTERM or SIGUSR1 (base/Interrupt.h).
   int next(int64_t &updates);
   /// After the updates of the bucket at `position` (next()'s), which took `seconds`: the
   /// answers the strategy lets go.

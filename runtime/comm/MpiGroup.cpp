@@ -18,6 +18,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <set>
 #include <thread>
 #include <unordered_map>
 
@@ -150,6 +151,7 @@ private:
   /// Duplicates `base` into the group's communicators and reads this rank's place in it.
   void setUpCommunicators(MPI_Comm base);
   std::unordered_map<int64_t, MPI_Request> messageRequests_; // point-to-point, by token
+  std::set<int64_t> sends_;                                   // the tokens that are sends
   int64_t nextMessage_ = 0;
 
   MPI_Request queryReceive_ = MPI_REQUEST_NULL;
@@ -269,6 +271,7 @@ int64_t MpiGroup::postSend(const void *data, int64_t bytes, int peer, int tag) {
   check(MPI_Isend(data, static_cast<int>(bytes), MPI_BYTE, peer, tag, messages_, &request),
         "MPI_Isend");
   messageRequests_[++nextMessage_] = request;
+  sends_.insert(nextMessage_);
   return nextMessage_;
 }
 
@@ -296,6 +299,7 @@ bool MpiGroup::testMessage(int64_t token, int *peer) {
   if (peer)
     *peer = status.MPI_SOURCE;
   messageRequests_.erase(it);
+  sends_.erase(token);
   return true;
 }
 
@@ -306,6 +310,9 @@ void MpiGroup::cancelMessage(int64_t token) {
   MPI_Cancel(&it->second);
   MPI_Request_free(&it->second);
   messageRequests_.erase(it);
+  // A send given up on may never complete (its peer is gone): MPI_Finalize could wait for it.
+  if (sends_.erase(token))
+    broken_ = true;
 }
 
 MpiGroup::~MpiGroup() {

@@ -8,6 +8,8 @@
 // bucket again, so each (bucket, worker) pair needs one receive buffer and one reply buffer.
 #include "runtime/comm/Internal.h"
 
+#include "runtime/base/Interrupt.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -43,6 +45,32 @@ std::string secondsText(double seconds) {
   char text[32];
   std::snprintf(text, sizeof(text), "%g s", seconds);
   return text;
+}
+
+/// On the communication thread: waits up to a second for the sends of `tokens` (0: none) to
+/// complete, then cancels what is left of them and of `receives`. A send still in flight reads
+/// a buffer its owner is about to free.
+void endMessages(comm::GroupImpl &group, std::vector<int64_t> sends,
+                 const std::vector<int64_t> &receives) {
+  Clock::time_point start = Clock::now();
+  comm::Backoff backoff;
+  for (;;) {
+    bool pending = false;
+    for (int64_t &token : sends)
+      if (token && group.testMessage(token))
+        token = 0;
+      else if (token)
+        pending = true;
+    if (!pending || secondsSince(start) > 1.0)
+      break;
+    backoff.pause();
+  }
+  for (int64_t token : sends)
+    if (token)
+      group.cancelMessage(token);
+  for (int64_t token : receives)
+    if (token)
+      group.cancelMessage(token);
 }
 
 comm::GroupImpl &groupOf(ProcessGroup &group) {
@@ -230,13 +258,13 @@ struct PushPull::Impl final : comm::CommClient {
   void shutdown() {
     group.detach(this);
     group.call([&] {
+      std::vector<int64_t> sends, receives;
       for (Slot &s : slots)
         if (s.state == State::Posted) {
-          if (!s.received)
-            group.cancelMessage(s.receiveToken);
-          if (!s.sent)
-            group.cancelMessage(s.sendToken);
+          sends.push_back(s.sent ? 0 : s.sendToken);
+          receives.push_back(s.received ? 0 : s.receiveToken);
         }
+      endMessages(group, sends, receives);
     });
   }
 
@@ -484,6 +512,12 @@ struct ParameterServer::Impl final : comm::CommClient {
       }
       if (live() == 0)
         return -1;
+      // A signal (Ctrl-C through the launcher, a scheduler's SIGTERM) ends the server at once:
+      // the workers got it too.
+      if (const int signal = pendingInterrupt())
+        throw Error(signalErrorKind(signal), "interrupted by " + signalName(signal) +
+                                                 " while serving " + std::to_string(live()) +
+                                                 " worker(s)");
       if (timeoutSec > 0) {
         // Every silent worker, the longest silent first: a worker that waits for a hung one
         // (at the end of an epoch, the workers sum their metrics) is silent too.
@@ -545,13 +579,13 @@ struct ParameterServer::Impl final : comm::CommClient {
   void shutdown() {
     group.detach(this);
     group.call([&] {
+      std::vector<int64_t> sends, receives = doneTokens;
       for (Bucket &b : buckets)
-        for (Lane &lane : b.lanes)
-          if (lane.receiveToken)
-            group.cancelMessage(lane.receiveToken);
-      for (int64_t token : doneTokens)
-        if (token)
-          group.cancelMessage(token);
+        for (Lane &lane : b.lanes) {
+          sends.push_back(lane.sendToken);
+          receives.push_back(lane.receiveToken);
+        }
+      endMessages(group, sends, receives);
     });
   }
 
