@@ -186,8 +186,6 @@ public:
   /// Tells every server that this worker has pushed its last gradient (after its last pull).
   void finish(double timeoutSec);
   void abort(const std::string &why);
-  /// Seconds spent blocked in pull().
-  double waitSeconds() const;
 
 private:
   struct Impl;

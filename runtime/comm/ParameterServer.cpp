@@ -47,24 +47,31 @@ std::string secondsText(double seconds) {
   return text;
 }
 
-/// On the communication thread: waits up to a second for the sends of `tokens` (0: none) to
-/// complete, then cancels what is left of them and of `receives`. A send still in flight reads
-/// a buffer its owner is about to free.
-void endMessages(comm::GroupImpl &group, std::vector<int64_t> sends,
-                 const std::vector<int64_t> &receives) {
+/// On the communication thread: waits up to `seconds` for the sends of `tokens` (0: done) to
+/// complete, zeroing each one that does; whether all did.
+bool awaitSends(comm::GroupImpl &group, std::vector<int64_t> &tokens, double seconds) {
   Clock::time_point start = Clock::now();
   comm::Backoff backoff;
   for (;;) {
     bool pending = false;
-    for (int64_t &token : sends)
+    for (int64_t &token : tokens)
       if (token && group.testMessage(token))
         token = 0;
       else if (token)
         pending = true;
-    if (!pending || secondsSince(start) > 1.0)
-      break;
+    if (!pending)
+      return true;
+    if (secondsSince(start) > seconds)
+      return false;
     backoff.pause();
   }
+}
+
+/// On the communication thread: gives the sends still in flight a second (each reads a buffer
+/// its owner is about to free), then cancels what is left of them and of `receives`.
+void endMessages(comm::GroupImpl &group, std::vector<int64_t> sends,
+                 const std::vector<int64_t> &receives) {
+  awaitSends(group, sends, 1.0);
   for (int64_t token : sends)
     if (token)
       group.cancelMessage(token);
@@ -210,7 +217,6 @@ struct PushPull::Impl final : comm::CommClient {
       cv.wait_for(lock, std::chrono::milliseconds(50));
     }
     --waiters;
-    waitSec += secondsSince(start);
     if (failed)
       throw Error(ErrorKind::Launch, error);
     copyParams(s.info, s.answer.data(), /*unpack=*/true);
@@ -227,22 +233,9 @@ struct PushPull::Impl final : comm::CommClient {
       std::vector<int64_t> tokens;
       for (int server : servers)
         tokens.push_back(group.postSend(&steps, sizeof(steps), server, kDoneTag));
-      Clock::time_point start = Clock::now();
-      comm::Backoff backoff;
-      for (;;) {
-        bool all = true;
-        for (int64_t &token : tokens)
-          if (token && group.testMessage(token))
-            token = 0;
-        for (int64_t token : tokens)
-          all = all && token == 0;
-        if (all)
-          return;
-        if (timeout > 0 && secondsSince(start) > timeout)
-          throw Error(ErrorKind::Launch, "a server did not take this worker's end within " +
-                                             secondsText(timeout));
-        backoff.pause();
-      }
+      if (!awaitSends(group, tokens, timeout > 0 ? timeout : 1e9))
+        throw Error(ErrorKind::Launch, "a server did not take this worker's end within " +
+                                           secondsText(timeout));
     });
   }
 
@@ -277,7 +270,6 @@ struct PushPull::Impl final : comm::CommClient {
   bool failed = false;
   std::string error;
   int waiters = 0;
-  double waitSec = 0;
 };
 
 PushPull::PushPull(ProcessGroup &job, std::vector<PsBucketInfo> buckets, double timeoutSec)
@@ -294,10 +286,6 @@ void PushPull::push(int bucket, const float *data) { impl_->push(bucket, data); 
 void PushPull::pull(int bucket) { impl_->pull(bucket); }
 void PushPull::finish(double timeoutSec) { impl_->finish(timeoutSec); }
 void PushPull::abort(const std::string &why) { impl_->abort(why); }
-double PushPull::waitSeconds() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  return impl_->waitSec;
-}
 
 // ---------------------------------------------------------------------------------------------
 // A server.
