@@ -34,6 +34,11 @@ struct LaunchInfo {
 /// variables, as under srun --mpi=pmix).
 bool launchedByMpiLauncher();
 
+/// True when the launcher keeps the job running after one of its processes died (`mpirun
+/// --enable-recovery`): MPI_Abort then ends no other process, and MPI_Finalize waits for every
+/// process, a stopped one too.
+bool launcherKeepsJobOnFailure();
+
 /// What every rank must agree on before the first step.
 struct Handshake {
   uint64_t planHash = 0;     // hash of the whole plan file
@@ -102,12 +107,21 @@ public:
   virtual void broadcast(void *data, size_t bytes, int root, double timeoutSec) = 0;
 
   /// Ends every process of the job now (MPI_Abort where MPI is up), after `message` went to
-  /// stderr prefixed with this rank.
+  /// stderr prefixed with this rank. Where the launcher keeps the job running after a process
+  /// ends (launcherKeepsJobOnFailure), only this process ends: the others' timeouts end them.
   [[noreturn]] virtual void abortJob(const std::string &message, int exitCode) = 0;
 
+  /// Rank `rank`'s host name and process id, from the handshake ("" and 0 before it).
+  virtual std::string peerHost(int rank) const { return rank == this->rank() ? launch_.host : ""; }
+  virtual int peerPid(int rank) const;
+
+  /// Makes the group end without MPI_Finalize, which waits for every process of the job: one
+  /// left stopped (where the launcher keeps the job running) would keep it waiting forever.
+  virtual void leaveWithoutFinalize() {}
+
   /// The ranks with this rank's `color` as a group of their own, numbered in rank order, with
-  /// its own communication thread: the workers of a parameter-server job sum their metrics and
-  /// share the test set among themselves through it. Collective over every rank of this group,
+  /// its own communication thread: the workers of a parameter-server job merge their timelines
+  /// through it. Collective over every rank of this group,
   /// bounded by `timeoutSec`. Needs MPI_THREAD_MULTIPLE (two threads make MPI calls).
   virtual std::unique_ptr<ProcessGroup> split(int color, double timeoutSec) = 0;
 
@@ -170,13 +184,35 @@ struct PsBucketInfo {
   float *gradients = nullptr;
 };
 
+/// What a server did, for its report and for worker 0's questions.
+struct ServerReport {
+  int64_t updates = 0;      // updates applied (one per bucket and gradient, or mean under sync)
+  int64_t gradients = 0;    // gradients received
+  double seconds = 0;       // from construction to the last worker's end (or the question)
+  double updateSeconds = 0; // spent applying updates
+  /// staleness[k]: gradients applied k updates after the parameters they were computed from
+  /// (the last of kStalenessBins counts that many or more).
+  std::vector<int64_t> staleness;
+  /// pullsHeld: replies held back by the staleness bound, and the seconds they waited.
+  int64_t pullsHeld = 0;
+  double heldSeconds = 0;
+  /// By worker: the pushes after which the server left it out (silent past the timeout while
+  /// the job keeps going without lost workers); -1 for a worker it did not.
+  std::vector<int64_t> lostAfter;
+  /// Whether every worker had finished or been left out (a final answer).
+  bool final = false;
+};
+
+/// Bins of the staleness histogram; the last one counts the gradients that old or older.
+constexpr int kStalenessBins = 64;
+
 /// A parameter-server worker's exchanges: each bucket of gradients pushed to its server, the
 /// parameters pulled back, on the job group's communication thread.
 class PushPull {
 public:
-  /// `job` is the whole job's group (servers and workers); `timeoutSec` bounds every pull
-  /// (0: no bound).
-  PushPull(ProcessGroup &job, std::vector<PsBucketInfo> buckets, double timeoutSec);
+  /// `job` is the whole job's group (servers and workers), of which `workers` train;
+  /// `timeoutSec` bounds every pull and question (0: no bound).
+  PushPull(ProcessGroup &job, int workers, std::vector<PsBucketInfo> buckets, double timeoutSec);
   ~PushPull();
   /// Sends `bucket`'s gradients at `data` (untouched until the pull) to its server.
   void push(int bucket, const float *data);
@@ -185,24 +221,16 @@ public:
   void pull(int bucket);
   /// Tells every server that this worker has pushed its last gradient (after its last pull).
   void finish(double timeoutSec);
+  /// Worker 0 asks every server for its figures (ServerReport, by server), each answering
+  /// within the timeout or an Error(Launch) names it. With `final` (after finish()), it asks
+  /// until every server has seen every worker finish or left it out, and writes the servers'
+  /// last parameters into this process's copies.
+  std::vector<ServerReport> ask(bool final);
   void abort(const std::string &why);
 
 private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
-};
-
-/// What a server did, for its report.
-struct ServerReport {
-  int64_t updates = 0;      // updates applied (one per bucket and gradient, or mean under sync)
-  int64_t gradients = 0;    // gradients received
-  double seconds = 0;       // from construction to the last worker's end
-  double updateSeconds = 0; // spent applying updates
-  /// staleness[k]: gradients applied k updates after the parameters they were computed from.
-  std::vector<int64_t> staleness;
-  /// pullsHeld: replies held back by the staleness bound, and the seconds they waited.
-  int64_t pullsHeld = 0;
-  double heldSeconds = 0;
 };
 
 /// A parameter server's exchanges with the workers: it receives their pushes, hands the
@@ -212,14 +240,18 @@ struct ServerReport {
 class ParameterServer {
 public:
   /// `job` is the whole job's group; the workers are job ranks firstWorker .. + workers - 1.
-  /// `timeoutSec` bounds how long a worker may stay silent (0: no bound).
+  /// `timeoutSec` bounds how long a worker may stay silent (0: no bound). Past it, a silent
+  /// worker ends the job; with `keepGoing` one other than worker 0 is left out instead: the
+  /// staleness bound and the synchronous mean count the workers still training.
   ParameterServer(ProcessGroup &job, int firstWorker, int workers, int64_t staleness, bool sync,
-                  std::vector<PsBucketInfo> buckets, double timeoutSec);
+                  std::vector<PsBucketInfo> buckets, double timeoutSec, bool keepGoing);
   ~ParameterServer();
   /// Blocks until some bucket's gradient is in its buffer and returns the bucket's position
-  /// in `buckets`, with how many updates it has had; -1 once every worker has finished. Throws
-  /// Error(Launch) when a worker stays silent past the timeout, naming it, and the signal's
-  /// error when this process got SIGINT, SIGTERM or SIGUSR1 (base/Interrupt.h).
+  /// in `buckets`, with how many updates it has had; -1 once every worker has finished (or was
+  /// left out) and worker 0 has the final parameters. Answers worker 0's questions
+  /// (PushPull::ask) meanwhile. Throws Error(Launch) when a worker stays silent past the
+  /// timeout, naming it (unless it is left out), and the signal's error when this process got
+  /// SIGINT, SIGTERM or SIGUSR1 (base/Interrupt.h).
   int next(int64_t &updates);
   /// After the updates of the bucket at `position` (next()'s), which took `seconds`: the
   /// answers the strategy lets go.

@@ -12,6 +12,8 @@
 #include <iostream>
 #include <utility>
 
+#include <unistd.h>
+
 namespace dp::rt {
 namespace comm {
 
@@ -374,6 +376,8 @@ int64_t comm::GroupImpl::postReceive(void *, int64_t, int, int) {
 }
 bool comm::GroupImpl::testMessage(int64_t, int *) { return true; }
 void comm::GroupImpl::cancelMessage(int64_t) {}
+
+int ProcessGroup::peerPid(int r) const { return r == rank() ? static_cast<int>(getpid()) : 0; }
 
 std::unique_ptr<ProcessGroup> ProcessGroup::create(bool useMpi) {
   if (useMpi)

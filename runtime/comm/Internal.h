@@ -69,6 +69,8 @@ struct HandshakeRecord {
   char planPath[240] = {};
   /// The rank's host name, cut to fit (not compared: messages name a rank's node with it).
   char host[64] = {};
+  /// The rank's process id (not compared: a lost worker is named, or ended, with it).
+  int32_t pid = 0;
 };
 
 /// The record of `h`.

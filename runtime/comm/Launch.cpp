@@ -51,6 +51,11 @@ bool launchedByMpiLauncher() {
   return false;
 }
 
+bool launcherKeepsJobOnFailure() {
+  const char *recovery = env("OMPI_MCA_orte_enable_recovery");
+  return recovery && std::string(recovery) == "1";
+}
+
 namespace comm {
 
 std::string detectLauncher() {

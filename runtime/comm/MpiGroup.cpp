@@ -8,6 +8,7 @@
 #include "runtime/comm/Internal.h"
 
 #include <mpi.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -88,6 +89,13 @@ public:
   [[noreturn]] void abortJob(const std::string &message, int exitCode) override;
 
   std::string allreduceLayout() const override { return layout_; }
+  std::string peerHost(int r) const override {
+    return r >= 0 && r < static_cast<int>(hosts_.size()) ? hosts_[r] : "";
+  }
+  int peerPid(int r) const override {
+    return r >= 0 && r < static_cast<int>(pids_.size()) ? pids_[r] : 0;
+  }
+  void leaveWithoutFinalize() override { broken_ = true; }
   int64_t postSum(float *data, int64_t n) override;
   bool testSum(int64_t token) override;
   void abandonSum(int64_t token) override;
@@ -114,6 +122,7 @@ private:
 
   /// Every rank's host, from the handshake (empty before it).
   std::vector<std::string> hosts_;
+  std::vector<int> pids_;
 
   /// Throws Error(Launch) when the plan says N > 1 nodes and the ranks' hosts are not N
   /// with P / N ranks each (the same message on every rank).
@@ -555,6 +564,7 @@ void MpiGroup::handshake(const Handshake &mine, double timeoutSec) {
   auto buffers = std::make_shared<Buffers>();
   buffers->mine = toRecord(mine);
   std::strncpy(buffers->mine.host, launch_.host.c_str(), sizeof(buffers->mine.host) - 1);
+  buffers->mine.pid = static_cast<int32_t>(getpid());
   buffers->all.resize(size());
   try {
     call([&] {
@@ -574,9 +584,11 @@ void MpiGroup::handshake(const Handshake &mine, double timeoutSec) {
   if (!local.empty())
     throw Error(ErrorKind::Launch, local);
   hosts_.clear();
+  pids_.clear();
   for (HandshakeRecord &r : buffers->all) {
     r.host[sizeof(r.host) - 1] = '\0';
     hosts_.push_back(r.host);
+    pids_.push_back(r.pid);
   }
   std::string difference = compareHandshakes(buffers->all);
   if (!difference.empty())
@@ -901,6 +913,9 @@ void MpiGroup::abortJob(const std::string &message, int exitCode) {
   std::fflush(stdout);
   std::fprintf(stderr, "dprun: [rank %d] %s\n", rank(), message.c_str());
   std::fflush(stderr);
+  // MPI_Abort would end no other process there (and MPI_Finalize could wait for a stopped one).
+  if (launcherKeepsJobOnFailure())
+    std::_Exit(exitCode);
   if (onCommThread() || !threadRunning() || threadLevel_ == MPI_THREAD_MULTIPLE)
     abortNow(exitCode);
   // Under MPI_THREAD_SERIALIZED only the communication thread may call MPI: it aborts on its

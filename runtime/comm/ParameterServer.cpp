@@ -6,15 +6,25 @@
 // layout (replyTag(b)); a worker that has pushed its last gradient sends its step count
 // (kDoneTag). A worker has at most one push of a bucket in flight: it pulls before it pushes the
 // bucket again, so each (bucket, worker) pair needs one receive buffer and one reply buffer.
+// Worker 0 asks the servers questions (kQueryTag: 0 for the figures, 1 for the final
+// parameters) one at a time; a server answers (kAnswerTag) with its figures as doubles
+// (kHeader, then the workers' lostAfter, then the staleness histogram) and, to a final
+// question once every worker has finished or was left out, its buckets' parameters after them
+// (in ascending bucket order, each laid out as a reply). A server that leaves a worker out
+// tells it so (kLostTag, with the steps after which it did).
 #include "runtime/comm/Internal.h"
 
 #include "runtime/base/Interrupt.h"
+
+#include <signal.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <iostream>
 #include <map>
+#include <thread>
 
 namespace dp::rt {
 
@@ -25,6 +35,10 @@ using comm::secondsSince;
 namespace {
 
 constexpr int kDoneTag = 7;
+constexpr int kQueryTag = 8;
+constexpr int kAnswerTag = 9;
+constexpr int kLostTag = 10;
+constexpr int kHeader = 8; // final, seconds, updates, gradients, update s, held, held s, workers
 int pushTag(int bucket) { return 100 + 2 * bucket; }
 int replyTag(int bucket) { return 101 + 2 * bucket; }
 
@@ -47,8 +61,8 @@ std::string secondsText(double seconds) {
   return text;
 }
 
-/// On the communication thread: waits up to `seconds` for the sends of `tokens` (0: done) to
-/// complete, zeroing each one that does; whether all did.
+/// On the communication thread: waits up to `seconds` for the sends (or receives) of `tokens`
+/// (0: done) to complete, zeroing each one that does; whether all did.
 bool awaitSends(comm::GroupImpl &group, std::vector<int64_t> &tokens, double seconds) {
   Clock::time_point start = Clock::now();
   comm::Backoff backoff;
@@ -80,6 +94,24 @@ void endMessages(comm::GroupImpl &group, std::vector<int64_t> sends,
       group.cancelMessage(token);
 }
 
+/// Doubles of an answer before its parameters.
+size_t answerDoubles(int workers) { return kHeader + workers + kStalenessBins; }
+
+/// On the communication thread: waits up to `seconds` for the operations of `tokens` (0:
+/// done) to finish; the positions of those that did not, each cancelled.
+std::vector<size_t> awaitOrCancel(comm::GroupImpl &group, std::vector<int64_t> &tokens,
+                                  double seconds) {
+  std::vector<size_t> late;
+  if (awaitSends(group, tokens, seconds))
+    return late;
+  for (size_t i = 0; i < tokens.size(); ++i)
+    if (tokens[i]) {
+      group.cancelMessage(tokens[i]);
+      late.push_back(i);
+    }
+  return late;
+}
+
 comm::GroupImpl &groupOf(ProcessGroup &group) {
   auto *impl = dynamic_cast<comm::GroupImpl *>(&group);
   if (!impl)
@@ -106,9 +138,18 @@ struct PushPull::Impl final : comm::CommClient {
     int64_t sendToken = 0, receiveToken = 0;
     bool sent = false, received = false;
   };
+  /// A server and the slots of its buckets, in ascending bucket order.
+  struct Server {
+    int rank;
+    std::vector<int> slots;
+    int64_t floats; // of its buckets
+    // The server's word that it left this worker out (communication thread).
+    int64_t lostAfter = 0, lostToken = 0;
+    bool lostPosted = false;
+  };
 
-  Impl(ProcessGroup &g, std::vector<PsBucketInfo> buckets, double timeoutSec)
-      : group(groupOf(g)), timeoutSec(timeoutSec) {
+  Impl(ProcessGroup &g, int workers, std::vector<PsBucketInfo> buckets, double timeoutSec)
+      : group(groupOf(g)), workers(workers), timeoutSec(timeoutSec) {
     for (PsBucketInfo &b : buckets) {
       if (b.index < 0 || b.elements <= 0)
         throw Error(ErrorKind::Runtime, "PushPull: bucket " + std::to_string(b.index) +
@@ -121,6 +162,22 @@ struct PushPull::Impl final : comm::CommClient {
       slot.answer.resize(slot.info.elements);
       slots.push_back(std::move(slot));
     }
+    // The servers, by rank, each with its slots in ascending bucket order (its answers' order).
+    for (size_t i = 0; i < slots.size(); ++i) {
+      const int rank = slots[i].info.server;
+      auto it = std::find_if(servers.begin(), servers.end(),
+                             [&](const Server &s) { return s.rank == rank; });
+      if (it == servers.end())
+        it = servers.insert(std::upper_bound(servers.begin(), servers.end(), rank,
+                                             [](int r, const Server &s) { return r < s.rank; }),
+                            Server{rank, {}, 0});
+      it->slots.push_back(static_cast<int>(i));
+      it->floats += slots[i].info.elements;
+    }
+    for (Server &server : servers)
+      std::sort(server.slots.begin(), server.slots.end(), [&](int a, int b) {
+        return slots[a].info.index < slots[b].info.index;
+      });
     group.attach(this);
   }
 
@@ -139,6 +196,18 @@ struct PushPull::Impl final : comm::CommClient {
   Progress progress() override {
     bool advanced = false, inFlight = false;
     std::lock_guard<std::mutex> lock(mu);
+    for (Server &server : servers) {
+      if (!server.lostToken && !server.lostPosted) {
+        server.lostToken = group.postReceive(&server.lostAfter, sizeof(int64_t), server.rank,
+                                             kLostTag);
+        server.lostPosted = true;
+      }
+      if (server.lostToken && group.testMessage(server.lostToken)) {
+        server.lostToken = 0;
+        leftOut(server);
+        advanced = true;
+      }
+    }
     for (Slot &s : slots) {
       if (s.state == State::Requested) {
         const int64_t bytes = s.info.elements * int64_t(sizeof(float));
@@ -166,6 +235,25 @@ struct PushPull::Impl final : comm::CommClient {
     if (inFlight)
       return waiters > 0 ? Progress::Urgent : Progress::Waiting;
     return Progress::Idle;
+  }
+
+  /// A server left this worker out (under mu, on the communication thread). Where the
+  /// launcher keeps the job going this process ends now, whatever its compute does; otherwise
+  /// it waits, training no more, for the job's end (its own exit would end the whole job).
+  void leftOut(const Server &server) {
+    const std::string message =
+        "dprun: [rank " + std::to_string(group.rank()) + "] the server at rank " +
+        std::to_string(server.rank) + " left this worker out after its " +
+        std::to_string(server.lostAfter) +
+        " step(s): it was silent past the timeout (hung, stopped or too slow)";
+    std::cout.flush();
+    if (launcherKeepsJobOnFailure()) {
+      std::cerr << message + "; it ends\n" << std::flush;
+      std::_Exit(static_cast<int>(ErrorKind::Launch));
+    }
+    std::cerr << message + "; it waits for the job's end\n" << std::flush;
+    parked = true;
+    cv.notify_all();
   }
 
   std::string state(int64_t &collective) override {
@@ -201,6 +289,7 @@ struct PushPull::Impl final : comm::CommClient {
       throw Error(ErrorKind::Runtime, "PushPull: " + describe(s) + " pulled before its push");
     ++waiters;
     group.wake();
+    parkIfLeftOut(lock);
     // A server that holds the answer back for a stopped worker names that worker at the
     // timeout; this worker gives it a second more before it blames the server.
     const double deadline = timeoutSec > 0 ? timeoutSec + 1 : 0;
@@ -223,20 +312,116 @@ struct PushPull::Impl final : comm::CommClient {
     s.state = State::Idle;
   }
 
+  /// Once a server has left this worker out: waits, training no more, until a signal (the
+  /// job's end) stops it (under mu).
+  void parkIfLeftOut(std::unique_lock<std::mutex> &lock) {
+    while (parked) {
+      if (const int signal = pendingInterrupt())
+        throw Error(signalErrorKind(signal), "interrupted by " + signalName(signal) +
+                                                 " after the servers left this worker out");
+      cv.wait_for(lock, std::chrono::milliseconds(100));
+    }
+  }
+
   void finish(double timeout) {
-    std::vector<int> servers;
-    for (const Slot &s : slots)
-      if (std::find(servers.begin(), servers.end(), s.info.server) == servers.end())
-        servers.push_back(s.info.server);
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      parkIfLeftOut(lock);
+    }
     int64_t steps = slots.empty() ? 0 : slots.front().pushes;
     group.call([&] {
       std::vector<int64_t> tokens;
-      for (int server : servers)
-        tokens.push_back(group.postSend(&steps, sizeof(steps), server, kDoneTag));
+      for (const Server &server : servers)
+        tokens.push_back(group.postSend(&steps, sizeof(steps), server.rank, kDoneTag));
       if (!awaitSends(group, tokens, timeout > 0 ? timeout : 1e9))
         throw Error(ErrorKind::Launch, "a server did not take this worker's end within " +
                                            secondsText(timeout));
     });
+  }
+
+  /// One question to every server in `asked` (positions in `servers`), on the communication
+  /// thread; the answers in `answers`.
+  void question(bool final, const std::vector<size_t> &asked,
+                std::vector<std::vector<char>> &answers) {
+    const int64_t kind = final ? 1 : 0;
+    group.call([&] {
+      std::vector<int64_t> receives, sends;
+      for (size_t i : asked) {
+        const Server &server = servers[i];
+        answers[i].assign(answerDoubles(workers) * sizeof(double) + server.floats * sizeof(float),
+                          0);
+        receives.push_back(group.postReceive(answers[i].data(), int64_t(answers[i].size()),
+                                             server.rank, kAnswerTag));
+        sends.push_back(group.postSend(&kind, sizeof(kind), server.rank, kQueryTag));
+      }
+      const double wait = timeoutSec > 0 ? timeoutSec : 1e9;
+      const std::vector<size_t> late = awaitOrCancel(group, receives, wait);
+      awaitOrCancel(group, sends, late.empty() ? wait : 0.0);
+      if (!late.empty()) {
+        std::string names;
+        for (size_t i : late)
+          names += (names.empty() ? "" : ", ") + std::to_string(servers[asked[i]].rank);
+        throw Error(ErrorKind::Launch, "the server(s) at rank " + names + " did not answer " +
+                                           std::string(final ? "the question for the final "
+                                                               "parameters"
+                                                             : "the question for their figures") +
+                                           " within " + secondsText(wait) +
+                                           ": dead, hung or cut off");
+      }
+    });
+  }
+
+  std::vector<ServerReport> ask(bool final) {
+    std::vector<ServerReport> reports(servers.size());
+    std::vector<std::vector<char>> answers(servers.size());
+    std::vector<size_t> asked(servers.size());
+    for (size_t i = 0; i < servers.size(); ++i)
+      asked[i] = i;
+    while (!asked.empty()) {
+      question(final, asked, answers);
+      std::vector<size_t> again;
+      for (size_t i : asked) {
+        const double *h = reinterpret_cast<const double *>(answers[i].data());
+        if (h[7] != workers)
+          throw Error(ErrorKind::Launch, "the server at rank " + std::to_string(servers[i].rank) +
+                                             " answered for " + std::to_string(int64_t(h[7])) +
+                                             " workers; this job has " + std::to_string(workers));
+        ServerReport &r = reports[i];
+        r.final = h[0] != 0;
+        r.seconds = h[1];
+        r.updates = static_cast<int64_t>(h[2]);
+        r.gradients = static_cast<int64_t>(h[3]);
+        r.updateSeconds = h[4];
+        r.pullsHeld = static_cast<int64_t>(h[5]);
+        r.heldSeconds = h[6];
+        r.lostAfter.assign(h + kHeader, h + kHeader + workers);
+        r.staleness.assign(h + kHeader + workers, h + kHeader + workers + kStalenessBins);
+        while (!r.staleness.empty() && r.staleness.back() == 0)
+          r.staleness.pop_back();
+        if (!final)
+          continue;
+        if (!r.final) {
+          again.push_back(i);
+          continue;
+        }
+        // The server's parameters, bucket by bucket as it laid them out.
+        const float *params = reinterpret_cast<const float *>(h + answerDoubles(workers));
+        for (int slot : servers[i].slots) {
+          copyParams(slots[slot].info, const_cast<float *>(params), /*unpack=*/true);
+          params += slots[slot].info.elements;
+        }
+      }
+      asked = std::move(again);
+      if (!asked.empty()) {
+        // Other workers still train: ask again in a moment (each question proves the server
+        // alive; a dead one fails to answer within the timeout).
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        if (const int signal = pendingInterrupt())
+          throw Error(signalErrorKind(signal), "interrupted by " + signalName(signal) +
+                                                   " while waiting for the other workers");
+      }
+    }
+    return reports;
   }
 
   void abort(const std::string &why) {
@@ -257,23 +442,29 @@ struct PushPull::Impl final : comm::CommClient {
           sends.push_back(s.sent ? 0 : s.sendToken);
           receives.push_back(s.received ? 0 : s.receiveToken);
         }
+      for (const Server &server : servers)
+        receives.push_back(server.lostToken);
       endMessages(group, sends, receives);
     });
   }
 
   comm::GroupImpl &group;
+  const int workers;
   const double timeoutSec;
   std::vector<Slot> slots;
+  std::vector<Server> servers;
   std::vector<int> positions;
   std::mutex mu;
   std::condition_variable cv;
   bool failed = false;
   std::string error;
   int waiters = 0;
+  bool parked = false; // a server left this worker out
 };
 
-PushPull::PushPull(ProcessGroup &job, std::vector<PsBucketInfo> buckets, double timeoutSec)
-    : impl_(std::make_unique<Impl>(job, std::move(buckets), timeoutSec)) {}
+PushPull::PushPull(ProcessGroup &job, int workers, std::vector<PsBucketInfo> buckets,
+                   double timeoutSec)
+    : impl_(std::make_unique<Impl>(job, workers, std::move(buckets), timeoutSec)) {}
 
 PushPull::~PushPull() {
   try {
@@ -285,6 +476,7 @@ PushPull::~PushPull() {
 void PushPull::push(int bucket, const float *data) { impl_->push(bucket, data); }
 void PushPull::pull(int bucket) { impl_->pull(bucket); }
 void PushPull::finish(double timeoutSec) { impl_->finish(timeoutSec); }
+std::vector<ServerReport> PushPull::ask(bool final) { return impl_->ask(final); }
 void PushPull::abort(const std::string &why) { impl_->abort(why); }
 
 // ---------------------------------------------------------------------------------------------
@@ -303,7 +495,6 @@ struct ParameterServer::Impl final : comm::CommClient {
     Clock::time_point heldSince;
     int64_t pushes = 0;        // pushes applied
     int64_t pulledVersion = 0; // the bucket's version its last answer carried
-    // Communication thread only:
     int64_t receiveToken = 0, sendToken = 0;
   };
   struct Bucket {
@@ -315,9 +506,9 @@ struct ParameterServer::Impl final : comm::CommClient {
   };
 
   Impl(ProcessGroup &g, int firstWorker, int workers, int64_t staleness, bool sync,
-       std::vector<PsBucketInfo> buckets, double timeoutSec)
+       std::vector<PsBucketInfo> buckets, double timeoutSec, bool keepGoing)
       : group(groupOf(g)), firstWorker(firstWorker), workers(workers), staleness(staleness),
-        sync(sync), timeoutSec(timeoutSec), started(Clock::now()) {
+        sync(sync), timeoutSec(timeoutSec), keepGoing(keepGoing), started(Clock::now()) {
     for (PsBucketInfo &info : buckets) {
       Bucket b;
       b.info = std::move(info);
@@ -332,29 +523,56 @@ struct ParameterServer::Impl final : comm::CommClient {
         b.shared.resize(b.info.elements);
       this->buckets.push_back(std::move(b));
     }
+    for (size_t i = 0; i < this->buckets.size(); ++i)
+      order.push_back(static_cast<int>(i));
+    std::sort(order.begin(), order.end(), [&](int a, int b) {
+      return this->buckets[a].info.index < this->buckets[b].info.index;
+    });
     done.assign(workers, false);
     heard.assign(workers, Clock::now());
     doneSteps.assign(workers, 0);
     doneTokens.assign(workers, 0);
+    lostAfter.assign(workers, -1);
+    cancelled.assign(workers, false);
     group.attach(this);
     group.wake();
   }
 
-  int worker(int rank) const { return rank - firstWorker; }
   std::string workerName(int w) const {
     return "worker " + std::to_string(w) + " (rank " + std::to_string(firstWorker + w) + ")";
   }
+
+  /// Whether worker w still trains: neither finished nor left out (under mu).
+  bool active(int w) const { return !done[w] && lostAfter[w] < 0; }
 
   Progress progress() override {
     bool advanced = false;
     std::lock_guard<std::mutex> lock(mu);
     for (int w = 0; w < workers; ++w) {
-      if (!done[w] && !doneTokens[w]) {
+      if (lostAfter[w] >= 0 && !cancelled[w]) {
+        // Left out: nothing more is taken from it (answers on their way may still go).
+        for (Bucket &b : buckets) {
+          Lane &lane = b.lanes[w];
+          if (lane.receiveToken)
+            group.cancelMessage(lane.receiveToken);
+          lane.receiveToken = 0;
+        }
+        if (doneTokens[w])
+          group.cancelMessage(doneTokens[w]);
+        doneTokens[w] = 0;
+        cancelled[w] = true;
+        // Told, in case it is alive: it stops (or ends) rather than wait for answers.
+        lostTokens.push_back(group.postSend(&lostAfter[w], sizeof(int64_t), firstWorker + w,
+                                            kLostTag));
+        advanced = true;
+      }
+      if (active(w) && !doneTokens[w]) {
         doneTokens[w] = group.postReceive(&doneSteps[w], sizeof(int64_t), firstWorker + w,
                                           kDoneTag);
         advanced = true;
       }
-      if (!done[w] && doneTokens[w] && group.testMessage(doneTokens[w])) {
+      if (active(w) && doneTokens[w] && group.testMessage(doneTokens[w])) {
+        doneTokens[w] = 0;
         done[w] = true;
         advanced = true;
         cv.notify_all();
@@ -363,7 +581,7 @@ struct ParameterServer::Impl final : comm::CommClient {
     for (Bucket &b : buckets)
       for (int w = 0; w < workers; ++w) {
         Lane &lane = b.lanes[w];
-        if (lane.repost && !done[w]) {
+        if (lane.repost && active(w)) {
           lane.receiveToken =
               group.postReceive(lane.gradients.data(), b.info.elements * int64_t(sizeof(float)),
                                 firstWorker + w, pushTag(b.info.index));
@@ -389,6 +607,29 @@ struct ParameterServer::Impl final : comm::CommClient {
         if (lane.sendToken && group.testMessage(lane.sendToken))
           lane.sendToken = 0;
       }
+    // Worker 0's questions: one at a time, each answered by the main thread (next()).
+    if (!queryToken && !queryArrived && !answerToken && !finalDelivered && lostAfter[0] < 0) {
+      queryToken = group.postReceive(&queryKind, sizeof(queryKind), firstWorker, kQueryTag);
+      advanced = true;
+    }
+    if (queryToken && group.testMessage(queryToken)) {
+      queryToken = 0;
+      queryArrived = true;
+      advanced = true;
+      cv.notify_all();
+    }
+    if (answerReady) {
+      answerToken = group.postSend(answerBytes.data(), int64_t(answerBytes.size()), firstWorker,
+                                   kAnswerTag);
+      answerReady = false;
+      advanced = true;
+    }
+    if (answerToken && group.testMessage(answerToken)) {
+      answerToken = 0;
+      finalDelivered = finalAnswered;
+      cv.notify_all();
+      advanced = true;
+    }
     return advanced ? Progress::Advanced : Progress::Waiting;
   }
 
@@ -397,25 +638,31 @@ struct ParameterServer::Impl final : comm::CommClient {
     return "serving parameters";
   }
 
-  /// Whether an answer to worker w is held back by the staleness bound: it waits for this
-  /// server, not the other way round (under mu).
-  bool heldBack(int w) const {
+  /// Whether worker w waits for this server, not the other way round: an answer held back by
+  /// the staleness bound, or (sync) its gradient in, waiting for the others' (under mu).
+  bool waitsForUs(int w) const {
     for (const Bucket &b : buckets)
-      if (b.lanes[w].waiting)
+      if (b.lanes[w].waiting || (sync && b.lanes[w].arrived))
         return true;
     return false;
   }
 
-  /// Live workers: those that have not finished.
-  int live() const { return static_cast<int>(std::count(done.begin(), done.end(), false)); }
+  /// Workers still training.
+  int live() const {
+    int n = 0;
+    for (int w = 0; w < workers; ++w)
+      n += active(w);
+    return n;
+  }
 
-  /// Whether worker w's answer for bucket b may go: the staleness bound over live workers.
+  /// Whether worker w's answer for bucket b may go: the staleness bound over the workers
+  /// still training.
   bool mayAnswer(const Bucket &b, int w) const {
     if (staleness < 0)
       return true;
     int64_t slowest = INT64_MAX;
     for (int v = 0; v < workers; ++v)
-      if (!done[v])
+      if (active(v))
         slowest = std::min(slowest, b.lanes[v].pushes);
     return slowest == INT64_MAX || b.lanes[w].pushes - slowest <= staleness;
   }
@@ -425,6 +672,7 @@ struct ParameterServer::Impl final : comm::CommClient {
     Lane &lane = b.lanes[w];
     copyParams(b.info, lane.answer.data(), /*unpack=*/false);
     lane.pulledVersion = b.version;
+    heard[w] = Clock::now(); // its silence counts from its answer
     if (lane.waiting) {
       heldSec += secondsSince(lane.heldSince);
       lane.waiting = false;
@@ -444,9 +692,93 @@ struct ParameterServer::Impl final : comm::CommClient {
     return any;
   }
 
+  ServerReport reportLocked() const {
+    ServerReport r;
+    r.updates = updateCount;
+    r.gradients = gradientsIn;
+    r.seconds = secondsSince(started);
+    r.updateSeconds = updateSec;
+    r.staleness = histogram;
+    r.pullsHeld = held;
+    r.heldSeconds = heldSec;
+    r.lostAfter = lostAfter;
+    r.final = live() == 0;
+    return r;
+  }
+
+  /// Worker 0's question, answered on the main thread (no update runs): the figures and, once
+  /// every worker has finished or was left out, to a final question, the parameters (under mu).
+  void answerLocked() {
+    const bool final = queryKind == 1 && live() == 0;
+    int64_t floats = 0;
+    if (final)
+      for (const Bucket &b : buckets)
+        floats += b.info.elements;
+    answerBytes.assign(answerDoubles(workers) * sizeof(double) + floats * sizeof(float), 0);
+    double *h = reinterpret_cast<double *>(answerBytes.data());
+    const ServerReport r = reportLocked();
+    const double header[kHeader] = {final ? 1.0 : 0.0,     r.seconds,
+                                     double(r.updates),    double(r.gradients),
+                                     r.updateSeconds,      double(r.pullsHeld),
+                                     r.heldSeconds,        double(workers)};
+    std::copy(header, header + kHeader, h);
+    for (int w = 0; w < workers; ++w)
+      h[kHeader + w] = double(lostAfter[w]);
+    for (size_t k = 0; k < histogram.size() && k < size_t(kStalenessBins); ++k)
+      h[kHeader + workers + k] = double(histogram[k]);
+    float *params = reinterpret_cast<float *>(h + answerDoubles(workers));
+    if (final)
+      for (int index : order) {
+        copyParams(buckets[index].info, params, /*unpack=*/false);
+        params += buckets[index].info.elements;
+      }
+    finalAnswered = final;
+    queryArrived = false;
+    answerReady = true;
+  }
+
+  /// Leaves worker w out: it has been silent past the timeout (under mu).
+  void loseLocked(int w) {
+    int64_t pushes = 0;
+    for (Bucket &b : buckets) {
+      pushes = std::max(pushes, b.lanes[w].pushes);
+      b.lanes[w].arrived = false;
+      b.lanes[w].waiting = false;
+    }
+    lostAfter[w] = pushes;
+    arrivals.erase(std::remove_if(arrivals.begin(), arrivals.end(),
+                                  [&](const auto &a) { return a.second == w; }),
+                   arrivals.end());
+    char ago[32];
+    std::snprintf(ago, sizeof(ago), "%.1f s", secondsSince(heard[w]));
+    // Where the launcher keeps the job going, nothing else ends a worker that is stopped or
+    // hung, and the launcher would wait for it: one on this host is ended here; elsewhere the
+    // message says where it is.
+    const int rank = firstWorker + w;
+    const std::string host = group.peerHost(rank);
+    const int pid = group.peerPid(rank);
+    std::string fate;
+    if (launcherKeepsJobOnFailure() && pid > 0) {
+      if (host == group.launch().host)
+        fate = ::kill(pid, SIGKILL) == 0 ? "; ended it (pid " + std::to_string(pid) + ")"
+                                         : "; it is gone (pid " + std::to_string(pid) + ")";
+      else
+        fate = "; if it is still running, it is pid " + std::to_string(pid) + " on " + host;
+    }
+    std::cerr << "dprun: [rank " + std::to_string(group.rank()) + "] server: no push from " +
+                     workerName(w) + " for " + ago + ", past the " + secondsText(timeoutSec) +
+                     " timeout: left out after its " + std::to_string(pushes) +
+                     " step(s); the other workers train on" + fate + "\n"
+              << std::flush;
+  }
+
   int next(int64_t &updates) {
     std::unique_lock<std::mutex> lock(mu);
     for (;;) {
+      if (queryArrived && !answerToken && !answerReady) {
+        answerLocked();
+        group.wake();
+      }
       if (releaseLocked())
         group.wake();
       if (sync) {
@@ -489,7 +821,8 @@ struct ParameterServer::Impl final : comm::CommClient {
         std::memcpy(b.info.gradients, lane.gradients.data(), b.info.elements * sizeof(float));
         lane.arrived = false;
         lane.repost = true;
-        const int64_t age = b.version - lane.pulledVersion;
+        const int64_t age =
+            std::min<int64_t>(b.version - lane.pulledVersion, kStalenessBins - 1);
         if (static_cast<size_t>(age) >= histogram.size())
           histogram.resize(age + 1, 0);
         ++histogram[age];
@@ -498,38 +831,59 @@ struct ParameterServer::Impl final : comm::CommClient {
         updates = b.version;
         return index;
       }
-      if (live() == 0)
-        return -1;
+      if (live() == 0) {
+        // Every worker finished or was left out: worker 0 takes the final parameters.
+        if (finalDelivered)
+          return -1;
+        if (endedAt == Clock::time_point())
+          endedAt = Clock::now();
+        if (timeoutSec > 0 && secondsSince(endedAt) > timeoutSec)
+          throw Error(ErrorKind::Launch,
+                      workerName(0) + " finished but did not take the final parameters within " +
+                          secondsText(timeoutSec));
+      }
       // A signal (Ctrl-C through the launcher, a scheduler's SIGTERM) ends the server at once:
       // the workers got it too.
       if (const int signal = pendingInterrupt())
         throw Error(signalErrorKind(signal), "interrupted by " + signalName(signal) +
                                                  " while serving " + std::to_string(live()) +
                                                  " worker(s)");
-      if (timeoutSec > 0) {
-        // Every silent worker, the longest silent first: a worker that waits for a hung one
-        // (at the end of an epoch, the workers sum their metrics) is silent too.
-        std::vector<int> silent;
-        for (int w = 0; w < workers; ++w)
-          if (!done[w] && !heldBack(w) && secondsSince(heard[w]) > timeoutSec)
-            silent.push_back(w);
-        if (!silent.empty()) {
-          std::stable_sort(silent.begin(), silent.end(),
-                           [&](int a, int b) { return heard[a] < heard[b]; });
-          std::string names;
-          for (int w : silent) {
-            char ago[32];
-            std::snprintf(ago, sizeof(ago), "%.1f s", secondsSince(heard[w]));
-            names += (names.empty() ? "" : ", ") + workerName(w) + " for " + ago;
-          }
-          throw Error(ErrorKind::Launch,
-                      "no push from " + names + ", past the " + secondsText(timeoutSec) +
-                          " timeout, and not finished: dead, hung or cut off (or waiting for "
-                          "one that is)");
-        }
-      }
+      if (timeoutSec > 0)
+        checkSilence();
       cv.wait_for(lock, std::chrono::milliseconds(50));
     }
+  }
+
+  /// Every worker silent past the timeout, the longest silent first, ends the job naming
+  /// them; or, keeping going, is left out, unless worker 0 is one (under mu).
+  void checkSilence() {
+    std::vector<int> silent;
+    for (int w = 0; w < workers; ++w)
+      if (active(w) && !waitsForUs(w) && secondsSince(heard[w]) > timeoutSec)
+        silent.push_back(w);
+    if (silent.empty())
+      return;
+    if (keepGoing && silent.front() != 0) {
+      for (int w : silent)
+        loseLocked(w);
+      releaseLocked();
+      group.wake();
+      return;
+    }
+    std::stable_sort(silent.begin(), silent.end(),
+                     [&](int a, int b) { return heard[a] < heard[b]; });
+    std::string names;
+    for (int w : silent) {
+      char ago[32];
+      std::snprintf(ago, sizeof(ago), "%.1f s", secondsSince(heard[w]));
+      names += (names.empty() ? "" : ", ") + workerName(w) + " for " + ago;
+    }
+    throw Error(ErrorKind::Launch,
+                "no push from " + names + ", past the " + secondsText(timeoutSec) +
+                    " timeout, and not finished: dead, hung or cut off" +
+                    (keepGoing ? std::string("; worker 0 evaluates and reports the run: the job "
+                                             "cannot go on without it")
+                               : std::string(" (or waiting for one that is)")));
   }
 
   void updated(int index, double seconds) {
@@ -541,10 +895,11 @@ struct ParameterServer::Impl final : comm::CommClient {
     if (sync) {
       copyParams(b.info, b.shared.data(), /*unpack=*/false);
       for (int w = 0; w < workers; ++w)
-        if (!done[w]) {
+        if (active(w)) {
           ++b.lanes[w].pushes;
           b.lanes[w].pulledVersion = b.version;
           b.lanes[w].answerReady = true;
+          heard[w] = Clock::now();
           if (histogram.empty())
             histogram.push_back(0);
           ++histogram[0]; // every gradient of the step was computed from these parameters
@@ -552,7 +907,9 @@ struct ParameterServer::Impl final : comm::CommClient {
     } else {
       Lane &lane = b.lanes[b.current];
       ++lane.pushes;
-      if (mayAnswer(b, b.current)) {
+      if (lostAfter[b.current] >= 0) {
+        // Left out while its gradient was applied: no answer.
+      } else if (mayAnswer(b, b.current)) {
         answerLocked(b, b.current);
       } else {
         lane.waiting = true;
@@ -567,7 +924,9 @@ struct ParameterServer::Impl final : comm::CommClient {
   void shutdown() {
     group.detach(this);
     group.call([&] {
-      std::vector<int64_t> sends, receives = doneTokens;
+      std::vector<int64_t> sends = lostTokens, receives = doneTokens;
+      sends.push_back(answerToken);
+      receives.push_back(queryToken);
       for (Bucket &b : buckets)
         for (Lane &lane : b.lanes) {
           sends.push_back(lane.sendToken);
@@ -582,24 +941,32 @@ struct ParameterServer::Impl final : comm::CommClient {
   const int64_t staleness;
   const bool sync;
   const double timeoutSec;
+  const bool keepGoing;
   const Clock::time_point started;
   std::vector<Bucket> buckets;
+  std::vector<int> order; // bucket positions in ascending bucket index
   mutable std::mutex mu;
   std::condition_variable cv;
   std::deque<std::pair<int, int>> arrivals; // (bucket position, worker), in arrival order
-  std::vector<bool> done;
+  std::vector<bool> done, cancelled;
+  /// By worker: its last push, or this server's last answer to it if later.
   std::vector<Clock::time_point> heard;
-  std::vector<int64_t> doneSteps, doneTokens;
+  std::vector<int64_t> doneSteps, doneTokens, lostAfter, lostTokens;
   std::vector<int64_t> histogram;
   int64_t updateCount = 0, gradientsIn = 0, held = 0;
   double updateSec = 0, heldSec = 0;
+  // Worker 0's questions.
+  int64_t queryKind = 0, queryToken = 0, answerToken = 0;
+  std::vector<char> answerBytes;
+  bool queryArrived = false, answerReady = false, finalAnswered = false, finalDelivered = false;
+  Clock::time_point endedAt;
 };
 
 ParameterServer::ParameterServer(ProcessGroup &job, int firstWorker, int workers,
                                  int64_t staleness, bool sync, std::vector<PsBucketInfo> buckets,
-                                 double timeoutSec)
+                                 double timeoutSec, bool keepGoing)
     : impl_(std::make_unique<Impl>(job, firstWorker, workers, staleness, sync, std::move(buckets),
-                                   timeoutSec)) {}
+                                   timeoutSec, keepGoing)) {}
 
 ParameterServer::~ParameterServer() {
   try {
@@ -613,15 +980,7 @@ void ParameterServer::updated(int bucket, double seconds) { impl_->updated(bucke
 
 ServerReport ParameterServer::report() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  ServerReport r;
-  r.updates = impl_->updateCount;
-  r.gradients = impl_->gradientsIn;
-  r.seconds = secondsSince(impl_->started);
-  r.updateSeconds = impl_->updateSec;
-  r.staleness = impl_->histogram;
-  r.pullsHeld = impl_->held;
-  r.heldSeconds = impl_->heldSec;
-  return r;
+  return impl_->reportLocked();
 }
 
 } // namespace dp::rt

@@ -82,6 +82,11 @@ void Job::launchParameterServer(Plan plan, const JobOptions &options) {
       options.checkpointing.find("resume") != std::string::npos)
     throw Error(ErrorKind::Usage, "checkpoints of parameter-server jobs are not supported yet "
                                   "(--checkpoint-dir, --resume)");
+  if (options.checkpointing.find("--early-stop") != std::string::npos)
+    throw Error(ErrorKind::Usage, "--early-stop needs every worker to stop together; parameter-"
+                                  "server workers do not meet between steps");
+  keepGoing_ = options.onWorkerLoss.empty() ? launcherKeepsJobOnFailure()
+                                             : options.onWorkerLoss == "continue";
   world_ = ProcessGroup::create(true);
   ProcessGroup &world = *world_;
   const int servers = static_cast<int>(plan.servers.size());
@@ -95,6 +100,8 @@ void Job::launchParameterServer(Plan plan, const JobOptions &options) {
   mine.epochs = options.epochs;
   mine.maxSteps = options.maxSteps;
   mine.checkpointing = options.checkpointing;
+  if (!options.onWorkerLoss.empty())
+    mine.checkpointing += " --on-worker-loss " + options.onWorkerLoss;
   mine.allreduce = "flat";
   mine.planPath = planPath_;
   world.handshake(mine, timeout);
@@ -114,15 +121,15 @@ void Job::launchParameterServer(Plan plan, const JobOptions &options) {
     backend.setComputeThreads(threads_.threads);
   }
   program_ = Program::load(std::move(role), &backend);
-  // The workers sum their metrics and share the test set among themselves.
+  // The workers' own group (each one's index; the timelines' merge) and the servers'.
   group_ = world.split(server ? 0 : 1, timeout);
   if (server) {
     serverIndex_ = world.rank();
     server_ = std::make_unique<ParameterServer>(world, firstWorker, workers, plan.staleness,
                                                 plan.sync, psBuckets(*program_, world.rank()),
-                                                options.collectiveTimeout);
+                                                options.collectiveTimeout, keepGoing_);
   } else {
-    pushPull_ = std::make_unique<PushPull>(world, psBuckets(*program_, -1),
+    pushPull_ = std::make_unique<PushPull>(world, workers, psBuckets(*program_, -1),
                                            options.collectiveTimeout);
     adapter_ = std::make_unique<PushPullAdapter>(*pushPull_);
     program_->attachCollectives(adapter_.get());
@@ -205,6 +212,10 @@ std::unique_ptr<Job> Job::launch(const std::string &planPath, const JobOptions &
 }
 
 Job::~Job() {
+  // Under a launcher that keeps the job going past a lost process, MPI_Finalize would wait
+  // for a worker left out but stopped: parameter-server processes end without it.
+  if (world_ && launcherKeepsJobOnFailure())
+    world_->leaveWithoutFinalize();
   if (!program_)
     return;
   // A replica still waiting for a bucket is released before its streams are joined.

@@ -31,6 +31,10 @@ struct JobOptions {
   std::string allreduce = "auto";
   /// dprun --threads: compute threads of a CPU plan's process (0: auto, chooseComputeThreads).
   int threads = 0;
+  /// dprun --on-worker-loss: what parameter servers do with a worker silent past the timeout:
+  /// "end" the job, "continue" without it, or "" (auto): continue under `mpirun
+  /// --enable-recovery` (which keeps the job alive when a process dies), else end.
+  std::string onWorkerLoss;
 };
 
 class Job {
@@ -56,6 +60,9 @@ public:
   PushPull *pushPull() { return pushPull_.get(); }
   ParameterServer *server() { return server_.get(); }
   int serverIndex() const { return serverIndex_; }
+  /// Under the parameter-server strategy: whether the servers leave silent workers out and
+  /// the job goes on (JobOptions::onWorkerLoss, resolved).
+  bool keepsGoing() const { return keepGoing_; }
   /// This process's rank and the ranks of the whole job (under the parameter-server strategy
   /// group() holds only the workers or the servers).
   int jobRank() const { return world_ ? world_->rank() : group_->rank(); }
@@ -99,6 +106,7 @@ private:
   std::unique_ptr<PushPull> pushPull_;
   std::unique_ptr<ParameterServer> server_;
   int serverIndex_ = -1;
+  bool keepGoing_ = false;
   std::unique_ptr<Collectives> engine_;
   std::unique_ptr<CollectiveEngine> adapter_;
   ThreadChoice threads_;

@@ -51,6 +51,21 @@ std::string metricsJson(const TrainReport &report) {
     if (std::isfinite(e.testLoss))
       json += ", \"test_loss\": " + jsonNumber(e.testLoss) +
               ", \"test_accuracy\": " + jsonNumber(e.testAccuracy);
+    if (!e.servers.empty()) {
+      json += ", \"servers\": [";
+      for (size_t k = 0; k < e.servers.size(); ++k) {
+        const ServerEpochStats &v = e.servers[k];
+        json += std::string(k ? ", " : "") + "{\"server\": " + std::to_string(k) +
+                ", \"updates\": " + std::to_string(v.updates) +
+                ", \"updates_per_sec\": " + jsonNumber(v.updatesPerSec) +
+                ", \"pulls_held\": " + std::to_string(v.pullsHeld) +
+                ", \"held_seconds\": " + jsonNumber(v.heldSeconds) + ", \"staleness\": [";
+        for (size_t b = 0; b < v.staleness.size(); ++b)
+          json += (b ? ", " : "") + std::to_string(v.staleness[b]);
+        json += "]}";
+      }
+      json += "]";
+    }
     json += ", \"step_losses\": [";
     for (size_t s = 0; s < e.stepLosses.size(); ++s)
       json += (s ? ", " : "") + jsonNumber(e.stepLosses[s]);
@@ -68,6 +83,16 @@ std::string metricsJson(const TrainReport &report) {
     json += "  \"allreduce_layout\": " + jsonString(report.allreduceLayout) + ",\n";
   if (!report.interrupted.empty())
     json += "  \"interrupted\": \"" + report.interrupted + "\",\n";
+  if (!report.lostWorkers.empty()) {
+    json += "  \"lost_workers\": [";
+    for (size_t i = 0; i < report.lostWorkers.size(); ++i) {
+      const auto &l = report.lostWorkers[i];
+      json += std::string(i ? ", " : "") + "{\"worker\": " + std::to_string(l.worker) +
+              ", \"rank\": " + std::to_string(l.rank) +
+              ", \"after_steps\": " + std::to_string(l.afterSteps) + "}";
+    }
+    json += "],\n";
+  }
   if (report.earlyStoppedAfter > 0)
     json += "  \"early_stopped_after\": " + std::to_string(report.earlyStoppedAfter) + ",\n";
   const CheckpointReport &c = report.checkpoints;
@@ -94,6 +119,33 @@ std::string epochLine(const EpochStats &stats, int64_t epochs) {
   return "epoch " + std::to_string(stats.epoch) + "/" + std::to_string(epochs) + "  loss " + loss +
          "  accuracy " + accuracy + "  " + seconds + " s  " +
          withCommas(static_cast<int64_t>(std::llround(stats.samplesPerSec))) + " samples/s";
+}
+
+std::string serverEpochLine(int server, const ServerEpochStats &stats) {
+  int64_t gradients = 0;
+  for (int64_t n : stats.staleness)
+    gradients += n;
+  std::string line = "  server " + std::to_string(server) + ": " + withCommas(stats.updates) +
+                     " updates (" +
+                     withCommas(static_cast<int64_t>(std::llround(stats.updatesPerSec))) +
+                     "/s); staleness";
+  char part[48];
+  for (size_t k = 0; k < stats.staleness.size(); ++k) {
+    if (!stats.staleness[k])
+      continue;
+    std::snprintf(part, sizeof(part), " %s%zu: %.1f%%",
+                  k + 1 == size_t(kStalenessBins) ? ">=" : "", k,
+                  100.0 * double(stats.staleness[k]) / double(gradients));
+    line += part;
+  }
+  if (gradients == 0)
+    line += " -";
+  if (stats.pullsHeld) {
+    std::snprintf(part, sizeof(part), "; %lld pull(s) held %.2f s",
+                  static_cast<long long>(stats.pullsHeld), stats.heldSeconds);
+    line += part;
+  }
+  return line;
 }
 
 void printPhaseTable(const PhaseTimes &phases, std::ostream &out) {

@@ -18,6 +18,10 @@ std::string metricsJson(const TrainReport &report);
 /// "epoch 1/2  loss 0.5123  accuracy 0.8123  12.3 s  48,780 samples/s".
 std::string epochLine(const EpochStats &stats, int64_t epochs);
 
+/// "  server 0: 1,872 updates (4,012/s); staleness 0: 51.2% 1: 48.8%": a parameter server's
+/// figures over an epoch, as worker 0 prints them after the epoch line.
+std::string serverEpochLine(int server, const ServerEpochStats &stats);
+
 /// The table of phase times: seconds and share of the total for load, init, train, evaluate
 /// (and checkpoint when any was written); under train, the part of it that compute waited for
 /// input.

@@ -163,6 +163,34 @@ void writeTrace(ProcessGroup &group, const TrainOptions &options, int64_t zero, 
         << std::flush;
 }
 
+/// Worker 0 of a parameter-server job after an epoch: each server's figures between its
+/// answers `last` (then replaced) and `now` into `epoch`, and a line per server on `out`
+/// (unless null).
+void serverEpoch(std::vector<ServerReport> now, std::vector<ServerReport> &last,
+                 EpochStats &epoch, std::ostream *out) {
+  for (size_t s = 0; s < now.size(); ++s) {
+    const ServerReport &a = now[s];
+    const ServerReport b = s < last.size() ? last[s] : ServerReport();
+    ServerEpochStats e;
+    e.updates = a.updates - b.updates;
+    const double seconds = a.seconds - b.seconds;
+    e.updatesPerSec = seconds > 0 ? double(e.updates) / seconds : 0;
+    e.staleness = a.staleness;
+    for (size_t k = 0; k < b.staleness.size() && k < e.staleness.size(); ++k)
+      e.staleness[k] -= b.staleness[k];
+    while (!e.staleness.empty() && e.staleness.back() == 0)
+      e.staleness.pop_back();
+    e.pullsHeld = a.pullsHeld - b.pullsHeld;
+    e.heldSeconds = a.heldSeconds - b.heldSeconds;
+    if (out)
+      *out << serverEpochLine(static_cast<int>(s), e) << "\n";
+    epoch.servers.push_back(std::move(e));
+  }
+  if (out)
+    *out << std::flush;
+  last = std::move(now);
+}
+
 /// Trains and evaluates the plan of a launched job.
 TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
                       Clock::time_point start) {
@@ -174,7 +202,7 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
   const Plan &plan = program->plan();
   report.replicas = program->devices();
   report.processes = program->processes();
-  if (group.size() > 1)
+  if (group.size() > 1 && !job.pushPull())
     report.allreduceLayout = group.allreduceLayout();
   const double timeout = options.collectiveTimeout > 0 ? options.collectiveTimeout : 1e9;
   const bool printer = job.printer();
@@ -191,9 +219,11 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
     group.sumDoubles(&ready, 1, timeout, "the start of the timeline");
     traceZero = trace::now();
   }
-  Trainer trainer(*program, planPath, log, interactive, quiet, &group);
+  // A parameter-server worker trains its shards without meeting the other workers.
+  PushPull *exchanges = job.pushPull();
+  Trainer trainer(*program, planPath, log, interactive, quiet, exchanges ? nullptr : &group,
+                  exchanges ? group.rank() : -1);
   trainer.setTimeout(timeout);
-  trainer.setStepVotes(job.pushPull() == nullptr);
   // A loader thread pays where a core is free for it; on cores the compute threads keep busy
   // it only takes turns with them (measured in docs/timeline.md).
   int prefetch = options.prefetch;
@@ -395,12 +425,25 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
 
   start = Clock::now();
   double epochEvalSeconds = 0; // the evaluations after each epoch (a plateau, early stopping)
+  // Parameter servers: worker 0 asks the servers for their figures at each epoch's end.
+  // The first epoch counts from nothing (a worker may have started first), on the servers'
+  // clocks from here.
+  std::vector<ServerReport> serverFigures;
+  if (exchanges && printer)
+    for (const ServerReport &r : exchanges->ask(false)) {
+      serverFigures.emplace_back();
+      serverFigures.back().seconds = r.seconds;
+    }
   try {
     for (int64_t epoch = firstEpoch; epoch <= options.epochs; ++epoch) {
       const bool first = epoch == firstEpoch;
       report.epochs.push_back(trainer.trainEpoch(batcher, epoch, options.epochs,
                                                  options.maxSteps, first ? resumeAt : nullptr,
                                                  first ? firstBatch : 0));
+      // (The last epoch's, with the other workers' last steps, once they have finished.)
+      if (exchanges && printer && epoch < options.epochs)
+        serverEpoch(exchanges->ask(false), serverFigures, report.epochs.back(),
+                    quiet ? nullptr : &out);
       // A plateau schedule and early stopping watch the test loss after every epoch.
       bool stopEarly = false;
       if (evaluateEachEpoch) {
@@ -451,12 +494,33 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
       if (stopEarly)
         break;
     }
-    // A parameter-server worker's last gradient is in: the servers may stop waiting for it.
-    if (PushPull *exchanges = job.pushPull())
-      exchanges->finish(timeout);
     report.phases.train = secondsSince(start) - report.phases.checkpoint - epochEvalSeconds;
     for (const EpochStats &e : report.epochs)
       report.phases.inputWait += e.inputWaitSeconds;
+    if (exchanges) {
+      // This worker's last gradient is in: the servers may stop waiting for it. Worker 0 then
+      // waits for the others and evaluates the servers' final parameters; the others are done.
+      exchanges->finish(timeout);
+      if (!printer)
+        return report;
+      if (!quiet && report.processes > 1)
+        out << "waiting for the other workers to finish\n" << std::flush;
+      const std::vector<ServerReport> finals = exchanges->ask(true);
+      if (!report.epochs.empty())
+        serverEpoch(finals, serverFigures, report.epochs.back(), quiet ? nullptr : &out);
+      for (const ServerReport &r : finals)
+        for (size_t w = 0; w < r.lostAfter.size(); ++w) {
+          if (r.lostAfter[w] < 0)
+            continue;
+          const int rank = job.jobSize() - report.processes + static_cast<int>(w);
+          auto it = std::find_if(report.lostWorkers.begin(), report.lostWorkers.end(),
+                                 [&](const auto &l) { return l.rank == rank; });
+          if (it == report.lostWorkers.end())
+            report.lostWorkers.push_back({static_cast<int>(w), rank, r.lostAfter[w]});
+          else
+            it->afterSteps = std::max(it->afterSteps, r.lostAfter[w]);
+        }
+    }
     start = Clock::now();
     report.test = trainer.evaluate(test);
     report.phases.evaluate = secondsSince(start) + epochEvalSeconds;
@@ -513,6 +577,19 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
       writeFileAtomically(options.metricsPath, metricsJson(report));
     if (!options.paramsPath.empty())
       dumpParams(*program, options.paramsPath);
+  }
+  if (!report.lostWorkers.empty()) {
+    // The run's results are out; the job ends as failed, with the workers it lost named
+    // (and any of them still hung taken down with it).
+    std::string names;
+    for (const auto &l : report.lostWorkers)
+      names += (names.empty() ? "" : ", ") + std::string("worker ") + std::to_string(l.worker) +
+               " (rank " + std::to_string(l.rank) + ") after " + std::to_string(l.afterSteps) +
+               " step(s)";
+    throw Error(ErrorKind::Launch,
+                "the servers left out " + names + ", silent past the " +
+                    std::to_string(int64_t(timeout)) + " s timeout; the other workers trained "
+                    "on, and the results above are of the parameters they reached");
   }
   if (tracing)
     writeTrace(group, options, traceZero, report.replicas, timeout, out, quiet);
@@ -703,13 +780,18 @@ TrainReport runTraining(const std::string &planPath, const TrainOptions &options
   jobOptions.checkpointing = sharedOptions(options);
   jobOptions.allreduce = options.allreduce;
   jobOptions.threads = options.threads;
+  jobOptions.onWorkerLoss = options.onWorkerLoss;
   std::unique_ptr<Job> job = Job::launch(planPath, jobOptions);
   if (job->server()) {
     job->run([&] { serveWith(*job, options, out); });
     return TrainReport();
   }
+  // Parameter-server workers do not meet after training: each writes its own timeline.
+  TrainOptions run = options;
+  if (job->pushPull())
+    run.tracePerRank = true;
   try {
-    return job->run([&] { return trainWith(*job, options, out, start); });
+    return job->run([&] { return trainWith(*job, run, out, start); });
   } catch (Error &e) {
     if (!isSignalStop(e.kind()))
       throw;

@@ -63,6 +63,8 @@ struct TrainOptions {
   std::string profilePath;
   /// How gradient sums cross the ranks: "flat", "hierarchical" or "auto" (Handshake::allreduce).
   std::string allreduce = "auto";
+  /// Parameter servers: what to do with a worker silent past the timeout (JobOptions).
+  std::string onWorkerLoss;
 };
 
 /// The timeline file of rank `rank` with --trace-per-rank: "t.json" -> "t.rank1.json"; a
@@ -117,6 +119,13 @@ struct TrainReport {
   /// The epoch after which early stopping ended training (0: it did not).
   int64_t earlyStoppedAfter = 0;
   CheckpointReport checkpoints;
+  /// Parameter servers: the workers the servers left out (silent past the timeout while the
+  /// job kept going), each with its job rank and the steps after which it was.
+  struct LostWorker {
+    int worker = 0, rank = 0;
+    int64_t afterSteps = 0;
+  };
+  std::vector<LostWorker> lostWorkers;
 };
 
 /// Writes every parameter of device 0, in plan order, to `path`: its name, a NUL, its element

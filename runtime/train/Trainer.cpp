@@ -24,9 +24,9 @@
 namespace dp::rt {
 
 Trainer::Trainer(Program &program, const std::string &planName, std::ostream &out, bool interactive,
-                 bool quiet, ProcessGroup *group)
+                 bool quiet, ProcessGroup *group, int worker)
     : program_(program), planName_(planName), out_(out), interactive_(interactive), quiet_(quiet),
-      group_(group), batch_(program.plan().batch) {
+      group_(group), worker_(worker), batch_(program.plan().batch) {
   auto fail = [&](const std::string &problem) {
     throw Error(ErrorKind::Plan, planName_ + ": " + problem);
   };
@@ -79,9 +79,11 @@ Trainer::Trainer(Program &program, const std::string &planName, std::ostream &ou
     devices_.push_back(dev);
   }
   const int ranks = group_ ? group_->size() : 1;
-  if (ranks != processes)
-    throw Error(ErrorKind::Launch, planName_ + " was compiled for " + std::to_string(processes) +
-                                       " process(es) but runs in " + std::to_string(ranks));
+  if (worker_ >= 0 ? group_ || worker_ >= processes : ranks != processes)
+    throw Error(ErrorKind::Launch,
+                planName_ + " was compiled for " + std::to_string(processes) + " " +
+                    (worker_ >= 0 ? "worker(s) but runs as worker " + std::to_string(worker_)
+                                  : "process(es) but runs in " + std::to_string(ranks)));
   for (int d = 0; d < replicas; ++d) {
     rt::Device &device = program.device(d);
     Slots slots;
@@ -110,7 +112,7 @@ Trainer::~Trainer() {
 }
 
 int64_t Trainer::shardBegin(int r) const {
-  const int rank = group_ ? group_->rank() : 0;
+  const int rank = worker_ >= 0 ? worker_ : group_ ? group_->rank() : 0;
   return (int64_t(rank) * program_.devices() + r) * shardRows_;
 }
 
@@ -317,7 +319,7 @@ EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, 
   // With several processes the ranks vote after each step on whether any of them received a
   // signal, while the next step runs; every rank then stops at the same boundary. A single
   // process looks at its own signal before each step.
-  const bool vote = ranks > 1 && stepVotes_;
+  const bool vote = ranks > 1;
   int stop = 0;
   double lastScale =
       lrScaleAt(double(epoch - 1) + double(first) / double(std::max<int64_t>(steps, 1)));
@@ -386,8 +388,10 @@ EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, 
   stats.samples = steps * batch_;
   stats.loss = steps ? lossSum / static_cast<double>(steps) : std::nan("");
   const bool hasCorrect = devices_.front().trainCorrect >= 0;
-  stats.trainAccuracy = hasCorrect && stats.samples ? correct / static_cast<double>(stats.samples)
-                                                    : std::numeric_limits<double>::quiet_NaN();
+  // A parameter-server worker counts its own shards.
+  const int64_t counted = worker_ >= 0 ? steps * shardRows_ * replicas : stats.samples;
+  stats.trainAccuracy = hasCorrect && counted ? correct / static_cast<double>(counted)
+                                              : std::numeric_limits<double>::quiet_NaN();
   stats.samplesPerSec = stats.seconds > 0 ? stats.samples / stats.seconds : 0;
   stats.stepLosses = std::move(stepLosses);
   stats.lrScale = lastScale;
@@ -398,8 +402,14 @@ EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, 
 
 EvalStats Trainer::evaluate(const Dataset &data) {
   trace::Span span(trace::Category::Host, "evaluate");
-  Batcher batcher(data, batch_, BatchOrder::Sequential, Remainder::Pad);
   const int replicas = program_.devices();
+  // A parameter-server worker (worker 0: its shards start each batch) evaluates alone, in
+  // batches of its own rows.
+  if (worker_ > 0)
+    throw Error(ErrorKind::Runtime, "parameter-server worker " + std::to_string(worker_) +
+                                        " was asked to evaluate: worker 0 does");
+  Batcher batcher(data, worker_ == 0 ? shardRows_ * replicas : batch_, BatchOrder::Sequential,
+                  Remainder::Pad);
   ProgressBar bar(out_, interactive_ && !quiet_, "evaluate", batcher.numBatches());
   double lossSum = 0, correct = 0, samples = 0;
   auto collectStep = [&](int64_t b) {

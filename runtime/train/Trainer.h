@@ -21,6 +21,17 @@
 
 namespace dp::rt {
 
+/// A parameter server's figures over one epoch: what it did between worker 0's questions at
+/// the epoch's start and end (the last epoch's end: once every worker has finished).
+struct ServerEpochStats {
+  int64_t updates = 0;
+  double updatesPerSec = 0; // on the server's clock, between the questions
+  /// staleness[k]: the epoch's gradients applied k updates after their parameters.
+  std::vector<int64_t> staleness;
+  int64_t pullsHeld = 0;
+  double heldSeconds = 0;
+};
+
 /// Figures of one training epoch. trainAccuracy is NaN when the plan's train step has no
 /// "correct" output.
 struct EpochStats {
@@ -45,6 +56,9 @@ struct EpochStats {
   /// process's replicas): for the loader thread with prefetch, gathering the batch itself
   /// without.
   double inputWaitSeconds = 0;
+  /// Parameter servers (worker 0's run): each server's figures over the epoch. A worker's
+  /// loss, accuracy and step losses are then its own shards'.
+  std::vector<ServerEpochStats> servers;
 };
 
 /// Where a run is between two steps: what a checkpoint records so that a resumed run goes on
@@ -77,10 +91,12 @@ class Trainer {
 public:
   /// `planName` names the plan in messages; `out` receives progress and epoch lines. With a
   /// `group` of several processes, this process trains its replicas' shards of every global
-  /// batch and per-epoch figures are totals over all ranks. `engine` must be given when the
-  /// plan has collectives.
+  /// batch and per-epoch figures are totals over all ranks. With `worker` >= 0 instead (a
+  /// parameter-server worker), it trains shard `worker` of the plan's processes of every
+  /// global batch without meeting the other workers: its figures are its own, each worker stops
+  /// on its own signal, and evaluate() runs the whole data set here.
   Trainer(Program &program, const std::string &planName, std::ostream &out, bool interactive,
-          bool quiet, ProcessGroup *group = nullptr);
+          bool quiet, ProcessGroup *group = nullptr, int worker = -1);
   ~Trainer();
 
   /// Elements per sample of the "image" input (784 for 28x28 images).
@@ -136,10 +152,6 @@ public:
 
   /// Seconds the cross-process metric exchanges may wait for the other ranks.
   void setTimeout(double seconds) { timeout_ = seconds; }
-  /// Whether the processes vote after every step (on a signal, with the step's loss): off for
-  /// parameter-server workers, which must not wait for each other between steps; each then
-  /// stops on its own signal.
-  void setStepVotes(bool on) { stepVotes_ = on; }
 
   /// Batches a loader thread gathers ahead of the steps (0: each replica gathers its rows on
   /// its own stream, before its step). Call before the first epoch.
@@ -195,6 +207,7 @@ private:
   std::ostream &out_;
   bool interactive_, quiet_;
   ProcessGroup *group_;
+  int worker_; // a parameter-server worker's index, else -1
   int64_t batch_ = 0, shardRows_ = 0, sampleElements_ = 0;
   std::vector<Device> devices_;
   std::vector<Slots> slots_;
@@ -204,7 +217,6 @@ private:
   BoundaryHook boundaryHook_;
   uint64_t seed_ = 1;
   double timeout_ = 60;
-  bool stepVotes_ = true;
   /// With prefetch: the loader and its slots' memory (host memory the devices copy from).
   std::vector<DeviceMemory> prefetchMemory_;
   std::unique_ptr<Prefetcher> prefetch_;

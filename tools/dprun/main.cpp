@@ -35,6 +35,7 @@ const char *kUsage = "usage: dprun PLAN --data DIR [--epochs N] [--seed S] [--me
                      "                  [--early-stop N] [--prefetch N] [--threads N|all|auto]\n"
                      "                  [--trace FILE [--trace-per-rank]]\n"
                      "                  [--allreduce flat|hierarchical|auto] [--profile FILE]\n"
+                     "                  [--on-worker-loss continue|end]\n"
                      "       dprun PLAN --inspect\n"
                      "       dprun PLAN --check-gradients [--seed S]\n"
                      "       dprun --help | --version\n";
@@ -108,6 +109,12 @@ const char *kHelp =
     "                   leader per host and a broadcast back (hierarchical); auto takes\n"
     "                   hierarchical when the ranks span several hosts and a host has\n"
     "                   several (default auto)\n"
+    "  --on-worker-loss continue|end\n"
+    "                   parameter servers: what to do with a worker silent past the\n"
+    "                   collective timeout: end the job naming it, or leave it out and\n"
+    "                   let the other workers train on (worker 0 excepted: it evaluates);\n"
+    "                   the job then ends with exit 6 after its results, naming it\n"
+    "                   (default continue under `mpirun --enable-recovery`, else end)\n"
     "  --inspect        check the plan as a run would (every kernel against the kernel\n"
     "                   contract) and print a summary of it; needs no data\n"
     "  --check-gradients\n"
@@ -268,6 +275,10 @@ bool parseArgs(int argc, char **argv, Args &args) {
       if (args.train.allreduce != "flat" && args.train.allreduce != "hierarchical" &&
           args.train.allreduce != "auto")
         usageError("--allreduce expects flat, hierarchical or auto");
+    } else if (arg == "--on-worker-loss") {
+      args.train.onWorkerLoss = next();
+      if (args.train.onWorkerLoss != "continue" && args.train.onWorkerLoss != "end")
+        usageError("--on-worker-loss expects continue or end");
     } else if (arg == "--trace-per-rank") {
       noValue();
       args.train.tracePerRank = true;
