@@ -9,8 +9,9 @@ Usage: bench/ps.py [--model mnist_mlp] [--epochs 2] [--max-steps N] [--staleness
 
 Each process runs one compute thread, pinned: the server and worker 0 (rank 0) on core 0,
 worker 1 (rank 1) on core 1, where the slowed runs also start a busy loop. samples/s is the
-training samples of every worker over worker 0's train phase (both workers train the same
-number of steps: the job ends with the slower one).
+training samples of every worker over worker 0's train phase, which ends with the last
+worker's last step. Under --sync and --staleness each worker trains its rows of every batch;
+asynchronous workers share the batches, a faster one training more of them.
 """
 import argparse
 import os
@@ -92,7 +93,7 @@ def main():
             per_epoch = int(re.search(r"(\d+) steps per epoch", out).group(1))
             accuracy = float(re.search(r"^test\s+loss [0-9.]+\s+accuracy ([0-9.]+)", out,
                                        re.M).group(1))
-            total_steps = min(per_epoch * args.epochs, args.max_steps or 1 << 60)
+            total_steps = min(per_epoch, args.max_steps or 1 << 60) * args.epochs
             samples = total_steps * batch
             cells.append((samples / train, accuracy))
         (a, acc_a), (b, acc_b) = cells

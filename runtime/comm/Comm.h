@@ -226,6 +226,11 @@ public:
   /// until every server has seen every worker finish or left it out, and writes the servers'
   /// last parameters into this process's copies.
   std::vector<ServerReport> ask(bool final);
+  /// Shared batches (asynchronous servers): the next of the `units` shards of `epoch` this
+  /// worker trains, from the counter on the first server (shard u is rows u % W of batch
+  /// u / W), or -1 once every one is taken. The next one is asked for at once, so that its
+  /// answer comes while the step runs. Throws Error(Launch) past the timeout.
+  int64_t nextUnit(int64_t epoch, int64_t units);
   void abort(const std::string &why);
 
 private:
@@ -243,8 +248,10 @@ public:
   /// `timeoutSec` bounds how long a worker may stay silent (0: no bound). Past it, a silent
   /// worker ends the job; with `keepGoing` one other than worker 0 is left out instead: the
   /// staleness bound and the synchronous mean count the workers still training.
+  /// With `sharesBatches` it also hands out the shards of each epoch (PushPull::nextUnit).
   ParameterServer(ProcessGroup &job, int firstWorker, int workers, int64_t staleness, bool sync,
-                  std::vector<PsBucketInfo> buckets, double timeoutSec, bool keepGoing);
+                  std::vector<PsBucketInfo> buckets, double timeoutSec, bool keepGoing,
+                  bool sharesBatches);
   ~ParameterServer();
   /// Blocks until some bucket's gradient is in its buffer and returns the bucket's position
   /// in `buckets`, with how many updates it has had; -1 once every worker has finished (or was

@@ -11,7 +11,9 @@
 // (kHeader, then the workers' lostAfter, then the staleness histogram) and, to a final
 // question once every worker has finished or was left out, its buckets' parameters after them
 // (in ascending bucket order, each laid out as a reply). A server that leaves a worker out
-// tells it so (kLostTag, with the steps after which it did).
+// tells it so (kLostTag, with the steps after which it did). Under shared batches a worker asks
+// the first server for its next shard (kUnitTag: the epoch and its shards), which answers with
+// the shard's number or -1 (kUnitAnswerTag).
 #include "runtime/comm/Internal.h"
 
 #include "runtime/base/Interrupt.h"
@@ -38,6 +40,8 @@ constexpr int kDoneTag = 7;
 constexpr int kQueryTag = 8;
 constexpr int kAnswerTag = 9;
 constexpr int kLostTag = 10;
+constexpr int kUnitTag = 11;
+constexpr int kUnitAnswerTag = 12;
 constexpr int kHeader = 8; // final, seconds, updates, gradients, update s, held, held s, workers
 int pushTag(int bucket) { return 100 + 2 * bucket; }
 int replyTag(int bucket) { return 101 + 2 * bucket; }
@@ -208,6 +212,25 @@ struct PushPull::Impl final : comm::CommClient {
         advanced = true;
       }
     }
+    if (unitState == State::Requested) {
+      unitReceive = group.postReceive(&unitAnswer, sizeof(int64_t), unitServer, kUnitAnswerTag);
+      unitSend = group.postSend(unitRequest, sizeof(unitRequest), unitServer, kUnitTag);
+      unitState = State::Posted;
+      advanced = true;
+    }
+    if (unitState == State::Posted) {
+      if (unitSend && group.testMessage(unitSend))
+        unitSend = 0;
+      if (unitReceive && group.testMessage(unitReceive))
+        unitReceive = 0;
+      if (!unitSend && !unitReceive) {
+        unitState = State::Answered;
+        advanced = true;
+        cv.notify_all();
+      } else {
+        inFlight = true;
+      }
+    }
     for (Slot &s : slots) {
       if (s.state == State::Requested) {
         const int64_t bytes = s.info.elements * int64_t(sizeof(float));
@@ -310,6 +333,52 @@ struct PushPull::Impl final : comm::CommClient {
       throw Error(ErrorKind::Launch, error);
     copyParams(s.info, s.answer.data(), /*unpack=*/true);
     s.state = State::Idle;
+  }
+
+  int64_t nextUnit(int64_t epoch, int64_t units) {
+    Clock::time_point start = Clock::now();
+    std::unique_lock<std::mutex> lock(mu);
+    if (failed)
+      throw Error(ErrorKind::Launch, error);
+    if (unitState == State::Idle || unitRequest[0] != epoch) {
+      if (unitState != State::Idle)
+        throw Error(ErrorKind::Runtime, "PushPull: a shard of epoch " +
+                                            std::to_string(unitRequest[0]) +
+                                            " is still asked for in epoch " +
+                                            std::to_string(epoch));
+      requestUnit(epoch, units);
+    }
+    ++waiters;
+    group.wake();
+    parkIfLeftOut(lock);
+    while (!failed && unitState != State::Answered) {
+      if (timeoutSec > 0 && secondsSince(start) > timeoutSec) {
+        --waiters;
+        failed = true;
+        error = "the server at rank " + std::to_string(unitServer) + " gave no shard of epoch " +
+                std::to_string(epoch) + " within " + secondsText(timeoutSec) +
+                ": dead, hung or cut off";
+        cv.notify_all();
+        throw Error(ErrorKind::Launch, error);
+      }
+      cv.wait_for(lock, std::chrono::milliseconds(50));
+    }
+    --waiters;
+    if (failed)
+      throw Error(ErrorKind::Launch, error);
+    const int64_t unit = unitAnswer;
+    unitState = State::Idle;
+    if (unit >= 0)
+      requestUnit(epoch, units); // the next one, while this one trains
+    return unit;
+  }
+
+  /// Hands a request for a shard of `epoch` to the communication thread (under mu).
+  void requestUnit(int64_t epoch, int64_t units) {
+    unitRequest[0] = epoch;
+    unitRequest[1] = units;
+    unitState = State::Requested;
+    group.wake();
   }
 
   /// Once a server has left this worker out: waits, training no more, until a signal (the
@@ -444,6 +513,10 @@ struct PushPull::Impl final : comm::CommClient {
         }
       for (const Server &server : servers)
         receives.push_back(server.lostToken);
+      if (unitState == State::Posted) {
+        sends.push_back(unitSend);
+        receives.push_back(unitReceive);
+      }
       endMessages(group, sends, receives);
     });
   }
@@ -460,6 +533,12 @@ struct PushPull::Impl final : comm::CommClient {
   std::string error;
   int waiters = 0;
   bool parked = false; // a server left this worker out
+  // Shared batches: one request for a shard in flight at a time (under mu).
+  const int unitServer = 0; // the first server's job rank
+  State unitState = State::Idle;
+  int64_t unitRequest[2] = {0, 0}; // epoch, its shards
+  int64_t unitAnswer = -1;
+  int64_t unitSend = 0, unitReceive = 0;
 };
 
 PushPull::PushPull(ProcessGroup &job, int workers, std::vector<PsBucketInfo> buckets,
@@ -477,6 +556,9 @@ void PushPull::push(int bucket, const float *data) { impl_->push(bucket, data); 
 void PushPull::pull(int bucket) { impl_->pull(bucket); }
 void PushPull::finish(double timeoutSec) { impl_->finish(timeoutSec); }
 std::vector<ServerReport> PushPull::ask(bool final) { return impl_->ask(final); }
+int64_t PushPull::nextUnit(int64_t epoch, int64_t units) {
+  return impl_->nextUnit(epoch, units);
+}
 void PushPull::abort(const std::string &why) { impl_->abort(why); }
 
 // ---------------------------------------------------------------------------------------------
@@ -506,9 +588,10 @@ struct ParameterServer::Impl final : comm::CommClient {
   };
 
   Impl(ProcessGroup &g, int firstWorker, int workers, int64_t staleness, bool sync,
-       std::vector<PsBucketInfo> buckets, double timeoutSec, bool keepGoing)
+       std::vector<PsBucketInfo> buckets, double timeoutSec, bool keepGoing, bool sharesBatches)
       : group(groupOf(g)), firstWorker(firstWorker), workers(workers), staleness(staleness),
-        sync(sync), timeoutSec(timeoutSec), keepGoing(keepGoing), started(Clock::now()) {
+        sync(sync), timeoutSec(timeoutSec), keepGoing(keepGoing), sharesBatches(sharesBatches),
+        started(Clock::now()) {
     for (PsBucketInfo &info : buckets) {
       Bucket b;
       b.info = std::move(info);
@@ -534,6 +617,7 @@ struct ParameterServer::Impl final : comm::CommClient {
     doneTokens.assign(workers, 0);
     lostAfter.assign(workers, -1);
     cancelled.assign(workers, false);
+    units.resize(workers);
     group.attach(this);
     group.wake();
   }
@@ -560,6 +644,9 @@ struct ParameterServer::Impl final : comm::CommClient {
         if (doneTokens[w])
           group.cancelMessage(doneTokens[w]);
         doneTokens[w] = 0;
+        if (units[w].receive)
+          group.cancelMessage(units[w].receive);
+        units[w].receive = 0;
         cancelled[w] = true;
         // Told, in case it is alive: it stops (or ends) rather than wait for answers.
         lostTokens.push_back(group.postSend(&lostAfter[w], sizeof(int64_t), firstWorker + w,
@@ -607,6 +694,30 @@ struct ParameterServer::Impl final : comm::CommClient {
         if (lane.sendToken && group.testMessage(lane.sendToken))
           lane.sendToken = 0;
       }
+    // Shared batches: each worker's request for its next shard, answered here.
+    for (int w = 0; sharesBatches && w < workers; ++w) {
+      UnitLane &u = units[w];
+      if (u.send && group.testMessage(u.send))
+        u.send = 0;
+      if (!active(w))
+        continue;
+      if (!u.receive && !u.pending) {
+        u.receive = group.postReceive(u.request, sizeof(u.request), firstWorker + w, kUnitTag);
+        advanced = true;
+      }
+      if (u.receive && group.testMessage(u.receive)) {
+        u.receive = 0;
+        u.pending = true;
+        heard[w] = Clock::now();
+      }
+      if (u.pending && !u.send) {
+        int64_t &next = nextUnit[u.request[0]];
+        u.answer = next < u.request[1] ? next++ : -1;
+        u.send = group.postSend(&u.answer, sizeof(int64_t), firstWorker + w, kUnitAnswerTag);
+        u.pending = false;
+        advanced = true;
+      }
+    }
     // Worker 0's questions: one at a time, each answered by the main thread (next()).
     if (!queryToken && !queryArrived && !answerToken && !finalDelivered && lostAfter[0] < 0) {
       queryToken = group.postReceive(&queryKind, sizeof(queryKind), firstWorker, kQueryTag);
@@ -926,6 +1037,10 @@ struct ParameterServer::Impl final : comm::CommClient {
     group.call([&] {
       std::vector<int64_t> sends = lostTokens, receives = doneTokens;
       sends.push_back(answerToken);
+      for (const UnitLane &u : units) {
+        sends.push_back(u.send);
+        receives.push_back(u.receive);
+      }
       receives.push_back(queryToken);
       for (Bucket &b : buckets)
         for (Lane &lane : b.lanes) {
@@ -941,7 +1056,7 @@ struct ParameterServer::Impl final : comm::CommClient {
   const int64_t staleness;
   const bool sync;
   const double timeoutSec;
-  const bool keepGoing;
+  const bool keepGoing, sharesBatches;
   const Clock::time_point started;
   std::vector<Bucket> buckets;
   std::vector<int> order; // bucket positions in ascending bucket index
@@ -960,13 +1075,22 @@ struct ParameterServer::Impl final : comm::CommClient {
   std::vector<char> answerBytes;
   bool queryArrived = false, answerReady = false, finalAnswered = false, finalDelivered = false;
   Clock::time_point endedAt;
+  // Shared batches: per worker its request in flight and the answer; per epoch the next shard.
+  struct UnitLane {
+    int64_t request[2] = {0, 0}; // epoch, its shards
+    int64_t answer = -1;
+    int64_t receive = 0, send = 0;
+    bool pending = false; // a request in, not yet answered
+  };
+  std::vector<UnitLane> units;
+  std::map<int64_t, int64_t> nextUnit;
 };
 
 ParameterServer::ParameterServer(ProcessGroup &job, int firstWorker, int workers,
                                  int64_t staleness, bool sync, std::vector<PsBucketInfo> buckets,
-                                 double timeoutSec, bool keepGoing)
+                                 double timeoutSec, bool keepGoing, bool sharesBatches)
     : impl_(std::make_unique<Impl>(job, firstWorker, workers, staleness, sync, std::move(buckets),
-                                   timeoutSec, keepGoing)) {}
+                                   timeoutSec, keepGoing, sharesBatches)) {}
 
 ParameterServer::~ParameterServer() {
   try {

@@ -133,6 +133,9 @@ struct Plan {
   bool sync = false;
   int server = -1;
   bool parameterServer() const { return !servers.empty(); }
+  /// Asynchronous servers (neither bounded nor sync): the workers share each epoch's batches,
+  /// taking shards as they are free, rather than each training its fixed rows of every one.
+  bool sharesBatches() const { return parameterServer() && staleness < 0 && !sync; }
   /// Processes of the job: the W workers and the S servers, or P.
   int jobProcesses() const { return processes + static_cast<int>(servers.size()); }
 

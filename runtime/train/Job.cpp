@@ -107,6 +107,7 @@ void Job::launchParameterServer(Plan plan, const JobOptions &options) {
   world.handshake(mine, timeout);
 
   const bool server = world.rank() < servers;
+  sharesBatches_ = plan.sharesBatches();
   const int firstWorker = servers, workers = plan.processes;
   Plan role = server ? plan.servers[world.rank()] : plan;
   role.fileHash = plan.fileHash;
@@ -127,7 +128,8 @@ void Job::launchParameterServer(Plan plan, const JobOptions &options) {
     serverIndex_ = world.rank();
     server_ = std::make_unique<ParameterServer>(world, firstWorker, workers, plan.staleness,
                                                 plan.sync, psBuckets(*program_, world.rank()),
-                                                options.collectiveTimeout, keepGoing_);
+                                                options.collectiveTimeout, keepGoing_,
+                                                sharesBatches_ && world.rank() == 0);
   } else {
     pushPull_ = std::make_unique<PushPull>(world, workers, psBuckets(*program_, -1),
                                            options.collectiveTimeout);

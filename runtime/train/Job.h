@@ -63,6 +63,9 @@ public:
   /// Under the parameter-server strategy: whether the servers leave silent workers out and
   /// the job goes on (JobOptions::onWorkerLoss, resolved).
   bool keepsGoing() const { return keepGoing_; }
+  /// Under asynchronous parameter servers: whether the workers share each epoch's batches
+  /// (Plan::sharesBatches of the job's plan; a worker's own plan has no servers).
+  bool sharesBatches() const { return sharesBatches_; }
   /// This process's rank and the ranks of the whole job (under the parameter-server strategy
   /// group() holds only the workers or the servers).
   int jobRank() const { return world_ ? world_->rank() : group_->rank(); }
@@ -107,6 +110,7 @@ private:
   std::unique_ptr<ParameterServer> server_;
   int serverIndex_ = -1;
   bool keepGoing_ = false;
+  bool sharesBatches_ = false;
   std::unique_ptr<Collectives> engine_;
   std::unique_ptr<CollectiveEngine> adapter_;
   ThreadChoice threads_;

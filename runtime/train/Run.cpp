@@ -235,6 +235,12 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
   const int cores = threads.leftCoresOut() ? threads.threads : allowedCores();
   if (prefetch < 0)
     prefetch = computeCores < cores ? 2 : 0;
+  // Shared batches: a worker learns its next rows one step ahead, so it gathers them itself.
+  if (exchanges && job.sharesBatches()) {
+    trainer.setUnitSource(
+        [exchanges](int64_t epoch, int64_t units) { return exchanges->nextUnit(epoch, units); });
+    prefetch = 0;
+  }
   trainer.setPrefetch(prefetch);
   const int64_t classes = numClasses(plan);
   if (classes < 1 || classes > 256)
@@ -308,6 +314,9 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
     if (prefetch > 0)
       out << "input: a loader thread gathers " << prefetch << " batch" << (prefetch == 1 ? "" : "es")
           << " ahead of the steps\n";
+    else if (exchanges && job.sharesBatches())
+      out << "input: gathered by the compute threads before each step (shared batches: a "
+             "worker learns its next rows a step ahead)\n";
     else
       out << "input: gathered by the compute threads before each step"
           << (options.prefetch < 0
@@ -494,7 +503,6 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
       if (stopEarly)
         break;
     }
-    report.phases.train = secondsSince(start) - report.phases.checkpoint - epochEvalSeconds;
     for (const EpochStats &e : report.epochs)
       report.phases.inputWait += e.inputWaitSeconds;
     if (exchanges) {
@@ -521,6 +529,8 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
             it->afterSteps = std::max(it->afterSteps, r.lostAfter[w]);
         }
     }
+    // (A parameter-server job's training ends with its last worker's.)
+    report.phases.train = secondsSince(start) - report.phases.checkpoint - epochEvalSeconds;
     start = Clock::now();
     report.test = trainer.evaluate(test);
     report.phases.evaluate = secondsSince(start) + epochEvalSeconds;

@@ -112,7 +112,7 @@ Trainer::~Trainer() {
 }
 
 int64_t Trainer::shardBegin(int r) const {
-  const int rank = worker_ >= 0 ? worker_ : group_ ? group_->rank() : 0;
+  const int rank = unitShard_ >= 0 ? unitShard_ : worker_ >= 0 ? worker_ : group_ ? group_->rank() : 0;
   return (int64_t(rank) * program_.devices() + r) * shardRows_;
 }
 
@@ -324,42 +324,80 @@ EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, 
   double lastScale =
       lrScaleAt(double(epoch - 1) + double(first) / double(std::max<int64_t>(steps, 1)));
   int64_t collected = first; // steps [first, collected) have been read
-  for (int64_t b = first; b < steps; ++b) {
-    if (!vote)
-      stop = pendingInterrupt();
-    const bool due = b > first && boundaryEvery_ > 0 && step_ % boundaryEvery_ == 0;
-    if (stop || due) {
-      // The steps already enqueued finish (their collectives are under way on every rank).
+  int64_t trained = steps;    // the steps the epoch's figures cover
+  if (unitSource_) {
+    // Shared batches: the shards come one at a time from the first server's counter, while
+    // they last, so that a faster worker trains more of them. The step before is read after
+    // the next one is enqueued, as below.
+    const int64_t units = steps * program_.processes();
+    trained = 0;
+    collected = 0;
+    for (;;) {
+      if (const int signal = pendingInterrupt()) {
+        if (collected < trained)
+          collectStep(collected++);
+        throw Error(signalErrorKind(signal), "interrupted by " + signalName(signal) +
+                                                 " in epoch " + std::to_string(epoch) +
+                                                 " after " + std::to_string(trained) + " step(s)");
+      }
+      const int64_t unit = unitSource_(epoch, units);
+      if (unit < 0)
+        break;
+      const int64_t b = unit / program_.processes();
+      unitShard_ = static_cast<int>(unit % program_.processes());
+      const int64_t stepNumber = ++step_;
+      lastScale = lrScaleAt(double(epoch - 1) + double(b) / double(steps));
+      for (int r = 0; r < replicas; ++r)
+        enqueueStep(batcher, b, r, StepKind::Train,
+                    StepContext{shardRows_, shardRows_, stepNumber, r, seed_, shardBegin(r),
+                                lastScale},
+                    static_cast<int>(trained % 2));
+      unitShard_ = -1;
+      if (collected < trained)
+        collectStep(collected++);
+      ++trained;
+    }
+    if (collected < trained)
+      collectStep(collected++);
+  } else {
+    int64_t collected = first; // steps [first, collected) have been read
+    for (int64_t b = first; b < steps; ++b) {
+      if (!vote)
+        stop = pendingInterrupt();
+      const bool due = b > first && boundaryEvery_ > 0 && step_ % boundaryEvery_ == 0;
+      if (stop || due) {
+        // The steps already enqueued finish (their collectives are under way on every rank).
+        if (collected < b) {
+          collectStep(collected++);
+          if (vote)
+            stop = agreeOnStop(step_, &stepLosses.back());
+        }
+        program_.synchronize();
+        if (boundaryHook_)
+          boundaryHook_(position(b), stop);
+        if (stop)
+          throw Error(signalErrorKind(stop), "interrupted by " + signalName(stop) + " in epoch " +
+                                                 std::to_string(epoch) + " after step " +
+                                                 std::to_string(b) + " of " +
+                                                 std::to_string(steps));
+      }
+      const int64_t stepNumber = ++step_;
+      lastScale = lrScaleAt(double(epoch - 1) + double(b) / double(steps));
+      for (int r = 0; r < replicas; ++r)
+        enqueueStep(batcher, b, r, StepKind::Train,
+                    StepContext{shardRows_, shardRows_, stepNumber, r, seed_, shardBegin(r),
+                                lastScale},
+                    static_cast<int>(b % 2));
       if (collected < b) {
         collectStep(collected++);
+        // The step's loss over every rank rides along.
         if (vote)
-          stop = agreeOnStop(step_, &stepLosses.back());
+          stop = agreeOnStop(step_ - 1, &stepLosses.back());
       }
-      program_.synchronize();
-      if (boundaryHook_)
-        boundaryHook_(position(b), stop);
-      if (stop)
-        throw Error(signalErrorKind(stop), "interrupted by " + signalName(stop) + " in epoch " +
-                                               std::to_string(epoch) + " after step " +
-                                               std::to_string(b) + " of " +
-                                               std::to_string(steps));
     }
-    const int64_t stepNumber = ++step_;
-    lastScale = lrScaleAt(double(epoch - 1) + double(b) / double(steps));
-    for (int r = 0; r < replicas; ++r)
-      enqueueStep(batcher, b, r, StepKind::Train,
-                  StepContext{shardRows_, shardRows_, stepNumber, r, seed_, shardBegin(r),
-                              lastScale},
-                  static_cast<int>(b % 2));
-    if (collected < b) {
+    if (collected < steps)
       collectStep(collected++);
-      // The step's loss over every rank rides along.
-      if (vote)
-        stop = agreeOnStop(step_ - 1, &stepLosses.back());
-    }
   }
-  if (collected < steps)
-    collectStep(collected++);
   bar.finish();
 
   EpochStats stats;
@@ -367,7 +405,7 @@ EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, 
   stats.steps = steps;
   const double localSeconds = secondsSince(start);
   stats.seconds = priorSeconds + localSeconds;
-  const double localSamples = double(steps - first) * shardRows_ * replicas;
+  const double localSamples = double(trained - first) * shardRows_ * replicas;
   const double localRate = localSeconds > 0 ? localSamples / localSeconds : 0;
   stats.inputWaitSeconds = inputWaitSeconds() - inputWaitBefore;
   if (ranks > 1) {
@@ -386,10 +424,10 @@ EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, 
     stats.rankSamplesPerSec = {localRate};
   }
   stats.samples = steps * batch_;
-  stats.loss = steps ? lossSum / static_cast<double>(steps) : std::nan("");
+  stats.loss = trained ? lossSum / static_cast<double>(trained) : std::nan("");
   const bool hasCorrect = devices_.front().trainCorrect >= 0;
   // A parameter-server worker counts its own shards.
-  const int64_t counted = worker_ >= 0 ? steps * shardRows_ * replicas : stats.samples;
+  const int64_t counted = worker_ >= 0 ? trained * shardRows_ * replicas : stats.samples;
   stats.trainAccuracy = hasCorrect && counted ? correct / static_cast<double>(counted)
                                               : std::numeric_limits<double>::quiet_NaN();
   stats.samplesPerSec = stats.seconds > 0 ? stats.samples / stats.seconds : 0;

@@ -153,6 +153,13 @@ public:
   /// Seconds the cross-process metric exchanges may wait for the other ranks.
   void setTimeout(double seconds) { timeout_ = seconds; }
 
+  /// Shared batches (a parameter-server worker under asynchronous servers): the epoch's
+  /// shards come from `next` (PushPull::nextUnit: shard u is rows u % W of batch u / W, -1
+  /// once all are taken) instead of this worker's fixed rows, so that a faster worker trains
+  /// more of them. Needs no prefetch.
+  void setUnitSource(std::function<int64_t(int64_t epoch, int64_t units)> next) {
+    unitSource_ = std::move(next);
+  }
   /// Batches a loader thread gathers ahead of the steps (0: each replica gathers its rows on
   /// its own stream, before its step). Call before the first epoch.
   void setPrefetch(int ahead);
@@ -208,6 +215,8 @@ private:
   bool interactive_, quiet_;
   ProcessGroup *group_;
   int worker_; // a parameter-server worker's index, else -1
+  std::function<int64_t(int64_t, int64_t)> unitSource_;
+  int unitShard_ = -1; // the shard of the step being enqueued under shared batches
   int64_t batch_ = 0, shardRows_ = 0, sampleElements_ = 0;
   std::vector<Device> devices_;
   std::vector<Slots> slots_;

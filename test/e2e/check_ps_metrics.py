@@ -17,6 +17,8 @@ parser.add_argument("--max-staleness", type=int,
 parser.add_argument("--held-seconds", type=float,
                     help="some epoch's pulls were held at least this long (the bound waited)")
 parser.add_argument("--lost", default="", help="WORKER:RANK,... the servers left out")
+parser.add_argument("--epoch-steps", type=int,
+                    help="worker 0 trained at least this many steps in some epoch")
 args = parser.parse_args()
 
 with open(args.metrics) as f:
@@ -48,6 +50,11 @@ if args.updates is not None and updates != args.updates:
     fail(f"{updates} updates, expected {args.updates}")
 if args.held_seconds is not None and held < args.held_seconds:
     fail(f"no epoch held pulls for {args.held_seconds} s (longest {held:.2f} s)")
+steps = [len(e["step_losses"]) for e in m["epochs"]]
+print(f"worker 0 trained {sum(steps)} steps, at most {max(steps, default=0)} in an epoch")
+if args.epoch_steps is not None and max(steps, default=0) < args.epoch_steps:
+    fail(f"worker 0 trained at most {max(steps, default=0)} steps in an epoch, expected "
+         f"{args.epoch_steps} in some epoch")
 lost = sorted(f"{w['worker']}:{w['rank']}" for w in m.get("lost_workers", []))
 expected = sorted(x for x in args.lost.split(",") if x)
 print("lost workers: " + (", ".join(lost) or "none"))

@@ -2,7 +2,8 @@
 """Kills one rank of a running data-parallel dprun job and checks that the job ends.
 
 Usage: kill_rank.py --rank N [--signal KILL|STOP|TERM|USR1|INT] [--after-line TEXT |
-                    --after-file GLOB] [--delay S] [--limit S] [--any-exit] -- COMMAND...
+                    --after-file GLOB] [--delay S] [--limit S] [--any-exit]
+                    [--cont-after S] -- COMMAND...
 
 Starts the command (e.g. `mpirun -n 2 dprun plan.dpx ...` or `srun -n 2 ...`), waits until its
 output shows TEXT (default: the first epoch line, so training is under way) or a file matching
@@ -11,7 +12,8 @@ GLOB exists, then sends SIGKILL
 alone) to the dprun process of rank N (found by its MPI/PMIx/SLURM rank variables) and waits for
 every process to end. Prints the job's output, then `job ended: exit <code> after <s> s`. Exits
 1 when the job outlived LIMIT seconds (default 30) after the signal or exited 0 (unless
---any-exit: `mpirun --enable-recovery` exits 0 whatever its processes did).
+--any-exit: `mpirun --enable-recovery` exits 0 whatever its processes did). With --cont-after,
+a stopped rank is continued (SIGCONT) after S seconds: a slow rank, not a hung one.
 """
 import argparse
 import glob
@@ -56,6 +58,8 @@ def main():
     parser.add_argument("--delay", type=float, default=0,
                         help="seconds to wait after the line or file before the signal")
     parser.add_argument("--signal", choices=["KILL", "STOP", "TERM", "USR1", "INT"], default="KILL")
+    parser.add_argument("--cont-after", type=float,
+                        help="send SIGCONT this many seconds after a SIGSTOP")
     parser.add_argument("--any-exit", action="store_true",
                         help="accept exit 0 (a launcher that keeps the job past a lost process)")
     parser.add_argument("command", nargs=argparse.REMAINDER)
@@ -89,6 +93,13 @@ def main():
     for pid in victims:
         os.kill(pid, getattr(signal, "SIG" + args.signal))
     killed = time.monotonic()
+    if args.cont_after is not None:
+        time.sleep(args.cont_after)
+        for pid in victims:
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except OSError:
+                pass
     try:
         code = job.wait(timeout=args.limit + 30)
     except subprocess.TimeoutExpired:
