@@ -310,27 +310,15 @@ struct PushPull::Impl final : comm::CommClient {
     Slot &s = slotOf(bucket);
     if (s.state == State::Idle)
       throw Error(ErrorKind::Runtime, "PushPull: " + describe(s) + " pulled before its push");
-    ++waiters;
-    group.wake();
-    parkIfLeftOut(lock);
     // A server that holds the answer back for a stopped worker names that worker at the
     // timeout; this worker gives it a second more before it blames the server.
-    const double deadline = timeoutSec > 0 ? timeoutSec + 1 : 0;
-    while (!failed && s.state != State::Answered) {
-      if (deadline > 0 && secondsSince(start) > deadline) {
-        --waiters;
-        failed = true;
-        error = "the pull of " + describe(s) + " had no answer after " +
-                secondsText(deadline) + " (push #" + std::to_string(s.pushes) +
-                "): the server is dead or hung, or holds the answer back for a worker that is";
-        cv.notify_all();
-        throw Error(ErrorKind::Launch, error);
-      }
-      cv.wait_for(lock, std::chrono::milliseconds(50));
-    }
-    --waiters;
-    if (failed)
-      throw Error(ErrorKind::Launch, error);
+    awaitAnswer(lock, start, timeoutSec > 0 ? timeoutSec + 1 : 0,
+                [&] { return s.state == State::Answered; }, [&](double deadline) {
+                  return "the pull of " + describe(s) + " had no answer after " +
+                         secondsText(deadline) + " (push #" + std::to_string(s.pushes) +
+                         "): the server is dead or hung, or holds the answer back for a worker "
+                         "that is (or left this one out)";
+                });
     copyParams(s.info, s.answer.data(), /*unpack=*/true);
     s.state = State::Idle;
   }
@@ -348,16 +336,33 @@ struct PushPull::Impl final : comm::CommClient {
                                             std::to_string(epoch));
       requestUnit(epoch, units);
     }
+    awaitAnswer(lock, start, timeoutSec, [&] { return unitState == State::Answered; },
+                [&](double deadline) {
+                  return "the server at rank " + std::to_string(unitServer) +
+                         " gave no shard of epoch " + std::to_string(epoch) + " within " +
+                         secondsText(deadline) + ": dead, hung or cut off";
+                });
+    const int64_t unit = unitAnswer;
+    unitState = State::Idle;
+    if (unit >= 0)
+      requestUnit(epoch, units); // the next one, while this one trains
+    return unit;
+  }
+
+  /// Waits (under mu, as a waiter the communication thread hurries for) until `answered`,
+  /// parked if a server left this worker out; past `deadline` seconds from `start` (0: none)
+  /// the job fails with `message(deadline)`.
+  template <typename Answered, typename Message>
+  void awaitAnswer(std::unique_lock<std::mutex> &lock, Clock::time_point start, double deadline,
+                   Answered answered, Message message) {
     ++waiters;
     group.wake();
     parkIfLeftOut(lock);
-    while (!failed && unitState != State::Answered) {
-      if (timeoutSec > 0 && secondsSince(start) > timeoutSec) {
+    while (!failed && !answered()) {
+      if (deadline > 0 && secondsSince(start) > deadline) {
         --waiters;
         failed = true;
-        error = "the server at rank " + std::to_string(unitServer) + " gave no shard of epoch " +
-                std::to_string(epoch) + " within " + secondsText(timeoutSec) +
-                ": dead, hung or cut off";
+        error = message(deadline);
         cv.notify_all();
         throw Error(ErrorKind::Launch, error);
       }
@@ -366,11 +371,6 @@ struct PushPull::Impl final : comm::CommClient {
     --waiters;
     if (failed)
       throw Error(ErrorKind::Launch, error);
-    const int64_t unit = unitAnswer;
-    unitState = State::Idle;
-    if (unit >= 0)
-      requestUnit(epoch, units); // the next one, while this one trains
-    return unit;
   }
 
   /// Hands a request for a shard of `epoch` to the communication thread (under mu).

@@ -324,6 +324,16 @@ EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, 
   double lastScale =
       lrScaleAt(double(epoch - 1) + double(first) / double(std::max<int64_t>(steps, 1)));
   int64_t collected = first; // steps [first, collected) have been read
+  // The next train step, on every replica: batch b's rows, results into host slot `slot`.
+  auto enqueueTrain = [&](int64_t b, int slot) {
+    const int64_t stepNumber = ++step_;
+    lastScale = lrScaleAt(double(epoch - 1) + double(b) / double(steps));
+    for (int r = 0; r < replicas; ++r)
+      enqueueStep(batcher, b, r, StepKind::Train,
+                  StepContext{shardRows_, shardRows_, stepNumber, r, seed_, shardBegin(r),
+                              lastScale},
+                  slot);
+  };
   int64_t trained = steps;    // the steps the epoch's figures cover
   if (unitSource_) {
     // Shared batches: the shards come one at a time from the first server's counter, while
@@ -345,13 +355,7 @@ EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, 
         break;
       const int64_t b = unit / program_.processes();
       unitShard_ = static_cast<int>(unit % program_.processes());
-      const int64_t stepNumber = ++step_;
-      lastScale = lrScaleAt(double(epoch - 1) + double(b) / double(steps));
-      for (int r = 0; r < replicas; ++r)
-        enqueueStep(batcher, b, r, StepKind::Train,
-                    StepContext{shardRows_, shardRows_, stepNumber, r, seed_, shardBegin(r),
-                                lastScale},
-                    static_cast<int>(trained % 2));
+      enqueueTrain(b, static_cast<int>(trained % 2));
       unitShard_ = -1;
       if (collected < trained)
         collectStep(collected++);
@@ -360,7 +364,6 @@ EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, 
     if (collected < trained)
       collectStep(collected++);
   } else {
-    int64_t collected = first; // steps [first, collected) have been read
     for (int64_t b = first; b < steps; ++b) {
       if (!vote)
         stop = pendingInterrupt();
@@ -381,13 +384,7 @@ EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, 
                                                  std::to_string(b) + " of " +
                                                  std::to_string(steps));
       }
-      const int64_t stepNumber = ++step_;
-      lastScale = lrScaleAt(double(epoch - 1) + double(b) / double(steps));
-      for (int r = 0; r < replicas; ++r)
-        enqueueStep(batcher, b, r, StepKind::Train,
-                    StepContext{shardRows_, shardRows_, stepNumber, r, seed_, shardBegin(r),
-                                lastScale},
-                    static_cast<int>(b % 2));
+      enqueueTrain(b, static_cast<int>(b % 2));
       if (collected < b) {
         collectStep(collected++);
         // The step's loss over every rank rides along.
