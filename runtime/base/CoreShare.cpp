@@ -7,8 +7,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 #include <thread>
@@ -85,6 +87,108 @@ std::optional<double> othersBusyCores(const std::vector<int> &cpus, double secon
   return std::max(0.0, (busy - own) / wall);
 }
 
+std::optional<std::vector<int>> parseCpuList(const std::string &text) {
+  std::vector<int> cpus;
+  std::istringstream parts(text);
+  std::string part;
+  while (std::getline(parts, part, ',')) {
+    while (!part.empty() && std::isspace(static_cast<unsigned char>(part.back())))
+      part.pop_back();
+    if (part.empty())
+      continue;
+    const size_t dash = part.find('-');
+    try {
+      size_t used = 0;
+      const int first = std::stoi(part.substr(0, dash), &used);
+      if (used != (dash == std::string::npos ? part.size() : dash) || first < 0)
+        return std::nullopt;
+      int last = first;
+      if (dash != std::string::npos) {
+        last = std::stoi(part.substr(dash + 1), &used);
+        if (used != part.size() - dash - 1 || last < first || last - first > 1 << 16)
+          return std::nullopt;
+      }
+      for (int c = first; c <= last; ++c)
+        cpus.push_back(c);
+    } catch (const std::exception &) {
+      return std::nullopt;
+    }
+  }
+  std::sort(cpus.begin(), cpus.end());
+  cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
+  return cpus;
+}
+
+int slurmTasksOnNode(const std::string &tasksPerNode, int nodeId) {
+  if (nodeId < 0)
+    return 0;
+  std::istringstream parts(tasksPerNode);
+  std::string part;
+  int node = 0;
+  while (std::getline(parts, part, ',')) {
+    int tasks = 0, times = 1;
+    char open = 0, x = 0, close = 0;
+    std::istringstream entry(part);
+    if (!(entry >> tasks) || tasks < 0)
+      return 0;
+    if (entry >> open) {
+      if (open != '(' || !(entry >> x >> times >> close) || x != 'x' || close != ')' || times < 1)
+        return 0;
+    }
+    if (nodeId < node + times)
+      return tasks;
+    node += times;
+  }
+  return 0;
+}
+
+int localRanks() {
+  for (const char *name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"})
+    if (const char *value = std::getenv(name)) {
+      const int n = std::atoi(value);
+      if (n >= 1)
+        return n;
+    }
+  const char *tasks = std::getenv("SLURM_STEP_TASKS_PER_NODE");
+  const char *node = std::getenv("SLURM_NODEID");
+  if (tasks && node)
+    if (const int n = slurmTasksOnNode(tasks, std::atoi(node)); n >= 1)
+      return n;
+  return 1;
+}
+
+int nodeCores() {
+  // The cpuset of this process's cgroup: v2 ("0::/path", cpuset.cpus.effective) or v1
+  // ("N:cpuset:/path" under /sys/fs/cgroup/cpuset, cpuset.effective_cpus).
+  if (std::optional<std::string> cgroup = readSmallFile("/proc/self/cgroup")) {
+    std::istringstream lines(*cgroup);
+    std::string line;
+    while (std::getline(lines, line)) {
+      std::string file;
+      const size_t v1 = line.find(":cpuset:");
+      if (line.rfind("0::", 0) == 0)
+        file = "/sys/fs/cgroup" + line.substr(3) + "/cpuset.cpus.effective";
+      else if (v1 != std::string::npos)
+        file = "/sys/fs/cgroup/cpuset" + line.substr(v1 + 8) + "/cpuset.effective_cpus";
+      if (file.empty())
+        continue;
+      if (std::optional<std::string> text = readSmallFile(file))
+        if (std::optional<std::vector<int>> cpus = parseCpuList(*text); cpus && !cpus->empty())
+          return static_cast<int>(cpus->size());
+    }
+  }
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  return online >= 1 ? static_cast<int>(std::min(online, 1L << 20)) : 1;
+}
+
+int threadsForLocalRanks(int allowed, int nodeCores, int localRanks) {
+  if (allowed < 1)
+    return 1;
+  if (localRanks <= 1 || nodeCores < 1)
+    return allowed;
+  return std::clamp(nodeCores / localRanks, 1, allowed);
+}
+
 int threadsBeside(int allowed, double othersBusy) {
   if (allowed < 1)
     return 1;
@@ -92,6 +196,20 @@ int threadsBeside(int allowed, double othersBusy) {
     return allowed;
   const int taken = static_cast<int>(std::floor(othersBusy + 0.5));
   return std::max(1, allowed - taken);
+}
+
+std::string ThreadChoice::why() const {
+  std::string text;
+  if (threadsForLocalRanks(allowed, nodeCores, localRanks) < allowed)
+    text = std::to_string(localRanks) + " ranks of this job share this node's " +
+           std::to_string(nodeCores) + " cores";
+  if (threadsBeside(allowed, othersBusy) < allowed) {
+    char busy[32];
+    std::snprintf(busy, sizeof(busy), "%.1f", othersBusy);
+    text += std::string(text.empty() ? "" : "; ") + "other processes kept " + busy +
+            " cores busy as it started";
+  }
+  return text;
 }
 
 ThreadChoice chooseComputeThreads(int requested, double seconds) {
@@ -115,12 +233,15 @@ ThreadChoice chooseComputeThreads(int requested, double seconds) {
   choice.how = "auto";
   if (cpus.size() < 2)
     return choice;
+  choice.localRanks = localRanks();
+  choice.nodeCores = nodeCores();
+  int threads = threadsForLocalRanks(choice.allowed, choice.nodeCores, choice.localRanks);
   if (std::optional<double> others = othersBusyCores(cpus, seconds)) {
     choice.othersBusy = *others;
-    const int threads = threadsBeside(choice.allowed, *others);
-    if (threads < choice.allowed)
-      choice.threads = threads;
+    threads = std::min(threads, threadsBeside(choice.allowed, *others));
   }
+  if (threads < choice.allowed)
+    choice.threads = threads;
   return choice;
 }
 

@@ -304,13 +304,10 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
       out << " (the last " << dropped
           << " samples of each shuffled epoch do not fill a batch and are skipped)";
     out << "\ntest " << withCommas(test.size()) << " samples\n";
-    if (threads.leftCoresOut()) {
-      char busy[32];
-      std::snprintf(busy, sizeof(busy), "%.1f", threads.othersBusy);
+    if (threads.leftCoresOut())
       out << "threads: " << threads.threads << " of this process's " << threads.allowed
-          << " cores: other processes kept " << busy << " cores busy as it started (--threads "
-          << threads.allowed << " uses them all)\n";
-    }
+          << " cores: " << threads.why() << " (--threads " << threads.allowed
+          << " uses them all)\n";
     if (prefetch > 0)
       out << "input: a loader thread gathers " << prefetch << " batch" << (prefetch == 1 ? "" : "es")
           << " ahead of the steps\n";

@@ -85,5 +85,56 @@ TEST(CoreShare, TheRequestedCountWinsAndAllLeavesItToOpenMp) {
   EXPECT_GE(all.allowed, 1);
 }
 
+TEST(CoreShare, CpuListsReadAsTheKernelWritesThem) {
+  EXPECT_EQ(parseCpuList("0-3,8,10-11\n"), (std::vector<int>{0, 1, 2, 3, 8, 10, 11}));
+  EXPECT_EQ(parseCpuList("1"), (std::vector<int>{1}));
+  EXPECT_EQ(parseCpuList("2,0-1"), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(parseCpuList(""), (std::vector<int>{}));
+  EXPECT_FALSE(parseCpuList("3-1"));
+  EXPECT_FALSE(parseCpuList("a"));
+  EXPECT_FALSE(parseCpuList("1-x"));
+  EXPECT_FALSE(parseCpuList("-1"));
+}
+
+TEST(CoreShare, SlurmTasksPerNodeExpandsItsRepeats) {
+  EXPECT_EQ(slurmTasksOnNode("2(x3),1", 0), 2);
+  EXPECT_EQ(slurmTasksOnNode("2(x3),1", 2), 2);
+  EXPECT_EQ(slurmTasksOnNode("2(x3),1", 3), 1);
+  EXPECT_EQ(slurmTasksOnNode("2(x3),1", 4), 0);
+  EXPECT_EQ(slurmTasksOnNode("4", 0), 4);
+  EXPECT_EQ(slurmTasksOnNode("4", -1), 0);
+  EXPECT_EQ(slurmTasksOnNode("2(y3)", 0), 0);
+  EXPECT_EQ(slurmTasksOnNode("", 0), 0);
+}
+
+TEST(CoreShare, LocalRanksShareTheNodeOnlyWhereTheirCoresMustOverlap) {
+  // mpirun --bind-to none: 2 ranks, each allowed both cores of a 2-core node: one each.
+  EXPECT_EQ(threadsForLocalRanks(2, 2, 2), 1);
+  // 3 ranks on 2 cores (bound to the socket): still one each, never none.
+  EXPECT_EQ(threadsForLocalRanks(2, 2, 3), 1);
+  // 4 unbound ranks on a 16-core node: 4 each.
+  EXPECT_EQ(threadsForLocalRanks(16, 16, 4), 4);
+  // Bound to disjoint cores (2 x 4 of 8): each keeps its own.
+  EXPECT_EQ(threadsForLocalRanks(4, 8, 2), 4);
+  // Alone, or the launcher does not say.
+  EXPECT_EQ(threadsForLocalRanks(8, 8, 1), 8);
+  EXPECT_EQ(threadsForLocalRanks(0, 8, 2), 1);
+}
+
+TEST(CoreShare, TheReportSaysWhyCoresWereLeftOut) {
+  ThreadChoice c;
+  c.how = "auto";
+  c.allowed = 2;
+  c.nodeCores = 2;
+  c.localRanks = 2;
+  c.threads = 1;
+  EXPECT_EQ(c.why(), "2 ranks of this job share this node's 2 cores");
+  c.othersBusy = 1.0;
+  EXPECT_EQ(c.why(), "2 ranks of this job share this node's 2 cores; other processes kept 1.0 "
+                     "cores busy as it started");
+  c.localRanks = 1;
+  EXPECT_EQ(c.why(), "other processes kept 1.0 cores busy as it started");
+}
+
 } // namespace
 } // namespace dp::rt
