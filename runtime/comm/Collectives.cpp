@@ -23,6 +23,7 @@ namespace dp::rt {
 using comm::Clock;
 using comm::Progress;
 using comm::secondsSince;
+using comm::secondsText;
 
 namespace {
 
@@ -35,12 +36,6 @@ void addInto(float *__restrict dst, const float *__restrict src, int64_t n) {
 void scaleInPlace(float *__restrict data, float factor, int64_t n) {
   for (int64_t i = 0; i < n; ++i)
     data[i] *= factor;
-}
-
-std::string secondsText(double seconds) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%g s", seconds);
-  return text;
 }
 
 } // namespace

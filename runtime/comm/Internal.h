@@ -27,6 +27,9 @@ inline double secondsSince(Clock::time_point from) {
   return std::chrono::duration<double>(Clock::now() - from).count();
 }
 
+/// "20 s", "0.5 s": a timeout in messages.
+std::string secondsText(double seconds);
+
 /// How long a rank that diagnoses a timeout waits for the other ranks' status answers.
 constexpr double kQueryGraceSeconds = 2.0;
 

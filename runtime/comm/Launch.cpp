@@ -3,6 +3,7 @@
 #include "runtime/comm/Internal.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <unistd.h>
 
@@ -57,6 +58,12 @@ bool launcherKeepsJobOnFailure() {
 }
 
 namespace comm {
+
+std::string secondsText(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g s", seconds);
+  return text;
+}
 
 std::string detectLauncher() {
   if (env("OMPI_COMM_WORLD_SIZE"))

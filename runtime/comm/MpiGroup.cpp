@@ -47,12 +47,6 @@ std::string mpiErrorText(int rc) {
   return std::string(text, length);
 }
 
-std::string secondsText(double seconds) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%g s", seconds);
-  return text;
-}
-
 const char *threadLevelName(int level) {
   switch (level) {
   case MPI_THREAD_SINGLE:

@@ -33,6 +33,7 @@ namespace dp::rt {
 using comm::Clock;
 using comm::Progress;
 using comm::secondsSince;
+using comm::secondsText;
 
 namespace {
 
@@ -57,12 +58,6 @@ void copyParams(const PsBucketInfo &b, float *packed, bool unpack) {
       std::memcpy(packed + offset, data, count * sizeof(float));
     offset += (count + 15) / 16 * 16;
   }
-}
-
-std::string secondsText(double seconds) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%g s", seconds);
-  return text;
 }
 
 /// On the communication thread: waits up to `seconds` for the sends (or receives) of `tokens`
