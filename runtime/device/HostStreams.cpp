@@ -96,8 +96,17 @@ HostStream::HostStream(HostDevice &device, std::string name,
     trace::nameThread("device " + std::to_string(device_.ordinal()) + " " + name_);
     if (threadStart)
       threadStart();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      running_ = true;
+    }
+    idle_.notify_all();
     loop();
   });
+  // What a thread does as it starts (its name in the timeline, threadStart's setup) is done
+  // when the stream is: never later, beside the first steps (a loaded machine may start it late).
+  std::unique_lock<std::mutex> lock(mutex_);
+  idle_.wait(lock, [this] { return running_; });
 }
 
 HostStream::~HostStream() {

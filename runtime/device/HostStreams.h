@@ -104,6 +104,7 @@ private:
   size_t head_ = 0, count_ = 0;
   uint64_t enqueued_ = 0, done_ = 0;
   bool stop_ = false;
+  bool running_ = false; // the thread has started (named itself, run threadStart)
   /// The first failure; later work is skipped (stream thread, read under mutex_ by the host).
   std::exception_ptr failure_;
   /// While captured: the graph being recorded and this stream's lane in it (host thread).
