@@ -121,8 +121,7 @@ public:
 
   /// The ranks with this rank's `color` as a group of their own, numbered in rank order, with
   /// its own communication thread: the workers of a parameter-server job merge their timelines
-  /// through it. Collective over every rank of this group,
-  /// bounded by `timeoutSec`. Needs MPI_THREAD_MULTIPLE (two threads make MPI calls).
+  /// through it. Collective over every rank of this group, bounded by `timeoutSec`. Needs MPI_THREAD_MULTIPLE (two threads make MPI calls).
   virtual std::unique_ptr<ProcessGroup> split(int color, double timeoutSec) = 0;
 
 protected:

@@ -154,13 +154,13 @@ public:
   virtual std::string diagnose() = 0;
 
   /// Point-to-point messages on a communicator of their own (the parameter-server engines):
-  /// a send or receive of `bytes` bytes at `data` to or from rank `peer` (-1: any rank) with
+  /// a send or receive of `bytes` bytes at `data` to or from rank `peer` with
   /// `tag`, returning a token for testMessage(). The buffer must stay until the test says done.
   virtual int64_t postSend(const void *data, int64_t bytes, int peer, int tag);
   virtual int64_t postReceive(void *data, int64_t bytes, int peer, int tag);
-  /// Whether the operation of `token` finished (then forgotten); `peer` gets a receive's
-  /// source. Throws Error(Launch) when MPI reports an error.
-  virtual bool testMessage(int64_t token, int *peer = nullptr);
+  /// Whether the operation of `token` finished (then forgotten). Throws Error(Launch) when
+  /// MPI reports an error.
+  virtual bool testMessage(int64_t token);
   /// Cancels a receive that will never be matched (the group is ending).
   virtual void cancelMessage(int64_t token);
 

@@ -47,22 +47,31 @@ constexpr int kHeader = 8; // final, seconds, updates, gradients, update s, held
 int pushTag(int bucket) { return 100 + 2 * bucket; }
 int replyTag(int bucket) { return 101 + 2 * bucket; }
 
-/// The parameters of `b` copied into `packed`, each at its slot (64-byte boundaries, as the
-/// bucket holds their gradients); or, with `unpack`, the other way.
-void copyParams(const PsBucketInfo &b, float *packed, bool unpack) {
-  int64_t offset = 0;
+/// The floats a parameter of `count` takes in a packed bucket: each starts on a 64-byte
+/// boundary, as the bucket holds their gradients.
+int64_t paddedCount(int64_t count) { return (count + 15) / 16 * 16; }
+
+/// The parameters of `b` copied into `packed`, each at its slot.
+void packParams(const PsBucketInfo &b, float *packed) {
   for (const auto &[data, count] : b.params) {
-    if (unpack)
-      std::memcpy(data, packed + offset, count * sizeof(float));
-    else
-      std::memcpy(packed + offset, data, count * sizeof(float));
-    offset += (count + 15) / 16 * 16;
+    std::memcpy(packed, data, count * sizeof(float));
+    packed += paddedCount(count);
   }
 }
 
-/// On the communication thread: waits up to `seconds` for the sends (or receives) of `tokens`
-/// (0: done) to complete, zeroing each one that does; whether all did.
-bool awaitSends(comm::GroupImpl &group, std::vector<int64_t> &tokens, double seconds) {
+/// The other way: `packed` copied into the parameters of `b`.
+void unpackParams(const PsBucketInfo &b, const float *packed) {
+  for (const auto &[data, count] : b.params) {
+    std::memcpy(data, packed, count * sizeof(float));
+    packed += paddedCount(count);
+  }
+}
+
+/// On the communication thread: waits up to `seconds` for the operations of `tokens` (0:
+/// done) to finish, zeroing each one that does; the positions of those that did not, each
+/// cancelled.
+std::vector<size_t> awaitOrCancel(comm::GroupImpl &group, std::vector<int64_t> &tokens,
+                                  double seconds) {
   Clock::time_point start = Clock::now();
   comm::Backoff backoff;
   for (;;) {
@@ -72,37 +81,11 @@ bool awaitSends(comm::GroupImpl &group, std::vector<int64_t> &tokens, double sec
         token = 0;
       else if (token)
         pending = true;
-    if (!pending)
-      return true;
-    if (secondsSince(start) > seconds)
-      return false;
+    if (!pending || secondsSince(start) > seconds)
+      break;
     backoff.pause();
   }
-}
-
-/// On the communication thread: gives the sends still in flight a second (each reads a buffer
-/// its owner is about to free), then cancels what is left of them and of `receives`.
-void endMessages(comm::GroupImpl &group, std::vector<int64_t> sends,
-                 const std::vector<int64_t> &receives) {
-  awaitSends(group, sends, 1.0);
-  for (int64_t token : sends)
-    if (token)
-      group.cancelMessage(token);
-  for (int64_t token : receives)
-    if (token)
-      group.cancelMessage(token);
-}
-
-/// Doubles of an answer before its parameters.
-size_t answerDoubles(int workers) { return kHeader + workers + kStalenessBins; }
-
-/// On the communication thread: waits up to `seconds` for the operations of `tokens` (0:
-/// done) to finish; the positions of those that did not, each cancelled.
-std::vector<size_t> awaitOrCancel(comm::GroupImpl &group, std::vector<int64_t> &tokens,
-                                  double seconds) {
   std::vector<size_t> late;
-  if (awaitSends(group, tokens, seconds))
-    return late;
   for (size_t i = 0; i < tokens.size(); ++i)
     if (tokens[i]) {
       group.cancelMessage(tokens[i]);
@@ -110,6 +93,17 @@ std::vector<size_t> awaitOrCancel(comm::GroupImpl &group, std::vector<int64_t> &
     }
   return late;
 }
+
+/// On the communication thread: gives the sends still in flight a second (each reads a buffer
+/// its owner is about to free), then cancels what is left of them and of `receives`.
+void endMessages(comm::GroupImpl &group, std::vector<int64_t> sends,
+                 std::vector<int64_t> receives) {
+  awaitOrCancel(group, sends, 1.0);
+  awaitOrCancel(group, receives, 0.0);
+}
+
+/// Doubles of an answer before its parameters.
+size_t answerDoubles(int workers) { return kHeader + workers + kStalenessBins; }
 
 comm::GroupImpl &groupOf(ProcessGroup &group) {
   auto *impl = dynamic_cast<comm::GroupImpl *>(&group);
@@ -314,7 +308,7 @@ struct PushPull::Impl final : comm::CommClient {
                          "): the server is dead or hung, or holds the answer back for a worker "
                          "that is (or left this one out)";
                 });
-    copyParams(s.info, s.answer.data(), /*unpack=*/true);
+    unpackParams(s.info, s.answer.data());
     s.state = State::Idle;
   }
 
@@ -397,7 +391,7 @@ struct PushPull::Impl final : comm::CommClient {
       std::vector<int64_t> tokens;
       for (const Server &server : servers)
         tokens.push_back(group.postSend(&steps, sizeof(steps), server.rank, kDoneTag));
-      if (!awaitSends(group, tokens, timeout > 0 ? timeout : 1e9))
+      if (!awaitOrCancel(group, tokens, timeout > 0 ? timeout : 1e9).empty())
         throw Error(ErrorKind::Launch, "a server did not take this worker's end within " +
                                            secondsText(timeout));
     });
@@ -471,7 +465,7 @@ struct PushPull::Impl final : comm::CommClient {
         // The server's parameters, bucket by bucket as it laid them out.
         const float *params = reinterpret_cast<const float *>(h + answerDoubles(workers));
         for (int slot : servers[i].slots) {
-          copyParams(slots[slot].info, const_cast<float *>(params), /*unpack=*/true);
+          unpackParams(slots[slot].info, params);
           params += slots[slot].info.elements;
         }
       }
@@ -679,15 +673,16 @@ struct ParameterServer::Impl final : comm::CommClient {
           advanced = true;
           cv.notify_all();
         }
-        if (lane.answerReady) {
+        // (One answer in flight per lane: the next waits for the last to be sent.)
+        if (lane.sendToken && group.testMessage(lane.sendToken))
+          lane.sendToken = 0;
+        if (lane.answerReady && !lane.sendToken) {
           const float *data = sync ? b.shared.data() : lane.answer.data();
           lane.sendToken = group.postSend(data, b.info.elements * int64_t(sizeof(float)),
                                           firstWorker + w, replyTag(b.info.index));
           lane.answerReady = false;
           advanced = true;
         }
-        if (lane.sendToken && group.testMessage(lane.sendToken))
-          lane.sendToken = 0;
       }
     // Shared batches: each worker's request for its next shard, answered here.
     for (int w = 0; sharesBatches && w < workers; ++w) {
@@ -776,7 +771,7 @@ struct ParameterServer::Impl final : comm::CommClient {
   /// Packs the current parameters for worker w and hands them to the thread (under mu).
   void answerLocked(Bucket &b, int w) {
     Lane &lane = b.lanes[w];
-    copyParams(b.info, lane.answer.data(), /*unpack=*/false);
+    packParams(b.info, lane.answer.data());
     lane.pulledVersion = b.version;
     heard[w] = Clock::now(); // its silence counts from its answer
     if (lane.waiting) {
@@ -835,7 +830,7 @@ struct ParameterServer::Impl final : comm::CommClient {
     float *params = reinterpret_cast<float *>(h + answerDoubles(workers));
     if (final)
       for (int index : order) {
-        copyParams(buckets[index].info, params, /*unpack=*/false);
+        packParams(buckets[index].info, params);
         params += buckets[index].info.elements;
       }
     finalAnswered = final;
@@ -999,7 +994,7 @@ struct ParameterServer::Impl final : comm::CommClient {
     ++updateCount;
     updateSec += seconds;
     if (sync) {
-      copyParams(b.info, b.shared.data(), /*unpack=*/false);
+      packParams(b.info, b.shared.data());
       for (int w = 0; w < workers; ++w)
         if (active(w)) {
           ++b.lanes[w].pushes;

@@ -85,8 +85,8 @@ void Job::launchParameterServer(Plan plan, const JobOptions &options) {
   if (options.checkpointing.find("--early-stop") != std::string::npos)
     throw Error(ErrorKind::Usage, "--early-stop needs every worker to stop together; parameter-"
                                   "server workers do not meet between steps");
-  keepGoing_ = options.onWorkerLoss.empty() ? launcherKeepsJobOnFailure()
-                                             : options.onWorkerLoss == "continue";
+  const bool keepGoing = options.onWorkerLoss.empty() ? launcherKeepsJobOnFailure()
+                                                      : options.onWorkerLoss == "continue";
   world_ = ProcessGroup::create(true);
   ProcessGroup &world = *world_;
   const int servers = static_cast<int>(plan.servers.size());
@@ -128,7 +128,7 @@ void Job::launchParameterServer(Plan plan, const JobOptions &options) {
     serverIndex_ = world.rank();
     server_ = std::make_unique<ParameterServer>(world, firstWorker, workers, plan.staleness,
                                                 plan.sync, psBuckets(*program_, world.rank()),
-                                                options.collectiveTimeout, keepGoing_,
+                                                options.collectiveTimeout, keepGoing,
                                                 sharesBatches_ && world.rank() == 0);
   } else {
     pushPull_ = std::make_unique<PushPull>(world, workers, psBuckets(*program_, -1),

@@ -60,9 +60,6 @@ public:
   PushPull *pushPull() { return pushPull_.get(); }
   ParameterServer *server() { return server_.get(); }
   int serverIndex() const { return serverIndex_; }
-  /// Under the parameter-server strategy: whether the servers leave silent workers out and
-  /// the job goes on (JobOptions::onWorkerLoss, resolved).
-  bool keepsGoing() const { return keepGoing_; }
   /// Under asynchronous parameter servers: whether the workers share each epoch's batches
   /// (Plan::sharesBatches of the job's plan; a worker's own plan has no servers).
   bool sharesBatches() const { return sharesBatches_; }
@@ -109,7 +106,6 @@ private:
   std::unique_ptr<PushPull> pushPull_;
   std::unique_ptr<ParameterServer> server_;
   int serverIndex_ = -1;
-  bool keepGoing_ = false;
   bool sharesBatches_ = false;
   std::unique_ptr<Collectives> engine_;
   std::unique_ptr<CollectiveEngine> adapter_;

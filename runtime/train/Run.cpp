@@ -513,18 +513,15 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
       const std::vector<ServerReport> finals = exchanges->ask(true);
       if (!report.epochs.empty())
         serverEpoch(finals, serverFigures, report.epochs.back(), quiet ? nullptr : &out);
+      // A worker any server left out, after the most steps any of them saw.
+      std::vector<int64_t> lostAfter(report.processes, -1);
       for (const ServerReport &r : finals)
-        for (size_t w = 0; w < r.lostAfter.size(); ++w) {
-          if (r.lostAfter[w] < 0)
-            continue;
-          const int rank = job.jobSize() - report.processes + static_cast<int>(w);
-          auto it = std::find_if(report.lostWorkers.begin(), report.lostWorkers.end(),
-                                 [&](const auto &l) { return l.rank == rank; });
-          if (it == report.lostWorkers.end())
-            report.lostWorkers.push_back({static_cast<int>(w), rank, r.lostAfter[w]});
-          else
-            it->afterSteps = std::max(it->afterSteps, r.lostAfter[w]);
-        }
+        for (size_t w = 0; w < r.lostAfter.size() && w < lostAfter.size(); ++w)
+          lostAfter[w] = std::max(lostAfter[w], r.lostAfter[w]);
+      for (int w = 0; w < report.processes; ++w)
+        if (lostAfter[w] >= 0)
+          report.lostWorkers.push_back(
+              {w, job.jobSize() - report.processes + w, lostAfter[w]});
     }
     // (A parameter-server job's training ends with its last worker's.)
     report.phases.train = secondsSince(start) - report.phases.checkpoint - epochEvalSeconds;

@@ -111,8 +111,11 @@ Trainer::~Trainer() {
   }
 }
 
-int64_t Trainer::shardBegin(int r) const {
-  const int rank = unitShard_ >= 0 ? unitShard_ : worker_ >= 0 ? worker_ : group_ ? group_->rank() : 0;
+int64_t Trainer::shardBegin(int r, int process) const {
+  const int rank = process >= 0  ? process
+                   : worker_ >= 0 ? worker_
+                   : group_       ? group_->rank()
+                                  : 0;
   return (int64_t(rank) * program_.devices() + r) * shardRows_;
 }
 
@@ -157,7 +160,7 @@ void Trainer::enqueueStep(const Batcher &batcher, int64_t batch, int r, StepKind
   Stream &stream = program_.stream(r);
   auto *image = static_cast<float *>(program_.bufferData(dev.image));
   auto *label = static_cast<int32_t *>(program_.bufferData(dev.label));
-  const int64_t begin = shardBegin(r), end = begin + shardRows_;
+  const int64_t begin = ctx.firstRow, end = begin + shardRows_;
   const size_t imageBytes = program_.buffer(dev.image).bytes();
   const size_t labelBytes = program_.buffer(dev.label).bytes();
   const bool hostAccessible = program_.device(r).hostAccessible();
@@ -324,14 +327,15 @@ EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, 
   double lastScale =
       lrScaleAt(double(epoch - 1) + double(first) / double(std::max<int64_t>(steps, 1)));
   int64_t collected = first; // steps [first, collected) have been read
-  // The next train step, on every replica: batch b's rows, results into host slot `slot`.
-  auto enqueueTrain = [&](int64_t b, int slot) {
+  // The next train step, on every replica: batch b's rows of `process` (-1: this one's),
+  // results into host slot `slot`.
+  auto enqueueTrain = [&](int64_t b, int slot, int process) {
     const int64_t stepNumber = ++step_;
     lastScale = lrScaleAt(double(epoch - 1) + double(b) / double(steps));
     for (int r = 0; r < replicas; ++r)
       enqueueStep(batcher, b, r, StepKind::Train,
-                  StepContext{shardRows_, shardRows_, stepNumber, r, seed_, shardBegin(r),
-                              lastScale},
+                  StepContext{shardRows_, shardRows_, stepNumber, r, seed_,
+                              shardBegin(r, process), lastScale},
                   slot);
   };
   int64_t trained = steps;    // the steps the epoch's figures cover
@@ -353,10 +357,8 @@ EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, 
       const int64_t unit = unitSource_(epoch, units);
       if (unit < 0)
         break;
-      const int64_t b = unit / program_.processes();
-      unitShard_ = static_cast<int>(unit % program_.processes());
-      enqueueTrain(b, static_cast<int>(trained % 2));
-      unitShard_ = -1;
+      enqueueTrain(unit / program_.processes(), static_cast<int>(trained % 2),
+                   static_cast<int>(unit % program_.processes()));
       if (collected < trained)
         collectStep(collected++);
       ++trained;
@@ -384,7 +386,7 @@ EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, 
                                                  std::to_string(b) + " of " +
                                                  std::to_string(steps));
       }
-      enqueueTrain(b, static_cast<int>(b % 2));
+      enqueueTrain(b, static_cast<int>(b % 2), -1);
       if (collected < b) {
         collectStep(collected++);
         // The step's loss over every rank rides along.

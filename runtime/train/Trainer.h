@@ -168,12 +168,13 @@ public:
   double inputWaitSeconds() const;
 
 private:
-  /// Global-batch rows replica `r` of this process holds: [first, first + shardRows_).
-  int64_t shardBegin(int r) const;
+  /// Global-batch rows replica `r` of this process holds: [first, first + shardRows_); with
+  /// `process` >= 0, those of that process's place instead (a shared batch's shard).
+  int64_t shardBegin(int r, int process = -1) const;
   /// Real (unpadded) rows of replica `r`'s shard of global batch `batch`.
   int64_t shardValidRows(const Batcher &batcher, int64_t batch, int r) const;
-  /// Enqueues on replica `r`'s stream: gathering its rows of global batch `batch` into its
-  /// inputs, `step` with `ctx`, and reading the step's loss and correct count into host slot
+  /// Enqueues on replica `r`'s stream: gathering rows [ctx.firstRow, + shardRows_) of global
+  /// batch `batch` into its inputs, `step` with `ctx`, and reading the step's loss and correct count into host slot
   /// `slot`, then marks the slot's event. On a device the host cannot address, the rows are
   /// gathered here into the slot's staging memory and copied.
   void enqueueStep(const Batcher &batcher, int64_t batch, int r, StepKind step,
@@ -216,7 +217,6 @@ private:
   ProcessGroup *group_;
   int worker_; // a parameter-server worker's index, else -1
   std::function<int64_t(int64_t, int64_t)> unitSource_;
-  int unitShard_ = -1; // the shard of the step being enqueued under shared batches
   int64_t batch_ = 0, shardRows_ = 0, sampleElements_ = 0;
   std::vector<Device> devices_;
   std::vector<Slots> slots_;
