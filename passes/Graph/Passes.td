@@ -88,6 +88,28 @@ def ExpandOptimizerPass : Pass<"graph-expand-optimizer", "mlir::ModuleOp"> {
   ];
 }
 
+def MixedPrecisionPass : Pass<"graph-mixed-precision", "mlir::ModuleOp"> {
+  let summary = "Run the products in bf16, everything else in f32 (mixed precision)";
+  let description = [{
+    With `precision=bf16`, the products of both steps (`graph.dense`, `graph.matmul`,
+    `graph.conv2d` and the convolution gradients) read bf16 factors and accumulate in f32:
+    each f32 value a product reads gets one `graph.cast` to bf16, right after it is defined,
+    which every product reading it shares (a weight is cast once per step, an activation once
+    for its forward and backward uses). The products' results stay f32, and so does the rest:
+    the parameters (master weights), the gradients as averaged, the optimizer state, losses,
+    softmax and normalisation statistics. `precision=fp32` changes nothing.
+
+    Before: `%y = graph.dense %x, %w, %b : (tensor<8x4xf32>, tensor<4x2xf32>, ...) -> ...`
+    After:  `%xb = graph.cast %x : tensor<8x4xf32> to tensor<8x4xbf16>`, the same for `%w`,
+            and `%y = graph.dense %xb, %wb, %b : (tensor<8x4xbf16>, tensor<4x2xbf16>, ...)`.
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",
+           "fp32 (no change) or bf16 (the products in bf16)">,
+  ];
+  let dependentDialects = ["dp::graph::GraphDialect"];
+}
+
 def VerifyStepsPass : Pass<"graph-verify-steps", "mlir::ModuleOp"> {
   let summary = "Check the contract of the graph phase on its output";
   let description = [{

@@ -32,6 +32,11 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options) {
   opt.lrScale = options.effectiveLrScale();
   opt.lrSchedule = options.canonicalLrSchedule();
   pm.addPass(graph::createExpandOptimizerPass(opt));
+  if (options.precision != "fp32") {
+    graph::MixedPrecisionPassOptions mixed;
+    mixed.precision = options.precision;
+    pm.addPass(graph::createMixedPrecisionPass(mixed));
+  }
   pm.addPass(graph::createVerifyStepsPass());
   // Dist phase: the steps on R devices x P processes, gradients averaged in buckets.
   dist::ReplicatePassOptions replicate;
@@ -94,6 +99,11 @@ std::string CompileOptions::verify() const {
            std::to_string(processes);
   if (device != "cpu" && device != "cuda")
     return "device must be cpu or cuda, not '" + device + "'";
+  if (precision != "fp32" && precision != "bf16")
+    return "precision must be fp32 or bf16, not '" + precision + "'";
+  if (precision == "bf16" && device == "cuda")
+    return "precision bf16 is built for device cpu only so far (the CUDA backend has no bf16 "
+           "kernels yet)";
   if (strategy != "allreduce" && strategy != "parameter-server")
     return "strategy must be allreduce or parameter-server, not '" + strategy + "'";
   if (parameterServer()) {

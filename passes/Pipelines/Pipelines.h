@@ -59,6 +59,12 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
                      "factor=F, cosine:epochs=T[,min=M], plateau:patience=N,factor=F[,min=M], "
                      "each after an optional warmup-linear:epochs=K[,start=S]+)"),
       llvm::cl::init("")};
+  Option<std::string> precision{
+      *this, "precision",
+      llvm::cl::desc("fp32, or bf16: mixed precision, the products (dense, matmul, "
+                     "convolutions) in bf16 with f32 accumulation, parameters, gradients and "
+                     "optimizer state in f32"),
+      llvm::cl::init("fp32")};
   Option<std::string> output{
       *this, "output",
       llvm::cl::desc("Write the plan to this .dpx file (verified by the runtime's verifier, "

@@ -53,9 +53,14 @@ inline bool isCollectiveStart(KernelKind kind) {
 }
 
 /// Element types of buffers.
-enum class DType : uint8_t { F32 = 0, I32 = 1 };
-inline unsigned dtypeSize(DType) { return 4; }
-inline const char *dtypeName(DType t) { return t == DType::F32 ? "f32" : "i32"; }
+/// BF16 is bfloat16 (the upper half of an f32): the compute type of `dpc compile --precision
+/// bf16`, never a parameter's or an optimizer's.
+enum class DType : uint8_t { F32 = 0, I32 = 1, BF16 = 2 };
+inline constexpr unsigned kNumDTypes = 3;
+inline unsigned dtypeSize(DType t) { return t == DType::BF16 ? 2 : 4; }
+inline const char *dtypeName(DType t) {
+  return t == DType::F32 ? "f32" : t == DType::I32 ? "i32" : "bf16";
+}
 
 /// Activation functions, as the `activation` attribute of dense/activation kernels.
 enum class Activation : uint8_t { None = 0, Relu = 1, Sigmoid = 2, Tanh = 3, Softmax = 4 };

@@ -422,7 +422,7 @@ static void verifyPlanTable(const fb::Plan &plan, const std::string &what) {
   uint64_t end = 0; // where the last buffer ends
   for (uint32_t id = 0; id < numBuffers; ++id) {
     const fb::Buffer *b = buffers.Get(id);
-    if (b->dtype() > static_cast<uint8_t>(DType::I32))
+    if (b->dtype() >= kNumDTypes)
       fail(what, bufferName(id) + " has unknown dtype " + std::to_string(b->dtype()));
     int64_t elements = 1;
     for (int64_t d : *b->shape()) {

@@ -45,6 +45,16 @@ void expectAllF32(const KernelSite &site) {
     site.expectDType(site.output(i), DType::F32, ("output " + std::to_string(i)).c_str());
 }
 
+/// The two factors of a product kernel (dense, matmul, the convolutions): both f32, or both
+/// bf16 (mixed precision: the kernel accumulates in f32). Returns their type.
+DType expectFactors(const KernelSite &site, const TensorView &a, const char *aRole,
+                    const TensorView &b, const char *bRole) {
+  if (a.dtype != DType::F32 && a.dtype != DType::BF16)
+    site.fail(named(aRole, a) + " is " + dtypeName(a.dtype) + ", expected f32 or bf16");
+  site.expectDType(b, a.dtype, bRole);
+  return a.dtype;
+}
+
 void expectScalar(const KernelSite &site, const TensorView &t, const char *role) {
   site.expectDType(t, DType::F32, role);
   site.expectNumel(t, 1, role);
@@ -183,12 +193,19 @@ int64_t checkedAxis(const KernelSite &site, int64_t axis, const TensorView &t) {
 template <typename GeometryAttrs>
 ConvShape convShape(const KernelSite &site, const GeometryAttrs &a, const TensorView &x,
                     const TensorView &w, const TensorView &y, const char *xRole,
-                    const char *wRole, const char *yRole) {
-  for (const auto &[t, role] : {std::pair{&x, xRole}, {&w, wRole}, {&y, yRole}}) {
-    site.expectDType(*t, DType::F32, role);
+                    const char *wRole, const char *yRole, int outIndex) {
+  for (const auto &[t, role] : {std::pair{&x, xRole}, {&w, wRole}, {&y, yRole}})
     expectRank4(site, *t, role);
-  }
+  // Whichever of x, w, y the kernel writes is f32; the two it reads are its factors.
+  const TensorView *out = &y, *in0 = &x, *in1 = &w;
+  const char *outRole = yRole, *in0Role = xRole, *in1Role = wRole;
+  if (outIndex == 0)
+    out = &x, outRole = xRole, in0 = &y, in0Role = yRole;
+  else if (outIndex == 1)
+    out = &w, outRole = wRole, in1 = &y, in1Role = yRole;
+  site.expectDType(*out, DType::F32, outRole);
   ConvShape s{};
+  s.compute = expectFactors(site, *in0, in0Role, *in1, in1Role);
   s.n = x.dim(0), s.h = x.dim(1), s.w = x.dim(2), s.c = x.dim(3);
   s.kh = w.dim(0), s.kw = w.dim(1), s.f = w.dim(3);
   s.sh = a.stride_h, s.sw = a.stride_w;
@@ -211,7 +228,7 @@ ConvShape convShape(const KernelSite &site, const GeometryAttrs &a, const Tensor
 
 ConvShape conv2d(const KernelSite &site, const Conv2dAttrs &attrs) {
   ConvShape s = convShape(site, attrs, site.input(0), site.input(1), site.output(0),
-                          "input 0 (x)", "input 1 (w)", "output 0 (y)");
+                          "input 0 (x)", "input 1 (w)", "output 0 (y)", 2);
   s.bias = site.numInputs() == 3;
   if (s.bias)
     expectBias(site, s.f);
@@ -220,12 +237,12 @@ ConvShape conv2d(const KernelSite &site, const Conv2dAttrs &attrs) {
 
 ConvShape conv2dGradInput(const KernelSite &site, const ConvAttrs &attrs) {
   return convShape(site, attrs, site.output(0), site.input(1), site.input(0), "output 0 (dx)",
-                   "input 1 (w)", "input 0 (dy)");
+                   "input 1 (w)", "input 0 (dy)", 0);
 }
 
 ConvShape conv2dGradFilter(const KernelSite &site, const ConvAttrs &attrs) {
   return convShape(site, attrs, site.input(0), site.output(0), site.input(1), "input 0 (x)",
-                   "output 0 (dw)", "input 1 (dy)");
+                   "output 0 (dw)", "input 1 (dy)", 1);
 }
 
 
@@ -290,8 +307,22 @@ int64_t copy(const KernelSite &site) {
   return x.numel;
 }
 
+int64_t cast(const KernelSite &site) {
+  const TensorView x = site.input(0), y = site.output(0);
+  const bool narrows = x.dtype == DType::F32 && y.dtype == DType::BF16;
+  const bool widens = x.dtype == DType::BF16 && y.dtype == DType::F32;
+  if (!narrows && !widens)
+    site.fail(std::string("casts f32 to bf16 or bf16 to f32, not ") + dtypeName(x.dtype) +
+              " (buffer " + std::to_string(x.id) + ") to " + dtypeName(y.dtype) + " (buffer " +
+              std::to_string(y.id) + ")");
+  site.expectNumel(y, x.numel, "output 0 (y)");
+  return x.numel;
+}
+
 uint32_t fill(const KernelSite &site, const FillAttrs &attrs) {
   const TensorView out = site.output(0);
+  if (out.dtype == DType::BF16)
+    site.fail("fills f32 or i32, not bf16 (buffer " + std::to_string(out.id) + ")");
   uint32_t pattern = 0;
   if (out.dtype == DType::F32) {
     const float f = static_cast<float>(attrs.value);
@@ -319,8 +350,7 @@ DenseShape dense(const KernelSite &site) {
   const TensorView x = site.input(0), w = site.input(1), y = site.output(0);
   DenseShape s;
   s.bias = site.numInputs() == 3;
-  site.expectDType(x, DType::F32, "input 0 (x)");
-  site.expectDType(w, DType::F32, "input 1 (w)");
+  s.compute = expectFactors(site, x, "input 0 (x)", w, "input 1 (w)");
   site.expectDType(y, DType::F32, "output 0 (y)");
   expectRank(site, w, 2, "input 1 (w)");
   expectRank(site, y, 2, "output 0 (y)");
@@ -339,13 +369,13 @@ DenseShape dense(const KernelSite &site) {
 
 MatMulShape matmul(const KernelSite &site, const MatMulAttrs &attrs) {
   const TensorView a = site.input(0), b = site.input(1), c = site.output(0);
-  site.expectDType(a, DType::F32, "input 0 (a)");
-  site.expectDType(b, DType::F32, "input 1 (b)");
+  const DType compute = expectFactors(site, a, "input 0 (a)", b, "input 1 (b)");
   site.expectDType(c, DType::F32, "output 0 (c)");
   expectRank(site, a, 2, "input 0 (a)");
   expectRank(site, b, 2, "input 1 (b)");
   expectRank(site, c, 2, "output 0 (c)");
   MatMulShape s;
+  s.compute = compute;
   s.ta = attrs.transpose_a, s.tb = attrs.transpose_b;
   // op(a) is [m, k], op(b) is [k, n].
   s.m = s.ta ? a.dim(1) : a.dim(0), s.k = s.ta ? a.dim(0) : a.dim(1);
@@ -741,6 +771,9 @@ void checkKernel(const KernelSite &site) {
     break;
   case KernelKind::Fill:
     fill(site, site.attrs<FillAttrs>());
+    break;
+  case KernelKind::Cast:
+    cast(site);
     break;
   case KernelKind::SoftmaxXent:
     softmaxXent(site);

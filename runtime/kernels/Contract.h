@@ -44,21 +44,27 @@ Rows activationGrad(const KernelSite &site, const ActivationAttrs &attrs);
 int64_t add(const KernelSite &site);
 /// copy: one dtype, equal element counts; returns the count.
 int64_t copy(const KernelSite &site);
+/// cast: f32 to bf16 or bf16 to f32, same element count; returns it.
+int64_t cast(const KernelSite &site);
 /// fill: the 4-byte word every element of the output gets (the value as f32 or i32).
 uint32_t fill(const KernelSite &site, const FillAttrs &attrs);
 /// reduce_rows: x[rows, cols...] to y[cols...].
 Rows reduceRows(const KernelSite &site);
 
 /// dense: y[n,m] = act(x[n,k] . w[k,m] + b[m]).
+/// The product kernels (dense, matmul, the convolutions) read two factors of one `compute`
+/// type, f32 or bf16, and write f32 (a bf16 product accumulates in f32).
 struct DenseShape {
   int64_t n = 0, k = 0, m = 0;
   bool bias = false;
+  DType compute = DType::F32;
 };
 DenseShape dense(const KernelSite &site);
 /// matmul: c[m,n] = op(a)[m,k] . op(b)[k,n].
 struct MatMulShape {
   int64_t m = 0, k = 0, n = 0;
   bool ta = false, tb = false;
+  DType compute = DType::F32;
 };
 MatMulShape matmul(const KernelSite &site, const MatMulAttrs &attrs);
 
@@ -97,6 +103,8 @@ struct ConvShape {
   int64_t sh, sw, pt, pl, pb, pr;
   /// conv2d only: whether it adds a bias b[F].
   bool bias;
+  /// The type of the two tensors the kernel reads (f32 or bf16).
+  DType compute;
   /// Multiply-adds of one pass.
   double macs() const { return double(n) * oh * ow * f * kh * kw * c; }
 };

@@ -103,6 +103,16 @@ static cl::opt<LrScaling> scaleLr(
                clEnumValN(LrScaling::Linear, "linear",
                           "multiply it by R x P (Goyal et al.), on top of --lr-scale")),
     cl::init(LrScaling::None), cl::sub(compileCmd), cl::cat(dpcCategory));
+enum class Precision { Fp32, Bf16 };
+static cl::opt<Precision> precision(
+    "precision", cl::desc("The number type of the products"),
+    cl::values(clEnumValN(Precision::Fp32, "fp32", "everything in f32 (default)"),
+               clEnumValN(Precision::Bf16, "bf16",
+                          "mixed precision: dense, matmul and the convolutions read bf16 "
+                          "(casts placed by graph-mixed-precision) and accumulate in f32; "
+                          "parameters, gradients, optimizer state, losses and statistics stay "
+                          "f32 (CPU only)")),
+    cl::init(Precision::Fp32), cl::sub(compileCmd), cl::cat(dpcCategory));
 enum class BatchNormStats { Global, Local };
 static cl::opt<BatchNormStats> batchNormStats(
     "batch-norm-stats", cl::desc("Which batch the statistics of batch normalisation cover"),
@@ -194,6 +204,7 @@ int runCompile(ModuleOp module) {
   options.bucketMb = bucketMb.getValue();
   options.syncBatchNorm = batchNormStats == BatchNormStats::Global;
   options.lrSchedule = lrSchedule.getValue();
+  options.precision = precision == Precision::Bf16 ? "bf16" : "fp32";
   options.output = outputFile.empty() ? model + ".dpx" : outputFile.getValue();
   if (strategy == Strategy::ParameterServer) {
     options.strategy = "parameter-server";

@@ -231,6 +231,11 @@ LogicalResult AddOp::lowerToKernels(KernelLowering &l) {
   return success();
 }
 
+LogicalResult CastOp::lowerToKernels(KernelLowering &l) {
+  l.kernel(*this, KernelKind::Cast);
+  return success();
+}
+
 LogicalResult FillOp::lowerToKernels(KernelLowering &l) {
   l.kernel(*this, KernelKind::Fill, rt::FillAttrs{getValue().convertToDouble()});
   return success();

@@ -49,7 +49,30 @@ LogicalResult ParamOp::verify() {
   return success();
 }
 
+/// The two factors of a product share their element type (both f32, or both bf16).
+static LogicalResult checkFactors(Operation *op, Value a, StringRef aName, Value b,
+                                  StringRef bName) {
+  Type ta = tensorType(a).getElementType(), tb = tensorType(b).getElementType();
+  if (ta != tb)
+    return op->emitOpError() << "multiplies " << aName << " of " << ta << " by " << bName
+                             << " of " << tb << ": the factors must share an element type";
+  return success();
+}
+
+LogicalResult CastOp::verify() {
+  auto in = tensorType(getInput()), out = tensorType(getResult());
+  if (in.getShape() != out.getShape())
+    return emitOpError() << "changes the shape " << in << " to " << out
+                         << ": a cast keeps it";
+  if (in.getElementType() == out.getElementType())
+    return emitOpError() << "casts " << in.getElementType()
+                         << " to itself: it must convert f32 to bf16 or back";
+  return success();
+}
+
 LogicalResult DenseOp::verify() {
+  if (failed(checkFactors(*this, getInput(), "input", getKernel(), "kernel")))
+    return failure();
   if (failed(checkRank(*this, getInput(), 2, "input")) ||
       failed(checkRank(*this, getKernel(), 2, "kernel")))
     return failure();
@@ -130,6 +153,8 @@ static FailureOr<SmallVector<int64_t>> convOutput(Operation *op, Value input, Va
 }
 
 LogicalResult Conv2DOp::verify() {
+  if (failed(checkFactors(*this, getInput(), "input", getKernel(), "kernel")))
+    return failure();
   FailureOr<SmallVector<int64_t>> out =
       convOutput(*this, getInput(), getKernel(), getStrides(), getPadding());
   if (failed(out))
@@ -145,6 +170,8 @@ LogicalResult Conv2DOp::verify() {
 }
 
 LogicalResult Conv2DGradInputOp::verify() {
+  if (failed(checkFactors(*this, getGrad(), "grad", getKernel(), "kernel")))
+    return failure();
   // The result is the forward input: convolving it must give the shape of `grad`.
   return checkGradShape(
       *this, getGrad(),
@@ -153,6 +180,8 @@ LogicalResult Conv2DGradInputOp::verify() {
 }
 
 LogicalResult Conv2DGradFilterOp::verify() {
+  if (failed(checkFactors(*this, getInput(), "input", getGrad(), "grad")))
+    return failure();
   return checkGradShape(*this, getGrad(),
                         convOutput(*this, getInput(), getResult(), getStrides(), getPadding()),
                         " for a result of ", getResult().getType());
@@ -265,6 +294,8 @@ LogicalResult CountCorrectOp::verify() {
 }
 
 LogicalResult MatMulOp::verify() {
+  if (failed(checkFactors(*this, getLhs(), "lhs", getRhs(), "rhs")))
+    return failure();
   if (failed(checkRank(*this, getLhs(), 2, "lhs")) || failed(checkRank(*this, getRhs(), 2, "rhs")))
     return failure();
   auto a = tensorType(getLhs()).getShape();

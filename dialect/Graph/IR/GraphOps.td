@@ -18,6 +18,9 @@ class Graph_StaticTensorOf<Type element> : Type<
     "statically shaped tensor of " # element.summary, "::mlir::RankedTensorType">;
 def Graph_F32Tensor : Graph_StaticTensorOf<F32>;
 def Graph_I32Tensor : Graph_StaticTensorOf<I32>;
+// The factors of the products (dense, matmul, the convolutions): f32, or bf16 under mixed
+// precision (graph-mixed-precision casts them); their results stay f32.
+def Graph_FactorTensor : Graph_StaticTensorOf<AnyTypeOf<[F32, BF16]>>;
 def Graph_AnyTensor : Graph_StaticTensorOf<AnyTypeOf<[F32, I32]>>;
 def Graph_F32Scalar : 0DTensorOf<[F32]>;
 def Graph_Gradient : DeclareOpInterfaceMethods<GradientOpInterface>;
@@ -73,7 +76,7 @@ def Graph_DenseOp : Graph_Op<"dense", [Graph_Lowering, Graph_BatchSharding, Pure
         : (tensor<100x784xf32>, tensor<784x100xf32>, tensor<100xf32>) -> tensor<100x100xf32>
     ```
   }];
-  let arguments = (ins Graph_F32Tensor:$input, Graph_F32Tensor:$kernel,
+  let arguments = (ins Graph_FactorTensor:$input, Graph_FactorTensor:$kernel,
                        Optional<Graph_F32Tensor>:$bias,
                        DefaultValuedAttr<Graph_ActivationAttr, "Activation::none">:$activation);
   let results = (outs Graph_F32Tensor:$result);
@@ -147,7 +150,7 @@ def Graph_Conv2DOp : Graph_Op<"conv2d", [Graph_Lowering, Graph_BatchSharding, Pu
         : (tensor<64x28x28x1xf32>, tensor<3x3x1x32xf32>, tensor<32xf32>) -> tensor<64x26x26x32xf32>
     ```
   }];
-  let arguments = (ins Graph_F32Tensor:$input, Graph_F32Tensor:$kernel,
+  let arguments = (ins Graph_FactorTensor:$input, Graph_FactorTensor:$kernel,
                        Optional<Graph_F32Tensor>:$bias,
                        DefaultValuedAttr<I64ArrayAttr, "{1, 1}">:$strides,
                        DefaultValuedStrAttr<StrAttr, "valid">:$padding,
@@ -402,6 +405,22 @@ def Graph_AddOp : Graph_Op<"add", [Graph_Lowering, Graph_BatchSharding, Pure, Gr
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
 }
 
+def Graph_CastOp : Graph_Op<"cast", [Graph_Lowering, Graph_BatchSharding, Pure]> {
+  let summary = "elementwise conversion between f32 and bf16";
+  let description = [{
+    The same shape in the other element type; towards bf16 the values are rounded to
+    nearest even. `graph-mixed-precision` places these before the products it runs in bf16.
+
+    ```mlir
+    %xb = graph.cast %x : tensor<128x784xf32> to tensor<128x784xbf16>
+    ```
+  }];
+  let arguments = (ins Graph_FactorTensor:$input);
+  let results = (outs Graph_FactorTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+  let hasVerifier = 1;
+}
+
 def Graph_FillOp : Graph_Op<"fill", [Graph_Lowering, Pure]> {
   let summary = "a tensor with every element equal to `value`";
   let description = [{
@@ -424,7 +443,7 @@ def Graph_MatMulOp : Graph_Op<"matmul", [Graph_Lowering, Graph_ShardingRule, Pur
         : (tensor<100x784xf32>, tensor<100x100xf32>) -> tensor<784x100xf32>
     ```
   }];
-  let arguments = (ins Graph_F32Tensor:$lhs, Graph_F32Tensor:$rhs,
+  let arguments = (ins Graph_FactorTensor:$lhs, Graph_FactorTensor:$rhs,
                        UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
   let results = (outs Graph_F32Tensor:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
@@ -495,7 +514,7 @@ def Graph_Conv2DGradInputOp : Graph_Op<"conv2d_grad_input", [Graph_Lowering, Gra
         : (tensor<64x11x11x64xf32>, tensor<3x3x32x64xf32>) -> tensor<64x13x13x32xf32>
     ```
   }];
-  let arguments = (ins Graph_F32Tensor:$grad, Graph_F32Tensor:$kernel,
+  let arguments = (ins Graph_FactorTensor:$grad, Graph_FactorTensor:$kernel,
                        DefaultValuedAttr<I64ArrayAttr, "{1, 1}">:$strides,
                        DefaultValuedStrAttr<StrAttr, "valid">:$padding);
   let results = (outs Graph_F32Tensor:$result);
@@ -515,7 +534,7 @@ def Graph_Conv2DGradFilterOp : Graph_Op<"conv2d_grad_filter", [Graph_Lowering, G
         : (tensor<64x13x13x32xf32>, tensor<64x11x11x64xf32>) -> tensor<3x3x32x64xf32>
     ```
   }];
-  let arguments = (ins Graph_F32Tensor:$input, Graph_F32Tensor:$grad,
+  let arguments = (ins Graph_FactorTensor:$input, Graph_FactorTensor:$grad,
                        DefaultValuedAttr<I64ArrayAttr, "{1, 1}">:$strides,
                        DefaultValuedStrAttr<StrAttr, "valid">:$padding);
   let results = (outs Graph_F32Tensor:$result);

@@ -49,5 +49,5 @@ LogicalResult InitAttr::verify(function_ref<InFlightDiagnostic()> emitError, Str
 }
 
 int64_t dp::plan::bufferBytes(MemRefType type) {
-  return type.getNumElements() * 4; // f32 and i32 only
+  return type.getNumElements() * (type.getElementTypeBitWidth() / 8); // f32, i32, bf16
 }

@@ -5,7 +5,7 @@
 
 include "dialect/Plan/IR/PlanAttrs.td"
 
-def Plan_Buffer : MemRefRankOf<[F32, I32], [0, 1, 2, 3, 4, 5, 6]>;
+def Plan_Buffer : MemRefRankOf<[F32, I32, BF16], [0, 1, 2, 3, 4, 5, 6]>;
 
 def Plan_ProgramOp : Plan_Op<"program", [NoTerminator, SingleBlock]> {
   let summary = "a compiled model: persistent buffers and steps";

@@ -187,7 +187,9 @@ private:
 
   LogicalResult addBuffer(Value value, int64_t offset) {
     auto type = cast<MemRefType>(value.getType());
-    auto dtype = type.getElementType().isInteger(32) ? rt::DType::I32 : rt::DType::F32;
+    auto dtype = type.getElementType().isInteger(32) ? rt::DType::I32
+                 : type.getElementType().isBF16()    ? rt::DType::BF16
+                                                     : rt::DType::F32;
     ids_[value] = buffers_.size();
     std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
     buffers_.push_back(fb::CreateBuffer(fbb_, static_cast<uint8_t>(dtype),

@@ -15,6 +15,17 @@ dnnl::memory::desc f32Desc(const dnnl::memory::dims &dims, const dnnl::memory::d
   return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
 }
 
+dnnl::memory::data_type dnnlType(DType t) {
+  return t == DType::BF16  ? dnnl::memory::data_type::bf16
+         : t == DType::I32 ? dnnl::memory::data_type::s32
+                           : dnnl::memory::data_type::f32;
+}
+
+dnnl::memory::desc plainDesc(const dnnl::memory::dims &dims, const dnnl::memory::dims &strides,
+                             DType t) {
+  return dnnl::memory::desc(dims, dnnlType(t), strides);
+}
+
 dnnl::primitive_attr userScratchpad(Activation act) {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);

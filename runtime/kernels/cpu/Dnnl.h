@@ -15,8 +15,13 @@ namespace dp::rt::cpu {
 /// The CPU engine shared by all kernels (engines are thread-safe; streams are per kernel).
 const dnnl::engine &cpuEngine();
 
-/// A plain row-major memory descriptor of `dims` f32 elements with explicit `strides`.
+/// A plain memory descriptor of `dims` f32 elements with explicit `strides`.
 dnnl::memory::desc f32Desc(const dnnl::memory::dims &dims, const dnnl::memory::dims &strides);
+/// oneDNN's type for `t` (f32, s32 or bf16).
+dnnl::memory::data_type dnnlType(DType t);
+/// A plain memory descriptor of `dims` elements of `t` with explicit `strides`.
+dnnl::memory::desc plainDesc(const dnnl::memory::dims &dims, const dnnl::memory::dims &strides,
+                             DType t);
 
 /// Multiply-adds below which a oneDNN primitive runs on one thread: splitting a tiny matmul
 /// across cores costs more in synchronisation than it saves.

@@ -1,6 +1,7 @@
 // Elementwise and row kernels: activation (sigmoid/tanh on oneDNN eltwise, the rest as loops),
-// activation_grad, add, copy, fill and reduce_rows. The loops are written so that the compiler
+// activation_grad, add, copy, cast, fill and reduce_rows. The loops are written so that the compiler
 // vectorises them, and split across threads only when large.
+#include "runtime/base/Bf16.h"
 #include "runtime/kernels/cpu/Dnnl.h"
 #include "runtime/kernels/cpu/Internal.h"
 #include "runtime/kernels/cpu/Parallel.h"
@@ -179,6 +180,34 @@ private:
   TensorView from_, to_;
 };
 
+/// f32 to bf16 or back (Bf16.h's rounding), in chunks across threads when large.
+class CastKernel final : public Kernel {
+public:
+  CastKernel(TensorView from, TensorView to, int64_t n)
+      : from_(std::move(from)), to_(std::move(to)), n_(n) {}
+  void run(const StepContext &) override {
+    if (from_.dtype == DType::F32) {
+      const float *x = from_.f32();
+      uint16_t *y = static_cast<uint16_t *>(to_.data);
+      parallelChunks(n_, [=](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i)
+          y[i] = toBf16(x[i]);
+      });
+    } else {
+      const uint16_t *x = static_cast<const uint16_t *>(from_.data);
+      float *y = to_.f32();
+      parallelChunks(n_, [=](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i)
+          y[i] = fromBf16(x[i]);
+      });
+    }
+  }
+
+private:
+  TensorView from_, to_;
+  int64_t n_;
+};
+
 class FillKernel final : public Kernel {
 public:
   FillKernel(TensorView out, uint32_t pattern) : out_(std::move(out)), pattern_(pattern) {}
@@ -245,6 +274,11 @@ std::unique_ptr<Kernel> makeAdd(const KernelSite &site, const NoAttrs &attrs) {
 std::unique_ptr<Kernel> makeCopy(const KernelSite &site, const NoAttrs &attrs) {
   contract::copy(site);
   return std::make_unique<CopyKernel>(site.input(0), site.output(0));
+}
+
+std::unique_ptr<Kernel> makeCast(const KernelSite &site, const NoAttrs &attrs) {
+  const int64_t n = contract::cast(site);
+  return std::make_unique<CastKernel>(site.input(0), site.output(0), n);
 }
 
 std::unique_ptr<Kernel> makeFill(const KernelSite &site, const FillAttrs &attrs) {

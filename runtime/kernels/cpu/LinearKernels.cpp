@@ -48,8 +48,9 @@ std::unique_ptr<Kernel> makeDense(const KernelSite &site, const FusedActivationA
 
   dnnl::primitive_attr attr = userScratchpad(act);
 
-  const memory::desc xd = f32Desc({n, k}, {k, 1});
-  const memory::desc wd = f32Desc({k, m}, {m, 1});
+  // Factors in the compute type (bf16 products accumulate in f32); y and b are f32.
+  const memory::desc xd = plainDesc({n, k}, {k, 1}, shape.compute);
+  const memory::desc wd = plainDesc({k, m}, {m, 1}, shape.compute);
   const memory::desc yd = f32Desc({n, m}, {m, 1});
   std::vector<std::pair<int, memory>> args = {{DNNL_ARG_SRC, memory(xd, cpuEngine(), x.data)},
                                               {DNNL_ARG_WEIGHTS, memory(wd, cpuEngine(), w.data)},
@@ -74,8 +75,10 @@ std::unique_ptr<Kernel> makeMatMul(const KernelSite &site, const MatMulAttrs &at
   const int64_t m = shape.m, k = shape.k, n = shape.n;
 
   // A transposed operand is the stored row-major matrix read with swapped strides.
-  const memory::desc ad = f32Desc({m, k}, ta ? memory::dims{1, m} : memory::dims{k, 1});
-  const memory::desc bd = f32Desc({k, n}, tb ? memory::dims{1, k} : memory::dims{n, 1});
+  const memory::desc ad = plainDesc({m, k}, ta ? memory::dims{1, m} : memory::dims{k, 1},
+                                    shape.compute);
+  const memory::desc bd = plainDesc({k, n}, tb ? memory::dims{1, k} : memory::dims{n, 1},
+                                    shape.compute);
   const memory::desc cd = f32Desc({m, n}, {n, 1});
   const int threads = threadsFor(double(m) * double(k) * double(n));
   ThreadCap cap(threads);

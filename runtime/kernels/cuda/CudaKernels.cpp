@@ -878,6 +878,7 @@ std::unique_ptr<Kernel> build(KernelEnvironment &env, const KernelSite &site) {
   case KernelKind::PullWait:
   case KernelKind::ReceivePush:
   case KernelKind::ReplyPull:
+  case KernelKind::Cast:
   case KernelKind::NumKinds:
     break;
   }
@@ -889,6 +890,14 @@ std::unique_ptr<Kernel> build(KernelEnvironment &env, const KernelSite &site) {
 
 std::unique_ptr<Kernel> makeCudaKernel(KernelEnvironment &env, const KernelSite &site) {
   contract::checkOverlaps(site);
+  // Mixed precision (bf16 buffers) is built for the CPU backend only so far.
+  for (int i = 0; i < site.numInputs() + site.numOutputs(); ++i) {
+    const TensorView t = i < site.numInputs() ? site.input(i) : site.output(i - site.numInputs());
+    if (t.dtype == DType::BF16)
+      site.fail("buffer " + std::to_string(t.id) +
+                " is bf16: the CUDA backend has no mixed precision yet (compile without "
+                "--precision bf16)");
+  }
   return build(env, site);
 }
 

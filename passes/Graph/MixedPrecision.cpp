@@ -1,0 +1,70 @@
+// graph-mixed-precision: the products of both steps in bf16 with f32 accumulation, everything
+// else in f32 (see Passes.td). One cast per f32 value that products read, placed right after
+// the value is defined and shared by all of them.
+#include "passes/Graph/Passes.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+#define DEBUG_TYPE "graph-mixed-precision"
+
+namespace dp::graph {
+#define GEN_PASS_DEF_MIXEDPRECISIONPASS
+#include "passes/Graph/Passes.h.inc"
+} // namespace dp::graph
+
+using namespace mlir;
+using namespace dp;
+using namespace dp::graph;
+
+namespace {
+
+/// The operands of `op` that are the factors of a product, when it is one.
+SmallVector<OpOperand *, 2> factors(Operation *op) {
+  auto both = [&](unsigned a, unsigned b) {
+    return SmallVector<OpOperand *, 2>{&op->getOpOperand(a), &op->getOpOperand(b)};
+  };
+  if (isa<DenseOp, MatMulOp, Conv2DOp, Conv2DGradInputOp, Conv2DGradFilterOp>(op))
+    return both(0, 1);
+  return {};
+}
+
+struct MixedPrecisionPass : graph::impl::MixedPrecisionPassBase<MixedPrecisionPass> {
+  using MixedPrecisionPassBase::MixedPrecisionPassBase;
+
+  void runOnOperation() override {
+    if (precision == "fp32")
+      return;
+    if (precision != "bf16") {
+      getOperation().emitError() << "graph-mixed-precision: precision must be fp32 or bf16, not '"
+                                 << precision << "'";
+      return signalPassFailure();
+    }
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      castFactors(func);
+  }
+
+  void castFactors(func::FuncOp func) {
+    OpBuilder b(func.getContext());
+    Type bf16 = b.getBF16Type();
+    llvm::DenseMap<Value, Value> casts; // f32 value -> its bf16 cast
+    auto castOf = [&](Value v) {
+      Value &slot = casts[v];
+      if (slot)
+        return slot;
+      if (Operation *def = v.getDefiningOp())
+        b.setInsertionPointAfter(def);
+      else
+        b.setInsertionPointToStart(cast<BlockArgument>(v).getOwner());
+      auto type = cast<RankedTensorType>(v.getType());
+      slot = b.create<CastOp>(v.getLoc(), type.clone(bf16), v);
+      return slot;
+    };
+    func.walk([&](Operation *op) {
+      for (OpOperand *operand : factors(op))
+        if (cast<RankedTensorType>(operand->get().getType()).getElementType().isF32())
+          operand->set(castOf(operand->get()));
+    });
+  }
+};
+
+} // namespace
