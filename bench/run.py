@@ -4,7 +4,9 @@
 Runs N interleaved rounds of dp (build/bin/dprun on models/<model>.mlir compiled once by
 build/bin/dpc), PyTorch eager (bench/peers/torch_peer.py) and TensorFlow/Keras
 (bench/peers/keras_peer.py), both in bench/.venv, with the same data, model, batch, optimizer,
-lr, epochs, fp32 and thread count; prints a table and writes bench/results/*.json.
+lr, epochs, precision and thread count; prints a table and writes bench/results/*.json.
+--precision bf16: dp's mixed precision against PyTorch autocast and Keras mixed_bfloat16, with
+PyTorch fp32 (pytorch-fp32) as the baseline.
 --model: mnist_mlp (default), mnist_small_cnn, mnist_cnn, mnist_lstm (or a .mlir path).
 Standard library only: run it with any python3. See bench/README.md for the fairness rules.
 """
@@ -30,8 +32,10 @@ sys.path.insert(0, PEERS_DIR)
 import common  # noqa: E402  (the peers' model table; standard library only at import)
 
 PEER_SCRIPTS = {"pytorch": "torch_peer.py", "pytorch-compile": "torch_peer.py",
-                "tensorflow": "keras_peer.py"}
-PEER_MODULES = {"pytorch": "torch", "pytorch-compile": "torch", "tensorflow": "tensorflow"}
+                "tensorflow": "keras_peer.py", "pytorch-fp32": "torch_peer.py"}
+PEER_MODULES = {"pytorch": "torch", "pytorch-compile": "torch", "tensorflow": "tensorflow",
+                "pytorch-fp32": "torch"}
+# Under --precision bf16, pytorch-fp32 is PyTorch without autocast: the fp32 baseline.
 # Peers that run on a GPU (--device cuda).
 CUDA_PEERS = ("pytorch", "pytorch-compile")
 DEFAULT_DATA = common.DEFAULT_DATA
@@ -273,6 +277,8 @@ class Peer:
             cmd += ["--device", a.device]
         if self.name == "pytorch-compile":
             cmd += ["--compile"]
+        if a.precision != "fp32" and self.name != "pytorch-fp32":
+            cmd += ["--precision", a.precision]
         return cmd
 
     def run(self, env, rnd):
@@ -327,6 +333,8 @@ class Dp:
         if not os.path.exists(a.model):
             raise CannotCompile(f"{os.path.relpath(a.model, ROOT)} does not exist")
         cmd = [self.dpc, "compile", a.model, "-o", self.dpx] + shlex.split(a.dpc_args)
+        if a.precision != "fp32":
+            cmd += ["--precision", a.precision]
         if a.device != "cpu":
             cmd += ["--device", a.device]
         dpc_help = help_text(self.dpc, "compile")
@@ -481,6 +489,9 @@ def main():
     ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
                     help="cuda: dp compiled for cuda against the PyTorch peers on the GPU "
                          "(pytorch eager and pytorch-compile; no TensorFlow peer)")
+    ap.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
+                    help="bf16: dp's --precision bf16 against PyTorch autocast bf16, Keras "
+                         "mixed_bfloat16 and PyTorch fp32 (pytorch-fp32)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--batch", type=int, default=None,
@@ -550,6 +561,8 @@ def main():
         if args.peers is None:
             # torch.compile is a peer of its own on a GPU (the issue's target), not on the CPU.
             default = [n for n in PEER_SCRIPTS if n != "pytorch-compile" or args.device == "cuda"]
+            if args.precision == "fp32":
+                default = [n for n in default if n != "pytorch-fp32"]
             if args.device == "cuda":
                 default = [n for n in default if n in CUDA_PEERS]
             installed = [n for n in default if venv_has(PEER_MODULES[n])]
@@ -646,7 +659,7 @@ def main():
         ratios = {}
         base = "dp" if dp else ("tensorflow" if "tensorflow" in names else None)
         for n in names:
-            if base and n != base and (base == "dp" or n == "pytorch"):
+            if base and n != base and (base == "dp" or n.startswith("pytorch")):
                 a = summary[base]["samples_per_sec_median"]
                 b = summary[n]["samples_per_sec_median"]
                 ratios[f"{base}/{n}"] = a / b if a and b else None
@@ -659,7 +672,9 @@ def main():
         print(f"machine: {machine.get('model_name', '?')}, {machine['cores']} cores "
               f"({machine.get('flags', '')}); threads {args.threads}")
         print("versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
-        print(f"model: {args.model_name}: {DESCRIPTIONS.get(args.model_name, args.model)}, fp32, "
+        print(f"model: {args.model_name}: {DESCRIPTIONS.get(args.model_name, args.model)}, "
+              f"{args.precision}" + (" (pytorch-fp32: fp32)" if args.precision != "fp32" else "")
+              + ", "
               f"{args.optimizer} lr {args.lr}, batch {args.batch}, {args.epochs} epochs"
               + (f" (max {args.max_steps} steps each)" if args.max_steps else "")
               + f", {args.rounds} interleaved rounds; samples/s over whole epochs (ep>=2: without "
@@ -684,6 +699,8 @@ def main():
         os.makedirs(args.out, exist_ok=True)
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
         short = "mlp" if args.model_name == "mnist_mlp" else args.model_name
+        if args.precision != "fp32":
+            short += f"-{args.precision}"
         out_path = os.path.join(args.out, f"{short}-{stamp}.json")
         result = {
             "benchmark": short, "model": args.model_name,
@@ -691,7 +708,7 @@ def main():
             "machine": machine, "versions": versions,
             "config": {k: getattr(args, k) for k in ("rounds", "epochs", "batch", "optimizer", "lr",
                                                       "threads", "seed", "max_steps", "data",
-                                                      "model", "neighbour")},
+                                                      "model", "neighbour", "precision")},
             "dp_compile_seconds": getattr(dp, "compile_seconds", None) if dp else None,
             "dp_compile_error": dp_error,
             "dp_flags": (dp.flags_passed + dp.notes) if dp else None,

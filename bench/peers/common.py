@@ -91,6 +91,9 @@ def parse_args(doc):
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
                     help="where the peer trains (cuda: PyTorch only)")
+    ap.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
+                    help="bf16: the framework's own mixed precision (PyTorch autocast to "
+                         "bfloat16, Keras's mixed_bfloat16 policy)")
     ap.add_argument("--compile", action="store_true",
                     help="PyTorch only: train the torch.compile'd model (the first epoch "
                          "includes the compilation)")

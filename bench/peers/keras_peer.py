@@ -131,6 +131,9 @@ def main():
           .prefetch(tf.data.AUTOTUNE))
     rss_data_mb = common.vm_hwm_mb()
 
+    if args.precision == "bf16":
+        # Keras's mixed precision: layers compute in bfloat16, variables stay float32.
+        keras.mixed_precision.set_global_policy("mixed_bfloat16")
     model = build(args.model)
     n_params = int(sum(int(tf.size(w)) for w in model.trainable_weights))
     print(f"{args.model}: {n_params:,} trainable parameters", file=sys.stderr)
@@ -158,6 +161,7 @@ def main():
         "version": tf.__version__,
         "keras_version": keras.__version__,
         "model": args.model,
+        "precision": args.precision,
         "params": n_params,
         "samples_per_sec": total_samples / total_seconds if total_seconds > 0 else 0.0,
         "seconds": total_seconds,

@@ -224,8 +224,10 @@ def main():
             idx = perm[s * args.batch + rank * shard:s * args.batch + (rank + 1) * shard]
             xb = x_train.index_select(0, idx)
             yb = y_train.index_select(0, idx)
-            logits = step_model(xb)
-            loss = F.cross_entropy(logits, yb)
+            with torch.autocast(args.device, dtype=torch.bfloat16,
+                                enabled=args.precision == "bf16"):
+                logits = step_model(xb)
+                loss = F.cross_entropy(logits, yb)
             loss.backward()
             opt.step()
             opt.zero_grad(set_to_none=True)
@@ -264,7 +266,8 @@ def main():
             sys.stdout.flush()
             os._exit(0)
     model.eval()
-    with torch.no_grad():
+    with torch.no_grad(), torch.autocast(args.device, dtype=torch.bfloat16,
+                                         enabled=args.precision == "bf16"):
         if args.model == "mnist_mlp":  # one batch, as the original MLP peer
             test_acc = (model(x_test).argmax(1) == y_test).float().mean().item()
         else:
@@ -276,6 +279,7 @@ def main():
 
     print(json.dumps({
         "framework": "pytorch-compile" if args.compile else "pytorch",
+        "precision": args.precision,
         "world_size": world,
         "device": args.device,
         "version": torch.__version__,

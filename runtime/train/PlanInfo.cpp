@@ -131,6 +131,15 @@ void describePlan(const Plan &plan, const std::string &path, std::ostream &out) 
   out << "model: " << (plan.model.empty() ? "(unnamed)" : plan.model) << "\n";
   out << "batch: " << plan.batch << "\n";
   out << "device: " << deviceKindName(plan.deviceKind) << "\n";
+  int64_t casts = 0;
+  for (const StepDesc *step : {&plan.train, &plan.eval})
+    for (const KernelDesc &k : step->kernels)
+      casts += k.kind == KernelKind::Cast;
+  if (casts)
+    out << "precision: bf16 products, f32 parameters and updates (mixed; " << casts
+        << " cast kernels)\n";
+  else
+    out << "precision: fp32\n";
   out << "learning-rate schedule: "
       << (plan.lrSchedule.isConstant() ? std::string("constant (the rates as compiled)")
                                         : lrScheduleText(plan.lrSchedule))

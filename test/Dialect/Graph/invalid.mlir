@@ -95,7 +95,7 @@ func.func @f(%x: tensor<8x4xf32>, %w: tensor<4x3xf32>, %b: tensor<4xf32>) {
 
 // Tests that dense only takes f32 tensors (ODS).
 func.func @f(%x: tensor<8x4xi32>, %w: tensor<4x3xf32>) {
-  // expected-error @+1 {{'graph.dense' op operand #0 must be statically shaped tensor of 32-bit float, but got 'tensor<8x4xi32>'}}
+  // expected-error @+1 {{'graph.dense' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type, but got 'tensor<8x4xi32>'}}
   %0 = graph.dense %x, %w : (tensor<8x4xi32>, tensor<4x3xf32>) -> tensor<8x3xf32>
   return
 }
@@ -508,5 +508,83 @@ func.func @f(%x: tensor<2x4xf32>) {
 func.func @f(%x: tensor<f32>) {
   // expected-error @+1 {{'graph.dropout' op expects an input with a batch axis}}
   %0 = graph.dropout %x {rate = 0.5} : tensor<f32>
+  return
+}
+
+// -----
+
+// Tests that a cast keeps the shape.
+func.func @f(%x: tensor<4x3xf32>) {
+  // expected-error @+1 {{'graph.cast' op changes the shape 'tensor<4x3xf32>' to 'tensor<3x4xbf16>': a cast keeps it}}
+  %0 = graph.cast %x : tensor<4x3xf32> to tensor<3x4xbf16>
+  return
+}
+
+// -----
+
+// Tests that a cast converts between f32 and bf16.
+func.func @f(%x: tensor<4x3xbf16>) {
+  // expected-error @+1 {{'graph.cast' op casts 'bf16' to itself: it must convert f32 to bf16 or back}}
+  %0 = graph.cast %x : tensor<4x3xbf16> to tensor<4x3xbf16>
+  return
+}
+
+// -----
+
+// Tests that the factors of a dense share their element type.
+func.func @f(%x: tensor<8x4xbf16>, %w: tensor<4x3xf32>) {
+  // expected-error @+1 {{'graph.dense' op multiplies input of 'bf16' by kernel of 'f32': the factors must share an element type}}
+  %0 = graph.dense %x, %w : (tensor<8x4xbf16>, tensor<4x3xf32>) -> tensor<8x3xf32>
+  return
+}
+
+// -----
+
+// Tests the same for matmul.
+func.func @f(%a: tensor<8x4xf32>, %b: tensor<4x3xbf16>) {
+  // expected-error @+1 {{'graph.matmul' op multiplies lhs of 'f32' by rhs of 'bf16': the factors must share an element type}}
+  %0 = graph.matmul %a, %b : (tensor<8x4xf32>, tensor<4x3xbf16>) -> tensor<8x3xf32>
+  return
+}
+
+// -----
+
+// Tests the same for the convolution and its two gradients.
+func.func @f(%x: tensor<2x6x6x1xbf16>, %w: tensor<3x3x1x4xf32>, %dy: tensor<2x4x4x4xbf16>) {
+  // expected-error @+1 {{'graph.conv2d' op multiplies input of 'bf16' by kernel of 'f32'}}
+  %0 = graph.conv2d %x, %w : (tensor<2x6x6x1xbf16>, tensor<3x3x1x4xf32>) -> tensor<2x4x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%w: tensor<3x3x1x4xf32>, %dy: tensor<2x4x4x4xbf16>) {
+  // expected-error @+1 {{'graph.conv2d_grad_input' op multiplies grad of 'bf16' by kernel of 'f32'}}
+  %0 = graph.conv2d_grad_input %dy, %w : (tensor<2x4x4x4xbf16>, tensor<3x3x1x4xf32>) -> tensor<2x6x6x1xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x6x6x1xf32>, %dy: tensor<2x4x4x4xbf16>) {
+  // expected-error @+1 {{'graph.conv2d_grad_filter' op multiplies input of 'f32' by grad of 'bf16'}}
+  %0 = graph.conv2d_grad_filter %x, %dy : (tensor<2x6x6x1xf32>, tensor<2x4x4x4xbf16>) -> tensor<3x3x1x4xf32>
+  return
+}
+
+// -----
+
+// Tests that a product's result stays f32 and other ops take no bf16.
+func.func @f(%x: tensor<8x4xbf16>, %w: tensor<4x3xbf16>) {
+  // expected-error @+1 {{'graph.dense' op result #0 must be statically shaped tensor of 32-bit float}}
+  %0 = graph.dense %x, %w : (tensor<8x4xbf16>, tensor<4x3xbf16>) -> tensor<8x3xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<8x4xbf16>) {
+  // expected-error @+1 {{'graph.relu' op operand #0 must be statically shaped tensor of 32-bit float}}
+  %0 = graph.relu %x : tensor<8x4xbf16>
   return
 }

@@ -222,3 +222,20 @@ func.func @images(%x: tensor<2x8x8x3xf32>, %w: tensor<3x3x3x4xf32>, %b: tensor<4
   %8 = graph.dropout_grad %7, %h {rate = 0.5} : tensor<2x16xf32>
   return
 }
+
+// Mixed precision: casts both ways, and products of bf16 factors with f32 results.
+// CHECK-LABEL: func.func @mixed
+// CHECK: graph.cast %arg0 : tensor<8x4xf32> to tensor<8x4xbf16>
+// CHECK: graph.cast %{{.*}} : tensor<8x3xf32> to tensor<8x3xbf16>
+// CHECK: graph.cast %{{.*}} : tensor<8x3xbf16> to tensor<8x3xf32>
+// CHECK: graph.dense %{{.*}}, %{{.*}} : (tensor<8x4xbf16>, tensor<4x3xbf16>) -> tensor<8x3xf32>
+// CHECK: graph.matmul %{{.*}}, %{{.*}} {transpose_lhs} : (tensor<8x4xbf16>, tensor<8x3xbf16>) -> tensor<4x3xf32>
+func.func @mixed(%x: tensor<8x4xf32>, %w: tensor<4x3xf32>, %h: tensor<8x3xf32>) {
+  %xb = graph.cast %x : tensor<8x4xf32> to tensor<8x4xbf16>
+  %hb = graph.cast %h : tensor<8x3xf32> to tensor<8x3xbf16>
+  %hf = graph.cast %hb : tensor<8x3xbf16> to tensor<8x3xf32>
+  %wb = graph.cast %w : tensor<4x3xf32> to tensor<4x3xbf16>
+  %y = graph.dense %xb, %wb : (tensor<8x4xbf16>, tensor<4x3xbf16>) -> tensor<8x3xf32>
+  %dw = graph.matmul %xb, %hb {transpose_lhs} : (tensor<8x4xbf16>, tensor<8x3xbf16>) -> tensor<4x3xf32>
+  return
+}

@@ -126,7 +126,7 @@ plan.program "m" attributes {batch = 1 : i64} {
 
 // Tests that buffers hold f32 or i32 only (ODS).
 plan.program "m" attributes {batch = 1 : i64} {
-  // expected-error @+1 {{'plan.param' op result #0 must be 0D/1D/2D/3D/4D/5D/6D memref of 32-bit float or 32-bit signless integer values, but got 'memref<4xf64>'}}
+  // expected-error @+1 {{'plan.param' op result #0 must be 0D/1D/2D/3D/4D/5D/6D memref of 32-bit float or 32-bit signless integer or bfloat16 type values, but got 'memref<4xf64>'}}
   %0 = plan.param "w" {init = #plan.init<kind = "zeros">} : memref<4xf64>
 }
 

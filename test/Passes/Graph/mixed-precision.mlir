@@ -1,0 +1,85 @@
+// RUN: dp-opt %s -split-input-file -graph-derive-steps -graph-autodiff -graph-expand-optimizer -graph-mixed-precision=precision=bf16 | FileCheck %s
+// RUN: dp-opt %s -split-input-file -graph-derive-steps -graph-autodiff -graph-expand-optimizer -graph-mixed-precision | FileCheck %s --check-prefix=FP32
+// RUN: not dp-opt %s -split-input-file -graph-mixed-precision=precision=fp16 2>&1 | FileCheck %s --check-prefix=BAD
+
+// BAD: graph-mixed-precision: precision must be fp32 or bf16, not 'fp16'
+
+// fp32 (the default) changes nothing.
+// FP32-NOT: graph.cast
+// FP32-NOT: bf16
+
+// Tests that every product reads bf16 factors: each f32 value a product reads is cast once,
+// right after its definition (the input at the top of the step, a weight after its
+// graph.param), and the casts are shared: the forward dense and the backward matmul of dw
+// read the same cast of x and of h, both backward matmuls the same cast of the logits'
+// gradient, the forward and the backward the same cast of w2. Products still return f32; the
+// bias, the updates, the loss and the reduce_rows of the bias gradient stay f32.
+// CHECK-LABEL: func.func @train(
+// CHECK-NEXT: %[[X:.*]] = graph.cast %arg0 : tensor<8x4xf32> to tensor<8x4xbf16>
+// CHECK-NEXT: %[[W:.*]] = graph.param "w"
+// CHECK-NEXT: %[[WB:.*]] = graph.cast %[[W]] : tensor<4x3xf32> to tensor<4x3xbf16>
+// CHECK-NEXT: %[[B:.*]] = graph.param "b" {{.*}} : tensor<3xf32>
+// CHECK-NEXT: %[[H:.*]] = graph.dense %[[X]], %[[WB]], %[[B]] {{.*}} : (tensor<8x4xbf16>, tensor<4x3xbf16>, tensor<3xf32>) -> tensor<8x3xf32>
+// CHECK-NEXT: %[[HB:.*]] = graph.cast %[[H]] : tensor<8x3xf32> to tensor<8x3xbf16>
+// CHECK-NEXT: %[[W2:.*]] = graph.param "w2"
+// CHECK-NEXT: %[[W2B:.*]] = graph.cast %[[W2]] : tensor<3x2xf32> to tensor<3x2xbf16>
+// CHECK-NEXT: %[[Y:.*]] = graph.dense %[[HB]], %[[W2B]] : (tensor<8x3xbf16>, tensor<3x2xbf16>) -> tensor<8x2xf32>
+// CHECK-NEXT: graph.softmax_cross_entropy %[[Y]], %arg1 : (tensor<8x2xf32>
+// CHECK: %[[DY:.*]] = graph.softmax_cross_entropy_grad {{.*}} -> tensor<8x2xf32>
+// CHECK-NEXT: %[[DYB:.*]] = graph.cast %[[DY]] : tensor<8x2xf32> to tensor<8x2xbf16>
+// CHECK-NEXT: %[[DH:.*]] = graph.matmul %[[DYB]], %[[W2B]] {transpose_rhs} : (tensor<8x2xbf16>, tensor<3x2xbf16>) -> tensor<8x3xf32>
+// CHECK-NEXT: %[[DW2:.*]] = graph.matmul %[[HB]], %[[DYB]] {transpose_lhs} : (tensor<8x3xbf16>, tensor<8x2xbf16>) -> tensor<3x2xf32>
+// CHECK-NEXT: graph.sgd_update %[[W2]], %[[DW2]] {{.*}} : tensor<3x2xf32>
+// CHECK-NEXT: %[[DZ:.*]] = graph.activation_grad %[[H]], %[[DH]] {{.*}} : tensor<8x3xf32>
+// CHECK-NEXT: %[[DZB:.*]] = graph.cast %[[DZ]] : tensor<8x3xf32> to tensor<8x3xbf16>
+// CHECK-NEXT: %[[DW:.*]] = graph.matmul %[[X]], %[[DZB]] {transpose_lhs} : (tensor<8x4xbf16>, tensor<8x3xbf16>) -> tensor<4x3xf32>
+// CHECK-NEXT: %[[DB:.*]] = graph.reduce_rows %[[DZ]] : tensor<8x3xf32> -> tensor<3xf32>
+// CHECK-NEXT: graph.sgd_update %[[W]], %[[DW]] {{.*}} : tensor<4x3xf32>
+// CHECK-NEXT: graph.sgd_update %[[B]], %[[DB]] {{.*}} : tensor<3xf32>
+// The eval step gets the same casts of its forward pass.
+// CHECK-LABEL: func.func @eval(
+// CHECK-COUNT-4: graph.cast
+// CHECK-NOT: graph.cast
+// CHECK: return
+func.func @mlp(%x: tensor<8x4xf32> {graph.input = "x"}, %l: tensor<8xi32> {graph.input = "label"}) -> tensor<f32>
+    attributes {graph.optimizer = #graph.sgd<lr = 0.1>} {
+  %w = graph.param "w" {init = #graph.glorot_uniform} : tensor<4x3xf32>
+  %b = graph.param "b" {init = #graph.zeros} : tensor<3xf32>
+  %h = graph.dense %x, %w, %b {activation = #graph.act<relu>} : (tensor<8x4xf32>, tensor<4x3xf32>, tensor<3xf32>) -> tensor<8x3xf32>
+  %w2 = graph.param "w2" {init = #graph.glorot_uniform} : tensor<3x2xf32>
+  %y = graph.dense %h, %w2 : (tensor<8x3xf32>, tensor<3x2xf32>) -> tensor<8x2xf32>
+  %loss = graph.softmax_cross_entropy %y, %l : (tensor<8x2xf32>, tensor<8xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// Tests the convolutions: the forward, the input gradient (the output gradient's cast and the
+// kernel's, shared with the forward) and the kernel gradient (the forward input's cast and the
+// output gradient's) all read bf16 and return f32; the relu's gradient reads the f32 output.
+// CHECK-LABEL: func.func @train(
+// CHECK-NEXT: %[[X:.*]] = graph.cast %arg0 : tensor<2x6x6x1xf32> to tensor<2x6x6x1xbf16>
+// CHECK-NEXT: %[[W1:.*]] = graph.param "c1.kernel"
+// CHECK-NEXT: %[[W1B:.*]] = graph.cast %[[W1]]
+// CHECK-NEXT: %[[C1:.*]] = graph.conv2d %[[X]], %[[W1B]] {{.*}} : (tensor<2x6x6x1xbf16>, tensor<3x3x1x4xbf16>) -> tensor<2x4x4x4xf32>
+// CHECK-NEXT: %[[C1B:.*]] = graph.cast %[[C1]]
+// CHECK-NEXT: %[[W2:.*]] = graph.param "c2.kernel"
+// CHECK-NEXT: %[[W2B:.*]] = graph.cast %[[W2]]
+// CHECK-NEXT: graph.conv2d %[[C1B]], %[[W2B]] : (tensor<2x4x4x4xbf16>, tensor<3x3x4x2xbf16>) -> tensor<2x2x2x2xf32>
+// CHECK: %[[G:.*]] = graph.reshape {{.*}} -> tensor<2x2x2x2xf32>
+// CHECK-NEXT: %[[GB:.*]] = graph.cast %[[G]]
+// CHECK-NEXT: %[[DX:.*]] = graph.conv2d_grad_input %[[GB]], %[[W2B]] : (tensor<2x2x2x2xbf16>, tensor<3x3x4x2xbf16>) -> tensor<2x4x4x4xf32>
+// CHECK-NEXT: graph.conv2d_grad_filter %[[C1B]], %[[GB]] : (tensor<2x4x4x4xbf16>, tensor<2x2x2x2xbf16>) -> tensor<3x3x4x2xf32>
+// CHECK: %[[DZ:.*]] = graph.activation_grad %[[C1]], %[[DX]]
+// CHECK-NEXT: %[[DZB:.*]] = graph.cast %[[DZ]]
+// CHECK-NEXT: graph.conv2d_grad_filter %[[X]], %[[DZB]] : (tensor<2x6x6x1xbf16>, tensor<2x4x4x4xbf16>) -> tensor<3x3x1x4xf32>
+func.func @cnn(%x: tensor<2x6x6x1xf32> {graph.input = "image"}, %l: tensor<2xi32> {graph.input = "label"}) -> tensor<f32>
+    attributes {graph.optimizer = #graph.sgd<lr = 0.1>} {
+  %w = graph.param "c1.kernel" {init = #graph.glorot_uniform} : tensor<3x3x1x4xf32>
+  %c1 = graph.conv2d %x, %w {strides = [1, 1], padding = "valid", activation = #graph.act<relu>} : (tensor<2x6x6x1xf32>, tensor<3x3x1x4xf32>) -> tensor<2x4x4x4xf32>
+  %w2 = graph.param "c2.kernel" {init = #graph.glorot_uniform} : tensor<3x3x4x2xf32>
+  %c2 = graph.conv2d %c1, %w2 {strides = [1, 1], padding = "valid"} : (tensor<2x4x4x4xf32>, tensor<3x3x4x2xf32>) -> tensor<2x2x2x2xf32>
+  %f = graph.flatten %c2 : tensor<2x2x2x2xf32> -> tensor<2x8xf32>
+  %loss = graph.softmax_cross_entropy %f, %l : (tensor<2x8xf32>, tensor<2xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}

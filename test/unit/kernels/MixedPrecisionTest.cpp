@@ -1,0 +1,331 @@
+// Mixed precision on the CPU backend: the bf16 rounding against oneDNN's own, the cast kernel,
+// the products (dense, matmul, conv2d and its gradients) with bf16 factors against the f32
+// reference (exactly the reference on the rounded factors, within bf16's error of it on the
+// unrounded ones), a gradient check by finite differences, and the load-time checks.
+#include "runtime/base/Bf16.h"
+#include "runtime/kernels/reference/Reference.h"
+#include "test/unit/ErrorMatchers.h"
+#include "test/unit/kernels/KernelTestUtil.h"
+
+#include <gtest/gtest.h>
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <cmath>
+#include <limits>
+
+namespace dp::rt {
+namespace {
+
+using namespace dp::rt::testing;
+
+std::vector<uint16_t> toBf16(const std::vector<float> &v) {
+  std::vector<uint16_t> out(v.size());
+  for (size_t i = 0; i < v.size(); ++i)
+    out[i] = rt::toBf16(v[i]);
+  return out;
+}
+
+std::vector<float> rounded(const std::vector<float> &v) {
+  std::vector<float> out(v.size());
+  for (size_t i = 0; i < v.size(); ++i)
+    out[i] = roundToBf16(v[i]);
+  return out;
+}
+
+float bits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+// ---- rounding ------------------------------------------------------------------------------
+
+TEST(Bf16Test, RoundsToNearestEven) {
+  EXPECT_EQ(rt::toBf16(1.0f), 0x3f80);
+  EXPECT_EQ(rt::toBf16(-2.0f), 0xc000);
+  // Halfway between two bf16 values: to the even one, up or down.
+  EXPECT_EQ(rt::toBf16(bits(0x3f808000)), 0x3f80);
+  EXPECT_EQ(rt::toBf16(bits(0x3f818000)), 0x3f82);
+  // Just past halfway: up.
+  EXPECT_EQ(rt::toBf16(bits(0x3f808001)), 0x3f81);
+  // The largest finite f32 rounds to infinity; infinities and NaN stay what they are.
+  EXPECT_EQ(rt::toBf16(std::numeric_limits<float>::max()), 0x7f80);
+  EXPECT_EQ(rt::toBf16(std::numeric_limits<float>::infinity()), 0x7f80);
+  EXPECT_TRUE(std::isnan(fromBf16(rt::toBf16(std::numeric_limits<float>::quiet_NaN()))));
+  // A NaN whose payload sits in the low half must not become infinity.
+  EXPECT_TRUE(std::isnan(fromBf16(rt::toBf16(bits(0x7f800001)))));
+  EXPECT_EQ(fromBf16(0x3f80), 1.0f);
+  // Subnormals round too: the largest one up to the smallest normal.
+  EXPECT_EQ(rt::toBf16(bits(0x807fffff)), 0x8080);
+}
+
+TEST(Bf16Test, RoundsAsOneDnnDoes) {
+  // Random values and halfway cases, through a oneDNN reorder and through toBf16. Not
+  // subnormals: the AVX-512 conversion oneDNN uses reads them as zero (0x807fffff becomes -0,
+  // where rounding gives the smallest normal, 0x8080); toBf16 rounds them.
+  RandomData rd(11);
+  std::vector<float> values = rd.uniform(4096, -1e3f, 1e3f);
+  for (uint32_t u = 0x3f808000; u < 0x3f808000 + 64 * 0x10000; u += 0x10000)
+    values.push_back(bits(u)); // exact halves
+  for (float v : rd.uniform(1024, -1e-30f, 1e-30f))
+    values.push_back(v); // small but normal
+  using dnnl::memory;
+  const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  const memory::dims dims{int64_t(values.size())};
+  memory from({dims, memory::data_type::f32, memory::format_tag::a}, engine, values.data());
+  std::vector<uint16_t> theirs(values.size());
+  memory to({dims, memory::data_type::bf16, memory::format_tag::a}, engine, theirs.data());
+  dnnl::stream stream(engine);
+  dnnl::reorder(from, to).execute(stream, from, to);
+  stream.wait();
+  const std::vector<uint16_t> ours = toBf16(values);
+  int differ = 0;
+  for (size_t i = 0; i < values.size(); ++i)
+    if (ours[i] != theirs[i] && differ++ < 5)
+      ADD_FAILURE() << "[" << i << "] " << values[i] << ": ours " << ours[i] << ", oneDNN's "
+                    << theirs[i];
+  EXPECT_EQ(differ, 0);
+}
+
+// ---- the cast kernel -----------------------------------------------------------------------
+
+TEST(CastKernelTest, NarrowsAndWidens) {
+  const int64_t n = 100003; // odd, and large enough to take the threaded path
+  PlanBuilder b(1);
+  uint32_t x = b.buffer({n}), h = b.buffer({n}, DType::BF16), y = b.buffer({n});
+  b.kernel(StepKind::Train, KernelKind::Cast, {x}, {h});
+  b.kernel(StepKind::Train, KernelKind::Cast, {h}, {y});
+  auto program = b.load();
+  RandomData rd(3);
+  const std::vector<float> xs = rd.uniform(n, -50, 50);
+  put(*program, x, xs);
+  program->run(StepKind::Train, stepContext(1));
+  EXPECT_EQ(get<uint16_t>(*program, h), toBf16(xs));
+  EXPECT_EQ(get(*program, y), rounded(xs));
+}
+
+// ---- products ------------------------------------------------------------------------------
+
+/// Error bound of a product of bf16-rounded factors against the exact one: each factor is off
+/// by at most 2^-8 of itself, so each term by about 2^-7; `scale` is sum |a| |b| per output.
+constexpr double kBf16Relative = 1.0 / 128;
+
+TEST(MixedPrecisionTest, DenseWithBf16Factors) {
+  for (auto [n, k, m] : {std::tuple<int64_t, int64_t, int64_t>{5, 7, 3}, {33, 65, 17},
+                         {128, 256, 100}}) {
+    PlanBuilder b(n);
+    uint32_t x = b.buffer({n, k}, DType::BF16), w = b.buffer({k, m}, DType::BF16),
+             bias = b.buffer({m}), y = b.buffer({n, m});
+    b.kernel(StepKind::Train, KernelKind::Dense, {x, w, bias}, {y}).activation(Activation::Relu);
+    auto program = b.load();
+    RandomData rd(static_cast<uint32_t>(n + k + m));
+    auto xs = rd.uniform(n * k), ws = rd.uniform(k * m, -0.5f, 0.5f), bs = rd.uniform(m);
+    put(*program, x, toBf16(xs));
+    put(*program, w, toBf16(ws));
+    put(*program, bias, bs);
+    program->run(StepKind::Train, stepContext(n));
+    const std::vector<float> got = get(*program, y);
+
+    // Exactly the f32 product of the rounded factors (it accumulates in f32)...
+    std::vector<float> want(n * m), exact(n * m);
+    auto xr = rounded(xs), wr = rounded(ws);
+    ref::dense(xr.data(), wr.data(), bs.data(), want.data(), n, k, m, Activation::Relu);
+    EXPECT_TRUE(allNear(got, want, 2e-6 * k, 1e-5)) << n << "x" << k << "x" << m;
+    // ...and within bf16's error of the f32 product of the factors as given: |x|, |w| < 1.
+    ref::dense(xs.data(), ws.data(), bs.data(), exact.data(), n, k, m, Activation::Relu);
+    EXPECT_TRUE(allNear(got, exact, kBf16Relative * 0.5 * k)) << n << "x" << k << "x" << m;
+  }
+}
+
+TEST(MixedPrecisionTest, MatMulWithBf16Factors) {
+  const int64_t m = 37, k = 129, n = 19;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      PlanBuilder b(1);
+      uint32_t a = b.buffer(ta ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k},
+                            DType::BF16);
+      uint32_t bb = b.buffer(tb ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n},
+                             DType::BF16);
+      uint32_t c = b.buffer({m, n});
+      b.kernel(StepKind::Train, KernelKind::MatMul, {a, bb}, {c})
+          .attrI("transpose_a", ta)
+          .attrI("transpose_b", tb);
+      auto program = b.load();
+      RandomData rd(5 + ta + 2 * tb);
+      auto as = rd.uniform(m * k), bs = rd.uniform(k * n);
+      put(*program, a, toBf16(as));
+      put(*program, bb, toBf16(bs));
+      program->run(StepKind::Train, stepContext(1));
+      std::vector<float> want(m * n), exact(m * n);
+      auto ar = rounded(as), br = rounded(bs);
+      ref::matmul(ar.data(), br.data(), want.data(), m, k, n, ta, tb);
+      ref::matmul(as.data(), bs.data(), exact.data(), m, k, n, ta, tb);
+      const std::vector<float> got = get(*program, c);
+      EXPECT_TRUE(allNear(got, want, 2e-6 * k, 1e-5)) << "ta " << ta << " tb " << tb;
+      EXPECT_TRUE(allNear(got, exact, kBf16Relative * k)) << "ta " << ta << " tb " << tb;
+    }
+}
+
+struct Conv {
+  int64_t n, h, w, c, kh, kw, f, s;
+  ref::ConvGeometry geometry() const {
+    return {n, h, w, c, kh, kw, f, (h - kh) / s + 1, (w - kw) / s + 1, s, s, 0, 0};
+  }
+};
+
+/// A plan of the three convolution kernels on bf16 factors, f32 results.
+struct ConvPlan {
+  explicit ConvPlan(const Conv &c) {
+    const ref::ConvGeometry g = c.geometry();
+    PlanBuilder b(c.n);
+    x = b.buffer({c.n, c.h, c.w, c.c}, DType::BF16);
+    w = b.buffer({c.kh, c.kw, c.c, c.f}, DType::BF16);
+    dy = b.buffer({c.n, g.oh, g.ow, c.f}, DType::BF16);
+    y = b.buffer({c.n, g.oh, g.ow, c.f});
+    dx = b.buffer({c.n, c.h, c.w, c.c});
+    dw = b.buffer({c.kh, c.kw, c.c, c.f});
+    auto conv = [&](KernelKind kind, std::vector<uint32_t> ins, std::vector<uint32_t> outs) {
+      b.kernel(StepKind::Train, kind, std::move(ins), std::move(outs))
+          .attrI("stride_h", c.s)
+          .attrI("stride_w", c.s)
+          .attrI("pad_top", 0)
+          .attrI("pad_left", 0)
+          .attrI("pad_bottom", 0)
+          .attrI("pad_right", 0);
+    };
+    conv(KernelKind::Conv2d, {x, w}, {y});
+    conv(KernelKind::Conv2dGradInput, {dy, w}, {dx});
+    conv(KernelKind::Conv2dGradFilter, {x, dy}, {dw});
+    program = b.load();
+  }
+  std::unique_ptr<Program> program;
+  uint32_t x, w, dy, y, dx, dw;
+};
+
+TEST(MixedPrecisionTest, ConvolutionsWithBf16Factors) {
+  for (const Conv &c : {Conv{2, 6, 6, 1, 3, 3, 4, 1}, Conv{2, 9, 8, 3, 3, 2, 5, 2},
+                        Conv{4, 13, 13, 32, 3, 3, 64, 1}}) {
+    const ref::ConvGeometry g = c.geometry();
+    ConvPlan p(c);
+    RandomData rd(static_cast<uint32_t>(c.h * 7 + c.f));
+    auto xs = rd.uniform(c.n * c.h * c.w * c.c), ws = rd.uniform(c.kh * c.kw * c.c * c.f),
+         dys = rd.uniform(c.n * g.oh * g.ow * c.f);
+    put(*p.program, p.x, toBf16(xs));
+    put(*p.program, p.w, toBf16(ws));
+    put(*p.program, p.dy, toBf16(dys));
+    p.program->run(StepKind::Train, stepContext(c.n));
+
+    auto xr = rounded(xs), wr = rounded(ws), dyr = rounded(dys);
+    std::vector<float> y(dys.size()), dx(xs.size()), dw(ws.size());
+    std::vector<float> ye(dys.size()), dxe(xs.size()), dwe(ws.size());
+    ref::conv2d(xr.data(), wr.data(), static_cast<const float *>(nullptr), y.data(), g,
+                Activation::None);
+    ref::conv2dGradInput(dyr.data(), wr.data(), dx.data(), g);
+    ref::conv2dGradFilter(xr.data(), dyr.data(), dw.data(), g);
+    ref::conv2d(xs.data(), ws.data(), static_cast<const float *>(nullptr), ye.data(), g,
+                Activation::None);
+    ref::conv2dGradInput(dys.data(), ws.data(), dxe.data(), g);
+    ref::conv2dGradFilter(xs.data(), dys.data(), dwe.data(), g);
+    const double taps = double(c.kh * c.kw * c.c), outTaps = double(c.kh * c.kw * c.f),
+                 rows = double(c.n * g.oh * g.ow);
+    const auto gy = get(*p.program, p.y), gdx = get(*p.program, p.dx),
+               gdw = get(*p.program, p.dw);
+    EXPECT_TRUE(allNear(gy, y, 2e-6 * taps, 1e-5)) << "forward, c " << c.c;
+    EXPECT_TRUE(allNear(gdx, dx, 2e-6 * outTaps, 1e-5)) << "grad input, c " << c.c;
+    EXPECT_TRUE(allNear(gdw, dw, 2e-6 * rows, 1e-5)) << "grad filter, c " << c.c;
+    EXPECT_TRUE(allNear(gy, ye, kBf16Relative * taps)) << "forward, c " << c.c;
+    EXPECT_TRUE(allNear(gdx, dxe, kBf16Relative * outTaps)) << "grad input, c " << c.c;
+    EXPECT_TRUE(allNear(gdw, dwe, kBf16Relative * rows)) << "grad filter, c " << c.c;
+  }
+}
+
+// L = sum(r * conv(x, w)) in double by central differences, against the bf16 gradient kernels
+// fed r (rounded): they must agree within bf16's error.
+TEST(MixedPrecisionTest, ConvolutionGradientsMatchFiniteDifferences) {
+  const Conv c{2, 5, 6, 2, 3, 3, 3, 1};
+  const ref::ConvGeometry g = c.geometry();
+  ConvPlan p(c);
+  RandomData rd(17);
+  auto xs = rounded(rd.uniform(c.n * c.h * c.w * c.c)),
+       ws = rounded(rd.uniform(c.kh * c.kw * c.c * c.f)),
+       rs = rounded(rd.uniform(c.n * g.oh * g.ow * c.f));
+  put(*p.program, p.x, toBf16(xs));
+  put(*p.program, p.w, toBf16(ws));
+  put(*p.program, p.dy, toBf16(rs));
+  p.program->run(StepKind::Train, stepContext(c.n));
+
+  const std::vector<double> r = toDouble(rs);
+  auto loss = [&](const std::vector<double> &x, const std::vector<double> &w) {
+    std::vector<double> y(r.size());
+    ref::conv2d(x.data(), w.data(), static_cast<const double *>(nullptr), y.data(), g,
+                Activation::None);
+    return dot(r, y);
+  };
+  const std::vector<double> x = toDouble(xs), w = toDouble(ws);
+  const auto numDx = numericGradient(x, [&](const std::vector<double> &v) { return loss(v, w); });
+  const auto numDw = numericGradient(w, [&](const std::vector<double> &v) { return loss(x, v); });
+  EXPECT_TRUE(allNear(get(*p.program, p.dx), numDx, 1e-4, kBf16Relative));
+  EXPECT_TRUE(allNear(get(*p.program, p.dw), numDw, 1e-4, kBf16Relative));
+}
+
+// ---- load-time checks ----------------------------------------------------------------------
+
+TEST(MixedPrecisionTest, RejectsMixedFactorsAndBadCasts) {
+  {
+    PlanBuilder b(2);
+    uint32_t x = b.buffer({2, 3}, DType::BF16), w = b.buffer({3, 4}), y = b.buffer({2, 4});
+    b.kernel(StepKind::Train, KernelKind::Dense, {x, w}, {y});
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "input 1 (w) (buffer 1) is f32, expected bf16");
+  }
+  {
+    PlanBuilder b(2);
+    uint32_t x = b.buffer({2, 3}, DType::BF16), w = b.buffer({3, 4}, DType::BF16),
+             y = b.buffer({2, 4}, DType::BF16);
+    b.kernel(StepKind::Train, KernelKind::Dense, {x, w}, {y});
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "output 0 (y) (buffer 2) is bf16, expected f32");
+  }
+  {
+    PlanBuilder b(1);
+    uint32_t a = b.buffer({2, 3}, DType::I32), bb = b.buffer({3, 4}, DType::I32),
+             c = b.buffer({2, 4});
+    b.kernel(StepKind::Train, KernelKind::MatMul, {a, bb}, {c});
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan,
+                    "input 0 (a) (buffer 0) is i32, expected f32 or bf16");
+  }
+  {
+    PlanBuilder b(1);
+    uint32_t x = b.buffer({4}), y = b.buffer({4});
+    b.kernel(StepKind::Train, KernelKind::Cast, {x}, {y});
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan,
+                    "casts f32 to bf16 or bf16 to f32, not f32 (buffer 0) to f32 (buffer 1)");
+  }
+  {
+    PlanBuilder b(1);
+    uint32_t x = b.buffer({4}), y = b.buffer({5}, DType::BF16);
+    b.kernel(StepKind::Train, KernelKind::Cast, {x}, {y});
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "output 0 (y) (buffer 1) has 5 elements, expected 4");
+  }
+  {
+    PlanBuilder b(1);
+    uint32_t y = b.buffer({4}, DType::BF16);
+    b.kernel(StepKind::Train, KernelKind::Fill, {}, {y}).attrF("value", 1);
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "fills f32 or i32, not bf16 (buffer 0)");
+  }
+  {
+    // A convolution's factors: the image bf16, the kernel f32.
+    PlanBuilder b(1);
+    uint32_t x = b.buffer({1, 4, 4, 1}, DType::BF16), w = b.buffer({3, 3, 1, 2}),
+             y = b.buffer({1, 2, 2, 2});
+    b.kernel(StepKind::Train, KernelKind::Conv2d, {x, w}, {y})
+        .attrI("stride_h", 1)
+        .attrI("stride_w", 1)
+        .attrI("pad_top", 0)
+        .attrI("pad_left", 0)
+        .attrI("pad_bottom", 0)
+        .attrI("pad_right", 0);
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "input 1 (w) (buffer 1) is f32, expected bf16");
+  }
+}
+
+} // namespace
+} // namespace dp::rt
