@@ -106,6 +106,8 @@ public:
          "]");
   }
 
+  /// Whether this site has the program-wide state slots of sharedState.
+  bool hasSharedState() const { return state_ != nullptr; }
   /// The program-wide state slot for buffer `id` (empty until a kernel fills it).
   std::shared_ptr<void> &sharedState(uint32_t id) const {
     if (!state_)

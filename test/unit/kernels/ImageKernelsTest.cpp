@@ -190,6 +190,8 @@ void PrintTo(const PoolCase &p, std::ostream *os) {
 
 class MaxPoolTest : public ::testing::TestWithParam<PoolCase> {};
 
+// The gradient follows its pool here: it routes by the places the pool saved (the other path,
+// finding the maxima again, is MaxPoolGradFdTest's, which runs the gradient alone).
 TEST_P(MaxPoolTest, ForwardAndBackwardMatchReference) {
   const PoolCase p = GetParam();
   const int64_t oh = (p.h - p.k) / p.s + 1, ow = (p.w - p.k) / p.s + 1;
