@@ -48,12 +48,25 @@ def rank_of(pid, plan=None):
     return None
 
 
+def cpu_seconds(pid, ticks):
+    """User and system CPU seconds a process has used (0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / ticks
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--rank", type=int, required=True)
     parser.add_argument("--after-line", default="epoch 1/")
     parser.add_argument("--after-file", help="wait for a file matching this glob instead of a line "
                         "(a line may reach the launcher's output late on a busy machine)")
+    parser.add_argument("--after-cpu", type=float,
+                        help="wait until the rank's process has used this many CPU seconds "
+                        "instead of a line (robust where the launcher forwards output late)")
     parser.add_argument("--limit", type=float, default=30)
     parser.add_argument("--delay", type=float, default=0,
                         help="seconds to wait after the line or file before the signal")
@@ -74,7 +87,19 @@ def main():
         code = job.wait()
         sys.exit("%s (the job ended with exit %s); its output:\n%s" % (why, code, out.text()))
 
-    if args.after_file:
+    plan = next((a for a in command if a.endswith(".dpx")), None)
+    if args.after_cpu is not None:
+        deadline = time.monotonic() + 120
+        ticks = os.sysconf("SC_CLK_TCK")
+        while time.monotonic() < deadline and job.poll() is None:
+            used = [cpu_seconds(int(p), ticks) for p in os.listdir("/proc")
+                    if p.isdigit() and rank_of(int(p), plan) == args.rank]
+            if any(u >= args.after_cpu for u in used):
+                break
+            time.sleep(0.01)
+        else:
+            give_up(f"rank {args.rank} never used {args.after_cpu} s of CPU")
+    elif args.after_file:
         deadline = time.monotonic() + 120
         while not glob.glob(args.after_file) and time.monotonic() < deadline \
                 and job.poll() is None:
@@ -85,7 +110,6 @@ def main():
         give_up("the job never printed %r" % args.after_line)
     time.sleep(args.delay)
     # Only the processes of this job: those running its plan file.
-    plan = next((a for a in command if a.endswith(".dpx")), None)
     victims = [int(p) for p in os.listdir("/proc")
                if p.isdigit() and rank_of(int(p), plan) == args.rank]
     if not victims:
