@@ -18,14 +18,25 @@ using namespace dp::graph;
 
 namespace {
 
-/// The operands of `op` that are the factors of a product, when it is one.
+/// The operands of `op` that are the factors of a product, when it is one (an LSTM's input
+/// and kernels count: oneDNN runs the whole layer in bf16).
 SmallVector<OpOperand *, 2> factors(Operation *op) {
   auto both = [&](unsigned a, unsigned b) {
     return SmallVector<OpOperand *, 2>{&op->getOpOperand(a), &op->getOpOperand(b)};
   };
   if (isa<DenseOp, MatMulOp, Conv2DOp, Conv2DGradInputOp, Conv2DGradFilterOp>(op))
     return both(0, 1);
+  if (isa<LstmOp, LstmGradOp>(op)) // x, w, r (not b; lstm_grad's y is the lstm's own result)
+    return {&op->getOpOperand(0), &op->getOpOperand(1), &op->getOpOperand(2)};
   return {};
+}
+
+/// Whether `use` reads an LSTM's result where the kernels take it as it is: the input of
+/// another LSTM or of an lstm_grad, or an lstm_grad's `output`.
+bool readsLstmResultAsIs(OpOperand &use) {
+  Operation *user = use.getOwner();
+  unsigned i = use.getOperandNumber();
+  return (isa<LstmOp>(user) && i == 0) || (isa<LstmGradOp>(user) && (i == 0 || i == 4));
 }
 
 struct MixedPrecisionPass : graph::impl::MixedPrecisionPassBase<MixedPrecisionPass> {
@@ -63,6 +74,25 @@ struct MixedPrecisionPass : graph::impl::MixedPrecisionPassBase<MixedPrecisionPa
       for (OpOperand *operand : factors(op))
         if (cast<RankedTensorType>(operand->get().getType()).getElementType().isF32())
           operand->set(castOf(operand->get()));
+      // oneDNN's bf16 LSTM writes bf16 h: the result becomes bf16; LSTMs read it so, every
+      // other reader through one cast back to f32 (whose bf16 cast is the result itself).
+      auto lstm = dyn_cast<LstmOp>(op);
+      if (!lstm || !lstm.getResult().getType().getElementType().isF32())
+        return;
+      Value y = lstm.getResult();
+      auto type = cast<RankedTensorType>(y.getType());
+      y.setType(type.clone(bf16));
+      SmallVector<OpOperand *> others;
+      for (OpOperand &use : y.getUses())
+        if (!readsLstmResultAsIs(use))
+          others.push_back(&use);
+      if (others.empty())
+        return;
+      b.setInsertionPointAfter(lstm);
+      Value wide = b.create<CastOp>(lstm.getLoc(), type, y);
+      for (OpOperand *use : others)
+        use->set(wide);
+      casts[wide] = y;
     });
   }
 };

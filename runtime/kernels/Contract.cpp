@@ -666,7 +666,8 @@ std::vector<int64_t> LstmShape::yShape() const {
 
 std::string LstmShape::str() const {
   return "N=" + std::to_string(n) + " T=" + std::to_string(t) + " F=" + std::to_string(f) +
-         " U=" + std::to_string(u) + " return_sequences=" + std::to_string(int(returnSequences));
+         " U=" + std::to_string(u) + " return_sequences=" + std::to_string(int(returnSequences)) +
+         (compute == DType::F32 ? "" : std::string(" ") + dtypeName(compute));
 }
 
 namespace {
@@ -676,17 +677,19 @@ namespace {
 LstmShape lstmShape(const KernelSite &site, const TensorView &x, const TensorView &w,
                     const TensorView &r, const TensorView &b, const TensorView &y,
                     bool returnSequences, const char *yRole) {
-  const char *roles[] = {"input 0 (x)", "input 1 (w)", "input 2 (r)", "input 3 (b)", yRole};
-  const TensorView *views[] = {&x, &w, &r, &b, &y};
-  for (int i = 0; i < 5; ++i)
-    site.expectDType(*views[i], DType::F32, roles[i]);
+  // x, w, r and y are of the compute type (f32, or bf16 under mixed precision: oneDNN's bf16
+  // LSTM writes bf16 h), b is f32.
+  const DType compute = expectFactors(site, x, "input 0 (x)", w, "input 1 (w)");
+  site.expectDType(r, compute, "input 2 (r)");
+  site.expectDType(y, compute, yRole);
+  site.expectDType(b, DType::F32, "input 3 (b)");
   if (x.rank() != 3)
     site.fail("input 0 (x) (buffer " + std::to_string(x.id) + ") has rank " +
               std::to_string(x.rank()) + ", expected 3 ([N,T,F])");
   if (w.rank() != 2 || w.dim(1) % 4 != 0 || w.dim(1) == 0)
     site.fail("input 1 (w) (buffer " + std::to_string(w.id) +
               ") must be [F,4U] with U > 0, the four gates' kernels side by side");
-  LstmShape d{x.dim(0), x.dim(1), x.dim(2), w.dim(1) / 4, returnSequences};
+  LstmShape d{x.dim(0), x.dim(1), x.dim(2), w.dim(1) / 4, returnSequences, compute};
   if (d.n < 1 || d.t < 1 || d.f < 1)
     site.fail("input 0 (x) (buffer " + std::to_string(x.id) + ") has an empty axis");
   site.expectShape(w, {d.f, 4 * d.u}, "input 1 (w)");

@@ -145,8 +145,11 @@ NormShape layerNormGrad(const KernelSite &site, const EpsilonAttrs &attrs);
 struct LstmShape {
   int64_t n = 0, t = 0, f = 0, u = 0;
   bool returnSequences = false;
+  /// The type of x, w, r and y (f32 or bf16); b, dy and the gradients are f32.
+  DType compute = DType::F32;
   bool operator==(const LstmShape &o) const {
-    return n == o.n && t == o.t && f == o.f && u == o.u && returnSequences == o.returnSequences;
+    return n == o.n && t == o.t && f == o.f && u == o.u &&
+           returnSequences == o.returnSequences && compute == o.compute;
   }
   /// Multiply-adds of the forward pass (the backward does about twice as many).
   double macs() const { return double(n) * t * (f + u) * 4 * u; }

@@ -543,7 +543,19 @@ static FailureOr<SmallVector<int64_t>> lstmOutput(Operation *op, Value input, Va
   return SmallVector<int64_t>{x[0], units};
 }
 
+/// An LSTM's input, kernels and output share their element type (f32, or bf16).
+static LogicalResult checkLstmTypes(Operation *op, Value input, Value kernel, Value recurrent,
+                                    Value output) {
+  for (auto [value, what] : {std::pair{kernel, "kernel"}, std::pair{recurrent, "recurrent_kernel"},
+                             std::pair{output, "output"}})
+    if (failed(checkFactors(op, input, "input", value, what)))
+      return failure();
+  return success();
+}
+
 LogicalResult LstmOp::verify() {
+  if (failed(checkLstmTypes(*this, getInput(), getKernel(), getRecurrentKernel(), getResult())))
+    return failure();
   FailureOr<SmallVector<int64_t>> out = lstmOutput(
       *this, getInput(), getKernel(), getRecurrentKernel(), getBias(), getReturnSequences());
   if (failed(out))
@@ -552,6 +564,8 @@ LogicalResult LstmOp::verify() {
 }
 
 LogicalResult LstmGradOp::verify() {
+  if (failed(checkLstmTypes(*this, getInput(), getKernel(), getRecurrentKernel(), getOutput())))
+    return failure();
   FailureOr<SmallVector<int64_t>> out = lstmOutput(
       *this, getInput(), getKernel(), getRecurrentKernel(), getBias(), getReturnSequences());
   if (failed(out))
@@ -568,9 +582,12 @@ LogicalResult LstmGradOp::verify() {
     return emitOpError("expects output to be the result of a graph.lstm of the same operands");
   if (forward.getReturnSequences() != getReturnSequences())
     return emitOpError("expects return_sequences as in its graph.lstm");
-  for (auto [i, operand] : llvm::enumerate(operands))
-    if (getResult(i).getType() != operand.getType())
-      return emitOpError() << "result #" << i << " should have type " << operand.getType()
-                           << ", found " << getResult(i).getType();
+  // Each gradient has its operand's shape, in f32.
+  for (auto [i, operand] : llvm::enumerate(operands)) {
+    Type want = tensorType(operand).clone(Float32Type::get(getContext()));
+    if (getResult(i).getType() != want)
+      return emitOpError() << "result #" << i << " should have type " << want << ", found "
+                           << getResult(i).getType();
+  }
   return success();
 }

@@ -271,10 +271,12 @@ def Graph_LstmOp : Graph_Op<"lstm", [Graph_Lowering, Graph_BatchSharding, Pure, 
         -> tensor<128x28x256xf32>
     ```
   }];
-  let arguments = (ins Graph_F32Tensor:$input, Graph_F32Tensor:$kernel,
-                       Graph_F32Tensor:$recurrent_kernel, Graph_F32Tensor:$bias,
+  // Under mixed precision the input, both kernels and the result are bf16 (oneDNN's bf16
+  // LSTM writes bf16 h); the bias stays f32.
+  let arguments = (ins Graph_FactorTensor:$input, Graph_FactorTensor:$kernel,
+                       Graph_FactorTensor:$recurrent_kernel, Graph_F32Tensor:$bias,
                        UnitAttr:$return_sequences);
-  let results = (outs Graph_F32Tensor:$result);
+  let results = (outs Graph_FactorTensor:$result);
   let assemblyFormat = "$input `,` $kernel `,` $recurrent_kernel `,` $bias attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
@@ -666,9 +668,10 @@ def Graph_LstmGradOp : Graph_Op<"lstm_grad", [Graph_Lowering, Graph_ShardingRule
         -> (tensor<128x28x28xf32>, tensor<28x1024xf32>, tensor<256x1024xf32>, tensor<1024xf32>)
     ```
   }];
-  let arguments = (ins Graph_F32Tensor:$input, Graph_F32Tensor:$kernel,
-                       Graph_F32Tensor:$recurrent_kernel, Graph_F32Tensor:$bias,
-                       Graph_F32Tensor:$output, Graph_F32Tensor:$grad,
+  // The gradients are f32 whatever the forward computed in; `grad` is f32.
+  let arguments = (ins Graph_FactorTensor:$input, Graph_FactorTensor:$kernel,
+                       Graph_FactorTensor:$recurrent_kernel, Graph_F32Tensor:$bias,
+                       Graph_FactorTensor:$output, Graph_F32Tensor:$grad,
                        UnitAttr:$return_sequences);
   let results = (outs Graph_F32Tensor:$input_grad, Graph_F32Tensor:$kernel_grad,
                       Graph_F32Tensor:$recurrent_kernel_grad, Graph_F32Tensor:$bias_grad);

@@ -728,3 +728,30 @@ func.func @f(%x: tensor<2x5x6xf32>, %w: tensor<6x12xf32>, %r: tensor<3x12xf32>, 
   %0:4 = graph.lstm_grad %x, %w, %r, %b, %h, %dh {return_sequences} : (tensor<2x5x6xf32>, tensor<6x12xf32>, tensor<3x12xf32>, tensor<12xf32>, tensor<2x5x3xf32>, tensor<2x5x3xf32>) -> (tensor<2x5x3xf32>, tensor<6x12xf32>, tensor<3x12xf32>, tensor<12xf32>)
   return
 }
+
+// -----
+
+// Tests that an LSTM's input, kernels and output share their element type.
+func.func @f(%x: tensor<2x3x4xbf16>, %w: tensor<4x20xf32>, %r: tensor<5x20xbf16>, %b: tensor<20xf32>) {
+  // expected-error @+1 {{'graph.lstm' op multiplies input of 'bf16' by kernel of 'f32': the factors must share an element type}}
+  %0 = graph.lstm %x, %w, %r, %b : (tensor<2x3x4xbf16>, tensor<4x20xf32>, tensor<5x20xbf16>, tensor<20xf32>) -> tensor<2x5xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x3x4xbf16>, %w: tensor<4x20xbf16>, %r: tensor<5x20xbf16>, %b: tensor<20xf32>) {
+  // expected-error @+1 {{'graph.lstm' op multiplies input of 'bf16' by output of 'f32'}}
+  %0 = graph.lstm %x, %w, %r, %b : (tensor<2x3x4xbf16>, tensor<4x20xbf16>, tensor<5x20xbf16>, tensor<20xf32>) -> tensor<2x5xf32>
+  return
+}
+
+// -----
+
+// Tests that an lstm_grad of a bf16 LSTM returns f32 gradients (the results' constraint).
+func.func @f(%x: tensor<2x3x4xbf16>, %w: tensor<4x20xbf16>, %r: tensor<5x20xbf16>, %b: tensor<20xf32>, %dy: tensor<2x5xf32>) {
+  %y = graph.lstm %x, %w, %r, %b : (tensor<2x3x4xbf16>, tensor<4x20xbf16>, tensor<5x20xbf16>, tensor<20xf32>) -> tensor<2x5xbf16>
+  // expected-error @+1 {{'graph.lstm_grad' op result #0 must be statically shaped tensor of 32-bit float, but got 'tensor<2x3x4xbf16>'}}
+  %dx, %dw, %dr, %db = graph.lstm_grad %x, %w, %r, %b, %y, %dy : (tensor<2x3x4xbf16>, tensor<4x20xbf16>, tensor<5x20xbf16>, tensor<20xf32>, tensor<2x5xbf16>, tensor<2x5xf32>) -> (tensor<2x3x4xbf16>, tensor<4x20xf32>, tensor<5x20xf32>, tensor<20xf32>)
+  return
+}

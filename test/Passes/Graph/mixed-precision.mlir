@@ -83,3 +83,38 @@ func.func @cnn(%x: tensor<2x6x6x1xf32> {graph.input = "image"}, %l: tensor<2xi32
   %loss = graph.softmax_cross_entropy %f, %l : (tensor<2x8xf32>, tensor<2xi32>) -> tensor<f32>
   return %loss : tensor<f32>
 }
+
+// -----
+
+// Tests the LSTM: its input and kernels are cast (the bias stays f32) and its result becomes
+// bf16 (oneDNN's bf16 LSTM writes bf16 h). The next LSTM and both lstm_grads read that result
+// as it is; the loss reads it through one cast back to f32. The lstm_grads read the casts
+// their LSTMs read, take f32 gradients and return f32 gradients.
+// CHECK-LABEL: func.func @train(
+// CHECK-NEXT: %[[X:.*]] = graph.cast %arg0 : tensor<2x3x4xf32> to tensor<2x3x4xbf16>
+// CHECK-NEXT: %[[W:.*]] = graph.param "l1.kernel"
+// CHECK-NEXT: %[[WB:.*]] = graph.cast %[[W]]
+// CHECK-NEXT: %[[R:.*]] = graph.param "l1.recurrent_kernel"
+// CHECK-NEXT: %[[RB:.*]] = graph.cast %[[R]]
+// CHECK-NEXT: %[[B:.*]] = graph.param "l1.bias" {{.*}} : tensor<20xf32>
+// CHECK-NEXT: %[[H:.*]] = graph.lstm %[[X]], %[[WB]], %[[RB]], %[[B]] {return_sequences} : (tensor<2x3x4xbf16>, tensor<4x20xbf16>, tensor<5x20xbf16>, tensor<20xf32>) -> tensor<2x3x5xbf16>
+// CHECK-NOT: graph.cast %[[H]]
+// CHECK: %[[H2:.*]] = graph.lstm %[[H]], {{.*}} -> tensor<2x3xbf16>
+// CHECK-NEXT: %[[WIDE:.*]] = graph.cast %[[H2]] : tensor<2x3xbf16> to tensor<2x3xf32>
+// CHECK-NEXT: graph.softmax_cross_entropy %[[WIDE]], %arg1
+// CHECK: %[[DY:.*]] = graph.softmax_cross_entropy_grad
+// CHECK: %[[DH:.*]], %{{.*}}, %{{.*}}, %{{.*}} = graph.lstm_grad %[[H]], {{.*}}, %[[H2]], %[[DY]] : (tensor<2x3x5xbf16>, tensor<5x12xbf16>, tensor<3x12xbf16>, tensor<12xf32>, tensor<2x3xbf16>, tensor<2x3xf32>) -> (tensor<2x3x5xf32>, tensor<5x12xf32>, tensor<3x12xf32>, tensor<12xf32>)
+// CHECK: graph.lstm_grad %[[X]], %[[WB]], %[[RB]], %[[B]], %[[H]], %[[DH]] {return_sequences}
+func.func @rnn(%x: tensor<2x3x4xf32> {graph.input = "x"}, %l: tensor<2xi32> {graph.input = "label"}) -> tensor<f32>
+    attributes {graph.optimizer = #graph.sgd<lr = 0.1>} {
+  %w = graph.param "l1.kernel" {init = #graph.glorot_uniform} : tensor<4x20xf32>
+  %r = graph.param "l1.recurrent_kernel" {init = #graph.orthogonal} : tensor<5x20xf32>
+  %b = graph.param "l1.bias" {init = #graph.zeros} : tensor<20xf32>
+  %h = graph.lstm %x, %w, %r, %b {return_sequences} : (tensor<2x3x4xf32>, tensor<4x20xf32>, tensor<5x20xf32>, tensor<20xf32>) -> tensor<2x3x5xf32>
+  %w2 = graph.param "l2.kernel" {init = #graph.glorot_uniform} : tensor<5x12xf32>
+  %r2 = graph.param "l2.recurrent_kernel" {init = #graph.orthogonal} : tensor<3x12xf32>
+  %b2 = graph.param "l2.bias" {init = #graph.zeros} : tensor<12xf32>
+  %h2 = graph.lstm %h, %w2, %r2, %b2 : (tensor<2x3x5xf32>, tensor<5x12xf32>, tensor<3x12xf32>, tensor<12xf32>) -> tensor<2x3xf32>
+  %loss = graph.softmax_cross_entropy %h2, %l : (tensor<2x3xf32>, tensor<2xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}

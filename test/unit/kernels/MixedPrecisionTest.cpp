@@ -3,6 +3,7 @@
 // reference (exactly the reference on the rounded factors, within bf16's error of it on the
 // unrounded ones), a gradient check by finite differences, and the load-time checks.
 #include "runtime/base/Bf16.h"
+#include "runtime/kernels/reference/Lstm.h"
 #include "runtime/kernels/reference/Reference.h"
 #include "test/unit/ErrorMatchers.h"
 #include "test/unit/kernels/KernelTestUtil.h"
@@ -266,6 +267,70 @@ TEST(MixedPrecisionTest, ConvolutionGradientsMatchFiniteDifferences) {
   const auto numDw = numericGradient(w, [&](const std::vector<double> &v) { return loss(x, v); });
   EXPECT_TRUE(allNear(get(*p.program, p.dx), numDx, 1e-4, kBf16Relative));
   EXPECT_TRUE(allNear(get(*p.program, p.dw), numDw, 1e-4, kBf16Relative));
+}
+
+// ---- the LSTM -------------------------------------------------------------------------------
+
+/// Largest |got - want| over the largest |want|.
+double relativeError(const std::vector<float> &got, const std::vector<double> &want) {
+  double err = 0, scale = 1e-30;
+  for (size_t i = 0; i < got.size(); ++i) {
+    err = std::max(err, std::fabs(got[i] - want[i]));
+    scale = std::max(scale, std::fabs(want[i]));
+  }
+  return err / scale;
+}
+
+// oneDNN's bf16 LSTM: x, w, r and y (every h) bf16, b, dy and the gradients f32. Against the
+// reference in double on the rounded factors: h is rounded to bf16 at every step, so the
+// errors are bf16's, growing with the steps (measured: y 0.0014-0.0027, dx 0.003-0.005).
+TEST(MixedPrecisionTest, LstmWithBf16Factors) {
+  for (auto [n, t, f, u] : {std::tuple<int64_t, int64_t, int64_t, int64_t>{3, 4, 5, 6},
+                            {16, 28, 28, 32}})
+    for (bool returnSequences : {false, true}) {
+      const ref::LstmShape s{n, t, f, u, returnSequences};
+      const std::vector<int64_t> yShape = returnSequences ? std::vector<int64_t>{n, t, u}
+                                                          : std::vector<int64_t>{n, u};
+      PlanBuilder b(n);
+      uint32_t x = b.buffer({n, t, f}, DType::BF16), w = b.buffer({f, 4 * u}, DType::BF16),
+               r = b.buffer({u, 4 * u}, DType::BF16), bias = b.buffer({4 * u}),
+               y = b.buffer(yShape, DType::BF16), dy = b.buffer(yShape),
+               dx = b.buffer({n, t, f}), dw = b.buffer({f, 4 * u}), dr = b.buffer({u, 4 * u}),
+               db = b.buffer({4 * u});
+      b.kernel(StepKind::Train, KernelKind::Lstm, {x, w, r, bias}, {y})
+          .attrI("return_sequences", returnSequences)
+          .attrI("training", 1);
+      b.kernel(StepKind::Train, KernelKind::LstmGrad, {x, w, r, bias, y, dy}, {dx, dw, dr, db});
+      auto program = b.load();
+      RandomData rd(static_cast<uint32_t>(t * 10 + u + returnSequences));
+      auto xs = rounded(rd.uniform(n * t * f)), ws = rounded(rd.uniform(f * 4 * u, -0.5f, 0.5f)),
+           rs = rounded(rd.uniform(u * 4 * u, -0.5f, 0.5f)), bs = rd.uniform(4 * u, -0.5f, 0.5f),
+           dys = rd.uniform(s.outputSize());
+      put(*program, x, toBf16(xs));
+      put(*program, w, toBf16(ws));
+      put(*program, r, toBf16(rs));
+      put(*program, bias, bs);
+      put(*program, dy, dys);
+      program->run(StepKind::Train, stepContext(n));
+
+      const auto xd = toDouble(xs), wd = toDouble(ws), rdd = toDouble(rs), bd = toDouble(bs),
+                 dyd = toDouble(dys);
+      std::vector<double> wantY(s.outputSize()), wantDx(xs.size()), wantDw(ws.size()),
+          wantDr(rs.size()), wantDb(bs.size());
+      ref::lstm(xd.data(), wd.data(), rdd.data(), bd.data(), wantY.data(), s);
+      ref::lstmGrad(xd.data(), wd.data(), rdd.data(), bd.data(), dyd.data(), wantDx.data(),
+                    wantDw.data(), wantDr.data(), wantDb.data(), s);
+      std::vector<float> gotY;
+      for (uint16_t h : get<uint16_t>(*program, y))
+        gotY.push_back(fromBf16(h));
+      const std::string what = "N" + std::to_string(n) + " T" + std::to_string(t) +
+                               (returnSequences ? " sequences" : " last");
+      EXPECT_LT(relativeError(gotY, wantY), 0.01) << what;
+      EXPECT_LT(relativeError(get(*program, dx), wantDx), 0.03) << what << " dx";
+      EXPECT_LT(relativeError(get(*program, dw), wantDw), 0.03) << what << " dw";
+      EXPECT_LT(relativeError(get(*program, dr), wantDr), 0.03) << what << " dr";
+      EXPECT_LT(relativeError(get(*program, db), wantDb), 0.03) << what << " db";
+    }
 }
 
 // ---- load-time checks ----------------------------------------------------------------------
