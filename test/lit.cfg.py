@@ -41,6 +41,16 @@ if subprocess.call([sys.executable, os.path.join(config.test_source_root, "e2e",
                                                  "in_memory_cgroup.py"), "--check"]) == 0:
     config.available_features.add("memory-cgroup")
 
+# bf16 mixed precision needs oneDNN's bf16 kernels, which oneDNN 2.6 has from AVX-512 on (with
+# or without the AVX-512 BF16 and AMX instructions, which it uses where present).
+try:
+    with open("/proc/cpuinfo") as f:
+        flags = set(next((l for l in f if l.startswith("flags")), "").split())
+    if {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= flags:
+        config.available_features.add("bf16")
+except OSError:
+    pass
+
 # Multi-process tests run real Open MPI jobs on this machine: as root mpirun needs
 # --allow-run-as-root, and more ranks than cores need --oversubscribe.
 import shutil

@@ -33,6 +33,25 @@ std::vector<float> rounded(const std::vector<float> &v) {
   return out;
 }
 
+/// Whether oneDNN has bf16 kernels on this CPU (2.6: from AVX-512 on, AMX and the AVX-512 BF16
+/// instructions where present); the product tests skip, visibly, where it has none.
+bool cpuRunsBf16() {
+  using dnnl::memory;
+  try {
+    const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+    const memory::desc a({4, 4}, memory::data_type::bf16, memory::format_tag::ab);
+    const memory::desc c({4, 4}, memory::data_type::f32, memory::format_tag::ab);
+    dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, a, c), engine);
+    return true;
+  } catch (const dnnl::error &) {
+    return false;
+  }
+}
+
+#define SKIP_WITHOUT_BF16()                                                                      \
+  if (!cpuRunsBf16())                                                                            \
+  GTEST_SKIP() << "oneDNN has no bf16 kernels on this CPU (it needs AVX-512)"
+
 float bits(uint32_t u) {
   float f;
   std::memcpy(&f, &u, 4);
@@ -61,6 +80,7 @@ TEST(Bf16Test, RoundsToNearestEven) {
 }
 
 TEST(Bf16Test, RoundsAsOneDnnDoes) {
+  SKIP_WITHOUT_BF16();
   // Random values and halfway cases, through a oneDNN reorder and through toBf16. Not
   // subnormals: the AVX-512 conversion oneDNN uses reads them as zero (0x807fffff becomes -0,
   // where rounding gives the smallest normal, 0x8080); toBf16 rounds them.
@@ -112,6 +132,7 @@ TEST(CastKernelTest, NarrowsAndWidens) {
 constexpr double kBf16Relative = 1.0 / 128;
 
 TEST(MixedPrecisionTest, DenseWithBf16Factors) {
+  SKIP_WITHOUT_BF16();
   for (auto [n, k, m] : {std::tuple<int64_t, int64_t, int64_t>{5, 7, 3}, {33, 65, 17},
                          {128, 256, 100}}) {
     PlanBuilder b(n);
@@ -139,6 +160,7 @@ TEST(MixedPrecisionTest, DenseWithBf16Factors) {
 }
 
 TEST(MixedPrecisionTest, MatMulWithBf16Factors) {
+  SKIP_WITHOUT_BF16();
   const int64_t m = 37, k = 129, n = 19;
   for (bool ta : {false, true})
     for (bool tb : {false, true}) {
@@ -204,6 +226,7 @@ struct ConvPlan {
 };
 
 TEST(MixedPrecisionTest, ConvolutionsWithBf16Factors) {
+  SKIP_WITHOUT_BF16();
   for (const Conv &c : {Conv{2, 6, 6, 1, 3, 3, 4, 1}, Conv{2, 9, 8, 3, 3, 2, 5, 2},
                         Conv{4, 13, 13, 32, 3, 3, 64, 1}}) {
     const ref::ConvGeometry g = c.geometry();
@@ -243,6 +266,7 @@ TEST(MixedPrecisionTest, ConvolutionsWithBf16Factors) {
 // L = sum(r * conv(x, w)) in double by central differences, against the bf16 gradient kernels
 // fed r (rounded): they must agree within bf16's error.
 TEST(MixedPrecisionTest, ConvolutionGradientsMatchFiniteDifferences) {
+  SKIP_WITHOUT_BF16();
   const Conv c{2, 5, 6, 2, 3, 3, 3, 1};
   const ref::ConvGeometry g = c.geometry();
   ConvPlan p(c);
@@ -285,6 +309,7 @@ double relativeError(const std::vector<float> &got, const std::vector<double> &w
 // reference in double on the rounded factors: h is rounded to bf16 at every step, so the
 // errors are bf16's, growing with the steps (measured: y 0.0014-0.0027, dx 0.003-0.005).
 TEST(MixedPrecisionTest, LstmWithBf16Factors) {
+  SKIP_WITHOUT_BF16();
   for (auto [n, t, f, u] : {std::tuple<int64_t, int64_t, int64_t, int64_t>{3, 4, 5, 6},
                             {16, 28, 28, 32}})
     for (bool returnSequences : {false, true}) {
