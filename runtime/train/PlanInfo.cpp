@@ -111,7 +111,14 @@ int64_t numClasses(const Plan &plan, int64_t fallback) {
   return fallback;
 }
 
-void refuseParameterServerPlan(const Plan &plan, const std::string &path) {
+void refuseUncheckablePlan(const Plan &plan, const std::string &path) {
+  for (const BufferDesc &b : plan.buffers)
+    if (b.dtype == DType::BF16)
+      throw Error(ErrorKind::Plan,
+                  path + " computes in bf16 (dpc compile --precision bf16): its products round "
+                         "the loss to about 3 significant digits, which finite differences "
+                         "cannot resolve; its autodiff is the fp32 plan's, so compile the model "
+                         "without --precision to check its gradients");
   if (!plan.parameterServer())
     return;
   throw Error(ErrorKind::Plan,

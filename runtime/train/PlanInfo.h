@@ -22,8 +22,10 @@ int64_t numClasses(const Plan &plan, int64_t fallback = 10);
 /// bytes, inputs, parameters with shapes and initialisers, buffers, and each step's kernels.
 void describePlan(const Plan &plan, const std::string &path, std::ostream &out);
 
-/// Throws Error(Plan) for a parameter-server plan: --check-gradients runs one process's plan,
-/// and a parameter-server job's updates run on other processes.
-void refuseParameterServerPlan(const Plan &plan, const std::string &path);
+/// Throws Error(Plan) for a plan that --check-gradients cannot check: a parameter-server plan
+/// (the check runs one process's plan, and a parameter-server job's updates run on other
+/// processes), or a mixed-precision plan (bf16 products round the loss more coarsely than
+/// finite differences can resolve).
+void refuseUncheckablePlan(const Plan &plan, const std::string &path);
 
 } // namespace dp::rt

@@ -346,7 +346,7 @@ int run(int argc, char **argv) {
     return 0;
   }
   if (args.checkGradients) {
-    dp::rt::refuseParameterServerPlan(dp::rt::Plan::read(args.plan), args.plan);
+    dp::rt::refuseUncheckablePlan(dp::rt::Plan::read(args.plan), args.plan);
     dp::rt::GradCheckOptions options;
     options.seed = args.train.seed;
     if (dp::rt::checkGradients(dp::rt::Plan::read(args.plan), options, std::cout) != 0)
