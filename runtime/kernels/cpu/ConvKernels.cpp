@@ -287,14 +287,26 @@ public:
       : x_(x.f32()), y_(y.f32()), mask_(mask.f32()), rows_(shape.rows), cols_(shape.cols),
         rate_(rate), stream_(stream) {}
   void run(const StepContext &ctx) override {
-    for (int64_t r = 0; r < rows_; ++r) {
-      float *mask = mask_ + r * cols_;
-      dropoutMaskRow(mask, cols_, rate_, ctx.seed, ctx.step, stream_, ctx.firstRow + r);
-      const float *x = x_ + r * cols_;
-      float *y = y_ + r * cols_;
-      for (int64_t i = 0; i < cols_; ++i)
-        y[i] = x[i] * mask[i];
-    }
+    // Rows across threads: a row's mask depends on its global row only, not on who draws it.
+    const float *xs = x_;
+    float *ys = y_, *masks = mask_;
+    const int64_t cols = cols_, stream = stream_;
+    const double rate = rate_;
+    const uint64_t seed = ctx.seed;
+    const int64_t step = ctx.step, firstRow = ctx.firstRow;
+    parallelChunks(
+        rows_,
+        [=](int64_t begin, int64_t end) {
+          for (int64_t r = begin; r < end; ++r) {
+            float *mask = masks + r * cols;
+            dropoutMaskRow(mask, cols, rate, seed, step, stream, firstRow + r);
+            const float *x = xs + r * cols;
+            float *y = ys + r * cols;
+            for (int64_t i = 0; i < cols; ++i)
+              y[i] = x[i] * mask[i];
+          }
+        },
+        rows_ * cols_ * 8); // a draw costs several elementwise operations
   }
 
 private:
