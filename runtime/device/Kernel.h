@@ -106,6 +106,16 @@ public:
          "]");
   }
 
+  /// Whether any of the kernel's buffers has element type `dtype`.
+  bool touches(DType dtype) const {
+    for (int i = 0; i < numInputs(); ++i)
+      if (input(i).dtype == dtype)
+        return true;
+    for (int i = 0; i < numOutputs(); ++i)
+      if (output(i).dtype == dtype)
+        return true;
+    return false;
+  }
   /// Whether this site has the program-wide state slots of sharedState.
   bool hasSharedState() const { return state_ != nullptr; }
   /// The program-wide state slot for buffer `id` (empty until a kernel fills it).

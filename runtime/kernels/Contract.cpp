@@ -193,19 +193,21 @@ int64_t checkedAxis(const KernelSite &site, int64_t axis, const TensorView &t) {
 template <typename GeometryAttrs>
 ConvShape convShape(const KernelSite &site, const GeometryAttrs &a, const TensorView &x,
                     const TensorView &w, const TensorView &y, const char *xRole,
-                    const char *wRole, const char *yRole, int outIndex) {
-  for (const auto &[t, role] : {std::pair{&x, xRole}, {&w, wRole}, {&y, yRole}})
-    expectRank4(site, *t, role);
+                    const char *wRole, const char *yRole) {
   // Whichever of x, w, y the kernel writes is f32; the two it reads are its factors.
-  const TensorView *out = &y, *in0 = &x, *in1 = &w;
-  const char *outRole = yRole, *in0Role = xRole, *in1Role = wRole;
-  if (outIndex == 0)
-    out = &x, outRole = xRole, in0 = &y, in0Role = yRole;
-  else if (outIndex == 1)
-    out = &w, outRole = wRole, in1 = &y, in1Role = yRole;
-  site.expectDType(*out, DType::F32, outRole);
+  const TensorView &out = site.output(0);
+  const TensorView *in[2];
+  const char *inRoles[2];
+  int reads = 0;
+  for (const auto &[t, role] : {std::pair{&x, xRole}, {&w, wRole}, {&y, yRole}}) {
+    expectRank4(site, *t, role);
+    if (t->id == out.id)
+      site.expectDType(*t, DType::F32, role);
+    else
+      in[reads] = t, inRoles[reads++] = role;
+  }
   ConvShape s{};
-  s.compute = expectFactors(site, *in0, in0Role, *in1, in1Role);
+  s.compute = expectFactors(site, *in[0], inRoles[0], *in[1], inRoles[1]);
   s.n = x.dim(0), s.h = x.dim(1), s.w = x.dim(2), s.c = x.dim(3);
   s.kh = w.dim(0), s.kw = w.dim(1), s.f = w.dim(3);
   s.sh = a.stride_h, s.sw = a.stride_w;
@@ -228,7 +230,7 @@ ConvShape convShape(const KernelSite &site, const GeometryAttrs &a, const Tensor
 
 ConvShape conv2d(const KernelSite &site, const Conv2dAttrs &attrs) {
   ConvShape s = convShape(site, attrs, site.input(0), site.input(1), site.output(0),
-                          "input 0 (x)", "input 1 (w)", "output 0 (y)", 2);
+                          "input 0 (x)", "input 1 (w)", "output 0 (y)");
   s.bias = site.numInputs() == 3;
   if (s.bias)
     expectBias(site, s.f);
@@ -237,12 +239,12 @@ ConvShape conv2d(const KernelSite &site, const Conv2dAttrs &attrs) {
 
 ConvShape conv2dGradInput(const KernelSite &site, const ConvAttrs &attrs) {
   return convShape(site, attrs, site.output(0), site.input(1), site.input(0), "output 0 (dx)",
-                   "input 1 (w)", "input 0 (dy)", 0);
+                   "input 1 (w)", "input 0 (dy)");
 }
 
 ConvShape conv2dGradFilter(const KernelSite &site, const ConvAttrs &attrs) {
   return convShape(site, attrs, site.input(0), site.output(0), site.input(1), "input 0 (x)",
-                   "output 0 (dw)", "input 1 (dy)", 1);
+                   "output 0 (dw)", "input 1 (dy)");
 }
 
 

@@ -111,10 +111,21 @@ int64_t numClasses(const Plan &plan, int64_t fallback) {
   return fallback;
 }
 
-void refuseUncheckablePlan(const Plan &plan, const std::string &path) {
+namespace {
+
+/// Whether `plan` was compiled with --precision bf16 (it has bf16 buffers).
+bool mixedPrecision(const Plan &plan) {
   for (const BufferDesc &b : plan.buffers)
     if (b.dtype == DType::BF16)
-      throw Error(ErrorKind::Plan,
+      return true;
+  return false;
+}
+
+} // namespace
+
+void refuseUncheckablePlan(const Plan &plan, const std::string &path) {
+  if (mixedPrecision(plan))
+    throw Error(ErrorKind::Plan,
                   path + " computes in bf16 (dpc compile --precision bf16): its products round "
                          "the loss to about 3 significant digits, which finite differences "
                          "cannot resolve; its autodiff is the fp32 plan's, so compile the model "
@@ -138,15 +149,16 @@ void describePlan(const Plan &plan, const std::string &path, std::ostream &out) 
   out << "model: " << (plan.model.empty() ? "(unnamed)" : plan.model) << "\n";
   out << "batch: " << plan.batch << "\n";
   out << "device: " << deviceKindName(plan.deviceKind) << "\n";
-  int64_t casts = 0;
-  for (const StepDesc *step : {&plan.train, &plan.eval})
-    for (const KernelDesc &k : step->kernels)
-      casts += k.kind == KernelKind::Cast;
-  if (casts)
+  if (mixedPrecision(plan)) {
+    int64_t casts = 0;
+    for (const StepDesc *step : {&plan.train, &plan.eval})
+      for (const KernelDesc &k : step->kernels)
+        casts += k.kind == KernelKind::Cast;
     out << "precision: bf16 products, f32 parameters and updates (mixed; " << casts
         << " cast kernels)\n";
-  else
+  } else {
     out << "precision: fp32\n";
+  }
   out << "learning-rate schedule: "
       << (plan.lrSchedule.isConstant() ? std::string("constant (the rates as compiled)")
                                         : lrScheduleText(plan.lrSchedule))

@@ -298,7 +298,7 @@ private:
   static int index(StepKind step) { return step == StepKind::Train ? 0 : 1; }
   static uint64_t roundUp(uint64_t bytes) { return (bytes + 63) / 64 * 64; }
   static uint64_t bytesOf(const BufferSpec &b) {
-    uint64_t n = 4;
+    uint64_t n = dtypeSize(static_cast<DType>(b.dtype));
     for (int64_t d : b.shape)
       n *= static_cast<uint64_t>(d);
     return n;

@@ -24,12 +24,9 @@ std::unique_ptr<Kernel> makeCpuKernel(const KernelSite &site) {
       break;
     }
   } catch (const dnnl::error &e) {
-    bool bf16 = false;
-    for (int i = 0; i < site.numInputs(); ++i)
-      bf16 = bf16 || site.input(i).dtype == DType::BF16;
     throw Error(ErrorKind::Runtime,
                 site.where() + ": oneDNN cannot create the primitive: " + e.what() +
-                    (bf16 ? " (its bf16 kernels need a CPU with AVX-512; compile the model "
+                    (site.touches(DType::BF16) ? " (its bf16 kernels need a CPU with AVX-512; compile the model "
                             "without --precision bf16)"
                           : ""));
   }

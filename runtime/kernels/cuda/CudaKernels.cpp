@@ -891,13 +891,9 @@ std::unique_ptr<Kernel> build(KernelEnvironment &env, const KernelSite &site) {
 std::unique_ptr<Kernel> makeCudaKernel(KernelEnvironment &env, const KernelSite &site) {
   contract::checkOverlaps(site);
   // Mixed precision (bf16 buffers) is built for the CPU backend only so far.
-  for (int i = 0; i < site.numInputs() + site.numOutputs(); ++i) {
-    const TensorView t = i < site.numInputs() ? site.input(i) : site.output(i - site.numInputs());
-    if (t.dtype == DType::BF16)
-      site.fail("buffer " + std::to_string(t.id) +
-                " is bf16: the CUDA backend has no mixed precision yet (compile without "
-                "--precision bf16)");
-  }
+  if (site.touches(DType::BF16))
+    site.fail("reads or writes bf16: the CUDA backend has no mixed precision yet (compile "
+              "without --precision bf16)");
   return build(env, site);
 }
 

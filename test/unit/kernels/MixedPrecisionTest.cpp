@@ -196,6 +196,18 @@ struct Conv {
   }
 };
 
+/// Adds a convolution kernel of `kind` with stride `s` and no padding.
+void convKernel(PlanBuilder &b, KernelKind kind, std::vector<uint32_t> ins,
+                std::vector<uint32_t> outs, int64_t s) {
+  b.kernel(StepKind::Train, kind, std::move(ins), std::move(outs))
+      .attrI("stride_h", s)
+      .attrI("stride_w", s)
+      .attrI("pad_top", 0)
+      .attrI("pad_left", 0)
+      .attrI("pad_bottom", 0)
+      .attrI("pad_right", 0);
+}
+
 /// A plan of the three convolution kernels on bf16 factors, f32 results.
 struct ConvPlan {
   explicit ConvPlan(const Conv &c) {
@@ -207,18 +219,9 @@ struct ConvPlan {
     y = b.buffer({c.n, g.oh, g.ow, c.f});
     dx = b.buffer({c.n, c.h, c.w, c.c});
     dw = b.buffer({c.kh, c.kw, c.c, c.f});
-    auto conv = [&](KernelKind kind, std::vector<uint32_t> ins, std::vector<uint32_t> outs) {
-      b.kernel(StepKind::Train, kind, std::move(ins), std::move(outs))
-          .attrI("stride_h", c.s)
-          .attrI("stride_w", c.s)
-          .attrI("pad_top", 0)
-          .attrI("pad_left", 0)
-          .attrI("pad_bottom", 0)
-          .attrI("pad_right", 0);
-    };
-    conv(KernelKind::Conv2d, {x, w}, {y});
-    conv(KernelKind::Conv2dGradInput, {dy, w}, {dx});
-    conv(KernelKind::Conv2dGradFilter, {x, dy}, {dw});
+    convKernel(b, KernelKind::Conv2d, {x, w}, {y}, c.s);
+    convKernel(b, KernelKind::Conv2dGradInput, {dy, w}, {dx}, c.s);
+    convKernel(b, KernelKind::Conv2dGradFilter, {x, dy}, {dw}, c.s);
     program = b.load();
   }
   std::unique_ptr<Program> program;
@@ -406,14 +409,16 @@ TEST(MixedPrecisionTest, RejectsMixedFactorsAndBadCasts) {
     PlanBuilder b(1);
     uint32_t x = b.buffer({1, 4, 4, 1}, DType::BF16), w = b.buffer({3, 3, 1, 2}),
              y = b.buffer({1, 2, 2, 2});
-    b.kernel(StepKind::Train, KernelKind::Conv2d, {x, w}, {y})
-        .attrI("stride_h", 1)
-        .attrI("stride_w", 1)
-        .attrI("pad_top", 0)
-        .attrI("pad_left", 0)
-        .attrI("pad_bottom", 0)
-        .attrI("pad_right", 0);
+    convKernel(b, KernelKind::Conv2d, {x, w}, {y}, 1);
     EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "input 1 (w) (buffer 1) is f32, expected bf16");
+  }
+  {
+    // A gradient's output must be f32 (dw written as bf16).
+    PlanBuilder b(1);
+    uint32_t x = b.buffer({1, 6, 6, 8}, DType::BF16), dy = b.buffer({1, 4, 4, 8}, DType::BF16),
+             dw = b.buffer({3, 3, 8, 8}, DType::BF16);
+    convKernel(b, KernelKind::Conv2dGradFilter, {x, dy}, {dw}, 1);
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "output 0 (dw) (buffer 2) is bf16, expected f32");
   }
 }
 
