@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""dp vs PyTorch and TensorFlow (CPU) training-throughput benchmark on the seed models (Fashion-MNIST).
+"""dp vs PyTorch and TensorFlow (CPU) training-throughput benchmark on the seed models (Fashion-MNIST,
+CIFAR-10).
 
 Runs N interleaved rounds of dp (build/bin/dprun on models/<model>.mlir compiled once by
 build/bin/dpc), PyTorch eager (bench/peers/torch_peer.py) and TensorFlow/Keras
@@ -7,7 +8,9 @@ build/bin/dpc), PyTorch eager (bench/peers/torch_peer.py) and TensorFlow/Keras
 lr, epochs, precision and thread count; prints a table and writes bench/results/*.json.
 --precision bf16: dp's mixed precision against PyTorch autocast and Keras mixed_bfloat16, with
 PyTorch fp32 (pytorch-fp32) as the baseline.
---model: mnist_mlp (default), mnist_small_cnn, mnist_cnn, mnist_lstm (or a .mlir path).
+--model: mnist_mlp (default), mnist_small_cnn, mnist_cnn, mnist_lstm, resnet50v2_32 (or a .mlir
+path). resnet50v2_32 trains on CIFAR-10 binary batches: --data DIR, else batches generated for the
+run (test/e2e/make_cifar.py: learnable coloured squares over noise).
 Standard library only: run it with any python3. See bench/README.md for the fairness rules.
 """
 import argparse
@@ -44,7 +47,9 @@ DESCRIPTIONS = {
     "mnist_small_cnn": "small CNN conv32-pool-conv64-pool-dense64-10 (121,930 params)",
     "mnist_cnn": "CNN conv32/128/256 + pools, dropout 0.5, dense 1000-100-10 (690,590 params)",
     "mnist_lstm": "LSTM 3x256 (dropout 0.2) + dense 256-256-10 (1,476,618 params)",
+    "resnet50v2_32": "Keras ResNet50V2 on 32x32x3, 10 classes (23,539,850 trainable params)",
 }
+MAKE_CIFAR = os.path.join(ROOT, "test", "e2e", "make_cifar.py")
 
 
 class BenchError(Exception):
@@ -479,7 +484,8 @@ def print_table(summary, names, args):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", default="mnist_mlp",
-                    help="mnist_mlp (default), mnist_small_cnn, mnist_cnn, mnist_lstm: "
+                    help="mnist_mlp (default), mnist_small_cnn, mnist_cnn, mnist_lstm, "
+                         "resnet50v2_32: "
                          "models/<model>.mlir for dp and the same network in the peers; or a "
                          ".mlir path whose file name is one of those")
     ap.add_argument("--peers", default=None,
@@ -508,7 +514,9 @@ def main():
                          "default --threads auto; the peers keep --threads")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--max-steps", type=int, default=0, help="at most N train steps per epoch (quick tests; all sides)")
-    ap.add_argument("--data", default=DEFAULT_DATA)
+    ap.add_argument("--data", default=None,
+                    help=f"Fashion-MNIST IDX files (default {DEFAULT_DATA}); for resnet50v2_32 "
+                         "CIFAR-10 binary batches (default: generated for the run)")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"), help="dp build dir")
     ap.add_argument("--dpc-args", default="", help="extra dpc arguments (one string)")
     ap.add_argument("--dprun-args", default="", help="extra dprun arguments (one string)")
@@ -579,14 +587,33 @@ def main():
                 ap.error(f"--device cuda runs the peers {', '.join(CUDA_PEERS)} only")
         names = ["dp"] + wanted
 
-    for f in ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
-              "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"):
-        if not os.path.exists(os.path.join(args.data, f)):
-            log(f"error: {os.path.join(args.data, f)} is missing (Fashion-MNIST IDX files)")
-            return 2
+    cifar = spec.get("input") == "cifar"
+    generate = cifar and args.data is None
+    if args.data is None and not cifar:
+        args.data = DEFAULT_DATA
+    if cifar and not generate:
+        folder = common.cifar_dir(args.data)
+        for f in common.CIFAR_TRAIN + [common.CIFAR_TEST]:
+            if not os.path.isfile(os.path.join(folder, f)):
+                log(f"error: {os.path.join(folder, f)} is missing (CIFAR-10 binary batches)")
+                return 2
+    elif not cifar:
+        for f in ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
+                  "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"):
+            if not os.path.exists(os.path.join(args.data, f)):
+                log(f"error: {os.path.join(args.data, f)} is missing (Fashion-MNIST IDX files)")
+                return 2
 
     tmp = tempfile.mkdtemp(prefix="dp-bench-")
     try:
+        if generate:
+            # Enough records for the steps asked for (5 files), at least 64 per file.
+            per_file = max(64, -(-(args.max_steps or 40) * args.batch // 5))
+            args.data = os.path.join(tmp, "cifar")
+            subprocess.run([sys.executable, MAKE_CIFAR, args.data, "--per-file", str(per_file)],
+                           check=True)
+            log(f"data: generated CIFAR-10 batches, {5 * per_file} training and {per_file} test "
+                f"images ({os.path.relpath(MAKE_CIFAR, ROOT)})")
         peers = []
         try:
             for n in names:
@@ -709,6 +736,7 @@ def main():
             "config": {k: getattr(args, k) for k in ("rounds", "epochs", "batch", "optimizer", "lr",
                                                       "threads", "seed", "max_steps", "data",
                                                       "model", "neighbour", "precision")},
+            "data_generated": generate,
             "dp_compile_seconds": getattr(dp, "compile_seconds", None) if dp else None,
             "dp_compile_error": dp_error,
             "dp_flags": (dp.flags_passed + dp.notes) if dp else None,

@@ -23,6 +23,10 @@ MODELS = {
                   "input": "image"},
     "mnist_lstm": {"params": 1_476_618, "batch": 128, "optimizer": "sgd", "lr": 0.01,
                    "input": "sequence"},
+    # Keras's ResNet50V2 (classes=10) on 32x32x3 CIFAR-10 images (23,585,290 parameters with
+    # the batch normalisations' moving statistics).
+    "resnet50v2_32": {"params": 23_539_850, "batch": 16, "optimizer": "sgd", "lr": 0.01,
+                      "input": "cifar"},
 }
 # Keras's Adam defaults (dp's #graph.adam in the seed models uses the same).
 ADAM = {"beta1": 0.9, "beta2": 0.999, "eps": 1e-7}
@@ -61,6 +65,47 @@ def load_split(data_dir, prefix):
     xf = x.reshape(x.shape[0], -1).astype(np.float32)
     xf /= np.float32(255.0)  # in place: no second copy of the images
     return xf, y.astype(np.int64)
+
+
+CIFAR_RECORD = 1 + 3 * 32 * 32  # a label byte, then the red, green and blue planes
+CIFAR_TRAIN = [f"data_batch_{i}.bin" for i in range(1, 6)]
+CIFAR_TEST = "test_batch.bin"
+
+
+def cifar_dir(data_dir):
+    """The folder holding the CIFAR-10 binary batches: data_dir or its cifar-10-batches-bin."""
+    nested = os.path.join(data_dir, "cifar-10-batches-bin")
+    return nested if os.path.isfile(os.path.join(nested, CIFAR_TEST)) else data_dir
+
+
+def load_cifar(data_dir, split):
+    """CIFAR-10 binary batches as dprun reads them: (images as float32 [N, 3072], each 32x32x3
+    HWC scaled to [0, 1], labels as int64 [N]). split: "train" (data_batch_1..5) or "t10k"."""
+    import numpy as np
+    folder = cifar_dir(data_dir)
+    names = CIFAR_TRAIN if split == "train" else [CIFAR_TEST]
+    parts = []
+    for name in names:
+        path = os.path.join(folder, name)
+        raw = np.fromfile(path, dtype=np.uint8)
+        if raw.size == 0 or raw.size % CIFAR_RECORD:
+            raise ValueError(f"{path}: not a whole number of {CIFAR_RECORD}-byte records")
+        parts.append(raw.reshape(-1, CIFAR_RECORD))
+    records = np.concatenate(parts)
+    labels = records[:, 0].astype(np.int64)
+    if labels.size and labels.max() >= 10:
+        raise ValueError(f"{folder}: a label above 9")
+    hwc = records[:, 1:].reshape(-1, 3, 32 * 32).transpose(0, 2, 1).reshape(-1, 3 * 32 * 32)
+    xf = hwc.astype(np.float32)
+    xf /= np.float32(255.0)
+    return xf, labels
+
+
+def load_data(data_dir, model, split):
+    """The model's data set: CIFAR-10 for the CIFAR models, else Fashion-MNIST (IDX files)."""
+    if MODELS[model]["input"] == "cifar":
+        return load_cifar(data_dir, split)
+    return load_split(data_dir, split)
 
 
 def vm_hwm_mb():

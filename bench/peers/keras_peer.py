@@ -78,10 +78,13 @@ def build(name):
             layers.Dense(256, activation="relu"), layers.Dropout(0.2),
             layers.Dense(256, activation="relu"), layers.Dropout(0.2),
             layers.Dense(10)])
+    if name == "resnet50v2_32":
+        return keras.applications.ResNet50V2(weights=None, input_shape=(32, 32, 3), classes=10,
+                                             classifier_activation=None)
     raise ValueError(name)
 
 
-VIEWS = {"flat": (784,), "image": (28, 28, 1), "sequence": (28, 28)}
+VIEWS = {"flat": (784,), "image": (28, 28, 1), "sequence": (28, 28), "cifar": (32, 32, 3)}
 
 
 class EpochTimer(keras.callbacks.Callback):
@@ -114,8 +117,8 @@ def main():
     rss_import_mb = common.vm_hwm_mb()
 
     shape = VIEWS[spec["input"]]
-    x_train, y_train = common.load_split(args.data, "train")
-    x_test, y_test = common.load_split(args.data, "t10k")
+    x_train, y_train = common.load_data(args.data, args.model, "train")
+    x_test, y_test = common.load_data(args.data, args.model, "t10k")
     x_train = x_train.reshape((-1,) + shape)
     x_test = x_test.reshape((-1,) + shape)
     n = x_train.shape[0]

@@ -56,7 +56,8 @@ def keras_init(module):
     for m in module.modules():
         if isinstance(m, (torch.nn.Linear, torch.nn.Conv2d)):
             torch.nn.init.xavier_uniform_(m.weight)
-            torch.nn.init.zeros_(m.bias)
+            if m.bias is not None:
+                torch.nn.init.zeros_(m.bias)
 
 
 class MLP(torch.nn.Module):
@@ -154,9 +155,73 @@ class LSTM(torch.nn.Module):
         return self.fc3(x)
 
 
-BUILDERS = {"mnist_mlp": MLP, "mnist_small_cnn": SmallCNN, "mnist_cnn": CNN, "mnist_lstm": LSTM}
+def keras_bn(channels):
+    """Keras's BatchNormalization as ResNetV2 builds it: epsilon 1.001e-5, momentum 0.99."""
+    return torch.nn.BatchNorm2d(channels, eps=1.001e-5, momentum=0.01)
+
+
+class PreactBlock(torch.nn.Module):
+    """Keras's ResNetV2 bottleneck block (block2): BN, relu, then conv 1x1, BN, relu, zero-pad
+    1, conv 3x3 with the block's stride, BN, relu, conv 1x1 to 4 x filters; the shortcut is a
+    1x1 conv of the pre-activation (a stack's first block), a 1x1 max-pool with the stride of
+    the input, or the input."""
+
+    def __init__(self, cin, filters, stride=1, conv_shortcut=False):
+        super().__init__()
+        self.stride = stride
+        self.preact = keras_bn(cin)
+        self.shortcut = torch.nn.Conv2d(cin, 4 * filters, 1, stride=stride) if conv_shortcut else None
+        self.conv1 = torch.nn.Conv2d(cin, filters, 1, bias=False)
+        self.bn1 = keras_bn(filters)
+        self.conv2 = torch.nn.Conv2d(filters, filters, 3, stride=stride, padding=1, bias=False)
+        self.bn2 = keras_bn(filters)
+        self.conv3 = torch.nn.Conv2d(filters, 4 * filters, 1)
+
+    def forward(self, x):
+        pre = F.relu(self.preact(x))
+        if self.shortcut is not None:
+            short = self.shortcut(pre)
+        elif self.stride > 1:
+            short = F.max_pool2d(x, 1, self.stride)
+        else:
+            short = x
+        y = F.relu(self.bn1(self.conv1(pre)))
+        y = F.relu(self.bn2(self.conv2(y)))
+        return short + self.conv3(y)
+
+
+class ResNet50V2(torch.nn.Module):
+    """Keras's ResNet50V2 (weights=None, include_top=True, classes=10) on 32x32x3 images: stem
+    zero-pad 3, conv 7x7/2 (64), zero-pad 1, max-pool 3x3/2; stacks of 3, 4, 6, 3 blocks with 64,
+    128, 256, 512 filters (the last block of each stack but the fourth has stride 2); BN, relu,
+    global average pool, dense 10."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = torch.nn.Conv2d(3, 64, 7, stride=2)
+        blocks, cin = [], 64
+        for filters, count, stride in ((64, 3, 2), (128, 4, 2), (256, 6, 2), (512, 3, 1)):
+            for i in range(count):
+                blocks.append(PreactBlock(cin, filters, stride if i == count - 1 else 1,
+                                          conv_shortcut=i == 0))
+                cin = 4 * filters
+        self.blocks = torch.nn.Sequential(*blocks)
+        self.post = keras_bn(cin)
+        self.fc = torch.nn.Linear(cin, 10)
+        keras_init(self)
+
+    def forward(self, x):
+        x = self.stem(F.pad(x, (3, 3, 3, 3)))
+        x = F.max_pool2d(F.pad(x, (1, 1, 1, 1)), 3, 2)  # Keras pads with zeros, not -inf
+        x = F.relu(self.post(self.blocks(x)))
+        return self.fc(x.mean((2, 3)))
+
+
+BUILDERS = {"mnist_mlp": MLP, "mnist_small_cnn": SmallCNN, "mnist_cnn": CNN, "mnist_lstm": LSTM,
+            "resnet50v2_32": ResNet50V2}
 VIEWS = {"flat": lambda x: x, "image": lambda x: x.view(-1, 1, 28, 28),
-         "sequence": lambda x: x.view(-1, 28, 28)}
+         "sequence": lambda x: x.view(-1, 28, 28),
+         "cifar": lambda x: x.view(-1, 32, 32, 3).permute(0, 3, 1, 2).contiguous()}
 
 
 def main():
@@ -178,8 +243,8 @@ def main():
     rss_import_mb = common.vm_hwm_mb()
 
     view = VIEWS[spec["input"]]
-    x_train, y_train = (torch.from_numpy(a).contiguous() for a in common.load_split(args.data, "train"))
-    x_test, y_test = (torch.from_numpy(a).contiguous() for a in common.load_split(args.data, "t10k"))
+    x_train, y_train = (torch.from_numpy(a).contiguous() for a in common.load_data(args.data, args.model, "train"))
+    x_test, y_test = (torch.from_numpy(a).contiguous() for a in common.load_data(args.data, args.model, "t10k"))
     x_train, x_test = view(x_train), view(x_test)
     device = torch.device(args.device)
     if args.device == "cuda":

@@ -18,12 +18,31 @@ using namespace dp::graph;
 
 namespace {
 
-/// The operands of `op` that are the factors of a product, when it is one (an LSTM's input
-/// and kernels count: oneDNN runs the whole layer in bf16).
-SmallVector<OpOperand *, 2> factors(Operation *op) {
+/// The output rows (batch x height x width) of the convolution that `op` computes or
+/// differentiates, else 0.
+int64_t convRows(Operation *op) {
+  Value out;
+  if (auto conv = dyn_cast<Conv2DOp>(op))
+    out = conv.getResult();
+  else if (isa<Conv2DGradInputOp>(op))
+    out = op->getOperand(0); // dy
+  else if (isa<Conv2DGradFilterOp>(op))
+    out = op->getOperand(1); // dy
+  if (!out)
+    return 0;
+  auto shape = cast<RankedTensorType>(out.getType()).getShape();
+  return shape[0] * shape[1] * shape[2];
+}
+
+/// The operands of `op` that are the factors of a product computed in bf16, when it is one
+/// (an LSTM's input and kernels count: oneDNN runs the whole layer in bf16). Convolutions
+/// with fewer than `convMinRows` output rows have none.
+SmallVector<OpOperand *, 2> factors(Operation *op, int64_t convMinRows) {
   auto both = [&](unsigned a, unsigned b) {
     return SmallVector<OpOperand *, 2>{&op->getOpOperand(a), &op->getOpOperand(b)};
   };
+  if (isa<Conv2DOp, Conv2DGradInputOp, Conv2DGradFilterOp>(op) && convRows(op) < convMinRows)
+    return {};
   if (isa<DenseOp, MatMulOp, Conv2DOp, Conv2DGradInputOp, Conv2DGradFilterOp>(op))
     return both(0, 1);
   if (isa<LstmOp, LstmGradOp>(op)) // x, w, r (not b; lstm_grad's y is the lstm's own result)
@@ -71,7 +90,7 @@ struct MixedPrecisionPass : graph::impl::MixedPrecisionPassBase<MixedPrecisionPa
       return slot;
     };
     func.walk([&](Operation *op) {
-      for (OpOperand *operand : factors(op))
+      for (OpOperand *operand : factors(op, convMinRows))
         if (cast<RankedTensorType>(operand->get().getType()).getElementType().isF32())
           operand->set(castOf(operand->get()));
       // oneDNN's bf16 LSTM writes bf16 h: the result becomes bf16; LSTMs read it so, every

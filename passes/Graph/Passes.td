@@ -103,6 +103,11 @@ def MixedPrecisionPass : Pass<"graph-mixed-precision", "mlir::ModuleOp"> {
     the parameters (master weights), the gradients as averaged, the optimizer state, losses,
     softmax and normalisation statistics. `precision=fp32` changes nothing.
 
+    Convolutions with fewer than `conv-min-rows` output rows (batch x height x width: the
+    late, 1x1 and 2x2 stages of a ResNet on small images) stay f32, with their gradients:
+    they are bound by reading their weights, so bf16 saves them nothing, while it would cast
+    their (large) weights every step.
+
     Before: `%y = graph.dense %x, %w, %b : (tensor<8x4xf32>, tensor<4x2xf32>, ...) -> ...`
     After:  `%xb = graph.cast %x : tensor<8x4xf32> to tensor<8x4xbf16>`, the same for `%w`,
             and `%y = graph.dense %xb, %wb, %b : (tensor<8x4xbf16>, tensor<4x2xbf16>, ...)`.
@@ -110,6 +115,9 @@ def MixedPrecisionPass : Pass<"graph-mixed-precision", "mlir::ModuleOp"> {
   let options = [
     Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",
            "fp32 (no change) or bf16 (the products in bf16)">,
+    Option<"convMinRows", "conv-min-rows", "int64_t", /*default=*/"65",
+           "convolutions (and their gradients) with fewer output rows (batch x height x "
+           "width) stay f32: they read more weight than they compute">,
   ];
   let dependentDialects = ["dp::graph::GraphDialect"];
 }

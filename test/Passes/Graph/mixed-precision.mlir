@@ -1,5 +1,6 @@
-// RUN: dp-opt %s -split-input-file -graph-derive-steps -graph-autodiff -graph-expand-optimizer -graph-mixed-precision=precision=bf16 | FileCheck %s
+// RUN: dp-opt %s -split-input-file -graph-derive-steps -graph-autodiff -graph-expand-optimizer "-graph-mixed-precision=precision=bf16 conv-min-rows=1" | FileCheck %s
 // RUN: dp-opt %s -split-input-file -graph-derive-steps -graph-autodiff -graph-expand-optimizer -graph-mixed-precision | FileCheck %s --check-prefix=FP32
+// RUN: dp-opt %s -split-input-file -graph-derive-steps -graph-autodiff -graph-expand-optimizer -graph-mixed-precision=precision=bf16 | FileCheck %s --check-prefix=ROWS
 // RUN: not dp-opt %s -split-input-file -graph-mixed-precision=precision=fp16 2>&1 | FileCheck %s --check-prefix=BAD
 
 // BAD: graph-mixed-precision: precision must be fp32 or bf16, not 'fp16'
@@ -116,5 +117,33 @@ func.func @rnn(%x: tensor<2x3x4xf32> {graph.input = "x"}, %l: tensor<2xi32> {gra
   %b2 = graph.param "l2.bias" {init = #graph.zeros} : tensor<12xf32>
   %h2 = graph.lstm %h, %w2, %r2, %b2 : (tensor<2x3x5xf32>, tensor<5x12xf32>, tensor<3x12xf32>, tensor<12xf32>) -> tensor<2x3xf32>
   %loss = graph.softmax_cross_entropy %h2, %l : (tensor<2x3xf32>, tensor<2xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// Tests conv-min-rows (default 65): the convolutions with 8x6x6 and 8x4x4 output rows read
+// bf16; the one with 8x2x2 = 32 rows, its input gradient and its kernel gradient stay f32 and
+// its kernel is not cast. (The other cases run with conv-min-rows=1.)
+// ROWS: %[[W2:.*]] = graph.param "r2.kernel"
+// ROWS-NEXT: %[[W2B:.*]] = graph.cast %[[W2]]
+// ROWS-NEXT: %[[C2:.*]] = graph.conv2d %{{.*}}, %[[W2B]] : (tensor<8x6x6x4xbf16>, tensor<3x3x4x4xbf16>) -> tensor<8x4x4x4xf32>
+// ROWS-NEXT: %[[W3:.*]] = graph.param "r3.kernel"
+// ROWS-NEXT: graph.conv2d %[[C2]], %[[W3]] : (tensor<8x4x4x4xf32>, tensor<3x3x4x2xf32>) -> tensor<8x2x2x2xf32>
+// ROWS: %[[G:.*]] = graph.reshape {{.*}} -> tensor<8x2x2x2xf32>
+// ROWS-NEXT: %[[DX:.*]] = graph.conv2d_grad_input %[[G]], %[[W3]] : (tensor<8x2x2x2xf32>, tensor<3x3x4x2xf32>) -> tensor<8x4x4x4xf32>
+// ROWS-NEXT: %[[DXB:.*]] = graph.cast %[[DX]]
+// ROWS-NEXT: graph.conv2d_grad_filter %[[C2]], %[[G]] : (tensor<8x4x4x4xf32>, tensor<8x2x2x2xf32>) -> tensor<3x3x4x2xf32>
+// ROWS: graph.conv2d_grad_input %[[DXB]], %[[W2B]] : (tensor<8x4x4x4xbf16>, tensor<3x3x4x4xbf16>) -> tensor<8x6x6x4xf32>
+func.func @rows(%x: tensor<8x8x8x1xf32> {graph.input = "image"}, %l: tensor<8xi32> {graph.input = "label"}) -> tensor<f32>
+    attributes {graph.optimizer = #graph.sgd<lr = 0.1>} {
+  %w1 = graph.param "r1.kernel" {init = #graph.glorot_uniform} : tensor<3x3x1x4xf32>
+  %c1 = graph.conv2d %x, %w1 {strides = [1, 1], padding = "valid"} : (tensor<8x8x8x1xf32>, tensor<3x3x1x4xf32>) -> tensor<8x6x6x4xf32>
+  %w2 = graph.param "r2.kernel" {init = #graph.glorot_uniform} : tensor<3x3x4x4xf32>
+  %c2 = graph.conv2d %c1, %w2 {strides = [1, 1], padding = "valid"} : (tensor<8x6x6x4xf32>, tensor<3x3x4x4xf32>) -> tensor<8x4x4x4xf32>
+  %w3 = graph.param "r3.kernel" {init = #graph.glorot_uniform} : tensor<3x3x4x2xf32>
+  %c3 = graph.conv2d %c2, %w3 {strides = [1, 1], padding = "valid"} : (tensor<8x4x4x4xf32>, tensor<3x3x4x2xf32>) -> tensor<8x2x2x2xf32>
+  %f = graph.flatten %c3 : tensor<8x2x2x2xf32> -> tensor<8x8xf32>
+  %loss = graph.softmax_cross_entropy %f, %l : (tensor<8x8xf32>, tensor<8xi32>) -> tensor<f32>
   return %loss : tensor<f32>
 }
