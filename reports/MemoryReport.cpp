@@ -2,6 +2,7 @@
 #include "reports/MemoryReport.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -92,6 +93,10 @@ void printBucketPlan(ProgramOp program, llvm::raw_ostream &os) {
     if (grad.getBucket())
       contents[grad.getBucket()].push_back({*grad.getBucketOffset(), grad.getParam()});
   int kernels = 0, index = 0;
+  int64_t gradientBytes = 0; // of the buckets that hold gradients (not batch statistics)
+  llvm::StringSet<> params;
+  for (ParamOp param : program.getOps<ParamOp>())
+    params.insert(param.getName());
   std::string table;
   llvm::raw_string_ostream rows(table);
   const bool ps = program.getServersAttr() != nullptr;
@@ -102,6 +107,8 @@ void printBucketPlan(ProgramOp program, llvm::raw_ostream &os) {
     Value bucket = k.getInputs().front();
     auto members = contents.lookup(bucket);
     llvm::sort(members);
+    if (!members.empty() && llvm::all_of(members, [&](auto &m) { return params.contains(m.second); }))
+      gradientBytes += bufferBytes(cast<MemRefType>(bucket.getType()));
     std::string names;
     for (auto [i, m] : llvm::enumerate(members))
       names += (i ? ", " : "") + m.second.str();
@@ -124,6 +131,11 @@ void printBucketPlan(ProgramOp program, llvm::raw_ostream &os) {
        << "gradients in the order they become ready):\n"
        << "  bucket  tensors  bytes/replica  after #    gradients\n"
        << table;
+  if (program.getAllreducePrecisionAttr())
+    os << "gradients cross the processes as bf16: " << gradientBytes / 2 << " of their "
+       << gradientBytes << " bytes per step and process"
+       << (program.getProcesses() > 1 ? "" : " (one process: nothing crosses)")
+       << "; the replicas of a process are summed in f32 first, the mean is f32\n";
   if (int64_t nodes = program.getNodes().value_or(1); nodes > 1) {
     const int64_t perNode = program.getProcesses() / nodes;
     os << "across " << nodes << " nodes of " << perNode << " process(es): "

@@ -66,10 +66,18 @@ LogicalResult insertAllReduces(func::FuncOp func, dist::MeshAttr mesh) {
 }
 
 struct InsertAllReducePass : dist::impl::InsertAllReducePassBase<InsertAllReducePass> {
+  using InsertAllReducePassBase::InsertAllReducePassBase;
   void runOnOperation() override {
+    if (precision != "fp32" && precision != "bf16") {
+      getOperation().emitError() << "dist-insert-allreduce: precision must be fp32 or bf16, not '"
+                                 << precision << "'";
+      return signalPassFailure();
+    }
     func::FuncOp train = dist::getReplicatedTrainStep(getOperation());
     if (train && failed(insertAllReduces(train, dist::getMesh(train))))
-      signalPassFailure();
+      return signalPassFailure();
+    if (train && precision == "bf16")
+      train->setAttr(dist::kAllReducePrecisionAttr, StringAttr::get(&getContext(), "bf16"));
   }
 };
 

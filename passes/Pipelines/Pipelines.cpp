@@ -60,7 +60,9 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options) {
   } else {
     if (options.syncBatchNorm)
       pm.addPass(dist::createSyncBatchNormPass());
-    pm.addPass(dist::createInsertAllReducePass());
+    dist::InsertAllReducePassOptions insert;
+    insert.precision = options.allreducePrecision;
+    pm.addPass(dist::createInsertAllReducePass(insert));
     dist::FuseAllReducePassOptions fuse;
     fuse.bucketMb = options.bucketMb;
     pm.addPass(dist::createFuseAllReducePass(fuse));
@@ -104,6 +106,14 @@ std::string CompileOptions::verify() const {
   if (precision == "bf16" && device == "cuda")
     return "precision bf16 is built for device cpu only so far (the CUDA backend has no bf16 "
            "kernels yet)";
+  if (allreducePrecision != "fp32" && allreducePrecision != "bf16")
+    return "allreduce-precision must be fp32 or bf16, not '" + allreducePrecision + "'";
+  if (allreducePrecision == "bf16" && device == "cuda")
+    return "allreduce-precision bf16 is built for device cpu only so far (NCCL's engine "
+           "averages f32 buckets)";
+  if (allreducePrecision == "bf16" && strategy == "parameter-server")
+    return "allreduce-precision bf16 applies to the allreduce strategy (a parameter server "
+           "receives f32 gradients)";
   if (strategy != "allreduce" && strategy != "parameter-server")
     return "strategy must be allreduce or parameter-server, not '" + strategy + "'";
   if (parameterServer()) {

@@ -65,6 +65,11 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
                      "convolutions) in bf16 with f32 accumulation, parameters, gradients and "
                      "optimizer state in f32"),
       llvm::cl::init("fp32")};
+  Option<std::string> allreducePrecision{
+      *this, "allreduce-precision",
+      llvm::cl::desc("fp32, or bf16: the gradient buckets cross the processes as bf16 (half "
+                     "the bytes; summed in f32 within a process, averaged back to f32)"),
+      llvm::cl::init("fp32")};
   Option<std::string> output{
       *this, "output",
       llvm::cl::desc("Write the plan to this .dpx file (verified by the runtime's verifier, "

@@ -28,4 +28,22 @@ inline float fromBf16(uint16_t h) {
 /// `f` as a bf16 value would hold it (toBf16 then fromBf16).
 inline float roundToBf16(float f) { return fromBf16(toBf16(f)); }
 
+/// to[i] = toBf16(from[i]) for n elements.
+inline void toBf16(const float *from, uint16_t *to, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    to[i] = toBf16(from[i]);
+}
+
+/// to[i] = fromBf16(from[i]) for n elements.
+inline void fromBf16(const uint16_t *from, float *to, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    to[i] = fromBf16(from[i]);
+}
+
+/// inout[i] = in[i] + inout[i], added in f32 and rounded to bf16 (a bf16 allreduce's sum).
+inline void addBf16Into(uint16_t *inout, const uint16_t *in, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    inout[i] = toBf16(fromBf16(inout[i]) + fromBf16(in[i]));
+}
+
 } // namespace dp::rt

@@ -5,11 +5,14 @@
 // 0's (in replica order), sums that across processes with an in-place MPI_Iallreduce when P > 1
 // (polled against the deadline), multiplies by 1/(R*P) and copies the result to the other
 // replicas' buffers. With R = P = 1 there is nothing to average and start/wait only return.
+// A bucket whose wire type is bf16 crosses the processes as a bf16 copy of replica 0's f32
+// sum (half the bytes), which is widened back before the scaling.
 //
 // Buckets are reduced in the order of the constructor's list, cycling once per step, so that
 // every rank posts its collectives in the same order whatever order its replicas finish in.
 #include "runtime/comm/Internal.h"
 
+#include "runtime/base/Bf16.h"
 #include "runtime/base/Trace.h"
 
 
@@ -50,6 +53,7 @@ struct Collectives::Impl final : comm::CommClient {
     int64_t done = 0;              // reductions finished (the current step of this bucket)
     // Communication thread only:
     std::vector<float *> reducing; // the buffers of the reduction in progress
+    std::vector<uint16_t> wire;    // the bf16 copy that crosses the processes (bf16 wire)
     Clock::time_point readyAt;     // when the last replica started it
     Clock::time_point postedAt;    // when its MPI sum was posted
     int64_t token = 0;             // the group's token of that sum
@@ -114,6 +118,10 @@ Collectives::Impl::Impl(ProcessGroup &g, int replicas, std::vector<BucketInfo> b
     if (b.index < 0 || b.elements < 0)
       throw Error(ErrorKind::Runtime, "Collectives: bucket " + std::to_string(b.index) + " has " +
                                           std::to_string(b.elements) + " elements");
+    if (b.wire != DType::F32 && b.wire != DType::BF16)
+      throw Error(ErrorKind::Runtime, "Collectives: bucket " + std::to_string(b.index) +
+                                          " crosses the processes as " + dtypeName(b.wire) +
+                                          "; f32 and bf16 are built");
     if (static_cast<size_t>(b.index) >= positions.size())
       positions.resize(b.index + 1, -1);
     if (positions[b.index] >= 0)
@@ -311,7 +319,13 @@ Progress Collectives::Impl::progress() {
       addInto(slot.reducing[0], slot.reducing[r], n);
     if (processes > 1) {
       try {
-        slot.token = group->postSum(slot.reducing[0], n);
+        if (slot.info.wire == DType::BF16) {
+          slot.wire.resize(static_cast<size_t>(n));
+          toBf16(slot.reducing[0], slot.wire.data(), n);
+          slot.token = group->postSum(slot.wire.data(), n, DType::BF16);
+        } else {
+          slot.token = group->postSum(slot.reducing[0], n, DType::F32);
+        }
       } catch (const Error &e) {
         fail(describe(slot) + ": " + e.what());
         return Progress::Advanced;
@@ -337,8 +351,11 @@ Progress Collectives::Impl::progress() {
       done = true;
     }
     if (done) {
-      if (!failedFlag.load())
+      if (!failedFlag.load()) {
+        if (slot.info.wire == DType::BF16)
+          fromBf16(slot.wire.data(), slot.reducing[0], slot.info.elements);
         finish(slot);
+      }
       inFlight.erase(inFlight.begin() + i);
       result = Progress::Advanced;
       continue;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "runtime/base/Error.h"
+#include "runtime/format/Enums.h"
 
 #include <cstdint>
 #include <memory>
@@ -132,6 +133,10 @@ protected:
 struct BucketInfo {
   int index = 0;
   int64_t elements = 0;     // f32 elements
+  /// How the bucket crosses the processes: F32, or BF16 (rounded before the sum across
+  /// processes, which adds in f32 and rounds each partial sum; the replicas of a process are
+  /// summed in f32 first, and the mean is f32 again).
+  DType wire = DType::F32;
   std::string tensors;      // "dense1.kernel, dense1.bias"
   std::string loc;          // source location of the collective
 };

@@ -354,7 +354,7 @@ public:
     std::_Exit(exitCode);
   }
 
-  int64_t postSum(float *data, int64_t n) override {
+  int64_t postSum(void *data, int64_t n, DType dtype) override {
     throw Error(ErrorKind::Runtime, "internal: a single-process group has no cross-process sums");
   }
   bool testSum(int64_t token) override { return true; }

@@ -137,9 +137,10 @@ public:
 
   // The communication thread only. -----------------------------------------------------------
 
-  /// Starts an in-place sum of `n` floats at `data` over all processes; returns a token for
-  /// testSum(). Counts as one collective. Only for groups of more than one process.
-  virtual int64_t postSum(float *data, int64_t n) = 0;
+  /// Starts an in-place sum of `n` elements of `dtype` (F32, or BF16: each addition in f32,
+  /// rounded to bf16) at `data` over all processes; returns a token for testSum(). Counts as
+  /// one collective. Only for groups of more than one process.
+  virtual int64_t postSum(void *data, int64_t n, DType dtype) = 0;
   /// Whether the sum of `token` has finished (its token is then forgotten). Throws
   /// Error(Launch) when MPI reports an error.
   virtual bool testSum(int64_t token) = 0;

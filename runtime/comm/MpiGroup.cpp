@@ -5,6 +5,7 @@
 // where MPI provides MPI_THREAD_MULTIPLE). All operations are non-blocking and polled against a
 // deadline; between polls the thread answers other ranks' status queries, so a rank whose
 // replicas are busy or stuck still says what it is doing.
+#include "runtime/base/Bf16.h"
 #include "runtime/comm/Internal.h"
 
 #include <mpi.h>
@@ -90,7 +91,7 @@ public:
     return r >= 0 && r < static_cast<int>(pids_.size()) ? pids_[r] : 0;
   }
   void leaveWithoutFinalize() override { broken_ = true; }
-  int64_t postSum(float *data, int64_t n) override;
+  int64_t postSum(void *data, int64_t n, DType dtype) override;
   bool testSum(int64_t token) override;
   void abandonSum(int64_t token) override;
   std::string diagnose() override;
@@ -129,8 +130,10 @@ private:
   /// stage has its own communicator, and a sum posts a stage only after every earlier sum has
   /// posted it, so that every rank issues each communicator's operations in the same order.
   struct StagedSum {
-    float *data = nullptr;
+    void *data = nullptr;
     int count = 0;
+    MPI_Datatype type = MPI_FLOAT;
+    MPI_Op op = MPI_SUM;
     int stage = 0; // the stage in flight (0, 1, 2); 3: done
     MPI_Request request = MPI_REQUEST_NULL;
   };
@@ -169,6 +172,15 @@ private:
   int64_t nextQueryId_ = 0;
 
   std::unordered_map<int64_t, std::vector<MPI_Request>> sums_;
+  /// The sum of bf16 gradients (made at its first use, freed with the communicators).
+  MPI_Op bf16Sum_ = MPI_OP_NULL;
+  /// The MPI type, its size and the sum of `dtype` (F32 or BF16).
+  struct SumType {
+    MPI_Datatype type;
+    size_t size;
+    MPI_Op op;
+  };
+  SumType sumType(DType dtype);
   int64_t nextToken_ = 0;
 
   /// Buffers of operations given up on, which MPI may still write.
@@ -348,6 +360,8 @@ void MpiGroup::releaseMpi() {
        {&ctrl_, &data_, &query_, &messages_, &nodeReduce_, &nodeBcast_, &leaders_})
     if (*comm != MPI_COMM_NULL)
       MPI_Comm_free(comm);
+  if (bf16Sum_ != MPI_OP_NULL)
+    MPI_Op_free(&bf16Sum_);
   if (ownsMpi_)
     MPI_Finalize();
 }
@@ -786,14 +800,32 @@ void MpiGroup::broadcast(void *data, size_t bytes, int root, double timeoutSec) 
   std::copy(buffer->begin(), buffer->end(), static_cast<uint8_t *>(data));
 }
 
-int64_t MpiGroup::postSum(float *data, int64_t n) {
+/// MPI's user operation for bf16 sums: inout += in, each addition in f32, rounded to bf16.
+static void sumBf16(void *in, void *inout, int *len, MPI_Datatype *) {
+  addBf16Into(static_cast<uint16_t *>(inout), static_cast<const uint16_t *>(in), *len);
+}
+
+MpiGroup::SumType MpiGroup::sumType(DType dtype) {
+  if (dtype == DType::F32)
+    return {MPI_FLOAT, sizeof(float), MPI_SUM};
+  if (dtype != DType::BF16)
+    throw Error(ErrorKind::Runtime, std::string("internal: no sum of ") + dtypeName(dtype));
+  if (bf16Sum_ == MPI_OP_NULL)
+    check(MPI_Op_create(&sumBf16, /*commute=*/1, &bf16Sum_), "MPI_Op_create (bf16 sum)");
+  return {MPI_UINT16_T, sizeof(uint16_t), bf16Sum_};
+}
+
+int64_t MpiGroup::postSum(void *data, int64_t n, DType dtype) {
+  const SumType t = sumType(dtype);
   const int64_t token = ++nextToken_;
   if (hierarchical() && n <= kMaxCount) {
     StagedSum &sum = staged_[token];
     sum.data = data;
     sum.count = static_cast<int>(n);
+    sum.type = t.type;
+    sum.op = t.op;
     check(MPI_Ireduce(leader_ ? MPI_IN_PLACE : data, leader_ ? data : nullptr, sum.count,
-                      MPI_FLOAT, MPI_SUM, 0, nodeReduce_, &sum.request),
+                      sum.type, sum.op, 0, nodeReduce_, &sum.request),
           "MPI_Ireduce (within the host)");
     ++seq_;
     return token;
@@ -802,7 +834,8 @@ int64_t MpiGroup::postSum(float *data, int64_t n) {
   for (int64_t offset = 0; offset < n; offset += kMaxCount) {
     MPI_Request request;
     int count = static_cast<int>(std::min(n - offset, kMaxCount));
-    check(MPI_Iallreduce(MPI_IN_PLACE, data + offset, count, MPI_FLOAT, MPI_SUM, data_, &request),
+    check(MPI_Iallreduce(MPI_IN_PLACE, static_cast<char *>(data) + offset * t.size, count,
+                         t.type, t.op, data_, &request),
           "MPI_Iallreduce");
     requests.push_back(request);
   }
@@ -832,11 +865,11 @@ void MpiGroup::advance(StagedSum &sum, int floor) {
     if (floor < next)
       return; // an earlier sum has not posted this stage yet; the request stays complete
     if (next == 1)
-      check(MPI_Iallreduce(MPI_IN_PLACE, sum.data, sum.count, MPI_FLOAT, MPI_SUM, leaders_,
+      check(MPI_Iallreduce(MPI_IN_PLACE, sum.data, sum.count, sum.type, sum.op, leaders_,
                            &sum.request),
             "MPI_Iallreduce (across the hosts)");
     else
-      check(MPI_Ibcast(sum.data, sum.count, MPI_FLOAT, 0, nodeBcast_, &sum.request),
+      check(MPI_Ibcast(sum.data, sum.count, sum.type, 0, nodeBcast_, &sum.request),
             "MPI_Ibcast (within the host)");
     sum.stage = next;
   }

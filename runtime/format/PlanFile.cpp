@@ -188,6 +188,12 @@ static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
     for (const fb::Collective *c : *plan.collectives()) {
       if (c->bucket() < 0 || c->elements() <= 0)
         fail(what, "manifest entry for bucket " + std::to_string(c->bucket()) + " is invalid");
+      // The buckets are f32; an allreduce may send them as bf16 (allreduce_mean only).
+      if (DType(c->dtype()) != DType::F32 &&
+          !(DType(c->dtype()) == DType::BF16 && c->kind()->str() == "allreduce_mean"))
+        fail(what, "manifest entry for bucket " + std::to_string(c->bucket()) + " (" +
+                       c->kind()->str() + ") has dtype " + std::to_string(c->dtype()) +
+                       ": f32, or bf16 for allreduce_mean");
       manifest.push_back(c);
     }
   if (manifestHash(plan) != plan.manifest_hash())

@@ -190,9 +190,15 @@ std::unique_ptr<Job> Job::launch(const std::string &planPath, const JobOptions &
       for (const std::string &t : c.tensors)
         b.tensors += (b.tensors.empty() ? "" : ", ") + t;
       b.loc = c.loc;
+      b.wire = c.dtype;
       buckets.push_back(b);
     }
     if (program.plan().deviceKind == DeviceKind::Cuda) {
+      for (const BucketInfo &b : buckets)
+        if (b.wire != DType::F32)
+          throw Error(ErrorKind::Plan, "bucket " + std::to_string(b.index) +
+                                           " crosses the processes as " + dtypeName(b.wire) +
+                                           ": NCCL's engine averages f32 buckets only so far");
       // GPUs average their buckets with NCCL, on the devices.
 #ifdef DP_HAVE_CUDA
       job->adapter_ = cuda::makeNcclEngine(program, *job->group_, buckets,

@@ -67,6 +67,9 @@ def main():
     parser.add_argument("--after-cpu", type=float,
                         help="wait until the rank's process has used this many CPU seconds "
                         "instead of a line (robust where the launcher forwards output late)")
+    parser.add_argument("--line-fallback-cpu", type=float, default=3,
+                        help="with a line to wait for: go on once the rank has used this many "
+                        "CPU seconds even if the line has not arrived (a late launcher)")
     parser.add_argument("--limit", type=float, default=30)
     parser.add_argument("--delay", type=float, default=0,
                         help="seconds to wait after the line or file before the signal")
@@ -114,8 +117,21 @@ def main():
             time.sleep(0.01)
         if not glob.glob(args.after_file):
             give_up("no file %r appeared" % args.after_file)
-    elif not out.seen.wait(120):
-        give_up("the job never printed %r" % args.after_line)
+    else:
+        # The line, or (mpirun was seen forwarding lines minutes late on a loaded machine) the
+        # rank's CPU time showing that it trains: --line-fallback-cpu seconds.
+        deadline = time.monotonic() + 120
+        ticks = os.sysconf("SC_CLK_TCK")
+        while not out.seen.wait(0.05):
+            if time.monotonic() >= deadline or job.poll() is not None:
+                give_up("the job never printed %r" % args.after_line)
+            if not victims:
+                victims = [int(p) for p in os.listdir("/proc")
+                           if p.isdigit() and rank_of(int(p), plan) == args.rank]
+            if any(cpu_seconds(pid, ticks) >= args.line_fallback_cpu for pid in victims):
+                print(f"kill_rank: no {args.after_line!r} line yet, but rank {args.rank} has "
+                      f"used {args.line_fallback_cpu} s of CPU: going on", file=sys.stderr)
+                break
     time.sleep(args.delay)
     # Only the processes of this job: those running its plan file.
     if not victims:

@@ -73,8 +73,8 @@ public:
   /// called) come from collectiveStart/collectiveWait; this adds the manifest entry.
   PlanBuilder &manifestEntry(int bucket, int64_t elements, const std::string &tensors,
                              const std::string &kind = "allreduce_mean",
-                             const std::string &group = "world") {
-    collectives_.push_back({bucket, elements, tensors, kind, group});
+                             const std::string &group = "world", DType wire = DType::F32) {
+    collectives_.push_back({bucket, elements, tensors, kind, group, wire});
     return *this;
   }
   KernelSpec &collective(StepKind step, KernelKind kind, int bucket,
@@ -230,9 +230,10 @@ public:
         std::vector<flatbuffers::Offset<flatbuffers::String>> tensors = {
             fbb.CreateString(c.tensors)};
         collectives.push_back(fb::CreateCollectiveDirect(
-            fbb, c.kind.c_str(), c.bucket, 0, c.elements, c.group.c_str(), &tensors, ""));
-        const std::string line =
-            manifestLine(c.kind, c.bucket, 0, c.elements, c.group, {c.tensors}, "");
+            fbb, c.kind.c_str(), c.bucket, static_cast<uint8_t>(c.wire), c.elements,
+            c.group.c_str(), &tensors, ""));
+        const std::string line = manifestLine(c.kind, c.bucket, static_cast<int>(c.wire),
+                                              c.elements, c.group, {c.tensors}, "");
         manifest = fnv1a64(line.data(), line.size(), manifest);
       }
     }
@@ -278,6 +279,7 @@ private:
     int bucket;
     int64_t elements;
     std::string tensors, kind, group;
+    DType wire;
   };
   struct ParamSpec {
     std::string name;

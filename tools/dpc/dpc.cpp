@@ -113,6 +113,14 @@ static cl::opt<Precision> precision(
                           "parameters, gradients, optimizer state, losses and statistics stay "
                           "f32 (CPU only)")),
     cl::init(Precision::Fp32), cl::sub(compileCmd), cl::cat(dpcCategory));
+static cl::opt<Precision> allreducePrecision(
+    "allreduce-precision", cl::desc("The number type the gradients cross the processes in"),
+    cl::values(clEnumValN(Precision::Fp32, "fp32", "f32 (default)"),
+               clEnumValN(Precision::Bf16, "bf16",
+                          "bf16: half the bytes on the network; the replicas of a process are "
+                          "summed in f32 first and the mean is f32 again (CPU, allreduce "
+                          "strategy)")),
+    cl::init(Precision::Fp32), cl::sub(compileCmd), cl::cat(dpcCategory));
 enum class BatchNormStats { Global, Local };
 static cl::opt<BatchNormStats> batchNormStats(
     "batch-norm-stats", cl::desc("Which batch the statistics of batch normalisation cover"),
@@ -205,6 +213,7 @@ int runCompile(ModuleOp module) {
   options.syncBatchNorm = batchNormStats == BatchNormStats::Global;
   options.lrSchedule = lrSchedule.getValue();
   options.precision = precision == Precision::Bf16 ? "bf16" : "fp32";
+  options.allreducePrecision = allreducePrecision == Precision::Bf16 ? "bf16" : "fp32";
   options.output = outputFile.empty() ? model + ".dpx" : outputFile.getValue();
   if (strategy == Strategy::ParameterServer) {
     options.strategy = "parameter-server";

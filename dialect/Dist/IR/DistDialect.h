@@ -26,6 +26,9 @@ namespace dp::dist {
 /// Marks a dist.allreduce that the step waits for before going on (batch statistics
 /// averaged across replicas) rather than a gradient averaged for the optimizer.
 inline constexpr llvm::StringLiteral kSyncAttr = "dist.sync";
+/// On a train step whose gradient buckets cross the processes as bf16: "bf16"
+/// (dist-insert-allreduce precision=bf16; none means f32).
+inline constexpr llvm::StringLiteral kAllReducePrecisionAttr = "dist.allreduce_precision";
 /// The replica an op was placed on (0 when it carries no `dist.replica`).
 int64_t getReplica(mlir::Operation *op);
 /// The mesh of a step function, or null when it was not distributed.

@@ -24,6 +24,9 @@ LogicalResult ProgramOp::verify() {
   if (getDevice() != "cpu" && getDevice() != "cuda")
     return emitOpError() << "has unknown device kind '" << getDevice()
                          << "' (expected cpu or cuda)";
+  if (auto wire = getAllreducePrecisionAttr(); wire && wire.getValue() != "bf16")
+    return emitOpError() << "has allreduce_precision '" << wire.getValue()
+                         << "': bf16, or none for f32";
   if (auto nodes = getNodesAttr()) {
     const int64_t n = nodes.getInt();
     if (n < 1 || getProcesses() % n != 0)

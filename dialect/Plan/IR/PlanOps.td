@@ -19,7 +19,8 @@ def Plan_ProgramOp : Plan_Op<"program", [NoTerminator, SingleBlock]> {
     optimizer's rate ("warmup-linear:epochs=5,start=0.25+cosine:epochs=30,min=0"; see
     `dpc compile --lr-schedule`); the verifier parses it. `nodes`, when present, is the
     number of hosts the processes are spread over, evenly (dprun checks the launch's
-    placement against it).
+    placement against it). `allreduce_precision = "bf16"` sends the gradient buckets across
+    the processes as bf16 (the collective manifest's dtype); without it they go as f32.
 
     ```mlir
     plan.program "mnist_mlp" attributes {batch = 100 : i64} {
@@ -37,7 +38,8 @@ def Plan_ProgramOp : Plan_Op<"program", [NoTerminator, SingleBlock]> {
                        OptionalAttr<I64Attr>:$servers,
                        OptionalAttr<I64Attr>:$staleness,
                        UnitAttr:$sync,
-                       OptionalAttr<I64Attr>:$server);
+                       OptionalAttr<I64Attr>:$server,
+                       OptionalAttr<StrAttr>:$allreduce_precision);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$model attr-dict-with-keyword $body";
   let hasVerifier = 1;

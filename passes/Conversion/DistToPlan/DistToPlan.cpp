@@ -409,7 +409,7 @@ struct ConvertDistToPlanPass : dp::impl::ConvertDistToPlanPassBase<ConvertDistTo
     }
     auto program = b.create<plan::ProgramOp>(module.getLoc(), model, batch, devices, processes,
                                               "cpu", StringAttr(), IntegerAttr(), IntegerAttr(),
-                                              IntegerAttr(), false, IntegerAttr());
+                                              IntegerAttr(), false, IntegerAttr(), StringAttr());
     // A layout over several hosts reaches the plan; one host is left implicit.
     if (nodes > 1)
       program.setNodes(nodes);
@@ -418,6 +418,8 @@ struct ConvertDistToPlanPass : dp::impl::ConvertDistToPlanPassBase<ConvertDistTo
       program.setDevice(device);
     if (auto schedule = train->getAttrOfType<StringAttr>(g::kLrScheduleAttr))
       program.setLrSchedule(schedule.getValue());
+    if (auto wire = train->getAttrOfType<StringAttr>(dist::kAllReducePrecisionAttr))
+      program.setAllreducePrecisionAttr(wire);
     program.getBody().emplaceBlock();
 
     dist::ParameterServerAttr strategy = dist::getParameterServer(train);
@@ -445,7 +447,8 @@ struct ConvertDistToPlanPass : dp::impl::ConvertDistToPlanPassBase<ConvertDistTo
       b.setInsertionPointToEnd(module.getBody());
       auto serverProgram = b.create<plan::ProgramOp>(
           server.getLoc(), model, batch, 1, 1, "cpu", StringAttr(), IntegerAttr(),
-          IntegerAttr(), IntegerAttr(), false, b.getI64IntegerAttr(dist::getServer(server)));
+          IntegerAttr(), IntegerAttr(), false, b.getI64IntegerAttr(dist::getServer(server)),
+          StringAttr());
       if (auto schedule = program.getLrScheduleAttr())
         serverProgram.setLrScheduleAttr(schedule);
       serverProgram.getBody().emplaceBlock();

@@ -7,6 +7,7 @@
 #include "runtime/format/PlanFile.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 namespace fb = dp::rt::fb;
@@ -140,6 +141,9 @@ private:
     for (GradOp grad : program_.getOps<GradOp>())
       if (grad.getBucket())
         contents[grad.getBucket()].push_back({*grad.getBucketOffset(), grad.getParam().str()});
+    llvm::StringSet<> paramNames;
+    for (ParamOp param : program_.getOps<ParamOp>())
+      paramNames.insert(param.getName());
     std::vector<flatbuffers::Offset<fb::Collective>> entries;
     hash = rt::fnv1a64(nullptr, 0);
     // What a bucket's exchange is, and with whom: every replica (allreduce), the server
@@ -169,14 +173,23 @@ private:
         std::string group = server ? "workers" : "world";
         if (auto def = bucket.getDefiningOp<BucketOp>(); def && def.getServerAttr())
           group = "server " + std::to_string(def.getServerAttr().getInt());
-        std::string line = rt::manifestLine(kind, index, int(rt::DType::F32), elements, group,
-                                            tensors, loc);
+        // Gradient buckets may cross the processes as bf16; batch statistics (averaged by
+        // dist-sync-batch-norm, named after no parameter) stay f32.
+        const bool gradients = !members.empty() && llvm::all_of(members, [&](auto &m) {
+          return paramNames.contains(m.second);
+        });
+        const rt::DType wire = kind == "allreduce_mean" && gradients &&
+                                       program_.getAllreducePrecisionAttr()
+                                   ? rt::DType::BF16
+                                   : rt::DType::F32;
+        std::string line =
+            rt::manifestLine(kind, index, int(wire), elements, group, tensors, loc);
         hash = rt::fnv1a64(line.data(), line.size(), hash);
         std::vector<flatbuffers::Offset<flatbuffers::String>> names;
         for (auto &t : tensors)
           names.push_back(fbb_.CreateString(t));
         entries.push_back(fb::CreateCollective(
-            fbb_, fbb_.CreateString(kind), index, uint8_t(rt::DType::F32), elements,
+            fbb_, fbb_.CreateString(kind), index, uint8_t(wire), elements,
             fbb_.CreateString(group), fbb_.CreateVector(names), fbb_.CreateString(loc)));
       }
     }

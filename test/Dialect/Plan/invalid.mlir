@@ -17,6 +17,13 @@ plan.program "m" {
 
 // -----
 
+// Tests that a program's allreduce precision is bf16 (f32 is its absence).
+// expected-error @+1 {{'plan.program' op has allreduce_precision 'fp16': bf16, or none for f32}}
+plan.program "m" attributes {batch = 8 : i64, processes = 2 : i64, allreduce_precision = "fp16"} {
+}
+
+// -----
+
 // Tests that a program's nodes divide its processes evenly.
 // expected-error @+1 {{'plan.program' op spreads 4 processes over 3 nodes: nodes must be at least 1 and divide them evenly}}
 plan.program "m" attributes {batch = 4 : i64, processes = 4 : i64, nodes = 3 : i64} {

@@ -274,6 +274,25 @@ TEST(PlanFileTest, CollectivesFollowTheManifestProtocol) {
                   "the train step starts 1 of the manifest's 2 buckets");
 }
 
+TEST(PlanFileTest, AnAllreduceMaySendItsBucketAsBf16) {
+  // One bucket of 4 floats on one device, started and waited for; its manifest entry's type.
+  auto plan = [](const std::string &kind, DType wire) {
+    PlanBuilder b{4};
+    const uint32_t bucket = b.buffer({4});
+    b.manifestEntry(0, 4, "a", kind, "world", wire);
+    b.kernel(StepKind::Train, KernelKind::Fill, {}, {bucket}).attrF("value", 1);
+    b.collective(StepKind::Train, KernelKind::AllReduceStart, 0, {bucket});
+    b.collective(StepKind::Train, KernelKind::AllReduceWait, 0, {bucket});
+    return b;
+  };
+  Plan sent = plan("allreduce_mean", DType::BF16).plan();
+  ASSERT_EQ(sent.collectives.size(), 1u);
+  EXPECT_EQ(sent.collectives[0].dtype, DType::BF16);
+  EXPECT_DP_ERROR(plan("allreduce_mean", DType::I32).planFile(), ErrorKind::Plan,
+                  "manifest entry for bucket 0 (allreduce_mean) has dtype 1: f32, or bf16 for "
+                  "allreduce_mean");
+}
+
 // A parameter-server plan: the workers' (2 workers) with one server's inside it; `tweak` changes
 // what a test breaks.
 struct PsParts {

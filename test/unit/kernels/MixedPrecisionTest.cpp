@@ -79,6 +79,23 @@ TEST(Bf16Test, RoundsToNearestEven) {
   EXPECT_EQ(rt::toBf16(bits(0x807fffff)), 0x8080);
 }
 
+TEST(Bf16Test, SumsOfAnAllreduceRoundEachAddition) {
+  // What a bf16 allreduce's MPI operation computes: each sum in f32, rounded to bf16 (ties to
+  // even: 1 + 2^-8 is a tie and stays 1, 1 + 3 * 2^-8 is one and goes up to 1 + 2^-6).
+  const float a[] = {1.0f, 1.0f, -2.0f, 3.0f};
+  const float b[] = {0x1p-8f, 3 * 0x1p-8f, 0.5f, -3.0f};
+  uint16_t inout[4], in[4];
+  dp::rt::toBf16(a, inout, 4);
+  dp::rt::toBf16(b, in, 4);
+  addBf16Into(inout, in, 4);
+  float sum[4];
+  dp::rt::fromBf16(inout, sum, 4);
+  EXPECT_EQ(sum[0], 1.0f);
+  EXPECT_EQ(sum[1], 1.0f + 0x1p-6f);
+  EXPECT_EQ(sum[2], -1.5f);
+  EXPECT_EQ(sum[3], 0.0f);
+}
+
 TEST(Bf16Test, RoundsAsOneDnnDoes) {
   SKIP_WITHOUT_BF16();
   // Random values and halfway cases, through a oneDNN reorder and through toBf16. Not
