@@ -81,6 +81,9 @@ def main():
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    # A rank of an earlier job on the same plan (one this script stopped and killed may still
+    # be going away) is not this job's: only processes that were not there before count.
+    before = {int(p) for p in os.listdir("/proc") if p.isdigit()}
     out = JobOutput(command, None if args.after_file else args.after_line)
     job = out.proc
     try:  # (after the job started, which keeps the default priority) not starved by the job
@@ -95,6 +98,12 @@ def main():
         sys.exit("%s (the job ended with exit %s); its output:\n%s" % (why, code, out.text()))
 
     plan = next((a for a in command if a.endswith(".dpx")), None)
+
+    def ranks_processes():
+        """This job's dprun processes of rank --rank."""
+        return [int(p) for p in os.listdir("/proc")
+                if p.isdigit() and int(p) not in before and rank_of(int(p), plan) == args.rank]
+
     victims = []
     if args.after_cpu is not None:
         deadline = time.monotonic() + 120
@@ -103,8 +112,7 @@ def main():
             # Scan /proc only until the rank has started, then read its stat alone: on a loaded
             # machine a scan per poll starved this script for seconds, and the signal came late.
             if not victims:
-                victims = [int(p) for p in os.listdir("/proc")
-                           if p.isdigit() and rank_of(int(p), plan) == args.rank]
+                victims = ranks_processes()
             if any(cpu_seconds(pid, ticks) >= args.after_cpu for pid in victims):
                 break
             time.sleep(0.01 if victims else 0.05)
@@ -126,21 +134,26 @@ def main():
             if time.monotonic() >= deadline or job.poll() is not None:
                 give_up("the job never printed %r" % args.after_line)
             if not victims:
-                victims = [int(p) for p in os.listdir("/proc")
-                           if p.isdigit() and rank_of(int(p), plan) == args.rank]
+                victims = ranks_processes()
             if any(cpu_seconds(pid, ticks) >= args.line_fallback_cpu for pid in victims):
                 print(f"kill_rank: no {args.after_line!r} line yet, but rank {args.rank} has "
                       f"used {args.line_fallback_cpu} s of CPU: going on", file=sys.stderr)
                 break
     time.sleep(args.delay)
     # Only the processes of this job: those running its plan file.
-    if not victims:
-        victims = [int(p) for p in os.listdir("/proc")
-                   if p.isdigit() and rank_of(int(p), plan) == args.rank]
+    victims = [pid for pid in victims if rank_of(pid, plan) == args.rank] or ranks_processes()
     if not victims:
         give_up(f"no dprun process of rank {args.rank} found")
+    signalled = []
     for pid in victims:
-        os.kill(pid, getattr(signal, "SIG" + args.signal))
+        try:
+            os.kill(pid, getattr(signal, "SIG" + args.signal))
+            signalled.append(pid)
+        except ProcessLookupError:
+            pass
+    if not signalled:
+        give_up(f"the dprun process of rank {args.rank} ended before the signal")
+    victims = signalled
     killed = time.monotonic()
     if args.cont_after is not None:
         time.sleep(args.cont_after)
@@ -164,11 +177,13 @@ def main():
     elapsed = time.monotonic() - killed
     # Every dprun of the job must be gone too, not just the launcher.
     deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and any(
-            rank_of(int(p), plan) is not None for p in os.listdir("/proc") if p.isdigit()):
+    def jobs_processes():
+        return [int(p) for p in os.listdir("/proc")
+                if p.isdigit() and int(p) not in before and rank_of(int(p), plan) is not None]
+
+    while time.monotonic() < deadline and jobs_processes():
         time.sleep(0.2)
-    left = [int(p) for p in os.listdir("/proc")
-            if p.isdigit() and rank_of(int(p), plan) is not None]
+    left = jobs_processes()
     sys.stdout.write(out.text())
     print(f"sent SIG{args.signal} to rank {args.rank} (pid {', '.join(map(str, victims))})")
     print(f"job ended: exit {code} after {elapsed:.1f} s")
