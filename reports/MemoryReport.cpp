@@ -2,7 +2,6 @@
 #include "reports/MemoryReport.h"
 
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -93,10 +92,8 @@ void printBucketPlan(ProgramOp program, llvm::raw_ostream &os) {
     if (grad.getBucket())
       contents[grad.getBucket()].push_back({*grad.getBucketOffset(), grad.getParam()});
   int kernels = 0, index = 0;
-  int64_t gradientBytes = 0; // of the buckets that hold gradients (not batch statistics)
-  llvm::StringSet<> params;
-  for (ParamOp param : program.getOps<ParamOp>())
-    params.insert(param.getName());
+  const llvm::DenseSet<Value> bf16Wire = bf16WireBuckets(program);
+  int64_t wireBytes = 0; // f32 bytes of the buckets that cross as bf16
   std::string table;
   llvm::raw_string_ostream rows(table);
   const bool ps = program.getServersAttr() != nullptr;
@@ -107,8 +104,8 @@ void printBucketPlan(ProgramOp program, llvm::raw_ostream &os) {
     Value bucket = k.getInputs().front();
     auto members = contents.lookup(bucket);
     llvm::sort(members);
-    if (!members.empty() && llvm::all_of(members, [&](auto &m) { return params.contains(m.second); }))
-      gradientBytes += bufferBytes(cast<MemRefType>(bucket.getType()));
+    if (bf16Wire.contains(bucket))
+      wireBytes += bufferBytes(cast<MemRefType>(bucket.getType()));
     std::string names;
     for (auto [i, m] : llvm::enumerate(members))
       names += (i ? ", " : "") + m.second.str();
@@ -132,8 +129,8 @@ void printBucketPlan(ProgramOp program, llvm::raw_ostream &os) {
        << "  bucket  tensors  bytes/replica  after #    gradients\n"
        << table;
   if (program.getAllreducePrecisionAttr())
-    os << "gradients cross the processes as bf16: " << gradientBytes / 2 << " of their "
-       << gradientBytes << " bytes per step and process"
+    os << "gradients cross the processes as bf16: " << wireBytes / 2 << " of their "
+       << wireBytes << " bytes per step and process"
        << (program.getProcesses() > 1 ? "" : " (one process: nothing crosses)")
        << "; the replicas of a process are summed in f32 first, the mean is f32\n";
   if (int64_t nodes = program.getNodes().value_or(1); nodes > 1) {

@@ -1,6 +1,7 @@
 // The plan dialect: the compiled plan as IR, one op per record of the .dpx file.
 #pragma once
 
+#include "llvm/ADT/DenseSet.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -22,6 +23,10 @@ namespace dp::plan {
 int64_t bufferBytes(mlir::MemRefType type);
 /// The device a buffer lives on (its root's `device`; 0 when absent).
 int64_t bufferDevice(mlir::Value buffer);
+/// The buckets of `program` that cross the processes as bf16: with `allreduce_precision`,
+/// those holding parameters' gradients (not batch statistics, which dist-sync-batch-norm
+/// averages under names of no parameter); none without it.
+llvm::DenseSet<mlir::Value> bf16WireBuckets(ProgramOp program);
 /// Arena offsets are multiples of this many bytes.
 inline constexpr int64_t kAlignment = 64;
 } // namespace dp::plan

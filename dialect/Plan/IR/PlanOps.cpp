@@ -6,6 +6,7 @@
 #include "runtime/format/KernelAttrs.h"
 #include "runtime/format/LrSchedule.h"
 
+#include "llvm/ADT/StringSet.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 
@@ -75,6 +76,22 @@ LogicalResult ProgramOp::verify() {
     return WalkResult::advance();
   });
   return failure(result.wasInterrupted());
+}
+
+llvm::DenseSet<Value> dp::plan::bf16WireBuckets(ProgramOp program) {
+  llvm::DenseSet<Value> wire;
+  if (!program.getAllreducePrecisionAttr())
+    return wire;
+  llvm::StringSet<> params;
+  for (ParamOp param : program.getOps<ParamOp>())
+    params.insert(param.getName());
+  llvm::DenseSet<Value> other; // buckets holding something that is no parameter's gradient
+  for (GradOp grad : program.getOps<GradOp>())
+    if (Value bucket = grad.getBucket())
+      (params.contains(grad.getParam()) ? wire : other).insert(bucket);
+  for (Value bucket : other)
+    wire.erase(bucket);
+  return wire;
 }
 
 int64_t dp::plan::bufferDevice(Value buffer) {

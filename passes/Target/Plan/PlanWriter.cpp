@@ -7,7 +7,6 @@
 #include "runtime/format/PlanFile.h"
 
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 namespace fb = dp::rt::fb;
@@ -141,9 +140,7 @@ private:
     for (GradOp grad : program_.getOps<GradOp>())
       if (grad.getBucket())
         contents[grad.getBucket()].push_back({*grad.getBucketOffset(), grad.getParam().str()});
-    llvm::StringSet<> paramNames;
-    for (ParamOp param : program_.getOps<ParamOp>())
-      paramNames.insert(param.getName());
+    const llvm::DenseSet<Value> bf16Wire = bf16WireBuckets(program_);
     std::vector<flatbuffers::Offset<fb::Collective>> entries;
     hash = rt::fnv1a64(nullptr, 0);
     // What a bucket's exchange is, and with whom: every replica (allreduce), the server
@@ -173,13 +170,7 @@ private:
         std::string group = server ? "workers" : "world";
         if (auto def = bucket.getDefiningOp<BucketOp>(); def && def.getServerAttr())
           group = "server " + std::to_string(def.getServerAttr().getInt());
-        // Gradient buckets may cross the processes as bf16; batch statistics (averaged by
-        // dist-sync-batch-norm, named after no parameter) stay f32.
-        const bool gradients = !members.empty() && llvm::all_of(members, [&](auto &m) {
-          return paramNames.contains(m.second);
-        });
-        const rt::DType wire = kind == "allreduce_mean" && gradients &&
-                                       program_.getAllreducePrecisionAttr()
+        const rt::DType wire = kind == "allreduce_mean" && bf16Wire.contains(bucket)
                                    ? rt::DType::BF16
                                    : rt::DType::F32;
         std::string line =

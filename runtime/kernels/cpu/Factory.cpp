@@ -26,9 +26,10 @@ std::unique_ptr<Kernel> makeCpuKernel(const KernelSite &site) {
   } catch (const dnnl::error &e) {
     throw Error(ErrorKind::Runtime,
                 site.where() + ": oneDNN cannot create the primitive: " + e.what() +
-                    (site.touches(DType::BF16) ? " (its bf16 kernels need a CPU with AVX-512; compile the model "
-                            "without --precision bf16)"
-                          : ""));
+                    (site.touches(DType::BF16)
+                         ? " (its bf16 kernels need a CPU with AVX-512; compile the model "
+                           "without --precision bf16)"
+                         : ""));
   }
   site.fail("kernel kind " + std::to_string(static_cast<unsigned>(site.kind())) +
             " has no CPU implementation");
