@@ -139,6 +139,7 @@ llvm::Expected<Topology> parseTopology(llvm::StringRef text, const std::string &
   topology.nodes = int(counts.integer("nodes", 1, 1 << 20, 0));
   topology.ranksPerNode = int(counts.integer("ranks_per_node", 1, 1 << 20, 0));
   topology.devicesPerRank = int(counts.integer("devices_per_rank", 1, 1 << 20, 0));
+  topology.coresPerNode = int(counts.integer("cores_per_node", 1, 1 << 20, 0));
   if (llvm::Error e = counts.error())
     return std::move(e);
   return topology;
@@ -182,6 +183,7 @@ llvm::Expected<Profile> parseProfile(llvm::StringRef text, const std::string &pa
   profile.processes = fields.integer("processes", 1, rt::kMaxProcesses);
   profile.nodes = fields.integer("nodes", 1, rt::kMaxProcesses);
   profile.stepsMeasured = fields.integer("steps_measured", 0, int64_t(1) << 40);
+  profile.computeThreads = fields.integer("compute_threads", 1, 1 << 16, 0);
   if (llvm::Error e = fields.error())
     return std::move(e);
   if (profile.stepsMeasured < 1)
@@ -318,6 +320,15 @@ llvm::Error matchProfile(const rt::Plan &plan, const Profile &profile, bool othe
   return llvm::Error::success();
 }
 
+double computeShareDuringAllreduce(const Topology &topology, int64_t computeThreads) {
+  if (topology.coresPerNode <= 0 || computeThreads <= 0)
+    return 1.0;
+  const int64_t ranks = std::max(topology.ranksPerNode, 1);
+  if (ranks * computeThreads < topology.coresPerNode)
+    return 1.0;
+  return double(computeThreads) / double(computeThreads + 1);
+}
+
 Prediction predict(const rt::Plan &plan, const Profile &profile, const Topology &topology,
                    Layout layout, double computeScale) {
   Prediction p;
@@ -332,6 +343,18 @@ Prediction predict(const rt::Plan &plan, const Profile &profile, const Topology 
   const bool communicates = p.devices > 1;
   double t = profile.hostUs() * computeScale; // host functions: counted before the kernels
   double networkFree = 0;                     // when the engine can start the next bucket
+  // Compute of `us` from t on: slower while a bucket moves (the engine's thread shares the
+  // cores), at full speed after.
+  const double share = computeShareDuringAllreduce(topology, profile.computeThreads);
+  auto compute = [&](double us) {
+    if (t < networkFree && share < 1.0) {
+      const double overlapped = std::min(us, (networkFree - t) * share);
+      t += overlapped / share;
+      p.sharedCoreUs += overlapped / share - overlapped;
+      us -= overlapped;
+    }
+    t += us;
+  };
   std::vector<int> timingOf(bytesOf.size(), -1);
   size_t ordinal = 0;
   for (const rt::KernelDesc &k : plan.train.kernels) {
@@ -361,11 +384,11 @@ Prediction predict(const rt::Plan &plan, const Profile &profile, const Topology 
     if (k.device != 0)
       continue;
     if (ordinal < profile.kernels.size())
-      t += profile.kernels[ordinal].us * computeScale;
+      compute(profile.kernels[ordinal].us * computeScale);
     ++ordinal;
   }
   p.stepUs = t;
-  p.computeUs = t - p.exposedUs;
+  p.computeUs = t - p.exposedUs - p.sharedCoreUs;
   return p;
 }
 

@@ -38,6 +38,10 @@ struct Topology {
   Link network;
   /// 0 until set: then the plan's layout.
   int nodes = 0, ranksPerNode = 0, devicesPerRank = 0;
+  /// The cores of a node, when the file says (0: as many as the ranks' threads need). Where
+  /// the ranks' compute threads fill them, the engine's thread that moves a bucket takes its
+  /// turn on a core they compute on.
+  int coresPerNode = 0;
   int64_t devices() const { return int64_t(nodes) * ranksPerNode * devicesPerRank; }
   int64_t ranks() const { return int64_t(nodes) * ranksPerNode; }
 };
@@ -61,6 +65,8 @@ struct Profile {
   };
   std::string path, model, layout;
   int64_t globalBatch = 0, replicasPerProcess = 0, processes = 0, nodes = 1, stepsMeasured = 0;
+  /// The compute threads of each rank in the profiled run (0: not recorded).
+  int64_t computeThreads = 0;
   double stepUs = 0; // mean
   std::vector<Kernel> kernels; // by index
   std::vector<Bucket> buckets;
@@ -112,6 +118,12 @@ struct BucketTiming {
   BucketCost cost;
 };
 
+/// The share of a rank's compute speed left while a bucket's allreduce is in flight: 1 unless
+/// the node's cores are known and the ranks' compute threads fill them, when the engine's
+/// thread (which polls the network while a bucket moves) takes its turn beside them:
+/// threads / (threads + 1).
+double computeShareDuringAllreduce(const Topology &topology, int64_t computeThreads);
+
 /// The predicted train step of one replica.
 struct Prediction {
   int64_t devices = 1, globalBatch = 0;
@@ -119,6 +131,8 @@ struct Prediction {
   double computeUs = 0;
   /// All buckets' allreduce time, and the part of it the replica waited for.
   double commUs = 0, exposedUs = 0;
+  /// The time compute lost to the engine's thread on shared cores (computeShareDuringAllreduce).
+  double sharedCoreUs = 0;
   double stepUs = 0;
   std::vector<BucketTiming> buckets;
 

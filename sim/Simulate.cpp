@@ -66,6 +66,7 @@ llvm::json::Object predictionJson(const Prediction &p, const Topology &t) {
                             {"compute_us", p.computeUs},
                             {"communication_us", p.commUs},
                             {"exposed_us", p.exposedUs},
+                            {"shared_core_us", p.sharedCoreUs},
                             {"hidden", p.hidden()},
                             {"efficiency", p.efficiency()},
                             {"samples_per_second", p.samplesPerSecond()},
@@ -293,6 +294,10 @@ private:
     out_ << "  communication  " << format("%12s", number(p.commUs).c_str()) << " us   "
          << fixed(100 * p.hidden()) << "% hidden behind compute, " << number(p.exposedUs)
          << " us waited for\n";
+    if (p.sharedCoreUs > 0)
+      out_ << "  shared cores   " << format("%12s", number(p.sharedCoreUs).c_str())
+           << " us   compute slowed by the engine's thread while buckets move (the ranks' "
+              "threads fill the node's cores)\n";
     out_ << "  efficiency     " << format("%11s%%", fixed(100 * p.efficiency()).c_str())
          << "      compute / step (weak scaling: the same rows per device)\n";
   }

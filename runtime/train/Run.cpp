@@ -7,6 +7,7 @@
 #include "runtime/base/HostMemory.h"
 #include "runtime/base/Trace.h"
 #include "runtime/base/Json.h"
+#include "runtime/base/TestEvents.h"
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/Job.h"
 #include "runtime/train/PlanInfo.h"
@@ -407,6 +408,7 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
     trace::Span span(trace::Category::Host, "checkpoint write", position.step);
     auto begin = Clock::now();
     const uint64_t bytes = writeCheckpoint(*program, meta, path);
+    testEvents::note("checkpoint " + std::to_string(position.step));
     pruneCheckpoints(options.checkpointDir, options.checkpointKeep);
     CheckpointReport &c = report.checkpoints;
     c.lastSeconds = secondsSince(begin);
@@ -600,7 +602,8 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
   if (printer && !options.profilePath.empty()) {
     writeFileAtomically(options.profilePath,
                         profileJson(plan, group.size(),
-                                    group.size() > 1 ? group.allreduceLayout() : "flat"));
+                                    group.size() > 1 ? group.allreduceLayout() : "flat",
+                                    computeCores));
     if (!quiet)
       out << "profile " << options.profilePath << " (device 0 of rank 0)\n" << std::flush;
   }
@@ -609,7 +612,8 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
 
 } // namespace
 
-std::string profileJson(const Plan &plan, int ranks, const std::string &layout) {
+std::string profileJson(const Plan &plan, int ranks, const std::string &layout,
+                        int computeThreads) {
   std::vector<trace::SpanView> spans = trace::spansOf("device 0 compute");
   // Spans of one thread nest: by begin (an enclosing span first), each kernel and wait
   // follows the step that holds it.
@@ -669,6 +673,9 @@ std::string profileJson(const Plan &plan, int ranks, const std::string &layout) 
                      ",\n  \"processes\": " + std::to_string(ranks) +
                      ",\n  \"nodes\": " + std::to_string(plan.nodes) +
                      ",\n  \"allreduce_layout\": " + jsonString(layout) +
+                     (computeThreads > 0
+                          ? ",\n  \"compute_threads\": " + std::to_string(computeThreads)
+                          : std::string()) +
                      ",\n  \"steps_measured\": " + std::to_string(stepUs.size()) +
                      ",\n  \"step_us\": {\"mean\": " + number(mean(stepUs)) +
                      ", \"median\": " + number(median(stepUs)) + "},\n  \"kernels\": [";
@@ -725,7 +732,7 @@ void serveWith(Job &job, const TrainOptions &options, std::ostream &out) {
   // nothing but what the first gradients did.
   program.initParams(options.seed);
   int64_t updates = 0;
-  for (int position; (position = server.next(updates)) >= 0;) {
+  for (int position; (testEvents::beforeStep(updates + 1), position = server.next(updates)) >= 0;) {
     const auto begin = Clock::now();
     StepContext ctx;
     ctx.step = updates + 1; // Adam's bias correction counts this bucket's updates
@@ -786,6 +793,7 @@ TrainReport runTraining(const std::string &planPath, const TrainOptions &options
   jobOptions.threads = options.threads;
   jobOptions.onWorkerLoss = options.onWorkerLoss;
   std::unique_ptr<Job> job = Job::launch(planPath, jobOptions);
+  testEvents::init(job->jobRank());
   if (job->server()) {
     job->run([&] { serveWith(*job, options, out); });
     return TrainReport();

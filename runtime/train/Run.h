@@ -75,7 +75,8 @@ std::string tracePathOfRank(const std::string &path, int rank);
 /// step after the first (the first pays for warm-up), the time of each of its kernels (by
 /// index in the plan's train step, with its kind) and of each bucket's allreduce wait, and the
 /// bytes of each bucket, as JSON; what a communication model reads. Needs the timeline on.
-std::string profileJson(const Plan &plan, int ranks, const std::string &layout);
+std::string profileJson(const Plan &plan, int ranks, const std::string &layout,
+                        int computeThreads = 0);
 
 /// Spans one process keeps in its timeline; later ones are counted and dropped.
 constexpr size_t kMaxTraceSpans = 2'000'000;

@@ -4,6 +4,7 @@
 #include "runtime/base/Interrupt.h"
 
 #include "runtime/base/Error.h"
+#include "runtime/base/TestEvents.h"
 #include "runtime/base/Trace.h"
 #include "runtime/train/Progress.h"
 #include "runtime/train/Report.h"
@@ -262,6 +263,7 @@ int Trainer::agreeOnStop(int64_t afterStep, float *stepLoss) {
 EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, int64_t maxSteps,
                                const TrainPosition *resume, int64_t firstBatch) {
   trace::Span span(trace::Category::Host, "epoch", epoch);
+  testEvents::note("epoch " + std::to_string(epoch));
   auto start = Clock::now();
   batcher.setEpoch(epoch - 1);
   int64_t steps = batcher.numBatches();
@@ -347,6 +349,7 @@ EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, 
     trained = 0;
     collected = 0;
     for (;;) {
+      testEvents::beforeStep(step_ + 1);
       if (const int signal = pendingInterrupt()) {
         if (collected < trained)
           collectStep(collected++);
@@ -367,6 +370,7 @@ EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, 
       collectStep(collected++);
   } else {
     for (int64_t b = first; b < steps; ++b) {
+      testEvents::beforeStep(step_ + 1);
       if (!vote)
         stop = pendingInterrupt();
       const bool due = b > first && boundaryEvery_ > 0 && step_ % boundaryEvery_ == 0;

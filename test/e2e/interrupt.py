@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""Interrupts a running dprun and reports how it ended.
+"""Interrupts a running dprun at an exact step and reports how it ended.
 
-Usage: interrupt.py --signal INT|TERM|USR1 [--after-line TEXT] [--limit S] -- COMMAND...
+Usage: interrupt.py --signal INT|TERM|USR1 --at-step S [--limit S] -- COMMAND...
 
-Starts COMMAND (a dprun, or an mpirun of dprun), waits until its output shows TEXT (default
-"epoch 1/", so a first epoch has finished), sends the signal to the command's process group
-(as a terminal's Ctrl-C does), then waits at most LIMIT seconds (default 30). Prints the output,
-then `ended: exit <code> after <s> s`. Exits 1 when the command outlived the limit.
+Starts COMMAND (a dprun, or an mpirun of dprun) with the test events on (events.py), so that
+the dprun process of rank 0 stops itself just before its training step S and says so; then
+sends the signal to the command's process group (as a terminal's Ctrl-C does) and continues
+the stopped process, so that the signal lands at step S however late this script gets to it.
+Then it waits at most LIMIT seconds (default 30). Prints the output, then `ended: exit <code>
+after <s> s`. Exits 1 when the command outlived the limit.
 """
 import argparse
 import os
@@ -15,35 +17,50 @@ import subprocess
 import sys
 import time
 
+from events import Events, pid_of, wait_stopped
 from job_output import JobOutput, signal_group
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--signal", choices=["INT", "TERM", "USR1"], required=True)
-ap.add_argument("--after-line", default="epoch 1/")
+ap.add_argument("--at-step", type=int, required=True)
 ap.add_argument("--limit", type=float, default=30)
 ap.add_argument("command", nargs=argparse.REMAINDER)
 args = ap.parse_args()
 command = args.command[1:] if args.command[:1] == ["--"] else args.command
 
-job = JobOutput(command, args.after_line)
+events = Events(0, args.at_step)
+job = JobOutput(command, None, env=events.env())
 proc = job.proc
-if not job.seen.wait(120):
+
+
+def give_up(why):
     signal_group(proc, signal.SIGKILL)
     proc.wait()
+    events.close()
     sys.stdout.write(job.text())
-    sys.exit(f"the command never printed {args.after_line!r} within 120 s")
+    sys.exit(why)
+
+
+stopped = events.wait(0, "stopped %d" % args.at_step, lambda: proc.poll() is None)
+if stopped is None:
+    give_up(f"the command ended (exit {proc.poll()}) before step {args.at_step}")
+pid = pid_of(stopped)
+if not wait_stopped(pid):
+    give_up(f"dprun (pid {pid}) did not stay stopped at step {args.at_step}")
 if not signal_group(proc, getattr(signal, "SIG" + args.signal)):
-    sys.stdout.write(job.text())
-    sys.exit(f"the command ended (exit {proc.wait()}) before SIG{args.signal} could be sent")
+    give_up(f"the command ended (exit {proc.wait()}) before SIG{args.signal} could be sent")
+os.kill(pid, signal.SIGCONT)
 sent = time.monotonic()
 try:
     proc.wait(timeout=args.limit)
 except subprocess.TimeoutExpired:
     signal_group(proc, signal.SIGKILL)
     proc.wait()
+    events.close()
     sys.stdout.write(job.text())
     print(f"still running {args.limit} s after SIG{args.signal}: killed")
     sys.exit(1)
+events.close()
 sys.stdout.write(job.text())
-print(f"sent SIG{args.signal}")
+print(f"sent SIG{args.signal} at step {args.at_step}")
 print(f"ended: exit {proc.returncode} after {time.monotonic() - sent:.1f} s")

@@ -7,9 +7,9 @@ import threading
 
 
 class JobOutput:
-    def __init__(self, command, after_line):
+    def __init__(self, command, after_line, env=None):
         self.proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     start_new_session=True, text=True)
+                                     start_new_session=True, text=True, env=env)
         self.lines = []
         self.seen = threading.Event()
         self._after_line = after_line

@@ -111,19 +111,19 @@ grep -q "was compiled for 2 nodes x 2 process(es), but the job's 4 ranks run on 
 
 # A fault on node 1 in the middle of training (collective timeout 8 s): every dprun on both
 # nodes must end within 25 s, and the output must contain PATTERN.
-fault() { # NAME PATTERN ACTION... (run once the first epoch is done)
-  local name=$1 pattern=$2 launcher cut ended="" node p
+fault() { # NAME PATTERN ACTION... (run once rank 0 has begun its second epoch: a test event)
+  local name=$1 pattern=$2 launcher cut ended="" node p events="$work/events"
   shift 2
   echo "+ fault: $name"
-  timeout 60 "$cluster" mpirun -n 2 --map-by node "$build/bin/dprun" "$work/mlp.dpx" \
+  rm -rf "$events" && mkdir -p "$events"
+  DPRUN_TEST_EVENTS=$events timeout 60 "$cluster" mpirun -n 2 --map-by node -x DPRUN_TEST_EVENTS \
+    "$build/bin/dprun" "$work/mlp.dpx" \
     --data "$data" --epochs 1000 --collective-timeout 8 >"$work/fault.txt" 2>&1 &
   launcher=$!
-  for _ in $(seq 1 300); do
-    grep -q "^epoch 1/1000" "$work/fault.txt" && break
+  until grep -qx "epoch 2" "$events/rank0.events" 2>/dev/null; do
     kill -0 "$launcher" 2>/dev/null || { cat "$work/fault.txt"; fail "$name: the job ended before the fault"; }
-    sleep 0.1
+    sleep 0.05
   done
-  grep -q "^epoch 1/1000" "$work/fault.txt" || fail "$name: no epoch finished within 30 s"
   "$@"
   cut=$(date +%s)
   for _ in $(seq 1 250); do

@@ -32,23 +32,21 @@ OMP_NUM_THREADS=1 timeout 300 srun --mpi=pmix -n 2 --cpus-per-task=1 --time=5 \
   || fail "the uninterrupted run failed"
 
 echo "+ sbatch examples/slurm/mnist_cnn_requeue.sbatch (EPOCHS=$epochs MAX_STEPS=$steps)"
+# Rank 0 holds itself at step 50 (epoch 2 of 40-step epochs; test events: test/e2e/events.py)
+# until SLURM's notice has reached it, so that the notice lands mid-run however late it comes.
+events="$work/events"
+mkdir -p "$events"
 job=$(sbatch --parsable --output="$work/job.out" --time=10 \
-  --export=ALL,DP_ROOT="$root",DP_BIN="$build/bin",DATA="$data",EPOCHS=$epochs,MAX_STEPS=$steps,OUT="$work/job" \
+  --export=ALL,DP_ROOT="$root",DP_BIN="$build/bin",DATA="$data",EPOCHS=$epochs,MAX_STEPS=$steps,OUT="$work/job",DPRUN_TEST_EVENTS="$events",DPRUN_TEST_STOP=0:50 \
   "$root/examples/slurm/mnist_cnn_requeue.sbatch") || fail "sbatch failed"
 echo "job $job"
-# The notice once the first epoch is done.
-for _ in $(seq 1 600); do
-  grep -q "^epoch 1/$epochs" "$work/job.out" 2>/dev/null && break
-  # A job that ended already (a failed start) will never print it.
-  case "$(scontrol show job "$job" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')" in
-    PENDING|RUNNING|CONFIGURING|"") ;;
-    *) break ;;
-  esac
-  sleep 0.2
-done
-grep -q "^epoch 1/$epochs" "$work/job.out" || fail "the job never finished its first epoch"
-echo "+ scancel --signal=USR1 --batch $job"
+stopped=$(python3 "$here/../e2e/events.py" wait "$events" 0 "stopped 50" 240) ||
+  fail "rank 0 never reached step 50"
+pid=${stopped##*pid=}
+echo "+ rank 0 (pid $pid) held at step 50: scancel --signal=USR1 --batch $job"
 scancel --signal=USR1 --batch "$job"
+python3 "$here/../e2e/events.py" pending "$pid" USR1 60 || fail "the notice never reached rank 0"
+kill -CONT "$pid"
 # Requeued, it runs again (SLURM may hold a requeued job back for a few seconds) and finishes.
 state="" released=0
 for _ in $(seq 1 900); do

@@ -35,7 +35,7 @@ echo "$out"
 grep -q "compiled for 2 processes .* but the job has 3 ranks" <<<"$out" || fail "no launch-shape message"
 
 echo "+ kill rank 1 of srun --mpi=pmix -n 2 dprun mlp.dpx mid-epoch"
-out=$(python3 "$e2e/kill_rank.py" --rank 1 --limit 30 -- srun --mpi=pmix -n 2 --time=4 \
+out=$(python3 "$e2e/kill_rank.py" --rank 1 --at-step 700 --limit 30 -- srun --mpi=pmix -n 2 --time=4 \
         "$build/bin/dprun" "$work/mlp.dpx" --data "$data" --epochs 100000 --collective-timeout 10 2>&1) \
   || fail "the job did not end within 30 s of the kill:
 $out"

@@ -155,6 +155,32 @@ TEST(Predict, OverlapsBucketsWithTheKernelsAfterTheirStart) {
   EXPECT_TRUE(alone.buckets.empty());
 }
 
+TEST(Predict, ComputeSlowsWhileBucketsMoveOnCoresTheThreadsFill) {
+  rt::Plan plan = twoBucketPlan(2);
+  Profile profile = profileOf(plan, {100, 200, 300, 400}, 1100);
+  Topology t = machine(2, 1, 1);
+  t.network = link(0, 1);
+  // Unknown cores, or a core to spare: no change.
+  profile.computeThreads = 1;
+  EXPECT_DOUBLE_EQ(predict(plan, profile, t, Layout::Flat).stepUs, 1500);
+  t.coresPerNode = 2;
+  EXPECT_DOUBLE_EQ(computeShareDuringAllreduce(t, 1), 1.0);
+  EXPECT_DOUBLE_EQ(predict(plan, profile, t, Layout::Flat).stepUs, 1500);
+  // One thread on the node's one core: the engine's thread takes every other turn while a
+  // bucket moves. Bucket 0 moves from 400 to 1400 us and bucket 1 (ready at 1000) from 1400
+  // to 1500: the 300 us kernel takes 600 us (to 1000), the 400 us one does 250 us of its work
+  // at half speed (to 1500) and the other 150 at full (to 1650).
+  t.coresPerNode = 1;
+  EXPECT_DOUBLE_EQ(computeShareDuringAllreduce(t, 1), 0.5);
+  EXPECT_DOUBLE_EQ(computeShareDuringAllreduce(t, 3), 0.75);
+  Prediction p = predict(plan, profile, t, Layout::Flat);
+  EXPECT_DOUBLE_EQ(p.buckets[1].readyUs, 1000);
+  EXPECT_DOUBLE_EQ(p.stepUs, 1650);
+  EXPECT_DOUBLE_EQ(p.sharedCoreUs, 550);
+  EXPECT_DOUBLE_EQ(p.computeUs, 1100);
+  EXPECT_DOUBLE_EQ(p.exposedUs, 0);
+}
+
 TEST(Predict, RefusesAProfileOfAnotherStep) {
   rt::Plan plan = twoBucketPlan(2);
   Profile other = profileOf(plan, {100, 200, 300, 400}, 1100);
