@@ -66,6 +66,8 @@ rm -rf "$seeds" && mkdir -p "$seeds"/{plan,data,model,checkpoint,simulate}
 (cd "$root" && find models test -name '*.mlir' -size -64k) | while read -r f; do
   cp "$root/$f" "$seeds/model/${f//\//_}"
 done
+# The attribute grammars (affine maps, integer sets, dense elements, ...) that no model uses.
+cp "$root"/fuzz/seeds/model/*.mlir "$seeds/model/"
 i=0
 for m in "$root"/models/mnist_mlp.mlir "$root"/models/mnist_lstm.mlir "$root"/test/e2e/gradcheck/*.mlir; do
   i=$((i + 1))

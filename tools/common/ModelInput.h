@@ -15,6 +15,13 @@
 
 namespace dp {
 
+/// What dpc and dp-opt say (after "<tool>: ") when the parser runs past its stack
+/// (runOnGuardedStack: 256 MiB, half a million levels of recursion).
+inline constexpr const char *kParserStackMessage =
+    "error: the input makes the parser recurse past its stack (an expression of hundreds of "
+    "thousands of terms or signs, such as an affine_map of a million '-'); no model needs that: "
+    "refused\n";
+
 /// The most a model file may hold.
 inline constexpr uint64_t kMaxModelBytes = uint64_t(64) << 20;
 

@@ -4,6 +4,7 @@
 // output file (-o) is written atomically.
 #include "dialect/Common/AtomicFile.h"
 #include "passes/Pipelines/Pipelines.h"
+#include "tools/common/GuardedStack.h"
 #include "tools/common/ModelInput.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -11,7 +12,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
-int main(int argc, char **argv) {
+static int dpOptMain(int argc, char **argv) {
   mlir::DialectRegistry registry;
   dp::registerDialects(registry);
   dp::registerPassesAndPipelines();
@@ -45,4 +46,10 @@ int main(int argc, char **argv) {
     return 1;
   }
   return 0;
+}
+
+int main(int argc, char **argv) {
+  // As dpc: input of any shape ends with a message, never a crash (tools/common/GuardedStack.h).
+  static const std::string message = std::string("dp-opt: ") + dp::kParserStackMessage;
+  return dp::runOnGuardedStack([&] { return dpOptMain(argc, argv); }, message.c_str());
 }

@@ -17,6 +17,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/SourceMgr.h"
+#include "tools/common/GuardedStack.h"
 #include "tools/common/ModelInput.h"
 
 #include <chrono>
@@ -295,7 +296,7 @@ int runSimulate() {
   return dp::sim::simulate(options, llvm::outs(), llvm::errs());
 }
 
-int main(int argc, char **argv) {
+static int dpcMain(int argc, char **argv) {
   cl::SetVersionPrinter([](llvm::raw_ostream &os) { os << dp::plan::kProducer << "\n"; });
   cl::HideUnrelatedOptions(dpcCategory);
   cl::ParseCommandLineOptions(
@@ -329,4 +330,11 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
   return summaryCmd ? runSummary(*module) : runCompile(*module);
+}
+
+int main(int argc, char **argv) {
+  // MLIR's parser recurses once per sign or term of an expression: on a guarded stack, input
+  // of any shape ends with a message, never a crash.
+  static const std::string message = std::string("dpc: ") + dp::kParserStackMessage;
+  return dp::runOnGuardedStack([&] { return dpcMain(argc, argv); }, message.c_str());
 }
