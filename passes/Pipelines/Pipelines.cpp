@@ -154,8 +154,9 @@ std::string CompileOptions::verify() const {
   if (!(bucketMb <= kMaxBucketMb))
     return "bucket-mb must be at most " + number(kMaxBucketMb) +
            " (any size past the model's gradients is one bucket), found " + number(bucketMb);
-  if (!(lrScale > 0) || !std::isfinite(lrScale))
-    return "lr-scale must be positive and finite, found " + number(lrScale);
+  if (!(lrScale > 0) || !(lrScale <= kMaxLrScale))
+    return "lr-scale must be positive and at most 1000000, found " +
+           number(lrScale);
   if (scaleLr != "none" && scaleLr != "linear")
     return "scale-lr must be none or linear, not '" + scaleLr + "'";
   if (!lrSchedule.empty()) {

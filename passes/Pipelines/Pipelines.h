@@ -84,6 +84,8 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
   /// the model's gradients is one bucket anyway; past this it would overflow a byte count).
   static constexpr int64_t kMaxProcesses = rt::kMaxProcesses;
   static constexpr double kMaxBucketMb = 1 << 20;
+  /// A learning rate scaled past a million times the model's only trains to inf and NaN.
+  static constexpr double kMaxLrScale = 1e6;
 
   /// The factor the replicas add to the learning rate: R x P under linear scaling, else 1.
   double replicaLrFactor() const {

@@ -1,6 +1,7 @@
 // See CoreShare.h.
 #include "runtime/base/CoreShare.h"
 
+#include "runtime/base/Error.h"
 #include "runtime/base/HostMemory.h"
 
 #include <time.h>
@@ -217,6 +218,15 @@ ThreadChoice chooseComputeThreads(int requested, double seconds) {
   const std::vector<int> cpus = allowedCpus();
   choice.allowed = std::max(1, static_cast<int>(cpus.size()));
   if (requested > 0) {
+    // Thousands of threads on a few cores only stall each other at every barrier, and past
+    // the process limits OpenMP's runtime dies creating them, without a word from dprun.
+    const int most = std::max(8, 4 * choice.allowed);
+    if (requested > most)
+      throw Error(ErrorKind::Usage,
+                  "--threads " + std::to_string(requested) + ": this process may run on " +
+                      std::to_string(choice.allowed) + " core" + (choice.allowed == 1 ? "" : "s") +
+                      "; more than " + std::to_string(most) +
+                      " compute threads (4 per core) only wait for each other");
     choice.threads = requested;
     choice.how = "--threads";
     return choice;

@@ -71,7 +71,8 @@ struct ThreadChoice {
   std::string why() const;
 };
 
-/// Decides the compute threads of a CPU process: `requested` > 0 (dprun --threads N) wins;
+/// Decides the compute threads of a CPU process: `requested` > 0 (dprun --threads N) wins (up
+/// to 4 per allowed core, at least 8: more is refused with Error(Usage));
 /// -1 (--threads all) and a set OMP_NUM_THREADS leave the count to OpenMP (one per allowed
 /// core, or OMP_NUM_THREADS); else (0, auto), on 2 or more cores, the fewer of
 /// threadsForLocalRanks() and threadsBeside() of the others' use measured for `seconds`.

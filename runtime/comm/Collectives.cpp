@@ -236,8 +236,7 @@ void Collectives::Impl::wait(int bucket, int replica) {
     }
   } blocked{*this};
   const bool bounded = timeoutSec > 0;
-  Clock::time_point deadline =
-      begin + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeoutSec));
+  Clock::time_point deadline = comm::after(begin, timeoutSec);
   bool extended = false;
   while (slot.done < generation) {
     if (failed) {
@@ -260,8 +259,7 @@ void Collectives::Impl::wait(int bucket, int replica) {
       // names the missing ranks after asking them. Give it that long, then give up anyway.
       if (!extended) {
         extended = true;
-        deadline += std::chrono::duration_cast<Clock::duration>(
-            std::chrono::duration<double>(timeoutSec + comm::kQueryGraceSeconds + 5));
+        deadline = comm::after(deadline, timeoutSec + comm::kQueryGraceSeconds + 5);
         continue;
       }
       failLocked(what + "the communication thread did not finish it");

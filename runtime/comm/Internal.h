@@ -27,6 +27,15 @@ inline double secondsSince(Clock::time_point from) {
   return std::chrono::duration<double>(Clock::now() - from).count();
 }
 
+/// `seconds` after `from`, saturated: a timeout of up to 30 years (what "for ever" becomes) never
+/// overflows the clock's 64-bit nanoseconds, whatever the caller passed.
+inline Clock::time_point after(Clock::time_point from, double seconds) {
+  constexpr double kLongest = 1e9;
+  const double s = seconds > 0 ? (seconds < kLongest ? seconds : kLongest) : 0.0;
+  const auto step = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+  return from > Clock::time_point::max() - step ? Clock::time_point::max() : from + step;
+}
+
 /// "20 s", "0.5 s": a timeout in messages.
 std::string secondsText(double seconds);
 

@@ -1,6 +1,7 @@
 // Learning-rate schedules; see LrSchedule.h.
 #include "runtime/format/LrSchedule.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -29,20 +30,43 @@ std::string number(double v) {
   // The shortest form that reads back, with every digit of the integer part (30, not 3e+01).
   const double magnitude = std::fabs(v);
   const int whole = magnitude >= 1 && magnitude < 1e15 ? int(std::log10(magnitude)) + 1 : 1;
+  std::string best = text;
   for (int digits = whole; digits <= 17; ++digits) {
     char shorter[40];
     std::snprintf(shorter, sizeof(shorter), "%.*g", digits, v);
-    if (std::strtod(shorter, nullptr) == v)
-      return shorter;
+    if (std::strtod(shorter, nullptr) == v) {
+      best = shorter;
+      break;
+    }
   }
-  return text;
+  // No '+' in an exponent (1e15, not 1e+15): '+' joins the parts of a schedule's text.
+  if (const size_t plus = best.find("e+"); plus != std::string::npos)
+    best.erase(plus + 1, 1);
+  return best;
+}
+
+/// Where `sep` next separates parts of `text` from `from` on: a '+' right after an exponent's
+/// 'e' and before a digit (1e+15) belongs to the number.
+size_t findSeparator(std::string_view text, char sep, size_t from) {
+  for (size_t at = text.find(sep, from); at != std::string_view::npos;
+       at = text.find(sep, at + 1)) {
+    auto digit = [&](size_t i) {
+      return i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]));
+    };
+    const bool exponent = sep == '+' && at >= 2 &&
+                          (text[at - 1] == 'e' || text[at - 1] == 'E') &&
+                          (digit(at - 2) || text[at - 2] == '.') && digit(at + 1);
+    if (!exponent)
+      return at;
+  }
+  return std::string_view::npos;
 }
 
 std::vector<std::string_view> split(std::string_view text, char sep) {
   std::vector<std::string_view> parts;
   size_t start = 0;
   for (;;) {
-    size_t at = text.find(sep, start);
+    size_t at = findSeparator(text, sep, start);
     parts.push_back(text.substr(start, at == std::string_view::npos ? at : at - start));
     if (at == std::string_view::npos)
       return parts;
@@ -84,24 +108,31 @@ bool plateauStep(const LrSchedule &s, PlateauState &state, double loss) {
 
 std::string checkLrSchedule(const LrSchedule &s) {
   auto finite = [](double v) { return std::isfinite(v); };
+  // Spans in epochs: from a thousandth of an epoch (a few steps) to a billion epochs. Outside,
+  // the schedule's arithmetic (factor^(epochs / every)) leaves the range of a double.
+  auto span = [](double v) { return v >= kMinScheduleEpochs && v <= kMaxScheduleEpochs; };
+  const std::string range =
+      " (from " + number(kMinScheduleEpochs) + " to " + number(kMaxScheduleEpochs) + " epochs)";
   if (static_cast<unsigned>(s.kind) >= kNumLrScheduleKinds)
     return "unknown schedule kind " + std::to_string(static_cast<unsigned>(s.kind));
-  if (!finite(s.warmupEpochs) || s.warmupEpochs < 0)
-    return "warmup-linear: epochs must be positive, found " + number(s.warmupEpochs);
+  if (!finite(s.warmupEpochs) || s.warmupEpochs < 0 || (s.warmupEpochs > 0 && !span(s.warmupEpochs)))
+    return "warmup-linear: epochs must be positive" + range + ", found " + number(s.warmupEpochs);
   if (s.warmupEpochs > 0 && !(s.warmupStart >= 0 && s.warmupStart <= 1))
     return "warmup-linear: start must be between 0 and 1, found " + number(s.warmupStart);
   switch (s.kind) {
   case LrScheduleKind::Constant:
     break;
   case LrScheduleKind::Step:
-    if (!finite(s.every) || !(s.every > 0))
-      return "step: every must be a positive number of epochs, found " + number(s.every);
-    if (!finite(s.factor) || !(s.factor > 0))
-      return "step: factor must be positive, found " + number(s.factor);
+    if (!finite(s.every) || !span(s.every))
+      return "step: every must be a positive number of epochs" + range + ", found " +
+             number(s.every);
+    // A step schedule decays: a factor above 1 grows the rate without bound (to inf and NaN).
+    if (!finite(s.factor) || !(s.factor > 0 && s.factor <= 1))
+      return "step: factor must be above 0 and at most 1, found " + number(s.factor);
     break;
   case LrScheduleKind::Cosine:
-    if (!finite(s.epochs) || !(s.epochs > 0))
-      return "cosine: epochs must be positive, found " + number(s.epochs);
+    if (!finite(s.epochs) || !span(s.epochs))
+      return "cosine: epochs must be positive" + range + ", found " + number(s.epochs);
     if (!(s.minScale >= 0 && s.minScale <= 1))
       return "cosine: min must be between 0 and 1, found " + number(s.minScale);
     break;

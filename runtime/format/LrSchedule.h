@@ -25,6 +25,9 @@ namespace dp::rt {
 enum class LrScheduleKind : uint8_t { Constant = 0, Step = 1, Cosine = 2, Plateau = 3 };
 inline constexpr unsigned kNumLrScheduleKinds = 4;
 
+/// The spans a schedule may give in epochs (step's every, cosine's and the warmup's epochs).
+inline constexpr double kMinScheduleEpochs = 1e-3, kMaxScheduleEpochs = 1e9;
+
 struct LrSchedule {
   LrScheduleKind kind = LrScheduleKind::Constant;
   /// Linear warmup over `warmupEpochs` (0: none) from `warmupStart` to 1.

@@ -28,6 +28,12 @@ namespace {
 
 constexpr const char *kVersion = "0.1.0";
 
+/// The largest value of each count option: far past any real run, and far enough from the
+/// 64-bit limits that the products the run forms from them (epochs x steps, step numbers,
+/// deadlines in nanoseconds) cannot overflow.
+constexpr uint64_t kMaxTimeoutSeconds = 1000000;
+constexpr int64_t kMaxEpochs = 1000000000, kMaxSteps = 1000000000;
+
 const char *kUsage = "usage: dprun PLAN --data DIR [--epochs N] [--seed S] [--metrics FILE]\n"
                      "                  [--max-steps N] [--quiet] [--collective-timeout S]\n"
                      "                  [--save-params FILE] [--checkpoint-dir DIR\n"
@@ -178,6 +184,14 @@ int64_t parsePositive(const std::string &option, const std::string &text) {
   return static_cast<int64_t>(value);
 }
 
+/// A positive integer of at most `most`.
+int64_t parseAtMost(const std::string &option, const std::string &text, int64_t most) {
+  const int64_t value = parsePositive(option, text);
+  if (value > most)
+    usageError(option + " expects at most " + std::to_string(most) + ", got '" + text + "'");
+  return value;
+}
+
 /// --threads N|all|auto as TrainOptions::threads: N, -1 for all, 0 for auto.
 int parseThreads(const std::string &option, const std::string &value) {
   if (value == "auto")
@@ -232,7 +246,7 @@ bool parseArgs(int argc, char **argv, Args &args) {
       args.train.dataDir = next();
       haveData = true;
     } else if (arg == "--epochs") {
-      args.train.epochs = parsePositive(arg, next());
+      args.train.epochs = parseAtMost(arg, next(), kMaxEpochs);
     } else if (arg == "--seed") {
       args.train.seed = parseCount(arg, next());
       args.train.seedGiven = true;
@@ -245,7 +259,7 @@ bool parseArgs(int argc, char **argv, Args &args) {
       if (every == "epoch")
         args.train.checkpointEachEpoch = true;
       else
-        args.train.checkpointEvery = parsePositive(arg, every);
+        args.train.checkpointEvery = parseAtMost(arg, every, kMaxSteps);
     } else if (arg == "--checkpoint-keep") {
       const int64_t keep = parsePositive(arg, next());
       if (keep > 1000000)
@@ -253,7 +267,7 @@ bool parseArgs(int argc, char **argv, Args &args) {
       args.train.checkpointKeep = static_cast<int>(keep);
       keepGiven = true;
     } else if (arg == "--early-stop") {
-      args.train.earlyStop = parsePositive(arg, next());
+      args.train.earlyStop = parseAtMost(arg, next(), kMaxEpochs);
     } else if (arg == "--prefetch") {
       const uint64_t ahead = parseCount(arg, next());
       if (ahead > 64)
@@ -290,9 +304,13 @@ bool parseArgs(int argc, char **argv, Args &args) {
       if (args.train.metricsPath.empty())
         usageError("--metrics needs a file name");
     } else if (arg == "--max-steps") {
-      args.train.maxSteps = parsePositive(arg, next());
+      args.train.maxSteps = parseAtMost(arg, next(), kMaxSteps);
     } else if (arg == "--collective-timeout") {
-      args.train.collectiveTimeout = static_cast<double>(parseCount(arg, next()));
+      const uint64_t seconds = parseCount(arg, next());
+      if (seconds > kMaxTimeoutSeconds)
+        usageError("--collective-timeout expects at most " + std::to_string(kMaxTimeoutSeconds) +
+                   " seconds (11 days; 0 waits forever)");
+      args.train.collectiveTimeout = static_cast<double>(seconds);
     } else if (arg == "--save-params") {
       args.train.paramsPath = next();
       if (args.train.paramsPath.empty())

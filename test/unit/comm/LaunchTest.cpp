@@ -236,3 +236,15 @@ TEST(CommSingleProcess, AbortJobPrintsAndExits) {
 
 } // namespace
 } // namespace dp::rt
+
+TEST(Deadline, SaturatesInsteadOfOverflowing) {
+  using Clock = dp::rt::comm::Clock;
+  const Clock::time_point now = Clock::now();
+  // 9223372036 s is 2^63 ns: added to the clock it wrapped to the past (a false timeout at once).
+  EXPECT_GT(dp::rt::comm::after(now, 9223372036.0), now + std::chrono::hours(24 * 365));
+  EXPECT_GT(dp::rt::comm::after(now, 1e300), now);
+  EXPECT_GE(dp::rt::comm::after(Clock::time_point::max() - std::chrono::seconds(1), 1e9), now);
+  EXPECT_EQ(dp::rt::comm::after(now, 0), now);
+  EXPECT_EQ(dp::rt::comm::after(now, -5), now);
+  EXPECT_EQ(dp::rt::comm::after(now, 2.5), now + std::chrono::milliseconds(2500));
+}

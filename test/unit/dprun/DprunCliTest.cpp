@@ -157,6 +157,20 @@ TEST_F(Dprun, CommandLineErrors) {
       {{"--data", "d"}, "missing the plan file"},
       {{plan, plan, "--inspect"}, "unexpected argument"},
       {{plan, "--data", "d", "--metrics", file("no/such/dir/m.json")}, "does not exist"},
+      // Bounded where they are parsed: the run's sums of them (deadlines in nanoseconds,
+      // epochs x steps) cannot overflow. 9223372036 s overflowed the deadline: a false
+      // timeout at once, or a hang.
+      {{plan, "--data", "d", "--collective-timeout", "9223372036"},
+       "--collective-timeout expects at most 1000000 seconds"},
+      {{plan, "--data", "d", "--epochs", "9223372036854775807"},
+       "--epochs expects at most 1000000000"},
+      {{plan, "--data", "d", "--max-steps", "1000000001"}, "--max-steps expects at most"},
+      {{plan, "--data", "d", "--checkpoint-dir", file("ck"), "--checkpoint-every",
+        "99999999999"},
+       "--checkpoint-every expects at most"},
+      {{plan, "--data", "d", "--early-stop", "4000000000"}, "--early-stop expects at most"},
+      // Thousands of threads died inside OpenMP's runtime.
+      {{plan, "--data", "d", "--threads", "4096"}, "--threads 4096: this process may run on"},
   };
   for (const Case &c : cases) {
     Result r = run(c.args);
