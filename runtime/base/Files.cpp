@@ -132,8 +132,17 @@ bool tryReadInputFile(const std::string &path, uint64_t maxBytes, const std::str
 
 void checkWritable(const std::string &path) {
   struct stat info;
-  if (::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode))
-    throw Error(ErrorKind::Usage, path + ": is a directory, not a file to write");
+  if (::stat(path.c_str(), &info) == 0) {
+    if (S_ISDIR(info.st_mode))
+      throw Error(ErrorKind::Usage, path + ": is a directory, not a file to write");
+    // Written atomically (a new file renamed over it), which a FIFO or a device is not: said
+    // now, not after the training whose results it was to hold.
+    if (!S_ISREG(info.st_mode))
+      throw Error(ErrorKind::Usage, path + ": is " + fileTypeName(info.st_mode) +
+                                        ", not a regular file that may be replaced");
+  } else if (errno != ENOENT) {
+    throw Error(ErrorKind::Usage, path + ": cannot use it: " + std::strerror(errno));
+  }
   std::string dir = directoryOf(path);
   if (::stat(dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode))
     throw Error(ErrorKind::Usage, path + ": directory " + dir + " does not exist");

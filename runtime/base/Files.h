@@ -69,7 +69,8 @@ private:
 };
 
 /// Throws Error(Usage) if a file cannot be created at `path` (its directory is missing or not
-/// writable), so a bad --metrics path fails before training rather than after.
+/// writable, or it names a FIFO, a device or anything else that is not a regular file), so a
+/// bad --metrics path fails before training rather than after.
 void checkWritable(const std::string &path);
 
 } // namespace dp::rt

@@ -1,6 +1,7 @@
 // Span recording and the trace-event JSON; see Trace.h.
 #include "runtime/base/Trace.h"
 
+#include "runtime/base/Files.h"
 #include "runtime/base/Json.h"
 
 #include <algorithm>
@@ -194,6 +195,13 @@ std::string eventsJson(int pid, const std::string &processName, int64_t zeroNs) 
   }
   const std::string pidText = std::to_string(pid);
   std::string out;
+  // One allocation: a growing string would hold twice the text at its last doubling.
+  size_t spans = 0;
+  for (Row *row : rows) {
+    std::lock_guard<std::mutex> lock(row->mutex);
+    spans += row->spans.size();
+  }
+  out.reserve(256 * (rows.size() + 2) + spans * 130);
   auto metadata = [&](const char *what, int tid, const std::string &key,
                       const std::string &value) {
     out += "{\"name\":\"";
@@ -251,6 +259,30 @@ std::string eventsJson(int pid, const std::string &processName, int64_t zeroNs) 
     }
   }
   return out;
+}
+
+void writeTraceFile(const std::string &path, const std::vector<const std::string *> &events,
+                    const std::string &metadataJson) {
+  // Streamed from the parts: no copy of the whole text is made.
+  AtomicFileWriter file(path);
+  const std::string head = "{\"traceEvents\":[\n";
+  file.write(head.data(), head.size());
+  size_t last = events.size();
+  for (size_t i = 0; i < events.size(); ++i)
+    if (!events[i]->empty())
+      last = i;
+  for (size_t i = 0; i < events.size(); ++i) {
+    const std::string &part = *events[i];
+    size_t bytes = part.size();
+    if (i == last) // the array's last element takes no comma
+      while (bytes > 0 && (part[bytes - 1] == '\n' || part[bytes - 1] == ','))
+        --bytes;
+    file.write(part.data(), bytes);
+  }
+  const std::string tail = "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":" +
+                           (metadataJson.empty() ? std::string("{}") : metadataJson) + "}\n";
+  file.write(tail.data(), tail.size());
+  file.commit();
 }
 
 std::string traceFile(const std::string &events, const std::string &metadataJson) {

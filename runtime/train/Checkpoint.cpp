@@ -491,7 +491,11 @@ void prepareCheckpointDir(const std::string &dir) {
     throw Error(ErrorKind::Usage, "--checkpoint-dir " + dir + ": cannot create it: " +
                                       std::strerror(errno));
   struct stat info;
-  if (::stat(dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode))
+  // (A symbolic link that loops, or leads nowhere, exists for mkdir but not for stat.)
+  if (::stat(dir.c_str(), &info) != 0)
+    throw Error(ErrorKind::Usage, "--checkpoint-dir " + dir + ": cannot use it: " +
+                                      std::strerror(errno));
+  if (!S_ISDIR(info.st_mode))
     throw Error(ErrorKind::Usage, "--checkpoint-dir " + dir + ": is " +
                                       fileTypeName(info.st_mode) + ", not a directory");
   if (::access(dir.c_str(), W_OK | X_OK) != 0)

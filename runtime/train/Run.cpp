@@ -14,6 +14,8 @@
 #include "runtime/train/Progress.h"
 #include "runtime/train/Report.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <map>
 #include <chrono>
@@ -142,25 +144,28 @@ void writeTrace(ProcessGroup &group, const TrainOptions &options, int64_t zero, 
            ",\"spans\":" + std::to_string(int64_t(counts[0])) +
            ",\"dropped_spans\":" + std::to_string(int64_t(counts[1])) + "}";
   };
-  std::string path = options.tracePath, file;
+  std::string path = options.tracePath;
+  uint64_t bytes = 0;
   if (options.tracePerRank || group.size() == 1) {
     if (group.size() > 1)
       path = tracePathOfRank(path, group.rank());
-    file = trace::traceFile(events, metadata(1));
+    trace::writeTraceFile(path, {&events}, metadata(1));
   } else {
     group.sumDoubles(counts, 2, timeout, "the count of the timeline's spans");
     const std::vector<std::string> parts = group.gatherBytes(events, 0, timeout);
     if (group.rank() != 0)
       return;
-    std::string all;
+    std::vector<const std::string *> all;
     for (const std::string &part : parts)
-      all += part;
-    file = trace::traceFile(all, metadata(group.size()));
+      all.push_back(&part);
+    trace::writeTraceFile(path, all, metadata(group.size()));
   }
-  writeFileAtomically(path, file);
+  struct stat written;
+  if (::stat(path.c_str(), &written) == 0)
+    bytes = uint64_t(written.st_size);
   if (!quiet && (group.rank() == 0 || options.tracePerRank))
     out << "timeline " << path << " (" << withCommas(int64_t(counts[0])) << " spans, "
-        << sizeText(file.size()) << ")\n"
+        << sizeText(bytes) << ")\n"
         << std::flush;
 }
 

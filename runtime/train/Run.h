@@ -79,7 +79,7 @@ std::string profileJson(const Plan &plan, int ranks, const std::string &layout,
                         int computeThreads = 0);
 
 /// Spans one process keeps in its timeline; later ones are counted and dropped.
-constexpr size_t kMaxTraceSpans = 2'000'000;
+constexpr size_t kMaxTraceSpans = 500'000;
 
 /// What the run did with checkpoints.
 struct CheckpointReport {

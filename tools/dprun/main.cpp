@@ -102,7 +102,7 @@ const char *kHelp =
     "                   (open it in https://ui.perfetto.dev or chrome://tracing): per rank\n"
     "                   and thread, every step and kernel, allreduce start and wait, input\n"
     "                   gathering and waits, epochs, evaluations and checkpoint writes;\n"
-    "                   rank 0 merges the ranks' timelines into FILE. At most 2,000,000\n"
+    "                   rank 0 merges the ranks' timelines into FILE. At most 500,000\n"
     "                   spans per process are kept (--max-steps keeps a trace short)\n"
     "  --trace-per-rank with --trace, each rank writes its own FILE.rankN.json instead\n"
     "  --profile FILE   write rank 0's profile to FILE as JSON: the mean and median time\n"

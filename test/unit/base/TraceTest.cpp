@@ -3,6 +3,10 @@
 // (test/e2e/trace.test parses whole dprun traces with Python's json module.)
 #include "runtime/base/Trace.h"
 
+#include <cstdio>
+#include <unistd.h>
+#include <sstream>
+#include <fstream>
 #include <gtest/gtest.h>
 
 #include <thread>
@@ -126,6 +130,29 @@ TEST_F(TraceTest, TheFileWrapsEventsAndMetadata) {
   EXPECT_EQ(count(file, ",\n]"), 0u) << "no trailing comma";
   EXPECT_EQ(traceFile("", ""), "{\"traceEvents\":[\n\n],\n\"displayTimeUnit\":\"ms\",\n"
                                "\"otherData\":{}}\n");
+}
+
+TEST_F(TraceTest, TheStreamedFileEqualsTheWholeText) {
+  enable(10);
+  nameThread("main");
+  record(Category::Host, "evaluate", -1, 0, 1000);
+  const std::string a = eventsJson(0, "rank 0", 0), b = eventsJson(1, "rank 1", 0), none;
+  char dir[] = "/tmp/dp-trace-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string path = std::string(dir) + "/t.json";
+  // The parts of several ranks (an empty one last), as rank 0 merges them.
+  writeTraceFile(path, {&a, &b, &none}, "{\"ranks\":2}");
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), traceFile(a + b, "{\"ranks\":2}"));
+  writeTraceFile(path, {&none}, "");
+  std::ifstream again(path);
+  std::stringstream empty;
+  empty << again.rdbuf();
+  EXPECT_EQ(empty.str(), traceFile("", ""));
+  std::remove(path.c_str());
+  ::rmdir(dir);
 }
 
 } // namespace

@@ -205,6 +205,34 @@ TEST_F(Dprun, PlansThatAreNotRegularFilesAreNamedNotRead) {
   }
 }
 
+TEST_F(Dprun, OutputsThatAreNotRegularFilesAreRefusedBeforeTraining) {
+  // Each is written atomically (a new file renamed over it) after training: a FIFO or a
+  // device was refused only then, and the run's results were lost.
+  std::string plan = writePlan();
+  std::string fifo = file("out.fifo");
+  ASSERT_EQ(std::system(("mkfifo " + quote(fifo)).c_str()), 0);
+  for (const char *option : {"--metrics", "--save-params", "--trace", "--profile"})
+    for (const std::pair<std::string, std::string> &target :
+         {std::pair<std::string, std::string>{fifo, "is a FIFO"},
+          {"/dev/null", "is a character device"}}) {
+      Result r = run({plan, "--data", file("no-data-needed"), option, target.first});
+      EXPECT_EQ(r.code, 2) << option << " " << target.first << ": " << r.err;
+      EXPECT_NE(r.err.find(target.first + ": " + target.second +
+                           ", not a regular file that may be replaced"),
+                std::string::npos)
+          << r.err;
+    }
+  // A checkpoint folder that is a symbolic link to itself: named for what it is.
+  std::string loop = file("loop");
+  ASSERT_EQ(::symlink(loop.c_str(), loop.c_str()), 0);
+  Result r = run({plan, "--data", file("no-data-needed"), "--checkpoint-dir", loop});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("--checkpoint-dir " + loop + ": cannot use it: Too many levels of "
+                       "symbolic links"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST_F(Dprun, DataFilesThatAreNotRegularFilesAreNamed) {
   // A FIFO named like a data file is found and refused for what it is, not reported missing.
   std::string plan = writePlan();
