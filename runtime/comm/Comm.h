@@ -50,6 +50,9 @@ struct Handshake {
   /// dprun --epochs and --max-steps (0: none): every rank must run the same number of steps,
   /// or the rank that stops first leaves the others waiting in a collective.
   int64_t epochs = 0, maxSteps = 0;
+  /// dprun --collective-timeout (0: forever): a rank that gives up sooner than the others
+  /// would end the job while they still wait, and name the wrong rank.
+  double collectiveTimeout = 0;
   /// The options that change what the ranks do together ("--checkpoint-every 200 --resume
   /// --trace"; "" for none): a rank that resumes while another starts afresh would train
   /// other parameters, checkpoints are taken at steps every rank agrees on, and the

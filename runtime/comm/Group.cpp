@@ -181,6 +181,7 @@ HandshakeRecord toRecord(const Handshake &h) {
   record.seed = h.seed;
   record.epochs = h.epochs;
   record.maxSteps = h.maxSteps;
+  record.collectiveTimeout = h.collectiveTimeout;
   record.replicas = h.replicas;
   record.processes = h.processes;
   const size_t room = sizeof(record.planPath) - 1;
@@ -248,6 +249,14 @@ const Field kFields[] = {
               std::to_string(r.epochs) +
               (r.maxSteps > 0 ? " --max-steps " + std::to_string(r.maxSteps)
                               : std::string(" without --max-steps"));
+     }},
+    {"the collective timeout",
+     [](const HandshakeRecord &r) { return secondsText(r.collectiveTimeout); },
+     [](const std::string &ranks, bool plural, bool first, const HandshakeRecord &r) {
+       char seconds[32];
+       std::snprintf(seconds, sizeof(seconds), "%g", r.collectiveTimeout);
+       return ranks + " " + verb(plural, "runs ", "run ") + "--collective-timeout " + seconds +
+              (r.collectiveTimeout > 0 ? "" : " (forever)");
      }},
     {"the options the ranks share", [](const HandshakeRecord &r) { return std::string(r.checkpointing); },
      [](const std::string &ranks, bool plural, bool first, const HandshakeRecord &r) {

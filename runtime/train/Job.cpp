@@ -99,6 +99,7 @@ void Job::launchParameterServer(Plan plan, const JobOptions &options) {
   mine.seed = options.seed;
   mine.epochs = options.epochs;
   mine.maxSteps = options.maxSteps;
+  mine.collectiveTimeout = options.collectiveTimeout;
   mine.checkpointing = options.checkpointing;
   if (!options.onWorkerLoss.empty())
     mine.checkpointing += " --on-worker-loss " + options.onWorkerLoss;
@@ -175,6 +176,7 @@ std::unique_ptr<Job> Job::launch(const std::string &planPath, const JobOptions &
   mine.seed = options.seed;
   mine.epochs = options.epochs;
   mine.maxSteps = options.maxSteps;
+  mine.collectiveTimeout = options.collectiveTimeout;
   mine.checkpointing = options.checkpointing;
   mine.allreduce = options.allreduce;
   mine.nodes = program.plan().nodes;

@@ -20,6 +20,7 @@
 #include <map>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <optional>
 #include <iomanip>
@@ -101,6 +102,65 @@ std::optional<Checkpoint> findCheckpoint(ProcessGroup &group, const Plan &plan,
   if (path.empty())
     return std::nullopt;
   return Checkpoint::fromBytes(std::move(bytes), path);
+}
+
+/// A fingerprint of a data set's samples and labels (not cryptographic: it tells different
+/// data apart, it does not defend against forged files).
+uint64_t fingerprint(const Dataset &data) {
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ uint64_t(data.size());
+  auto mix = [&h](uint64_t word) {
+    h ^= word + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h *= 0xff51afd7ed558ccdull;
+  };
+  const uint8_t *bytes = data.size() > 0 ? data.image(0) : nullptr;
+  const uint64_t total = uint64_t(data.size()) * uint64_t(data.pixels());
+  uint64_t i = 0;
+  for (; i + 8 <= total; i += 8) {
+    uint64_t word;
+    std::memcpy(&word, bytes + i, 8);
+    mix(word);
+  }
+  for (; i < total; ++i)
+    mix(bytes[i]);
+  for (int64_t s = 0; s < data.size(); ++s)
+    mix(data.label(s));
+  return h;
+}
+
+/// Before the first step: every rank must read the same data. A rank with another training
+/// set takes other steps per epoch (the others then wait for it in a collective until the
+/// timeout); one with other samples trains other parameters. Throws Error(Launch) on every
+/// rank, naming the ranks and what each reads.
+void agreeOnData(ProcessGroup &group, const Dataset &train, const Dataset &test,
+                 double timeout) {
+  if (group.size() <= 1)
+    return;
+  char digest[40];
+  std::snprintf(digest, sizeof(digest), "%016llx",
+                static_cast<unsigned long long>(fingerprint(train) ^ (fingerprint(test) * 3)));
+  const std::string mine = withCommas(train.size()) + " training and " +
+                           withCommas(test.size()) + " test samples of " +
+                           std::to_string(train.height()) + "x" + std::to_string(train.width()) +
+                           "x" + std::to_string(train.channels()) + ", fingerprint " + digest +
+                           " (" + train.imagesPath() + ")";
+  // A rank may still be reading its data: the first exchange waits longer.
+  const double wait = std::max(timeout, 600.0);
+  const std::vector<std::string> all = group.gatherBytes(mine, 0, wait);
+  std::string verdict;
+  if (group.rank() == 0) {
+    for (size_t r = 1; r < all.size(); ++r)
+      if (all[r] != all[0])
+        verdict += std::string("rank ") + std::to_string(r) + " reads " + all[r] + "; ";
+    if (!verdict.empty())
+      verdict = "ranks disagree on the data: " + verdict + "rank 0 reads " + all[0] +
+                "; every rank must read the same --data";
+  }
+  uint64_t bytes = verdict.size();
+  group.broadcast(&bytes, sizeof(bytes), 0, wait);
+  verdict.resize(bytes);
+  group.broadcast(verdict.data(), verdict.size(), 0, wait);
+  if (!verdict.empty())
+    throw Error(ErrorKind::Launch, verdict);
 }
 
 /// "--checkpoint-every 200 --resume --trace": the options that add steps the ranks take
@@ -261,6 +321,7 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
   Dataset test = Dataset::loadSplit(options.dataDir, "t10k", static_cast<int>(classes), resize);
   trainer.checkData(train);
   trainer.checkData(test);
+  agreeOnData(group, train, test, timeout);
   const int64_t batch = plan.batch;
 
   // A resumed run takes the checkpoint's seed: with the step and epoch it is the whole random
