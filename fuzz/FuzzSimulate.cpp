@@ -88,10 +88,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     t.ranksPerNode = t.ranksPerNode ? t.ranksPerNode : 2;
     t.devicesPerRank = t.devicesPerRank ? t.devicesPerRank : 1;
     for (sim::Layout layout : {sim::Layout::Flat, sim::Layout::Hierarchical}) {
-      sim::Prediction p = sim::predict(plan(), *profile, t, layout, otherRows ? 1e-3 : 1.0);
-      (void)p.hidden();
-      (void)p.efficiency();
-      (void)p.samplesPerSecond();
+      llvm::Expected<sim::Prediction> p =
+          sim::predict(plan(), *profile, t, layout, otherRows ? 1e-3 : 1.0);
+      if (!p) {
+        llvm::consumeError(p.takeError());
+        continue;
+      }
+      (void)p->hidden();
+      (void)p->efficiency();
+      (void)p->samplesPerSecond();
     }
   }
   return 0;

@@ -91,6 +91,10 @@ for name, mode, data in (("idx3", 0, images), ("idx1", 1, labels)):
     open(f"{d}/{name}.gz", "wb").write(bytes([mode]) + gzip.compress(data))
 record = bytes([3]) + bytes(i % 251 for i in range(3072))
 open(f"{d}/cifar", "wb").write(b"\x02" + record * 2)
+# A pair loaded as one data set (mode 3: the images file's length, the images, the labels).
+for name, pack in (("pair", lambda b: b), ("pair.gz", gzip.compress)):
+    i, l = pack(images), pack(labels)
+    open(f"{d}/{name}", "wb").write(b"\x03" + struct.pack(">I", len(i)) + i + l)
 PY
 # dpc simulate's inputs: the test profile with each topology of examples/, NUL between.
 for t in "$root"/test/tools/Inputs/simulate/topology.json "$root"/examples/topologies/*.json; do

@@ -1,13 +1,16 @@
 // The communication model: see Model.h and docs/scaling.md.
 #include "sim/Model.h"
 
+#include "dialect/Common/Nesting.h"
 #include "runtime/base/Files.h"
+#include "runtime/base/Text.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/JSON.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace dp::sim {
 namespace json = llvm::json;
@@ -28,7 +31,19 @@ llvm::Expected<std::string> readText(const std::string &path, const std::string 
   return text;
 }
 
+/// A number for messages: "0.5", "1e-09", "1e+12" (std::to_string prints 1e-9 as 0.000000).
+std::string shortNumber(double x) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", x);
+  return text;
+}
+
 llvm::Expected<json::Value> parseJson(llvm::StringRef text, const std::string &path) {
+  // Before the parser, which recurses once per level and would overflow the stack.
+  if (std::optional<TextPoint> at = jsonNestingBeyond(text, kMaxJsonNesting))
+    return fail(path + ":" + llvm::Twine(at->line) + ":" + llvm::Twine(at->column) +
+                ": JSON nested deeper than " + llvm::Twine(kMaxJsonNesting) +
+                " levels here; a profile or a topology nests 3");
   llvm::Expected<json::Value> value = json::parse(text);
   if (!value)
     return fail(path + ": not JSON: " + llvm::toString(value.takeError()));
@@ -44,14 +59,14 @@ public:
   Fields(const json::Object &object, std::string where)
       : object_(object), where_(std::move(where)) {}
 
-  /// A number that must be there, finite and at least `min`.
-  double number(llvm::StringRef key, double min) {
+  /// A number that must be there, finite and in [min, max].
+  double number(llvm::StringRef key, double min, double max) {
     std::optional<double> value = object_.getNumber(key);
     if (!value)
       return miss("'" + key.str() + "' is missing or not a number");
-    if (!std::isfinite(*value) || *value < min)
-      return miss("'" + key.str() + "' is " + std::to_string(*value) + ", expected a number >= " +
-                  std::to_string(min));
+    if (!std::isfinite(*value) || *value < min || *value > max)
+      return miss("'" + key.str() + "' is " + shortNumber(*value) + ", expected a number from " +
+                  shortNumber(min) + " to " + shortNumber(max));
     return *value;
   }
   /// An integer in [min, max]; `fallback` when absent, if given.
@@ -93,8 +108,8 @@ llvm::Expected<Link> readLink(const json::Object &levels, llvm::StringRef name,
     return fail(where + ": levels." + name + " is missing (latency_us, bandwidth_GBps)");
   Fields fields(*level, where + ": levels." + name.str());
   Link link;
-  link.latencyUs = fields.number("latency_us", 0);
-  link.bandwidthGBps = fields.number("bandwidth_GBps", 1e-9);
+  link.latencyUs = fields.number("latency_us", 0, kMaxLatencyUs);
+  link.bandwidthGBps = fields.number("bandwidth_GBps", kMinBandwidthGBps, kMaxBandwidthGBps);
   if (llvm::Error e = fields.error())
     return std::move(e);
   return link;
@@ -142,7 +157,40 @@ llvm::Expected<Topology> parseTopology(llvm::StringRef text, const std::string &
   topology.coresPerNode = int(counts.integer("cores_per_node", 1, 1 << 20, 0));
   if (llvm::Error e = counts.error())
     return std::move(e);
+  // Each count is bounded; their product must be too (the counts not given count as 1).
+  Topology given = topology;
+  for (int *count : {&given.nodes, &given.ranksPerNode, &given.devicesPerRank})
+    *count = std::max(*count, 1);
+  if (llvm::Error e = checkCounts(given))
+    return fail(path + ": " + llvm::toString(std::move(e)));
   return topology;
+}
+
+llvm::Error checkCounts(const Topology &t) {
+  for (auto [name, count] : {std::pair<const char *, int>{"nodes", t.nodes},
+                             {"ranks per node", t.ranksPerNode},
+                             {"devices per rank", t.devicesPerRank}})
+    if (count < 1 || count > kMaxDevices)
+      return fail(llvm::Twine(count) + " " + name + " is outside 1.." +
+                  rt::withCommas(kMaxDevices));
+  // Each factor is at most 2^30, so the first product fits; the second is compared first.
+  const int64_t ranks = int64_t(t.nodes) * t.ranksPerNode;
+  if (ranks > kMaxDevices / t.devicesPerRank)
+    return fail(rt::withCommas(t.nodes) + " node(s) x " + rt::withCommas(t.ranksPerNode) +
+                " rank(s) x " + rt::withCommas(t.devicesPerRank) + " device(s) is more than the " +
+                rt::withCommas(kMaxDevices) + " devices dpc simulate predicts for");
+  return llvm::Error::success();
+}
+
+llvm::Error checkMachine(const Topology &t, int64_t rowsPerReplica) {
+  if (llvm::Error e = checkCounts(t))
+    return e;
+  const int64_t devices = t.devices();
+  if (rowsPerReplica < 0 || rowsPerReplica > kMaxGlobalBatch / devices)
+    return fail("a global batch of " + rt::withCommas(rowsPerReplica) + " rows per replica x " +
+                rt::withCommas(devices) + " devices is more than the " +
+                rt::withCommas(kMaxGlobalBatch) + " rows dpc simulate predicts for");
+  return llvm::Error::success();
 }
 
 double Profile::kernelUs() const {
@@ -197,7 +245,7 @@ llvm::Expected<Profile> parseProfile(llvm::StringRef text, const std::string &pa
   if (!step)
     return fail(path + ": 'step_us' is missing");
   Fields stepFields(*step, path + ": step_us");
-  profile.stepUs = stepFields.number("mean", 0);
+  profile.stepUs = stepFields.number("mean", 0, kMaxProfileUs);
   if (llvm::Error e = stepFields.error())
     return std::move(e);
 
@@ -212,7 +260,7 @@ llvm::Expected<Profile> parseProfile(llvm::StringRef text, const std::string &pa
     Profile::Kernel kernel;
     Fields fields(*k, at);
     kernel.index = fields.integer("index", 0, int64_t(1) << 31);
-    kernel.us = fields.number("mean_us", 0);
+    kernel.us = fields.number("mean_us", 0, kMaxProfileUs);
     if (llvm::Error e = fields.error())
       return std::move(e);
     kernel.kind = stringOr(*k, "kind", "");
@@ -230,7 +278,7 @@ llvm::Expected<Profile> parseProfile(llvm::StringRef text, const std::string &pa
       Fields fields(*b, at);
       bucket.bucket = fields.integer("bucket", 0, int64_t(1) << 31);
       bucket.bytes = fields.integer("bytes", 1, int64_t(1) << 40);
-      bucket.waitUs = fields.number("wait_mean_us", 0);
+      bucket.waitUs = fields.number("wait_mean_us", 0, kMaxProfileUs);
       if (llvm::Error e = fields.error())
         return std::move(e);
       profile.buckets.push_back(bucket);
@@ -329,8 +377,13 @@ double computeShareDuringAllreduce(const Topology &topology, int64_t computeThre
   return double(computeThreads) / double(computeThreads + 1);
 }
 
-Prediction predict(const rt::Plan &plan, const Profile &profile, const Topology &topology,
-                   Layout layout, double computeScale) {
+llvm::Expected<Prediction> predict(const rt::Plan &plan, const Profile &profile,
+                                   const Topology &topology, Layout layout, double computeScale) {
+  if (llvm::Error e = checkMachine(topology, profile.rowsPerReplica()))
+    return std::move(e);
+  if (!(computeScale >= kMinComputeScale && computeScale <= kMaxComputeScale))
+    return fail("a compute scale of " + shortNumber(computeScale) + " is outside " +
+                shortNumber(kMinComputeScale) + ".." + shortNumber(kMaxComputeScale));
   Prediction p;
   p.devices = topology.devices();
   p.globalBatch = profile.rowsPerReplica() * p.devices;
@@ -389,6 +442,22 @@ Prediction predict(const rt::Plan &plan, const Profile &profile, const Topology 
   }
   p.stepUs = t;
   p.computeUs = t - p.exposedUs - p.sharedCoreUs;
+  // Every time is bounded, but a sum of many can still pass a double's range (or 0 x inf make
+  // nan): what is printed must be a number.
+  bool finite = std::isfinite(p.stepUs) && std::isfinite(p.computeUs) &&
+                std::isfinite(p.commUs) && std::isfinite(p.exposedUs) &&
+                std::isfinite(p.sharedCoreUs);
+  for (const BucketTiming &b : p.buckets)
+    finite = finite && std::isfinite(b.endUs) && std::isfinite(b.cost.total());
+  if (!finite)
+    return fail("the predicted step is not a finite number of microseconds (" +
+                shortNumber(p.stepUs) + "): the profile's times or the topology's links are "
+                "too extreme");
+  if (p.samplesPerSecond() > kMaxSamplesPerSecond)
+    return fail("the predicted step of " + shortNumber(p.stepUs) + " us for a global batch of " +
+                rt::withCommas(p.globalBatch) + " is " + shortNumber(p.samplesPerSecond()) +
+                " samples/s, more than the " + shortNumber(kMaxSamplesPerSecond) +
+                " dpc simulate reports: the profile's times are too small");
   return p;
 }
 

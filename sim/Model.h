@@ -17,6 +17,28 @@
 
 namespace dp::sim {
 
+// What the simulator takes: far past any machine, profile or device built, and small enough
+// that no count, product or time it computes can overflow (an int64 product, a double past
+// its range printed as inf or nan). Beyond these a file or an option is refused.
+/// Devices of a machine, and so each of its counts (nodes, ranks per node, devices per rank).
+inline constexpr int64_t kMaxDevices = int64_t(1) << 30;
+/// Rows of one step over every device: a double (samples per second, a reader of the JSON)
+/// still counts each one.
+inline constexpr int64_t kMaxGlobalBatch = int64_t(1) << 53;
+/// A link's latency in microseconds (1000 s) and bandwidth in GB/s (1 byte/s to 1 EB/s).
+inline constexpr double kMaxLatencyUs = 1e9;
+inline constexpr double kMinBandwidthGBps = 1e-9, kMaxBandwidthGBps = 1e9;
+/// A measured time of a profile in microseconds (11.6 days).
+inline constexpr double kMaxProfileUs = 1e12;
+/// --compute-ms: from a nanosecond to 11.6 days; and the factor it scales the profile by.
+inline constexpr double kMinComputeMs = 1e-6, kMaxComputeMs = 1e9;
+inline constexpr double kMinComputeScale = 1e-6, kMaxComputeScale = 1e6;
+/// Samples per second a prediction reports (printed as a whole number).
+inline constexpr double kMaxSamplesPerSecond = 1e18;
+/// How deep a profile or topology may nest (they nest 3 deep): LLVM's JSON parser recurses
+/// once per level, so a file nested 100,000 deep would overflow the stack.
+inline constexpr unsigned kMaxJsonNesting = 64;
+
 /// One level of the machine as one participant sees it: the time to start a message and the
 /// bytes per second it moves in each direction.
 struct Link {
@@ -42,12 +64,21 @@ struct Topology {
   /// the ranks' compute threads fill them, the engine's thread that moves a bucket takes its
   /// turn on a core they compute on.
   int coresPerNode = 0;
+  /// The products; the counts must have passed checkCounts (each at most kMaxDevices).
   int64_t devices() const { return int64_t(nodes) * ranksPerNode * devicesPerRank; }
   int64_t ranks() const { return int64_t(nodes) * ranksPerNode; }
 };
 
+/// Checks that each of the topology's counts is from 1 to kMaxDevices and that they multiply
+/// to at most kMaxDevices devices; the error says which count or product is out of range.
+llvm::Error checkCounts(const Topology &topology);
+/// checkCounts, and that `rowsPerReplica` x the devices is at most kMaxGlobalBatch.
+llvm::Error checkMachine(const Topology &topology, int64_t rowsPerReplica);
+
 /// Reads a topology JSON file (see docs/scaling.md): name, source, levels.{device,host,network}
-/// .{latency_us,bandwidth_GBps}, optional nodes, ranks_per_node, devices_per_rank.
+/// .{latency_us,bandwidth_GBps}, optional nodes, ranks_per_node, devices_per_rank. Refuses
+/// text nested deeper than kMaxJsonNesting (naming the line and column), a latency or
+/// bandwidth outside the bounds above, and counts whose product passes kMaxDevices.
 llvm::Expected<Topology> readTopology(const std::string &path);
 /// The same from the file's text; `name` names it in messages.
 llvm::Expected<Topology> parseTopology(llvm::StringRef text, const std::string &name);
@@ -78,7 +109,8 @@ struct Profile {
   double hostUs() const;
 };
 
-/// Reads and checks a profile file.
+/// Reads and checks a profile file: nested at most kMaxJsonNesting deep, its times from 0 to
+/// kMaxProfileUs.
 llvm::Expected<Profile> readProfile(const std::string &path);
 /// The same from the file's text; `name` names it in messages.
 llvm::Expected<Profile> parseProfile(llvm::StringRef text, const std::string &name);
@@ -150,8 +182,12 @@ llvm::Error matchProfile(const rt::Plan &plan, const Profile &profile, bool othe
 
 /// Replays the plan's train step on the topology: kernel times from the profile multiplied by
 /// `computeScale`. The topology's counts must be set; the profile's rows per replica are kept
-/// (weak scaling: the global batch grows with the devices).
-Prediction predict(const rt::Plan &plan, const Profile &profile, const Topology &topology,
-                   Layout layout, double computeScale = 1.0);
+/// (weak scaling: the global batch grows with the devices). Refuses a machine checkMachine
+/// refuses, a scale outside kMinComputeScale..kMaxComputeScale, and a prediction whose times
+/// are not finite or whose samples per second pass kMaxSamplesPerSecond: no number printed
+/// from it is inf, nan or wrapped around.
+llvm::Expected<Prediction> predict(const rt::Plan &plan, const Profile &profile,
+                                   const Topology &topology, Layout layout,
+                                   double computeScale = 1.0);
 
 } // namespace dp::sim

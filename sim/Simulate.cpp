@@ -32,6 +32,9 @@ using rt::withCommas;
 
 std::string fixed(double x, int digits = 1) { return format("%.*f", digits, x); }
 
+/// A number for messages: "0.5", "1e-06", "1e+308".
+std::string shortNumber(double x) { return format("%g", x); }
+
 /// "1,234.5": microseconds and the like, with thousands separators.
 std::string number(double x, int digits = 1) {
   const std::string text = fixed(std::fabs(x), digits); // rounds 999.96 to "1000.0" first
@@ -136,15 +139,22 @@ private:
     if (o_.allreduce != "auto" && o_.allreduce != "flat" && o_.allreduce != "hierarchical")
       return usageError("--allreduce expects flat, hierarchical or auto, not '" + o_.allreduce +
                         "'");
-    if (o_.computeMs < 0 || !std::isfinite(o_.computeMs))
-      return usageError("--compute-ms must be a positive number of milliseconds");
-    for (int count : {o_.nodes, o_.ranksPerNode, o_.devicesPerRank})
-      if (count < 0)
-        return usageError("--nodes, --ranks-per-node and --devices-per-rank must be positive");
+    // 0 leaves the step unscaled; else a number a step could take (not inf, nan or 1e308,
+    // which would make every time printed inf or nan).
+    if (o_.computeMs != 0 && !(o_.computeMs >= kMinComputeMs && o_.computeMs <= kMaxComputeMs))
+      return usageError("--compute-ms must be a positive number of milliseconds, from " +
+                        shortNumber(kMinComputeMs) + " to " + shortNumber(kMaxComputeMs) +
+                        ", not " + shortNumber(o_.computeMs));
+    for (auto [name, count] : {std::pair<const char *, int64_t>{"nodes", o_.nodes},
+                               {"ranks-per-node", o_.ranksPerNode},
+                               {"devices-per-rank", o_.devicesPerRank}})
+      if (count < 0 || count > kMaxDevices)
+        return usageError(std::string("--") + name + " takes a count from 1 to " +
+                          withCommas(kMaxDevices) + ", not " + std::to_string(count));
     for (int64_t devices : o_.scale)
-      if (devices < 1 || devices > (int64_t(1) << 30))
-        return usageError("--scale takes device counts from 1 to 2^30, not " +
-                          std::to_string(devices));
+      if (devices < 1 || devices > kMaxDevices)
+        return usageError("--scale takes device counts from 1 to " + withCommas(kMaxDevices) +
+                          ", not " + std::to_string(devices));
     return 0;
   }
 
@@ -170,18 +180,28 @@ private:
     if (!topology)
       return fail(llvm::toString(topology.takeError()));
     Topology t = *topology;
+    // Each override is at most kMaxDevices (usage()), so it fits an int.
     if (o_.nodes)
-      t.nodes = o_.nodes;
+      t.nodes = int(o_.nodes);
     if (o_.ranksPerNode)
-      t.ranksPerNode = o_.ranksPerNode;
+      t.ranksPerNode = int(o_.ranksPerNode);
     if (o_.devicesPerRank)
-      t.devicesPerRank = o_.devicesPerRank;
+      t.devicesPerRank = int(o_.devicesPerRank);
     if (!t.nodes)
       t.nodes = plan_.nodes;
     if (!t.ranksPerNode)
       t.ranksPerNode = plan_.processes / plan_.nodes;
     if (!t.devicesPerRank)
       t.devicesPerRank = plan_.devicesPerProcess;
+    // The products (devices, the global batch) checked before any is computed: options within
+    // their bounds can still multiply past them.
+    const int64_t replicaRows = profile->rowsPerReplica();
+    if (llvm::Error e = checkMachine(t, replicaRows)) {
+      const std::string why = llvm::toString(std::move(e));
+      if (o_.nodes || o_.ranksPerNode || o_.devicesPerRank)
+        return usageError("--nodes, --ranks-per-node, --devices-per-rank: " + why);
+      return fail("cannot predict " + o_.topology + " with " + o_.profile + ": " + why);
+    }
 
     std::vector<Topology> scaledTopologies;
     const int64_t perNode = int64_t(t.ranksPerNode) * t.devicesPerRank;
@@ -197,11 +217,41 @@ private:
                           std::to_string(perNode) + " device(s) of a node (or, below that, of " +
                           std::to_string(t.devicesPerRank) + " per rank)");
       }
+      if (llvm::Error e = checkMachine(scaled, replicaRows))
+        return usageError("--scale " + std::to_string(devices) + ": " +
+                          llvm::toString(std::move(e)));
       scaledTopologies.push_back(scaled);
     }
 
     const double measured = profile->kernelUs() + profile->hostUs();
-    const double scale = o_.computeMs > 0 && measured > 0 ? o_.computeMs * 1e3 / measured : 1.0;
+    double scale = 1.0;
+    if (o_.computeMs > 0) {
+      if (!(measured > 0))
+        return fail(o_.profile + " measured no time (kernels and host: 0 us): there is no step "
+                                 "to scale to --compute-ms");
+      scale = o_.computeMs * 1e3 / measured;
+      if (!(scale >= kMinComputeScale && scale <= kMaxComputeScale))
+        return usageError("--compute-ms " + shortNumber(o_.computeMs) + " is " +
+                          shortNumber(scale) + " times the step of " + shortNumber(measured) +
+                          " us measured in " + o_.profile + "; dpc simulate scales a profile by " +
+                          shortNumber(kMinComputeScale) + " to " +
+                          shortNumber(kMaxComputeScale));
+    }
+    // Every prediction before any is printed: one refused (not a finite number) leaves no
+    // half-written table.
+    const Layout layout = layoutOf(t.nodes, t.ranksPerNode);
+    llvm::Expected<Prediction> atLayout = predict(plan_, *profile, t, layout, scale);
+    if (!atLayout)
+      return fail(llvm::toString(atLayout.takeError()));
+    std::vector<Prediction> scaledPredictions;
+    for (const Topology &scaled : scaledTopologies) {
+      llvm::Expected<Prediction> s =
+          predict(plan_, *profile, scaled, layoutOf(scaled.nodes, scaled.ranksPerNode), scale);
+      if (!s)
+        return fail("--scale " + withCommas(scaled.devices()) + ": " +
+                    llvm::toString(s.takeError()));
+      scaledPredictions.push_back(std::move(*s));
+    }
     out_ << "profile " << o_.profile << ": " << profile->kernels.size()
          << " kernels of device 0 in " << number(profile->kernelUs()) << " us, "
          << number(profile->hostUs()) << " us on the host, per step (mean of "
@@ -229,8 +279,7 @@ private:
                             {"topology", t.name},
                             {"rows_per_replica", profile->rowsPerReplica()},
                             {"compute_scale", scale}};
-    const Layout layout = layoutOf(t.nodes, t.ranksPerNode);
-    Prediction p = predict(plan_, *profile, t, layout, scale);
+    const Prediction &p = *atLayout;
     printPrediction(t, layout, p);
     json["layout"] = layoutName(layout);
     json["prediction"] = predictionJson(p, t);
@@ -242,10 +291,11 @@ private:
       out_ << format("%9s %7s %8s %12s %12s %8s %14s %11s\n", "devices", "nodes", "layout",
                            "step ms", "comm ms", "hidden", "samples/s", "efficiency");
       llvm::json::Array rows;
-      for (const Topology &scaled : scaledTopologies) {
+      for (size_t i = 0; i < scaledTopologies.size(); ++i) {
+        const Topology &scaled = scaledTopologies[i];
         const int64_t devices = scaled.devices();
         const Layout l = layoutOf(scaled.nodes, scaled.ranksPerNode);
-        Prediction s = predict(plan_, *profile, scaled, l, scale);
+        const Prediction &s = scaledPredictions[i];
         out_ << format("%9s %7s %8s %12s %12s %7s%% %14s %10s%%\n", withCommas(devices).c_str(),
                              withCommas(scaled.nodes).c_str(),
                              l == Layout::Flat ? "flat" : "hier",

@@ -17,12 +17,14 @@ struct SimulateOptions {
   /// Ranks that run another plan: (rank, file).
   std::vector<std::pair<int, std::string>> rankPlans;
   std::string profile, topology;
-  /// Overrides of the topology's counts; 0: the topology file's, else the plan's.
-  int nodes = 0, ranksPerNode = 0, devicesPerRank = 0;
+  /// Overrides of the topology's counts; 0: the topology file's, else the plan's. int64 so
+  /// that any count given is refused by its name, not cut to an int first.
+  int64_t nodes = 0, ranksPerNode = 0, devicesPerRank = 0;
   std::string allreduce = "auto"; // flat, hierarchical, auto (as dprun)
   /// Device counts to predict (weak scaling); empty: the layout only.
   std::vector<int64_t> scale;
-  /// The compute of one step in milliseconds: the profile's kernel times are scaled to it.
+  /// The compute of one step in milliseconds: the profile's kernel times are scaled to it
+  /// (0: not scaled; else kMinComputeMs..kMaxComputeMs, see sim/Model.h).
   double computeMs = 0;
   std::string json;
 };

@@ -4,6 +4,7 @@
 
 #include "runtime/base/Error.h"
 #include "runtime/base/Files.h"
+#include "runtime/base/HostMemory.h"
 #include "runtime/data/Idx.h"
 
 #include <algorithm>
@@ -229,9 +230,35 @@ std::string findIdxFile(const std::string &dir, const std::string &stem, const s
 
 Dataset Dataset::load(const std::string &imagesPath, const std::string &labelsPath,
                       int numClasses) {
-  // Labels first: the file is small, so a wrong path or a bad file is reported at once.
-  IdxArray labels = readIdx(labelsPath, 1, "labels");
-  IdxArray images = readIdx(imagesPath, 3, "images");
+  // Both headers first, checked against each other before any body is read: a gzipped labels
+  // file of 4 MB can hold 4e9 labels, and inflating them (6 GB, 20 s) before the mismatch with
+  // the images showed would be the cost of any such file. Labels first: a wrong path or a bad
+  // file is reported at once.
+  const IdxHeader labelsHeader = readIdxHeader(labelsPath, 1, "labels");
+  const IdxHeader imagesHeader = readIdxHeader(imagesPath, 3, "images");
+  const uint32_t count = imagesHeader.dims[0], height = imagesHeader.dims[1],
+                 width = imagesHeader.dims[2];
+  if (count == 0)
+    throw Error(ErrorKind::Data, imagesPath + ": holds no samples (its header declares 0 images)");
+  if (height < 1 || height > kMaxImageSide || width < 1 || width > kMaxImageSide)
+    throw Error(ErrorKind::Data, imagesPath + ": header declares images of " +
+                                     std::to_string(height) + "x" + std::to_string(width) +
+                                     " pixels; each side must be from 1 to " +
+                                     std::to_string(kMaxImageSide));
+  if (labelsHeader.dims[0] != count)
+    throw Error(ErrorKind::Data, labelsPath + ": header declares " +
+                                     std::to_string(labelsHeader.dims[0]) + " labels but " +
+                                     imagesPath + " declares " + std::to_string(count) +
+                                     " images; the two files are not a pair (nothing was read "
+                                     "past their headers)");
+  // What the headers declare is all that will be allocated (readIdx holds each file to its
+  // header): refused now if this process cannot get it, rather than failing in malloc.
+  checkMemoryFits(imagesHeader.payload + labelsHeader.payload,
+                  "the data set " + imagesPath + " (" + std::to_string(count) + " images of " +
+                      std::to_string(height) + "x" + std::to_string(width) + " and their labels, " +
+                      bytesText(imagesHeader.payload + labelsHeader.payload) + ")");
+  IdxArray labels = readIdx(labelsPath, 1, "labels", labelsHeader);
+  IdxArray images = readIdx(imagesPath, 3, "images", imagesHeader);
   Dataset data;
   data.size_ = images.dims[0];
   data.height_ = images.dims[1];
@@ -281,7 +308,10 @@ Dataset Dataset::loadCifar10(const std::string &dir, const std::string &split, i
     records.push_back(cifarRecords(path, needed));
     total += records.back();
   }
-  resizedBytes(total, kCifarSide, kCifarSide, kCifarChannels, name);
+  const uint64_t bytes = resizedBytes(total, kCifarSide, kCifarSide, kCifarChannels, name);
+  checkMemoryFits(bytes + static_cast<uint64_t>(total),
+                  "the data set " + name + " (" + std::to_string(total) + " CIFAR-10 records, " +
+                      bytesText(bytes + static_cast<uint64_t>(total)) + ")");
   Dataset data;
   data.size_ = total;
   data.height_ = data.width_ = kCifarSide;

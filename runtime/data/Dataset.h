@@ -23,14 +23,21 @@ enum class DataFormat { Idx, Cifar10 };
 /// mistaken resize target asking for an allocation no machine has.
 inline constexpr uint64_t kMaxDatasetBytes = uint64_t(16) << 30;
 
+/// The largest side, in pixels, of an image an IDX header may declare (Fashion-MNIST's are 28):
+/// a header past it is refused before any body is read.
+inline constexpr uint32_t kMaxImageSide = 1 << 14;
+
 /// N images of H x W pixels with C channels (1 for MNIST, 3 for CIFAR-10) and one class label
 /// each. Each image is stored HWC (height x width x channels, channels fastest), the per-sample
 /// layout of the models' NHWC image input; with one channel that is plain row-major H x W.
 class Dataset {
 public:
-  /// Loads an images file (IDX, N x H x W bytes) and a labels file (IDX, N bytes). Checks that
-  /// the counts agree, that there is at least one sample, and that every label is below
-  /// `numClasses`. Throws Error(ErrorKind::Data) naming the file at fault.
+  /// Loads an images file (IDX, N x H x W bytes) and a labels file (IDX, N bytes). Both headers
+  /// are read and checked before either body: the counts must agree, there must be at least
+  /// one sample, each side of an image from 1 to kMaxImageSide; then each body is held to its
+  /// header (readIdx), and every label must be below `numClasses`. Throws
+  /// Error(ErrorKind::Data) naming the file at fault, or Error(ErrorKind::Memory) when the
+  /// declared size is more than this process can get (checkMemoryFits), before allocating it.
   static Dataset load(const std::string &imagesPath, const std::string &labelsPath,
                       int numClasses = 10);
 
@@ -42,15 +49,16 @@ public:
   static Dataset loadSplit(const std::string &dir, const std::string &split, int numClasses = 10,
                            ImageSize resize = {});
 
-  /// Loads a CIFAR-10 split from its binary batches in `dir`, or in `dir/cifar-10-batches-bin`
-  /// when `dir` itself holds none: "train" is data_batch_1.bin .. data_batch_5.bin concatenated
-  /// in that order, "test" (or "t10k") is test_batch.bin. Each record is 3073 bytes: a label
-  /// byte (0..9), then 32x32 red, 32x32 green and 32x32 blue bytes (channel-planar CHW); the
-  /// pixels are reordered to HWC on load, giving 32x32x3 images. A file that is missing, empty,
-  /// not a whole number of records, cut short while read, or that holds a label above 9 throws
-  /// Error(ErrorKind::Data) naming the file, the record and the problem; sizes are checked
-  /// against the file before anything is allocated. A non-zero `resize` resizes every image
-  /// once, at load (see resized).
+  /// Loads a CIFAR-10 split from its binary batches in `dir`, or in `dir/cifar-10-batches-bin` when
+  /// `dir` itself holds none: "train" is data_batch_1.bin .. data_batch_5.bin concatenated in that
+  /// order, "test" (or "t10k") is test_batch.bin. Each record is 3073 bytes: a label byte (0..9),
+  /// then 32x32 red, 32x32 green and 32x32 blue bytes (channel-planar CHW); the pixels are
+  /// reordered to HWC on load, giving 32x32x3 images. A file that is missing, empty, not a whole
+  /// number of records, cut short while read, or that holds a label above 9 throws
+  /// Error(ErrorKind::Data) naming the file, the record and the problem; sizes are checked against
+  /// the file, and the total against the memory this process can get (Error(ErrorKind::Memory)),
+  /// before anything is allocated. A non-zero `resize` resizes every image once, at load (see
+  /// resized).
   static Dataset loadCifar10(const std::string &dir, const std::string &split, int numClasses = 10,
                              ImageSize resize = {});
 

@@ -101,9 +101,28 @@ std::string describeItems(const std::vector<uint32_t> &dims, const std::string &
   return text;
 }
 
-} // namespace
+[[noreturn]] void truncated(const std::string &path, const IdxHeader &h, const std::string &items,
+                            uint64_t present) {
+  const uint64_t whole = h.itemBytes ? present / h.itemBytes : 0;
+  fail(path, "header claims " + std::to_string(h.dims[0]) + " " + items + " (" +
+                 std::to_string(h.payload) + " bytes) but the file holds " +
+                 std::to_string(whole) + " (" + std::to_string(present) + " bytes)");
+}
 
-IdxArray readIdx(const std::string &path, int rank, const std::string &items, uint64_t maxBytes) {
+[[noreturn]] void trailing(const std::string &path, const IdxHeader &h, const std::string &items,
+                           const std::string &amount) {
+  fail(path, amount + "trailing data after the " + std::to_string(h.dims[0]) + " " + items +
+                 " the header declares; the header's count is probably wrong");
+}
+
+/// An IDX file opened with its header read and checked, positioned at the start of its body.
+struct OpenIdx {
+  GzHandle file;
+  IdxHeader header;
+  uint64_t fileBytes = 0, headerBytes = 0;
+};
+
+OpenIdx openIdx(const std::string &path, int rank, const std::string &items, uint64_t maxBytes) {
   if (rank < 1 || rank > 8)
     throw Error(ErrorKind::Runtime, "readIdx: rank " + std::to_string(rank) + " is not supported");
   struct stat info;
@@ -111,14 +130,16 @@ IdxArray readIdx(const std::string &path, int rank, const std::string &items, ui
     fail(path,
          errno == ENOENT ? "file not found" : std::string("cannot open: ") + std::strerror(errno));
   checkRegularMode(path, info.st_mode, "data", ErrorKind::Data);
-  GzHandle file(gzopen(path.c_str(), "rb"));
-  if (!file)
+  OpenIdx open;
+  open.file.reset(gzopen(path.c_str(), "rb"));
+  if (!open.file)
     fail(path, std::string("cannot open: ") + std::strerror(errno));
-  gzbuffer(file.get(), 1 << 17);
+  gzFile file = open.file.get();
+  gzbuffer(file, 1 << 17);
 
   const uint64_t headerBytes = 4 + 4 * static_cast<uint64_t>(rank);
   uint8_t header[4 + 4 * 8];
-  uint64_t got = readSome(file.get(), header, headerBytes, path);
+  uint64_t got = readSome(file, header, headerBytes, path);
   if (got < 4)
     fail(path, got == 0 ? "file is empty"
                         : "too short for an IDX header (" + std::to_string(got) + " bytes)");
@@ -132,13 +153,13 @@ IdxArray readIdx(const std::string &path, int rank, const std::string &items, ui
     fail(path, "IDX header truncated: " + std::to_string(got) + " of " +
                    std::to_string(headerBytes) + " header bytes");
 
-  IdxArray array;
+  IdxHeader &h = open.header;
   uint64_t itemBytes = 1; // bytes per outer item
   bool tooLarge = false;
   for (int i = 0; i < rank; ++i) {
     const uint8_t *p = header + 4 + 4 * i;
     uint32_t dim = (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3];
-    array.dims.push_back(dim);
+    h.dims.push_back(dim);
     if (i > 0) {
       if (dim != 0 && itemBytes > maxBytes / dim)
         tooLarge = true;
@@ -146,54 +167,83 @@ IdxArray readIdx(const std::string &path, int rank, const std::string &items, ui
         itemBytes *= dim;
     }
   }
-  const uint64_t count = array.dims[0];
+  const uint64_t count = h.dims[0];
   if (!tooLarge && itemBytes != 0 && count > maxBytes / itemBytes)
     tooLarge = true;
   if (tooLarge)
-    fail(path, "header claims " + describeItems(array.dims, items) + ", more than the " +
+    fail(path, "header claims " + describeItems(h.dims, items) + ", more than the " +
                    std::to_string(maxBytes >> 20) +
                    " MiB limit of this reader; the file is corrupt");
-  const uint64_t payload = count * itemBytes;
+  h.itemBytes = itemBytes;
+  h.payload = count * itemBytes;
+  h.compressed = gzdirect(file) == 0;
+  open.fileBytes = static_cast<uint64_t>(info.st_size);
+  open.headerBytes = headerBytes;
+  return open;
+}
 
-  auto truncated = [&](uint64_t present) {
-    uint64_t whole = itemBytes ? present / itemBytes : 0;
-    fail(path, "header claims " + std::to_string(count) + " " + items + " (" +
-                   std::to_string(payload) + " bytes) but the file holds " + std::to_string(whole) +
-                   " (" + std::to_string(present) + " bytes)");
-  };
-  auto trailing = [&](const std::string &amount) {
-    fail(path, amount + "trailing data after the " + std::to_string(count) + " " + items +
-                   " the header declares; the header's count is probably wrong");
-  };
-
+/// Reads the body the header declares, and one byte more to find trailing data.
+std::vector<uint8_t> readBody(OpenIdx &open, const std::string &path, const std::string &items) {
+  const IdxHeader &h = open.header;
   // A plain file's size is known: check it before allocating anything.
-  const bool compressed = gzdirect(file.get()) == 0;
-  if (!compressed) {
-    uint64_t size = static_cast<uint64_t>(info.st_size);
-    if (size < headerBytes + payload)
-      truncated(size - headerBytes);
-    if (size > headerBytes + payload)
-      trailing(std::to_string(size - headerBytes - payload) + " bytes of ");
+  if (!h.compressed) {
+    const uint64_t size = open.fileBytes, headerBytes = open.headerBytes;
+    if (size < headerBytes + h.payload)
+      truncated(path, h, items, size - headerBytes);
+    if (size > headerBytes + h.payload)
+      trailing(path, h, items, std::to_string(size - headerBytes - h.payload) + " bytes of ");
   }
-
   // A gzip stream's size is not known up front: grow the buffer as data arrives, so a false
   // claim costs at most about twice the bytes really present, and never more than the claim.
+  std::vector<uint8_t> data;
   uint64_t have = 0;
-  uint64_t capacity = std::min<uint64_t>(payload, uint64_t(1) << 20);
-  array.data.resize(capacity);
-  while (have < payload) {
+  uint64_t capacity = std::min<uint64_t>(h.payload, uint64_t(1) << 20);
+  data.resize(capacity);
+  while (have < h.payload) {
     if (have == capacity) {
-      capacity = std::min<uint64_t>(payload, capacity * 2);
-      array.data.resize(capacity);
+      capacity = std::min<uint64_t>(h.payload, capacity * 2);
+      data.resize(capacity);
     }
-    uint64_t n = readSome(file.get(), array.data.data() + have, capacity - have, path);
+    uint64_t n = readSome(open.file.get(), data.data() + have, capacity - have, path);
     have += n;
     if (have < capacity)
-      truncated(have);
+      truncated(path, h, items, have);
   }
+  // Stop at the first byte past the claim: the rest of a stream (a bomb's gigabytes) is never
+  // inflated.
   uint8_t extra;
-  if (readSome(file.get(), &extra, 1, path) != 0)
-    trailing("");
+  if (readSome(open.file.get(), &extra, 1, path) != 0)
+    trailing(path, h, items, "");
+  return data;
+}
+
+} // namespace
+
+IdxHeader readIdxHeader(const std::string &path, int rank, const std::string &items,
+                        uint64_t maxBytes) {
+  return openIdx(path, rank, items, maxBytes).header;
+}
+
+IdxArray readIdx(const std::string &path, int rank, const std::string &items, uint64_t maxBytes) {
+  OpenIdx open = openIdx(path, rank, items, maxBytes);
+  IdxArray array;
+  array.data = readBody(open, path, items);
+  array.dims = std::move(open.header.dims);
+  return array;
+}
+
+IdxArray readIdx(const std::string &path, int rank, const std::string &items,
+                 const IdxHeader &declared) {
+  // No limit of its own: a header that declares anything but what was checked is refused
+  // below, before the body, so no more than `declared.payload` is allocated.
+  OpenIdx open = openIdx(path, rank, items, UINT64_MAX);
+  if (open.header.dims != declared.dims)
+    fail(path, "header changed while being read: it declared " +
+                   describeItems(declared.dims, items) + ", now " +
+                   describeItems(open.header.dims, items) + " (was the file replaced?)");
+  IdxArray array;
+  array.data = readBody(open, path, items);
+  array.dims = std::move(open.header.dims);
   return array;
 }
 

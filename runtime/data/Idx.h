@@ -19,16 +19,42 @@ struct IdxArray {
   std::vector<uint8_t> data;
 };
 
-/// Reads `path`, which must hold an unsigned-byte IDX array of `rank` dimensions (magic
-/// 0x00000800 + rank: 3 for images, 1 for labels). gzip is detected from the content, not the
-/// name. `items` names the outer dimension in messages ("images", "labels").
+/// What an IDX file's header declares, read without its body.
+struct IdxHeader {
+  std::vector<uint32_t> dims;
+  uint64_t itemBytes = 0; // bytes of one outer item (the product of the inner dimensions)
+  uint64_t payload = 0;   // bytes of the body: dims[0] x itemBytes
+  bool compressed = false;
+};
+
+/// Reads and checks the header of `path`, which must hold an unsigned-byte IDX array of `rank`
+/// dimensions (magic 0x00000800 + rank: 3 for images, 1 for labels), declaring at most `maxBytes`.
+/// Nothing past the header is decompressed or read: a loader checks the headers of both files of a
+/// data set against each other first, so that a file whose body is a decompression bomb costs
+/// nothing when its header does not fit. gzip is detected from the content, not the name. `items`
+/// names the outer dimension in messages ("images", "labels"). Throws as readIdx.
+IdxHeader readIdxHeader(const std::string &path, int rank, const std::string &items,
+                        uint64_t maxBytes = kMaxIdxBytes);
+
+/// Reads `path` whole: readIdxHeader's checks, then the body: a plain file's size is checked
+/// against the declared size before anything is allocated; a gzip stream is decompressed into
+/// a buffer grown as the data arrives (never past the declared size, so a false claim costs at
+/// most about twice the bytes really there), and reading stops at the first byte past the
+/// declared size.
 ///
 /// Bytes after the payload the header declares are an error: they mean the header and the data
 /// disagree (a wrong count would otherwise silently drop samples). Throws
 /// Error(ErrorKind::Data, "<path>: <problem>") when the file is missing, unreadable, not IDX,
-/// of another rank or type, larger than `maxBytes`, truncated, or followed by trailing data.
+/// of another rank or type, larger than `maxBytes`, truncated (how many items and bytes it
+/// holds against the header's claim), or followed by trailing data.
 IdxArray readIdx(const std::string &path, int rank, const std::string &items,
                  uint64_t maxBytes = kMaxIdxBytes);
+
+/// The same, for a file whose header was read (and checked against another file's) before:
+/// refuses it if the header now declares anything else (the file was replaced in between),
+/// so no more than `declared.payload` is ever allocated.
+IdxArray readIdx(const std::string &path, int rank, const std::string &items,
+                 const IdxHeader &declared);
 
 /// Writes an unsigned-byte IDX file (plain, or gzipped when `gzip`). For tests and tools that
 /// make small data sets. Throws Error(ErrorKind::Runtime) on I/O failure.

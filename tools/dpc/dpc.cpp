@@ -146,13 +146,14 @@ static cl::opt<std::string> topologyFile(
     cl::desc("The machine as JSON: latency and bandwidth of the device, host and network "
              "levels, optionally nodes, ranks_per_node, devices_per_rank (examples/topologies/)"),
     cl::value_desc("file"), cl::sub(simulateCmd), cl::cat(dpcCategory));
-static cl::opt<int> simNodes("nodes", cl::desc("Nodes (default: the topology's, else the plan's)"),
-                             cl::init(0), cl::value_desc("N"), cl::sub(simulateCmd),
-                             cl::cat(dpcCategory));
-static cl::opt<int> simRanksPerNode(
+static cl::opt<int64_t> simNodes("nodes",
+                                 cl::desc("Nodes (default: the topology's, else the plan's)"),
+                                 cl::init(0), cl::value_desc("N"), cl::sub(simulateCmd),
+                                 cl::cat(dpcCategory));
+static cl::opt<int64_t> simRanksPerNode(
     "ranks-per-node", cl::desc("Ranks per node (default: the topology's, else the plan's)"),
     cl::init(0), cl::value_desc("L"), cl::sub(simulateCmd), cl::cat(dpcCategory));
-static cl::opt<int> simDevicesPerRank(
+static cl::opt<int64_t> simDevicesPerRank(
     "devices-per-rank", cl::desc("Devices per rank (default: the topology's, else the plan's)"),
     cl::init(0), cl::value_desc("R"), cl::sub(simulateCmd), cl::cat(dpcCategory));
 static cl::opt<std::string> simAllreduce(

@@ -7,9 +7,26 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <functional>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+
+// Whether AddressSanitizer instruments this build (clang's spelling; GCC defines
+// __SANITIZE_ADDRESS__).
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DP_HAS_ASAN 1
+#endif
+#endif
+#ifndef DP_HAS_ASAN
+#define DP_HAS_ASAN 0
+#endif
 
 namespace dp::rt {
 namespace {
@@ -124,7 +141,45 @@ TEST_P(IdxFiles, CountMismatch) {
   writeRaw(images, idxHeader({6, 2, 2}) + imageBytes(6, 2, 2), gzip());
   writeRaw(labels, idxHeader({7}) + labelBytes(7), gzip());
   expectDataError([&] { Dataset::load(images, labels); },
-                  {labels + ": holds 7 labels but " + images + " holds 6 images"});
+                  {labels + ": header declares 7 labels but " + images + " declares 6 images",
+                   "nothing was read past their headers"});
+}
+
+TEST_P(IdxFiles, HeadersAreCheckedAgainstEachOtherBeforeEitherBody) {
+  std::string images = dir.file(name("images"));
+  std::string labels = dir.file(name("labels"));
+  // The labels' body is cut short, but the images' header does not match it: the mismatch is
+  // what is reported (the body was not read).
+  writeRaw(images, idxHeader({10, 2, 2}) + imageBytes(10, 2, 2), gzip());
+  writeRaw(labels, idxHeader({4000000000u}) + labelBytes(3), gzip());
+  expectDataError([&] { Dataset::load(images, labels); },
+                  {labels + ": header declares 4000000000 labels but " + images +
+                   " declares 10 images"});
+  // Matching headers, a body cut short: how many labels (and bytes) it has against the claim.
+  writeRaw(labels, idxHeader({10}) + labelBytes(3), gzip());
+  expectDataError([&] { Dataset::load(images, labels); },
+                  {labels, "header claims 10 labels (10 bytes) but the file holds 3 (3 bytes)"});
+  // Images whose sides are 0 or past 16384 pixels: refused on the header.
+  writeRaw(labels, idxHeader({10}) + labelBytes(10), gzip());
+  for (auto [h, w] : {std::pair<uint32_t, uint32_t>{0, 28}, {28, 0}, {20000, 1}}) {
+    writeRaw(images, idxHeader({10, h, w}), gzip());
+    expectDataError([&] { Dataset::load(images, labels); },
+                    {images + ": header declares images of " + std::to_string(h) + "x" +
+                         std::to_string(w) + " pixels; each side must be from 1 to 16384"});
+  }
+}
+
+TEST_P(IdxFiles, AFileReplacedAfterItsHeaderWasCheckedIsRefused) {
+  std::string labels = dir.file(name("labels"));
+  writeRaw(labels, idxHeader({5}) + labelBytes(5), gzip());
+  const IdxHeader declared = readIdxHeader(labels, 1, "labels");
+  EXPECT_EQ(declared.payload, 5u);
+  EXPECT_EQ(declared.compressed, gzip());
+  EXPECT_EQ(readIdx(labels, 1, "labels", declared).data.size(), 5u);
+  writeRaw(labels, idxHeader({50}) + labelBytes(50), gzip());
+  expectDataError([&] { readIdx(labels, 1, "labels", declared); },
+                  {labels + ": header changed while being read: it declared 5 labels, now 50 "
+                            "labels"});
 }
 
 TEST_P(IdxFiles, LabelOutOfRange) {
@@ -223,6 +278,96 @@ TEST(Idx, CorruptGzipData) {
   }
   file.close();
   expectDataError([&] { readIdx(path, 1, "labels"); }, {path + ": corrupt gzip data"});
+}
+
+/// Writes a gzipped IDX labels file declaring `declared` labels and holding `zeros` zero
+/// labels, streamed through zlib: zeros compress about 1000:1, so 256 MiB of them take 256 KiB.
+void writeZeroLabels(const std::string &path, uint32_t declared, uint64_t zeros) {
+  gzFile file = gzopen(path.c_str(), "wb1");
+  ASSERT_NE(file, nullptr) << path;
+  const std::string header = idxHeader({declared});
+  ASSERT_EQ(gzwrite(file, header.data(), unsigned(header.size())), int(header.size()));
+  const std::vector<char> chunk(1 << 20, 0);
+  for (uint64_t done = 0; done < zeros;) {
+    const unsigned n = unsigned(std::min<uint64_t>(chunk.size(), zeros - done));
+    ASSERT_EQ(gzwrite(file, chunk.data(), n), int(n));
+    done += n;
+  }
+  ASSERT_EQ(gzclose(file), Z_OK);
+}
+
+/// Runs `body` in a forked child whose address space may grow by only `headroom` bytes
+/// (RLIMIT_AS, as `ulimit -v` sets it), and returns the message of the Error it throws: "" if
+/// it throws none, or what else happened to it (out of memory, a signal). Under AddressSanitizer,
+/// whose shadow memory an address-space limit breaks, the child runs without the limit.
+std::string errorUnderMemoryLimit(uint64_t headroom, const std::function<void()> &body) {
+  int pipeFds[2];
+  if (pipe(pipeFds) != 0)
+    return "pipe failed";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(pipeFds[0]);
+#if !defined(__SANITIZE_ADDRESS__) && !DP_HAS_ASAN
+    uint64_t inUse = 0; // VmSize, bytes
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);)
+      if (line.rfind("VmSize:", 0) == 0)
+        inUse = std::stoull(line.substr(7)) * 1024;
+    const rlimit limit{inUse + headroom, inUse + headroom};
+    if (inUse == 0 || setrlimit(RLIMIT_AS, &limit) != 0)
+      _exit(3);
+#endif
+    std::string message;
+    try {
+      body();
+    } catch (const Error &e) {
+      message = e.what();
+    } catch (const std::bad_alloc &) {
+      message = "bad_alloc: out of memory under the limit";
+    }
+    if (write(pipeFds[1], message.data(), message.size()) < 0)
+      _exit(4);
+    _exit(0);
+  }
+  close(pipeFds[1]);
+  std::string message;
+  char buffer[4096];
+  for (ssize_t n; (n = read(pipeFds[0], buffer, sizeof(buffer))) > 0;)
+    message.append(buffer, size_t(n));
+  close(pipeFds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return "the child ended with status " + std::to_string(status);
+  return message;
+}
+
+// A gzip bomb: a 256 KiB labels file that declares 4e9 labels and holds 256 MiB of them (the
+// red team's held all 4e9: 4 MB, 6 GB and 20 s to inflate). The images declare 10: the headers
+// disagree, and the load is refused before a byte of either body is inflated, within 64 MiB
+// of address space and well under a second.
+TEST(Idx, GzipBombRefusedOnTheHeadersWithoutInflatingIt) {
+  TempDir dir;
+  const std::string images = dir.file("train-images-idx3-ubyte.gz");
+  const std::string labels = dir.file("train-labels-idx1-ubyte.gz");
+  writeRaw(images, idxHeader({10, 28, 28}) + imageBytes(10, 28, 28), true);
+  writeZeroLabels(labels, 4000000000u, uint64_t(256) << 20);
+  const auto start = std::chrono::steady_clock::now();
+  const std::string message =
+      errorUnderMemoryLimit(uint64_t(64) << 20, [&] { Dataset::loadSplit(dir.path(), "train"); });
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(message, labels + ": header declares 4000000000 labels but " + images +
+                         " declares 10 images; the two files are not a pair (nothing was read "
+                         "past their headers)");
+  EXPECT_LT(seconds, 2.0);
+  // Headers that agree, a body with 256 MiB past the 10 labels declared: reading stops at the
+  // first byte past them.
+  writeZeroLabels(labels, 10, uint64_t(256) << 20);
+  EXPECT_NE(errorUnderMemoryLimit(uint64_t(64) << 20,
+                                  [&] { Dataset::loadSplit(dir.path(), "train"); })
+                .find(labels + ": trailing data after the 10 labels the header declares"),
+            std::string::npos);
 }
 
 TEST(Idx, WriterRoundTrip) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace dp::sim {
 namespace {
@@ -108,6 +109,24 @@ rt::Plan twoBucketPlan(int processes, std::vector<int> order = {0, 1}) {
   return plan;
 }
 
+/// predict's answer, which must not be a refusal.
+Prediction predicted(const rt::Plan &plan, const Profile &profile, const Topology &t,
+                     Layout layout, double computeScale = 1.0) {
+  llvm::Expected<Prediction> p = predict(plan, profile, t, layout, computeScale);
+  if (!p) {
+    ADD_FAILURE() << "refused: " << llvm::toString(p.takeError());
+    return Prediction();
+  }
+  return std::move(*p);
+}
+
+/// The message of predict's refusal, "" when it predicts.
+std::string refusalOf(const rt::Plan &plan, const Profile &profile, const Topology &t,
+                      double computeScale = 1.0) {
+  llvm::Expected<Prediction> p = predict(plan, profile, t, Layout::Flat, computeScale);
+  return p ? "" : llvm::toString(p.takeError());
+}
+
 Profile profileOf(const rt::Plan &plan, std::vector<double> us, double stepUs) {
   Profile p;
   p.path = "profile.json";
@@ -129,7 +148,7 @@ TEST(Predict, OverlapsBucketsWithTheKernelsAfterTheirStart) {
   ASSERT_EQ(messageOf(matchProfile(plan, profile)), "");
   Topology t = machine(2, 1, 1);
   t.network = link(0, 1); // 1 MB: 1000 us (ring over 2: n / bandwidth)
-  Prediction p = predict(plan, profile, t, Layout::Flat);
+  Prediction p = predicted(plan, profile, t, Layout::Flat);
   ASSERT_EQ(p.buckets.size(), 2u);
   // Bucket 0 is ready after host + 2 kernels = 400 us and takes 1000 us.
   EXPECT_DOUBLE_EQ(p.buckets[0].readyUs, 400);
@@ -147,10 +166,10 @@ TEST(Predict, OverlapsBucketsWithTheKernelsAfterTheirStart) {
   EXPECT_NEAR(p.efficiency(), 1100.0 / 1500.0, 1e-12);
   EXPECT_DOUBLE_EQ(p.samplesPerSecond(), 16 * 1e6 / 1500);
   // A faster compute hides less; a single device communicates nothing.
-  Prediction fast = predict(plan, profile, t, Layout::Flat, 0.5);
+  Prediction fast = predicted(plan, profile, t, Layout::Flat, 0.5);
   EXPECT_DOUBLE_EQ(fast.computeUs, 550);
   EXPECT_GT(fast.exposedUs, p.exposedUs);
-  Prediction alone = predict(plan, profile, machine(1, 1, 1), Layout::Flat);
+  Prediction alone = predicted(plan, profile, machine(1, 1, 1), Layout::Flat);
   EXPECT_DOUBLE_EQ(alone.stepUs, 1100);
   EXPECT_TRUE(alone.buckets.empty());
 }
@@ -162,10 +181,10 @@ TEST(Predict, ComputeSlowsWhileBucketsMoveOnCoresTheThreadsFill) {
   t.network = link(0, 1);
   // Unknown cores, or a core to spare: no change.
   profile.computeThreads = 1;
-  EXPECT_DOUBLE_EQ(predict(plan, profile, t, Layout::Flat).stepUs, 1500);
+  EXPECT_DOUBLE_EQ(predicted(plan, profile, t, Layout::Flat).stepUs, 1500);
   t.coresPerNode = 2;
   EXPECT_DOUBLE_EQ(computeShareDuringAllreduce(t, 1), 1.0);
-  EXPECT_DOUBLE_EQ(predict(plan, profile, t, Layout::Flat).stepUs, 1500);
+  EXPECT_DOUBLE_EQ(predicted(plan, profile, t, Layout::Flat).stepUs, 1500);
   // One thread on the node's one core: the engine's thread takes every other turn while a
   // bucket moves. Bucket 0 moves from 400 to 1400 us and bucket 1 (ready at 1000) from 1400
   // to 1500: the 300 us kernel takes 600 us (to 1000), the 400 us one does 250 us of its work
@@ -173,7 +192,7 @@ TEST(Predict, ComputeSlowsWhileBucketsMoveOnCoresTheThreadsFill) {
   t.coresPerNode = 1;
   EXPECT_DOUBLE_EQ(computeShareDuringAllreduce(t, 1), 0.5);
   EXPECT_DOUBLE_EQ(computeShareDuringAllreduce(t, 3), 0.75);
-  Prediction p = predict(plan, profile, t, Layout::Flat);
+  Prediction p = predicted(plan, profile, t, Layout::Flat);
   EXPECT_DOUBLE_EQ(p.buckets[1].readyUs, 1000);
   EXPECT_DOUBLE_EQ(p.stepUs, 1650);
   EXPECT_DOUBLE_EQ(p.sharedCoreUs, 550);
@@ -191,6 +210,117 @@ TEST(Predict, RefusesAProfileOfAnotherStep) {
   other.globalBatch = 32;
   EXPECT_NE(messageOf(matchProfile(plan, other)).find("measured 16 rows per replica, the plan has 8"),
             std::string::npos);
+}
+
+/// `text` contains `part` (with both in the failure message).
+#define EXPECT_CONTAINS(text, part)                                                            \
+  EXPECT_NE(std::string(text).find(part), std::string::npos) << (text)
+
+TEST(Predict, RefusesCountsAndProductsPastTheBounds) {
+  rt::Plan plan = twoBucketPlan(2);
+  Profile profile = profileOf(plan, {100, 200, 300, 400}, 1100); // 8 rows per replica
+  // Each count within 2^30, the devices exactly 2^30: predicted.
+  EXPECT_EQ(refusalOf(plan, profile, machine(1 << 10, 1 << 10, 1 << 10)), "");
+  EXPECT_EQ(predicted(plan, profile, machine(1 << 10, 1 << 10, 1 << 10), Layout::Flat).globalBatch,
+            int64_t(8) << 30);
+  // Counts that multiply past int64 (2^90) or past 2^30 devices, and a count past 2^30 alone:
+  // refused, never a negative global batch.
+  EXPECT_CONTAINS(refusalOf(plan, profile, machine(1 << 30, 1 << 30, 1 << 30)),
+                  "1,073,741,824 node(s) x 1,073,741,824 rank(s) x 1,073,741,824 device(s) is "
+                  "more than the 1,073,741,824 devices");
+  EXPECT_CONTAINS(refusalOf(plan, profile, machine(1 << 11, 1 << 10, 1 << 10)), "more than the");
+  EXPECT_CONTAINS(refusalOf(plan, profile, machine(2000000000, 1, 1)),
+                  "2000000000 nodes is outside 1..1,073,741,824");
+  EXPECT_CONTAINS(refusalOf(plan, profile, machine(1, 0, 1)), "0 ranks per node is outside");
+  // The global batch: 2^40 rows per replica (what a profile may claim) x 2^30 devices.
+  profile.globalBatch = int64_t(1) << 41;
+  EXPECT_CONTAINS(refusalOf(plan, profile, machine(1 << 10, 1 << 10, 1 << 10)),
+                  "a global batch of 1,099,511,627,776 rows per replica x 1,073,741,824 devices "
+                  "is more than the 9,007,199,254,740,992 rows");
+}
+
+TEST(Predict, RefusesScalesAndResultsThatAreNotNumbers) {
+  rt::Plan plan = twoBucketPlan(2);
+  Profile profile = profileOf(plan, {100, 200, 300, 400}, 1100);
+  const Topology t = machine(2, 1, 1);
+  for (double scale : {0.0, -1.0, 1e308, std::nan(""), HUGE_VAL, 1e-7, 1e7})
+    EXPECT_CONTAINS(refusalOf(plan, profile, t, scale), "a compute scale of");
+  EXPECT_EQ(refusalOf(plan, profile, t, 1e6), "");
+  // Times past a double's range (the struct, not a file, can hold them): refused, not inf.
+  profile = profileOf(plan, {1e308, 1e308, 1e308, 1e308}, 0);
+  EXPECT_CONTAINS(refusalOf(plan, profile, t), "the predicted step is not a finite number");
+  Topology slow = t;
+  slow.network = link(1e308, 1e-300);
+  EXPECT_CONTAINS(refusalOf(plan, profileOf(plan, {1, 1, 1, 1}, 4), slow),
+                  "the predicted step is not a finite number");
+  // A step of 4e-300 us: samples per second past int64, which the table prints whole.
+  profile = profileOf(plan, {1e-300, 1e-300, 1e-300, 1e-300}, 0);
+  EXPECT_CONTAINS(refusalOf(plan, profile, machine(1, 1, 1)),
+                  "samples/s, more than the 1e+18 dpc simulate reports");
+}
+
+const char *const kTopology = R"({"name": "t", "levels": {
+  "device": {"latency_us": 0, "bandwidth_GBps": 10},
+  "host": {"latency_us": 5, "bandwidth_GBps": 1},
+  "network": {"latency_us": 10, "bandwidth_GBps": 0.1}}})";
+
+std::string topologyRefusal(const std::string &text) {
+  llvm::Expected<Topology> t = parseTopology(text, "t.json");
+  return t ? "" : llvm::toString(t.takeError());
+}
+
+TEST(ReadTopology, RefusesDeepNestingBeforeParsing) {
+  ASSERT_EQ(topologyRefusal(kTopology), "");
+  // 100,000 levels would overflow the parser's stack: refused where level 65 opens.
+  EXPECT_EQ(topologyRefusal(std::string(100000, '[')),
+            "t.json:1:65: JSON nested deeper than 64 levels here; a profile or a topology "
+            "nests 3");
+  EXPECT_CONTAINS(topologyRefusal("{\n  \"a\": " + std::string(70, '{')),
+                  "t.json:2:71: JSON nested");
+  // 64 levels are left to the parser (this is not a topology, but it parses).
+  EXPECT_CONTAINS(topologyRefusal(std::string(64, '[') + std::string(64, ']')),
+                  "expected a JSON object");
+  // Brackets in strings, escaped quotes among them, do not nest.
+  std::string text = kTopology;
+  text.insert(1, "\"source\": \"\\\"" + std::string(100, '[') + "\", ");
+  EXPECT_EQ(topologyRefusal(text), "");
+}
+
+TEST(ReadTopology, RefusesTimesSpeedsAndCountsPastTheBounds) {
+  auto with = [](const std::string &from, const std::string &to) {
+    std::string text = kTopology;
+    text.replace(text.find(from), from.size(), to);
+    return topologyRefusal(text);
+  };
+  EXPECT_EQ(with("\"latency_us\": 10", "\"latency_us\": 1e308"),
+            "t.json: levels.network: 'latency_us' is 1e+308, expected a number from 0 to 1e+09");
+  EXPECT_CONTAINS(with("\"bandwidth_GBps\": 10", "\"bandwidth_GBps\": 1e300"),
+                  "levels.device: 'bandwidth_GBps' is 1e+300, expected a number from 1e-09 to "
+                  "1e+09");
+  EXPECT_CONTAINS(with("\"bandwidth_GBps\": 1}", "\"bandwidth_GBps\": 0}"),
+                  "levels.host: 'bandwidth_GBps' is 0, expected");
+  // Each count within its bound (2^20), the product (2^60) past 2^30 devices.
+  EXPECT_EQ(with("\"name\": \"t\"", "\"nodes\": 1048576, \"ranks_per_node\": 1048576, "
+                                  "\"devices_per_rank\": 1048576"),
+            "t.json: 1,048,576 node(s) x 1,048,576 rank(s) x 1,048,576 device(s) is more than "
+            "the 1,073,741,824 devices dpc simulate predicts for");
+  EXPECT_EQ(with("\"name\": \"t\"", "\"nodes\": 1048576, \"ranks_per_node\": 1024"), "");
+}
+
+TEST(ReadProfile, RefusesDeepNestingAndTimesPastTheBounds) {
+  llvm::Expected<Profile> deep = parseProfile("{\"kernels\": " + std::string(100000, '[') +
+                                                  std::string(100000, ']') + "}",
+                                              "p.json");
+  ASSERT_FALSE(deep);
+  EXPECT_EQ(llvm::toString(deep.takeError()),
+            "p.json:1:76: JSON nested deeper than 64 levels here; a profile or a topology nests 3");
+  const std::string profile = R"({"global_batch": 16, "replicas_per_process": 1, "processes": 2,
+    "nodes": 1, "steps_measured": 3, "step_us": {"mean": 1e13},
+    "kernels": [{"index": 0, "kind": "dense", "mean_us": 1}]})";
+  llvm::Expected<Profile> slow = parseProfile(profile, "p.json");
+  ASSERT_FALSE(slow);
+  EXPECT_EQ(llvm::toString(slow.takeError()),
+            "p.json: step_us: 'mean' is 1e+13, expected a number from 0 to 1e+12");
 }
 
 TEST(Schedule, SamePlanEverywhereIsConsistent) {

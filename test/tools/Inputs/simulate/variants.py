@@ -32,3 +32,14 @@ write("no-levels.json", edit(t, lambda v: v.pop("levels")))
 write("no-network.json", edit(t, lambda v: v["levels"].pop("network")))
 write("zero-bandwidth.json", edit(t, lambda v: v["levels"]["host"].update(bandwidth_GBps=0)))
 write("bad-nodes.json", edit(t, lambda v: v.update(nodes=0)))
+# Nested 100,000 deep: LLVM's JSON parser would recurse until the stack overflows.
+write("deep-profile.json", '{"kernels": ' + "[" * 100000)
+write("deep-topology.json", '{\n "levels": ' + '{"a": ' * 100000)
+# Numbers past the bounds: each would print inf, nan or a negative global batch.
+write("huge-latency.json", edit(t, lambda v: v["levels"]["network"].update(latency_us=1e308)))
+write("huge-bandwidth.json", edit(t, lambda v: v["levels"]["device"].update(bandwidth_GBps=1e300)))
+write("huge-counts.json", edit(t, lambda v: v.update(nodes=1 << 20, ranks_per_node=1 << 20,
+                                                     devices_per_rank=1 << 20)))
+write("big-nodes.json", edit(t, lambda v: v.update(nodes=1 << 20)))
+write("huge-time.json", edit(p, lambda v: v["step_us"].update(mean=1e300)))
+write("huge-rows.json", edit(p, lambda v: v.update(global_batch=1 << 40)))
