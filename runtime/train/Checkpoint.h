@@ -25,6 +25,8 @@ inline constexpr uint32_t kCheckpointVersion = 1;
 inline constexpr char kCheckpointMagic[8] = {'\x89', 'd', 'p', 'c', 'k', 'p', 't', '\n'};
 /// Bytes of the fixed header before the payload.
 inline constexpr uint32_t kCheckpointHeaderBytes = 64;
+/// The last step a checkpoint's name holds (12 digits): no file records a later one.
+inline constexpr int64_t kMaxCheckpointStep = 999999999999;
 
 /// Everything a checkpoint holds besides the tensors.
 struct CheckpointMeta {
@@ -69,7 +71,11 @@ struct Checkpoint {
 
   /// Verifies a whole file image: the header, the checksum, the version and every record
   /// (bounded counts, names, shapes whose element counts fit, tensor data inside the file and
-  /// not overlapping). Throws Error(Checkpoint) naming `what` and the problem.
+  /// not overlapping), and the bounds the records keep whatever run reads them (a step a name
+  /// holds, one epoch record per finished epoch, no more step losses than steps, the epoch's
+  /// samples its steps times the global batch, finite figures and a learning-rate scale in
+  /// (0, 1]; docs/checkpoints.md), so that a hostile file with a valid checksum is refused
+  /// here. Throws Error(Checkpoint) naming `what` and the problem.
   static Checkpoint fromBytes(std::string bytes, const std::string &what);
   /// Reads and verifies `path`, refusing (Error(Checkpoint)) a file larger than `maxBytes`, a
   /// FIFO or anything but a regular file.
@@ -84,6 +90,16 @@ uint64_t writeCheckpoint(Program &program, const CheckpointMeta &meta, const std
 /// Throws Error(Checkpoint) naming `what` and the first difference unless `checkpoint` holds
 /// exactly the parameters of `plan` (names, kinds, element types and shapes; in any order).
 void checkCheckpointFits(const Checkpoint &checkpoint, const Plan &plan, const std::string &what);
+
+/// The bounds of a checkpoint's position that depend on the data the run trains on, checked
+/// before a resume uses any of it: with `epochSamples` training samples an epoch, the global
+/// batch is at most that, the unfinished epoch is before its last step (of epochSamples /
+/// global batch), each finished epoch's record has at most that many steps and samples, and
+/// the step is at most epochSamples times the epochs begun (an epoch takes at most one step a
+/// sample, whatever batch each part of the run had). Throws Error(Checkpoint) naming `what`,
+/// the field and its bound.
+void checkCheckpointPosition(const CheckpointMeta &meta, int64_t epochSamples,
+                             const std::string &what);
 
 /// Writes every tensor of `checkpoint` (which must fit the plan) into each replica's copy of
 /// its parameter.

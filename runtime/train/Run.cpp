@@ -56,11 +56,13 @@ std::string sizeText(uint64_t bytes) {
 }
 
 /// The checkpoint a resumed run continues from: rank 0 takes the newest one in `dir` that
-/// verifies (warning about each newer one that does not) and refuses one of another model;
-/// every rank gets its bytes from rank 0, so that the directory need not be shared. Empty when
-/// the directory has no checkpoint.
+/// verifies and whose position is inside what `epochSamples` training samples an epoch allow
+/// (warning about each newer one that is not) and refuses one of another model; every rank
+/// gets its bytes from rank 0, so that the directory need not be shared. Empty when the
+/// directory has no checkpoint.
 std::optional<Checkpoint> findCheckpoint(ProcessGroup &group, const Plan &plan,
-                                         const std::string &dir, double timeout) {
+                                         const std::string &dir, int64_t epochSamples,
+                                         double timeout) {
   std::string bytes, path;
   if (group.rank() == 0) {
     const auto found = listCheckpoints(dir);
@@ -68,6 +70,7 @@ std::optional<Checkpoint> findCheckpoint(ProcessGroup &group, const Plan &plan,
       std::optional<Checkpoint> checkpoint;
       try {
         checkpoint = Checkpoint::read(file, checkpointSizeLimit(plan));
+        checkCheckpointPosition(checkpoint->meta, epochSamples, file);
       } catch (const Error &e) {
         std::cerr << std::string("dprun: warning: skipping a checkpoint that cannot be used: ") +
                          e.what() + "\n"
@@ -263,7 +266,7 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
   const bool checkpointing = !options.checkpointDir.empty();
   std::optional<Checkpoint> resumed;
   if (options.resume)
-    resumed = findCheckpoint(group, plan, options.checkpointDir, timeout);
+    resumed = findCheckpoint(group, plan, options.checkpointDir, train.size(), timeout);
   uint64_t seed = options.seed;
   if (resumed)
     seed = resumed->meta.seed;

@@ -1,7 +1,9 @@
 // Tests of checkpoint files on the tiny plan: what is written reads back exactly (tensors,
 // position, epochs), every corruption of a file is refused with its problem named (bad magic,
 // another version, truncation at every length, a flipped bit anywhere), a checkpoint of another
-// model is refused naming the first difference, and the directory is listed and pruned by step.
+// model is refused naming the first difference, a hostile file behind a valid checksum (a step
+// or epoch count of 2^63 - 1, a NaN scale, more step losses than steps) is refused naming the
+// field, and the directory is listed and pruned by step.
 #include "runtime/train/Checkpoint.h"
 
 #include "ErrorMatchers.h"
@@ -13,10 +15,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <zlib.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 namespace dp::rt {
@@ -218,6 +223,125 @@ TEST(Checkpoint, RefusesAnotherModelNamingTheFirstDifference) {
                   "it holds 'dense/bias/m' (f32[3]), which the plan does not have");
 }
 
+/// The sample checkpoint with `change` applied to its records, written (so with a valid
+/// checksum) and read back: what a hostile file that verifies leads to.
+template <typename Change> void readChanged(Change change) {
+  std::unique_ptr<Program> program = test::tinyPlan(8, 4, 3).load();
+  program->initParams(7);
+  CheckpointMeta meta = sampleMeta();
+  change(meta);
+  const std::string dir = tempDir("hostile");
+  const std::string path = dir + "/" + checkpointFileName(17);
+  writeCheckpoint(*program, meta, path);
+  const Checkpoint c = Checkpoint::read(path, 1 << 20);
+  checkCheckpointPosition(c.meta, 64, "c.dpk");
+}
+
+TEST(Checkpoint, RefusesHostileFieldsBehindAValidChecksum) {
+  const int64_t huge = std::numeric_limits<int64_t>::max();
+  const double nan = std::nan("");
+  EXPECT_NO_THROW(readChanged([](CheckpointMeta &) {}));
+  // The step a name holds, the epochs the records hold (a run counting on from there would
+  // overflow, or never reach its --epochs).
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) { m.position.step = huge; }),
+                  ErrorKind::Checkpoint,
+                  "not a valid checkpoint: step 9223372036854775807 is past 999999999999, the "
+                  "last step a checkpoint's name holds");
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) { m.position.epochsDone = huge; }),
+                  ErrorKind::Checkpoint,
+                  "9223372036854775807 finished epochs, but 2 epoch records");
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) { m.epochs.push_back(m.epochs[1]); }),
+                  ErrorKind::Checkpoint, "2 finished epochs, but 3 epoch records");
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) { m.epochs[1].epoch = huge; }),
+                  ErrorKind::Checkpoint, "the record of epoch 2 is numbered 9223372036854775807");
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) { m.epochs[0].steps = 0; }),
+                  ErrorKind::Checkpoint, "the record of epoch 1 has 0 steps of 56 samples");
+  // Record counts: more step losses than steps (the counts themselves fit in the file).
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) {
+                    m.position.epochStepLosses.assign(100000, 1.0f);
+                  }),
+                  ErrorKind::Checkpoint, "100004 step losses recorded for step 17");
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) { m.epochs[1].stepLosses.assign(20, 1); }),
+                  ErrorKind::Checkpoint, "25 step losses recorded for step 17");
+  // The place in the epoch.
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) { m.position.samplesInEpoch = huge; }),
+                  ErrorKind::Checkpoint,
+                  "3 steps of the unfinished epoch in batches of 8 do not make its "
+                  "9223372036854775807 samples");
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) {
+                    m.position.stepsInEpoch = huge / 8;
+                    m.position.samplesInEpoch = huge / 8 * 8;
+                  }),
+                  ErrorKind::Checkpoint,
+                  "c.dpk: its unfinished epoch is at step 1152921504606846975 of an epoch of 8 "
+                  "steps of 8 samples (this run's training data has 64 samples an epoch)");
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) { m.replicas = 100; }),
+                  ErrorKind::Checkpoint,
+                  "a layout of 3 process(es) x 100 replica(s) cannot share a global batch of 8");
+  // Floats: finite, and a learning-rate scale in (0, 1].
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) { m.position.plateau.scale = nan; }),
+                  ErrorKind::Checkpoint,
+                  "the plateau schedule's learning-rate scale is nan (not in (0, 1])");
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) { m.position.plateau.scale = 0; }),
+                  ErrorKind::Checkpoint, "learning-rate scale is 0 (not in (0, 1])");
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) { m.position.earlyStop.scale = 2; }),
+                  ErrorKind::Checkpoint, "early stopping's learning-rate scale is 2");
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) {
+                    m.position.earlyStop.best = std::numeric_limits<double>::infinity();
+                  }),
+                  ErrorKind::Checkpoint, "early stopping's best test loss is inf (not finite)");
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) { m.position.plateau.badEpochs = huge; }),
+                  ErrorKind::Checkpoint,
+                  "the plateau schedule's count of epochs without improvement is "
+                  "9223372036854775807, more than the 2 finished");
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) { m.position.epochLossSum = nan; }),
+                  ErrorKind::Checkpoint, "the unfinished epoch's loss sum is nan");
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) { m.position.epochCorrect = -1; }),
+                  ErrorKind::Checkpoint, "the unfinished epoch's correct count is -1");
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) { m.position.epochSeconds = nan; }),
+                  ErrorKind::Checkpoint, "the unfinished epoch's seconds are nan");
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) { m.epochs[0].samplesPerSec = nan; }),
+                  ErrorKind::Checkpoint, "the record of epoch 1 has 1.25 seconds and nan samples");
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) { m.epochs[0].lrScale = -1; }),
+                  ErrorKind::Checkpoint, "the record of epoch 1 has a learning-rate factor of -1");
+  // What a finished epoch's loss and accuracy are is only reported: NaN stays allowed (a
+  // figure not measured, a diverged run).
+  EXPECT_NO_THROW(readChanged([&](CheckpointMeta &m) { m.epochs[0].loss = nan; }));
+  // Against the run's data (64 samples an epoch): the step an epoch count allows, the batch.
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) { m.position.step = kMaxCheckpointStep; }),
+                  ErrorKind::Checkpoint,
+                  "c.dpk: step 999999999999 is past the 3 x 64 steps its 2 finished epoch(s) and "
+                  "the one begun can have taken, at most one step a sample (this run's training "
+                  "data has 64 samples an epoch)");
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) {
+                    m.globalBatch = 128;
+                    m.position.samplesInEpoch = 3 * 128;
+                  }),
+                  ErrorKind::Checkpoint, "its global batch of 128 is more than an epoch's samples");
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) { m.epochs[0].samples = 6400; }),
+                  ErrorKind::Checkpoint,
+                  "the record of epoch 1 has 7 steps of 6400 samples, more than an epoch holds");
+}
+
+TEST(Checkpoint, RefusesAHugeRecordCountBehindAValidChecksum) {
+  Fixture f = written("count");
+  std::string bytes = readAll(f.path);
+  // The unfinished epoch's step losses: their u32 count follows the fixed records and the
+  // model's name ("tiny").
+  const size_t at = kCheckpointHeaderBytes + 4 * 8 + 8 + 8 + 8 + 4 + 4 + 3 * 8 + 2 * 28 + 4 + 4;
+  ASSERT_EQ(bytes.substr(at - 4, 4), "tiny");
+  ASSERT_EQ(static_cast<uint8_t>(bytes[at]), 3);
+  for (int i = 0; i < 4; ++i)
+    bytes[at + i] = '\xff';
+  const uint32_t crc =
+      crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef *>(bytes.data()) + 64,
+            static_cast<uInt>(bytes.size() - 64));
+  for (int i = 0; i < 4; ++i)
+    bytes[24 + i] = static_cast<char>(crc >> (8 * i));
+  EXPECT_DP_ERROR(Checkpoint::fromBytes(bytes, "c.dpk"), ErrorKind::Checkpoint,
+                  "4294967295 step losses cannot fit");
+}
+
 TEST(Checkpoint, DirectoryListsNewestFirstAndPrunes) {
   const std::string dir = tempDir("dir");
   EXPECT_TRUE(listCheckpoints(dir + "/missing").empty());
@@ -225,17 +349,17 @@ TEST(Checkpoint, DirectoryListsNewestFirstAndPrunes) {
     writeFileAtomically(dir + "/" + checkpointFileName(step), "x");
   writeFileAtomically(dir + "/ckpt-12.dpk", "not a checkpoint name");
   writeFileAtomically(dir + "/notes.txt", "kept");
+  auto found = listCheckpoints(dir);
+  ASSERT_EQ(found.size(), 4u);
+  EXPECT_EQ(found[0].first, 100);
+  EXPECT_EQ(found[0].second, dir + "/ckpt-000000000100.dpk");
+  EXPECT_EQ(found[3].first, 5);
   // A temporary file of a writer that died (no process has pid 2^22 + 1 here), and one of a
   // live writer (this process).
   const std::string dead = dir + "/" + checkpointFileName(200) + ".tmp.4194305";
   const std::string live = dir + "/" + checkpointFileName(300) + ".tmp." + std::to_string(::getppid());
   writeFileAtomically(dead, "partial");
   writeFileAtomically(live, "partial");
-  auto found = listCheckpoints(dir);
-  ASSERT_EQ(found.size(), 4u);
-  EXPECT_EQ(found[0].first, 100);
-  EXPECT_EQ(found[0].second, dir + "/ckpt-000000000100.dpk");
-  EXPECT_EQ(found[3].first, 5);
   pruneCheckpoints(dir, 2);
   found = listCheckpoints(dir);
   ASSERT_EQ(found.size(), 2u);
