@@ -5,7 +5,9 @@
 #include "runtime/base/Files.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -639,18 +641,88 @@ std::vector<std::pair<int64_t, std::string>> listCheckpoints(const std::string &
   return found;
 }
 
-void pruneCheckpoints(const std::string &dir, int keep) {
+CheckpointPruner::CheckpointPruner(std::string dir, int keep, const Plan &plan, uint64_t seed,
+                                   int64_t epochSamples)
+    : dir_(std::move(dir)), keep_(std::max(keep, 1)), plan_(plan), seed_(seed),
+      epochSamples_(epochSamples) {}
+
+void CheckpointPruner::judge(const std::string &path, Seen &seen) const {
+  seen.owned = false;
+  try {
+    const Checkpoint c = Checkpoint::read(path, checkpointSizeLimit(plan_));
+    const CheckpointMeta &m = c.meta;
+    if (m.model != plan_.model)
+      seen.why = "a checkpoint of model " + (m.model.empty() ? "(unnamed)" : m.model) +
+                 ", this run's is " + (plan_.model.empty() ? "unnamed" : plan_.model);
+    else if (m.seed != seed_)
+      seen.why = "a checkpoint of another run of the model (seed " + std::to_string(m.seed) +
+                 ", this run's is " + std::to_string(seed_) + ")";
+    else {
+      checkCheckpointFits(c, plan_, path);
+      checkCheckpointPosition(m, epochSamples_, path);
+      seen.owned = true;
+    }
+  } catch (const Error &e) {
+    // (Without the path the message starts with: the warning names it.)
+    seen.why = e.what();
+    if (seen.why.compare(0, path.size(), path) == 0)
+      seen.why.erase(0, seen.why.compare(path.size(), 2, ": ") == 0 ? path.size() + 2
+                                                                    : path.size() + 1);
+  }
+}
+
+std::vector<std::string> CheckpointPruner::prune(const std::string &written) {
+  std::vector<std::string> warnings;
   std::vector<std::pair<int64_t, std::string>> found;
   try {
-    found = listCheckpoints(dir);
+    found = listCheckpoints(dir_);
   } catch (const Error &) {
-    return;
+    return warnings;
   }
-  for (size_t i = std::max(keep, 0); i < found.size(); ++i)
-    ::unlink(found[i].second.c_str());
+  std::map<std::string, Seen> now;
+  std::vector<std::string> owned; // newest first, as listed
+  for (const auto &[step, path] : found) {
+    struct stat info;
+    if (::stat(path.c_str(), &info) != 0)
+      continue;
+    Seen seen;
+    seen.device = info.st_dev;
+    seen.inode = info.st_ino;
+    seen.size = info.st_size;
+    seen.modifiedNs = int64_t(info.st_mtim.tv_sec) * 1000000000 + info.st_mtim.tv_nsec;
+    auto before = seen_.find(path);
+    const bool same = before != seen_.end() && before->second.device == seen.device &&
+                      before->second.inode == seen.inode && before->second.size == seen.size &&
+                      before->second.modifiedNs == seen.modifiedNs;
+    if (same)
+      seen = before->second;
+    else if (path == written)
+      seen.owned = true; // this run wrote it just now
+    else
+      judge(path, seen);
+    if (seen.owned) {
+      owned.push_back(path);
+    } else if (!seen.warned) {
+      warnings.push_back("--checkpoint-keep leaves " + path + " alone, as it is not this run's: " +
+                         seen.why);
+      seen.warned = true;
+    }
+    now[path] = seen;
+  }
+  // Gone files are forgotten; the rest are known for the next write.
+  seen_ = std::move(now);
+  int kept = 0;
+  for (const std::string &path : owned) {
+    if (path == written || kept < keep_) {
+      ++kept;
+      continue;
+    }
+    if (::unlink(path.c_str()) == 0)
+      seen_.erase(path);
+  }
   // Temporary files of writers that died mid-write ("ckpt-....dpk.tmp.<pid>"); a live
   // writer's (another run sharing the directory) stays.
-  if (DIR *d = ::opendir(dir.c_str())) {
+  if (DIR *d = ::opendir(dir_.c_str())) {
     std::vector<std::string> stale;
     while (dirent *entry = ::readdir(d)) {
       const std::string name = entry->d_name;
@@ -664,12 +736,65 @@ void pruneCheckpoints(const std::string &dir, int keep) {
       const long pid = std::strtol(pidText.c_str(), nullptr, 10);
       if (pid > 0 && pid != ::getpid() && ::kill(static_cast<pid_t>(pid), 0) != 0 &&
           errno == ESRCH)
-        stale.push_back(dir + "/" + name);
+        stale.push_back(dir_ + "/" + name);
     }
     ::closedir(d);
     for (const std::string &path : stale)
       ::unlink(path.c_str());
   }
+  return warnings;
+}
+
+CheckpointDirLock::CheckpointDirLock(const std::string &dir) {
+  const std::string path = dir + "/.lock";
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (fd_ < 0) {
+    warning_ = "cannot open " + path + " (" + std::strerror(errno) +
+               "): nothing keeps another run from sharing the checkpoint directory";
+    return;
+  }
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int error = errno;
+    if (error == EWOULDBLOCK) {
+      // The holder wrote "pid <N> on <host>" after taking the lock (unless it is taking it
+      // now); anything else in the file is not quoted.
+      char text[256] = {};
+      const ssize_t got = ::pread(fd_, text, sizeof(text) - 1, 0);
+      ::close(fd_);
+      fd_ = -1;
+      std::string holder(text, got > 0 ? size_t(got) : 0);
+      while (!holder.empty() && (holder.back() == '\n' || holder.back() == '\0'))
+        holder.pop_back();
+      const bool known =
+          holder.compare(0, 4, "pid ") == 0 &&
+          std::all_of(holder.begin(), holder.end(), [](char c) { return c >= ' ' && c <= '~'; });
+      throw Error(ErrorKind::Usage,
+                  "--checkpoint-dir " + dir + ": in use by another run" +
+                      (known ? " (" + holder + ")" : std::string()) + ", which holds the lock " +
+                      path + "; two runs must not share a checkpoint directory (each would "
+                      "prune and resume the other's checkpoints): give this one another");
+    }
+    ::close(fd_);
+    fd_ = -1;
+    warning_ = "cannot lock " + path + " (" + std::strerror(error) +
+               "): nothing keeps another run from sharing the checkpoint directory";
+    return;
+  }
+  char host[256] = {};
+  if (::gethostname(host, sizeof(host) - 1) != 0)
+    host[0] = '\0';
+  const std::string holder = "pid " + std::to_string(::getpid()) +
+                             (host[0] ? std::string(" on ") + host : std::string()) + "\n";
+  // Best effort: the lock is the flock; the text only names its holder to a run refused.
+  if (::ftruncate(fd_, 0) == 0) {
+    const ssize_t wrote = ::pwrite(fd_, holder.data(), holder.size(), 0);
+    (void)wrote;
+  }
+}
+
+CheckpointDirLock::~CheckpointDirLock() {
+  if (fd_ >= 0)
+    ::close(fd_);
 }
 
 } // namespace dp::rt

@@ -12,7 +12,10 @@
 #include "runtime/core/Program.h"
 #include "runtime/train/Trainer.h"
 
+#include <sys/types.h>
+
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -121,9 +124,69 @@ std::string checkpointFileName(int64_t step);
 /// has none.
 std::vector<std::pair<int64_t, std::string>> listCheckpoints(const std::string &dir);
 
-/// Removes all but the newest `keep` checkpoints of `dir`, and temporary files left by writers
-/// that no longer run (a writer killed mid-write). Errors are ignored: a file that cannot be
-/// removed stays.
-void pruneCheckpoints(const std::string &dir, int keep);
+/// Removes a run's older checkpoints from its directory, and only the run's own: a file with
+/// a checkpoint's name is the run's when it verifies (Checkpoint::read), is of the run's model
+/// (its name, and checkCheckpointFits of the plan), was written with the run's seed and its
+/// position fits the run's data (checkCheckpointPosition), so that a resume of the run could
+/// take it. Anything else (a corrupt file, another model's checkpoint,
+/// another run's) is left alone, however high its step. Each file is read once while it stays
+/// the same (device, inode, size and modification time), and the files this run writes are
+/// known without reading them.
+class CheckpointPruner {
+public:
+  /// For `dir`, keeping the newest `keep` (at least 1) of the run's checkpoints, of `plan`
+  /// (which must outlive this), `seed` and `epochSamples` training samples an epoch.
+  CheckpointPruner(std::string dir, int keep, const Plan &plan, uint64_t seed,
+                   int64_t epochSamples);
+
+  /// After this run wrote `written` (in the directory): removes all but the newest `keep` of
+  /// the run's checkpoints, never `written`, and the temporary files of writers that no longer
+  /// run (a writer killed mid-write). Returns a warning for each file with a checkpoint's name
+  /// that is not the run's, once per file: what it is and that it stays. Errors are ignored: a
+  /// file that cannot be removed stays.
+  std::vector<std::string> prune(const std::string &written);
+
+private:
+  /// What a file was when it was last looked at, and whether it is the run's.
+  struct Seen {
+    dev_t device = 0;
+    ino_t inode = 0;
+    off_t size = 0;
+    int64_t modifiedNs = 0;
+    bool owned = false, warned = false;
+    std::string why; // not owned: why not
+  };
+  /// Whether `path` (stat'ed as `seen`, its identity filled in) is the run's; `why` when not.
+  void judge(const std::string &path, Seen &seen) const;
+
+  std::string dir_;
+  int keep_;
+  const Plan &plan_;
+  uint64_t seed_;
+  int64_t epochSamples_;
+  std::map<std::string, Seen> seen_;
+};
+
+/// The lock that keeps a checkpoint directory to one run: an exclusive flock(2) on DIR/.lock,
+/// held by the process that writes the checkpoints for as long as it lives (the kernel drops
+/// it when the process ends, however it ends, so a killed run's directory is free at once).
+/// The file holds the holder's pid and host, for the message of a run refused.
+class CheckpointDirLock {
+public:
+  /// Takes the lock on `dir` (which must exist). Throws Error(Usage) naming the directory and,
+  /// when it can tell, the pid and host of the run that holds it. Where the file system
+  /// cannot lock (some network file systems), the run goes on unlocked: warning() says so.
+  explicit CheckpointDirLock(const std::string &dir);
+  ~CheckpointDirLock();
+  CheckpointDirLock(const CheckpointDirLock &) = delete;
+  CheckpointDirLock &operator=(const CheckpointDirLock &) = delete;
+
+  /// Empty, or why the directory is not locked.
+  const std::string &warning() const { return warning_; }
+
+private:
+  int fd_ = -1;
+  std::string warning_;
+};
 
 } // namespace dp::rt

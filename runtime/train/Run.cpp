@@ -211,6 +211,13 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
   const double timeout = options.collectiveTimeout > 0 ? options.collectiveTimeout : 1e9;
   const bool printer = job.printer();
   const bool quiet = options.quiet || !printer;
+  // The process that writes the checkpoints keeps the directory to this run until it ends.
+  std::optional<CheckpointDirLock> checkpointLock;
+  if (printer && !options.checkpointDir.empty()) {
+    checkpointLock.emplace(options.checkpointDir);
+    if (!checkpointLock->warning().empty())
+      std::cerr << "dprun: warning: " + checkpointLock->warning() + "\n" << std::flush;
+  }
   std::ostringstream discard;
   std::ostream &log = printer ? out : discard;
   const bool interactive = options.interactive && group.size() == 1 && !launchedByMpiLauncher();
@@ -390,6 +397,9 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
   // agrees on; the others go on to the next step, whose collectives wait for rank 0.
   int64_t lastSaved = resumed ? resumed->meta.position.step : -1;
   bool stopSaved = false;
+  std::optional<CheckpointPruner> pruner;
+  if (checkpointing && printer)
+    pruner.emplace(options.checkpointDir, options.checkpointKeep, plan, seed, train.size());
   auto save = [&](const TrainPosition &position) {
     if (position.step == lastSaved)
       return;
@@ -412,7 +422,8 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
     auto begin = Clock::now();
     const uint64_t bytes = writeCheckpoint(*program, meta, path);
     testEvents::note("checkpoint " + std::to_string(position.step));
-    pruneCheckpoints(options.checkpointDir, options.checkpointKeep);
+    for (const std::string &warning : pruner->prune(path))
+      std::cerr << "dprun: warning: " + warning + "\n" << std::flush;
     CheckpointReport &c = report.checkpoints;
     c.lastSeconds = secondsSince(begin);
     c.lastBytes = bytes;

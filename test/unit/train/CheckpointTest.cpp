@@ -3,7 +3,8 @@
 // another version, truncation at every length, a flipped bit anywhere), a checkpoint of another
 // model is refused naming the first difference, a hostile file behind a valid checksum (a step
 // or epoch count of 2^63 - 1, a NaN scale, more step losses than steps) is refused naming the
-// field, and the directory is listed and pruned by step.
+// field, the directory is listed, pruned of this run's older checkpoints only (never a file
+// that is not the run's, whatever its step), and locked to one run.
 #include "runtime/train/Checkpoint.h"
 
 #include "ErrorMatchers.h"
@@ -342,7 +343,7 @@ TEST(Checkpoint, RefusesAHugeRecordCountBehindAValidChecksum) {
                   "4294967295 step losses cannot fit");
 }
 
-TEST(Checkpoint, DirectoryListsNewestFirstAndPrunes) {
+TEST(Checkpoint, DirectoryListsNewestFirst) {
   const std::string dir = tempDir("dir");
   EXPECT_TRUE(listCheckpoints(dir + "/missing").empty());
   for (int64_t step : {5, 100, 20, 7})
@@ -354,20 +355,119 @@ TEST(Checkpoint, DirectoryListsNewestFirstAndPrunes) {
   EXPECT_EQ(found[0].first, 100);
   EXPECT_EQ(found[0].second, dir + "/ckpt-000000000100.dpk");
   EXPECT_EQ(found[3].first, 5);
-  // A temporary file of a writer that died (no process has pid 2^22 + 1 here), and one of a
-  // live writer (this process).
-  const std::string dead = dir + "/" + checkpointFileName(200) + ".tmp.4194305";
-  const std::string live = dir + "/" + checkpointFileName(300) + ".tmp." + std::to_string(::getppid());
+}
+
+bool exists(const std::string &path) { return ::access(path.c_str(), F_OK) == 0; }
+
+TEST(Checkpoint, PruningRemovesOnlyThisRunsOlderCheckpoints) {
+  const std::string dir = tempDir("prune");
+  std::unique_ptr<Program> program = test::tinyPlan(8, 4, 3).load();
+  program->initParams(7);
+  const Plan &plan = program->plan();
+  CheckpointMeta mine = sampleMeta();
+  mine.model = plan.model;
+  auto path = [&](int64_t step) { return dir + "/" + checkpointFileName(step); };
+  auto write = [&](Program &p, const CheckpointMeta &meta, int64_t step) {
+    writeCheckpoint(p, meta, path(step));
+  };
+  for (int64_t step : {5, 7, 20, 100})
+    write(*program, mine, step);
+  // Higher steps than this run's, none of them its own: a file that is no checkpoint, a
+  // checkpoint of this run cut short, another model's (by name, and of the same name with
+  // other shapes), another run's of the model (another seed), and one whose place in an
+  // epoch is past this run's data.
+  writeFileAtomically(path(999999999999), "not a checkpoint");
+  writeFileAtomically(path(500), readAll(path(100)).substr(0, 300));
+  std::unique_ptr<Program> wider = test::tinyPlan(8, 4, 5).load();
+  wider->initParams(7);
+  CheckpointMeta other = mine;
+  other.model = "another";
+  write(*wider, other, 400);
+  write(*wider, mine, 300);
+  other = mine;
+  other.seed = 43;
+  write(*program, other, 200);
+  other = mine;
+  other.position.stepsInEpoch = 9;
+  other.position.samplesInEpoch = 72;
+  write(*program, other, 150);
+  // Temporary files: of a writer that died (no process has pid 2^22 + 1 here), and of a live
+  // one (the parent of this process).
+  const std::string dead = path(600) + ".tmp.4194305";
+  const std::string live = path(700) + ".tmp." + std::to_string(::getppid());
   writeFileAtomically(dead, "partial");
   writeFileAtomically(live, "partial");
-  pruneCheckpoints(dir, 2);
-  found = listCheckpoints(dir);
-  ASSERT_EQ(found.size(), 2u);
-  EXPECT_EQ(found[0].first, 100);
-  EXPECT_EQ(found[1].first, 20);
-  EXPECT_NE(::access(dead.c_str(), F_OK), 0) << "a dead writer's temporary file stays";
-  EXPECT_EQ(::access(live.c_str(), F_OK), 0) << "a live writer's temporary file was removed";
-  EXPECT_EQ(::access((dir + "/notes.txt").c_str(), F_OK), 0);
+
+  CheckpointPruner pruner(dir, 2, plan, mine.seed, 64);
+  std::vector<std::string> warnings = pruner.prune(path(100));
+  EXPECT_TRUE(exists(path(100)));
+  EXPECT_TRUE(exists(path(20)));
+  EXPECT_FALSE(exists(path(7)));
+  EXPECT_FALSE(exists(path(5)));
+  for (int64_t step : {kMaxCheckpointStep, int64_t(500), int64_t(400), int64_t(300), int64_t(200),
+                       int64_t(150)})
+    EXPECT_TRUE(exists(path(step))) << "step " << step << " is not this run's but was removed";
+  EXPECT_FALSE(exists(dead)) << "a dead writer's temporary file stays";
+  EXPECT_TRUE(exists(live)) << "a live writer's temporary file was removed";
+  // One warning for each file left alone, saying why.
+  ASSERT_EQ(warnings.size(), 6u);
+  auto warned = [&](int64_t step, const std::string &why) {
+    for (const std::string &w : warnings)
+      if (w.find(path(step) + " alone, as it is not this run's: " + why) != std::string::npos)
+        return true;
+    return false;
+  };
+  EXPECT_TRUE(warned(999999999999, "not a dp checkpoint")) << warnings[0];
+  EXPECT_TRUE(warned(500, "truncated or padded"));
+  EXPECT_TRUE(warned(400, "a checkpoint of model another, this run's is test"));
+  EXPECT_TRUE(warned(300, "does not fit the plan's model test"));
+  EXPECT_TRUE(warned(200, "a checkpoint of another run of the model (seed 43, this run's is 42)"));
+  EXPECT_TRUE(warned(150, "its unfinished epoch is at step 9 of an epoch of 8 steps"));
+
+  // The next write: the files left alone are not named again, and the newest two of the
+  // run's are kept, here one of an earlier run of the model with the same seed (the same
+  // lineage: --resume would take it) and the one just written.
+  write(*program, mine, 250);
+  write(*program, mine, 110);
+  warnings = pruner.prune(path(110));
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
+  EXPECT_TRUE(exists(path(250)));
+  EXPECT_TRUE(exists(path(110)));
+  EXPECT_FALSE(exists(path(100)));
+  EXPECT_FALSE(exists(path(20)));
+  // A file of the run replaced since it was judged is judged again: cut short, it stays.
+  writeFileAtomically(path(110), readAll(path(250)).substr(0, 200));
+  write(*program, mine, 120);
+  write(*program, mine, 130);
+  warnings = pruner.prune(path(130));
+  EXPECT_TRUE(exists(path(250)));
+  EXPECT_TRUE(exists(path(130)));
+  EXPECT_FALSE(exists(path(120)));
+  EXPECT_TRUE(exists(path(110)));
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find(path(110) + " alone"), std::string::npos) << warnings[0];
+  // With --checkpoint-keep 1 the newest file the run wrote survives beside a newer one.
+  CheckpointPruner keepOne(dir, 1, plan, mine.seed, 64);
+  warnings = keepOne.prune(path(130));
+  EXPECT_TRUE(exists(path(250)));
+  EXPECT_TRUE(exists(path(130)));
+  EXPECT_EQ(warnings.size(), 7u);
+}
+
+TEST(Checkpoint, ADirectoryIsLockedToOneRun) {
+  const std::string dir = tempDir("lock");
+  {
+    CheckpointDirLock first(dir);
+    EXPECT_EQ(first.warning(), "");
+    EXPECT_DP_ERROR(CheckpointDirLock second(dir), ErrorKind::Usage,
+                    "--checkpoint-dir " + dir + ": in use by another run (pid " +
+                        std::to_string(::getpid()) + " on ");
+    EXPECT_DP_ERROR(CheckpointDirLock second(dir), ErrorKind::Usage,
+                    "which holds the lock " + dir + "/.lock; two runs must not share");
+  }
+  // Released with its holder (a process that ends, however it ends, closes it).
+  EXPECT_NO_THROW(CheckpointDirLock again(dir));
+  EXPECT_TRUE(listCheckpoints(dir).empty());
 }
 
 TEST(Checkpoint, DirectoryIsCreatedOrRefused) {
