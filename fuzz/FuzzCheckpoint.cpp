@@ -1,9 +1,13 @@
 // Fuzz target: bytes as a checkpoint file, through the reader `dprun --resume` uses: the header,
 // the checksum, every record and the tensor table, then each tensor's values read end to end (so
-// that an offset the reader let through past the file is an ASan report). The first byte picks
-// the mode: odd rewrites the header's payload size and CRC-32 to match the rest (as a hostile
-// file with a valid checksum would have them), so that mutations reach the checks behind the
-// checksum; even leaves the bytes as they are.
+// that an offset the reader let through past the file is an ASan report), then the bounds a
+// resumed run checks against its data (checkCheckpointPosition), with every figure of a position
+// that passes them used as a resume uses it (the first batch, the epoch to start from, the step
+// counter run on to the end of the run). The first byte picks the mode: its lowest bit set
+// rewrites the header's payload size and CRC-32 to match the rest (as a hostile file with a
+// valid checksum would have them), so that mutations reach the checks behind the checksum; clear
+// leaves the bytes as they are. Its other bits pick the run's training samples an epoch: 64 << k
+// (64 for the seeds, whose global batch is 8).
 #include "runtime/base/Error.h"
 #include "runtime/train/Checkpoint.h"
 
@@ -34,6 +38,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         dp::rt::kCheckpointHeaderBytes;
     putLE(bytes, 24, crc32(crc32(0L, Z_NULL, 0), start, static_cast<uInt>(payload)), 4);
   }
+  const int64_t epochSamples = int64_t(64) << ((data[0] >> 1) & 31);
   try {
     const dp::rt::Checkpoint checkpoint = dp::rt::Checkpoint::fromBytes(std::move(bytes), "fuzz.dpk");
     volatile uint8_t sum = 0;
@@ -42,6 +47,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       for (uint64_t i = 0; i < t.bytes; ++i)
         sum = sum + values[i];
     }
+    dp::rt::checkCheckpointPosition(checkpoint.meta, epochSamples, "fuzz.dpk");
+    // What a resumed run computes from an accepted position (Run.cpp, Trainer::trainEpoch),
+    // with UBSan watching for an overflow: a run of this model's batch and of 1000 more epochs
+    // than the checkpoint has done.
+    const dp::rt::TrainPosition &p = checkpoint.meta.position;
+    const int64_t batch = checkpoint.meta.globalBatch;
+    const int64_t epochSteps = epochSamples / batch;
+    const int64_t firstEpoch = p.epochsDone + 1, lastEpoch = p.epochsDone + 1000;
+    const int64_t firstBatch = p.samplesInEpoch / batch;
+    int64_t step = p.step + (epochSteps - firstBatch);
+    step += (lastEpoch - firstEpoch) * epochSteps;
+    volatile int64_t sink = step + (int64_t(lastEpoch) - 1);
+    (void)sink;
   } catch (const dp::rt::Error &) {
     // The expected answer to a broken file.
   }

@@ -22,7 +22,7 @@ def align(n):
 
 records = struct.pack("<qqqqQqQII", 17, 1, 3, 24, 42, 8, 0x1234, 2, 1)
 records += struct.pack("<ddd", 3.25, 11.0, 0.5)
-records += struct.pack("<ddIq", 0.5, 0.42, 1, 2) + struct.pack("<ddIq", 1.0, 0.4, 1, 0)
+records += struct.pack("<ddIq", 0.5, 0.42, 1, 1) + struct.pack("<ddIq", 1.0, 0.4, 1, 0)
 records += string(b"tiny")
 records += struct.pack("<I3f", 3, 1.5, 1.0, 0.75)
 records += struct.pack("<I", 1) + struct.pack("<qqqddddddd", 1, 7, 56, 0.6, 0.5, 1.2, 44.8,

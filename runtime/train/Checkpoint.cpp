@@ -5,7 +5,9 @@
 #include "runtime/base/Files.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -238,6 +240,84 @@ CheckpointMeta getMeta(Reader &r) {
   return m;
 }
 
+/// The bounds the records of every checkpoint dprun writes keep, whatever run reads them: a
+/// file crafted with a valid checksum (or written by a broken tool) is refused here, before
+/// any of its figures is used. A resumed run adds the bounds that need its data
+/// (checkCheckpointPosition). Each bound is one dprun's writer keeps; why, beside it.
+void checkMeta(const CheckpointMeta &m, const std::string &what) {
+  auto refuse = [&](const std::string &problem) {
+    throw Error(ErrorKind::Checkpoint, what + ": not a valid checkpoint: " + problem);
+  };
+  auto n = [](auto v) { return std::to_string(v); };
+  auto real = [](double v) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%g", v);
+    return std::string(text);
+  };
+  const TrainPosition &p = m.position;
+  // The next checkpoint's name must hold the step; the run adds steps to it without overflow.
+  if (p.step > kMaxCheckpointStep)
+    refuse("step " + n(p.step) + " is past " + n(kMaxCheckpointStep) +
+           ", the last step a checkpoint's name holds");
+  // Each finished epoch adds one record, which a resumed run carries on: the records bound
+  // the epoch number a resumed run starts from.
+  if (uint64_t(p.epochsDone) != m.epochs.size())
+    refuse(n(p.epochsDone) + " finished epochs, but " + n(m.epochs.size()) +
+           " epoch records (one per finished epoch)");
+  for (size_t i = 0; i < m.epochs.size(); ++i) {
+    const EpochStats &e = m.epochs[i];
+    const std::string name = "the record of epoch " + n(i + 1);
+    if (e.epoch != int64_t(i + 1))
+      refuse(name + " is numbered " + n(e.epoch));
+    if (e.steps < 1 || e.samples < e.steps)
+      refuse(name + " has " + n(e.steps) + " steps of " + n(e.samples) +
+             " samples (an epoch takes at least one step of at least one sample)");
+    if (!(std::isfinite(e.seconds) && e.seconds >= 0) ||
+        !(std::isfinite(e.samplesPerSec) && e.samplesPerSec >= 0))
+      refuse(name + " has " + real(e.seconds) + " seconds and " + real(e.samplesPerSec) +
+             " samples per second (not finite and >= 0)");
+    if (!(std::isfinite(e.lrScale) && e.lrScale >= 0))
+      refuse(name + " has a learning-rate factor of " + real(e.lrScale) + " (not finite and >= 0)");
+  }
+  // Every step run adds one loss, to the unfinished epoch or a finished one.
+  uint64_t losses = p.epochStepLosses.size();
+  for (const EpochStats &e : m.epochs)
+    losses += e.stepLosses.size();
+  if (losses > uint64_t(p.step))
+    refuse(n(losses) + " step losses recorded for step " + n(p.step) +
+           " (at most one loss per step)");
+  // The unfinished epoch's place is counted in the writer's global batches (a divisor: the
+  // product might overflow).
+  if (p.samplesInEpoch % m.globalBatch != 0 || p.samplesInEpoch / m.globalBatch != p.stepsInEpoch)
+    refuse(n(p.stepsInEpoch) + " steps of the unfinished epoch in batches of " +
+           n(m.globalBatch) + " do not make its " + n(p.samplesInEpoch) + " samples");
+  // Each replica holds at least one sample of the global batch.
+  if (int64_t(m.replicas) * m.processes > m.globalBatch)
+    refuse("a layout of " + n(m.processes) + " process(es) x " + n(m.replicas) +
+           " replica(s) cannot share a global batch of " + n(m.globalBatch));
+  if (!std::isfinite(p.epochLossSum))
+    refuse("the unfinished epoch's loss sum is " + real(p.epochLossSum) + " (not finite)");
+  if (!(std::isfinite(p.epochCorrect) && p.epochCorrect >= 0))
+    refuse("the unfinished epoch's correct count is " + real(p.epochCorrect) +
+           " (not finite and >= 0)");
+  if (!(std::isfinite(p.epochSeconds) && p.epochSeconds >= 0))
+    refuse("the unfinished epoch's seconds are " + real(p.epochSeconds) +
+           " (not finite and >= 0)");
+  for (const auto &[state, name] : {std::pair{&p.plateau, "the plateau schedule's"},
+                                    std::pair{&p.earlyStop, "early stopping's"}}) {
+    // The scale starts at 1 and only falls, by factors in (0, 1), never to 0.
+    if (!(state->scale > 0 && state->scale <= 1))
+      refuse(std::string(name) + " learning-rate scale is " + real(state->scale) +
+             " (not in (0, 1])");
+    if (!std::isfinite(state->best))
+      refuse(std::string(name) + " best test loss is " + real(state->best) + " (not finite)");
+    // Each epoch without an improvement adds one.
+    if (state->badEpochs > p.epochsDone)
+      refuse(std::string(name) + " count of epochs without improvement is " +
+             n(state->badEpochs) + ", more than the " + n(p.epochsDone) + " finished");
+  }
+}
+
 /// The bytes of a header for a payload of `payloadBytes` with `crc`.
 std::string header(uint64_t payloadBytes, uint32_t crc) {
   Writer w;
@@ -316,6 +396,7 @@ Checkpoint Checkpoint::fromBytes(std::string bytes, const std::string &what) {
 
   Reader r(b, kCheckpointHeaderBytes, b.size(), what);
   c.meta = getMeta(r);
+  checkMeta(c.meta, what);
   const uint32_t n = r.records("tensors", 4 + 4 + 16);
   c.tensors.resize(n);
   std::set<std::string> names;
@@ -469,6 +550,42 @@ void checkCheckpointFits(const Checkpoint &checkpoint, const Plan &plan, const s
       refuse("it holds '" + t.name + "' (" + t.text() + "), which the plan does not have");
 }
 
+void checkCheckpointPosition(const CheckpointMeta &meta, int64_t epochSamples,
+                             const std::string &what) {
+  const TrainPosition &p = meta.position;
+  auto n = [](int64_t v) { return std::to_string(v); };
+  auto refuse = [&](const std::string &problem) {
+    throw Error(ErrorKind::Checkpoint, what + ": " + problem + " (this run's training data has " +
+                                           n(epochSamples) + " samples an epoch)");
+  };
+  // The writer's batches were of its training samples (the same data). (A global batch below 1
+  // or an epoch count past the step's bound never passes the reader: tested again here for a
+  // caller that checks records of its own.)
+  if (meta.globalBatch < 1 || p.epochsDone > kMaxCheckpointStep)
+    refuse("a global batch of " + n(meta.globalBatch) + " and " + n(p.epochsDone) +
+           " finished epochs");
+  if (meta.globalBatch > epochSamples)
+    refuse("its global batch of " + n(meta.globalBatch) + " is more than an epoch's samples");
+  const int64_t epochSteps = epochSamples / meta.globalBatch;
+  // A checkpoint inside an epoch is taken before its last step (after it, the epoch is done).
+  if (p.stepsInEpoch >= epochSteps)
+    refuse("its unfinished epoch is at step " + n(p.stepsInEpoch) + " of an epoch of " +
+           n(epochSteps) + " steps of " + n(meta.globalBatch) + " samples");
+  for (const EpochStats &e : meta.epochs)
+    if (e.steps > epochSamples || e.samples > epochSamples)
+      refuse("the record of epoch " + n(e.epoch) + " has " + n(e.steps) + " steps of " +
+             n(e.samples) + " samples, more than an epoch holds");
+  // An epoch takes at most one step a sample, whatever global batch each run that trained a
+  // part of it had (a resume may change it): the epochs begun bound the steps.
+  int64_t most = 0;
+  if (__builtin_mul_overflow(p.epochsDone + 1, epochSamples, &most))
+    most = std::numeric_limits<int64_t>::max();
+  if (p.step > most)
+    refuse("step " + n(p.step) + " is past the " + n(p.epochsDone + 1) + " x " +
+           n(epochSamples) + " steps its " + n(p.epochsDone) +
+           " finished epoch(s) and the one begun can have taken, at most one step a sample");
+}
+
 void loadCheckpoint(Program &program, const Checkpoint &checkpoint) {
   std::map<std::string, const CheckpointTensor *> byName;
   for (const CheckpointTensor &t : checkpoint.tensors)
@@ -528,18 +645,88 @@ std::vector<std::pair<int64_t, std::string>> listCheckpoints(const std::string &
   return found;
 }
 
-void pruneCheckpoints(const std::string &dir, int keep) {
+CheckpointPruner::CheckpointPruner(std::string dir, int keep, const Plan &plan, uint64_t seed,
+                                   int64_t epochSamples)
+    : dir_(std::move(dir)), keep_(std::max(keep, 1)), plan_(plan), seed_(seed),
+      epochSamples_(epochSamples) {}
+
+void CheckpointPruner::judge(const std::string &path, Seen &seen) const {
+  seen.owned = false;
+  try {
+    const Checkpoint c = Checkpoint::read(path, checkpointSizeLimit(plan_));
+    const CheckpointMeta &m = c.meta;
+    if (m.model != plan_.model)
+      seen.why = "a checkpoint of model " + (m.model.empty() ? "(unnamed)" : m.model) +
+                 ", this run's is " + (plan_.model.empty() ? "unnamed" : plan_.model);
+    else if (m.seed != seed_)
+      seen.why = "a checkpoint of another run of the model (seed " + std::to_string(m.seed) +
+                 ", this run's is " + std::to_string(seed_) + ")";
+    else {
+      checkCheckpointFits(c, plan_, path);
+      checkCheckpointPosition(m, epochSamples_, path);
+      seen.owned = true;
+    }
+  } catch (const Error &e) {
+    // (Without the path the message starts with: the warning names it.)
+    seen.why = e.what();
+    if (seen.why.compare(0, path.size(), path) == 0)
+      seen.why.erase(0, seen.why.compare(path.size(), 2, ": ") == 0 ? path.size() + 2
+                                                                    : path.size() + 1);
+  }
+}
+
+std::vector<std::string> CheckpointPruner::prune(const std::string &written) {
+  std::vector<std::string> warnings;
   std::vector<std::pair<int64_t, std::string>> found;
   try {
-    found = listCheckpoints(dir);
+    found = listCheckpoints(dir_);
   } catch (const Error &) {
-    return;
+    return warnings;
   }
-  for (size_t i = std::max(keep, 0); i < found.size(); ++i)
-    ::unlink(found[i].second.c_str());
+  std::map<std::string, Seen> now;
+  std::vector<std::string> owned; // newest first, as listed
+  for (const auto &[step, path] : found) {
+    struct stat info;
+    if (::stat(path.c_str(), &info) != 0)
+      continue;
+    Seen seen;
+    seen.device = info.st_dev;
+    seen.inode = info.st_ino;
+    seen.size = info.st_size;
+    seen.modifiedNs = int64_t(info.st_mtim.tv_sec) * 1000000000 + info.st_mtim.tv_nsec;
+    auto before = seen_.find(path);
+    const bool same = before != seen_.end() && before->second.device == seen.device &&
+                      before->second.inode == seen.inode && before->second.size == seen.size &&
+                      before->second.modifiedNs == seen.modifiedNs;
+    if (same)
+      seen = before->second;
+    else if (path == written)
+      seen.owned = true; // this run wrote it just now
+    else
+      judge(path, seen);
+    if (seen.owned) {
+      owned.push_back(path);
+    } else if (!seen.warned) {
+      warnings.push_back("--checkpoint-keep leaves " + path + " alone, as it is not this run's: " +
+                         seen.why);
+      seen.warned = true;
+    }
+    now[path] = seen;
+  }
+  // Gone files are forgotten; the rest are known for the next write.
+  seen_ = std::move(now);
+  int kept = 0;
+  for (const std::string &path : owned) {
+    if (path == written || kept < keep_) {
+      ++kept;
+      continue;
+    }
+    if (::unlink(path.c_str()) == 0)
+      seen_.erase(path);
+  }
   // Temporary files of writers that died mid-write ("ckpt-....dpk.tmp.<pid>"); a live
   // writer's (another run sharing the directory) stays.
-  if (DIR *d = ::opendir(dir.c_str())) {
+  if (DIR *d = ::opendir(dir_.c_str())) {
     std::vector<std::string> stale;
     while (dirent *entry = ::readdir(d)) {
       const std::string name = entry->d_name;
@@ -553,12 +740,65 @@ void pruneCheckpoints(const std::string &dir, int keep) {
       const long pid = std::strtol(pidText.c_str(), nullptr, 10);
       if (pid > 0 && pid != ::getpid() && ::kill(static_cast<pid_t>(pid), 0) != 0 &&
           errno == ESRCH)
-        stale.push_back(dir + "/" + name);
+        stale.push_back(dir_ + "/" + name);
     }
     ::closedir(d);
     for (const std::string &path : stale)
       ::unlink(path.c_str());
   }
+  return warnings;
+}
+
+CheckpointDirLock::CheckpointDirLock(const std::string &dir) {
+  const std::string path = dir + "/.lock";
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (fd_ < 0) {
+    warning_ = "cannot open " + path + " (" + std::strerror(errno) +
+               "): nothing keeps another run from sharing the checkpoint directory";
+    return;
+  }
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int error = errno;
+    if (error == EWOULDBLOCK) {
+      // The holder wrote "pid <N> on <host>" after taking the lock (unless it is taking it
+      // now); anything else in the file is not quoted.
+      char text[256] = {};
+      const ssize_t got = ::pread(fd_, text, sizeof(text) - 1, 0);
+      ::close(fd_);
+      fd_ = -1;
+      std::string holder(text, got > 0 ? size_t(got) : 0);
+      while (!holder.empty() && (holder.back() == '\n' || holder.back() == '\0'))
+        holder.pop_back();
+      const bool known =
+          holder.compare(0, 4, "pid ") == 0 &&
+          std::all_of(holder.begin(), holder.end(), [](char c) { return c >= ' ' && c <= '~'; });
+      throw Error(ErrorKind::Usage,
+                  "--checkpoint-dir " + dir + ": in use by another run" +
+                      (known ? " (" + holder + ")" : std::string()) + ", which holds the lock " +
+                      path + "; two runs must not share a checkpoint directory (each would "
+                      "prune and resume the other's checkpoints): give this one another");
+    }
+    ::close(fd_);
+    fd_ = -1;
+    warning_ = "cannot lock " + path + " (" + std::strerror(error) +
+               "): nothing keeps another run from sharing the checkpoint directory";
+    return;
+  }
+  char host[256] = {};
+  if (::gethostname(host, sizeof(host) - 1) != 0)
+    host[0] = '\0';
+  const std::string holder = "pid " + std::to_string(::getpid()) +
+                             (host[0] ? std::string(" on ") + host : std::string()) + "\n";
+  // Best effort: the lock is the flock; the text only names its holder to a run refused.
+  if (::ftruncate(fd_, 0) == 0) {
+    const ssize_t wrote = ::pwrite(fd_, holder.data(), holder.size(), 0);
+    (void)wrote;
+  }
+}
+
+CheckpointDirLock::~CheckpointDirLock() {
+  if (fd_ >= 0)
+    ::close(fd_);
 }
 
 } // namespace dp::rt

@@ -12,7 +12,10 @@
 #include "runtime/core/Program.h"
 #include "runtime/train/Trainer.h"
 
+#include <sys/types.h>
+
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,6 +28,8 @@ inline constexpr uint32_t kCheckpointVersion = 1;
 inline constexpr char kCheckpointMagic[8] = {'\x89', 'd', 'p', 'c', 'k', 'p', 't', '\n'};
 /// Bytes of the fixed header before the payload.
 inline constexpr uint32_t kCheckpointHeaderBytes = 64;
+/// The last step a checkpoint's name holds (12 digits): no file records a later one.
+inline constexpr int64_t kMaxCheckpointStep = 999999999999;
 
 /// Everything a checkpoint holds besides the tensors.
 struct CheckpointMeta {
@@ -69,7 +74,11 @@ struct Checkpoint {
 
   /// Verifies a whole file image: the header, the checksum, the version and every record
   /// (bounded counts, names, shapes whose element counts fit, tensor data inside the file and
-  /// not overlapping). Throws Error(Checkpoint) naming `what` and the problem.
+  /// not overlapping), and the bounds the records keep whatever run reads them (a step a name
+  /// holds, one epoch record per finished epoch, no more step losses than steps, the epoch's
+  /// samples its steps times the global batch, finite figures and a learning-rate scale in
+  /// (0, 1]; docs/checkpoints.md), so that a hostile file with a valid checksum is refused
+  /// here. Throws Error(Checkpoint) naming `what` and the problem.
   static Checkpoint fromBytes(std::string bytes, const std::string &what);
   /// Reads and verifies `path`, refusing (Error(Checkpoint)) a file larger than `maxBytes`, a
   /// FIFO or anything but a regular file.
@@ -84,6 +93,16 @@ uint64_t writeCheckpoint(Program &program, const CheckpointMeta &meta, const std
 /// Throws Error(Checkpoint) naming `what` and the first difference unless `checkpoint` holds
 /// exactly the parameters of `plan` (names, kinds, element types and shapes; in any order).
 void checkCheckpointFits(const Checkpoint &checkpoint, const Plan &plan, const std::string &what);
+
+/// The bounds of a checkpoint's position that depend on the data the run trains on, checked
+/// before a resume uses any of it: with `epochSamples` training samples an epoch, the global
+/// batch is at most that, the unfinished epoch is before its last step (of epochSamples /
+/// global batch), each finished epoch's record has at most that many steps and samples, and
+/// the step is at most epochSamples times the epochs begun (an epoch takes at most one step a
+/// sample, whatever batch each part of the run had). Throws Error(Checkpoint) naming `what`,
+/// the field and its bound.
+void checkCheckpointPosition(const CheckpointMeta &meta, int64_t epochSamples,
+                             const std::string &what);
 
 /// Writes every tensor of `checkpoint` (which must fit the plan) into each replica's copy of
 /// its parameter.
@@ -105,9 +124,69 @@ std::string checkpointFileName(int64_t step);
 /// has none.
 std::vector<std::pair<int64_t, std::string>> listCheckpoints(const std::string &dir);
 
-/// Removes all but the newest `keep` checkpoints of `dir`, and temporary files left by writers
-/// that no longer run (a writer killed mid-write). Errors are ignored: a file that cannot be
-/// removed stays.
-void pruneCheckpoints(const std::string &dir, int keep);
+/// Removes a run's older checkpoints from its directory, and only the run's own: a file with
+/// a checkpoint's name is the run's when it verifies (Checkpoint::read), is of the run's model
+/// (its name, and checkCheckpointFits of the plan), was written with the run's seed and its
+/// position fits the run's data (checkCheckpointPosition), so that a resume of the run could
+/// take it. Anything else (a corrupt file, another model's checkpoint,
+/// another run's) is left alone, however high its step. Each file is read once while it stays
+/// the same (device, inode, size and modification time), and the files this run writes are
+/// known without reading them.
+class CheckpointPruner {
+public:
+  /// For `dir`, keeping the newest `keep` (at least 1) of the run's checkpoints, of `plan`
+  /// (which must outlive this), `seed` and `epochSamples` training samples an epoch.
+  CheckpointPruner(std::string dir, int keep, const Plan &plan, uint64_t seed,
+                   int64_t epochSamples);
+
+  /// After this run wrote `written` (in the directory): removes all but the newest `keep` of
+  /// the run's checkpoints, never `written`, and the temporary files of writers that no longer
+  /// run (a writer killed mid-write). Returns a warning for each file with a checkpoint's name
+  /// that is not the run's, once per file: what it is and that it stays. Errors are ignored: a
+  /// file that cannot be removed stays.
+  std::vector<std::string> prune(const std::string &written);
+
+private:
+  /// What a file was when it was last looked at, and whether it is the run's.
+  struct Seen {
+    dev_t device = 0;
+    ino_t inode = 0;
+    off_t size = 0;
+    int64_t modifiedNs = 0;
+    bool owned = false, warned = false;
+    std::string why; // not owned: why not
+  };
+  /// Whether `path` (stat'ed as `seen`, its identity filled in) is the run's; `why` when not.
+  void judge(const std::string &path, Seen &seen) const;
+
+  std::string dir_;
+  int keep_;
+  const Plan &plan_;
+  uint64_t seed_;
+  int64_t epochSamples_;
+  std::map<std::string, Seen> seen_;
+};
+
+/// The lock that keeps a checkpoint directory to one run: an exclusive flock(2) on DIR/.lock,
+/// held by the process that writes the checkpoints for as long as it lives (the kernel drops
+/// it when the process ends, however it ends, so a killed run's directory is free at once).
+/// The file holds the holder's pid and host, for the message of a run refused.
+class CheckpointDirLock {
+public:
+  /// Takes the lock on `dir` (which must exist). Throws Error(Usage) naming the directory and,
+  /// when it can tell, the pid and host of the run that holds it. Where the file system
+  /// cannot lock (some network file systems), the run goes on unlocked: warning() says so.
+  explicit CheckpointDirLock(const std::string &dir);
+  ~CheckpointDirLock();
+  CheckpointDirLock(const CheckpointDirLock &) = delete;
+  CheckpointDirLock &operator=(const CheckpointDirLock &) = delete;
+
+  /// Empty, or why the directory is not locked.
+  const std::string &warning() const { return warning_; }
+
+private:
+  int fd_ = -1;
+  std::string warning_;
+};
 
 } // namespace dp::rt

@@ -59,11 +59,13 @@ std::string sizeText(uint64_t bytes) {
 }
 
 /// The checkpoint a resumed run continues from: rank 0 takes the newest one in `dir` that
-/// verifies (warning about each newer one that does not) and refuses one of another model;
-/// every rank gets its bytes from rank 0, so that the directory need not be shared. Empty when
-/// the directory has no checkpoint.
+/// verifies and whose position is inside what `epochSamples` training samples an epoch allow
+/// (warning about each newer one that is not) and refuses one of another model; every rank
+/// gets its bytes from rank 0, so that the directory need not be shared. Empty when the
+/// directory has no checkpoint.
 std::optional<Checkpoint> findCheckpoint(ProcessGroup &group, const Plan &plan,
-                                         const std::string &dir, double timeout) {
+                                         const std::string &dir, int64_t epochSamples,
+                                         double timeout) {
   std::string bytes, path;
   if (group.rank() == 0) {
     const auto found = listCheckpoints(dir);
@@ -71,6 +73,7 @@ std::optional<Checkpoint> findCheckpoint(ProcessGroup &group, const Plan &plan,
       std::optional<Checkpoint> checkpoint;
       try {
         checkpoint = Checkpoint::read(file, checkpointSizeLimit(plan));
+        checkCheckpointPosition(checkpoint->meta, epochSamples, file);
       } catch (const Error &e) {
         std::cerr << std::string("dprun: warning: skipping a checkpoint that cannot be used: ") +
                          e.what() + "\n"
@@ -273,6 +276,13 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
   const double timeout = options.collectiveTimeout > 0 ? options.collectiveTimeout : 1e9;
   const bool printer = job.printer();
   const bool quiet = options.quiet || !printer;
+  // The process that writes the checkpoints keeps the directory to this run until it ends.
+  std::optional<CheckpointDirLock> checkpointLock;
+  if (printer && !options.checkpointDir.empty()) {
+    checkpointLock.emplace(options.checkpointDir);
+    if (!checkpointLock->warning().empty())
+      std::cerr << "dprun: warning: " + checkpointLock->warning() + "\n" << std::flush;
+  }
   std::ostringstream discard;
   std::ostream &log = printer ? out : discard;
   const bool interactive = options.interactive && group.size() == 1 && !launchedByMpiLauncher();
@@ -329,7 +339,7 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
   const bool checkpointing = !options.checkpointDir.empty();
   std::optional<Checkpoint> resumed;
   if (options.resume)
-    resumed = findCheckpoint(group, plan, options.checkpointDir, timeout);
+    resumed = findCheckpoint(group, plan, options.checkpointDir, train.size(), timeout);
   uint64_t seed = options.seed;
   if (resumed)
     seed = resumed->meta.seed;
@@ -453,6 +463,9 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
   // agrees on; the others go on to the next step, whose collectives wait for rank 0.
   int64_t lastSaved = resumed ? resumed->meta.position.step : -1;
   bool stopSaved = false;
+  std::optional<CheckpointPruner> pruner;
+  if (checkpointing && printer)
+    pruner.emplace(options.checkpointDir, options.checkpointKeep, plan, seed, train.size());
   auto save = [&](const TrainPosition &position) {
     if (position.step == lastSaved)
       return;
@@ -475,7 +488,8 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
     auto begin = Clock::now();
     const uint64_t bytes = writeCheckpoint(*program, meta, path);
     testEvents::note("checkpoint " + std::to_string(position.step));
-    pruneCheckpoints(options.checkpointDir, options.checkpointKeep);
+    for (const std::string &warning : pruner->prune(path))
+      std::cerr << "dprun: warning: " + warning + "\n" << std::flush;
     CheckpointReport &c = report.checkpoints;
     c.lastSeconds = secondsSince(begin);
     c.lastBytes = bytes;

@@ -1,7 +1,10 @@
 // Tests of checkpoint files on the tiny plan: what is written reads back exactly (tensors,
 // position, epochs), every corruption of a file is refused with its problem named (bad magic,
 // another version, truncation at every length, a flipped bit anywhere), a checkpoint of another
-// model is refused naming the first difference, and the directory is listed and pruned by step.
+// model is refused naming the first difference, a hostile file behind a valid checksum (a step
+// or epoch count of 2^63 - 1, a NaN scale, more step losses than steps) is refused naming the
+// field, the directory is listed, pruned of this run's older checkpoints only (never a file
+// that is not the run's, whatever its step), and locked to one run.
 #include "runtime/train/Checkpoint.h"
 
 #include "ErrorMatchers.h"
@@ -13,10 +16,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <zlib.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 namespace dp::rt {
@@ -218,32 +224,250 @@ TEST(Checkpoint, RefusesAnotherModelNamingTheFirstDifference) {
                   "it holds 'dense/bias/m' (f32[3]), which the plan does not have");
 }
 
-TEST(Checkpoint, DirectoryListsNewestFirstAndPrunes) {
+/// The sample checkpoint with `change` applied to its records, written (so with a valid
+/// checksum) and read back: what a hostile file that verifies leads to.
+template <typename Change> void readChanged(Change change) {
+  std::unique_ptr<Program> program = test::tinyPlan(8, 4, 3).load();
+  program->initParams(7);
+  CheckpointMeta meta = sampleMeta();
+  change(meta);
+  const std::string dir = tempDir("hostile");
+  const std::string path = dir + "/" + checkpointFileName(17);
+  writeCheckpoint(*program, meta, path);
+  const Checkpoint c = Checkpoint::read(path, 1 << 20);
+  checkCheckpointPosition(c.meta, 64, "c.dpk");
+}
+
+TEST(Checkpoint, RefusesHostileFieldsBehindAValidChecksum) {
+  const int64_t huge = std::numeric_limits<int64_t>::max();
+  const double nan = std::nan("");
+  EXPECT_NO_THROW(readChanged([](CheckpointMeta &) {}));
+  // The step a name holds, the epochs the records hold (a run counting on from there would
+  // overflow, or never reach its --epochs).
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) { m.position.step = huge; }),
+                  ErrorKind::Checkpoint,
+                  "not a valid checkpoint: step 9223372036854775807 is past 999999999999, the "
+                  "last step a checkpoint's name holds");
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) { m.position.epochsDone = huge; }),
+                  ErrorKind::Checkpoint,
+                  "9223372036854775807 finished epochs, but 2 epoch records");
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) { m.epochs.push_back(m.epochs[1]); }),
+                  ErrorKind::Checkpoint, "2 finished epochs, but 3 epoch records");
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) { m.epochs[1].epoch = huge; }),
+                  ErrorKind::Checkpoint, "the record of epoch 2 is numbered 9223372036854775807");
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) { m.epochs[0].steps = 0; }),
+                  ErrorKind::Checkpoint, "the record of epoch 1 has 0 steps of 56 samples");
+  // Record counts: more step losses than steps (the counts themselves fit in the file).
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) {
+                    m.position.epochStepLosses.assign(100000, 1.0f);
+                  }),
+                  ErrorKind::Checkpoint, "100004 step losses recorded for step 17");
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) { m.epochs[1].stepLosses.assign(20, 1); }),
+                  ErrorKind::Checkpoint, "25 step losses recorded for step 17");
+  // The place in the epoch.
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) { m.position.samplesInEpoch = huge; }),
+                  ErrorKind::Checkpoint,
+                  "3 steps of the unfinished epoch in batches of 8 do not make its "
+                  "9223372036854775807 samples");
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) {
+                    m.position.stepsInEpoch = huge / 8;
+                    m.position.samplesInEpoch = huge / 8 * 8;
+                  }),
+                  ErrorKind::Checkpoint,
+                  "c.dpk: its unfinished epoch is at step 1152921504606846975 of an epoch of 8 "
+                  "steps of 8 samples (this run's training data has 64 samples an epoch)");
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) { m.replicas = 100; }),
+                  ErrorKind::Checkpoint,
+                  "a layout of 3 process(es) x 100 replica(s) cannot share a global batch of 8");
+  // Floats: finite, and a learning-rate scale in (0, 1].
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) { m.position.plateau.scale = nan; }),
+                  ErrorKind::Checkpoint,
+                  "the plateau schedule's learning-rate scale is nan (not in (0, 1])");
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) { m.position.plateau.scale = 0; }),
+                  ErrorKind::Checkpoint, "learning-rate scale is 0 (not in (0, 1])");
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) { m.position.earlyStop.scale = 2; }),
+                  ErrorKind::Checkpoint, "early stopping's learning-rate scale is 2");
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) {
+                    m.position.earlyStop.best = std::numeric_limits<double>::infinity();
+                  }),
+                  ErrorKind::Checkpoint, "early stopping's best test loss is inf (not finite)");
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) { m.position.plateau.badEpochs = huge; }),
+                  ErrorKind::Checkpoint,
+                  "the plateau schedule's count of epochs without improvement is "
+                  "9223372036854775807, more than the 2 finished");
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) { m.position.epochLossSum = nan; }),
+                  ErrorKind::Checkpoint, "the unfinished epoch's loss sum is nan");
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) { m.position.epochCorrect = -1; }),
+                  ErrorKind::Checkpoint, "the unfinished epoch's correct count is -1");
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) { m.position.epochSeconds = nan; }),
+                  ErrorKind::Checkpoint, "the unfinished epoch's seconds are nan");
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) { m.epochs[0].samplesPerSec = nan; }),
+                  ErrorKind::Checkpoint, "the record of epoch 1 has 1.25 seconds and nan samples");
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) { m.epochs[0].lrScale = -1; }),
+                  ErrorKind::Checkpoint, "the record of epoch 1 has a learning-rate factor of -1");
+  // What a finished epoch's loss and accuracy are is only reported: NaN stays allowed (a
+  // figure not measured, a diverged run).
+  EXPECT_NO_THROW(readChanged([&](CheckpointMeta &m) { m.epochs[0].loss = nan; }));
+  // Against the run's data (64 samples an epoch): the step an epoch count allows, the batch.
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) { m.position.step = kMaxCheckpointStep; }),
+                  ErrorKind::Checkpoint,
+                  "c.dpk: step 999999999999 is past the 3 x 64 steps its 2 finished epoch(s) and "
+                  "the one begun can have taken, at most one step a sample (this run's training "
+                  "data has 64 samples an epoch)");
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) {
+                    m.globalBatch = 128;
+                    m.position.samplesInEpoch = 3 * 128;
+                  }),
+                  ErrorKind::Checkpoint, "its global batch of 128 is more than an epoch's samples");
+  EXPECT_DP_ERROR(readChanged([&](CheckpointMeta &m) { m.epochs[0].samples = 6400; }),
+                  ErrorKind::Checkpoint,
+                  "the record of epoch 1 has 7 steps of 6400 samples, more than an epoch holds");
+}
+
+TEST(Checkpoint, RefusesAHugeRecordCountBehindAValidChecksum) {
+  Fixture f = written("count");
+  std::string bytes = readAll(f.path);
+  // The unfinished epoch's step losses: their u32 count follows the fixed records and the
+  // model's name ("tiny").
+  const size_t at = kCheckpointHeaderBytes + 4 * 8 + 8 + 8 + 8 + 4 + 4 + 3 * 8 + 2 * 28 + 4 + 4;
+  ASSERT_EQ(bytes.substr(at - 4, 4), "tiny");
+  ASSERT_EQ(static_cast<uint8_t>(bytes[at]), 3);
+  for (int i = 0; i < 4; ++i)
+    bytes[at + i] = '\xff';
+  const uint32_t crc =
+      crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef *>(bytes.data()) + 64,
+            static_cast<uInt>(bytes.size() - 64));
+  for (int i = 0; i < 4; ++i)
+    bytes[24 + i] = static_cast<char>(crc >> (8 * i));
+  EXPECT_DP_ERROR(Checkpoint::fromBytes(bytes, "c.dpk"), ErrorKind::Checkpoint,
+                  "4294967295 step losses cannot fit");
+}
+
+TEST(Checkpoint, DirectoryListsNewestFirst) {
   const std::string dir = tempDir("dir");
   EXPECT_TRUE(listCheckpoints(dir + "/missing").empty());
   for (int64_t step : {5, 100, 20, 7})
     writeFileAtomically(dir + "/" + checkpointFileName(step), "x");
   writeFileAtomically(dir + "/ckpt-12.dpk", "not a checkpoint name");
   writeFileAtomically(dir + "/notes.txt", "kept");
-  // A temporary file of a writer that died (no process has pid 2^22 + 1 here), and one of a
-  // live writer (this process).
-  const std::string dead = dir + "/" + checkpointFileName(200) + ".tmp.4194305";
-  const std::string live = dir + "/" + checkpointFileName(300) + ".tmp." + std::to_string(::getppid());
-  writeFileAtomically(dead, "partial");
-  writeFileAtomically(live, "partial");
   auto found = listCheckpoints(dir);
   ASSERT_EQ(found.size(), 4u);
   EXPECT_EQ(found[0].first, 100);
   EXPECT_EQ(found[0].second, dir + "/ckpt-000000000100.dpk");
   EXPECT_EQ(found[3].first, 5);
-  pruneCheckpoints(dir, 2);
-  found = listCheckpoints(dir);
-  ASSERT_EQ(found.size(), 2u);
-  EXPECT_EQ(found[0].first, 100);
-  EXPECT_EQ(found[1].first, 20);
-  EXPECT_NE(::access(dead.c_str(), F_OK), 0) << "a dead writer's temporary file stays";
-  EXPECT_EQ(::access(live.c_str(), F_OK), 0) << "a live writer's temporary file was removed";
-  EXPECT_EQ(::access((dir + "/notes.txt").c_str(), F_OK), 0);
+}
+
+bool exists(const std::string &path) { return ::access(path.c_str(), F_OK) == 0; }
+
+TEST(Checkpoint, PruningRemovesOnlyThisRunsOlderCheckpoints) {
+  const std::string dir = tempDir("prune");
+  std::unique_ptr<Program> program = test::tinyPlan(8, 4, 3).load();
+  program->initParams(7);
+  const Plan &plan = program->plan();
+  CheckpointMeta mine = sampleMeta();
+  mine.model = plan.model;
+  auto path = [&](int64_t step) { return dir + "/" + checkpointFileName(step); };
+  auto write = [&](Program &p, const CheckpointMeta &meta, int64_t step) {
+    writeCheckpoint(p, meta, path(step));
+  };
+  for (int64_t step : {5, 7, 20, 100})
+    write(*program, mine, step);
+  // Higher steps than this run's, none of them its own: a file that is no checkpoint, a
+  // checkpoint of this run cut short, another model's (by name, and of the same name with
+  // other shapes), another run's of the model (another seed), and one whose place in an
+  // epoch is past this run's data.
+  writeFileAtomically(path(999999999999), "not a checkpoint");
+  writeFileAtomically(path(500), readAll(path(100)).substr(0, 300));
+  std::unique_ptr<Program> wider = test::tinyPlan(8, 4, 5).load();
+  wider->initParams(7);
+  CheckpointMeta other = mine;
+  other.model = "another";
+  write(*wider, other, 400);
+  write(*wider, mine, 300);
+  other = mine;
+  other.seed = 43;
+  write(*program, other, 200);
+  other = mine;
+  other.position.stepsInEpoch = 9;
+  other.position.samplesInEpoch = 72;
+  write(*program, other, 150);
+  // Temporary files: of a writer that died (no process has pid 2^22 + 1 here), and of a live
+  // one (the parent of this process).
+  const std::string dead = path(600) + ".tmp.4194305";
+  const std::string live = path(700) + ".tmp." + std::to_string(::getppid());
+  writeFileAtomically(dead, "partial");
+  writeFileAtomically(live, "partial");
+
+  CheckpointPruner pruner(dir, 2, plan, mine.seed, 64);
+  std::vector<std::string> warnings = pruner.prune(path(100));
+  EXPECT_TRUE(exists(path(100)));
+  EXPECT_TRUE(exists(path(20)));
+  EXPECT_FALSE(exists(path(7)));
+  EXPECT_FALSE(exists(path(5)));
+  for (int64_t step : {kMaxCheckpointStep, int64_t(500), int64_t(400), int64_t(300), int64_t(200),
+                       int64_t(150)})
+    EXPECT_TRUE(exists(path(step))) << "step " << step << " is not this run's but was removed";
+  EXPECT_FALSE(exists(dead)) << "a dead writer's temporary file stays";
+  EXPECT_TRUE(exists(live)) << "a live writer's temporary file was removed";
+  // One warning for each file left alone, saying why.
+  ASSERT_EQ(warnings.size(), 6u);
+  auto warned = [&](int64_t step, const std::string &why) {
+    for (const std::string &w : warnings)
+      if (w.find(path(step) + " alone, as it is not this run's: " + why) != std::string::npos)
+        return true;
+    return false;
+  };
+  EXPECT_TRUE(warned(999999999999, "not a dp checkpoint")) << warnings[0];
+  EXPECT_TRUE(warned(500, "truncated or padded"));
+  EXPECT_TRUE(warned(400, "a checkpoint of model another, this run's is test"));
+  EXPECT_TRUE(warned(300, "does not fit the plan's model test"));
+  EXPECT_TRUE(warned(200, "a checkpoint of another run of the model (seed 43, this run's is 42)"));
+  EXPECT_TRUE(warned(150, "its unfinished epoch is at step 9 of an epoch of 8 steps"));
+
+  // The next write: the files left alone are not named again, and the newest two of the
+  // run's are kept, here one of an earlier run of the model with the same seed (the same
+  // lineage: --resume would take it) and the one just written.
+  write(*program, mine, 250);
+  write(*program, mine, 110);
+  warnings = pruner.prune(path(110));
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
+  EXPECT_TRUE(exists(path(250)));
+  EXPECT_TRUE(exists(path(110)));
+  EXPECT_FALSE(exists(path(100)));
+  EXPECT_FALSE(exists(path(20)));
+  // A file of the run replaced since it was judged is judged again: cut short, it stays.
+  writeFileAtomically(path(110), readAll(path(250)).substr(0, 200));
+  write(*program, mine, 120);
+  write(*program, mine, 130);
+  warnings = pruner.prune(path(130));
+  EXPECT_TRUE(exists(path(250)));
+  EXPECT_TRUE(exists(path(130)));
+  EXPECT_FALSE(exists(path(120)));
+  EXPECT_TRUE(exists(path(110)));
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find(path(110) + " alone"), std::string::npos) << warnings[0];
+  // With --checkpoint-keep 1 the newest file the run wrote survives beside a newer one.
+  CheckpointPruner keepOne(dir, 1, plan, mine.seed, 64);
+  warnings = keepOne.prune(path(130));
+  EXPECT_TRUE(exists(path(250)));
+  EXPECT_TRUE(exists(path(130)));
+  EXPECT_EQ(warnings.size(), 7u);
+}
+
+TEST(Checkpoint, ADirectoryIsLockedToOneRun) {
+  const std::string dir = tempDir("lock");
+  {
+    CheckpointDirLock first(dir);
+    EXPECT_EQ(first.warning(), "");
+    EXPECT_DP_ERROR(CheckpointDirLock second(dir), ErrorKind::Usage,
+                    "--checkpoint-dir " + dir + ": in use by another run (pid " +
+                        std::to_string(::getpid()) + " on ");
+    EXPECT_DP_ERROR(CheckpointDirLock second(dir), ErrorKind::Usage,
+                    "which holds the lock " + dir + "/.lock; two runs must not share");
+  }
+  // Released with its holder (a process that ends, however it ends, closes it).
+  EXPECT_NO_THROW(CheckpointDirLock again(dir));
+  EXPECT_TRUE(listCheckpoints(dir).empty());
 }
 
 TEST(Checkpoint, DirectoryIsCreatedOrRefused) {
