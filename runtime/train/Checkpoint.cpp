@@ -186,9 +186,10 @@ void putMeta(Writer &w, const CheckpointMeta &m) {
     for (float loss : e.stepLosses)
       w.f32(loss);
   }
+  w.u32(static_cast<uint32_t>(m.threads)); // since version 2
 }
 
-CheckpointMeta getMeta(Reader &r) {
+CheckpointMeta getMeta(Reader &r, uint32_t version) {
   CheckpointMeta m;
   TrainPosition &p = m.position;
   p.step = r.count("the step");
@@ -236,6 +237,12 @@ CheckpointMeta getMeta(Reader &r) {
     e.stepLosses.resize(r.records("step losses", 4));
     for (float &loss : e.stepLosses)
       loss = r.f32("a step loss");
+  }
+  if (version >= 2) {
+    const uint32_t threads = r.u32("the compute threads");
+    if (threads > 65536)
+      r.fail("the compute threads are " + std::to_string(threads));
+    m.threads = static_cast<int32_t>(threads);
   }
   return m;
 }
@@ -368,11 +375,12 @@ Checkpoint Checkpoint::fromBytes(std::string bytes, const std::string &what) {
                                            " bytes, shorter than the checkpoint header");
   head.le(8, "the magic");
   const uint32_t version = head.u32("the version");
-  if (version != kCheckpointVersion)
+  if (version < kOldestCheckpointVersion || version > kCheckpointVersion)
     throw Error(ErrorKind::Checkpoint,
                 what + ": checkpoint format version " + std::to_string(version) +
                     (version > kCheckpointVersion ? ", newer than" : ", older than") +
-                    " this dprun's (" + std::to_string(kCheckpointVersion) + ")");
+                    " this dprun's (" + std::to_string(kOldestCheckpointVersion) + " to " +
+                    std::to_string(kCheckpointVersion) + ")");
   if (head.u32("the header size") != kCheckpointHeaderBytes)
     head.fail("a header size other than " + std::to_string(kCheckpointHeaderBytes));
   const uint64_t payload = head.u64("the payload size");
@@ -395,7 +403,7 @@ Checkpoint Checkpoint::fromBytes(std::string bytes, const std::string &what) {
   }
 
   Reader r(b, kCheckpointHeaderBytes, b.size(), what);
-  c.meta = getMeta(r);
+  c.meta = getMeta(r, version);
   checkMeta(c.meta, what);
   const uint32_t n = r.records("tensors", 4 + 4 + 16);
   c.tensors.resize(n);
@@ -624,6 +632,49 @@ std::string checkpointFileName(int64_t step) {
   if (digits.size() < kStepDigits)
     digits.insert(0, kStepDigits - digits.size(), '0');
   return kPrefix + digits + kSuffix;
+}
+
+int32_t peekCheckpointThreads(const std::string &dir) {
+  std::vector<std::pair<int64_t, std::string>> found;
+  try {
+    found = listCheckpoints(dir);
+  } catch (const Error &) {
+    return 0;
+  }
+  if (found.empty())
+    return 0;
+  // The figures come first; 16 MiB holds them for any run of fewer than 4 million steps.
+  std::string bytes;
+  const int fd = ::open(found.front().second.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  struct stat info;
+  if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode)) {
+    bytes.resize(size_t(std::min<off_t>(info.st_size, off_t(16) << 20)));
+    size_t got = 0;
+    while (got < bytes.size()) {
+      const ssize_t n = ::read(fd, &bytes[got], bytes.size() - got);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        break;
+      got += size_t(n);
+    }
+    bytes.resize(got);
+  }
+  ::close(fd);
+  if (bytes.size() < kCheckpointHeaderBytes || std::memcmp(bytes.data(), kCheckpointMagic, 8) != 0)
+    return 0;
+  uint32_t version = 0;
+  std::memcpy(&version, bytes.data() + 8, 4);
+  if (version < 2 || version > kCheckpointVersion)
+    return 0;
+  try {
+    Reader r(bytes, kCheckpointHeaderBytes, bytes.size(), found.front().second);
+    return getMeta(r, version).threads;
+  } catch (const Error &) {
+    return 0;
+  }
 }
 
 std::vector<std::pair<int64_t, std::string>> listCheckpoints(const std::string &dir) {

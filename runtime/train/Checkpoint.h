@@ -22,7 +22,9 @@
 namespace dp::rt {
 
 /// The checkpoint format version this build writes and reads.
-inline constexpr uint32_t kCheckpointVersion = 1;
+inline constexpr uint32_t kCheckpointVersion = 2;
+/// Version 1 lacks the compute threads (CheckpointMeta::threads); it is still read.
+inline constexpr uint32_t kOldestCheckpointVersion = 1;
 /// The first 8 bytes of every checkpoint file (a non-ASCII byte first, as PNG does, so that
 /// a text file is never taken for one).
 inline constexpr char kCheckpointMagic[8] = {'\x89', 'd', 'p', 'c', 'k', 'p', 't', '\n'};
@@ -41,6 +43,10 @@ struct CheckpointMeta {
   /// The writing plan's identity and layout, for messages (a resume may change them).
   uint64_t planHash = 0;
   int32_t replicas = 1, processes = 1;
+  /// The compute threads of each process of the run that wrote it (0: not recorded, or left
+  /// to OpenMP): a resume runs with them unless told otherwise, since the sums of the kernels
+  /// depend on them.
+  int32_t threads = 0;
   TrainPosition position;
   /// The finished epochs' figures (rankSamplesPerSec is not kept).
   std::vector<EpochStats> epochs;
@@ -123,6 +129,11 @@ std::string checkpointFileName(int64_t step);
 /// as (step, path). Throws Error(Checkpoint) when `dir` cannot be read; a missing directory
 /// has none.
 std::vector<std::pair<int64_t, std::string>> listCheckpoints(const std::string &dir);
+
+/// The compute threads the newest checkpoint in `dir` records (0: none there, not recorded, or
+/// unreadable). Reads only the start of the file (header and figures), without the checksum:
+/// a hint for choosing the threads before the checkpoint is read and verified.
+int32_t peekCheckpointThreads(const std::string &dir);
 
 /// Removes a run's older checkpoints from its directory, and only the run's own: a file with
 /// a checkpoint's name is the run's when it verifies (Checkpoint::read), is of the run's model

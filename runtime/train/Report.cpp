@@ -75,6 +75,7 @@ std::string metricsJson(const TrainReport &report) {
   json += "  \"test_accuracy\": " + jsonNumber(report.test.accuracy) + ",\n";
   json += "  \"test_loss\": " + jsonNumber(report.test.loss) + ",\n";
   json += "  \"replicas_per_process\": " + std::to_string(report.replicas) + ",\n";
+  json += "  \"compute_threads\": " + std::to_string(report.threads) + ",\n";
   json += "  \"processes\": " + std::to_string(report.processes) + ",\n";
   json += "  \"allreduce_seconds\": " + jsonNumber(report.allreduceSeconds) + ",\n";
   json += "  \"allreduce_wait_seconds\": " + jsonNumber(report.allreduceWaitSeconds) + ",\n";

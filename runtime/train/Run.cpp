@@ -309,6 +309,14 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
   // Cores other processes keep busy are theirs: a loader thread would only take turns there.
   const ThreadChoice &threads = job.threads();
   const int cores = threads.leftCoresOut() ? threads.threads : allowedCores();
+  // The compute threads of this process, however they were chosen (0: not a CPU plan): the
+  // kernels' sums depend on them, so the checkpoints record them and the run reports them.
+  int computeThreads = threads.threads;
+  if (computeThreads <= 0 && !threads.how.empty()) {
+    const char *omp = std::getenv("OMP_NUM_THREADS");
+    computeThreads = threads.how == "OMP_NUM_THREADS" && omp ? std::atoi(omp) : threads.allowed;
+  }
+  report.threads = std::max(computeThreads, 0);
   if (prefetch < 0)
     prefetch = computeCores < cores ? 2 : 0;
   // Shared batches: a worker learns its next rows one step ahead, so it gathers them itself.
@@ -385,6 +393,12 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
       out << "threads: " << threads.threads << " of this process's " << threads.allowed
           << " cores: " << threads.why() << " (--threads " << threads.allowed
           << " uses them all)\n";
+    if (computeThreads > 0)
+      out << "compute threads: " << computeThreads << " per process ("
+          << (options.threadsFromCheckpoint ? std::string("the checkpoint's run's")
+              : threads.how == "auto"      ? std::string("auto")
+                                           : threads.how)
+          << "; results depend on the count)\n";
     if (prefetch > 0)
       out << "input: a loader thread gathers " << prefetch << " batch" << (prefetch == 1 ? "" : "es")
           << " ahead of the steps\n";
@@ -437,6 +451,12 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
             << " process(es) x " << meta.replicas << " replica(s), global batch "
             << meta.globalBatch << "; this one is " << report.processes << " x "
             << report.replicas << ", global batch " << batch << "\n";
+      if (meta.threads > 0 && report.threads > 0 && meta.threads != report.threads)
+        out << "note: the checkpoint was written with " << meta.threads
+            << " compute threads per process; this run has " << report.threads
+            << ": the kernels' sums differ with the count, so the run goes on from the same "
+               "parameters but not along the same path"
+            << (options.threadsGiven ? "" : " (the newest checkpoint's count was taken)") << "\n";
       if (p.samplesInEpoch % batch != 0)
         out << "note: " << p.samplesInEpoch << " samples of epoch " << firstEpoch
             << " were done, not a whole number of batches of " << batch
@@ -479,6 +499,7 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
     meta.planHash = plan.fileHash;
     meta.replicas = report.replicas;
     meta.processes = report.processes;
+    meta.threads = report.threads;
     meta.position = position;
     meta.position.plateau = trainer.plateau();
     meta.position.earlyStop = earlyStop;
@@ -871,6 +892,15 @@ TrainReport runTraining(const std::string &planPath, const TrainOptions &options
   jobOptions.checkpointing = sharedOptions(options);
   jobOptions.allreduce = options.allreduce;
   jobOptions.threads = options.threads;
+  // A resume computes with the thread count of the run it continues (the kernels' sums depend
+  // on it), unless --threads or DPRUN_THREADS says otherwise.
+  TrainOptions resumed = options;
+  if (options.resume && !options.threadsGiven) {
+    if (const int32_t recorded = peekCheckpointThreads(options.checkpointDir); recorded > 0) {
+      jobOptions.threads = recorded;
+      resumed.threadsFromCheckpoint = true;
+    }
+  }
   jobOptions.onWorkerLoss = options.onWorkerLoss;
   std::unique_ptr<Job> job = Job::launch(planPath, jobOptions);
   testEvents::init(job->jobRank());
@@ -879,7 +909,7 @@ TrainReport runTraining(const std::string &planPath, const TrainOptions &options
     return TrainReport();
   }
   // Parameter-server workers do not meet after training: each writes its own timeline.
-  TrainOptions run = options;
+  TrainOptions run = resumed;
   if (job->pushPull())
     run.tracePerRank = true;
   try {

@@ -54,6 +54,11 @@ struct TrainOptions {
   int prefetch = -1;
   /// dprun --threads: compute threads per process on a CPU plan (0: auto, see CoreShare.h).
   int threads = 0;
+  /// Whether --threads or DPRUN_THREADS set `threads` (a resume otherwise runs with the
+  /// checkpoint's thread count).
+  bool threadsGiven = false;
+  /// Set by the run: the threads are the resumed checkpoint's.
+  bool threadsFromCheckpoint = false;
   /// Where to write the run's timeline (Chrome trace-event JSON); empty for none. Rank 0
   /// merges every rank's into it, or with tracePerRank each rank writes its own
   /// (tracePathOfRank).
@@ -111,6 +116,8 @@ struct TrainReport {
   int64_t params = 0; // trainable weight elements
   PhaseTimes phases;
   int replicas = 1, processes = 1;
+  /// The compute threads of each process (0: not a CPU plan).
+  int threads = 0;
   /// ProcessGroup::allreduceLayout() of a job of several processes; empty otherwise.
   std::string allreduceLayout;
   /// Seconds the collectives spent averaging buckets, and replicas spent waiting for them.

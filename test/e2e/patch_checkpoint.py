@@ -43,8 +43,8 @@ def main():
     if len(data) < HEADER or data[:8] != MAGIC:
         sys.exit(f"{src}: not a checkpoint")
     version, header_bytes, payload, crc = struct.unpack_from("<IIQI", data, 8)
-    if version != 1 or header_bytes != HEADER or payload != len(data) - HEADER:
-        sys.exit(f"{src}: not a whole version 1 checkpoint")
+    if version not in (1, 2) or header_bytes != HEADER or payload != len(data) - HEADER:
+        sys.exit(f"{src}: not a whole version 1 or 2 checkpoint")
     if zlib.crc32(bytes(data[HEADER:])) != crc:
         sys.exit(f"{src}: its CRC-32 does not match: patch a file that verifies")
     for change in changes:

@@ -99,7 +99,9 @@ const char *kHelp =
     "                   threads sharing a core with a busy process stall each other at\n"
     "                   every barrier. OMP_NUM_THREADS, when set, is kept under auto and\n"
     "                   all. The environment variable DPRUN_THREADS sets the default.\n"
-    "                   Results may differ in the last bits between thread counts\n"
+    "                   Results depend on the thread count (not only in the last bits):\n"
+    "                   every run prints it, checkpoints record it, and --resume uses\n"
+    "                   the checkpoint's count unless --threads or DPRUN_THREADS is given\n"
     "  --trace FILE     write a timeline of the run to FILE as Chrome trace-event JSON\n"
     "                   (open it in https://ui.perfetto.dev or chrome://tracing): per rank\n"
     "                   and thread, every step and kernel, allreduce start and wait, input\n"
@@ -278,6 +280,7 @@ bool parseArgs(int argc, char **argv, Args &args) {
     } else if (arg == "--threads") {
       args.train.threads = parseThreads(arg, next());
       threadsGiven = true;
+      args.train.threadsGiven = true;
     } else if (arg == "--trace") {
       args.train.tracePath = next();
       if (args.train.tracePath.empty())
@@ -336,8 +339,10 @@ bool parseArgs(int argc, char **argv, Args &args) {
   }
   if (args.plan.empty())
     usageError("missing the plan file");
-  if (const char *env = std::getenv("DPRUN_THREADS"); env && !threadsGiven)
+  if (const char *env = std::getenv("DPRUN_THREADS"); env && !threadsGiven) {
     args.train.threads = parseThreads("DPRUN_THREADS", env);
+    args.train.threadsGiven = true;
+  }
   const TrainOptions &t = args.train;
   if (t.checkpointDir.empty() && (t.resume || t.checkpointEvery > 0 || t.checkpointEachEpoch ||
                                   keepGiven))

@@ -54,6 +54,7 @@ CheckpointMeta sampleMeta() {
   meta.planHash = 0x1234567890abcdefull;
   meta.replicas = 2;
   meta.processes = 3;
+  meta.threads = 3;
   meta.position.step = 17;
   meta.position.epochsDone = 2;
   meta.position.stepsInEpoch = 3;
@@ -109,6 +110,9 @@ TEST(Checkpoint, RoundTripsTensorsPositionAndEpochs) {
   EXPECT_EQ(c.meta.planHash, expected.planHash);
   EXPECT_EQ(c.meta.replicas, 2);
   EXPECT_EQ(c.meta.processes, 3);
+  EXPECT_EQ(c.meta.threads, 3);
+  // A resume takes the thread count from the newest checkpoint before reading it whole.
+  EXPECT_EQ(peekCheckpointThreads(f.dir), 3);
   const TrainPosition &p = c.meta.position;
   EXPECT_EQ(p.step, 17);
   EXPECT_EQ(p.epochsDone, 2);
@@ -186,9 +190,9 @@ TEST(Checkpoint, RefusesEveryTruncationAndBitFlip) {
   EXPECT_DP_ERROR(Checkpoint::fromBytes(text, "t.txt"), ErrorKind::Checkpoint,
                   "t.txt: not a dp checkpoint");
   std::string newer = good;
-  newer[8] = 2;
+  newer[8] = 3;
   EXPECT_DP_ERROR(Checkpoint::fromBytes(newer, "n.dpk"), ErrorKind::Checkpoint,
-                  "checkpoint format version 2, newer than this dprun's (1)");
+                  "checkpoint format version 3, newer than this dprun's (1 to 2)");
 }
 
 TEST(Checkpoint, RefusesAFileLargerThanTheModelsAndNonRegularFiles) {

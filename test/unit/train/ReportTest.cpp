@@ -67,6 +67,7 @@ TEST(Report, MetricsJsonShape) {
             "  \"test_accuracy\": 0.75,\n"
             "  \"test_loss\": null,\n"
             "  \"replicas_per_process\": 2,\n"
+            "  \"compute_threads\": 0,\n"
             "  \"processes\": 2,\n"
             "  \"allreduce_seconds\": 0.5,\n"
             "  \"allreduce_wait_seconds\": 0.25,\n"
