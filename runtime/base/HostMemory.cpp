@@ -357,6 +357,18 @@ void checkMemoryFits(uint64_t needBytes, const std::string &what, const HostPath
                                      tightest.source);
 }
 
+std::string outOfMemoryMessage(const std::string &during) {
+  std::string text = "out of memory " + during;
+  try {
+    const std::vector<MemoryLimit> limits = memoryLimits();
+    if (!limits.empty())
+      return text + ": this process can get only " + bytesText(limits.front().available) +
+             " more under " + limits.front().source + "; give it more memory";
+  } catch (...) {
+  }
+  return text + "; give the process more memory";
+}
+
 std::string bytesText(uint64_t bytes) {
   if (bytes == 1)
     return "1 byte";

@@ -46,6 +46,11 @@ std::vector<MemoryLimit> memoryLimits(const HostPaths &paths = {});
 /// (2 x 7.00 GiB)". Passes when no limit is known. Reads the limits afresh on every call.
 void checkMemoryFits(uint64_t needBytes, const std::string &what, const HostPaths &paths = {});
 
+/// The message of a failed allocation after the checks: "out of memory <while>: this process
+/// can get only 12 MiB more under RLIMIT_AS (ulimit -v: ...); give it more memory" (without a
+/// limit: "... the host has no more").
+std::string outOfMemoryMessage(const std::string &during);
+
 /// The first `maxBytes` of a regular file, or nothing if it cannot be opened or read: what a
 /// probe of /proc or /sys reads. Opened non-blocking and checked to be a regular file, so that a
 /// FIFO or device in a strange tree cannot hang the probe. When the file is longer than the

@@ -2,6 +2,7 @@
 // it, or prints a summary of it with --inspect. Only parses the command line; the work is in
 // the runtime libraries, and nothing here or there links MLIR or LLVM.
 #include "runtime/base/Error.h"
+#include "runtime/base/HostMemory.h"
 #include "runtime/base/Interrupt.h"
 #include "runtime/format/Plan.h"
 #include "runtime/kernels/Contract.h"
@@ -9,7 +10,11 @@
 #include "runtime/train/PlanInfo.h"
 #include "runtime/train/Run.h"
 
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <cstdint>
 #include <cstdlib>
@@ -153,6 +158,65 @@ const char *kHelp =
     "last two). A signal stops training at the next step boundary, which the ranks of a\n"
     "job agree on; a checkpoint is written there when --checkpoint-dir is given, and the\n"
     "finished epochs' metrics go to --metrics. The same signal again ends dprun at once.\n";
+
+/// Under `ulimit -v`, a library that fails to allocate may crash instead of reporting it
+/// (oneDNN and OpenMP's runtime were seen dying with SIGSEGV or SIGABRT a little above a plan's
+/// needs). When the address space in use is within 64 MiB of the limit as such a signal
+/// arrives, dprun says what happened and exits 7 (out of memory); any other crash takes its
+/// default course. Installed only when RLIMIT_AS is set.
+rlim_t gAddressLimit = RLIM_INFINITY;
+
+void appendNumber(char *&at, char *end, unsigned long long value) {
+  char digits[24];
+  int n = 0;
+  do
+    digits[n++] = char('0' + value % 10);
+  while ((value /= 10) > 0 && n < 24);
+  while (n > 0 && at < end)
+    *at++ = digits[--n];
+}
+
+void onCrashNearTheLimit(int signal) {
+  unsigned long long pages = 0;
+  const int fd = ::open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    char text[64] = {};
+    if (::read(fd, text, sizeof(text) - 1) > 0)
+      for (const char *c = text; *c >= '0' && *c <= '9'; ++c)
+        pages = pages * 10 + unsigned(*c - '0');
+    ::close(fd);
+  }
+  const unsigned long long used = pages * static_cast<unsigned long long>(::sysconf(_SC_PAGESIZE));
+  if (gAddressLimit != RLIM_INFINITY && used + (64ull << 20) >= gAddressLimit) {
+    char message[256];
+    char *at = message, *end = message + sizeof(message) - 1;
+    auto put = [&](const char *s) {
+      while (*s && at < end)
+        *at++ = *s++;
+    };
+    put("dprun: error: out of memory: a library failed to allocate and crashed (");
+    put(signal == SIGABRT ? "SIGABRT" : signal == SIGBUS ? "SIGBUS" : "SIGSEGV");
+    put(") with ");
+    appendNumber(at, end, used >> 20);
+    put(" MiB of the ");
+    appendNumber(at, end, (unsigned long long)(gAddressLimit) >> 20);
+    put(" MiB address space RLIMIT_AS (ulimit -v) allows in use; give the process more memory\n");
+    ssize_t ignored = ::write(STDERR_FILENO, message, size_t(at - message));
+    (void)ignored;
+    ::_exit(static_cast<int>(ErrorKind::Memory));
+  }
+  ::signal(signal, SIG_DFL);
+  ::raise(signal);
+}
+
+void catchCrashesNearTheMemoryLimit() {
+  struct rlimit limit;
+  if (::getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)
+    return;
+  gAddressLimit = limit.rlim_cur;
+  for (int signal : {SIGSEGV, SIGBUS, SIGABRT})
+    ::signal(signal, onCrashNearTheLimit);
+}
 
 struct Args {
   std::string plan;
@@ -386,6 +450,7 @@ int run(int argc, char **argv) {
 } // namespace
 
 int main(int argc, char **argv) {
+  catchCrashesNearTheMemoryLimit();
   try {
     return run(argc, argv);
   } catch (const Error &e) {
@@ -396,8 +461,8 @@ int main(int argc, char **argv) {
     return e.exitCode();
   } catch (const std::bad_alloc &) {
     std::cout.flush();
-    std::cerr << "dprun: error: out of memory\n";
-    return static_cast<int>(ErrorKind::Runtime);
+    std::cerr << "dprun: error: " + dp::rt::outOfMemoryMessage("(an allocation failed)") + "\n";
+    return static_cast<int>(ErrorKind::Memory);
   } catch (const std::exception &e) {
     std::cout.flush();
     std::cerr << std::string("dprun: error: ") + e.what() + "\n";
