@@ -4,6 +4,8 @@ exact step (DPRUN_TEST_STOP). Fault tests wait for these, never for wall time, C
 line that a launcher may forward late."""
 import os
 import shutil
+import signal as _signal
+import sys
 import tempfile
 import time
 
@@ -72,6 +74,40 @@ def wait_stopped(pid, limit=60):
     return False
 
 
+class HeldJob:
+    """A command started with the test events on, whose rank `rank` stops itself just before
+    its step `step`: `held()` waits for that and returns the stopped process's pid, or ends the
+    whole job with `give_up()` (its output printed, exit 1) when it never comes."""
+
+    def __init__(self, command, rank, step):
+        from job_output import JobOutput  # (job_output has no dependency on this module)
+        self.rank, self.step = rank, step
+        self.events = Events(rank, step)
+        self.output = JobOutput(command, None, env=self.events.env())
+        self.proc = self.output.proc
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def give_up(self, why):
+        from job_output import signal_group
+        signal_group(self.proc, _signal.SIGKILL)
+        code = self.proc.wait()
+        self.events.close()
+        sys.stdout.write(self.output.text())
+        sys.exit("%s (the job ended with exit %s)" % (why, code))
+
+    def held(self):
+        stopped = self.events.wait(self.rank, "stopped %d" % self.step, self.alive)
+        if stopped is None:
+            self.give_up(f"rank {self.rank} never reached step {self.step}")
+        pid = pid_of(stopped)
+        if not wait_stopped(pid):
+            self.give_up(f"the dprun process of rank {self.rank} (pid {pid}) did not stay "
+                         f"stopped at step {self.step}")
+        return pid
+
+
 def wait_pending(pid, signum, limit=60):
     """Waits until signal `signum` is pending for process `pid` (a stopped process keeps it until
     it is continued). False if it is gone or the limit passes."""
@@ -92,8 +128,6 @@ def wait_pending(pid, signum, limit=60):
 if __name__ == "__main__":
     # For shell tests:  events.py wait DIR RANK EVENT [LIMIT]   prints the event line
     #                   events.py pending PID SIGNAL [LIMIT]     waits for a pending signal
-    import signal as _signal
-    import sys
     if len(sys.argv) >= 5 and sys.argv[1] == "wait":
         e = Events()
         shutil.rmtree(e.dir)

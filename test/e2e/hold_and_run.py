@@ -23,8 +23,8 @@ import signal
 import subprocess
 import sys
 
-from events import Events, pid_of, wait_stopped
-from job_output import JobOutput, signal_group
+from events import HeldJob
+from job_output import signal_group
 
 
 def main():
@@ -42,23 +42,9 @@ def main():
     if not first or not second:
         sys.exit(__doc__)
 
-    events = Events(0, args.at_step)
-    job = JobOutput(first, None, env=events.env())
-    proc = job.proc
-
-    def give_up(why):
-        signal_group(proc, signal.SIGKILL)
-        proc.wait()
-        events.close()
-        sys.stdout.write(job.text())
-        sys.exit(why)
-
-    stopped = events.wait(0, "stopped %d" % args.at_step, lambda: proc.poll() is None)
-    if stopped is None:
-        give_up(f"the first command ended (exit {proc.poll()}) before step {args.at_step}")
-    pid = pid_of(stopped)
-    if not wait_stopped(pid):
-        give_up(f"dprun (pid {pid}) did not stay stopped at step {args.at_step}")
+    held = HeldJob(first, 0, args.at_step)
+    proc, events, give_up = held.proc, held.events, held.give_up
+    pid = held.held()
     print(f"first: stopped at step {args.at_step}, pid {pid}", flush=True)
 
     env = dict(os.environ)

@@ -17,8 +17,8 @@ import subprocess
 import sys
 import time
 
-from events import Events, pid_of, wait_stopped
-from job_output import JobOutput, signal_group
+from events import HeldJob
+from job_output import signal_group
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--signal", choices=["INT", "TERM", "USR1"], required=True)
@@ -28,25 +28,9 @@ ap.add_argument("command", nargs=argparse.REMAINDER)
 args = ap.parse_args()
 command = args.command[1:] if args.command[:1] == ["--"] else args.command
 
-events = Events(0, args.at_step)
-job = JobOutput(command, None, env=events.env())
-proc = job.proc
-
-
-def give_up(why):
-    signal_group(proc, signal.SIGKILL)
-    proc.wait()
-    events.close()
-    sys.stdout.write(job.text())
-    sys.exit(why)
-
-
-stopped = events.wait(0, "stopped %d" % args.at_step, lambda: proc.poll() is None)
-if stopped is None:
-    give_up(f"the command ended (exit {proc.poll()}) before step {args.at_step}")
-pid = pid_of(stopped)
-if not wait_stopped(pid):
-    give_up(f"dprun (pid {pid}) did not stay stopped at step {args.at_step}")
+held = HeldJob(command, 0, args.at_step)
+job, proc, events, give_up = held.output, held.proc, held.events, held.give_up
+pid = held.held()
 if not signal_group(proc, getattr(signal, "SIG" + args.signal)):
     give_up(f"the command ended (exit {proc.wait()}) before SIG{args.signal} could be sent")
 os.kill(pid, signal.SIGCONT)

@@ -24,8 +24,8 @@ import subprocess
 import sys
 import time
 
-from events import Events, pid_of, wait_stopped
-from job_output import JobOutput, signal_group
+from events import HeldJob
+from job_output import signal_group
 
 RANK_VARS = ("OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID")
 
@@ -63,24 +63,9 @@ def main():
     # Processes there before the job are not its own (an earlier job on the same plan may still
     # be going away).
     before = {int(p) for p in os.listdir("/proc") if p.isdigit()}
-    events = Events(args.rank, args.at_step)
-    out = JobOutput(command, None, env=events.env())
-    job = out.proc
-
-    def give_up(why):
-        """Ends the job (if it still runs) and exits 1 with the reason and the job's output."""
-        signal_group(job, signal.SIGKILL)
-        code = job.wait()
-        events.close()
-        sys.exit("%s (the job ended with exit %s); its output:\n%s" % (why, code, out.text()))
-
-    alive = lambda: job.poll() is None
-    stopped = events.wait(args.rank, "stopped %d" % args.at_step, alive)
-    if stopped is None:
-        give_up(f"rank {args.rank} never reached step {args.at_step}")
-    victim = pid_of(stopped)
-    if not wait_stopped(victim):
-        give_up(f"the dprun process of rank {args.rank} (pid {victim}) did not stay stopped")
+    held = HeldJob(command, args.rank, args.at_step)
+    out, job, events, give_up, alive = held.output, held.proc, held.events, held.give_up, held.alive
+    victim = held.held()
     sig = getattr(signal, "SIG" + args.signal)
     if sig != signal.SIGSTOP:
         os.kill(victim, sig)  # queued before kill() returns: delivered when it runs on

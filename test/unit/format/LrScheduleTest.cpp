@@ -80,7 +80,19 @@ TEST(LrSchedule, ParserNamesWhatIsWrong) {
   EXPECT_EQ(refusal("step:every=2,factor=0.5,gamma=3"),
             "'step' takes every, factor, not 'gamma'");
   EXPECT_EQ(refusal("cosine:epochs=ten"), "'epochs=ten' in 'cosine:epochs=ten' is not key=number");
-  EXPECT_EQ(refusal("cosine:epochs=0"), "cosine: epochs must be positive, found 0");
+  EXPECT_EQ(refusal("cosine:epochs=0"),
+            "cosine: epochs must be positive (from 0.001 to 1000000000 epochs), found 0");
+  // Spans that leave a double's range as a run goes on, and a step that grows the rate.
+  EXPECT_EQ(refusal("cosine:epochs=1e15"),
+            "cosine: epochs must be positive (from 0.001 to 1000000000 epochs), found 1e15");
+  EXPECT_EQ(refusal("step:every=1e-300,factor=0.5"),
+            "step: every must be a positive number of epochs (from 0.001 to 1000000000 "
+            "epochs), found 1e-300");
+  EXPECT_EQ(refusal("step:every=1,factor=2"), "step: factor must be above 0 and at most 1, found 2");
+  // An exponent's '+' belongs to its number; the canonical text has none.
+  EXPECT_EQ(lrScheduleText(parsed("warmup-linear:epochs=1e+1+cosine:epochs=2e+8")),
+            "warmup-linear:epochs=10,start=0.1+cosine:epochs=200000000,min=0");
+  EXPECT_EQ(lrScheduleText(parsed("cosine:epochs=5e8")), "cosine:epochs=500000000,min=0");
   EXPECT_EQ(refusal("cosine:epochs=3,min=2"), "cosine: min must be between 0 and 1, found 2");
   EXPECT_EQ(refusal("cosine:epochs=inf"), "'epochs=inf' in 'cosine:epochs=inf' is not key=number");
   EXPECT_EQ(refusal("plateau:patience=1.5,factor=0.5"),

@@ -117,7 +117,7 @@ TEST(PlanFileTest, LearningRateScheduleRoundTripsAndIsChecked) {
   cosine.epochs = 0;
   EXPECT_DP_ERROR(p.setLrSchedule(cosine).plan(), ErrorKind::Plan,
                   "test.dpx: the learning-rate schedule is invalid: cosine: epochs must be "
-                  "positive, found 0");
+                  "positive (from 0.001 to 1000000000 epochs), found 0");
   LrSchedule unknown;
   unknown.kind = LrScheduleKind(7);
   EXPECT_DP_ERROR(p.setLrSchedule(unknown).plan(), ErrorKind::Plan, "unknown schedule kind 7");
