@@ -22,10 +22,14 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
+#include <sstream>
 #include <thread>
 
 namespace dp::rt {
@@ -104,6 +108,65 @@ void endMessages(comm::GroupImpl &group, std::vector<int64_t> sends,
 
 /// Doubles of an answer before its parameters.
 size_t answerDoubles(int workers) { return kHeader + workers + kStalenessBins; }
+
+/// "server 0 (rank 0)": servers are ranks 0 to S - 1.
+std::string serverName(int rank) {
+  return "server " + std::to_string(rank) + " (rank " + std::to_string(rank) + ")";
+}
+
+/// What /proc says of a process: gone (none, or ended and not yet reaped), ending (killed or
+/// exiting: another process may have ended it a moment ago), stopped, or running.
+enum class ProcessState { Gone, Ending, Stopped, Running };
+
+ProcessState processState(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  std::getline(in, text);
+  // "PID (COMM) STATE PPID ...": COMM may hold spaces and parentheses; the fields follow the
+  // last ')', from field 3 (the state letter) on.
+  const size_t close = text.rfind(')');
+  if (close == std::string::npos)
+    return ProcessState::Gone;
+  std::istringstream line(text.substr(close + 1));
+  const std::vector<std::string> fields{std::istream_iterator<std::string>(line), {}};
+  if (fields.size() < 29 || fields[0] == "Z" || fields[0] == "X")
+    return ProcessState::Gone;
+  constexpr unsigned long kExiting = 0x4; // PF_EXITING
+  const unsigned long flags = std::strtoul(fields[6].c_str(), nullptr, 10);    // field 9
+  const unsigned long pending = std::strtoul(fields[28].c_str(), nullptr, 10); // field 31
+  if ((flags & kExiting) || (pending & (1ul << (SIGKILL - 1))))
+    return ProcessState::Ending;
+  return fields[0] == "T" || fields[0] == "t" ? ProcessState::Stopped : ProcessState::Running;
+}
+
+/// Where the launcher keeps the job going past a lost process (`mpirun --enable-recovery`),
+/// nothing else ends a peer that is stopped or hung, and the launcher waits for it for ever:
+/// ends the process of job rank `rank` (its pid from the handshake) when it runs on this host;
+/// with `onlyStopped`, only if it is stopped (one that runs ends on its own timeouts, and may
+/// still have work that keeps the job going: a server holding an answer back, past a stopped
+/// worker it is about to leave out). What became of it, for the message ("; ended it (pid
+/// N)"); empty under other launchers, which end the whole job themselves.
+std::string endPeer(comm::GroupImpl &group, int rank, bool onlyStopped) {
+  const int pid = group.peerPid(rank);
+  if (!launcherKeepsJobOnFailure() || pid <= 0 || rank == group.rank())
+    return "";
+  const std::string host = group.peerHost(rank), which = "pid " + std::to_string(pid);
+  if (host != group.launch().host)
+    return "; if it is still running, it is " + which + " on " + host;
+  switch (processState(pid)) {
+  case ProcessState::Gone:
+    return "; it is gone (" + which + ")";
+  case ProcessState::Ending:
+    return "; it is ending (" + which + ")";
+  case ProcessState::Running:
+    if (onlyStopped)
+      return "; it is not stopped (" + which + "): its own timeouts end it";
+    break;
+  case ProcessState::Stopped:
+    break;
+  }
+  return ::kill(pid, SIGKILL) == 0 ? "; ended it (" + which + ")" : "; it is gone (" + which + ")";
+}
 
 comm::GroupImpl &groupOf(ProcessGroup &group) {
   auto *impl = dynamic_cast<comm::GroupImpl *>(&group);
@@ -301,12 +364,13 @@ struct PushPull::Impl final : comm::CommClient {
       throw Error(ErrorKind::Runtime, "PushPull: " + describe(s) + " pulled before its push");
     // A server that holds the answer back for a stopped worker names that worker at the
     // timeout; this worker gives it a second more before it blames the server.
-    awaitAnswer(lock, start, timeoutSec > 0 ? timeoutSec + 1 : 0,
+    awaitAnswer(lock, start, timeoutSec > 0 ? timeoutSec + 1 : 0, s.info.server,
                 [&] { return s.state == State::Answered; }, [&](double deadline) {
-                  return "the pull of " + describe(s) + " had no answer after " +
+                  return serverName(s.info.server) + " did not answer the pull of bucket " +
+                         std::to_string(s.info.index) + " (" + s.info.tensors + ") for " +
                          secondsText(deadline) + " (push #" + std::to_string(s.pushes) +
-                         "): the server is dead or hung, or holds the answer back for a worker "
-                         "that is (or left this one out)";
+                         "): dead, hung or cut off, or holding the answer back for a worker "
+                         "that is (or it left this one out)";
                 });
     unpackParams(s.info, s.answer.data());
     s.state = State::Idle;
@@ -325,11 +389,11 @@ struct PushPull::Impl final : comm::CommClient {
                                             std::to_string(epoch));
       requestUnit(epoch, units);
     }
-    awaitAnswer(lock, start, timeoutSec, [&] { return unitState == State::Answered; },
-                [&](double deadline) {
-                  return "the server at rank " + std::to_string(unitServer) +
-                         " gave no shard of epoch " + std::to_string(epoch) + " within " +
-                         secondsText(deadline) + ": dead, hung or cut off";
+    awaitAnswer(lock, start, timeoutSec, unitServer,
+                [&] { return unitState == State::Answered; }, [&](double deadline) {
+                  return serverName(unitServer) + " did not answer the request for a shard of "
+                         "epoch " + std::to_string(epoch) + " for " + secondsText(deadline) +
+                         ": dead, hung or cut off";
                 });
     const int64_t unit = unitAnswer;
     unitState = State::Idle;
@@ -340,10 +404,11 @@ struct PushPull::Impl final : comm::CommClient {
 
   /// Waits (under mu, as a waiter the communication thread hurries for) until `answered`,
   /// parked if a server left this worker out; past `deadline` seconds from `start` (0: none)
-  /// the job fails with `message(deadline)`.
+  /// the job fails with `message(deadline)`, blaming the server at rank `server` (ended if
+  /// stopped, endPeer).
   template <typename Answered, typename Message>
   void awaitAnswer(std::unique_lock<std::mutex> &lock, Clock::time_point start, double deadline,
-                   Answered answered, Message message) {
+                   int server, Answered answered, Message message) {
     ++waiters;
     group.wake();
     parkIfLeftOut(lock);
@@ -351,7 +416,7 @@ struct PushPull::Impl final : comm::CommClient {
       if (deadline > 0 && secondsSince(start) > deadline) {
         --waiters;
         failed = true;
-        error = message(deadline);
+        error = message(deadline) + endPeer(group, server, true);
         cv.notify_all();
         throw Error(ErrorKind::Launch, error);
       }
@@ -391,10 +456,34 @@ struct PushPull::Impl final : comm::CommClient {
       std::vector<int64_t> tokens;
       for (const Server &server : servers)
         tokens.push_back(group.postSend(&steps, sizeof(steps), server.rank, kDoneTag));
-      if (!awaitOrCancel(group, tokens, timeout > 0 ? timeout : 1e9).empty())
-        throw Error(ErrorKind::Launch, "a server did not take this worker's end within " +
-                                           secondsText(timeout));
+      const std::vector<size_t> late = awaitOrCancel(group, tokens, timeout > 0 ? timeout : 1e9);
+      if (!late.empty())
+        throw Error(ErrorKind::Launch, blame(late, [&](size_t i) { return servers[i].rank; }) +
+                                           " did not take this worker's end within " +
+                                           secondsText(timeout) + ": dead, hung or cut off" +
+                                           ended(late, [&](size_t i) { return servers[i].rank; }));
     });
+  }
+
+  /// The servers `rankOf(i)` of `late` (each i a position), named: "server 0 (rank 0), ...".
+  template <typename RankOf>
+  static std::string blame(const std::vector<size_t> &late, RankOf rankOf) {
+    std::string names;
+    for (size_t i : late)
+      names += (names.empty() ? "" : ", ") + serverName(rankOf(i));
+    return names;
+  }
+
+  /// What became of the servers of `late` this worker gave up on (endPeer: each ended if it
+  /// is stopped on this host), for the message.
+  template <typename RankOf> std::string ended(const std::vector<size_t> &late, RankOf rankOf) {
+    std::string fates;
+    for (size_t i : late) {
+      const std::string fate = endPeer(group, rankOf(i), true);
+      if (!fate.empty())
+        fates += late.size() == 1 ? fate : "; " + serverName(rankOf(i)) + ":" + fate.substr(1);
+    }
+    return fates;
   }
 
   /// One question to every server in `asked` (positions in `servers`), on the communication
@@ -416,15 +505,13 @@ struct PushPull::Impl final : comm::CommClient {
       const std::vector<size_t> late = awaitOrCancel(group, receives, wait);
       awaitOrCancel(group, sends, late.empty() ? wait : 0.0);
       if (!late.empty()) {
-        std::string names;
-        for (size_t i : late)
-          names += (names.empty() ? "" : ", ") + std::to_string(servers[asked[i]].rank);
-        throw Error(ErrorKind::Launch, "the server(s) at rank " + names + " did not answer " +
+        auto rank = [&](size_t i) { return servers[asked[i]].rank; };
+        throw Error(ErrorKind::Launch, blame(late, rank) + " did not answer " +
                                            std::string(final ? "the question for the final "
                                                                "parameters"
                                                              : "the question for their figures") +
-                                           " within " + secondsText(wait) +
-                                           ": dead, hung or cut off");
+                                           " for " + secondsText(wait) +
+                                           ": dead, hung or cut off" + ended(late, rank));
       }
     });
   }
@@ -853,19 +940,9 @@ struct ParameterServer::Impl final : comm::CommClient {
     char ago[32];
     std::snprintf(ago, sizeof(ago), "%.1f s", secondsSince(heard[w]));
     // Where the launcher keeps the job going, nothing else ends a worker that is stopped or
-    // hung, and the launcher would wait for it: one on this host is ended here; elsewhere the
-    // message says where it is.
-    const int rank = firstWorker + w;
-    const std::string host = group.peerHost(rank);
-    const int pid = group.peerPid(rank);
-    std::string fate;
-    if (launcherKeepsJobOnFailure() && pid > 0) {
-      if (host == group.launch().host)
-        fate = ::kill(pid, SIGKILL) == 0 ? "; ended it (pid " + std::to_string(pid) + ")"
-                                         : "; it is gone (pid " + std::to_string(pid) + ")";
-      else
-        fate = "; if it is still running, it is pid " + std::to_string(pid) + " on " + host;
-    }
+    // hung, and the launcher would wait for it: one on this host is ended here (one that is
+    // merely slow was told, and ends itself); elsewhere the message says where it is.
+    const std::string fate = endPeer(group, firstWorker + w, false);
     std::cerr << "dprun: [rank " + std::to_string(group.rank()) + "] server: no push from " +
                      workerName(w) + " for " + ago + ", past the " + secondsText(timeoutSec) +
                      " timeout: left out after its " + std::to_string(pushes) +
@@ -973,18 +1050,25 @@ struct ParameterServer::Impl final : comm::CommClient {
     }
     std::stable_sort(silent.begin(), silent.end(),
                      [&](int a, int b) { return heard[a] < heard[b]; });
-    std::string names;
+    std::string names, fates;
     for (int w : silent) {
       char ago[32];
       std::snprintf(ago, sizeof(ago), "%.1f s", secondsSince(heard[w]));
       names += (names.empty() ? "" : ", ") + workerName(w) + " for " + ago;
+      // The job ends with this server; where the launcher keeps it going, a silent worker
+      // that is stopped or hung would keep the launcher waiting for ever (worker 0 above all,
+      // whose report nobody else waits for): one on this host is ended here.
+      const std::string fate = endPeer(group, firstWorker + w, false);
+      if (!fate.empty())
+        fates += silent.size() == 1 ? fate : "; " + workerName(w) + ":" + fate.substr(1);
     }
     throw Error(ErrorKind::Launch,
                 "no push from " + names + ", past the " + secondsText(timeoutSec) +
                     " timeout, and not finished: dead, hung or cut off" +
                     (keepGoing ? std::string("; worker 0 evaluates and reports the run: the job "
                                              "cannot go on without it")
-                               : std::string(" (or waiting for one that is)")));
+                               : std::string(" (or waiting for one that is)")) +
+                    fates);
   }
 
   void updated(int index, double seconds) {
