@@ -32,7 +32,7 @@ plan.program "m" attributes {batch = 4 : i64, processes = 4 : i64, nodes = 3 : i
 // -----
 
 // Tests that a program's learning-rate schedule must parse.
-// expected-error @+1 {{'plan.program' op has an invalid lr_schedule 'cosine:epochs=0': cosine: epochs must be positive, found 0}}
+// expected-error @+1 {{'plan.program' op has an invalid lr_schedule 'cosine:epochs=0': cosine: epochs must be positive (from 0.001 to 1000000000 epochs), found 0}}
 plan.program "m" attributes {batch = 1 : i64, lr_schedule = "cosine:epochs=0"} {
 }
 
