@@ -90,8 +90,21 @@ int checkGradients(Plan loaded, const GradCheckOptions &options, std::ostream &o
     grads.push_back(p.grad >= 0 ? values<float>(*program, static_cast<uint32_t>(p.grad))
                                 : std::vector<float>());
 
+  // The kernels up to the last one that writes the loss are all a finite difference needs:
+  // the forward pass, and what the compiler scheduled before its loss (the backward pass and
+  // the updates come after it, and could only change what the restore undoes). A host device
+  // runs just those on this thread; another runs the whole step.
+  size_t lossEnd = plan.train.kernels.size();
+  for (size_t k = 0; k < plan.train.kernels.size(); ++k)
+    for (uint32_t id : plan.train.kernels[k].outputs)
+      if (id == static_cast<uint32_t>(lossId))
+        lossEnd = k + 1;
+  const bool prefix = program->device(0).hostAccessible() && plan.collectives.empty();
   auto loss = [&] {
-    program->run(StepKind::Train, ctx);
+    if (prefix)
+      program->runKernels(0, lossEnd, ctx);
+    else
+      program->run(StepKind::Train, ctx);
     return static_cast<double>(values<float>(*program, static_cast<uint32_t>(lossId))[0]);
   };
   int failures = 0;
