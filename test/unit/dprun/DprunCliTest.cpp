@@ -337,14 +337,17 @@ std::string regressionPlan(const std::string &name) {
   return bytes;
 }
 
-TEST_F(Dprun, PlansThatCrashedTheGradientCheckAreRefusedByEveryPath) {
-  // Found by test/tools/plan_mutations.py: --inspect accepted the plan, a run refused it, and
-  // --check-gradients, which checked neither, crashed (SIGSEGV: it read the eval step's
-  // 'loss', re-pointed at a 100 x 784 buffer, into one float, on the stream's thread). Each
-  // path now refuses it with the run's message.
+TEST_F(Dprun, PlansThatBrokeTheGradientCheckAreRefusedByEveryPath) {
+  // Mutated MLP plans that --inspect accepted. A run refused the first; --check-gradients,
+  // which checked nothing, crashed on it (SIGSEGV: it read the eval step's 'loss', re-pointed
+  // at a 100 x 784 buffer, into one float, on the stream's thread). The second's dense2.bias
+  // is re-pointed at the 784 x 100 kernel: a run trained it as another model, and the check
+  // read 78,400 elements of its 10-element gradient. Each path now refuses both.
   const std::pair<const char *, const char *> plans[] = {
       {"check-gradients-eval-loss-not-scalar",
        "the eval step's 'loss' output is f32[100,784], expected an f32 scalar"},
+      {"check-gradients-parameter-larger-than-its-gradient",
+       "param 'dense2.bias' (f32[784,100]) has gradient buffer 7 of f32[10]"},
   };
   const std::string data = writeData();
   for (const auto &[name, message] : plans) {
