@@ -275,14 +275,16 @@ class Outcome:
 
 
 def run(command, timeout):
+    """The command's outcome, and its standard output."""
     start = time.monotonic()
     try:
-        p = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        p = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            stdin=subprocess.DEVNULL, timeout=timeout)
-        return Outcome(p.returncode, p.stderr.decode("utf-8", "replace"), time.monotonic() - start)
+        return (Outcome(p.returncode, p.stderr.decode("utf-8", "replace"),
+                        time.monotonic() - start), p.stdout.decode("utf-8", "replace"))
     except subprocess.TimeoutExpired as e:
         err = e.stderr.decode("utf-8", "replace") if e.stderr else ""
-        return Outcome(-9, err, time.monotonic() - start, timed_out=True)
+        return Outcome(-9, err, time.monotonic() - start, timed_out=True), ""
 
 
 def launch_size(inspect_text):
@@ -331,22 +333,19 @@ class Harness:
             sys.exit("plan_mutations.py: %s is refused unmutated: %s" %
                      (path, p.stderr.decode().strip()))
         summary = p.stdout.decode()
-        grad = run(self.dprun(path, "--check-gradients"), self.args.timeout)
+        grad, _ = run(self.dprun(path, "--check-gradients"), self.args.timeout)
         return summary, grad.code
 
     def check(self, name, path, plan_bytes, base_processes, base_grad_code):
         timeout = self.args.timeout
         self.counts["mutations"] += 1
-        inspect = subprocess.run(self.dprun(path, "--inspect"), stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
-        inspected = Outcome(inspect.returncode, inspect.stderr.decode("utf-8", "replace"), 0)
+        inspected, summary = run(self.dprun(path, "--inspect"), timeout)
         accepted = inspected.code == 0
         self.counts["inspect accepts" if accepted else "inspect refuses"] += 1
-        processes = launch_size(inspect.stdout.decode("utf-8", "replace")) if accepted \
-            else base_processes
-        grad = run(self.dprun(path, "--check-gradients"), timeout)
+        processes = launch_size(summary) if accepted else base_processes
+        grad, _ = run(self.dprun(path, "--check-gradients"), timeout)
         command = self.run_command(path, processes)
-        trained = run(command, timeout) if command else None
+        trained = run(command, timeout)[0] if command else None
         if trained:
             self.counts["runs"] += 1
         crashes = [(what, o) for what, o in (("--inspect", inspected), ("--check-gradients", grad),
