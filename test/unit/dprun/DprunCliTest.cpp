@@ -340,14 +340,17 @@ std::string regressionPlan(const std::string &name) {
 TEST_F(Dprun, PlansThatBrokeTheGradientCheckAreRefusedByEveryPath) {
   // Mutated MLP plans that --inspect accepted. A run refused the first; --check-gradients,
   // which checked nothing, crashed on it (SIGSEGV: it read the eval step's 'loss', re-pointed
-  // at a 100 x 784 buffer, into one float, on the stream's thread). The second's dense2.bias
-  // is re-pointed at the 784 x 100 kernel: a run trained it as another model, and the check
-  // read 78,400 elements of its 10-element gradient. Each path now refuses both.
+  // at a 100 x 784 buffer, into one float, on the stream's thread). In the others a parameter
+  // and its gradient have different sizes: a run trained them (the gradient records are the
+  // check's only), and the check read past the gradient (SIGSEGV for the third: 78,400
+  // elements of a 10,000-element one). Each path now refuses all three.
   const std::pair<const char *, const char *> plans[] = {
       {"check-gradients-eval-loss-not-scalar",
        "the eval step's 'loss' output is f32[100,784], expected an f32 scalar"},
       {"check-gradients-parameter-larger-than-its-gradient",
        "param 'dense2.bias' (f32[784,100]) has gradient buffer 7 of f32[10]"},
+      {"check-gradients-gradient-smaller-than-its-parameter",
+       "param 'dense1.kernel' (f32[784,100]) has gradient buffer 16 of f32[100,100]"},
   };
   const std::string data = writeData();
   for (const auto &[name, message] : plans) {
