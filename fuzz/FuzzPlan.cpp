@@ -1,12 +1,13 @@
 // Fuzz target: bytes as a .dpx plan, through everything `dprun PLAN --inspect` does: the header,
-// the checksum, the FlatBuffer verifier, the plan's semantic checks, every kernel contract check
-// and the description. The first byte picks the mode: odd rewrites the header's version, payload
+// the checksum, the FlatBuffer verifier, the plan's semantic checks, the checks every path of
+// dprun makes before it runs a plan (checkRunnable: every kernel contract check, the
+// parameters, the training loop's inputs and outputs) and the description. The first byte picks the mode: odd rewrites the header's version, payload
 // size and CRC-32 to match the rest (as a hostile plan with a valid checksum would have them),
 // so that mutations reach the checks behind the checksum; even leaves the bytes as they are.
 #include "runtime/base/Error.h"
 #include "runtime/format/Plan.h"
 #include "runtime/format/PlanFile.h"
-#include "runtime/kernels/Contract.h"
+#include "runtime/train/PlanCheck.h"
 #include "runtime/train/PlanInfo.h"
 
 #include <zlib.h>
@@ -41,7 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   try {
     const dp::rt::Plan plan = dp::rt::Plan::fromBytes(std::move(bytes), "fuzz.dpx");
-    dp::rt::contract::checkPlanKernels(plan);
+    dp::rt::checkRunnable(plan, "fuzz.dpx");
     std::ostringstream description;
     dp::rt::describePlan(plan, "fuzz.dpx", description);
   } catch (const dp::rt::Error &) {

@@ -66,7 +66,7 @@ void fillOrthogonal(float *out, int64_t rows, int64_t cols, Rng &rng, double gai
 
 } // namespace
 
-void checkInit(const InitDesc &init, const std::string &where) {
+void checkInit(const InitDesc &init, int64_t elements, const std::string &where) {
   auto fail = [&](const std::string &message) {
     throw Error(ErrorKind::Plan, where + ": " + message);
   };
@@ -104,8 +104,15 @@ void checkInit(const InitDesc &init, const std::string &where) {
     if (fanIn <= 0 || fanOut <= 0 || !std::isfinite(a))
       fail("orthogonal initialiser needs a [rows, cols] shape and a finite gain, got " +
            std::to_string(fanIn) + "x" + std::to_string(fanOut) + " and " + std::to_string(a));
+    // Compared by division: the fans' product may overflow.
+    if (elements % fanIn != 0 || elements / fanIn != fanOut)
+      fail("orthogonal initialiser of " + std::to_string(fanIn) + "x" + std::to_string(fanOut) +
+           " for " + std::to_string(elements) + " elements");
     return;
   case InitKind::UnitForgetBias:
+    if (elements % 4 != 0)
+      fail("unit_forget_bias initialiser for " + std::to_string(elements) +
+           " elements, not 4 gates of equal size");
     return;
   case InitKind::NumKinds:
     break;

@@ -72,16 +72,9 @@ std::unique_ptr<Program> Program::load(Plan loaded, Backend *chosen) {
     throw Error(ErrorKind::Plan, std::string("the plan was compiled for ") +
                                      deviceKindName(loaded.deviceKind) + " devices, not " +
                                      deviceKindName(backend.kind()));
+  checkPlan(loaded);
   std::unique_ptr<Program> program(new Program(std::move(loaded), backend));
   const Plan &plan = program->plan_;
-  for (const ParamDesc &p : plan.params) {
-    std::string where = "param '" + p.name + "'";
-    const BufferDesc &b = plan.buffers[p.buffer];
-    if (b.dtype != DType::F32)
-      throw Error(ErrorKind::Plan, where + " (buffer " + std::to_string(p.buffer) + ") is " +
-                                       dtypeName(b.dtype) + ", parameters must be f32");
-    checkInit(p.init, where);
-  }
   std::vector<std::unique_ptr<Device>> opened = backend.openDevices(program->devices());
   std::vector<uint8_t *> arenas;
   for (auto &device : opened) {
@@ -122,6 +115,17 @@ std::unique_ptr<Program> Program::load(Plan loaded, Backend *chosen) {
     program->captureStep(d, plan.eval, program->devices_[d]->eval);
   }
   return program;
+}
+
+void Program::checkPlan(const Plan &plan) {
+  for (const ParamDesc &p : plan.params) {
+    std::string where = "param '" + p.name + "'";
+    const BufferDesc &b = plan.buffers[p.buffer];
+    if (b.dtype != DType::F32)
+      throw Error(ErrorKind::Plan, where + " (buffer " + std::to_string(p.buffer) + ") is " +
+                                       dtypeName(b.dtype) + ", parameters must be f32");
+    checkInit(p.init, b.numel, where);
+  }
 }
 
 void Program::captureStep(int index, const StepDesc &step, std::unique_ptr<Graph> &graph) {

@@ -62,6 +62,10 @@ public:
   /// kind), allocates each device's arena, creates every kernel of both steps and captures
   /// each step. Throws Error on failure.
   static std::unique_ptr<Program> load(Plan plan, Backend *backend = nullptr);
+  /// The checks load makes of the plan itself before it opens a device (checkRunnable in
+  /// runtime/train/PlanCheck.h makes them without loading): every parameter f32, with an
+  /// initialiser that can be drawn for its size. Throws Error(Plan).
+  static void checkPlan(const Plan &plan);
   /// Waits for the work still enqueued, then releases everything.
   ~Program();
 

@@ -888,6 +888,12 @@ void checkKernel(const KernelSite &site) {
 }
 
 void checkPlanKernels(const Plan &plan) {
+  checkStepKernels(plan);
+  for (const Plan &server : plan.servers)
+    checkPlanKernels(server);
+}
+
+void checkStepKernels(const Plan &plan) {
   // Distinct, aligned, never dereferenced: the checks compare addresses and read shapes only.
   std::vector<std::vector<uint8_t>> arenas(static_cast<size_t>(plan.devicesPerProcess));
   std::vector<uint8_t *> bases;
@@ -900,8 +906,6 @@ void checkPlanKernels(const Plan &plan) {
     for (const KernelDesc &k : step->kernels)
       if (!isCollective(k.kind))
         checkKernel(KernelSite(plan, bases.data(), k, &state));
-  for (const Plan &server : plan.servers)
-    checkPlanKernels(server);
 }
 
 } // namespace dp::rt::contract

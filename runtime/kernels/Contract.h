@@ -22,6 +22,8 @@ void checkKernel(const KernelSite &site);
 /// checkKernel for every compute kernel of both steps of `plan` and of its servers' plans, on
 /// arenas that are never touched (the checks read no data). Throws Error(Plan) at the first violation.
 void checkPlanKernels(const Plan &plan);
+/// checkPlanKernels for the steps of `plan` itself, not its servers' plans.
+void checkStepKernels(const Plan &plan);
 
 /// Kinds whose implementations read each element (or row) before writing the same position,
 /// so that an output may be exactly the bytes of an input; partial overlaps are never allowed.

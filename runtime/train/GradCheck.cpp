@@ -49,45 +49,63 @@ void randomInputs(Program &program, uint64_t seed) {
 
 int checkGradients(Plan loaded, const GradCheckOptions &options, std::ostream &out) {
   registerBuiltinBackends();
-  std::unique_ptr<Program> program = Program::load(std::move(loaded));
+  Backend &backend = BackendRegistry::get(loaded.deviceKind);
+  // As a run does before it allocates: a plan too big for the machine is refused with the
+  // numbers, not killed half way into allocating its arena.
+  backend.checkMemory(loaded.arenaBytes, loaded.devicesPerProcess, "the plan's arena");
+  std::unique_ptr<Program> program = Program::load(std::move(loaded), &backend);
   const Plan &plan = program->plan();
-  // Finite differences are taken of the eval loss, where dropout is the identity; the train
-  // step's gradients go through its random masks, so the two do not compare.
-  for (const KernelDesc &k : plan.train.kernels)
-    if (k.kind == KernelKind::Dropout)
-      throw Error(ErrorKind::Plan, "the gradient check needs a plan without dropout (the train "
-                                   "step draws random masks that the eval loss does not have)");
   program->initParams(options.seed);
   randomInputs(*program, options.seed);
-  int lossId = program->outputBuffer(StepKind::Eval, "loss");
-  if (lossId < 0)
-    throw Error(ErrorKind::Plan, "the eval step has no 'loss' output");
+  // The loss the train step differentiates is its own 'loss' output: with batch statistics
+  // where the model normalises batches (the eval step's loss uses the moving ones), with the
+  // step's dropout masks. Finite differences are taken of it, by running the train step again
+  // with one element moved; its updates are undone before each run.
+  const int lossId = program->outputBuffer(StepKind::Train, "loss");
+  if (lossId < 0 || program->buffer(static_cast<uint32_t>(lossId)).numel != 1 ||
+      program->buffer(static_cast<uint32_t>(lossId)).dtype != DType::F32)
+    throw Error(ErrorKind::Plan, "the train step has no f32 scalar 'loss' output");
+  // The same context for every run: the same step number and seed draw the same dropout
+  // masks; a learning-rate factor of 0 leaves the parameters as they are where the optimizer
+  // scales its whole update by the rate.
   StepContext ctx;
   ctx.validRows = plan.batch;
   ctx.batchRows = plan.batch;
   ctx.step = 1;
+  ctx.seed = options.seed;
+  ctx.lrScale = 0;
 
-  // Run the train step for its gradients, then undo its updates of the parameters.
+  // Every parameter as initialised, optimizer state and moving statistics included: each run
+  // starts from these values, whatever the runs before it updated.
   std::vector<std::vector<float>> saved;
   for (const ParamDesc &p : plan.params)
     saved.push_back(values<float>(*program, p.buffer));
+  auto restore = [&] {
+    for (size_t i = 0; i < plan.params.size(); ++i)
+      program->write(plan.params[i].buffer, saved[i].data());
+  };
   program->run(StepKind::Train, ctx);
   std::vector<std::vector<float>> grads;
-  for (size_t i = 0; i < plan.params.size(); ++i) {
-    const ParamDesc &p = plan.params[i];
-    program->write(p.buffer, saved[i].data());
-    if (p.grad >= 0) {
-      grads.push_back(values<float>(*program, static_cast<uint32_t>(p.grad)));
-    } else {
-      grads.emplace_back();
-    }
-  }
+  for (const ParamDesc &p : plan.params)
+    grads.push_back(p.grad >= 0 ? values<float>(*program, static_cast<uint32_t>(p.grad))
+                                : std::vector<float>());
 
+  // The kernels up to the last one that writes the loss are all a finite difference needs:
+  // the forward pass, and what the compiler scheduled before its loss (the backward pass and
+  // the updates come after it, and could only change what the restore undoes). A host device
+  // runs just those on this thread; another runs the whole step.
+  size_t lossEnd = plan.train.kernels.size();
+  for (size_t k = 0; k < plan.train.kernels.size(); ++k)
+    for (uint32_t id : plan.train.kernels[k].outputs)
+      if (id == static_cast<uint32_t>(lossId))
+        lossEnd = k + 1;
+  const bool prefix = program->device(0).hostAccessible() && plan.collectives.empty();
   auto loss = [&] {
-    program->run(StepKind::Eval, ctx);
-    float value = 0;
-    program->read(static_cast<uint32_t>(lossId), &value);
-    return static_cast<double>(value);
+    if (prefix)
+      program->runKernels(0, lossEnd, ctx);
+    else
+      program->run(StepKind::Train, ctx);
+    return static_cast<double>(values<float>(*program, static_cast<uint32_t>(lossId))[0]);
   };
   int failures = 0;
   char line[256];
@@ -96,21 +114,20 @@ int checkGradients(Plan loaded, const GradCheckOptions &options, std::ostream &o
     if (p.grad < 0)
       continue;
     const std::vector<float> &data = saved[i];
-    int64_t n = static_cast<int64_t>(saved[i].size());
+    const int64_t n = static_cast<int64_t>(std::min(saved[i].size(), grads[i].size()));
     int samples = static_cast<int>(std::min<int64_t>(n, options.samplesPerParam));
     double worstAbs = 0, worstRel = 0;
     int checked = 0, kinks = 0;
     bool ok = true;
-    auto setElement = [&](int64_t e, float value) {
+    auto lossWith = [&](int64_t e, float value) {
+      restore();
       program->write(p.buffer, &value, static_cast<size_t>(e) * sizeof(float), sizeof(float));
+      return loss();
     };
     auto centralDifference = [&](int64_t e, double h) {
       const float original = data[e];
-      setElement(e, static_cast<float>(original + h));
-      double plus = loss();
-      setElement(e, static_cast<float>(original - h));
-      double minus = loss();
-      setElement(e, original);
+      const double plus = lossWith(e, static_cast<float>(original + h));
+      const double minus = lossWith(e, static_cast<float>(original - h));
       return (plus - minus) / (2 * h);
     };
     auto tolerance = [&](double scale) {

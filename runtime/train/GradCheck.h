@@ -1,6 +1,7 @@
 // The gradient check of `dprun --check-gradients`: the gradients a plan's train step computes
 // (the compiler's autodiff rules run through the runtime's kernels) against central finite
-// differences of the eval step's loss, on random inputs. Needs no data set.
+// differences of the loss that step differentiates, its own 'loss' output (batch statistics
+// where the model normalises batches, its dropout masks), on random inputs. Needs no data set.
 #pragma once
 
 #include "runtime/format/Plan.h"
@@ -22,7 +23,8 @@ struct GradCheckOptions {
 };
 
 /// Checks every trainable parameter; prints a line per parameter and returns the number of
-/// parameters with a failing element (0: all gradients agree).
+/// parameters with a failing element (0: all gradients agree). The caller has checked the plan
+/// (checkRunnable, refuseUncheckablePlan).
 int checkGradients(Plan plan, const GradCheckOptions &options, std::ostream &out);
 
 } // namespace dp::rt

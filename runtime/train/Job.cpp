@@ -3,6 +3,7 @@
 
 #include "runtime/base/Error.h"
 #include "runtime/kernels/Backends.h"
+#include "runtime/train/PlanCheck.h"
 #ifdef DP_HAVE_CUDA
 #include "runtime/kernels/cuda/NcclEngine.h"
 #endif
@@ -75,9 +76,6 @@ std::vector<PsBucketInfo> psBuckets(Program &program, int serverRank) {
 
 void Job::launchParameterServer(Plan plan, const JobOptions &options) {
   const double timeout = options.collectiveTimeout > 0 ? options.collectiveTimeout : 1e9;
-  if (!plan.lrSchedule.isConstant())
-    throw Error(ErrorKind::Plan, planPath_ + ": parameter servers do not apply learning-rate "
-                                             "schedules yet; compile it without --lr-schedule");
   if (options.checkpointing.find("checkpoint") != std::string::npos ||
       options.checkpointing.find("resume") != std::string::npos)
     throw Error(ErrorKind::Usage, "checkpoints of parameter-server jobs are not supported yet "
@@ -144,6 +142,9 @@ std::unique_ptr<Job> Job::launch(const std::string &planPath, const JobOptions &
   job->planPath_ = planPath;
   registerBuiltinBackends();
   Plan plan = Plan::read(planPath);
+  // What --inspect checks, before anything is launched or allocated: a plan it accepts is one
+  // this gets past (the machine and the data aside).
+  checkRunnable(plan, planPath);
   if (plan.parameterServer()) {
     job->launchParameterServer(std::move(plan), options);
     return job;
@@ -196,11 +197,6 @@ std::unique_ptr<Job> Job::launch(const std::string &planPath, const JobOptions &
       buckets.push_back(b);
     }
     if (program.plan().deviceKind == DeviceKind::Cuda) {
-      for (const BucketInfo &b : buckets)
-        if (b.wire != DType::F32)
-          throw Error(ErrorKind::Plan, "bucket " + std::to_string(b.index) +
-                                           " crosses the processes as " + dtypeName(b.wire) +
-                                           ": NCCL's engine averages f32 buckets only so far");
       // GPUs average their buckets with NCCL, on the devices.
 #ifdef DP_HAVE_CUDA
       job->adapter_ = cuda::makeNcclEngine(program, *job->group_, buckets,

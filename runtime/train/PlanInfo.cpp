@@ -130,6 +130,13 @@ void refuseUncheckablePlan(const Plan &plan, const std::string &path) {
                          "the loss to about 3 significant digits, which finite differences "
                          "cannot resolve; its autodiff is the fp32 plan's, so compile the model "
                          "without --precision to check its gradients");
+  if (!plan.parameterServer() && !plan.collectives.empty())
+    throw Error(ErrorKind::Plan,
+                path + " is a data-parallel plan (" + std::to_string(plan.devicesPerProcess) +
+                    " device(s) per process x " + std::to_string(plan.processes) +
+                    " process(es)), whose train step averages the gradients of every replica: "
+                    "--check-gradients runs one replica's step; compile the model without "
+                    "--devices-per-process and --processes to check its gradients");
   if (!plan.parameterServer())
     return;
   throw Error(ErrorKind::Plan,

@@ -24,8 +24,9 @@ void describePlan(const Plan &plan, const std::string &path, std::ostream &out);
 
 /// Throws Error(Plan) for a plan that --check-gradients cannot check: a parameter-server plan
 /// (the check runs one process's plan, and a parameter-server job's updates run on other
-/// processes), or a mixed-precision plan (bf16 products round the loss more coarsely than
-/// finite differences can resolve).
+/// processes), a data-parallel plan (its train step averages the gradients of replicas that
+/// the check does not run), or a mixed-precision plan (bf16 products round the loss more
+/// coarsely than finite differences can resolve).
 void refuseUncheckablePlan(const Plan &plan, const std::string &path);
 
 } // namespace dp::rt

@@ -326,10 +326,8 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
     prefetch = 0;
   }
   trainer.setPrefetch(prefetch);
+  // 1 to 256, as Job::launch checked (checkRunnable).
   const int64_t classes = numClasses(plan);
-  if (classes < 1 || classes > 256)
-    throw Error(ErrorKind::Plan, planPath + ": the model predicts " + std::to_string(classes) +
-                                     " classes; byte labels allow 1 to 256");
   // CIFAR-10 images are resized once, at load, to an NHWC model's input size (as seed 002
   // trains ResNets at 128x128); IDX images are taken as they are.
   ImageSize resize;

@@ -6,6 +6,7 @@
 #include "runtime/base/Error.h"
 #include "runtime/base/TestEvents.h"
 #include "runtime/base/Trace.h"
+#include "runtime/train/PlanCheck.h"
 #include "runtime/train/Progress.h"
 #include "runtime/train/Report.h"
 
@@ -28,55 +29,20 @@ Trainer::Trainer(Program &program, const std::string &planName, std::ostream &ou
                  bool quiet, ProcessGroup *group, int worker)
     : program_(program), planName_(planName), out_(out), interactive_(interactive), quiet_(quiet),
       group_(group), worker_(worker), batch_(program.plan().batch) {
-  auto fail = [&](const std::string &problem) {
-    throw Error(ErrorKind::Plan, planName_ + ": " + problem);
-  };
+  // The same check --inspect and --check-gradients make (PlanCheck.h): past it, every
+  // replica has its inputs and outputs with the shapes read below.
+  checkTrainingInterface(program.plan(), planName_);
   const int replicas = program.devices(), processes = program.processes();
-  if (batch_ % (int64_t(replicas) * processes) != 0)
-    fail("global batch " + std::to_string(batch_) + " is not a multiple of " +
-         std::to_string(replicas) + " x " + std::to_string(processes) + " replicas");
   shardRows_ = batch_ / (int64_t(replicas) * processes);
-  auto scalarOutput = [&](StepKind step, const char *name, bool required, int d) {
-    int id = program.outputBuffer(step, name, d);
-    const char *stepName = step == StepKind::Train ? "train" : "eval";
-    if (id < 0) {
-      if (required)
-        fail(std::string("the ") + stepName + " step has no '" + name + "' output" +
-             (replicas > 1 ? " on device " + std::to_string(d) : std::string()));
-      return id;
-    }
-    const BufferDesc &b = program.buffer(id);
-    if (b.dtype != DType::F32 || b.numel != 1)
-      fail(std::string("the ") + stepName + " step's '" + name + "' output is " + b.text() +
-           ", expected an f32 scalar");
-    return id;
-  };
   for (int d = 0; d < replicas; ++d) {
     Device dev;
     dev.image = program.inputBuffer("image", d);
     dev.label = program.inputBuffer("label", d);
-    if (dev.image < 0 || dev.label < 0)
-      fail(std::string("the plan has no '") + (dev.image < 0 ? "image" : "label") + "' input" +
-           (replicas > 1 ? " on device " + std::to_string(d) : std::string()) +
-           "; dprun feeds 'image' and 'label'");
-    const BufferDesc &image = program.buffer(dev.image);
-    const BufferDesc &label = program.buffer(dev.label);
-    const int64_t imageElements = image.numel;
-    if (image.dtype != DType::F32 || image.shape.size() < 2 || image.shape[0] != shardRows_ ||
-        imageElements % shardRows_ != 0)
-      fail("input 'image' is " + image.text() + ", expected f32[" + std::to_string(shardRows_) +
-           ", ...] (batch " + std::to_string(batch_) +
-           (shardRows_ != batch_ ? " split into " + std::to_string(replicas * processes) + " shards"
-                                 : std::string()) +
-           ")");
-    if (label.dtype != DType::I32 || label.numel != shardRows_)
-      fail("input 'label' is " + label.text() + ", expected i32[" +
-           std::to_string(shardRows_) + "]");
-    sampleElements_ = imageElements / shardRows_;
-    dev.trainLoss = scalarOutput(StepKind::Train, "loss", true, d);
-    dev.trainCorrect = scalarOutput(StepKind::Train, "correct", false, d);
-    dev.evalLoss = scalarOutput(StepKind::Eval, "loss", true, d);
-    dev.evalCorrect = scalarOutput(StepKind::Eval, "correct", true, d);
+    sampleElements_ = program.buffer(dev.image).numel / shardRows_;
+    dev.trainLoss = program.outputBuffer(StepKind::Train, "loss", d);
+    dev.trainCorrect = program.outputBuffer(StepKind::Train, "correct", d);
+    dev.evalLoss = program.outputBuffer(StepKind::Eval, "loss", d);
+    dev.evalCorrect = program.outputBuffer(StepKind::Eval, "correct", d);
     devices_.push_back(dev);
   }
   const int ranks = group_ ? group_->size() : 1;

@@ -5,8 +5,8 @@
 #include "runtime/base/HostMemory.h"
 #include "runtime/base/Interrupt.h"
 #include "runtime/format/Plan.h"
-#include "runtime/kernels/Contract.h"
 #include "runtime/train/GradCheck.h"
+#include "runtime/train/PlanCheck.h"
 #include "runtime/train/PlanInfo.h"
 #include "runtime/train/Run.h"
 
@@ -130,11 +130,16 @@ const char *kHelp =
     "                   let the other workers train on (worker 0 excepted: it evaluates);\n"
     "                   the job then ends with exit 6 after its results, naming it\n"
     "                   (default continue under `mpirun --enable-recovery`, else end)\n"
-    "  --inspect        check the plan as a run would (every kernel against the kernel\n"
-    "                   contract) and print a summary of it; needs no data\n"
+    "  --inspect        check the plan as a run does before it trains (every kernel against\n"
+    "                   the kernel contract, the parameters, the inputs and outputs the\n"
+    "                   training loop uses) and print a summary of it; needs no data. The\n"
+    "                   machine (a backend and device for the plan, the memory it needs)\n"
+    "                   and the data set are left to the run\n"
     "  --check-gradients\n"
-    "                   compare the train step's gradients with finite differences of the\n"
-    "                   eval step's loss on random inputs; needs no data; exit 5 on mismatch\n"
+    "                   after the same checks, compare the train step's gradients with\n"
+    "                   finite differences of the loss it differentiates (batch statistics,\n"
+    "                   its dropout masks) on random inputs; needs no data; exit 5 on\n"
+    "                   mismatch\n"
     "  --help, -h       print this help\n"
     "  --version        print the version\n"
     "\n"
@@ -426,19 +431,20 @@ int run(int argc, char **argv) {
   Args args;
   if (!parseArgs(argc, argv, args))
     return 0;
-  if (args.inspect) {
-    const dp::rt::Plan plan = dp::rt::Plan::read(args.plan);
-    // Every check that building the kernels makes, so that --inspect accepts only a plan
-    // that dprun would run.
-    dp::rt::contract::checkPlanKernels(plan);
-    dp::rt::describePlan(plan, args.plan, std::cout);
-    return 0;
-  }
-  if (args.checkGradients) {
-    dp::rt::refuseUncheckablePlan(dp::rt::Plan::read(args.plan), args.plan);
+  if (args.inspect || args.checkGradients) {
+    dp::rt::Plan plan = dp::rt::Plan::read(args.plan);
+    // Every check a run makes of the plan before it trains (a run calls the same function),
+    // so that --inspect accepts only a plan that dprun runs and the gradient check runs only
+    // such a plan.
+    dp::rt::checkRunnable(plan, args.plan);
+    if (args.inspect) {
+      dp::rt::describePlan(plan, args.plan, std::cout);
+      return 0;
+    }
+    dp::rt::refuseUncheckablePlan(plan, args.plan);
     dp::rt::GradCheckOptions options;
     options.seed = args.train.seed;
-    if (dp::rt::checkGradients(dp::rt::Plan::read(args.plan), options, std::cout) != 0)
+    if (dp::rt::checkGradients(std::move(plan), options, std::cout) != 0)
       throw Error(ErrorKind::Runtime, "gradients of " + args.plan + " disagree with finite differences");
     return 0;
   }

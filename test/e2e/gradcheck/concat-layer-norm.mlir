@@ -5,7 +5,7 @@
 // RUN: dprun %t.dpx --check-gradients | FileCheck %s
 // CHECK-NOT: FAILED
 // CHECK: gradient check passed
-func.func @m(%x: tensor<8x6xf32> {graph.input = "x"}, %l: tensor<8xi32> {graph.input = "label"}) -> tensor<f32>
+func.func @m(%x: tensor<8x6xf32> {graph.input = "image"}, %l: tensor<8xi32> {graph.input = "label"}) -> tensor<f32>
     attributes {graph.optimizer = #graph.sgd<lr = 0.1>} {
   %w1 = graph.param "a.kernel" {init = #graph.glorot_uniform} : tensor<6x4xf32>
   %w2 = graph.param "b.kernel" {init = #graph.glorot_uniform} : tensor<6x2xf32>

@@ -3,10 +3,12 @@
 // hand-built plan and synthetic data, including the metrics file.
 #include "dprun/TinyPlan.h"
 #include "runtime/data/Idx.h"
+#include "runtime/format/PlanFile.h"
 
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
+#include <zlib.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -278,6 +280,93 @@ TEST_F(Dprun, InspectRefusesWhatBuildingTheKernelsRefuses) {
   EXPECT_EQ(r.code, 3) << r.err;
   EXPECT_NE(r.err.find("bad.py:9"), std::string::npos) << r.err;
   EXPECT_EQ(r.out, "") << "a summary was printed for a plan dprun refuses";
+}
+
+TEST_F(Dprun, InspectRefusesWhatARunRefuses) {
+  // Well-formed plans whose kernels keep the contract but that a run refused when it built
+  // the training loop: --inspect used to accept them. Every path now refuses each one, before
+  // anything runs, with the same message naming the file.
+  struct Case {
+    const char *name, *message;
+    testing::PlanBuilder plan;
+  };
+  testing::PlanBuilder batch = test::tinyPlan(8, 4, 3);
+  batch.setBatch(16);
+  testing::PlanBuilder shards = test::tinyPlan(8, 4, 3);
+  shards.setProcesses(3);
+  Case cases[] = {
+      {"batch", "input 'image' is f32[8,4], expected f32[16, ...] (batch 16)", batch},
+      {"shards", "global batch 8 is not a multiple of 1 x 3 replicas", shards},
+  };
+  const std::string data = writeData();
+  for (Case &c : cases) {
+    std::vector<uint8_t> bytes = c.plan.fileBytes();
+    const std::string path = file(std::string(c.name) + ".dpx");
+    writeFile(path, std::string(bytes.begin(), bytes.end()));
+    for (const std::vector<std::string> &args :
+         {std::vector<std::string>{path, "--inspect"}, {path, "--check-gradients"},
+          {path, "--data", data, "--quiet"}}) {
+      Result r = run(args);
+      EXPECT_EQ(r.code, 3) << c.name << " " << args[1] << ": " << r.err;
+      EXPECT_NE(r.err.find(path + ": " + c.message), std::string::npos)
+          << c.name << " " << args[1] << ": " << r.err;
+      EXPECT_EQ(r.out, "") << c.name << " " << args[1];
+    }
+  }
+}
+
+/// A plan from fuzz/regressions/plan/: the fuzzer's mode byte taken off, and where it is odd the
+/// header's version, payload size and CRC-32 rewritten to match, as the fuzzer does.
+std::string regressionPlan(const std::string &name) {
+  std::string bytes = readFile(std::string(DP_PLAN_REGRESSIONS) + "/" + name);
+  if (bytes.size() <= kPlanHeaderBytes)
+    return {};
+  const bool fixUp = bytes[0] & 1;
+  bytes.erase(0, 1);
+  auto put = [&](size_t at, uint64_t value, int width) {
+    for (int i = 0; i < width; ++i)
+      bytes[at + i] = static_cast<char>(value >> (8 * i));
+  };
+  if (fixUp) {
+    const size_t payload = bytes.size() - kPlanHeaderBytes;
+    const auto *start = reinterpret_cast<const Bytef *>(bytes.data() + kPlanHeaderBytes);
+    put(8, kFormatVersion, 4);
+    put(16, payload, 8);
+    put(24, crc32(crc32(0L, Z_NULL, 0), start, static_cast<uInt>(payload)), 4);
+  }
+  return bytes;
+}
+
+TEST_F(Dprun, PlansThatBrokeTheGradientCheckAreRefusedByEveryPath) {
+  // Mutated MLP plans that --inspect accepted. A run refused the first; --check-gradients,
+  // which checked nothing, crashed on it (SIGSEGV: it read the eval step's 'loss', re-pointed
+  // at a 100 x 784 buffer, into one float, on the stream's thread). In the others a parameter
+  // and its gradient have different sizes: a run trained them (the gradient records are the
+  // check's only), and the check read past the gradient (SIGSEGV for the third: 78,400
+  // elements of a 10,000-element one). Each path now refuses all three.
+  const std::pair<const char *, const char *> plans[] = {
+      {"check-gradients-eval-loss-not-scalar",
+       "the eval step's 'loss' output is f32[100,784], expected an f32 scalar"},
+      {"check-gradients-parameter-larger-than-its-gradient",
+       "param 'dense2.bias' (f32[784,100]) has gradient buffer 7 of f32[10]"},
+      {"check-gradients-gradient-smaller-than-its-parameter",
+       "param 'dense1.kernel' (f32[784,100]) has gradient buffer 16 of f32[100,100]"},
+  };
+  const std::string data = writeData();
+  for (const auto &[name, message] : plans) {
+    const std::string bytes = regressionPlan(name);
+    ASSERT_FALSE(bytes.empty()) << name;
+    const std::string path = file(std::string(name) + ".dpx");
+    writeFile(path, bytes);
+    for (const std::vector<std::string> &args :
+         {std::vector<std::string>{path, "--inspect"}, {path, "--check-gradients"},
+          {path, "--data", data, "--quiet"}}) {
+      Result r = run(args);
+      EXPECT_EQ(r.code, 3) << name << " " << args[1] << ": " << r.err;
+      EXPECT_NE(r.err.find(path + ": " + message), std::string::npos)
+          << name << " " << args[1] << ": " << r.err;
+    }
+  }
 }
 
 TEST_F(Dprun, InspectSummarisesThePlan) {

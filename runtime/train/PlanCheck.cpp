@@ -1,0 +1,117 @@
+// The checks every path of dprun makes of a plan before it runs it; see PlanCheck.h.
+#include "runtime/train/PlanCheck.h"
+
+#include "runtime/base/Error.h"
+#include "runtime/core/Program.h"
+#include "runtime/kernels/Contract.h"
+#include "runtime/train/PlanInfo.h"
+
+namespace dp::rt {
+namespace {
+
+/// What checkRunnable checks of one plan's own records (the workers' plan, or a server's),
+/// each refusal prefixed by `what`.
+void checkOwnRecords(const Plan &plan, const std::string &what) {
+  try {
+    contract::checkStepKernels(plan);
+    Program::checkPlan(plan);
+    for (const ParamDesc &p : plan.params) {
+      if (p.grad < 0)
+        continue;
+      // --check-gradients reads a parameter's gradient element by element.
+      const BufferDesc &param = plan.buffers[p.buffer];
+      const BufferDesc &grad = plan.buffers[static_cast<uint32_t>(p.grad)];
+      if (grad.dtype != DType::F32 || grad.numel != param.numel || grad.device != param.device)
+        throw Error(ErrorKind::Plan, "param '" + p.name + "' (" + param.text() +
+                                         ") has gradient buffer " + std::to_string(p.grad) +
+                                         " of " + grad.text() + " on device " +
+                                         std::to_string(grad.device) +
+                                         ": a gradient is f32 of its parameter's size, on its "
+                                         "device");
+    }
+  } catch (const Error &e) {
+    if (e.kind() != ErrorKind::Plan)
+      throw;
+    throw Error(ErrorKind::Plan, what + ": " + e.what());
+  }
+}
+
+} // namespace
+
+void checkTrainingInterface(const Plan &plan, const std::string &path) {
+  auto fail = [&](const std::string &problem) {
+    throw Error(ErrorKind::Plan, path + ": " + problem);
+  };
+  const int replicas = plan.devicesPerProcess, processes = plan.processes;
+  const int64_t batch = plan.batch;
+  if (batch % (int64_t(replicas) * processes) != 0)
+    fail("global batch " + std::to_string(batch) + " is not a multiple of " +
+         std::to_string(replicas) + " x " + std::to_string(processes) + " replicas");
+  const int64_t shardRows = batch / (int64_t(replicas) * processes);
+  auto scalarOutput = [&](StepKind step, const char *name, bool required, int d) {
+    const int id = plan.output(step, name, d);
+    const char *stepName = step == StepKind::Train ? "train" : "eval";
+    if (id < 0) {
+      if (required)
+        fail(std::string("the ") + stepName + " step has no '" + name + "' output" +
+             (replicas > 1 ? " on device " + std::to_string(d) : std::string()));
+      return;
+    }
+    const BufferDesc &b = plan.buffers[id];
+    if (b.dtype != DType::F32 || b.numel != 1)
+      fail(std::string("the ") + stepName + " step's '" + name + "' output is " + b.text() +
+           ", expected an f32 scalar");
+  };
+  for (int d = 0; d < replicas; ++d) {
+    const int imageId = plan.input("image", d), labelId = plan.input("label", d);
+    if (imageId < 0 || labelId < 0)
+      fail(std::string("the plan has no '") + (imageId < 0 ? "image" : "label") + "' input" +
+           (replicas > 1 ? " on device " + std::to_string(d) : std::string()) +
+           "; dprun feeds 'image' and 'label'");
+    const BufferDesc &image = plan.buffers[imageId];
+    const BufferDesc &label = plan.buffers[labelId];
+    if (image.dtype != DType::F32 || image.shape.size() < 2 || image.shape[0] != shardRows ||
+        image.numel % shardRows != 0)
+      fail("input 'image' is " + image.text() + ", expected f32[" + std::to_string(shardRows) +
+           ", ...] (batch " + std::to_string(batch) +
+           (shardRows != batch
+                ? " split into " + std::to_string(replicas * processes) + " shards"
+                : std::string()) +
+           ")");
+    if (label.dtype != DType::I32 || label.numel != shardRows)
+      fail("input 'label' is " + label.text() + ", expected i32[" + std::to_string(shardRows) +
+           "]");
+    // The loop gathers every replica's shard with device 0's sample size.
+    if (d > 0 && (image.shape != plan.buffers[plan.input("image", 0)].shape ||
+                  label.shape != plan.buffers[plan.input("label", 0)].shape))
+      fail("device " + std::to_string(d) + "'s inputs 'image' " + image.text() + " and 'label' " +
+           label.text() + " differ from device 0's: every replica runs the same step");
+    scalarOutput(StepKind::Train, "loss", true, d);
+    scalarOutput(StepKind::Train, "correct", false, d);
+    scalarOutput(StepKind::Eval, "loss", true, d);
+    scalarOutput(StepKind::Eval, "correct", true, d);
+  }
+}
+
+void checkRunnable(const Plan &plan, const std::string &path) {
+  checkOwnRecords(plan, path);
+  for (size_t s = 0; s < plan.servers.size(); ++s)
+    checkOwnRecords(plan.servers[s], path + " (server " + std::to_string(s) + ")");
+  checkTrainingInterface(plan, path);
+  // Labels are bytes; the data loader checks them against the classes.
+  const int64_t classes = numClasses(plan);
+  if (classes < 1 || classes > 256)
+    throw Error(ErrorKind::Plan, path + ": the model predicts " + std::to_string(classes) +
+                                     " classes; byte labels allow 1 to 256");
+  if (plan.parameterServer() && !plan.lrSchedule.isConstant())
+    throw Error(ErrorKind::Plan, path + ": parameter servers do not apply learning-rate "
+                                        "schedules yet; compile it without --lr-schedule");
+  if (plan.deviceKind == DeviceKind::Cuda)
+    for (const CollectiveDesc &c : plan.collectives)
+      if (c.dtype != DType::F32)
+        throw Error(ErrorKind::Plan, path + ": bucket " + std::to_string(c.bucket) +
+                                         " crosses the processes as " + dtypeName(c.dtype) +
+                                         ": NCCL's engine averages f32 buckets only so far");
+}
+
+} // namespace dp::rt
