@@ -193,20 +193,14 @@ def mutate_bytes(original, rng):
     elif op in ("inc", "dec"):
         data[at] = (data[at] + (1 if op == "inc" else -1)) & 0xFF
         what = "byte%s1" % ("+" if op == "inc" else "-")
-    elif op == "word":
-        at = max(HEADER, at & ~3)
-        if at + 4 > size:
+    else:  # an aligned u32 ("word") or u64 set to a value that tends to break things
+        width, fmt, words = (4, "<I", WORDS32) if op == "word" else (8, "<Q", WORDS64)
+        at = max(HEADER, at & ~(width - 1))
+        if at + width > size:
             return None
-        value = rng.choice(WORDS32)
-        data[at:at + 4] = struct.pack("<I", value)
-        what = "u32=0x%x" % value
-    else:
-        at = max(HEADER, at & ~7)
-        if at + 8 > size:
-            return None
-        value = rng.choice(WORDS64)
-        data[at:at + 8] = struct.pack("<Q", value)
-        what = "u64=0x%x" % value
+        value = rng.choice(words)
+        data[at:at + width] = struct.pack(fmt, value)
+        what = "u%d=0x%x" % (8 * width, value)
     return "%s @%d" % (what, at), data
 
 
