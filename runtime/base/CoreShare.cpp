@@ -213,6 +213,15 @@ std::string ThreadChoice::why() const {
   return text;
 }
 
+int ThreadChoice::effective() const {
+  if (threads > 0 || how.empty())
+    return std::max(threads, 0);
+  if (how == "OMP_NUM_THREADS")
+    if (const char *omp = std::getenv("OMP_NUM_THREADS"); omp && std::atoi(omp) > 0)
+      return std::atoi(omp);
+  return allowed;
+}
+
 ThreadChoice chooseComputeThreads(int requested, double seconds) {
   ThreadChoice choice;
   const std::vector<int> cpus = allowedCpus();

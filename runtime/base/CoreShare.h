@@ -64,6 +64,10 @@ struct ThreadChoice {
   int nodeCores = 0;
   std::string how;       // "auto", "all", "--threads", "OMP_NUM_THREADS"
 
+  /// The compute threads the process runs with, however they were chosen: `threads`, or
+  /// OpenMP's own count (OMP_NUM_THREADS, else one per allowed core); 0 when no choice was
+  /// made (not a CPU plan).
+  int effective() const;
   /// Whether auto left cores to other processes (threads is then below allowed).
   bool leftCoresOut() const { return how == "auto" && threads > 0; }
   /// Why, for the run's report: "2 ranks of this job share this node's 2 cores" and/or

@@ -261,12 +261,13 @@ std::string eventsJson(int pid, const std::string &processName, int64_t zeroNs) 
   return out;
 }
 
-void writeTraceFile(const std::string &path, const std::vector<const std::string *> &events,
-                    const std::string &metadataJson) {
+uint64_t writeTraceFile(const std::string &path, const std::vector<const std::string *> &events,
+                        const std::string &metadataJson) {
   // Streamed from the parts: no copy of the whole text is made.
   AtomicFileWriter file(path);
   const std::string head = "{\"traceEvents\":[\n";
   file.write(head.data(), head.size());
+  uint64_t written = head.size();
   size_t last = events.size();
   for (size_t i = 0; i < events.size(); ++i)
     if (!events[i]->empty())
@@ -278,11 +279,13 @@ void writeTraceFile(const std::string &path, const std::vector<const std::string
       while (bytes > 0 && (part[bytes - 1] == '\n' || part[bytes - 1] == ','))
         --bytes;
     file.write(part.data(), bytes);
+    written += bytes;
   }
   const std::string tail = "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":" +
                            (metadataJson.empty() ? std::string("{}") : metadataJson) + "}\n";
   file.write(tail.data(), tail.size());
   file.commit();
+  return written + tail.size();
 }
 
 std::string traceFile(const std::string &events, const std::string &metadataJson) {

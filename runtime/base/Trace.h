@@ -94,9 +94,9 @@ std::string eventsJson(int pid, const std::string &processName, int64_t zeroNs);
 std::string traceFile(const std::string &events, const std::string &metadataJson);
 
 /// The same file written at `path` (atomically) from the events of each process in turn,
-/// without a copy of the whole text in memory.
-void writeTraceFile(const std::string &path, const std::vector<const std::string *> &events,
-                    const std::string &metadataJson);
+/// without a copy of the whole text in memory. Returns its size in bytes.
+uint64_t writeTraceFile(const std::string &path, const std::vector<const std::string *> &events,
+                        const std::string &metadataJson);
 
 /// Forgets every span and thread name and turns recording off (tests).
 void reset();

@@ -14,8 +14,6 @@
 #include "runtime/train/Progress.h"
 #include "runtime/train/Report.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <map>
 #include <chrono>
@@ -212,7 +210,7 @@ void writeTrace(ProcessGroup &group, const TrainOptions &options, int64_t zero, 
   if (options.tracePerRank || group.size() == 1) {
     if (group.size() > 1)
       path = tracePathOfRank(path, group.rank());
-    trace::writeTraceFile(path, {&events}, metadata(1));
+    bytes = trace::writeTraceFile(path, {&events}, metadata(1));
   } else {
     group.sumDoubles(counts, 2, timeout, "the count of the timeline's spans");
     const std::vector<std::string> parts = group.gatherBytes(events, 0, timeout);
@@ -221,11 +219,8 @@ void writeTrace(ProcessGroup &group, const TrainOptions &options, int64_t zero, 
     std::vector<const std::string *> all;
     for (const std::string &part : parts)
       all.push_back(&part);
-    trace::writeTraceFile(path, all, metadata(group.size()));
+    bytes = trace::writeTraceFile(path, all, metadata(group.size()));
   }
-  struct stat written;
-  if (::stat(path.c_str(), &written) == 0)
-    bytes = uint64_t(written.st_size);
   if (!quiet && (group.rank() == 0 || options.tracePerRank))
     out << "timeline " << path << " (" << withCommas(int64_t(counts[0])) << " spans, "
         << sizeText(bytes) << ")\n"
@@ -309,14 +304,9 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
   // Cores other processes keep busy are theirs: a loader thread would only take turns there.
   const ThreadChoice &threads = job.threads();
   const int cores = threads.leftCoresOut() ? threads.threads : allowedCores();
-  // The compute threads of this process, however they were chosen (0: not a CPU plan): the
-  // kernels' sums depend on them, so the checkpoints record them and the run reports them.
-  int computeThreads = threads.threads;
-  if (computeThreads <= 0 && !threads.how.empty()) {
-    const char *omp = std::getenv("OMP_NUM_THREADS");
-    computeThreads = threads.how == "OMP_NUM_THREADS" && omp ? std::atoi(omp) : threads.allowed;
-  }
-  report.threads = std::max(computeThreads, 0);
+  // The kernels' sums depend on the thread count: the checkpoints record it, the run reports it.
+  const int computeThreads = threads.effective();
+  report.threads = computeThreads;
   if (prefetch < 0)
     prefetch = computeCores < cores ? 2 : 0;
   // Shared batches: a worker learns its next rows one step ahead, so it gathers them itself.
@@ -702,7 +692,7 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
     writeFileAtomically(options.profilePath,
                         profileJson(plan, group.size(),
                                     group.size() > 1 ? group.allreduceLayout() : "flat",
-                                    computeCores));
+                                    report.threads));
     if (!quiet)
       out << "profile " << options.profilePath << " (device 0 of rank 0)\n" << std::flush;
   }
