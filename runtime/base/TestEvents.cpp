@@ -1,6 +1,7 @@
 // The test hooks; see TestEvents.h.
 #include "runtime/base/TestEvents.h"
 
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -12,6 +13,8 @@ namespace dp::rt::testEvents {
 namespace {
 
 struct State {
+  /// Whether an events file is open: each step asks, and without tests the answer is a load.
+  std::atomic<bool> active{false};
   std::mutex mutex;
   std::string dir;
   int fd = -1;
@@ -70,10 +73,13 @@ void init(int jobRank) {
   s.fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (s.fd >= 0)
     writeAll(s.fd, "start pid=" + std::to_string(::getpid()) + "\n");
+  s.active = s.fd >= 0;
 }
 
 void note(const std::string &text) {
   State &s = state();
+  if (!s.active.load(std::memory_order_relaxed))
+    return;
   std::lock_guard<std::mutex> lock(s.mutex);
   if (s.fd >= 0)
     writeAll(s.fd, text + "\n");
@@ -81,6 +87,8 @@ void note(const std::string &text) {
 
 void beforeStep(int64_t n) {
   State &s = state();
+  if (!s.active.load(std::memory_order_relaxed))
+    return;
   {
     std::lock_guard<std::mutex> lock(s.mutex);
     if (s.fd < 0 || s.rank != s.stopRank || n != s.stopStep)
