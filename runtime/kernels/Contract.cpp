@@ -228,7 +228,7 @@ ConvShape convShape(const KernelSite &site, const GeometryAttrs &a, const Tensor
 
 } // namespace
 
-ConvShape conv2d(const KernelSite &site, const Conv2dAttrs &attrs) {
+ConvShape checkConv2d(const KernelSite &site, const Conv2dAttrs &attrs) {
   ConvShape s = convShape(site, attrs, site.input(0), site.input(1), site.output(0),
                           "input 0 (x)", "input 1 (w)", "output 0 (y)");
   s.bias = site.numInputs() == 3;
@@ -237,16 +237,15 @@ ConvShape conv2d(const KernelSite &site, const Conv2dAttrs &attrs) {
   return s;
 }
 
-ConvShape conv2dGradInput(const KernelSite &site, const ConvAttrs &attrs) {
+ConvShape checkConv2dGradInput(const KernelSite &site, const ConvAttrs &attrs) {
   return convShape(site, attrs, site.output(0), site.input(1), site.input(0), "output 0 (dx)",
                    "input 1 (w)", "input 0 (dy)");
 }
 
-ConvShape conv2dGradFilter(const KernelSite &site, const ConvAttrs &attrs) {
+ConvShape checkConv2dGradFilter(const KernelSite &site, const ConvAttrs &attrs) {
   return convShape(site, attrs, site.input(0), site.output(0), site.input(1), "input 0 (x)",
                    "output 0 (dw)", "input 1 (dy)");
 }
-
 
 bool allowsInPlace(KernelKind kind) {
   switch (kind) {
@@ -280,13 +279,13 @@ void checkOverlaps(const KernelSite &site) {
 
 // ---- elementwise and rows ------------------------------------------------------------------
 
-Rows activation(const KernelSite &site, const ActivationAttrs &attrs) {
+Rows checkActivation(const KernelSite &site, const ActivationAttrs &attrs) {
   expectAllF32(site);
   site.expectNumel(site.output(0), site.input(0).numel, "output 0 (y)");
   return activationRows(site, attrs.activation, site.input(0));
 }
 
-Rows activationGrad(const KernelSite &site, const ActivationAttrs &attrs) {
+Rows checkActivationGrad(const KernelSite &site, const ActivationAttrs &attrs) {
   expectAllF32(site);
   const int64_t n = site.input(0).numel;
   site.expectNumel(site.input(1), n, "input 1 (dy)");
@@ -294,7 +293,7 @@ Rows activationGrad(const KernelSite &site, const ActivationAttrs &attrs) {
   return activationRows(site, attrs.activation, site.input(0));
 }
 
-int64_t add(const KernelSite &site) {
+int64_t checkAdd(const KernelSite &site, const NoAttrs &) {
   expectAllF32(site);
   const TensorView a = site.input(0), b = site.input(1), c = site.output(0);
   site.expectNumel(b, a.numel, "input 1 (b)");
@@ -302,14 +301,14 @@ int64_t add(const KernelSite &site) {
   return a.numel;
 }
 
-int64_t copy(const KernelSite &site) {
+int64_t checkCopy(const KernelSite &site, const NoAttrs &) {
   const TensorView x = site.input(0), y = site.output(0);
   site.expectDType(y, x.dtype, "output 0 (y)");
   site.expectNumel(y, x.numel, "output 0 (y)");
   return x.numel;
 }
 
-int64_t cast(const KernelSite &site) {
+int64_t checkCast(const KernelSite &site, const NoAttrs &) {
   const TensorView x = site.input(0), y = site.output(0);
   const bool narrows = x.dtype == DType::F32 && y.dtype == DType::BF16;
   const bool widens = x.dtype == DType::BF16 && y.dtype == DType::F32;
@@ -321,7 +320,7 @@ int64_t cast(const KernelSite &site) {
   return x.numel;
 }
 
-uint32_t fill(const KernelSite &site, const FillAttrs &attrs) {
+uint32_t checkFill(const KernelSite &site, const FillAttrs &attrs) {
   const TensorView out = site.output(0);
   if (out.dtype == DType::BF16)
     site.fail("fills f32 or i32, not bf16 (buffer " + std::to_string(out.id) + ")");
@@ -336,7 +335,7 @@ uint32_t fill(const KernelSite &site, const FillAttrs &attrs) {
   return pattern;
 }
 
-Rows reduceRows(const KernelSite &site) {
+Rows checkReduceRows(const KernelSite &site, const NoAttrs &) {
   expectAllF32(site);
   const TensorView x = site.input(0), y = site.output(0);
   if (x.rank() < 1)
@@ -348,7 +347,7 @@ Rows reduceRows(const KernelSite &site) {
 
 // ---- products ------------------------------------------------------------------------------
 
-DenseShape dense(const KernelSite &site) {
+DenseShape checkDense(const KernelSite &site, const FusedActivationAttrs &) {
   const TensorView x = site.input(0), w = site.input(1), y = site.output(0);
   DenseShape s;
   s.bias = site.numInputs() == 3;
@@ -369,7 +368,7 @@ DenseShape dense(const KernelSite &site) {
   return s;
 }
 
-MatMulShape matmul(const KernelSite &site, const MatMulAttrs &attrs) {
+MatMulShape checkMatMul(const KernelSite &site, const MatMulAttrs &attrs) {
   const TensorView a = site.input(0), b = site.input(1), c = site.output(0);
   const DType compute = expectFactors(site, a, "input 0 (a)", b, "input 1 (b)");
   site.expectDType(c, DType::F32, "output 0 (c)");
@@ -394,13 +393,13 @@ MatMulShape matmul(const KernelSite &site, const MatMulAttrs &attrs) {
 
 // ---- losses --------------------------------------------------------------------------------
 
-XentShape softmaxXent(const KernelSite &site) {
+XentShape checkSoftmaxXent(const KernelSite &site, const NoAttrs &) {
   const XentShape shape = xentShape(site);
   expectScalar(site, site.output(0), "output 0 (loss)");
   return shape;
 }
 
-XentShape softmaxXentGrad(const KernelSite &site) {
+XentShape checkSoftmaxXentGrad(const KernelSite &site, const NoAttrs &) {
   const XentShape shape = xentShape(site);
   expectScalar(site, site.input(2), "input 2 (dloss)");
   site.expectDType(site.output(0), DType::F32, "output 0 (dlogits)");
@@ -408,7 +407,7 @@ XentShape softmaxXentGrad(const KernelSite &site) {
   return shape;
 }
 
-XentShape countCorrect(const KernelSite &site) {
+XentShape checkCountCorrect(const KernelSite &site, const NoAttrs &) {
   const XentShape shape = xentShape(site);
   expectScalar(site, site.output(0), "output 0 (correct)");
   return shape;
@@ -416,17 +415,17 @@ XentShape countCorrect(const KernelSite &site) {
 
 // ---- optimizer updates ---------------------------------------------------------------------
 
-int64_t sgdUpdate(const KernelSite &site) {
+int64_t checkSgdUpdate(const KernelSite &site, const SgdAttrs &) {
   static const char *const roles[] = {"output 0 (param)"};
   return checkUpdate(site, roles);
 }
 
-int64_t momentumUpdate(const KernelSite &site) {
+int64_t checkMomentumUpdate(const KernelSite &site, const MomentumAttrs &) {
   static const char *const roles[] = {"output 0 (param)", "output 1 (velocity)"};
   return checkUpdate(site, roles);
 }
 
-int64_t adamUpdate(const KernelSite &site, const AdamAttrs &attrs) {
+int64_t checkAdamUpdate(const KernelSite &site, const AdamAttrs &attrs) {
   static const char *const roles[] = {"output 0 (param)", "output 1 (m)", "output 2 (v)"};
   const int64_t n = checkUpdate(site, roles);
   const double beta1 = attrs.beta1, beta2 = attrs.beta2;
@@ -464,12 +463,12 @@ PoolShape poolShape(const KernelSite &site, const PoolAttrs &a, const TensorView
   return p;
 }
 
-PoolShape maxPool2d(const KernelSite &site, const PoolAttrs &attrs) {
+PoolShape checkMaxPool2d(const KernelSite &site, const PoolAttrs &attrs) {
   return poolShape(site, attrs, site.input(0), site.output(0), "input 0 (x)", "output 0 (y)",
                    true);
 }
 
-PoolShape maxPool2dGrad(const KernelSite &site, const PoolAttrs &attrs) {
+PoolShape checkMaxPool2dGrad(const KernelSite &site, const PoolAttrs &attrs) {
   const TensorView x = site.input(0), dy = site.input(1), dx = site.output(0);
   const PoolShape p = poolShape(site, attrs, x, dy, "input 0 (x)", "input 1 (dy)", true);
   site.expectDType(dx, DType::F32, "output 0 (dx)");
@@ -477,25 +476,25 @@ PoolShape maxPool2dGrad(const KernelSite &site, const PoolAttrs &attrs) {
   return p;
 }
 
-PoolShape avgPool2d(const KernelSite &site, const PoolAttrs &attrs) {
+PoolShape checkAvgPool2d(const KernelSite &site, const PoolAttrs &attrs) {
   return poolShape(site, attrs, site.input(0), site.output(0), "input 0 (x)", "output 0 (y)",
                    false);
 }
 
-PoolShape avgPool2dGrad(const KernelSite &site, const PoolAttrs &attrs) {
+PoolShape checkAvgPool2dGrad(const KernelSite &site, const PoolAttrs &attrs) {
   return poolShape(site, attrs, site.output(0), site.input(0), "output 0 (dx)", "input 0 (dy)",
                    false);
 }
 
-PadShape zeroPad2d(const KernelSite &site, const PadAttrs &attrs) {
+PadShape checkZeroPad2d(const KernelSite &site, const PadAttrs &attrs) {
   return padShape(site, attrs, site.input(0), site.output(0), "input 0 (x)", "output 0 (y)");
 }
 
-PadShape zeroPad2dGrad(const KernelSite &site, const PadAttrs &attrs) {
+PadShape checkZeroPad2dGrad(const KernelSite &site, const PadAttrs &attrs) {
   return padShape(site, attrs, site.output(0), site.input(0), "output 0 (dx)", "input 0 (dy)");
 }
 
-Rows dropout(const KernelSite &site, const DropoutAttrs &attrs) {
+Rows checkDropout(const KernelSite &site, const DropoutAttrs &attrs) {
   const TensorView x = site.input(0), y = site.output(0), mask = site.output(1);
   site.expectDType(x, DType::F32, "input 0 (x)");
   site.expectDType(y, DType::F32, "output 0 (y)");
@@ -510,7 +509,7 @@ Rows dropout(const KernelSite &site, const DropoutAttrs &attrs) {
   return {x.dim(0), x.dim(0) ? x.numel / x.dim(0) : 0};
 }
 
-int64_t dropoutGrad(const KernelSite &site) {
+int64_t checkDropoutGrad(const KernelSite &site, const NoAttrs &) {
   const TensorView mask = site.input(0), dy = site.input(1), dx = site.output(0);
   site.expectDType(mask, DType::F32, "input 0 (mask)");
   site.expectDType(dy, DType::F32, "input 1 (dy)");
@@ -522,13 +521,13 @@ int64_t dropoutGrad(const KernelSite &site) {
 
 // ---- normalisation -------------------------------------------------------------------------
 
-NormShape batchMoments(const KernelSite &site) {
+NormShape checkBatchMoments(const KernelSite &site, const NoAttrs &) {
   const NormShape s = normShape(site, site.input(0), "input 0 (x)");
   expectStats(site, site.output(0), s.c, "output 0 (stats)");
   return s;
 }
 
-NormShape batchNormTrain(const KernelSite &site, const EpsilonAttrs &attrs) {
+NormShape checkBatchNormTrain(const KernelSite &site, const EpsilonAttrs &attrs) {
   const TensorView x = site.input(0), y = site.output(0);
   NormShape s = normShape(site, x, "input 0 (x)");
   expectStats(site, site.input(1), s.c, "input 1 (stats)");
@@ -540,7 +539,7 @@ NormShape batchNormTrain(const KernelSite &site, const EpsilonAttrs &attrs) {
   return s;
 }
 
-NormShape batchNormInfer(const KernelSite &site, const EpsilonAttrs &attrs) {
+NormShape checkBatchNormInfer(const KernelSite &site, const EpsilonAttrs &attrs) {
   const TensorView x = site.input(0), y = site.output(0);
   NormShape s = normShape(site, x, "input 0 (x)");
   expectChannels(site, site.input(1), s.c, "input 1 (gamma)");
@@ -553,7 +552,7 @@ NormShape batchNormInfer(const KernelSite &site, const EpsilonAttrs &attrs) {
   return s;
 }
 
-NormShape batchNormGradParams(const KernelSite &site, const EpsilonAttrs &attrs) {
+NormShape checkBatchNormGradParams(const KernelSite &site, const EpsilonAttrs &attrs) {
   const TensorView x = site.input(0), dy = site.input(2);
   NormShape s = normShape(site, x, "input 0 (x)");
   expectStats(site, site.input(1), s.c, "input 1 (stats)");
@@ -565,7 +564,7 @@ NormShape batchNormGradParams(const KernelSite &site, const EpsilonAttrs &attrs)
   return s;
 }
 
-NormShape batchNormGradInput(const KernelSite &site, const EpsilonAttrs &attrs) {
+NormShape checkBatchNormGradInput(const KernelSite &site, const EpsilonAttrs &attrs) {
   const TensorView x = site.input(0), dy = site.input(5), dx = site.output(0);
   NormShape s = normShape(site, x, "input 0 (x)");
   expectStats(site, site.input(1), s.c, "input 1 (stats)");
@@ -580,7 +579,7 @@ NormShape batchNormGradInput(const KernelSite &site, const EpsilonAttrs &attrs) 
   return s;
 }
 
-int64_t movingStatsUpdate(const KernelSite &site, const MovingStatsAttrs &attrs) {
+int64_t checkMovingStatsUpdate(const KernelSite &site, const MovingStatsAttrs &attrs) {
   const TensorView stats = site.input(0);
   site.expectDType(stats, DType::F32, "input 0 (stats)");
   if (stats.rank() != 2 || stats.dim(0) != 2)
@@ -595,7 +594,7 @@ int64_t movingStatsUpdate(const KernelSite &site, const MovingStatsAttrs &attrs)
   return c;
 }
 
-NormShape layerNorm(const KernelSite &site, const EpsilonAttrs &attrs) {
+NormShape checkLayerNorm(const KernelSite &site, const EpsilonAttrs &attrs) {
   const TensorView x = site.input(0), y = site.output(0);
   NormShape s = layerRows(site, x, "input 0 (x)");
   const int64_t c = s.c;
@@ -607,7 +606,7 @@ NormShape layerNorm(const KernelSite &site, const EpsilonAttrs &attrs) {
   return s;
 }
 
-NormShape layerNormGrad(const KernelSite &site, const EpsilonAttrs &attrs) {
+NormShape checkLayerNormGrad(const KernelSite &site, const EpsilonAttrs &attrs) {
   const TensorView x = site.input(0), dy = site.input(2), dx = site.output(0);
   NormShape s = layerRows(site, x, "input 0 (x)");
   const int64_t c = s.c;
@@ -624,7 +623,7 @@ NormShape layerNormGrad(const KernelSite &site, const EpsilonAttrs &attrs) {
 
 // ---- data movement -------------------------------------------------------------------------
 
-ConcatShape concat(const KernelSite &site, const AxisAttrs &attrs) {
+ConcatShape checkConcat(const KernelSite &site, const AxisAttrs &attrs) {
   const TensorView y = site.output(0);
   const int64_t axis = checkedAxis(site, attrs.axis, y);
   ConcatShape s;
@@ -645,7 +644,7 @@ ConcatShape concat(const KernelSite &site, const AxisAttrs &attrs) {
   return s;
 }
 
-SliceShape slice(const KernelSite &site, const SliceAttrs &attrs) {
+SliceShape checkSlice(const KernelSite &site, const SliceAttrs &attrs) {
   const TensorView x = site.input(0), y = site.output(0);
   const int64_t axis = checkedAxis(site, attrs.axis, x);
   expectPart(site, x, y, axis, indexed("output", 0, y));
@@ -703,21 +702,25 @@ LstmShape lstmShape(const KernelSite &site, const TensorView &x, const TensorVie
 
 } // namespace
 
-LstmShape lstm(const KernelSite &site, const LstmAttrs &attrs, std::shared_ptr<void> **slot) {
+LstmShape checkLstm(const KernelSite &site, const LstmAttrs &attrs) {
   const TensorView y = site.output(0);
-  const LstmShape d = lstmShape(site, site.input(0), site.input(1), site.input(2), site.input(3),
-                                y, attrs.return_sequences, "output 0 (y)");
-  *slot = nullptr;
+  const LstmShape d = lstmShape(site, site.input(0), site.input(1), site.input(2), site.input(3), y,
+                                attrs.return_sequences, "output 0 (y)");
   if (attrs.training) {
-    *slot = &site.sharedState(y.id);
-    if (**slot)
+    std::shared_ptr<void> &slot = site.sharedState(y.id);
+    if (slot)
       site.fail("output 0 (y) (buffer " + std::to_string(y.id) +
                 ") already holds the state of another training lstm");
+    auto forward = std::make_shared<LstmForward>();
+    forward->x = site.input(0), forward->w = site.input(1), forward->r = site.input(2);
+    forward->b = site.input(3), forward->y = y;
+    forward->shape = d;
+    slot = forward;
   }
   return d;
 }
 
-std::shared_ptr<LstmForward> lstmGrad(const KernelSite &site) {
+std::shared_ptr<LstmForward> checkLstmGrad(const KernelSite &site, const NoAttrs &) {
   const TensorView x = site.input(0), w = site.input(1), r = site.input(2), b = site.input(3),
                    y = site.input(4), dy = site.input(5);
   const std::shared_ptr<void> &slot = site.sharedState(y.id);
@@ -753,135 +756,14 @@ std::shared_ptr<LstmForward> lstmGrad(const KernelSite &site) {
 void checkKernel(const KernelSite &site) {
   checkOverlaps(site);
   switch (site.kind()) {
-  case KernelKind::Dense:
-    dense(site);
+#define DP_KERNEL(Enum, Name, MinIn, MaxIn, NumOut, Attrs)                                         \
+  case KernelKind::Enum:                                                                           \
+    check##Enum(site, site.attrs<Attrs>());                                                        \
     break;
-  case KernelKind::MatMul:
-    matmul(site, site.attrs<MatMulAttrs>());
+#define DP_COLLECTIVE_KERNEL(Enum, Name, MinIn, MaxIn, NumOut, Attrs)                              \
+  case KernelKind::Enum:                                                                           \
     break;
-  case KernelKind::Activation:
-    activation(site, site.attrs<ActivationAttrs>());
-    break;
-  case KernelKind::ActivationGrad:
-    activationGrad(site, site.attrs<ActivationAttrs>());
-    break;
-  case KernelKind::ReduceRows:
-    reduceRows(site);
-    break;
-  case KernelKind::Add:
-    add(site);
-    break;
-  case KernelKind::Copy:
-    copy(site);
-    break;
-  case KernelKind::Fill:
-    fill(site, site.attrs<FillAttrs>());
-    break;
-  case KernelKind::Cast:
-    cast(site);
-    break;
-  case KernelKind::SoftmaxXent:
-    softmaxXent(site);
-    break;
-  case KernelKind::SoftmaxXentGrad:
-    softmaxXentGrad(site);
-    break;
-  case KernelKind::CountCorrect:
-    countCorrect(site);
-    break;
-  case KernelKind::SgdUpdate:
-    sgdUpdate(site);
-    break;
-  case KernelKind::MomentumUpdate:
-    momentumUpdate(site);
-    break;
-  case KernelKind::AdamUpdate:
-    adamUpdate(site, site.attrs<AdamAttrs>());
-    break;
-  case KernelKind::Conv2d:
-    conv2d(site, site.attrs<Conv2dAttrs>());
-    break;
-  case KernelKind::Conv2dGradInput:
-    conv2dGradInput(site, site.attrs<ConvAttrs>());
-    break;
-  case KernelKind::Conv2dGradFilter:
-    conv2dGradFilter(site, site.attrs<ConvAttrs>());
-    break;
-  case KernelKind::MaxPool2d:
-    maxPool2d(site, site.attrs<PoolAttrs>());
-    break;
-  case KernelKind::MaxPool2dGrad:
-    maxPool2dGrad(site, site.attrs<PoolAttrs>());
-    break;
-  case KernelKind::AvgPool2d:
-    avgPool2d(site, site.attrs<PoolAttrs>());
-    break;
-  case KernelKind::AvgPool2dGrad:
-    avgPool2dGrad(site, site.attrs<PoolAttrs>());
-    break;
-  case KernelKind::ZeroPad2d:
-    zeroPad2d(site, site.attrs<PadAttrs>());
-    break;
-  case KernelKind::ZeroPad2dGrad:
-    zeroPad2dGrad(site, site.attrs<PadAttrs>());
-    break;
-  case KernelKind::Dropout:
-    dropout(site, site.attrs<DropoutAttrs>());
-    break;
-  case KernelKind::DropoutGrad:
-    dropoutGrad(site);
-    break;
-  case KernelKind::BatchMoments:
-    batchMoments(site);
-    break;
-  case KernelKind::BatchNormTrain:
-    batchNormTrain(site, site.attrs<EpsilonAttrs>());
-    break;
-  case KernelKind::BatchNormInfer:
-    batchNormInfer(site, site.attrs<EpsilonAttrs>());
-    break;
-  case KernelKind::BatchNormGradParams:
-    batchNormGradParams(site, site.attrs<EpsilonAttrs>());
-    break;
-  case KernelKind::BatchNormGradInput:
-    batchNormGradInput(site, site.attrs<EpsilonAttrs>());
-    break;
-  case KernelKind::MovingStatsUpdate:
-    movingStatsUpdate(site, site.attrs<MovingStatsAttrs>());
-    break;
-  case KernelKind::LayerNorm:
-    layerNorm(site, site.attrs<EpsilonAttrs>());
-    break;
-  case KernelKind::LayerNormGrad:
-    layerNormGrad(site, site.attrs<EpsilonAttrs>());
-    break;
-  case KernelKind::Lstm: {
-    std::shared_ptr<void> *slot = nullptr;
-    const LstmShape shape = lstm(site, site.attrs<LstmAttrs>(), &slot);
-    if (slot) {
-      auto forward = std::make_shared<LstmForward>();
-      forward->x = site.input(0), forward->w = site.input(1), forward->r = site.input(2);
-      forward->b = site.input(3), forward->y = site.output(0);
-      forward->shape = shape;
-      *slot = forward;
-    }
-    break;
-  }
-  case KernelKind::LstmGrad:
-    lstmGrad(site);
-    break;
-  case KernelKind::Concat:
-    concat(site, site.attrs<AxisAttrs>());
-    break;
-  case KernelKind::Slice:
-    slice(site, site.attrs<SliceAttrs>());
-    break;
-  case KernelKind::AllReduceStart:
-  case KernelKind::AllReduceWait:
-  case KernelKind::PushStart:
-  case KernelKind::PullWait:
-  case KernelKind::ReceivePush:
-  case KernelKind::ReplyPull:
+#include "runtime/format/Kernels.def"
   case KernelKind::NumKinds:
     break;
   }

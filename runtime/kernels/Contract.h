@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dp::rt::contract {
@@ -40,18 +41,18 @@ struct Rows {
 
 /// activation and activation_grad: f32, equal element counts; softmax's rows and columns
 /// (other activations: one row of every element).
-Rows activation(const KernelSite &site, const ActivationAttrs &attrs);
-Rows activationGrad(const KernelSite &site, const ActivationAttrs &attrs);
+Rows checkActivation(const KernelSite &site, const ActivationAttrs &attrs);
+Rows checkActivationGrad(const KernelSite &site, const ActivationAttrs &attrs);
 /// add: f32, equal element counts; returns the count.
-int64_t add(const KernelSite &site);
+int64_t checkAdd(const KernelSite &site, const NoAttrs &);
 /// copy: one dtype, equal element counts; returns the count.
-int64_t copy(const KernelSite &site);
+int64_t checkCopy(const KernelSite &site, const NoAttrs &);
 /// cast: f32 to bf16 or bf16 to f32, same element count; returns it.
-int64_t cast(const KernelSite &site);
+int64_t checkCast(const KernelSite &site, const NoAttrs &);
 /// fill: the 4-byte word every element of the output gets (the value as f32 or i32).
-uint32_t fill(const KernelSite &site, const FillAttrs &attrs);
+uint32_t checkFill(const KernelSite &site, const FillAttrs &attrs);
 /// reduce_rows: x[rows, cols...] to y[cols...].
-Rows reduceRows(const KernelSite &site);
+Rows checkReduceRows(const KernelSite &site, const NoAttrs &);
 
 /// dense: y[n,m] = act(x[n,k] . w[k,m] + b[m]).
 /// The product kernels (dense, matmul, the convolutions) read two factors of one `compute`
@@ -61,28 +62,28 @@ struct DenseShape {
   bool bias = false;
   DType compute = DType::F32;
 };
-DenseShape dense(const KernelSite &site);
+DenseShape checkDense(const KernelSite &site, const FusedActivationAttrs &);
 /// matmul: c[m,n] = op(a)[m,k] . op(b)[k,n].
 struct MatMulShape {
   int64_t m = 0, k = 0, n = 0;
   bool ta = false, tb = false;
   DType compute = DType::F32;
 };
-MatMulShape matmul(const KernelSite &site, const MatMulAttrs &attrs);
+MatMulShape checkMatMul(const KernelSite &site, const MatMulAttrs &attrs);
 
 /// softmax_xent, softmax_xent_grad and count_correct: logits [rows, classes], labels i32 [rows].
 struct XentShape {
   int64_t rows = 0, classes = 0;
 };
-XentShape softmaxXent(const KernelSite &site);
-XentShape softmaxXentGrad(const KernelSite &site);
-XentShape countCorrect(const KernelSite &site);
+XentShape checkSoftmaxXent(const KernelSite &site, const NoAttrs &);
+XentShape checkSoftmaxXentGrad(const KernelSite &site, const NoAttrs &);
+XentShape checkCountCorrect(const KernelSite &site, const NoAttrs &);
 
 /// The optimizer updates: the gradient and every state output f32 of one size, returned.
-int64_t sgdUpdate(const KernelSite &site);
-int64_t momentumUpdate(const KernelSite &site);
+int64_t checkSgdUpdate(const KernelSite &site, const SgdAttrs &);
+int64_t checkMomentumUpdate(const KernelSite &site, const MomentumAttrs &);
 /// Also fails unless both betas lie in [0, 1).
-int64_t adamUpdate(const KernelSite &site, const AdamAttrs &attrs);
+int64_t checkAdamUpdate(const KernelSite &site, const AdamAttrs &attrs);
 
 /// Window geometry of a valid pooling of x[N,H,W,C] into y[N,OH,OW,C].
 struct PoolShape {
@@ -93,10 +94,10 @@ struct PoolShape {
 /// average pool writes [N,C]). `xRole` and `yRole` name them in errors.
 PoolShape poolShape(const KernelSite &site, const PoolAttrs &attrs, const TensorView &x,
                     const TensorView &y, const char *xRole, const char *yRole, bool exactShape);
-PoolShape maxPool2d(const KernelSite &site, const PoolAttrs &attrs);
-PoolShape maxPool2dGrad(const KernelSite &site, const PoolAttrs &attrs);
-PoolShape avgPool2d(const KernelSite &site, const PoolAttrs &attrs);
-PoolShape avgPool2dGrad(const KernelSite &site, const PoolAttrs &attrs);
+PoolShape checkMaxPool2d(const KernelSite &site, const PoolAttrs &attrs);
+PoolShape checkMaxPool2dGrad(const KernelSite &site, const PoolAttrs &attrs);
+PoolShape checkAvgPool2d(const KernelSite &site, const PoolAttrs &attrs);
+PoolShape checkAvgPool2dGrad(const KernelSite &site, const PoolAttrs &attrs);
 
 /// conv2d and its gradients: x[N,H,W,C] * w[KH,KW,C,F] -> y[N,OH,OW,F] (NHWC images, HWIO
 /// kernels), strides (sh, sw) and zero padding top, left, bottom, right.
@@ -110,21 +111,21 @@ struct ConvShape {
   /// Multiply-adds of one pass.
   double macs() const { return double(n) * oh * ow * f * kh * kw * c; }
 };
-ConvShape conv2d(const KernelSite &site, const Conv2dAttrs &attrs);
-ConvShape conv2dGradInput(const KernelSite &site, const ConvAttrs &attrs);
-ConvShape conv2dGradFilter(const KernelSite &site, const ConvAttrs &attrs);
+ConvShape checkConv2d(const KernelSite &site, const Conv2dAttrs &attrs);
+ConvShape checkConv2dGradInput(const KernelSite &site, const ConvAttrs &attrs);
+ConvShape checkConv2dGradFilter(const KernelSite &site, const ConvAttrs &attrs);
 
 /// A zero padding: x[n,h,w,c] in the middle of y[n,ph,pw,c].
 struct PadShape {
   int64_t n, h, w, c, pt, pb, pl, pr, ph, pw;
 };
-PadShape zeroPad2d(const KernelSite &site, const PadAttrs &attrs);
-PadShape zeroPad2dGrad(const KernelSite &site, const PadAttrs &attrs);
+PadShape checkZeroPad2d(const KernelSite &site, const PadAttrs &attrs);
+PadShape checkZeroPad2dGrad(const KernelSite &site, const PadAttrs &attrs);
 
 /// dropout: x[N, ...] as N rows; also fails unless the rate lies in [0, 1).
-Rows dropout(const KernelSite &site, const DropoutAttrs &attrs);
+Rows checkDropout(const KernelSite &site, const DropoutAttrs &attrs);
 /// dropout_grad: f32 mask, dy and dx of one size, returned.
-int64_t dropoutGrad(const KernelSite &site);
+int64_t checkDropoutGrad(const KernelSite &site, const NoAttrs &);
 
 /// A channels-last tensor x[..., C] as `rows` rows of `c` channels, and the epsilon of the
 /// kernels that take one (finite, >= 0 for batch normalisation; > 0 for layer normalisation).
@@ -132,15 +133,15 @@ struct NormShape {
   int64_t rows = 0, c = 0;
   double epsilon = 0;
 };
-NormShape batchMoments(const KernelSite &site);
-NormShape batchNormTrain(const KernelSite &site, const EpsilonAttrs &attrs);
-NormShape batchNormInfer(const KernelSite &site, const EpsilonAttrs &attrs);
-NormShape batchNormGradParams(const KernelSite &site, const EpsilonAttrs &attrs);
-NormShape batchNormGradInput(const KernelSite &site, const EpsilonAttrs &attrs);
+NormShape checkBatchMoments(const KernelSite &site, const NoAttrs &);
+NormShape checkBatchNormTrain(const KernelSite &site, const EpsilonAttrs &attrs);
+NormShape checkBatchNormInfer(const KernelSite &site, const EpsilonAttrs &attrs);
+NormShape checkBatchNormGradParams(const KernelSite &site, const EpsilonAttrs &attrs);
+NormShape checkBatchNormGradInput(const KernelSite &site, const EpsilonAttrs &attrs);
 /// moving_stats_update: the channels; also fails unless the momentum lies in [0, 1].
-int64_t movingStatsUpdate(const KernelSite &site, const MovingStatsAttrs &attrs);
-NormShape layerNorm(const KernelSite &site, const EpsilonAttrs &attrs);
-NormShape layerNormGrad(const KernelSite &site, const EpsilonAttrs &attrs);
+int64_t checkMovingStatsUpdate(const KernelSite &site, const MovingStatsAttrs &attrs);
+NormShape checkLayerNorm(const KernelSite &site, const EpsilonAttrs &attrs);
+NormShape checkLayerNormGrad(const KernelSite &site, const EpsilonAttrs &attrs);
 
 /// lstm and lstm_grad: x[N,T,F], w[F,4U], r[U,4U], b[4U]; y [N,T,U] (return_sequences) or
 /// [N,U] (the last step's h).
@@ -166,13 +167,14 @@ struct LstmForward {
   LstmShape shape;
   virtual ~LstmForward() = default;
 };
-/// lstm: the shape; for a training lstm also the empty state slot under y's id that it must
-/// fill with its LstmForward, as a shared_ptr<LstmForward> (null when not training).
-LstmShape lstm(const KernelSite &site, const LstmAttrs &attrs, std::shared_ptr<void> **slot);
+/// lstm: the shape. A training lstm's state slot under y's id (KernelSite::sharedState) must be
+/// empty; the check leaves a plain LstmForward there for its lstm_grad's check, which a
+/// backend's factory replaces with its own saved state (a class derived from LstmForward).
+LstmShape checkLstm(const KernelSite &site, const LstmAttrs &attrs);
 /// lstm_grad: the LstmForward of the training lstm that wrote y (the backend's saved state:
 /// static_pointer_cast it), after checking that x, w, r, b and y are its buffers with its
 /// shapes, and dy and the gradients' shapes.
-std::shared_ptr<LstmForward> lstmGrad(const KernelSite &site);
+std::shared_ptr<LstmForward> checkLstmGrad(const KernelSite &site, const NoAttrs &);
 
 /// concat and slice as byte moves: for each of `blocks` indices before the axis, each input's
 /// run of axis x trailing elements.
@@ -182,12 +184,24 @@ struct ConcatShape {
   std::vector<int64_t> partBytes;
   int64_t outBytes = 0;
 };
-ConcatShape concat(const KernelSite &site, const AxisAttrs &attrs);
+ConcatShape checkConcat(const KernelSite &site, const AxisAttrs &attrs);
 struct SliceShape {
   int64_t blocks = 0;
   /// Bytes of the input per block, where the slice starts in them, and the output's per block.
   int64_t inBytes = 0, offsetBytes = 0, outBytes = 0;
 };
-SliceShape slice(const KernelSite &site, const SliceAttrs &attrs);
+SliceShape checkSlice(const KernelSite &site, const SliceAttrs &attrs);
+
+/// The geometry the check of kind K returns, which a backend's factory of K receives:
+/// `Geometry<KernelKind::Dense>` is DenseShape.
+template <KernelKind K> struct GeometryOf;
+#define DP_KERNEL(Enum, Name, MinIn, MaxIn, NumOut, Attrs)                                         \
+  template <> struct GeometryOf<KernelKind::Enum> {                                                \
+    using type =                                                                                   \
+        decltype(check##Enum(std::declval<const KernelSite &>(), std::declval<const Attrs &>()));  \
+  };
+#define DP_COLLECTIVE_KERNEL(Enum, Name, MinIn, MaxIn, NumOut, Attrs)
+#include "runtime/format/Kernels.def"
+template <KernelKind K> using Geometry = typename GeometryOf<K>::type;
 
 } // namespace dp::rt::contract

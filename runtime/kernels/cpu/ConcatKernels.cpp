@@ -55,8 +55,7 @@ private:
 
 } // namespace
 
-std::unique_ptr<Kernel> makeConcat(const KernelSite &site, const AxisAttrs &attrs) {
-  const ConcatShape s = contract::concat(site, attrs);
+std::unique_ptr<Kernel> makeConcat(const KernelSite &site, const AxisAttrs &attrs, ConcatShape s) {
   std::vector<ConcatKernel::Part> parts;
   for (int i = 0; i < site.numInputs(); ++i)
     parts.push_back({static_cast<const char *>(site.input(i).data), s.partBytes[i]});
@@ -64,8 +63,7 @@ std::unique_ptr<Kernel> makeConcat(const KernelSite &site, const AxisAttrs &attr
                                         s.blocks, s.outBytes);
 }
 
-std::unique_ptr<Kernel> makeSlice(const KernelSite &site, const SliceAttrs &attrs) {
-  const SliceShape s = contract::slice(site, attrs);
+std::unique_ptr<Kernel> makeSlice(const KernelSite &site, const SliceAttrs &attrs, SliceShape s) {
   return std::make_unique<SliceKernel>(static_cast<const char *>(site.input(0).data) +
                                            s.offsetBytes,
                                        s.inBytes, static_cast<char *>(site.output(0).data),

@@ -346,9 +346,10 @@ private:
 
 } // namespace
 
-std::unique_ptr<Kernel> makeConv2d(const KernelSite &site, const Conv2dAttrs &attrs) {
+std::unique_ptr<Kernel> makeConv2d(const KernelSite &site, const Conv2dAttrs &attrs,
+                                   contract::ConvShape geometry) {
   const TensorView x = site.input(0), w = site.input(1), y = site.output(0);
-  const ConvShape s(contract::conv2d(site, attrs));
+  const ConvShape s(geometry);
   const bool hasBias = s.bias;
   const Activation act = attrs.activation;
   dnnl::primitive_attr attr = userScratchpad(act);
@@ -374,9 +375,10 @@ std::unique_ptr<Kernel> makeConv2d(const KernelSite &site, const Conv2dAttrs &at
                                       act == Activation::Softmax, std::move(before));
 }
 
-std::unique_ptr<Kernel> makeConv2dGradInput(const KernelSite &site, const ConvAttrs &attrs) {
+std::unique_ptr<Kernel> makeConv2dGradInput(const KernelSite &site, const ConvAttrs &attrs,
+                                            contract::ConvShape geometry) {
   const TensorView dy = site.input(0), w = site.input(1), dx = site.output(0);
-  const ConvShape s(contract::conv2dGradInput(site, attrs));
+  const ConvShape s(geometry);
   const int threads = threadsFor(s.macs());
   ThreadCap cap(threads);
   // dy and w in the compute type, dx f32. bf16 lets oneDNN pick the kernel's layout: its gemm
@@ -410,9 +412,10 @@ std::unique_ptr<Kernel> makeConv2dGradInput(const KernelSite &site, const ConvAt
   return std::make_unique<DnnlKernel>(std::move(call), nullptr, 0, 0, false, std::move(before));
 }
 
-std::unique_ptr<Kernel> makeConv2dGradFilter(const KernelSite &site, const ConvAttrs &attrs) {
+std::unique_ptr<Kernel> makeConv2dGradFilter(const KernelSite &site, const ConvAttrs &attrs,
+                                             contract::ConvShape geometry) {
   const TensorView x = site.input(0), dy = site.input(1), dw = site.output(0);
-  const ConvShape s(contract::conv2dGradFilter(site, attrs));
+  const ConvShape s(geometry);
   const int threads = threadsFor(s.macs());
   ThreadCap cap(threads);
   // x and dy in the compute type, dw f32.
@@ -439,8 +442,7 @@ std::unique_ptr<Kernel> makeConv2dGradFilter(const KernelSite &site, const ConvA
                                       std::vector<DnnlCall>{}, std::move(after));
 }
 
-std::unique_ptr<Kernel> makeMaxPool2d(const KernelSite &site, const PoolAttrs &attrs) {
-  const PoolShape p = contract::maxPool2d(site, attrs);
+std::unique_ptr<Kernel> makeMaxPool2d(const KernelSite &site, const PoolAttrs &attrs, PoolShape p) {
   const TensorView x = site.input(0);
   // The pool leaves its maxima's places for a gradient of the same x, which sizes the index
   // when it is built (the state lives under x's id; no other kernel keeps state under a rank-4
@@ -460,8 +462,8 @@ std::unique_ptr<Kernel> makeMaxPool2d(const KernelSite &site, const PoolAttrs &a
   return std::make_unique<MaxPoolKernel>(p, x.f32(), site.output(0).f32(), std::move(argmax));
 }
 
-std::unique_ptr<Kernel> makeMaxPool2dGrad(const KernelSite &site, const PoolAttrs &attrs) {
-  const PoolShape p = contract::maxPool2dGrad(site, attrs);
+std::unique_ptr<Kernel> makeMaxPool2dGrad(const KernelSite &site, const PoolAttrs &attrs,
+                                          PoolShape p) {
   const TensorView x = site.input(0);
   std::shared_ptr<PoolArgmax> argmax;
   if (site.hasSharedState()) {
@@ -478,14 +480,12 @@ std::unique_ptr<Kernel> makeMaxPool2dGrad(const KernelSite &site, const PoolAttr
                                              site.output(0).f32(), std::move(argmax));
 }
 
-std::unique_ptr<Kernel> makeDropout(const KernelSite &site, const DropoutAttrs &attrs) {
-  const Rows rows = contract::dropout(site, attrs);
+std::unique_ptr<Kernel> makeDropout(const KernelSite &site, const DropoutAttrs &attrs, Rows rows) {
   return std::make_unique<DropoutKernel>(site.input(0), site.output(0), site.output(1), rows,
                                          attrs.rate, attrs.stream);
 }
 
-std::unique_ptr<Kernel> makeDropoutGrad(const KernelSite &site, const NoAttrs &attrs) {
-  const int64_t n = contract::dropoutGrad(site);
+std::unique_ptr<Kernel> makeDropoutGrad(const KernelSite &site, const NoAttrs &, int64_t n) {
   return std::make_unique<DropoutGradKernel>(site.input(0).f32(), site.input(1).f32(),
                                              site.output(0).f32(), n);
 }

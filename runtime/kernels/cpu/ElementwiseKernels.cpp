@@ -255,38 +255,35 @@ private:
 
 } // namespace
 
-std::unique_ptr<Kernel> makeActivation(const KernelSite &site, const ActivationAttrs &attrs) {
-  return std::make_unique<ActivationKernel>(site, attrs.activation,
-                                            contract::activation(site, attrs));
+std::unique_ptr<Kernel> makeActivation(const KernelSite &site, const ActivationAttrs &attrs,
+                                       Rows geometry) {
+  return std::make_unique<ActivationKernel>(site, attrs.activation, geometry);
 }
 
-std::unique_ptr<Kernel> makeActivationGrad(const KernelSite &site, const ActivationAttrs &attrs) {
-  return std::make_unique<ActivationGradKernel>(site, attrs.activation,
-                                                contract::activationGrad(site, attrs));
+std::unique_ptr<Kernel> makeActivationGrad(const KernelSite &site, const ActivationAttrs &attrs,
+                                           Rows geometry) {
+  return std::make_unique<ActivationGradKernel>(site, attrs.activation, geometry);
 }
 
-std::unique_ptr<Kernel> makeAdd(const KernelSite &site, const NoAttrs &attrs) {
-  const int64_t n = contract::add(site);
+std::unique_ptr<Kernel> makeAdd(const KernelSite &site, const NoAttrs &, int64_t n) {
   return std::make_unique<AddKernel>(site.input(0).f32(), site.input(1).f32(),
                                      site.output(0).f32(), n);
 }
 
-std::unique_ptr<Kernel> makeCopy(const KernelSite &site, const NoAttrs &attrs) {
-  contract::copy(site);
+std::unique_ptr<Kernel> makeCopy(const KernelSite &site, const NoAttrs &, int64_t) {
   return std::make_unique<CopyKernel>(site.input(0), site.output(0));
 }
 
-std::unique_ptr<Kernel> makeCast(const KernelSite &site, const NoAttrs &attrs) {
-  const int64_t n = contract::cast(site);
+std::unique_ptr<Kernel> makeCast(const KernelSite &site, const NoAttrs &, int64_t n) {
   return std::make_unique<CastKernel>(site.input(0), site.output(0), n);
 }
 
-std::unique_ptr<Kernel> makeFill(const KernelSite &site, const FillAttrs &attrs) {
-  return std::make_unique<FillKernel>(site.output(0), contract::fill(site, attrs));
+std::unique_ptr<Kernel> makeFill(const KernelSite &site, const FillAttrs &attrs,
+                                 uint32_t geometry) {
+  return std::make_unique<FillKernel>(site.output(0), geometry);
 }
 
-std::unique_ptr<Kernel> makeReduceRows(const KernelSite &site, const NoAttrs &attrs) {
-  const Rows s = contract::reduceRows(site);
+std::unique_ptr<Kernel> makeReduceRows(const KernelSite &site, const NoAttrs &, Rows s) {
   return std::make_unique<ReduceRowsKernel>(site.input(0).f32(), site.output(0).f32(), s.rows,
                                             s.cols);
 }

@@ -1,6 +1,7 @@
 // The CPU backend's factory: checks how a kernel's buffers overlap (the contract's rule),
-// decodes the kernel's typed attributes and hands them to the factory of its kind (both
-// generated from Kernels.def).
+// decodes the kernel's typed attributes, runs the contract's check of its kind and hands both
+// to the factory of its kind (the dispatch and the factories' declarations are generated from
+// Kernels.def).
 #include "runtime/kernels/Contract.h"
 #include "runtime/kernels/cpu/CpuKernels.h"
 #include "runtime/kernels/cpu/Internal.h"
@@ -59,9 +60,11 @@ std::unique_ptr<Kernel> makeUnguarded(const KernelSite &site) {
   contract::checkOverlaps(site);
   try {
     switch (site.kind()) {
-#define DP_KERNEL(Enum, Name, MinIn, MaxIn, NumOut, Attrs)                                       \
-  case KernelKind::Enum:                                                                         \
-    return make##Enum(site, site.attrs<Attrs>());
+#define DP_KERNEL(Enum, Name, MinIn, MaxIn, NumOut, Attrs)                                         \
+  case KernelKind::Enum: {                                                                         \
+    const Attrs &attrs = site.attrs<Attrs>();                                                      \
+    return make##Enum(site, attrs, contract::check##Enum(site, attrs));                            \
+  }
 #define DP_COLLECTIVE_KERNEL(Enum, Name, MinIn, MaxIn, NumOut, Attrs)                            \
   case KernelKind::Enum:                                                                         \
     break;

@@ -12,9 +12,11 @@
 
 namespace dp::rt::cpu {
 
-// One factory per kernel kind of the contract table, given its typed attributes.
-#define DP_KERNEL(Enum, Name, MinIn, MaxIn, NumOut, Attrs)                                       \
-  std::unique_ptr<Kernel> make##Enum(const KernelSite &site, const Attrs &attrs);
+// One factory per kernel kind of the contract table, given its typed attributes and the
+// geometry the contract's check of the kind returned (the factory dispatch checks first).
+#define DP_KERNEL(Enum, Name, MinIn, MaxIn, NumOut, Attrs)                                         \
+  std::unique_ptr<Kernel> make##Enum(const KernelSite &site, const Attrs &attrs,                   \
+                                     contract::Geometry<KernelKind::Enum> geometry);
 #define DP_COLLECTIVE_KERNEL(Enum, Name, MinIn, MaxIn, NumOut, Attrs)
 #include "runtime/format/Kernels.def"
 

@@ -96,10 +96,10 @@ private:
 
 } // namespace
 
-std::unique_ptr<Kernel> makeLayerNorm(const KernelSite &site, const EpsilonAttrs &attrs) {
+std::unique_ptr<Kernel> makeLayerNorm(const KernelSite &site, const EpsilonAttrs &attrs,
+                                      RowShape s) {
   const TensorView x = site.input(0), gamma = site.input(1), beta = site.input(2);
   const TensorView y = site.output(0);
-  const RowShape s = contract::layerNorm(site, attrs);
   const float epsilon = static_cast<float>(s.epsilon);
   const int threads = x.numel < kParallelMinWork ? 1 : 0;
   ThreadCap cap(threads);
@@ -117,10 +117,10 @@ std::unique_ptr<Kernel> makeLayerNorm(const KernelSite &site, const EpsilonAttrs
                                                     site.where(), threads));
 }
 
-std::unique_ptr<Kernel> makeLayerNormGrad(const KernelSite &site, const EpsilonAttrs &attrs) {
+std::unique_ptr<Kernel> makeLayerNormGrad(const KernelSite &site, const EpsilonAttrs &attrs,
+                                          RowShape s) {
   const TensorView x = site.input(0), gamma = site.input(1), dy = site.input(2);
   const TensorView dx = site.output(0), dgamma = site.output(1), dbeta = site.output(2);
-  const RowShape s = contract::layerNormGrad(site, attrs);
   return std::make_unique<LayerNormGradKernel>(site, s, x, gamma, dy, dx, dgamma, dbeta,
                                                static_cast<float>(s.epsilon));
 }

@@ -39,9 +39,9 @@ private:
 
 } // namespace
 
-std::unique_ptr<Kernel> makeDense(const KernelSite &site, const FusedActivationAttrs &attrs) {
+std::unique_ptr<Kernel> makeDense(const KernelSite &site, const FusedActivationAttrs &attrs,
+                                  DenseShape shape) {
   const TensorView x = site.input(0), w = site.input(1), y = site.output(0);
-  const DenseShape shape = contract::dense(site);
   const bool hasBias = shape.bias;
   const int64_t k = shape.k, m = shape.m, n = shape.n;
   const Activation act = attrs.activation;
@@ -68,9 +68,9 @@ std::unique_ptr<Kernel> makeDense(const KernelSite &site, const FusedActivationA
   return std::make_unique<DenseKernel>(std::move(call), y.f32(), n, m, act == Activation::Softmax);
 }
 
-std::unique_ptr<Kernel> makeMatMul(const KernelSite &site, const MatMulAttrs &attrs) {
+std::unique_ptr<Kernel> makeMatMul(const KernelSite &site, const MatMulAttrs &attrs,
+                                   MatMulShape shape) {
   const TensorView a = site.input(0), b = site.input(1), c = site.output(0);
-  const MatMulShape shape = contract::matmul(site, attrs);
   const bool ta = shape.ta, tb = shape.tb;
   const int64_t m = shape.m, k = shape.k, n = shape.n;
 

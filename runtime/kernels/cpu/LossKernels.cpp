@@ -142,16 +142,19 @@ private:
 
 } // namespace
 
-std::unique_ptr<Kernel> makeSoftmaxXent(const KernelSite &site, const NoAttrs &attrs) {
-  return std::make_unique<SoftmaxXentKernel>(site, contract::softmaxXent(site));
+std::unique_ptr<Kernel> makeSoftmaxXent(const KernelSite &site, const NoAttrs &,
+                                        XentShape geometry) {
+  return std::make_unique<SoftmaxXentKernel>(site, geometry);
 }
 
-std::unique_ptr<Kernel> makeSoftmaxXentGrad(const KernelSite &site, const NoAttrs &attrs) {
-  return std::make_unique<SoftmaxXentGradKernel>(site, contract::softmaxXentGrad(site));
+std::unique_ptr<Kernel> makeSoftmaxXentGrad(const KernelSite &site, const NoAttrs &,
+                                            XentShape geometry) {
+  return std::make_unique<SoftmaxXentGradKernel>(site, geometry);
 }
 
-std::unique_ptr<Kernel> makeCountCorrect(const KernelSite &site, const NoAttrs &attrs) {
-  return std::make_unique<CountCorrectKernel>(site, contract::countCorrect(site));
+std::unique_ptr<Kernel> makeCountCorrect(const KernelSite &site, const NoAttrs &,
+                                         XentShape geometry) {
+  return std::make_unique<CountCorrectKernel>(site, geometry);
 }
 
 } // namespace dp::rt::cpu

@@ -138,13 +138,13 @@ private:
 
 } // namespace
 
-std::unique_ptr<Kernel> makeLstm(const KernelSite &site, const LstmAttrs &attrs) {
+std::unique_ptr<Kernel> makeLstm(const KernelSite &site, const LstmAttrs &attrs,
+                                 contract::LstmShape shape) {
   const TensorView x = site.input(0), w = site.input(1), r = site.input(2), b = site.input(3),
                    y = site.output(0);
   const bool returnSequences = attrs.return_sequences;
   const bool training = attrs.training;
-  std::shared_ptr<void> *slot = nullptr;
-  const LstmDims d(contract::lstm(site, attrs, &slot));
+  const LstmDims d(shape);
 
   const int threads = threadsFor(d.macs());
   ThreadCap cap(threads);
@@ -187,19 +187,20 @@ std::unique_ptr<Kernel> makeLstm(const KernelSite &site, const LstmAttrs &attrs)
     args.emplace_back(DNNL_ARG_WORKSPACE, saved->workspace);
   }
   calls.emplace_back(pd, dnnl::lstm_forward(pd), std::move(args), site.where(), threads);
-  if (training)
-    *slot = std::shared_ptr<contract::LstmForward>(saved);
+  if (training) // replaces the contract's plain LstmForward for this backend's lstm_grad
+    site.sharedState(y.id) = std::shared_ptr<contract::LstmForward>(saved);
   return std::make_unique<LstmKernel>(std::move(calls), ByteRanges{}, ByteRanges{},
                                       std::move(saved));
 }
 
-std::unique_ptr<Kernel> makeLstmGrad(const KernelSite &site, const NoAttrs &attrs) {
+std::unique_ptr<Kernel> makeLstmGrad(const KernelSite &site, const NoAttrs &,
+                                     std::shared_ptr<contract::LstmForward> forward) {
   const TensorView x = site.input(0), w = site.input(1), r = site.input(2), b = site.input(3),
                    y = site.input(4), dy = site.input(5);
   const TensorView dx = site.output(0), dw = site.output(1), dr = site.output(2),
                    db = site.output(3);
-  // The checks of the contract; the state is this backend's, left by makeLstm.
-  auto saved = std::static_pointer_cast<LstmSaved>(contract::lstmGrad(site));
+  // The state is this backend's, left by makeLstm (the contract checked it is that lstm's).
+  auto saved = std::static_pointer_cast<LstmSaved>(forward);
   const LstmDims d(saved->shape);
   const int threads = threadsFor(2 * d.macs());
   ThreadCap cap(threads);

@@ -102,21 +102,19 @@ private:
 
 } // namespace
 
-std::unique_ptr<Kernel> makeSgdUpdate(const KernelSite &site, const SgdAttrs &attrs) {
-  const int64_t n = contract::sgdUpdate(site);
+std::unique_ptr<Kernel> makeSgdUpdate(const KernelSite &site, const SgdAttrs &attrs, int64_t n) {
   return std::make_unique<SgdKernel>(site.input(0).f32(), site.output(0).f32(), n,
                                      static_cast<float>(attrs.lr));
 }
 
-std::unique_ptr<Kernel> makeMomentumUpdate(const KernelSite &site, const MomentumAttrs &attrs) {
-  const int64_t n = contract::momentumUpdate(site);
+std::unique_ptr<Kernel> makeMomentumUpdate(const KernelSite &site, const MomentumAttrs &attrs,
+                                           int64_t n) {
   return std::make_unique<MomentumKernel>(
       site.input(0).f32(), site.output(0).f32(), site.output(1).f32(), n,
       static_cast<float>(attrs.lr), static_cast<float>(attrs.momentum), attrs.nesterov);
 }
 
-std::unique_ptr<Kernel> makeAdamUpdate(const KernelSite &site, const AdamAttrs &attrs) {
-  const int64_t n = contract::adamUpdate(site, attrs);
+std::unique_ptr<Kernel> makeAdamUpdate(const KernelSite &site, const AdamAttrs &attrs, int64_t n) {
   return std::make_unique<AdamKernel>(site.input(0).f32(), site.output(0).f32(),
                                       site.output(1).f32(), site.output(2).f32(), n, attrs.lr,
                                       attrs.beta1, attrs.beta2, attrs.epsilon);

@@ -372,19 +372,17 @@ private:
 
 } // namespace
 
-std::unique_ptr<Kernel> makeZeroPad2d(const KernelSite &site, const PadAttrs &attrs) {
-  const PadShape p = contract::zeroPad2d(site, attrs);
+std::unique_ptr<Kernel> makeZeroPad2d(const KernelSite &site, const PadAttrs &attrs, PadShape p) {
   return std::make_unique<ZeroPadKernel>(p, site.input(0).f32(), site.output(0).f32());
 }
 
-std::unique_ptr<Kernel> makeZeroPad2dGrad(const KernelSite &site, const PadAttrs &attrs) {
-  const PadShape p = contract::zeroPad2dGrad(site, attrs);
+std::unique_ptr<Kernel> makeZeroPad2dGrad(const KernelSite &site, const PadAttrs &attrs,
+                                          PadShape p) {
   return std::make_unique<ZeroPadGradKernel>(p, site.input(0).f32(), site.output(0).f32());
 }
 
-std::unique_ptr<Kernel> makeAvgPool2d(const KernelSite &site, const PoolAttrs &attrs) {
+std::unique_ptr<Kernel> makeAvgPool2d(const KernelSite &site, const PoolAttrs &attrs, PoolShape p) {
   const TensorView x = site.input(0), y = site.output(0);
-  const PoolShape p = contract::avgPool2d(site, attrs);
   const int threads = threadsForElements(x.numel);
   ThreadCap cap(threads);
   dnnl::pooling_forward::primitive_desc pd(avgPoolDesc(p, dnnl::prop_kind::forward_inference),
@@ -396,9 +394,9 @@ std::unique_ptr<Kernel> makeAvgPool2d(const KernelSite &site, const PoolAttrs &a
                site.where(), threads));
 }
 
-std::unique_ptr<Kernel> makeAvgPool2dGrad(const KernelSite &site, const PoolAttrs &attrs) {
+std::unique_ptr<Kernel> makeAvgPool2dGrad(const KernelSite &site, const PoolAttrs &attrs,
+                                          PoolShape p) {
   const TensorView dy = site.input(0), dx = site.output(0);
-  const PoolShape p = contract::avgPool2dGrad(site, attrs);
   const int threads = threadsForElements(dx.numel);
   ThreadCap cap(threads);
   dnnl::pooling_forward::primitive_desc hint(avgPoolDesc(p, dnnl::prop_kind::forward_training),
@@ -414,42 +412,41 @@ std::unique_ptr<Kernel> makeAvgPool2dGrad(const KernelSite &site, const PoolAttr
                site.where(), threads));
 }
 
-std::unique_ptr<Kernel> makeBatchMoments(const KernelSite &site, const NoAttrs &attrs) {
-  const NormShape s = contract::batchMoments(site);
+std::unique_ptr<Kernel> makeBatchMoments(const KernelSite &site, const NoAttrs &, NormShape s) {
   return std::make_unique<BatchMomentsKernel>(s, site.input(0).f32(), site.output(0).f32());
 }
 
-std::unique_ptr<Kernel> makeBatchNormTrain(const KernelSite &site, const EpsilonAttrs &attrs) {
-  const NormShape s = contract::batchNormTrain(site, attrs);
+std::unique_ptr<Kernel> makeBatchNormTrain(const KernelSite &site, const EpsilonAttrs &attrs,
+                                           NormShape s) {
   return std::make_unique<BatchNormTrainKernel>(site, s, site.input(0), site.input(1),
                                                 site.input(2), site.input(3), site.output(0),
                                                 s.epsilon);
 }
 
-std::unique_ptr<Kernel> makeBatchNormInfer(const KernelSite &site, const EpsilonAttrs &attrs) {
+std::unique_ptr<Kernel> makeBatchNormInfer(const KernelSite &site, const EpsilonAttrs &attrs,
+                                           NormShape s) {
   const TensorView x = site.input(0), gamma = site.input(1), beta = site.input(2),
                    mean = site.input(3), variance = site.input(4), y = site.output(0);
-  const NormShape s = contract::batchNormInfer(site, attrs);
   return std::make_unique<PrimitiveKernel>(normCall(site, x, y, s, mean.f32(), variance.f32(),
                                                     gamma.f32(), beta.f32(), s.epsilon));
 }
 
-std::unique_ptr<Kernel> makeBatchNormGradParams(const KernelSite &site, const EpsilonAttrs &attrs) {
-  const NormShape s = contract::batchNormGradParams(site, attrs);
+std::unique_ptr<Kernel> makeBatchNormGradParams(const KernelSite &site, const EpsilonAttrs &attrs,
+                                                NormShape s) {
   return std::make_unique<BatchNormGradParamsKernel>(
       s, site.input(0).f32(), site.input(1).f32(), site.input(2).f32(), site.output(0).f32(),
       site.output(1).f32(), s.epsilon);
 }
 
-std::unique_ptr<Kernel> makeBatchNormGradInput(const KernelSite &site, const EpsilonAttrs &attrs) {
-  const NormShape s = contract::batchNormGradInput(site, attrs);
+std::unique_ptr<Kernel> makeBatchNormGradInput(const KernelSite &site, const EpsilonAttrs &attrs,
+                                               NormShape s) {
   return std::make_unique<BatchNormGradInputKernel>(
       s, site.input(0).f32(), site.input(1).f32(), site.input(2).f32(), site.input(3).f32(),
       site.input(4).f32(), site.input(5).f32(), site.output(0).f32(), s.epsilon);
 }
 
-std::unique_ptr<Kernel> makeMovingStatsUpdate(const KernelSite &site, const MovingStatsAttrs &attrs) {
-  const int64_t c = contract::movingStatsUpdate(site, attrs);
+std::unique_ptr<Kernel> makeMovingStatsUpdate(const KernelSite &site, const MovingStatsAttrs &attrs,
+                                              int64_t c) {
   return std::make_unique<MovingStatsKernel>(site.input(0).f32(), site.output(0).f32(),
                                              site.output(1).f32(), c, attrs.momentum);
 }

@@ -519,22 +519,20 @@ private:
   float *grads_ = nullptr, *zeroSteps_ = nullptr;
 };
 
-std::unique_ptr<Kernel> makeLstm(KernelEnvironment &env, const KernelSite &site) {
-  const LstmAttrs &attrs = site.attrs<LstmAttrs>();
-  std::shared_ptr<void> *slot = nullptr;
-  const contract::LstmShape s = contract::lstm(site, attrs, &slot);
+std::unique_ptr<Kernel> makeLstm(KernelEnvironment &env, const KernelSite &site,
+                                 const LstmAttrs &attrs, contract::LstmShape s) {
   std::shared_ptr<CudaLstm> l = describeLstm(env, site, s, attrs.training);
   l->shape = s;
   l->x = site.input(0), l->w = site.input(1), l->r = site.input(2), l->b = site.input(3);
   l->y = site.output(0);
-  if (slot)
-    *slot = std::shared_ptr<contract::LstmForward>(l);
+  if (attrs.training) // replaces the contract's plain LstmForward for this backend's lstm_grad
+    site.sharedState(l->y.id) = std::shared_ptr<contract::LstmForward>(l);
   return std::make_unique<LstmKernel>(std::move(l), site);
 }
 
-std::unique_ptr<Kernel> makeLstmGrad(const KernelSite &site) {
-  return std::make_unique<LstmGradKernel>(
-      std::static_pointer_cast<CudaLstm>(contract::lstmGrad(site)), site);
+std::unique_ptr<Kernel> makeLstmGrad(KernelEnvironment &, const KernelSite &site, const NoAttrs &,
+                                     std::shared_ptr<contract::LstmForward> forward) {
+  return std::make_unique<LstmGradKernel>(std::static_pointer_cast<CudaLstm>(forward), site);
 }
 
 UpdateRule sgdRule(const SgdAttrs &a) {
@@ -580,305 +578,376 @@ Pad devicePad(const contract::PadShape &p) { return {p.n, p.h, p.w, p.c, p.pt, p
 /// The scratch of a sum over rows, as the enqueue reads it at run time.
 double *partials(KernelEnvironment &env) { return static_cast<double *>(env.scratch()); }
 
-std::unique_ptr<Kernel> build(KernelEnvironment &env, const KernelSite &site) {
+std::unique_ptr<Kernel> makeDense(KernelEnvironment &env, const KernelSite &site,
+                                  const FusedActivationAttrs &attrs, contract::DenseShape s) {
+  return std::make_unique<GemmKernel>(env, site, site.input(0).f32(), site.input(1).f32(),
+                                      site.output(0).f32(), s.n, s.k, s.m, false, false,
+                                      s.bias ? site.input(2).f32() : nullptr, attrs.activation);
+}
+
+std::unique_ptr<Kernel> makeMatMul(KernelEnvironment &env, const KernelSite &site,
+                                   const MatMulAttrs &attrs, contract::MatMulShape s) {
+  return std::make_unique<GemmKernel>(env, site, site.input(0).f32(), site.input(1).f32(),
+                                      site.output(0).f32(), s.m, s.k, s.n, s.ta, s.tb, nullptr,
+                                      Activation::None);
+}
+
+std::unique_ptr<Kernel> makeActivation(KernelEnvironment &env, const KernelSite &site,
+                                       const ActivationAttrs &attrs,
+                                       contract::Geometry<KernelKind::Activation> geometry) {
+  const Activation act = attrs.activation;
+  const Rows r = geometry;
+  const float *x = site.input(0).f32();
+  float *y = site.output(0).f32();
+  if (act == Activation::None)
+    return launching(site, copying(x, y, site.input(0).bytes()));
+  if (act == Activation::Softmax)
+    return launching(site, [=](cudaStream_t s) { return launchSoftmax(s, x, y, r.rows, r.cols); });
+  return launching(site,
+                   [=](cudaStream_t s) { return launchActivation(s, x, y, r.elements(), act); });
+}
+
+std::unique_ptr<Kernel>
+makeActivationGrad(KernelEnvironment &env, const KernelSite &site, const ActivationAttrs &attrs,
+                   contract::Geometry<KernelKind::ActivationGrad> geometry) {
+  const Activation act = attrs.activation;
+  const Rows r = geometry;
+  const float *y = site.input(0).f32(), *dy = site.input(1).f32();
+  float *dx = site.output(0).f32();
+  if (act == Activation::None)
+    return launching(site, copying(dy, dx, site.input(1).bytes()));
+  if (act == Activation::Softmax)
+    return launching(
+        site, [=](cudaStream_t s) { return launchSoftmaxGrad(s, y, dy, dx, r.rows, r.cols); });
+  return launching(
+      site, [=](cudaStream_t s) { return launchActivationGrad(s, y, dy, dx, r.elements(), act); });
+}
+
+std::unique_ptr<Kernel> makeReduceRows(KernelEnvironment &env, const KernelSite &site,
+                                       const NoAttrs &, Rows r) {
+  env.reserveScratch(columnPartialsBytes(r.rows, r.cols, 1));
+  const float *x = site.input(0).f32();
+  float *y = site.output(0).f32();
+  KernelEnvironment *e = &env;
+  return launching(site, [=](cudaStream_t s) {
+    return launchReduceRows(s, x, y, r.rows, r.cols, partials(*e));
+  });
+}
+
+std::unique_ptr<Kernel> makeAdd(KernelEnvironment &env, const KernelSite &site, const NoAttrs &,
+                                int64_t n) {
+  const float *a = site.input(0).f32(), *b = site.input(1).f32();
+  float *c = site.output(0).f32();
+  return launching(site, [=](cudaStream_t s) { return launchAdd(s, a, b, c, n); });
+}
+
+std::unique_ptr<Kernel> makeCopy(KernelEnvironment &env, const KernelSite &site, const NoAttrs &,
+                                 int64_t) {
+  return launching(site, copying(site.input(0).data, site.output(0).data, site.output(0).bytes()));
+}
+
+std::unique_ptr<Kernel> makeFill(KernelEnvironment &env, const KernelSite &site,
+                                 const FillAttrs &attrs, uint32_t pattern) {
+  uint32_t *out = static_cast<uint32_t *>(site.output(0).data);
+  const int64_t n = site.output(0).numel;
+  return launching(site, [=](cudaStream_t s) { return launchFill(s, out, pattern, n); });
+}
+
+std::unique_ptr<Kernel> makeSoftmaxXent(KernelEnvironment &env, const KernelSite &site,
+                                        const NoAttrs &,
+                                        contract::Geometry<KernelKind::SoftmaxXent> geometry) {
   const StepContext *ctx = env.deviceContext();
+  const contract::XentShape x = geometry;
+  const float *logits = site.input(0).f32();
+  const int32_t *labels = site.input(1).i32();
+  float *loss = site.output(0).f32();
+  return launching(site, [=](cudaStream_t s) {
+    return launchSoftmaxXent(s, logits, labels, loss, x.rows, x.classes, ctx);
+  });
+}
+
+std::unique_ptr<Kernel>
+makeSoftmaxXentGrad(KernelEnvironment &env, const KernelSite &site, const NoAttrs &,
+                    contract::Geometry<KernelKind::SoftmaxXentGrad> geometry) {
+  const StepContext *ctx = env.deviceContext();
+  const contract::XentShape x = geometry;
+  const float *logits = site.input(0).f32(), *dloss = site.input(2).f32();
+  const int32_t *labels = site.input(1).i32();
+  float *dlogits = site.output(0).f32();
+  return launching(site, [=](cudaStream_t s) {
+    return launchSoftmaxXentGrad(s, logits, labels, dloss, dlogits, x.rows, x.classes, ctx);
+  });
+}
+
+std::unique_ptr<Kernel> makeCountCorrect(KernelEnvironment &env, const KernelSite &site,
+                                         const NoAttrs &,
+                                         contract::Geometry<KernelKind::CountCorrect> geometry) {
+  const StepContext *ctx = env.deviceContext();
+  const contract::XentShape x = geometry;
+  const float *logits = site.input(0).f32();
+  const int32_t *labels = site.input(1).i32();
+  float *out = site.output(0).f32();
+  return launching(site, [=](cudaStream_t s) {
+    return launchCountCorrect(s, logits, labels, out, x.rows, x.classes, ctx);
+  });
+}
+
+std::unique_ptr<Kernel> makeSgdUpdate(KernelEnvironment &env, const KernelSite &site,
+                                      const SgdAttrs &attrs,
+                                      contract::Geometry<KernelKind::SgdUpdate> geometry) {
+  return update(env, site, geometry, sgdRule(attrs));
+}
+
+std::unique_ptr<Kernel>
+makeMomentumUpdate(KernelEnvironment &env, const KernelSite &site, const MomentumAttrs &attrs,
+                   contract::Geometry<KernelKind::MomentumUpdate> geometry) {
+  return update(env, site, geometry, momentumRule(attrs));
+}
+
+std::unique_ptr<Kernel> makeAdamUpdate(KernelEnvironment &env, const KernelSite &site,
+                                       const AdamAttrs &attrs,
+                                       contract::Geometry<KernelKind::AdamUpdate> geometry) {
+  return update(env, site, geometry, adamRule(attrs));
+}
+
+std::unique_ptr<Kernel> makeMaxPool2d(KernelEnvironment &env, const KernelSite &site,
+                                      const PoolAttrs &attrs,
+                                      contract::Geometry<KernelKind::MaxPool2d> geometry) {
+  const Pool p = devicePool(geometry);
+  const float *x = site.input(0).f32();
+  float *y = site.output(0).f32();
+  return launching(site, [=](cudaStream_t s) { return launchMaxPool(s, x, y, p); });
+}
+
+std::unique_ptr<Kernel> makeMaxPool2dGrad(KernelEnvironment &env, const KernelSite &site,
+                                          const PoolAttrs &attrs,
+                                          contract::Geometry<KernelKind::MaxPool2dGrad> geometry) {
+  const Pool p = devicePool(geometry);
+  const float *x = site.input(0).f32(), *dy = site.input(1).f32();
+  float *dx = site.output(0).f32();
+  return launching(site, [=](cudaStream_t s) { return launchMaxPoolGrad(s, x, dy, dx, p); });
+}
+
+std::unique_ptr<Kernel> makeAvgPool2d(KernelEnvironment &env, const KernelSite &site,
+                                      const PoolAttrs &attrs,
+                                      contract::Geometry<KernelKind::AvgPool2d> geometry) {
+  const Pool p = devicePool(geometry);
+  const float *x = site.input(0).f32();
+  float *y = site.output(0).f32();
+  return launching(site, [=](cudaStream_t s) { return launchAvgPool(s, x, y, p); });
+}
+
+std::unique_ptr<Kernel> makeAvgPool2dGrad(KernelEnvironment &env, const KernelSite &site,
+                                          const PoolAttrs &attrs,
+                                          contract::Geometry<KernelKind::AvgPool2dGrad> geometry) {
+  const Pool p = devicePool(geometry);
+  const float *dy = site.input(0).f32();
+  float *dx = site.output(0).f32();
+  return launching(site, [=](cudaStream_t s) { return launchAvgPoolGrad(s, dy, dx, p); });
+}
+
+std::unique_ptr<Kernel> makeZeroPad2d(KernelEnvironment &env, const KernelSite &site,
+                                      const PadAttrs &attrs,
+                                      contract::Geometry<KernelKind::ZeroPad2d> geometry) {
+  const Pad p = devicePad(geometry);
+  const float *x = site.input(0).f32();
+  float *y = site.output(0).f32();
+  return launching(site, [=](cudaStream_t s) { return launchZeroPad(s, x, y, p); });
+}
+
+std::unique_ptr<Kernel> makeZeroPad2dGrad(KernelEnvironment &env, const KernelSite &site,
+                                          const PadAttrs &attrs,
+                                          contract::Geometry<KernelKind::ZeroPad2dGrad> geometry) {
+  const Pad p = devicePad(geometry);
+  const float *dy = site.input(0).f32();
+  float *dx = site.output(0).f32();
+  return launching(site, [=](cudaStream_t s) { return launchZeroPadGrad(s, dy, dx, p); });
+}
+
+std::unique_ptr<Kernel> makeDropout(KernelEnvironment &env, const KernelSite &site,
+                                    const DropoutAttrs &attrs,
+                                    contract::Geometry<KernelKind::Dropout> geometry) {
+  const StepContext *ctx = env.deviceContext();
+  const Rows r = geometry;
+  const float *x = site.input(0).f32();
+  float *y = site.output(0).f32(), *mask = site.output(1).f32();
+  const double rate = attrs.rate;
+  const int64_t stream = attrs.stream;
+  return launching(site, [=](cudaStream_t s) {
+    return launchDropout(s, x, y, mask, r.rows, r.cols, rate, stream, ctx);
+  });
+}
+
+std::unique_ptr<Kernel> makeDropoutGrad(KernelEnvironment &env, const KernelSite &site,
+                                        const NoAttrs &, int64_t n) {
+  const float *mask = site.input(0).f32(), *dy = site.input(1).f32();
+  float *dx = site.output(0).f32();
+  return launching(site, [=](cudaStream_t s) { return launchMultiply(s, dy, mask, dx, n); });
+}
+
+std::unique_ptr<Kernel> makeBatchMoments(KernelEnvironment &env, const KernelSite &site,
+                                         const NoAttrs &, contract::NormShape n) {
+  env.reserveScratch(columnPartialsBytes(n.rows, n.c, 2));
+  const float *x = site.input(0).f32();
+  float *stats = site.output(0).f32();
+  KernelEnvironment *e = &env;
+  return launching(site, [=](cudaStream_t s) {
+    return launchBatchMoments(s, x, stats, n.rows, n.c, partials(*e));
+  });
+}
+
+std::unique_ptr<Kernel> makeBatchNormTrain(KernelEnvironment &env, const KernelSite &site,
+                                           const EpsilonAttrs &attrs, contract::NormShape n) {
+  const float *x = site.input(0).f32(), *stats = site.input(1).f32(), *gamma = site.input(2).f32(),
+              *beta = site.input(3).f32();
+  float *y = site.output(0).f32();
+  return launching(site, [=](cudaStream_t s) {
+    return launchBatchNormTrain(s, x, stats, gamma, beta, y, n.rows * n.c, n.c, n.epsilon);
+  });
+}
+
+std::unique_ptr<Kernel> makeBatchNormInfer(KernelEnvironment &env, const KernelSite &site,
+                                           const EpsilonAttrs &attrs, contract::NormShape n) {
+  const float *x = site.input(0).f32(), *gamma = site.input(1).f32(), *beta = site.input(2).f32(),
+              *mean = site.input(3).f32(), *var = site.input(4).f32();
+  float *y = site.output(0).f32();
+  return launching(site, [=](cudaStream_t s) {
+    return launchBatchNormInfer(s, x, gamma, beta, mean, var, y, n.rows * n.c, n.c, n.epsilon);
+  });
+}
+
+std::unique_ptr<Kernel> makeBatchNormGradParams(KernelEnvironment &env, const KernelSite &site,
+                                                const EpsilonAttrs &attrs, contract::NormShape n) {
+  env.reserveScratch(columnPartialsBytes(n.rows, n.c, 2));
+  const float *x = site.input(0).f32(), *stats = site.input(1).f32(), *dy = site.input(2).f32();
+  float *dgamma = site.output(0).f32(), *dbeta = site.output(1).f32();
+  KernelEnvironment *e = &env;
+  return launching(site, [=](cudaStream_t s) {
+    return launchBatchNormGradParams(s, x, stats, dy, dgamma, dbeta, n.rows, n.c, n.epsilon,
+                                     partials(*e));
+  });
+}
+
+std::unique_ptr<Kernel> makeBatchNormGradInput(KernelEnvironment &env, const KernelSite &site,
+                                               const EpsilonAttrs &attrs, contract::NormShape n) {
+  const float *x = site.input(0).f32(), *stats = site.input(1).f32(), *gamma = site.input(2).f32(),
+              *dgamma = site.input(3).f32(), *dbeta = site.input(4).f32(),
+              *dy = site.input(5).f32();
+  float *dx = site.output(0).f32();
+  return launching(site, [=](cudaStream_t s) {
+    return launchBatchNormGradInput(s, x, stats, gamma, dgamma, dbeta, dy, dx, n.rows, n.c,
+                                    n.epsilon);
+  });
+}
+
+std::unique_ptr<Kernel> makeMovingStatsUpdate(KernelEnvironment &env, const KernelSite &site,
+                                              const MovingStatsAttrs &attrs, int64_t c) {
+  const float *stats = site.input(0).f32();
+  float *mean = site.output(0).f32(), *var = site.output(1).f32();
+  const double momentum = attrs.momentum;
+  return launching(
+      site, [=](cudaStream_t s) { return launchMovingStats(s, stats, mean, var, c, momentum); });
+}
+
+std::unique_ptr<Kernel> makeLayerNorm(KernelEnvironment &env, const KernelSite &site,
+                                      const EpsilonAttrs &attrs, contract::NormShape n) {
+  const float *x = site.input(0).f32(), *gamma = site.input(1).f32(), *beta = site.input(2).f32();
+  float *y = site.output(0).f32();
+  return launching(site, [=](cudaStream_t s) {
+    return launchLayerNorm(s, x, gamma, beta, y, n.rows, n.c, n.epsilon);
+  });
+}
+
+std::unique_ptr<Kernel> makeLayerNormGrad(KernelEnvironment &env, const KernelSite &site,
+                                          const EpsilonAttrs &attrs, contract::NormShape n) {
+  // The rows' statistics first in scratch, the column sums' partials after them.
+  const size_t statsBytes = aligned(static_cast<size_t>(n.rows) * sizeof(RowStats));
+  env.reserveScratch(statsBytes + columnPartialsBytes(n.rows, n.c, 2));
+  const float *x = site.input(0).f32(), *gamma = site.input(1).f32(), *dy = site.input(2).f32();
+  float *dx = site.output(0).f32(), *dgamma = site.output(1).f32(), *dbeta = site.output(2).f32();
+  KernelEnvironment *e = &env;
+  return launching(site, [=](cudaStream_t s) {
+    char *scratch = static_cast<char *>(e->scratch());
+    return launchLayerNormGrad(s, x, gamma, dy, dx, dgamma, dbeta, n.rows, n.c, n.epsilon,
+                               reinterpret_cast<RowStats *>(scratch),
+                               reinterpret_cast<double *>(scratch + statsBytes));
+  });
+}
+
+std::unique_ptr<Kernel> makeConcat(KernelEnvironment &env, const KernelSite &site,
+                                   const AxisAttrs &attrs, contract::ConcatShape c) {
+  // The parts' addresses, first words and words per block, in device memory for the kernel.
+  const int count = site.numInputs();
+  std::vector<const uint32_t *> parts;
+  std::vector<int64_t> starts, words;
+  int64_t start = 0;
+  for (int i = 0; i < count; ++i) {
+    parts.push_back(static_cast<const uint32_t *>(site.input(i).data));
+    starts.push_back(start);
+    words.push_back(c.partBytes[i] / 4);
+    start += c.partBytes[i] / 4;
+  }
+  auto *deviceParts = static_cast<const uint32_t *const *>(
+      env.upload(parts.data(), parts.size() * sizeof(parts[0])));
+  auto *deviceStarts = static_cast<const int64_t *>(env.upload(starts.data(), count * 8));
+  auto *deviceWords = static_cast<const int64_t *>(env.upload(words.data(), count * 8));
+  uint32_t *out = static_cast<uint32_t *>(site.output(0).data);
+  const int64_t outWords = c.outBytes / 4, total = site.output(0).numel;
+  return launching(site, [=](cudaStream_t s) {
+    return launchConcat(s, deviceParts, deviceStarts, deviceWords, count, out, outWords, total);
+  });
+}
+
+std::unique_ptr<Kernel> makeSlice(KernelEnvironment &env, const KernelSite &site,
+                                  const SliceAttrs &attrs, contract::SliceShape c) {
+  const uint32_t *x = static_cast<const uint32_t *>(site.input(0).data);
+  uint32_t *out = static_cast<uint32_t *>(site.output(0).data);
+  const int64_t total = site.output(0).numel;
+  return launching(site, [=](cudaStream_t s) {
+    return launchSlice(s, x, c.inBytes / 4, c.offsetBytes / 4, out, c.outBytes / 4, total);
+  });
+}
+
+std::unique_ptr<Kernel> makeConv2d(KernelEnvironment &env, const KernelSite &site,
+                                   const Conv2dAttrs &attrs,
+                                   contract::Geometry<KernelKind::Conv2d> geometry) {
+  return std::make_unique<ConvKernel>(env, site, ConvKernel::Pass::Forward, geometry,
+                                      attrs.activation);
+}
+
+std::unique_ptr<Kernel>
+makeConv2dGradInput(KernelEnvironment &env, const KernelSite &site, const ConvAttrs &attrs,
+                    contract::Geometry<KernelKind::Conv2dGradInput> geometry) {
+  return std::make_unique<ConvKernel>(env, site, ConvKernel::Pass::GradInput, geometry,
+                                      Activation::None);
+}
+
+std::unique_ptr<Kernel>
+makeConv2dGradFilter(KernelEnvironment &env, const KernelSite &site, const ConvAttrs &attrs,
+                     contract::Geometry<KernelKind::Conv2dGradFilter> geometry) {
+  return std::make_unique<ConvKernel>(env, site, ConvKernel::Pass::GradFilter, geometry,
+                                      Activation::None);
+}
+
+std::unique_ptr<Kernel> makeCast(KernelEnvironment &, const KernelSite &site, const NoAttrs &,
+                                 int64_t) {
+  site.fail("casts between f32 and bf16: the CUDA backend has no mixed precision yet (compile "
+            "without --precision bf16)");
+}
+
+/// The kind's factory, given the attributes and the contract's geometry (generated from
+/// Kernels.def: a kind without a factory here fails to link).
+std::unique_ptr<Kernel> build(KernelEnvironment &env, const KernelSite &site) {
   switch (site.kind()) {
-  case KernelKind::Dense: {
-    const contract::DenseShape s = contract::dense(site);
-    const auto &attrs = site.attrs<FusedActivationAttrs>();
-    return std::make_unique<GemmKernel>(env, site, site.input(0).f32(), site.input(1).f32(),
-                                        site.output(0).f32(), s.n, s.k, s.m, false, false,
-                                        s.bias ? site.input(2).f32() : nullptr, attrs.activation);
+#define DP_KERNEL(Enum, Name, MinIn, MaxIn, NumOut, Attrs)                                         \
+  case KernelKind::Enum: {                                                                         \
+    const Attrs &attrs = site.attrs<Attrs>();                                                      \
+    return make##Enum(env, site, attrs, contract::check##Enum(site, attrs));                       \
   }
-  case KernelKind::MatMul: {
-    const contract::MatMulShape s = contract::matmul(site, site.attrs<MatMulAttrs>());
-    return std::make_unique<GemmKernel>(env, site, site.input(0).f32(), site.input(1).f32(),
-                                        site.output(0).f32(), s.m, s.k, s.n, s.ta, s.tb, nullptr,
-                                        Activation::None);
-  }
-  case KernelKind::Activation: {
-    const Activation act = site.attrs<ActivationAttrs>().activation;
-    const Rows r = contract::activation(site, site.attrs<ActivationAttrs>());
-    const float *x = site.input(0).f32();
-    float *y = site.output(0).f32();
-    if (act == Activation::None)
-      return launching(site, copying(x, y, site.input(0).bytes()));
-    if (act == Activation::Softmax)
-      return launching(site, [=](cudaStream_t s) { return launchSoftmax(s, x, y, r.rows, r.cols); });
-    return launching(site,
-                     [=](cudaStream_t s) { return launchActivation(s, x, y, r.elements(), act); });
-  }
-  case KernelKind::ActivationGrad: {
-    const Activation act = site.attrs<ActivationAttrs>().activation;
-    const Rows r = contract::activationGrad(site, site.attrs<ActivationAttrs>());
-    const float *y = site.input(0).f32(), *dy = site.input(1).f32();
-    float *dx = site.output(0).f32();
-    if (act == Activation::None)
-      return launching(site, copying(dy, dx, site.input(1).bytes()));
-    if (act == Activation::Softmax)
-      return launching(site, [=](cudaStream_t s) {
-        return launchSoftmaxGrad(s, y, dy, dx, r.rows, r.cols);
-      });
-    return launching(site, [=](cudaStream_t s) {
-      return launchActivationGrad(s, y, dy, dx, r.elements(), act);
-    });
-  }
-  case KernelKind::ReduceRows: {
-    const Rows r = contract::reduceRows(site);
-    env.reserveScratch(columnPartialsBytes(r.rows, r.cols, 1));
-    const float *x = site.input(0).f32();
-    float *y = site.output(0).f32();
-    KernelEnvironment *e = &env;
-    return launching(site, [=](cudaStream_t s) {
-      return launchReduceRows(s, x, y, r.rows, r.cols, partials(*e));
-    });
-  }
-  case KernelKind::Add: {
-    const int64_t n = contract::add(site);
-    const float *a = site.input(0).f32(), *b = site.input(1).f32();
-    float *c = site.output(0).f32();
-    return launching(site, [=](cudaStream_t s) { return launchAdd(s, a, b, c, n); });
-  }
-  case KernelKind::Copy:
-    contract::copy(site);
-    return launching(site, copying(site.input(0).data, site.output(0).data, site.output(0).bytes()));
-  case KernelKind::Fill: {
-    const uint32_t pattern = contract::fill(site, site.attrs<FillAttrs>());
-    uint32_t *out = static_cast<uint32_t *>(site.output(0).data);
-    const int64_t n = site.output(0).numel;
-    return launching(site, [=](cudaStream_t s) { return launchFill(s, out, pattern, n); });
-  }
-  case KernelKind::SoftmaxXent: {
-    const contract::XentShape x = contract::softmaxXent(site);
-    const float *logits = site.input(0).f32();
-    const int32_t *labels = site.input(1).i32();
-    float *loss = site.output(0).f32();
-    return launching(site, [=](cudaStream_t s) {
-      return launchSoftmaxXent(s, logits, labels, loss, x.rows, x.classes, ctx);
-    });
-  }
-  case KernelKind::SoftmaxXentGrad: {
-    const contract::XentShape x = contract::softmaxXentGrad(site);
-    const float *logits = site.input(0).f32(), *dloss = site.input(2).f32();
-    const int32_t *labels = site.input(1).i32();
-    float *dlogits = site.output(0).f32();
-    return launching(site, [=](cudaStream_t s) {
-      return launchSoftmaxXentGrad(s, logits, labels, dloss, dlogits, x.rows, x.classes, ctx);
-    });
-  }
-  case KernelKind::CountCorrect: {
-    const contract::XentShape x = contract::countCorrect(site);
-    const float *logits = site.input(0).f32();
-    const int32_t *labels = site.input(1).i32();
-    float *out = site.output(0).f32();
-    return launching(site, [=](cudaStream_t s) {
-      return launchCountCorrect(s, logits, labels, out, x.rows, x.classes, ctx);
-    });
-  }
-  case KernelKind::SgdUpdate:
-    return update(env, site, contract::sgdUpdate(site), sgdRule(site.attrs<SgdAttrs>()));
-  case KernelKind::MomentumUpdate:
-    return update(env, site, contract::momentumUpdate(site),
-                  momentumRule(site.attrs<MomentumAttrs>()));
-  case KernelKind::AdamUpdate: {
-    const AdamAttrs &a = site.attrs<AdamAttrs>();
-    return update(env, site, contract::adamUpdate(site, a), adamRule(a));
-  }
-  case KernelKind::MaxPool2d: {
-    const Pool p = devicePool(contract::maxPool2d(site, site.attrs<PoolAttrs>()));
-    const float *x = site.input(0).f32();
-    float *y = site.output(0).f32();
-    return launching(site, [=](cudaStream_t s) { return launchMaxPool(s, x, y, p); });
-  }
-  case KernelKind::MaxPool2dGrad: {
-    const Pool p = devicePool(contract::maxPool2dGrad(site, site.attrs<PoolAttrs>()));
-    const float *x = site.input(0).f32(), *dy = site.input(1).f32();
-    float *dx = site.output(0).f32();
-    return launching(site, [=](cudaStream_t s) { return launchMaxPoolGrad(s, x, dy, dx, p); });
-  }
-  case KernelKind::AvgPool2d: {
-    const Pool p = devicePool(contract::avgPool2d(site, site.attrs<PoolAttrs>()));
-    const float *x = site.input(0).f32();
-    float *y = site.output(0).f32();
-    return launching(site, [=](cudaStream_t s) { return launchAvgPool(s, x, y, p); });
-  }
-  case KernelKind::AvgPool2dGrad: {
-    const Pool p = devicePool(contract::avgPool2dGrad(site, site.attrs<PoolAttrs>()));
-    const float *dy = site.input(0).f32();
-    float *dx = site.output(0).f32();
-    return launching(site, [=](cudaStream_t s) { return launchAvgPoolGrad(s, dy, dx, p); });
-  }
-  case KernelKind::ZeroPad2d: {
-    const Pad p = devicePad(contract::zeroPad2d(site, site.attrs<PadAttrs>()));
-    const float *x = site.input(0).f32();
-    float *y = site.output(0).f32();
-    return launching(site, [=](cudaStream_t s) { return launchZeroPad(s, x, y, p); });
-  }
-  case KernelKind::ZeroPad2dGrad: {
-    const Pad p = devicePad(contract::zeroPad2dGrad(site, site.attrs<PadAttrs>()));
-    const float *dy = site.input(0).f32();
-    float *dx = site.output(0).f32();
-    return launching(site, [=](cudaStream_t s) { return launchZeroPadGrad(s, dy, dx, p); });
-  }
-  case KernelKind::Dropout: {
-    const DropoutAttrs &a = site.attrs<DropoutAttrs>();
-    const Rows r = contract::dropout(site, a);
-    const float *x = site.input(0).f32();
-    float *y = site.output(0).f32(), *mask = site.output(1).f32();
-    const double rate = a.rate;
-    const int64_t stream = a.stream;
-    return launching(site, [=](cudaStream_t s) {
-      return launchDropout(s, x, y, mask, r.rows, r.cols, rate, stream, ctx);
-    });
-  }
-  case KernelKind::DropoutGrad: {
-    const int64_t n = contract::dropoutGrad(site);
-    const float *mask = site.input(0).f32(), *dy = site.input(1).f32();
-    float *dx = site.output(0).f32();
-    return launching(site, [=](cudaStream_t s) { return launchMultiply(s, dy, mask, dx, n); });
-  }
-  case KernelKind::BatchMoments: {
-    const contract::NormShape n = contract::batchMoments(site);
-    env.reserveScratch(columnPartialsBytes(n.rows, n.c, 2));
-    const float *x = site.input(0).f32();
-    float *stats = site.output(0).f32();
-    KernelEnvironment *e = &env;
-    return launching(site, [=](cudaStream_t s) {
-      return launchBatchMoments(s, x, stats, n.rows, n.c, partials(*e));
-    });
-  }
-  case KernelKind::BatchNormTrain: {
-    const contract::NormShape n = contract::batchNormTrain(site, site.attrs<EpsilonAttrs>());
-    const float *x = site.input(0).f32(), *stats = site.input(1).f32(),
-                *gamma = site.input(2).f32(), *beta = site.input(3).f32();
-    float *y = site.output(0).f32();
-    return launching(site, [=](cudaStream_t s) {
-      return launchBatchNormTrain(s, x, stats, gamma, beta, y, n.rows * n.c, n.c, n.epsilon);
-    });
-  }
-  case KernelKind::BatchNormInfer: {
-    const contract::NormShape n = contract::batchNormInfer(site, site.attrs<EpsilonAttrs>());
-    const float *x = site.input(0).f32(), *gamma = site.input(1).f32(),
-                *beta = site.input(2).f32(), *mean = site.input(3).f32(),
-                *var = site.input(4).f32();
-    float *y = site.output(0).f32();
-    return launching(site, [=](cudaStream_t s) {
-      return launchBatchNormInfer(s, x, gamma, beta, mean, var, y, n.rows * n.c, n.c, n.epsilon);
-    });
-  }
-  case KernelKind::BatchNormGradParams: {
-    const contract::NormShape n = contract::batchNormGradParams(site, site.attrs<EpsilonAttrs>());
-    env.reserveScratch(columnPartialsBytes(n.rows, n.c, 2));
-    const float *x = site.input(0).f32(), *stats = site.input(1).f32(), *dy = site.input(2).f32();
-    float *dgamma = site.output(0).f32(), *dbeta = site.output(1).f32();
-    KernelEnvironment *e = &env;
-    return launching(site, [=](cudaStream_t s) {
-      return launchBatchNormGradParams(s, x, stats, dy, dgamma, dbeta, n.rows, n.c, n.epsilon,
-                                       partials(*e));
-    });
-  }
-  case KernelKind::BatchNormGradInput: {
-    const contract::NormShape n = contract::batchNormGradInput(site, site.attrs<EpsilonAttrs>());
-    const float *x = site.input(0).f32(), *stats = site.input(1).f32(),
-                *gamma = site.input(2).f32(), *dgamma = site.input(3).f32(),
-                *dbeta = site.input(4).f32(), *dy = site.input(5).f32();
-    float *dx = site.output(0).f32();
-    return launching(site, [=](cudaStream_t s) {
-      return launchBatchNormGradInput(s, x, stats, gamma, dgamma, dbeta, dy, dx, n.rows, n.c,
-                                      n.epsilon);
-    });
-  }
-  case KernelKind::MovingStatsUpdate: {
-    const MovingStatsAttrs &a = site.attrs<MovingStatsAttrs>();
-    const int64_t c = contract::movingStatsUpdate(site, a);
-    const float *stats = site.input(0).f32();
-    float *mean = site.output(0).f32(), *var = site.output(1).f32();
-    const double momentum = a.momentum;
-    return launching(site, [=](cudaStream_t s) {
-      return launchMovingStats(s, stats, mean, var, c, momentum);
-    });
-  }
-  case KernelKind::LayerNorm: {
-    const contract::NormShape n = contract::layerNorm(site, site.attrs<EpsilonAttrs>());
-    const float *x = site.input(0).f32(), *gamma = site.input(1).f32(),
-                *beta = site.input(2).f32();
-    float *y = site.output(0).f32();
-    return launching(site, [=](cudaStream_t s) {
-      return launchLayerNorm(s, x, gamma, beta, y, n.rows, n.c, n.epsilon);
-    });
-  }
-  case KernelKind::LayerNormGrad: {
-    const contract::NormShape n = contract::layerNormGrad(site, site.attrs<EpsilonAttrs>());
-    // The rows' statistics first in scratch, the column sums' partials after them.
-    const size_t statsBytes = aligned(static_cast<size_t>(n.rows) * sizeof(RowStats));
-    env.reserveScratch(statsBytes + columnPartialsBytes(n.rows, n.c, 2));
-    const float *x = site.input(0).f32(), *gamma = site.input(1).f32(), *dy = site.input(2).f32();
-    float *dx = site.output(0).f32(), *dgamma = site.output(1).f32(),
-          *dbeta = site.output(2).f32();
-    KernelEnvironment *e = &env;
-    return launching(site, [=](cudaStream_t s) {
-      char *scratch = static_cast<char *>(e->scratch());
-      return launchLayerNormGrad(s, x, gamma, dy, dx, dgamma, dbeta, n.rows, n.c, n.epsilon,
-                                 reinterpret_cast<RowStats *>(scratch),
-                                 reinterpret_cast<double *>(scratch + statsBytes));
-    });
-  }
-  case KernelKind::Concat: {
-    const contract::ConcatShape c = contract::concat(site, site.attrs<AxisAttrs>());
-    // The parts' addresses, first words and words per block, in device memory for the kernel.
-    const int count = site.numInputs();
-    std::vector<const uint32_t *> parts;
-    std::vector<int64_t> starts, words;
-    int64_t start = 0;
-    for (int i = 0; i < count; ++i) {
-      parts.push_back(static_cast<const uint32_t *>(site.input(i).data));
-      starts.push_back(start);
-      words.push_back(c.partBytes[i] / 4);
-      start += c.partBytes[i] / 4;
-    }
-    auto *deviceParts = static_cast<const uint32_t *const *>(
-        env.upload(parts.data(), parts.size() * sizeof(parts[0])));
-    auto *deviceStarts = static_cast<const int64_t *>(env.upload(starts.data(), count * 8));
-    auto *deviceWords = static_cast<const int64_t *>(env.upload(words.data(), count * 8));
-    uint32_t *out = static_cast<uint32_t *>(site.output(0).data);
-    const int64_t outWords = c.outBytes / 4, total = site.output(0).numel;
-    return launching(site, [=](cudaStream_t s) {
-      return launchConcat(s, deviceParts, deviceStarts, deviceWords, count, out, outWords, total);
-    });
-  }
-  case KernelKind::Slice: {
-    const contract::SliceShape c = contract::slice(site, site.attrs<SliceAttrs>());
-    const uint32_t *x = static_cast<const uint32_t *>(site.input(0).data);
-    uint32_t *out = static_cast<uint32_t *>(site.output(0).data);
-    const int64_t total = site.output(0).numel;
-    return launching(site, [=](cudaStream_t s) {
-      return launchSlice(s, x, c.inBytes / 4, c.offsetBytes / 4, out, c.outBytes / 4, total);
-    });
-  }
-  case KernelKind::Conv2d: {
-    const Conv2dAttrs &a = site.attrs<Conv2dAttrs>();
-    return std::make_unique<ConvKernel>(env, site, ConvKernel::Pass::Forward,
-                                        contract::conv2d(site, a), a.activation);
-  }
-  case KernelKind::Conv2dGradInput:
-    return std::make_unique<ConvKernel>(env, site, ConvKernel::Pass::GradInput,
-                                        contract::conv2dGradInput(site, site.attrs<ConvAttrs>()),
-                                        Activation::None);
-  case KernelKind::Conv2dGradFilter:
-    return std::make_unique<ConvKernel>(env, site, ConvKernel::Pass::GradFilter,
-                                        contract::conv2dGradFilter(site, site.attrs<ConvAttrs>()),
-                                        Activation::None);
-  case KernelKind::Lstm:
-    return makeLstm(env, site);
-  case KernelKind::LstmGrad:
-    return makeLstmGrad(site);
-  case KernelKind::AllReduceStart:
-  case KernelKind::AllReduceWait:
-  case KernelKind::PushStart:
-  case KernelKind::PullWait:
-  case KernelKind::ReceivePush:
-  case KernelKind::ReplyPull:
-  case KernelKind::Cast:
+#define DP_COLLECTIVE_KERNEL(Enum, Name, MinIn, MaxIn, NumOut, Attrs)                              \
+  case KernelKind::Enum:                                                                           \
+    break;
+#include "runtime/format/Kernels.def"
   case KernelKind::NumKinds:
     break;
   }
