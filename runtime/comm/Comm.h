@@ -8,6 +8,7 @@
 #pragma once
 
 #include "runtime/base/Error.h"
+#include "runtime/device/Collectives.h"
 #include "runtime/format/Enums.h"
 
 #include <cstdint>
@@ -70,7 +71,7 @@ struct Handshake {
 };
 
 /// The processes of the job. Exactly one per process.
-class ProcessGroup {
+class ProcessGroup : public HostGroup {
 public:
   /// With `useMpi`, initialises MPI and starts the communication thread; otherwise a group of
   /// one process that never touches MPI. Throws Error(Launch) when SLURM's and MPI's views of
@@ -79,8 +80,8 @@ public:
   virtual ~ProcessGroup() = default; // stops the thread, finalises MPI
 
   const LaunchInfo &launch() const { return launch_; }
-  int rank() const { return launch_.rank; }
-  int size() const { return launch_.size; }
+  int rank() const override { return launch_.rank; }
+  int size() const override { return launch_.size; }
 
   /// Checks the launch against the plan, then exchanges every rank's Handshake. Throws
   /// Error(Launch) on any difference, on every rank, naming the rank(s) and values at odds
@@ -98,7 +99,7 @@ public:
                           const std::string &what = "") = 0;
 
   /// Every rank's value of `x`, indexed by rank. Bounded by `timeoutSec`.
-  virtual std::vector<double> gatherDoubles(double x, double timeoutSec) = 0;
+  std::vector<double> gatherDoubles(double x, double timeoutSec) override = 0;
 
   /// Every rank's `mine` on rank `root`, indexed by rank (empty on the other ranks): a
   /// rank's timeline. Each rank's bytes must fit in an int (MPI's count); the total too.
@@ -108,12 +109,12 @@ public:
 
   /// Rank `root`'s `bytes` bytes at `data`, copied to `data` on every rank (each passes the
   /// same `bytes`): a communication library's unique id. Bounded by `timeoutSec`.
-  virtual void broadcast(void *data, size_t bytes, int root, double timeoutSec) = 0;
+  void broadcast(void *data, size_t bytes, int root, double timeoutSec) override = 0;
 
   /// Ends every process of the job now (MPI_Abort where MPI is up), after `message` went to
   /// stderr prefixed with this rank. Where the launcher keeps the job running after a process
   /// ends (launcherKeepsJobOnFailure), only this process ends: the others' timeouts end them.
-  [[noreturn]] virtual void abortJob(const std::string &message, int exitCode) = 0;
+  [[noreturn]] void abortJob(const std::string &message, int exitCode) override = 0;
 
   /// Rank `rank`'s host name and process id, from the handshake ("" and 0 before it).
   virtual std::string peerHost(int rank) const { return rank == this->rank() ? launch_.host : ""; }
@@ -130,18 +131,6 @@ public:
 
 protected:
   LaunchInfo launch_;
-};
-
-/// One entry of a plan's collective manifest: an averaged allreduce of a gradient bucket.
-struct BucketInfo {
-  int index = 0;
-  int64_t elements = 0;     // f32 elements
-  /// How the bucket crosses the processes: F32, or BF16 (rounded before the sum across
-  /// processes, which adds in f32 and rounds each partial sum; the replicas of a process are
-  /// summed in f32 first, and the mean is f32 again).
-  DType wire = DType::F32;
-  std::string tensors;      // "dense1.kernel, dense1.bias"
-  std::string loc;          // source location of the collective
 };
 
 /// Averages gradient buckets over R replica threads of this process and the P processes of

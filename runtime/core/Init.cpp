@@ -3,7 +3,7 @@
 #include "runtime/core/Init.h"
 
 #include "runtime/base/Error.h"
-#include "runtime/core/Rng.h"
+#include "runtime/base/Rng.h"
 
 #include <algorithm>
 #include <cmath>

@@ -10,6 +10,7 @@
 // a step allocates nothing and creates nothing.
 #pragma once
 
+#include "runtime/device/Collectives.h"
 #include "runtime/device/Device.h"
 #include "runtime/format/Plan.h"
 
@@ -19,42 +20,6 @@
 #include <vector>
 
 namespace dp::rt {
-
-/// What the collective kernels of a plan call: start averaging a replica's copy of a bucket,
-/// and wait for the mean, in the plan's order. Implemented over the runtime's collectives
-/// engine (runtime/comm).
-class CollectiveEngine {
-public:
-  /// Which stream of a device the engine's calls are made from.
-  enum class Placement {
-    /// The compute stream: start() only hands the bucket to the engine's own progress thread
-    /// and returns, so a stream of its own would only add a hand-off between threads (the
-    /// runtime's MPI engine).
-    Compute,
-    /// The collectives stream, ordered against the compute stream by events: an engine whose
-    /// calls do the transfer or enqueue device work (NCCL on a GPU).
-    Collectives,
-  };
-  virtual ~CollectiveEngine() = default;
-  virtual Placement placement() const { return Placement::Compute; }
-  /// An engine whose collectives are device work (NCCL) returns, once per bucket and replica
-  /// when it is attached, the kernel that leaves the mean of `bucket` in place at `data` on
-  /// replica `replica`'s device. The executor launches it on the collectives stream after an
-  /// event from the compute stream (the bucket is written) and makes the compute stream wait
-  /// for it at the bucket's allreduce_wait; start() and wait() are then never called. Null (the
-  /// default): start() and wait() are called from host functions of placement()'s stream.
-  virtual std::unique_ptr<Kernel> averagingKernel(int bucket, int replica, float *data) {
-    return nullptr;
-  }
-  /// Called after a train step was enqueued on `replica`'s compute stream, with that stream:
-  /// an engine that watches its device work for hangs records the step's progress there.
-  virtual void stepEnqueued(int replica, Stream &compute, const StepContext &ctx) {}
-  virtual void start(int bucket, int replica, float *data) = 0;
-  virtual void wait(int bucket, int replica) = 0;
-  /// Releases every replica waiting in wait() with an error: replica work failed and they
-  /// would wait for it forever.
-  virtual void abort(const std::string &why) = 0;
-};
 
 class Program {
 public:

@@ -1,9 +1,9 @@
 // Seed mixing for the data pipeline. Shuffles draw from the runtime's portable generator
-// (core/Rng.h), never from std:: distributions, so the same seed gives the same sample order on
+// (base/Rng.h), never from std:: distributions, so the same seed gives the same sample order on
 // every platform, compiler and replica.
 #pragma once
 
-#include "runtime/core/Rng.h"
+#include "runtime/base/Rng.h"
 
 #include <cstdint>
 

@@ -18,6 +18,7 @@
 //    order its streams against each other exactly as they did when captured.
 #pragma once
 
+#include "runtime/device/Collectives.h"
 #include "runtime/device/Kernel.h"
 #include "runtime/format/Enums.h"
 
@@ -163,6 +164,13 @@ public:
   /// Caps the threads this process computes with on the host, over all its devices (0: the
   /// backend's own choice). Takes effect for the devices opened and kernels made after it.
   virtual void setComputeThreads(int threads) { (void)threads; }
+  /// The collectives engine of `setup.devices` (opened by this backend), where the backend has
+  /// its own: NCCL on GPUs. Null (the default): the runtime's MPI engine averages the buckets
+  /// in host memory, which needs devices the host can address. Throws Error(Launch) when the
+  /// engine cannot be set up.
+  virtual std::unique_ptr<CollectiveEngine> makeCollectives(const CollectivesSetup &setup) {
+    return nullptr;
+  }
 };
 
 /// The backends this build has, by the device kind they run.

@@ -4,7 +4,6 @@
 #include "runtime/base/Error.h"
 #include "runtime/core/Program.h"
 #include "runtime/data/Random.h"
-#include "runtime/kernels/Backends.h"
 #include "runtime/train/PlanInfo.h"
 
 #include <algorithm>
@@ -48,7 +47,6 @@ void randomInputs(Program &program, uint64_t seed) {
 } // namespace
 
 int checkGradients(Plan loaded, const GradCheckOptions &options, std::ostream &out) {
-  registerBuiltinBackends();
   Backend &backend = BackendRegistry::get(loaded.deviceKind);
   // As a run does before it allocates: a plan too big for the machine is refused with the
   // numbers, not killed half way into allocating its arena.

@@ -2,11 +2,7 @@
 #include "runtime/train/Job.h"
 
 #include "runtime/base/Error.h"
-#include "runtime/kernels/Backends.h"
 #include "runtime/train/PlanCheck.h"
-#ifdef DP_HAVE_CUDA
-#include "runtime/kernels/cuda/NcclEngine.h"
-#endif
 
 namespace dp::rt {
 namespace {
@@ -140,7 +136,6 @@ void Job::launchParameterServer(Plan plan, const JobOptions &options) {
 std::unique_ptr<Job> Job::launch(const std::string &planPath, const JobOptions &options) {
   std::unique_ptr<Job> job(new Job());
   job->planPath_ = planPath;
-  registerBuiltinBackends();
   Plan plan = Plan::read(planPath);
   // What --inspect checks, before anything is launched or allocated: a plan it accepts is one
   // this gets past (the machine and the data aside).
@@ -196,20 +191,22 @@ std::unique_ptr<Job> Job::launch(const std::string &planPath, const JobOptions &
       b.wire = c.dtype;
       buckets.push_back(b);
     }
-    if (program.plan().deviceKind == DeviceKind::Cuda) {
-      // GPUs average their buckets with NCCL, on the devices.
-#ifdef DP_HAVE_CUDA
-      job->adapter_ = cuda::makeNcclEngine(program, *job->group_, buckets,
-                                           options.collectiveTimeout);
-#endif
-    } else if (!program.device(0).hostAccessible()) {
-      throw Error(ErrorKind::Launch, std::string("the plan's ") +
-                                         deviceKindName(program.plan().deviceKind) +
-                                         " devices have no collectives engine: the MPI engine "
-                                         "averages host memory only");
-    } else {
-      job->engine_ = std::make_unique<Collectives>(*job->group_, program.devices(), buckets,
-                                                   options.collectiveTimeout);
+    CollectivesSetup setup;
+    for (int d = 0; d < program.devices(); ++d)
+      setup.devices.push_back(&program.device(d));
+    setup.group = job->group_.get();
+    setup.buckets = buckets;
+    setup.timeoutSec = options.collectiveTimeout;
+    // The backend's own engine where it has one (NCCL on GPUs), else the MPI engine.
+    job->adapter_ = program.backend().makeCollectives(setup);
+    if (!job->adapter_) {
+      if (!program.device(0).hostAccessible())
+        throw Error(ErrorKind::Launch, std::string("the plan's ") +
+                                           deviceKindName(program.plan().deviceKind) +
+                                           " devices have no collectives engine: the MPI engine "
+                                           "averages host memory only");
+      job->engine_ = std::make_unique<Collectives>(*job->group_, program.devices(),
+                                                   std::move(buckets), options.collectiveTimeout);
       job->adapter_ = std::make_unique<EngineAdapter>(*job->engine_);
     }
     program.attachCollectives(job->adapter_.get());

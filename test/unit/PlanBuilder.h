@@ -3,9 +3,9 @@
 // laid out automatically (persistent buffers first) and can be overridden to build broken plans.
 #pragma once
 
+#include "runtime/backends/Backends.h"
 #include "runtime/core/Program.h"
 #include "runtime/format/PlanFile.h"
-#include "runtime/kernels/Backends.h"
 
 #include <algorithm>
 #include <deque>

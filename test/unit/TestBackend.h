@@ -4,9 +4,9 @@
 // test can count the kernels each device has run, wait for a count, and make one fail.
 #pragma once
 
+#include "runtime/backends/cpu/CpuBackend.h"
 #include "runtime/base/Error.h"
 #include "runtime/device/HostStreams.h"
-#include "runtime/kernels/cpu/CpuBackend.h"
 
 #include <atomic>
 #include <chrono>

@@ -1,6 +1,7 @@
 // dprun: runs a compiled plan (.dpx). Trains it on an IDX or CIFAR-10 data set and evaluates
 // it, or prints a summary of it with --inspect. Only parses the command line; the work is in
 // the runtime libraries, and nothing here or there links MLIR or LLVM.
+#include "runtime/backends/Backends.h"
 #include "runtime/base/Error.h"
 #include "runtime/base/HostMemory.h"
 #include "runtime/base/Interrupt.h"
@@ -458,6 +459,7 @@ int run(int argc, char **argv) {
 int main(int argc, char **argv) {
   catchCrashesNearTheMemoryLimit();
   try {
+    dp::rt::registerBuiltinBackends();
     return run(argc, argv);
   } catch (const Error &e) {
     std::cout.flush();

@@ -2,7 +2,7 @@
 // to golden values so that a change of the random stream is noticed, and with the statistics of
 // Keras's initialisers (bounds, means, stddevs, truncation).
 #include "runtime/core/Init.h"
-#include "runtime/core/Rng.h"
+#include "runtime/base/Rng.h"
 
 #include "test/unit/ErrorMatchers.h"
 #include "test/unit/kernels/KernelTestUtil.h"

@@ -1,7 +1,7 @@
 // The cuBLAS adapter's translation, checked on the host: the column-major GEMM that
 // rowMajorGemm describes is evaluated from the BLAS definition (what cublasSgemm computes) on
 // dp's row-major operands and compared with the reference product, for every transpose.
-#include "runtime/kernels/cuda/Blas.h"
+#include "runtime/backends/cuda/Blas.h"
 #include "runtime/kernels/reference/Reference.h"
 
 #include "test/unit/cuda/HostTestUtil.h"

@@ -2,8 +2,8 @@
 // and KRSC filter, evaluated the way cuDNN defines its convolution (NHWC cross-correlation with
 // symmetric padding), give the reference convolution for symmetric and asymmetric padding;
 // the filter transposes are inverse permutations; the algorithm choice prefers determinism.
-#include "runtime/kernels/cuda/Conv.h"
-#include "runtime/kernels/cuda/ImageOps.h"
+#include "runtime/backends/cuda/Conv.h"
+#include "runtime/backends/cuda/ImageOps.h"
 #include "runtime/kernels/reference/Reference.h"
 
 #include "test/unit/cuda/HostTestUtil.h"

@@ -1,6 +1,6 @@
 // Which GPUs each process of a node takes: consecutive runs of R visible GPUs by local rank,
 // and a refusal naming every number when the node has too few.
-#include "runtime/kernels/cuda/DeviceSelection.h"
+#include "runtime/backends/cuda/DeviceSelection.h"
 #include "test/unit/ErrorMatchers.h"
 
 #include <gtest/gtest.h>

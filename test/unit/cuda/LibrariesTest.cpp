@@ -2,9 +2,9 @@
 // backend calls resolves from the library its headers name, and cuDNN's own arithmetic (its
 // descriptors and output dimensions, which need no device) agrees with the convolution plans.
 // Skipped, with a message, where the toolkit's libraries are not installed.
+#include "runtime/backends/cuda/Libraries.h"
+#include "runtime/backends/cuda/Conv.h"
 #include "runtime/base/Error.h"
-#include "runtime/kernels/cuda/Conv.h"
-#include "runtime/kernels/cuda/Libraries.h"
 
 #include "test/unit/cuda/HostTestUtil.h"
 

@@ -1,7 +1,7 @@
 // The CUDA backend's own kernels, checked on the host: Ops.h is the per-element source nvcc
 // compiles into the device kernels, compiled here by the host compiler and run over arrays the
 // way the grid-stride loops run it, against the reference kernels.
-#include "runtime/kernels/cuda/Ops.h"
+#include "runtime/backends/cuda/Ops.h"
 #include "runtime/kernels/reference/Reference.h"
 
 #include "test/unit/cuda/HostTestUtil.h"

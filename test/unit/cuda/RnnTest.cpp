@@ -2,7 +2,7 @@
 // and bias into a weight space and unpacking gives them back, and an LSTM written the way
 // cuDNN defines it (per gate: W_g x + R_g h + b_g, in its gate order) over the packed weight
 // space computes the reference LSTM.
-#include "runtime/kernels/cuda/Rnn.h"
+#include "runtime/backends/cuda/Rnn.h"
 #include "runtime/kernels/reference/Lstm.h"
 #include "test/unit/cuda/HostTestUtil.h"
 

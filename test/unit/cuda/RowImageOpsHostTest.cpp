@@ -3,9 +3,9 @@
 // a thread per row, column or element); here the host compiler runs the same functions over
 // every row, column or element, in the grid's order where the order matters, against the
 // reference kernels.
+#include "runtime/backends/cuda/ImageOps.h"
+#include "runtime/backends/cuda/RowOps.h"
 #include "runtime/kernels/ValidRows.h"
-#include "runtime/kernels/cuda/ImageOps.h"
-#include "runtime/kernels/cuda/RowOps.h"
 #include "runtime/kernels/reference/Concat.h"
 #include "runtime/kernels/reference/LayerNorm.h"
 #include "runtime/kernels/reference/PoolNorm.h"

@@ -1,5 +1,5 @@
 // The NCCL engine's watchdog bookkeeping, checked on the host with a made-up clock.
-#include "runtime/kernels/cuda/StepWatch.h"
+#include "runtime/backends/cuda/StepWatch.h"
 
 #include <gtest/gtest.h>
 

@@ -2,9 +2,9 @@
 // plans, once on the CPU backend and once on the GPU, with the same random inputs, and the
 // outputs must agree. These tests need a GPU: without one every test is skipped with the
 // CUDA runtime's reason (ctest label `gpu`; scripts/gpu-check.sh runs them where one exists).
+#include "runtime/backends/cpu/CpuBackend.h"
+#include "runtime/backends/cuda/CudaBackend.h"
 #include "runtime/base/Error.h"
-#include "runtime/kernels/cpu/CpuBackend.h"
-#include "runtime/kernels/cuda/CudaBackend.h"
 #include "test/unit/PlanBuilder.h"
 
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 // The image kernels (conv2d and its gradients, max_pool2d and its gradient, dropout and its
 // gradient): the CPU kernels against the naive references, the backward kernels against
 // central finite differences of the reference forward in double, and dropout's masks.
-#include "runtime/core/Rng.h"
+#include "runtime/base/Rng.h"
 #include "runtime/kernels/reference/Reference.h"
 #include "test/unit/kernels/KernelTestUtil.h"
 

@@ -1,0 +1,66 @@
+// oneDNN glue; see Dnnl.h. run() calls the C API with a prebuilt argument array because the C++
+// execute() converts its std::unordered_map argument on every call.
+#include "runtime/backends/cpu/Dnnl.h"
+
+#include "runtime/backends/cpu/Parallel.h"
+
+namespace dp::rt::cpu {
+
+const dnnl::engine &cpuEngine() {
+  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+dnnl::memory::desc f32Desc(const dnnl::memory::dims &dims, const dnnl::memory::dims &strides) {
+  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
+}
+
+dnnl::memory::data_type dnnlType(DType t) {
+  return t == DType::BF16  ? dnnl::memory::data_type::bf16
+         : t == DType::I32 ? dnnl::memory::data_type::s32
+                           : dnnl::memory::data_type::f32;
+}
+
+dnnl::memory::desc plainDesc(const dnnl::memory::dims &dims, const dnnl::memory::dims &strides,
+                             DType t) {
+  return dnnl::memory::desc(dims, dnnlType(t), strides);
+}
+
+dnnl::primitive_attr userScratchpad(Activation act) {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::post_ops ops;
+  if (act == Activation::Relu)
+    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+  else if (act == Activation::Sigmoid)
+    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_logistic, 0.0f, 0.0f);
+  else if (act == Activation::Tanh)
+    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_tanh, 0.0f, 0.0f);
+  attr.set_post_ops(ops);
+  return attr;
+}
+
+DnnlCall::DnnlCall(const dnnl::primitive_desc_base &pd, dnnl::primitive prim,
+                   std::vector<std::pair<int, dnnl::memory>> args, std::string where, int threads)
+    : prim_(std::move(prim)), stream_(cpuEngine()), where_(std::move(where)), threads_(threads) {
+  dnnl::memory::desc scratch = pd.scratchpad_desc();
+  if (scratch.get_size() > 0)
+    args.emplace_back(DNNL_ARG_SCRATCHPAD, dnnl::memory(scratch, cpuEngine()));
+  for (auto &[arg, memory] : args) {
+    args_.push_back({arg, memory.get()});
+    memories_.push_back(std::move(memory));
+  }
+}
+
+void DnnlCall::run() {
+  ThreadCap cap(threads_);
+  dnnl_status_t status = dnnl_primitive_execute(prim_.get(), stream_.get(),
+                                                static_cast<int>(args_.size()), args_.data());
+  if (status == dnnl_success)
+    status = dnnl_stream_wait(stream_.get());
+  if (status != dnnl_success)
+    throw Error(ErrorKind::Runtime,
+                where_ + ": oneDNN execution failed with status " + std::to_string(int(status)));
+}
+
+} // namespace dp::rt::cpu

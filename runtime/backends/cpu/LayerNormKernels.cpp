@@ -1,0 +1,128 @@
+// The CPU layer normalisation kernels on oneDNN's layer_normalization primitives: forward with
+// per-row statistics computed inside the primitive, backward (data, scale and shift) from the
+// per-row mean and variance that the gradient kernel computes itself (in double, two passes)
+// before calling the primitive, so that the forward kernel keeps nothing between the steps.
+#include "runtime/backends/cpu/Dnnl.h"
+#include "runtime/backends/cpu/Internal.h"
+#include "runtime/backends/cpu/Parallel.h"
+
+#include <string>
+#include <vector>
+
+namespace dp::rt::cpu {
+namespace {
+
+using dnnl::memory;
+
+/// x[..., C] as rows of C values (the contract's normalisation shape).
+using RowShape = NormShape;
+
+dnnl::normalization_flags scaleShift() {
+  return dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
+}
+
+dnnl::layer_normalization_forward::primitive_desc forwardDesc(const RowShape &s, float epsilon,
+                                                              dnnl::prop_kind kind) {
+  const memory::desc data = f32Desc({s.rows, s.c}, {s.c, 1});
+  const memory::desc stats = f32Desc({s.rows}, {1});
+  return dnnl::layer_normalization_forward::primitive_desc(
+      dnnl::layer_normalization_forward::desc(kind, data, stats, epsilon, scaleShift()),
+      userScratchpad(), cpuEngine());
+}
+
+class LayerNormGradKernel final : public Kernel {
+public:
+  LayerNormGradKernel(const KernelSite &site, const RowShape &s, const TensorView &x,
+                      const TensorView &gamma, const TensorView &dy, const TensorView &dx,
+                      const TensorView &dgamma, const TensorView &dbeta, float epsilon)
+      : s_(s), x_(x.f32()), mean_(s.rows), variance_(s.rows), shift_(s.c, 0.0f) {
+    const memory::desc data = f32Desc({s.rows, s.c}, {s.c, 1});
+    const memory::desc stats = f32Desc({s.rows}, {1});
+    const memory::desc channels = f32Desc({s.c}, {1});
+    const int threads = x.numel < kParallelMinWork ? 1 : 0;
+    ThreadCap cap(threads);
+    auto hint = forwardDesc(s, epsilon, dnnl::prop_kind::forward_training);
+    dnnl::layer_normalization_backward::primitive_desc pd(
+        dnnl::layer_normalization_backward::desc(dnnl::prop_kind::backward, data, data, stats,
+                                                 epsilon, scaleShift()),
+        userScratchpad(), cpuEngine(), hint);
+    // oneDNN takes non-const handles; it only reads its inputs.
+    auto mem = [&](const memory::desc &d, const void *p) {
+      return memory(d, cpuEngine(), const_cast<void *>(p));
+    };
+    call_ = DnnlCall(pd, dnnl::layer_normalization_backward(pd),
+                     {{DNNL_ARG_SRC, mem(data, x.data)},
+                      {DNNL_ARG_MEAN, mem(stats, mean_.data())},
+                      {DNNL_ARG_VARIANCE, mem(stats, variance_.data())},
+                      {DNNL_ARG_DIFF_DST, mem(data, dy.data)},
+                      {DNNL_ARG_SCALE, mem(channels, gamma.data)},
+                      // The primitive asks for the shift although no gradient depends on it.
+                      {DNNL_ARG_SHIFT, mem(channels, shift_.data())},
+                      {DNNL_ARG_DIFF_SRC, mem(data, dx.data)},
+                      {DNNL_ARG_DIFF_SCALE, mem(channels, dgamma.data)},
+                      {DNNL_ARG_DIFF_SHIFT, mem(channels, dbeta.data)}},
+                     site.where(), threads);
+  }
+
+  void run(const StepContext &) override {
+    const int64_t c = s_.c;
+    const float *x = x_;
+    float *mean = mean_.data(), *variance = variance_.data();
+    parallelChunks(
+        s_.rows,
+        [&](int64_t begin, int64_t end) {
+          for (int64_t r = begin; r < end; ++r) {
+            const float *xr = x + r * c;
+            double sum = 0, sq = 0;
+            for (int64_t k = 0; k < c; ++k)
+              sum += xr[k];
+            const double m = sum / double(c);
+            for (int64_t k = 0; k < c; ++k)
+              sq += (xr[k] - m) * (xr[k] - m);
+            mean[r] = static_cast<float>(m);
+            variance[r] = static_cast<float>(sq / double(c));
+          }
+        },
+        s_.rows * c);
+    call_.run();
+  }
+
+private:
+  RowShape s_;
+  const float *x_;
+  std::vector<float> mean_, variance_, shift_;
+  DnnlCall call_;
+};
+
+} // namespace
+
+std::unique_ptr<Kernel> makeLayerNorm(const KernelSite &site, const EpsilonAttrs &attrs,
+                                      RowShape s) {
+  const TensorView x = site.input(0), gamma = site.input(1), beta = site.input(2);
+  const TensorView y = site.output(0);
+  const float epsilon = static_cast<float>(s.epsilon);
+  const int threads = x.numel < kParallelMinWork ? 1 : 0;
+  ThreadCap cap(threads);
+  auto pd = forwardDesc(s, epsilon, dnnl::prop_kind::forward_inference);
+  const memory::desc data = f32Desc({s.rows, s.c}, {s.c, 1});
+  const memory::desc channels = f32Desc({s.c}, {1});
+  auto mem = [&](const memory::desc &d, const void *p) {
+    return memory(d, cpuEngine(), const_cast<void *>(p));
+  };
+  return std::make_unique<PrimitiveKernel>(DnnlCall(pd, dnnl::layer_normalization_forward(pd),
+                                                    {{DNNL_ARG_SRC, mem(data, x.data)},
+                                                     {DNNL_ARG_SCALE, mem(channels, gamma.data)},
+                                                     {DNNL_ARG_SHIFT, mem(channels, beta.data)},
+                                                     {DNNL_ARG_DST, mem(data, y.data)}},
+                                                    site.where(), threads));
+}
+
+std::unique_ptr<Kernel> makeLayerNormGrad(const KernelSite &site, const EpsilonAttrs &attrs,
+                                          RowShape s) {
+  const TensorView x = site.input(0), gamma = site.input(1), dy = site.input(2);
+  const TensorView dx = site.output(0), dgamma = site.output(1), dbeta = site.output(2);
+  return std::make_unique<LayerNormGradKernel>(site, s, x, gamma, dy, dx, dgamma, dbeta,
+                                               static_cast<float>(s.epsilon));
+}
+
+} // namespace dp::rt::cpu

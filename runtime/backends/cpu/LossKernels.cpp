@@ -1,0 +1,160 @@
+// softmax cross-entropy, its gradient, and the count of correct predictions. Only the step's
+// valid rows count; labels are validated by the data loader, so an out-of-range label is a
+// broken precondition that shows up as NaN rather than an out-of-bounds read.
+#include "runtime/backends/cpu/Internal.h"
+#include "runtime/backends/cpu/Parallel.h"
+#include "runtime/kernels/ValidRows.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace dp::rt::cpu {
+namespace {
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+// -log softmax(z)[label] for one row, or NaN for a label outside [0, classes).
+float rowXent(const float *z, int32_t label, int64_t classes) {
+  if (label < 0 || label >= classes)
+    return kNaN;
+  const float m = rowMax(z, classes);
+  // (z[label] - m) first: adding m to the log-sum would round it to the precision of m.
+  return std::log(sumExpShifted(z, classes, m)) - (z[label] - m);
+}
+
+class SoftmaxXentKernel final : public Kernel {
+public:
+  SoftmaxXentKernel(const KernelSite &site, XentShape shape)
+      : logits_(site.input(0).f32()), labels_(site.input(1).i32()), loss_(site.output(0).f32()),
+        shape_(shape) {}
+
+  void run(const StepContext &ctx) override {
+    const int64_t rows = shape_.rows, classes = shape_.classes;
+    const ValidRows isValid(ctx, rows);
+    const int64_t valid = isValid.count(rows);
+    const float *logits = logits_;
+    const int32_t *labels = labels_;
+    double total = 0;
+    if (rows * classes >= kParallelMinWork) {
+#pragma omp parallel for reduction(+ : total)
+      for (int64_t r = 0; r < rows; ++r)
+        if (isValid(r))
+          total += rowXent(logits + r * classes, labels[r], classes);
+    } else {
+      for (int64_t r = 0; r < rows; ++r)
+        if (isValid(r))
+          total += rowXent(logits + r * classes, labels[r], classes);
+    }
+    loss_[0] = valid > 0 ? static_cast<float>(total / valid) : 0.0f;
+  }
+
+private:
+  const float *logits_;
+  const int32_t *labels_;
+  float *loss_;
+  XentShape shape_;
+};
+
+class SoftmaxXentGradKernel final : public Kernel {
+public:
+  SoftmaxXentGradKernel(const KernelSite &site, XentShape shape)
+      : logits_(site.input(0).f32()), labels_(site.input(1).i32()), dloss_(site.input(2).f32()),
+        dlogits_(site.output(0).f32()), shape_(shape) {}
+
+  void run(const StepContext &ctx) override {
+    const int64_t rows = shape_.rows, classes = shape_.classes;
+    const ValidRows isValid(ctx, rows);
+    const int64_t valid = isValid.count(rows);
+    const float *logits = logits_;
+    const int32_t *labels = labels_;
+    float *dlogits = dlogits_;
+    // The loss is a mean over the valid rows, so each row's share of dloss is dloss / valid.
+    const float scale = valid > 0 ? dloss_[0] / static_cast<float>(valid) : 0.0f;
+    parallelChunks(
+        rows,
+        [=](int64_t begin, int64_t end) {
+          for (int64_t r = begin; r < end; ++r) {
+            const float *z = logits + r * classes;
+            float *g = dlogits + r * classes;
+            if (!isValid(r)) {
+              std::fill(g, g + classes, 0.0f);
+              continue;
+            }
+            const int32_t label = labels[r];
+            if (label < 0 || label >= classes) {
+              std::fill(g, g + classes, kNaN);
+              continue;
+            }
+            // g may be z: expShifted reads each z[j] before writing g[j].
+            const float factor = scale / expShifted(z, g, classes, rowMax(z, classes));
+            for (int64_t j = 0; j < classes; ++j)
+              g[j] *= factor;
+            g[label] -= scale;
+          }
+        },
+        rows * classes);
+  }
+
+private:
+  const float *logits_;
+  const int32_t *labels_;
+  const float *dloss_;
+  float *dlogits_;
+  XentShape shape_;
+};
+
+class CountCorrectKernel final : public Kernel {
+public:
+  CountCorrectKernel(const KernelSite &site, XentShape shape)
+      : logits_(site.input(0).f32()), labels_(site.input(1).i32()), out_(site.output(0).f32()),
+        shape_(shape) {}
+
+  void run(const StepContext &ctx) override {
+    const int64_t rows = shape_.rows, classes = shape_.classes;
+    const ValidRows isValid(ctx, rows);
+    int64_t correct = 0;
+    bool badLabel = false;
+    for (int64_t r = 0; r < rows; ++r) {
+      if (!isValid(r))
+        continue;
+      const float *z = logits_ + r * classes;
+      const int32_t label = labels_[r];
+      badLabel |= label < 0 || label >= classes;
+      // The first maximum wins ties, as argmax does in numpy and PyTorch.
+      int64_t best = 0;
+      for (int64_t j = 1; j < classes; ++j)
+        if (z[j] > z[best])
+          best = j;
+      correct += best == label;
+    }
+    // A stacked batch counts each sample once per block: report the mean over the blocks, so
+    // that the count stays a number of samples.
+    const int64_t blocks = isValid.blocks(rows);
+    out_[0] = badLabel ? kNaN : static_cast<float>(double(correct) / double(blocks));
+  }
+
+private:
+  const float *logits_;
+  const int32_t *labels_;
+  float *out_;
+  XentShape shape_;
+};
+
+} // namespace
+
+std::unique_ptr<Kernel> makeSoftmaxXent(const KernelSite &site, const NoAttrs &,
+                                        XentShape geometry) {
+  return std::make_unique<SoftmaxXentKernel>(site, geometry);
+}
+
+std::unique_ptr<Kernel> makeSoftmaxXentGrad(const KernelSite &site, const NoAttrs &,
+                                            XentShape geometry) {
+  return std::make_unique<SoftmaxXentGradKernel>(site, geometry);
+}
+
+std::unique_ptr<Kernel> makeCountCorrect(const KernelSite &site, const NoAttrs &,
+                                         XentShape geometry) {
+  return std::make_unique<CountCorrectKernel>(site, geometry);
+}
+
+} // namespace dp::rt::cpu

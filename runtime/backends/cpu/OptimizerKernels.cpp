@@ -1,0 +1,123 @@
+// In-place optimizer updates of persistent parameters, with Keras 2 semantics: plain SGD,
+// momentum (optionally Nesterov) and Adam with its bias correction folded into the step size.
+// Each rate is the compiled one times the step's schedule factor (StepContext::lrScale).
+#include "runtime/backends/cpu/Internal.h"
+#include "runtime/backends/cpu/Parallel.h"
+
+#include <cmath>
+
+namespace dp::rt::cpu {
+namespace {
+
+class SgdKernel final : public Kernel {
+public:
+  SgdKernel(const float *grad, float *param, int64_t n, float lr)
+      : grad_(grad), param_(param), n_(n), lr_(lr) {}
+  void run(const StepContext &ctx) override {
+    const float *g = grad_;
+    float *p = param_;
+    const float lr = static_cast<float>(lr_ * ctx.lrScale);
+    parallelChunks(n_, [=](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i)
+        p[i] -= lr * g[i];
+    });
+  }
+
+private:
+  const float *grad_;
+  float *param_;
+  int64_t n_;
+  float lr_;
+};
+
+class MomentumKernel final : public Kernel {
+public:
+  MomentumKernel(const float *grad, float *param, float *velocity, int64_t n, float lr,
+                 float momentum, bool nesterov)
+      : grad_(grad), param_(param), velocity_(velocity), n_(n), lr_(lr), momentum_(momentum),
+        nesterov_(nesterov) {}
+  void run(const StepContext &ctx) override {
+    const float *g = grad_;
+    float *p = param_, *v = velocity_;
+    const float lr = static_cast<float>(lr_ * ctx.lrScale), mu = momentum_;
+    if (nesterov_)
+      parallelChunks(n_, [=](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+          const float vi = mu * v[i] - lr * g[i];
+          v[i] = vi;
+          p[i] += mu * vi - lr * g[i];
+        }
+      });
+    else
+      parallelChunks(n_, [=](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+          const float vi = mu * v[i] - lr * g[i];
+          v[i] = vi;
+          p[i] += vi;
+        }
+      });
+  }
+
+private:
+  const float *grad_;
+  float *param_, *velocity_;
+  int64_t n_;
+  float lr_, momentum_;
+  bool nesterov_;
+};
+
+class AdamKernel final : public Kernel {
+public:
+  AdamKernel(const float *grad, float *param, float *m, float *v, int64_t n, double lr,
+             double beta1, double beta2, double epsilon)
+      : grad_(grad), param_(param), m_(m), v_(v), n_(n), lr_(lr), beta1_(beta1), beta2_(beta2),
+        epsilon_(epsilon) {}
+  void run(const StepContext &ctx) override {
+    const double t = static_cast<double>(ctx.step);
+    const float lrT = static_cast<float>(lr_ * ctx.lrScale * std::sqrt(1.0 - std::pow(beta2_, t)) /
+                                         (1.0 - std::pow(beta1_, t)));
+    // 1 - beta is formed in double: in f32, 1 - 0.999f is off by 1e-5 relative.
+    const float b1 = static_cast<float>(beta1_), b2 = static_cast<float>(beta2_);
+    const float c1 = static_cast<float>(1.0 - beta1_), c2 = static_cast<float>(1.0 - beta2_);
+    const float eps = static_cast<float>(epsilon_);
+    const float *g = grad_;
+    float *p = param_, *m = m_, *v = v_;
+    parallelChunks(n_, [=](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        const float mi = b1 * m[i] + c1 * g[i];
+        const float vi = b2 * v[i] + c2 * g[i] * g[i];
+        m[i] = mi;
+        v[i] = vi;
+        p[i] -= lrT * mi / (std::sqrt(vi) + eps);
+      }
+    });
+  }
+
+private:
+  const float *grad_;
+  float *param_, *m_, *v_;
+  int64_t n_;
+  double lr_, beta1_, beta2_, epsilon_;
+};
+
+} // namespace
+
+std::unique_ptr<Kernel> makeSgdUpdate(const KernelSite &site, const SgdAttrs &attrs, int64_t n) {
+  return std::make_unique<SgdKernel>(site.input(0).f32(), site.output(0).f32(), n,
+                                     static_cast<float>(attrs.lr));
+}
+
+std::unique_ptr<Kernel> makeMomentumUpdate(const KernelSite &site, const MomentumAttrs &attrs,
+                                           int64_t n) {
+  return std::make_unique<MomentumKernel>(site.input(0).f32(), site.output(0).f32(),
+                                          site.output(1).f32(), n, static_cast<float>(attrs.lr),
+                                          static_cast<float>(attrs.momentum), attrs.nesterov);
+}
+
+std::unique_ptr<Kernel> makeAdamUpdate(const KernelSite &site, const AdamAttrs &attrs, int64_t n) {
+  return std::make_unique<AdamKernel>(site.input(0).f32(), site.output(0).f32(),
+                                      site.output(1).f32(), site.output(2).f32(), n, attrs.lr,
+                                      attrs.beta1, attrs.beta2, attrs.epsilon);
+}
+
+} // namespace dp::rt::cpu

@@ -1,0 +1,136 @@
+// Launches of the CUDA backend's own kernels (OwnKernels.cu) on a stream. Each returns the
+// launch's cudaError_t (cudaSuccess when it was enqueued); errors of the kernel itself surface
+// at the stream's next synchronisation, as CUDA reports them. Kernels that depend on the step
+// (losses over the valid rows, Adam's step size, dropout's draws) read its StepContext from
+// device memory, where a captured step's launch puts it.
+#pragma once
+
+#include "runtime/backends/cuda/ImageOps.h"
+#include "runtime/backends/cuda/Ops.h"
+#include "runtime/backends/cuda/RnnOps.h"
+#include "runtime/backends/cuda/RowOps.h"
+#include "runtime/device/StepContext.h"
+
+#include <cuda_runtime_api.h>
+
+namespace dp::rt::cuda {
+
+/// Threads per block of the grid-stride kernels, and the blocks for `n` elements (bounded:
+/// the grid strides over the rest).
+inline constexpr int kThreadsPerBlock = 256;
+int blocksFor(int64_t n);
+
+// ---- elementwise
+/// y = act(x) over n elements (not softmax).
+cudaError_t launchActivation(cudaStream_t stream, const float *x, float *y, int64_t n,
+                             Activation act);
+/// dx = dy * act'(.) through y, over n elements (not softmax).
+cudaError_t launchActivationGrad(cudaStream_t stream, const float *y, const float *dy, float *dx,
+                                 int64_t n, Activation act);
+/// y[r, j] = act(y[r, j] + b[j]) in place over rows x cols (b may be null; not softmax).
+cudaError_t launchBiasActivation(cudaStream_t stream, float *y, const float *b, int64_t rows,
+                                 int64_t cols, Activation act);
+/// c = a + b over n elements.
+cudaError_t launchAdd(cudaStream_t stream, const float *a, const float *b, float *c, int64_t n);
+/// c = a * b over n elements.
+cudaError_t launchMultiply(cudaStream_t stream, const float *a, const float *b, float *c,
+                           int64_t n);
+/// out[i] = pattern for n 4-byte words.
+cudaError_t launchFill(cudaStream_t stream, uint32_t *out, uint32_t pattern, int64_t n);
+
+// ---- rows
+/// y = softmax(x) per row of `cols`; y may be x.
+cudaError_t launchSoftmax(cudaStream_t stream, const float *x, float *y, int64_t rows,
+                          int64_t cols);
+/// dx = softmax gradient through y per row.
+cudaError_t launchSoftmaxGrad(cudaStream_t stream, const float *y, const float *dy, float *dx,
+                              int64_t rows, int64_t cols);
+cudaError_t launchSoftmaxXent(cudaStream_t stream, const float *logits, const int32_t *labels,
+                              float *loss, int64_t rows, int64_t classes, const StepContext *ctx);
+cudaError_t launchSoftmaxXentGrad(cudaStream_t stream, const float *logits, const int32_t *labels,
+                                  const float *dloss, float *dlogits, int64_t rows, int64_t classes,
+                                  const StepContext *ctx);
+cudaError_t launchCountCorrect(cudaStream_t stream, const float *logits, const int32_t *labels,
+                               float *correct, int64_t rows, int64_t classes,
+                               const StepContext *ctx);
+/// Dropout's mask (the CPU backend's draws) and y = x * mask, a thread per row.
+cudaError_t launchDropout(cudaStream_t stream, const float *x, float *y, float *mask, int64_t rows,
+                          int64_t cols, double rate, int64_t dropoutStream, const StepContext *ctx);
+cudaError_t launchLayerNorm(cudaStream_t stream, const float *x, const float *gamma,
+                            const float *beta, float *y, int64_t rows, int64_t c, double epsilon);
+
+// ---- sums over rows (two passes through `partials`, columnPartialsBytes of them)
+/// Bytes of the partial sums of K values per column of a [rows, cols] sum.
+size_t columnPartialsBytes(int64_t rows, int64_t cols, int values);
+/// y[cols] = sum over rows of x.
+cudaError_t launchReduceRows(cudaStream_t stream, const float *x, float *y, int64_t rows,
+                             int64_t cols, double *partials);
+/// stats[2, c] = (mean, mean of squares) over rows.
+cudaError_t launchBatchMoments(cudaStream_t stream, const float *x, float *stats, int64_t rows,
+                               int64_t c, double *partials);
+cudaError_t launchBatchNormGradParams(cudaStream_t stream, const float *x, const float *stats,
+                                      const float *dy, float *dgamma, float *dbeta, int64_t rows,
+                                      int64_t c, double epsilon, double *partials);
+/// dx per row, then dgamma and dbeta over the rows (rowStats: `rows` RowStats of scratch).
+cudaError_t launchLayerNormGrad(cudaStream_t stream, const float *x, const float *gamma,
+                                const float *dy, float *dx, float *dgamma, float *dbeta,
+                                int64_t rows, int64_t c, double epsilon, RowStats *rowStats,
+                                double *partials);
+
+// ---- batch normalisation
+cudaError_t launchBatchNormTrain(cudaStream_t stream, const float *x, const float *stats,
+                                 const float *gamma, const float *beta, float *y, int64_t n,
+                                 int64_t c, double epsilon);
+cudaError_t launchBatchNormInfer(cudaStream_t stream, const float *x, const float *gamma,
+                                 const float *beta, const float *movingMean, const float *movingVar,
+                                 float *y, int64_t n, int64_t c, double epsilon);
+cudaError_t launchBatchNormGradInput(cudaStream_t stream, const float *x, const float *stats,
+                                     const float *gamma, const float *dgamma, const float *dbeta,
+                                     const float *dy, float *dx, int64_t rows, int64_t c,
+                                     double epsilon);
+cudaError_t launchMovingStats(cudaStream_t stream, const float *stats, float *movingMean,
+                              float *movingVar, int64_t c, double momentum);
+
+// ---- images
+cudaError_t launchZeroPad(cudaStream_t stream, const float *x, float *y, const Pad &p);
+cudaError_t launchZeroPadGrad(cudaStream_t stream, const float *dy, float *dx, const Pad &p);
+cudaError_t launchMaxPool(cudaStream_t stream, const float *x, float *y, const Pool &p);
+cudaError_t launchMaxPoolGrad(cudaStream_t stream, const float *x, const float *dy, float *dx,
+                              const Pool &p);
+cudaError_t launchAvgPool(cudaStream_t stream, const float *x, float *y, const Pool &p);
+cudaError_t launchAvgPoolGrad(cudaStream_t stream, const float *dy, float *dx, const Pool &p);
+
+// ---- convolution filters (f * rsc elements)
+cudaError_t launchHwioToKrsc(cudaStream_t stream, const float *w, float *k, int64_t f, int64_t rsc);
+cudaError_t launchKrscToHwio(cudaStream_t stream, const float *k, float *w, int64_t f, int64_t rsc);
+
+// ---- the LSTM's weights (RnnOps.h)
+/// dp's w[f,4u], r[u,4u], b[4u] into cuDNN's weight space at `layout`.
+cudaError_t launchPackLstmWeights(cudaStream_t stream, const float *w, const float *r,
+                                  const float *b, float *space, const RnnWeightLayout &layout,
+                                  int64_t f, int64_t u);
+/// The weight space's gradient at `layout` into dp's dw, dr, db.
+cudaError_t launchUnpackLstmGrads(cudaStream_t stream, const float *space,
+                                  const RnnWeightLayout &layout, float *dw, float *dr, float *db,
+                                  int64_t f, int64_t u);
+
+// ---- data movement (4-byte words)
+/// `parts`, `partStarts` and `partWords`: `count` entries in device memory (see concatWord).
+cudaError_t launchConcat(cudaStream_t stream, const uint32_t *const *parts,
+                         const int64_t *partStarts, const int64_t *partWords, int count,
+                         uint32_t *out, int64_t outWords, int64_t totalWords);
+cudaError_t launchSlice(cudaStream_t stream, const uint32_t *x, int64_t inWords,
+                        int64_t offsetWords, uint32_t *out, int64_t outWords, int64_t totalWords);
+
+// ---- optimizer updates
+/// One tensor updated by `rule` (Adam's step from ctx).
+cudaError_t launchUpdate(cudaStream_t stream, const TensorSegment &tensor, const UpdateRule &rule,
+                         const StepContext *ctx);
+/// One update of every segment by `rule` in a single launch: `segments` and `starts` (the
+/// first global element of each) are `count` entries in device memory; `total` the sum of
+/// their elements.
+cudaError_t launchMultiTensorUpdate(cudaStream_t stream, const TensorSegment *segments,
+                                    const int64_t *starts, int count, int64_t total,
+                                    const UpdateRule &rule, const StepContext *ctx);
+
+} // namespace dp::rt::cuda
