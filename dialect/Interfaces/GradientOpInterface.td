@@ -25,4 +25,11 @@ def GradientOpInterface : OpInterface<"GradientOpInterface"> {
   ];
 }
 
+// An op whose results take no gradient, although they depend on values that do: batch
+// statistics, whose dependence on the input the op normalising with them accounts for in its
+// own gradient. The autodiff pass treats its results as constants.
+def StopsGradient : NativeOpTrait<"StopsGradient"> {
+  let cppNamespace = "::dp";
+}
+
 #endif // DP_GRADIENT_OP_INTERFACE

@@ -27,9 +27,9 @@ llvm::DenseSet<Value> activeValues(Block &body, Value loss) {
   for (Operation &op : body) {
     auto param = dyn_cast<ParamOp>(op);
     bool fromParam = param && param.getTrainable();
-    // Batch statistics are not differentiated: the batch_norm_train that normalises with them
-    // accounts for their dependence on the input in its own gradient.
-    bool fromVaried = !isa<BatchMomentsOp>(op) &&
+    // Batch statistics are not differentiated (StopsGradient): the op that normalises with
+    // them accounts for their dependence on the input in its own gradient.
+    bool fromVaried = !op.hasTrait<dp::StopsGradient>() &&
                       llvm::any_of(op.getOperands(), [&](Value v) { return varied.contains(v); });
     if (fromParam || fromVaried)
       varied.insert(op.result_begin(), op.result_end());
@@ -138,8 +138,7 @@ struct AutodiffPass : dp::graph::impl::AutodiffPassBase<AutodiffPass> {
       return signalPassFailure();
     }
     // Gradients or updates mark a differentiated step (a graph.fill may be part of the model).
-    if (!train.getOps<ApplyGradientOp>().empty() || !train.getOps<SgdUpdateOp>().empty() ||
-        !train.getOps<MomentumUpdateOp>().empty() || !train.getOps<AdamUpdateOp>().empty()) {
+    if (!train.getOps<dp::ParameterUpdateOpInterface>().empty()) {
       train.emitError("the train step is already differentiated");
       return signalPassFailure();
     }

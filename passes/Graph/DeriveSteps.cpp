@@ -19,16 +19,14 @@ namespace {
 /// Makes `func` a step: returns (loss, correct) and carries the step and model names.
 LogicalResult makeStep(func::FuncOp func, StringRef step, StringRef model) {
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
-  auto lossOp = ret.getNumOperands() == 1
-                    ? ret.getOperand(0).getDefiningOp<SoftmaxCrossEntropyOp>()
-                    : SoftmaxCrossEntropyOp();
+  auto lossOp = ret.getNumOperands() == 1 ? ret.getOperand(0).getDefiningOp<dp::LossOpInterface>()
+                                          : dp::LossOpInterface();
   if (!lossOp)
     return ret.emitError("a model must return its loss, a graph.softmax_cross_entropy "
                          "(run graph-verify-model first)");
-  Value loss = lossOp.getResult();
+  Value loss = ret.getOperand(0);
   OpBuilder b(ret);
-  Value correct = b.create<CountCorrectOp>(lossOp.getLoc(), loss.getType(), lossOp.getLogits(),
-                                           lossOp.getLabels());
+  Value correct = lossOp.buildCorrectCount(b);
   b.create<func::ReturnOp>(ret.getLoc(), ValueRange{loss, correct});
   ret.erase();
   func.setType(b.getFunctionType(func.getArgumentTypes(), {loss.getType(), correct.getType()}));
@@ -60,25 +58,18 @@ struct DeriveStepsPass : dp::graph::impl::DeriveStepsPassBase<DeriveStepsPass> {
     auto eval = cast<func::FuncOp>(b.clone(*train));
     // The optimizer belongs to training only.
     eval->removeAttr(kOptimizerAttr);
-    // Dropout is the identity when evaluating.
-    for (DropoutOp d : llvm::make_early_inc_range(eval.getOps<DropoutOp>())) {
-      d.replaceAllUsesWith(d.getInput());
-      d.erase();
-    }
-    // Batch normalisation trains on the statistics of the batch and moves the moving ones.
-    for (BatchNormOp bn : llvm::make_early_inc_range(train.getOps<BatchNormOp>())) {
-      b.setInsertionPoint(bn);
-      Location loc = bn.getLoc();
-      auto x = cast<RankedTensorType>(bn.getInput().getType());
-      auto statsType = RankedTensorType::get({2, x.getShape().back()}, x.getElementType());
-      Value stats = b.create<BatchMomentsOp>(loc, statsType, bn.getInput());
-      Value y = b.create<BatchNormTrainOp>(loc, x, bn.getInput(), stats, bn.getGamma(),
-                                           bn.getBeta(), bn.getEpsilonAttr());
-      b.create<MovingStatsUpdateOp>(loc, bn.getMovingMean(), bn.getMovingVar(), stats,
-                                    bn.getMomentumAttr());
-      bn.replaceAllUsesWith(y);
-      bn.erase();
-    }
+    // Ops that compute differently in each step say how (dropout, batch normalisation).
+    for (auto [func, training] : {std::pair(train, true), std::pair(eval, false)})
+      for (Operation &op : llvm::make_early_inc_range(func.getBody().front())) {
+        auto form = dyn_cast<dp::StepFormOpInterface>(op);
+        if (!form)
+          continue;
+        b.setInsertionPoint(&op);
+        if (Value replacement = form.buildStepForm(b, training)) {
+          op.getResult(0).replaceAllUsesWith(replacement);
+          op.erase();
+        }
+      }
     if (failed(makeStep(train, "train", model)) || failed(makeStep(eval, "eval", model)))
       return signalPassFailure();
   }

@@ -113,7 +113,7 @@ LogicalResult verifyLossAndOptimizer(func::FuncOp func) {
   if (ret.getNumOperands() != 1)
     return ret.emitError() << "a model returns exactly one value, its loss; found "
                            << ret.getNumOperands();
-  if (!ret.getOperand(0).getDefiningOp<SoftmaxCrossEntropyOp>())
+  if (!ret.getOperand(0).getDefiningOp<dp::LossOpInterface>())
     return ret.emitError() << "the returned value must be a loss (graph.softmax_cross_entropy)";
   return success();
 }

@@ -12,7 +12,9 @@
 #include "dialect/Interfaces/BatchShardingOpInterface.h"
 #include "dialect/Interfaces/GradientOpInterface.h"
 #include "dialect/Interfaces/KernelLoweringOpInterface.h"
+#include "dialect/Interfaces/MixedPrecisionOpInterface.h"
 #include "dialect/Interfaces/ParameterUpdateOpInterface.h"
+#include "dialect/Interfaces/StepOpInterfaces.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -9,6 +9,8 @@ include "dialect/Interfaces/GradientOpInterface.td"
 include "dialect/Interfaces/BatchShardingOpInterface.td"
 include "dialect/Interfaces/KernelLoweringOpInterface.td"
 include "dialect/Interfaces/ParameterUpdateOpInterface.td"
+include "dialect/Interfaces/MixedPrecisionOpInterface.td"
+include "dialect/Interfaces/StepOpInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 
@@ -35,6 +37,10 @@ def Graph_GlobalStatistic : DeclareOpInterfaceMethods<BatchShardingOpInterface,
     ["isGlobalStatistic", "getStatisticName"]>;
 // Lowering to runtime kernels (KernelLoweringOpInterface, GraphLowering.cpp).
 def Graph_Lowering : DeclareOpInterfaceMethods<KernelLoweringOpInterface>;
+// A bf16 form under mixed precision (MixedPrecisionOpInterface): the operands it reads in bf16.
+def Graph_MixedPrecision : DeclareOpInterfaceMethods<MixedPrecisionOpInterface>;
+// A different computation in the train and the eval step (StepFormOpInterface).
+def Graph_StepForm : DeclareOpInterfaceMethods<StepFormOpInterface>;
 
 //===----------------------------------------------------------------------===//
 // Parameters
@@ -65,7 +71,7 @@ def Graph_ParamOp : Graph_Op<"param"> {
 // Layers
 //===----------------------------------------------------------------------===//
 
-def Graph_DenseOp : Graph_Op<"dense", [Graph_Lowering, Graph_BatchSharding, Pure, Graph_Gradient]> {
+def Graph_DenseOp : Graph_Op<"dense", [Graph_MixedPrecision, Graph_Lowering, Graph_BatchSharding, Pure, Graph_Gradient]> {
   let summary = "fully connected layer: act(x . kernel + bias)";
   let description = [{
     `input` is [N, K], `kernel` [K, M], the optional `bias` [M]; the result is [N, M] with the
@@ -136,7 +142,7 @@ def Graph_FlattenOp : Graph_Op<"flatten", [Graph_Lowering, Graph_BatchSharding, 
   let hasVerifier = 1;
 }
 
-def Graph_Conv2DOp : Graph_Op<"conv2d", [Graph_Lowering, Graph_BatchSharding, Pure, Graph_Gradient]> {
+def Graph_Conv2DOp : Graph_Op<"conv2d", [Graph_MixedPrecision, Graph_Lowering, Graph_BatchSharding, Pure, Graph_Gradient]> {
   let summary = "2-D convolution layer on NHWC images: act(conv(x, kernel) + bias)";
   let description = [{
     `input` is [N, H, W, C], `kernel` [KH, KW, C, F] (Keras's HWIO layout), the optional `bias`
@@ -230,7 +236,7 @@ def Graph_GlobalAvgPool2DOp : Graph_Op<"global_avg_pool2d", [Graph_Lowering, Gra
   let hasVerifier = 1;
 }
 
-def Graph_BatchNormOp : Graph_Op<"batch_norm", [Graph_Lowering, Graph_BatchSharding, Pure]> {
+def Graph_BatchNormOp : Graph_Op<"batch_norm", [Graph_StepForm, Graph_Lowering, Graph_BatchSharding, Pure]> {
   let summary = "batch normalisation over the last (channel) axis";
   let description = [{
     `input` is [..., C]; `gamma`, `beta`, `moving_mean` and `moving_var` are [C]. In the eval
@@ -256,7 +262,7 @@ def Graph_BatchNormOp : Graph_Op<"batch_norm", [Graph_Lowering, Graph_BatchShard
   let hasVerifier = 1;
 }
 
-def Graph_LstmOp : Graph_Op<"lstm", [Graph_Lowering, Graph_BatchSharding, Pure, Graph_Gradient]> {
+def Graph_LstmOp : Graph_Op<"lstm", [DeclareOpInterfaceMethods<MixedPrecisionOpInterface, ["hasLowPrecisionResult", "readsLowPrecisionResultAsIs"]>, Graph_Lowering, Graph_BatchSharding, Pure, Graph_Gradient]> {
   let summary = "LSTM layer over a batch of sequences (Keras gates and state)";
   let description = [{
     `input` is [N, T, F], `kernel` [F, 4U], `recurrent_kernel` [U, 4U], `bias` [4U], the gate
@@ -281,7 +287,7 @@ def Graph_LstmOp : Graph_Op<"lstm", [Graph_Lowering, Graph_BatchSharding, Pure, 
   let hasVerifier = 1;
 }
 
-def Graph_DropoutOp : Graph_Op<"dropout", [Graph_Lowering, Graph_BatchSharding, Pure, Graph_Gradient, SameOperandsAndResultType]> {
+def Graph_DropoutOp : Graph_Op<"dropout", [Graph_StepForm, Graph_Lowering, Graph_BatchSharding, Pure, Graph_Gradient, SameOperandsAndResultType]> {
   let summary = "inverted dropout: zeroes elements with probability `rate` while training";
   let description = [{
     In the train step each element is kept with probability 1 - rate and scaled by
@@ -298,7 +304,7 @@ def Graph_DropoutOp : Graph_Op<"dropout", [Graph_Lowering, Graph_BatchSharding, 
   let hasVerifier = 1;
 }
 
-def Graph_SoftmaxCrossEntropyOp : Graph_Op<"softmax_cross_entropy", [Graph_Lowering, Graph_BatchSharding, Graph_ReducesBatch, Pure, Graph_Gradient]> {
+def Graph_SoftmaxCrossEntropyOp : Graph_Op<"softmax_cross_entropy", [DeclareOpInterfaceMethods<LossOpInterface>, Graph_Lowering, Graph_BatchSharding, Graph_ReducesBatch, Pure, Graph_Gradient]> {
   let summary = "mean softmax cross-entropy of logits against integer labels";
   let description = [{
     `logits` is [N, C], `labels` [N] with values in [0, C). The result is the mean over the
@@ -335,7 +341,7 @@ def Graph_CountCorrectOp : Graph_Op<"count_correct", [Graph_Lowering, Graph_Batc
 // Train-time forms (graph-derive-steps)
 //===----------------------------------------------------------------------===//
 
-def Graph_BatchMomentsOp : Graph_Op<"batch_moments", [Graph_Lowering, Graph_GlobalStatistic, Graph_ReducesBatch, Pure]> {
+def Graph_BatchMomentsOp : Graph_Op<"batch_moments", [StopsGradient, Graph_Lowering, Graph_GlobalStatistic, Graph_ReducesBatch, Pure]> {
   let summary = "per-channel mean and mean of squares of a batch";
   let description = [{
     `input` is [..., C], every axis but the last a row; the result is [2, C]: the mean and the
@@ -435,7 +441,7 @@ def Graph_FillOp : Graph_Op<"fill", [Graph_Lowering, Pure]> {
   let assemblyFormat = "$value attr-dict `:` type($result)";
 }
 
-def Graph_MatMulOp : Graph_Op<"matmul", [Graph_Lowering, Graph_ShardingRule, Pure]> {
+def Graph_MatMulOp : Graph_Op<"matmul", [Graph_MixedPrecision, Graph_Lowering, Graph_ShardingRule, Pure]> {
   let summary = "2-D matrix product with optional transposes";
   let description = [{
     `op(lhs) . op(rhs)` where op transposes its operand when the flag is set.
@@ -504,7 +510,7 @@ def Graph_SoftmaxCrossEntropyGradOp : Graph_Op<"softmax_cross_entropy_grad", [Gr
   let hasVerifier = 1;
 }
 
-def Graph_Conv2DGradInputOp : Graph_Op<"conv2d_grad_input", [Graph_Lowering, Graph_BatchSharding, Pure]> {
+def Graph_Conv2DGradInputOp : Graph_Op<"conv2d_grad_input", [Graph_MixedPrecision, Graph_Lowering, Graph_BatchSharding, Pure]> {
   let summary = "gradient of a 2-D convolution with respect to its input";
   let description = [{
     `grad` is the gradient [N, OH, OW, F] of the convolution's pre-activation output,
@@ -524,7 +530,7 @@ def Graph_Conv2DGradInputOp : Graph_Op<"conv2d_grad_input", [Graph_Lowering, Gra
   let hasVerifier = 1;
 }
 
-def Graph_Conv2DGradFilterOp : Graph_Op<"conv2d_grad_filter", [Graph_Lowering, Graph_BatchSharding, Graph_ReducesBatch, Pure]> {
+def Graph_Conv2DGradFilterOp : Graph_Op<"conv2d_grad_filter", [Graph_MixedPrecision, Graph_Lowering, Graph_BatchSharding, Graph_ReducesBatch, Pure]> {
   let summary = "gradient of a 2-D convolution with respect to its kernel";
   let description = [{
     `input` is the convolution's input [N, H, W, C], `grad` the gradient [N, OH, OW, F] of its
@@ -654,7 +660,7 @@ def Graph_BatchNormGradInputOp : Graph_Op<"batch_norm_grad_input",
   let hasVerifier = 1;
 }
 
-def Graph_LstmGradOp : Graph_Op<"lstm_grad", [Graph_Lowering, Graph_ShardingRule, Pure]> {
+def Graph_LstmGradOp : Graph_Op<"lstm_grad", [DeclareOpInterfaceMethods<MixedPrecisionOpInterface, ["readsLowPrecisionResultAsIs"]>, Graph_Lowering, Graph_ShardingRule, Pure]> {
   let summary = "gradients of an LSTM layer";
   let description = [{
     `output` is the result of the `graph.lstm` being differentiated (with the same operands),

@@ -1,0 +1,40 @@
+// How ops take part in deriving the train and eval steps from a model (graph-derive-steps,
+// graph-verify-model): the loss a model returns, and the ops whose form depends on the step.
+// The passes know no op by name; they ask each op through these.
+#ifndef DP_STEP_OP_INTERFACES
+#define DP_STEP_OP_INTERFACES
+
+include "mlir/IR/OpBase.td"
+
+def LossOpInterface : OpInterface<"LossOpInterface"> {
+  let cppNamespace = "::dp";
+  let description = [{
+    A loss a model may return: a scalar mean over the batch's valid rows. It also builds the
+    step's `correct` output, the number of rows it predicts right.
+  }];
+  let methods = [
+    InterfaceMethod<
+      "Builds, at the builder's insertion point, the count of the batch's correct predictions "
+      "(an f32 scalar, like the loss).",
+      "::mlir::Value", "buildCorrectCount", (ins "::mlir::OpBuilder &":$builder)>,
+  ];
+}
+
+def StepFormOpInterface : OpInterface<"StepFormOpInterface"> {
+  let cppNamespace = "::dp";
+  let description = [{
+    An op whose computation differs between the train and the eval step: dropout is the
+    identity when evaluating; batch normalisation trains on the batch's statistics and moves
+    the moving ones.
+  }];
+  let methods = [
+    InterfaceMethod<
+      [{The value that replaces the op's result in the train step (`training`) or the eval
+        step, built at the builder's insertion point (before the op); a null value keeps the
+        op as it is in that step.}],
+      "::mlir::Value", "buildStepForm",
+      (ins "::mlir::OpBuilder &":$builder, "bool":$training)>,
+  ];
+}
+
+#endif // DP_STEP_OP_INTERFACES
