@@ -708,6 +708,7 @@ struct ParameterServer::Impl final : comm::CommClient {
   Progress progress() override {
     bool advanced = false;
     std::lock_guard<std::mutex> lock(mu);
+    polled = Clock::now();
     for (int w = 0; w < workers; ++w) {
       if (lostAfter[w] >= 0 && !cancelled[w]) {
         // Left out: nothing more is taken from it (answers on their way may still go).
@@ -1032,12 +1033,18 @@ struct ParameterServer::Impl final : comm::CommClient {
     }
   }
 
+  /// How long worker w has been silent as far as this server knows: from its last message to
+  /// the communication thread's last look for messages (under mu).
+  double silentSeconds(int w) const {
+    return std::chrono::duration<double>(polled - heard[w]).count();
+  }
+
   /// Every worker silent past the timeout, the longest silent first, ends the job naming
   /// them; or, keeping going, is left out, unless worker 0 is one (under mu).
   void checkSilence() {
     std::vector<int> silent;
     for (int w = 0; w < workers; ++w)
-      if (active(w) && !waitsForUs(w) && secondsSince(heard[w]) > timeoutSec)
+      if (active(w) && !waitsForUs(w) && silentSeconds(w) > timeoutSec)
         silent.push_back(w);
     if (silent.empty())
       return;
@@ -1140,6 +1147,10 @@ struct ParameterServer::Impl final : comm::CommClient {
   std::vector<bool> done, cancelled;
   /// By worker: its last push, or this server's last answer to it if later.
   std::vector<Clock::time_point> heard;
+  /// When the communication thread last began to look for messages (progress()). A worker's
+  /// silence is measured up to then, not up to now: on a loaded machine this process's threads
+  /// may not run for seconds, and a push waiting unreceived is no silence.
+  Clock::time_point polled = Clock::now();
   std::vector<int64_t> doneSteps, doneTokens, lostAfter, lostTokens;
   std::vector<int64_t> histogram;
   int64_t updateCount = 0, gradientsIn = 0, held = 0;
