@@ -72,6 +72,7 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options) {
   // Plan phase: buffers, kernel calls and the memory plan.
   pm.addPass(createConvertDistToPlanPass());
   pm.addPass(plan::createPlanMemoryPass());
+  pm.addPass(plan::createPlanVerifyPass());
   if (!options.output.empty()) {
     plan::PlanWritePassOptions write;
     write.output = options.output;

@@ -4,6 +4,18 @@
 
 include "mlir/Pass/PassBase.td"
 
+def PlanVerifyPass : Pass<"plan-verify", "mlir::ModuleOp"> {
+  let summary = "Check the planned program as the runtime will: the end of the plan phase";
+  let description = [{
+    The contract of the plan phase, as `graph-verify-steps` and `dist-verify` end theirs:
+    encodes the module's `plan.program` (and its servers', after `plan-memory`) as the .dpx
+    image `plan-write` would write, and runs the runtime's plan-file verifier on those bytes
+    (header, checksum, FlatBuffer structure, buffer ids, offsets and alignment, arities,
+    attribute names, the collective manifest). Writes nothing and leaves the IR unchanged, so
+    every compilation is checked, with or without an output file.
+  }];
+}
+
 def PlanWritePass : Pass<"plan-write", "mlir::ModuleOp"> {
   let summary = "Serialise the planned program to a .dpx file the runtime has verified";
   let description = [{
