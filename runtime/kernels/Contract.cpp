@@ -247,6 +247,24 @@ ConvShape checkConv2dGradFilter(const KernelSite &site, const ConvAttrs &attrs) 
                    "output 0 (dw)", "input 1 (dy)");
 }
 
+int64_t checkPointwise(const KernelSite &site) {
+  const TensorView x = site.input(0), y = site.output(0);
+  site.expectDType(x, DType::F32, "input 0 (x)");
+  site.expectDType(y, DType::F32, "output 0 (y)");
+  site.expectNumel(y, x.numel, "output 0 (y)");
+  return x.numel;
+}
+
+int64_t checkPointwiseGrad(const KernelSite &site) {
+  const TensorView x = site.input(0), dy = site.input(1), dx = site.output(0);
+  site.expectDType(x, DType::F32, "input 0 (x)");
+  site.expectDType(dy, DType::F32, "input 1 (dy)");
+  site.expectDType(dx, DType::F32, "output 0 (dx)");
+  site.expectNumel(dy, x.numel, "input 1 (dy)");
+  site.expectNumel(dx, x.numel, "output 0 (dx)");
+  return x.numel;
+}
+
 bool allowsInPlace(KernelKind kind) {
   switch (kind) {
   case KernelKind::Activation:

@@ -192,6 +192,23 @@ struct SliceShape {
 };
 SliceShape checkSlice(const KernelSite &site, const SliceAttrs &attrs);
 
+/// The pointwise kinds (DP_POINTWISE_KERNEL of Kernels.def): x and y f32 of one element count,
+/// returned.
+int64_t checkPointwise(const KernelSite &site);
+/// Their gradients (DP_POINTWISE_GRAD_KERNEL): x, dy and dx f32 of one element count, returned.
+int64_t checkPointwiseGrad(const KernelSite &site);
+#define DP_KERNEL(Enum, Name, MinIn, MaxIn, NumOut, Attrs)
+#define DP_COLLECTIVE_KERNEL(Enum, Name, MinIn, MaxIn, NumOut, Attrs)
+#define DP_POINTWISE_KERNEL(Enum, Name, Fn)                                                      \
+  inline int64_t check##Enum(const KernelSite &site, const NoAttrs &) {                          \
+    return checkPointwise(site);                                                                 \
+  }
+#define DP_POINTWISE_GRAD_KERNEL(Enum, Name, Fn)                                                 \
+  inline int64_t check##Enum(const KernelSite &site, const NoAttrs &) {                          \
+    return checkPointwiseGrad(site);                                                             \
+  }
+#include "runtime/format/Kernels.def"
+
 /// The geometry the check of kind K returns, which a backend's factory of K receives:
 /// `Geometry<KernelKind::Dense>` is DenseShape.
 template <KernelKind K> struct GeometryOf;

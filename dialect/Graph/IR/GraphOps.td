@@ -849,4 +849,62 @@ def Graph_LayerNormGradOp : Graph_Op<"layer_norm_grad", [Pure, Graph_Lowering,
   let hasVerifier = 1;
 }
 
+// ------------------------------------------------------------------------- pointwise ops
+// y = f(x) on every element, f32, any shape (DP_POINTWISE_KERNEL of runtime/format/Kernels.def,
+// f a function of runtime/kernels/Pointwise.h); the gradient op computes dx = dy * f'(x). The
+// lowering and the gradient rule come with these classes, and the sharding is row-wise: a new
+// pointwise op is its two defs here, its two kernels in Kernels.def and its function in
+// Pointwise.h.
+class Graph_PointwiseGradOp<string mnemonic, string kernel, string forward> : Graph_Op<mnemonic,
+    [Graph_Lowering, Graph_BatchSharding, Pure, AllTypesMatch<["input", "grad", "result"]>]> {
+  let summary = "gradient through graph." # forward;
+  let description = [{
+    The gradient with respect to the input `input` of graph.}] # forward # [{, given the
+    gradient `grad` with respect to its result.
+
+    ```mlir
+    %dx = graph.}] # mnemonic # [{ %x, %dy : tensor<100x10xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$input, Graph_F32Tensor:$grad);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$input `,` $grad attr-dict `:` type($result)";
+  let extraClassDefinition = [{
+    ::mlir::LogicalResult $cppClass::lowerToKernels(::dp::KernelLowering &l) {
+      l.kernel(*this, ::dp::rt::KernelKind::}] # kernel # [{);
+      return ::mlir::success();
+    }
+  }];
+}
+
+class Graph_PointwiseOp<string mnemonic, string fn, string kernel, string gradOp> :
+    Graph_Op<mnemonic, [Graph_Lowering, Graph_BatchSharding, Pure, Graph_Gradient,
+                        SameOperandsAndResultType]> {
+  let summary = fn # " applied elementwise";
+  let description = [{
+    Applies the function to every element.
+
+    ```mlir
+    %y = graph.}] # mnemonic # [{ %x : tensor<100x10xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$input);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let extraClassDefinition = [{
+    ::mlir::LogicalResult $cppClass::lowerToKernels(::dp::KernelLowering &l) {
+      l.kernel(*this, ::dp::rt::KernelKind::}] # kernel # [{);
+      return ::mlir::success();
+    }
+    ::mlir::LogicalResult $cppClass::buildGradient(::mlir::OpBuilder &b,
+        ::mlir::ValueRange resultGrads, ::llvm::ArrayRef<bool>,
+        ::llvm::SmallVectorImpl<::mlir::Value> &operandGrads) {
+      operandGrads.assign(1, b.create<}] # gradOp # [{>(getLoc(), getInput().getType(),
+                                                      getInput(), resultGrads[0]));
+      return ::mlir::success();
+    }
+  }];
+}
+
+
 #endif // DP_GRAPH_OPS

@@ -927,6 +927,29 @@ makeConv2dGradFilter(KernelEnvironment &env, const KernelSite &site, const ConvA
                                       Activation::None);
 }
 
+// The pointwise kinds: one generic launch each (Pointwise.h), generated from Kernels.def.
+#define DP_KERNEL(Enum, Name, MinIn, MaxIn, NumOut, Attrs)
+#define DP_COLLECTIVE_KERNEL(Enum, Name, MinIn, MaxIn, NumOut, Attrs)
+#define DP_POINTWISE_KERNEL(Enum, Name, Fn)                                                      \
+  std::unique_ptr<Kernel> make##Enum(KernelEnvironment &, const KernelSite &site, const NoAttrs &, \
+                                     int64_t n) {                                                \
+    const float *x = site.input(0).f32();                                                        \
+    float *y = site.output(0).f32();                                                             \
+    return launching(site, [=](cudaStream_t s) {                                                 \
+      return launchPointwise<pointwise::Fn>(s, x, y, n);                                         \
+    });                                                                                          \
+  }
+#define DP_POINTWISE_GRAD_KERNEL(Enum, Name, Fn)                                                 \
+  std::unique_ptr<Kernel> make##Enum(KernelEnvironment &, const KernelSite &site, const NoAttrs &, \
+                                     int64_t n) {                                                \
+    const float *x = site.input(0).f32(), *dy = site.input(1).f32();                             \
+    float *dx = site.output(0).f32();                                                            \
+    return launching(site, [=](cudaStream_t s) {                                                 \
+      return launchPointwiseGrad<pointwise::Fn>(s, x, dy, dx, n);                                \
+    });                                                                                          \
+  }
+#include "runtime/format/Kernels.def"
+
 std::unique_ptr<Kernel> makeCast(KernelEnvironment &, const KernelSite &site, const NoAttrs &,
                                  int64_t) {
   site.fail("casts between f32 and bf16: the CUDA backend has no mixed precision yet (compile "

@@ -392,6 +392,38 @@ int blocksFor(int64_t n) {
   return static_cast<int>(blocks < 1 ? 1 : blocks > 4096 ? 4096 : blocks);
 }
 
+namespace {
+template <typename Fn> struct PointwiseOp {
+  const float *x;
+  float *y;
+  __device__ void operator()(int64_t i) const { y[i] = Fn::forward(x[i]); }
+};
+template <typename Fn> struct PointwiseGradOp {
+  const float *x, *dy;
+  float *dx;
+  __device__ void operator()(int64_t i) const { dx[i] = Fn::backward(x[i], dy[i]); }
+};
+} // namespace
+
+template <typename Fn>
+cudaError_t launchPointwise(cudaStream_t stream, const float *x, float *y, int64_t n) {
+  return launchEach(stream, n, PointwiseOp<Fn>{x, y});
+}
+template <typename Fn>
+cudaError_t launchPointwiseGrad(cudaStream_t stream, const float *x, const float *dy, float *dx,
+                                int64_t n) {
+  return launchEach(stream, n, PointwiseGradOp<Fn>{x, dy, dx});
+}
+#define DP_KERNEL(Enum, Name, MinIn, MaxIn, NumOut, Attrs)
+#define DP_COLLECTIVE_KERNEL(Enum, Name, MinIn, MaxIn, NumOut, Attrs)
+#define DP_POINTWISE_KERNEL(Enum, Name, Fn)                                                      \
+  template cudaError_t launchPointwise<pointwise::Fn>(cudaStream_t, const float *, float *,     \
+                                                      int64_t);
+#define DP_POINTWISE_GRAD_KERNEL(Enum, Name, Fn)                                                 \
+  template cudaError_t launchPointwiseGrad<pointwise::Fn>(cudaStream_t, const float *,          \
+                                                          const float *, float *, int64_t);
+#include "runtime/format/Kernels.def"
+
 cudaError_t launchActivation(cudaStream_t stream, const float *x, float *y, int64_t n,
                              Activation act) {
   return launchEach(stream, n, ActivationOp{x, y, act});

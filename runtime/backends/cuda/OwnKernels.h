@@ -10,6 +10,7 @@
 #include "runtime/backends/cuda/RnnOps.h"
 #include "runtime/backends/cuda/RowOps.h"
 #include "runtime/device/StepContext.h"
+#include "runtime/kernels/Pointwise.h"
 
 #include <cuda_runtime_api.h>
 
@@ -19,6 +20,16 @@ namespace dp::rt::cuda {
 /// the grid strides over the rest).
 inline constexpr int kThreadsPerBlock = 256;
 int blocksFor(int64_t n);
+
+// ---- pointwise (runtime/kernels/Pointwise.h; instantiated for every pointwise kind of
+// Kernels.def)
+/// y = Fn::forward(x) over n elements.
+template <typename Fn>
+cudaError_t launchPointwise(cudaStream_t stream, const float *x, float *y, int64_t n);
+/// dx = Fn::backward(x, dy) over n elements.
+template <typename Fn>
+cudaError_t launchPointwiseGrad(cudaStream_t stream, const float *x, const float *dy, float *dx,
+                                int64_t n);
 
 // ---- elementwise
 /// y = act(x) over n elements (not softmax).
