@@ -16,4 +16,18 @@
 
 namespace dp::rt::pointwise {
 
+/// GELU, exact (erf) form: x * Phi(x), Phi the standard normal CDF (PyTorch's default and
+/// ONNX's Gelu with approximate = "none").
+struct Gelu {
+  DP_HOST_DEVICE static float forward(float x) {
+    return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+  }
+  /// d/dx [x Phi(x)] = Phi(x) + x phi(x).
+  DP_HOST_DEVICE static float backward(float x, float dy) {
+    const float cdf = 0.5f * (1.0f + erff(x * 0.70710678118654752f));
+    const float pdf = 0.39894228040143268f * expf(-0.5f * x * x);
+    return dy * (cdf + x * pdf);
+  }
+};
+
 } // namespace dp::rt::pointwise

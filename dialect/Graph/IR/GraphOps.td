@@ -906,5 +906,8 @@ class Graph_PointwiseOp<string mnemonic, string fn, string kernel, string gradOp
   }];
 }
 
+def Graph_GeluOp : Graph_PointwiseOp<"gelu", "x * Phi(x) (GELU, exact erf form)", "Gelu",
+                                     "GeluGradOp">;
+def Graph_GeluGradOp : Graph_PointwiseGradOp<"gelu_grad", "GeluGrad", "gelu">;
 
 #endif // DP_GRAPH_OPS

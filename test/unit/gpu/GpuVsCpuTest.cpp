@@ -276,6 +276,13 @@ std::vector<Case> cases() {
     b.kernel(T, KernelKind::Slice, {y}, {s}).attrI("axis", 1).attrI("offset", 3);
     c.inputs = {p, q}, c.outputs = {y, s};
   });
+  add("gelu_and_grad", [T](PlanBuilder &b, Case &c) {
+    uint32_t x = b.buffer({4, 3000}), y = b.buffer({4, 3000}), dy = b.buffer({4, 3000}),
+             dx = b.buffer({4, 3000});
+    b.kernel(T, KernelKind::Gelu, {x}, {y});
+    b.kernel(T, KernelKind::GeluGrad, {x, dy}, {dx});
+    c.inputs = {x, dy}, c.outputs = {y, dx};
+  });
   return all;
 }
 
