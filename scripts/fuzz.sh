@@ -5,7 +5,8 @@
 #
 # Builds dp with clang, AddressSanitizer and UndefinedBehaviorSanitizer in build-fuzz/, then:
 #   1. runs the runtime's unit tests under the sanitizers;
-#   2. replays every regression input of fuzz/regressions/<target>/;
+#   2. replays every regression input of fuzz/regressions/<target>/ (and those generated into
+#      the build tree: fuzz/GeneratedRegressions.cmake);
 #   3. fuzzes each target (plan, data, model, checkpoint, simulate; default all) for N seconds
 #      (default 60), from seeds made here (the models and lit inputs of the tree, plans compiled
 #      from them, small IDX and CIFAR files, the simulator's test profile with each topology)
@@ -109,7 +110,12 @@ summary=()
 for t in "${targets[@]}"; do
   bin="$build/bin/fuzz_$t"
   mkdir -p "$build/corpus/$t" "$build/findings/$t"
-  if ! "$bin" -runs=0 "$root/fuzz/regressions/$t" > "$build/fuzz_$t-regressions.log" 2>&1; then
+  corpora=()  # kept in the source, and generated at configure time (GeneratedRegressions.cmake)
+  for dir in "$root/fuzz/regressions/$t" "$build/fuzz/regressions/$t"; do
+    [ -d "$dir" ] && corpora+=("$dir")
+  done
+  if ! "$bin" -runs=0 "${corpora[@]}" \
+      > "$build/fuzz_$t-regressions.log" 2>&1; then
     echo "fuzz: $t: a regression input fails again (log: $build/fuzz_$t-regressions.log)"
     tail -n 25 "$build/fuzz_$t-regressions.log"; failed=1
   fi

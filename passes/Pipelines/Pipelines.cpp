@@ -100,16 +100,17 @@ std::string CompileOptions::verify() const {
   if (processes > kMaxProcesses)
     return "processes must be at most " + std::to_string(kMaxProcesses) + ", found " +
            std::to_string(processes);
-  if (device != "cpu" && device != "cuda")
-    return "device must be cpu or cuda, not '" + device + "'";
+  rt::DeviceKind kind;
+  if (!rt::deviceKindByName(device, kind))
+    return "device must be " + rt::deviceKindNames() + ", not '" + device + "'";
   if (precision != "fp32" && precision != "bf16")
     return "precision must be fp32 or bf16, not '" + precision + "'";
-  if (precision == "bf16" && device == "cuda")
+  if (precision == "bf16" && kind == rt::DeviceKind::Cuda)
     return "precision bf16 is built for device cpu only so far (the CUDA backend has no bf16 "
            "kernels yet)";
   if (allreducePrecision != "fp32" && allreducePrecision != "bf16")
     return "allreduce-precision must be fp32 or bf16, not '" + allreducePrecision + "'";
-  if (allreducePrecision == "bf16" && device == "cuda")
+  if (allreducePrecision == "bf16" && kind == rt::DeviceKind::Cuda)
     return "allreduce-precision bf16 is built for device cpu only so far (NCCL's engine "
            "averages f32 buckets)";
   if (allreducePrecision == "bf16" && strategy == "parameter-server")

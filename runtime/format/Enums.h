@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace dp::rt {
@@ -107,6 +108,27 @@ constexpr int kMaxProcesses = 1 << 20;
 
 inline const char *deviceKindName(DeviceKind k) {
   return k == DeviceKind::Cpu ? "cpu" : k == DeviceKind::Cuda ? "cuda" : "?";
+}
+
+/// The device kind named `name` ("cpu", "cuda"); false for any other name.
+inline bool deviceKindByName(std::string_view name, DeviceKind &out) {
+  for (unsigned k = 0; k < kNumDeviceKinds; ++k)
+    if (name == deviceKindName(DeviceKind(k))) {
+      out = DeviceKind(k);
+      return true;
+    }
+  return false;
+}
+
+/// "cpu or cuda": the device kinds, for messages.
+inline std::string deviceKindNames() {
+  std::string names;
+  for (unsigned k = 0; k < kNumDeviceKinds; ++k)
+    names += std::string(k == 0                     ? ""
+                         : k + 1 == kNumDeviceKinds ? " or "
+                                                    : ", ") +
+             deviceKindName(DeviceKind(k));
+  return names;
 }
 
 /// What a persistent parameter is, for memory reports and checkpoints.

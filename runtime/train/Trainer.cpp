@@ -35,7 +35,7 @@ Trainer::Trainer(Program &program, const std::string &planName, std::ostream &ou
   const int replicas = program.devices(), processes = program.processes();
   shardRows_ = batch_ / (int64_t(replicas) * processes);
   for (int d = 0; d < replicas; ++d) {
-    Device dev;
+    ReplicaBuffers dev;
     dev.image = program.inputBuffer("image", d);
     dev.label = program.inputBuffer("label", d);
     sampleElements_ = program.buffer(dev.image).numel / shardRows_;
@@ -43,7 +43,7 @@ Trainer::Trainer(Program &program, const std::string &planName, std::ostream &ou
     dev.trainCorrect = program.outputBuffer(StepKind::Train, "correct", d);
     dev.evalLoss = program.outputBuffer(StepKind::Eval, "loss", d);
     dev.evalCorrect = program.outputBuffer(StepKind::Eval, "correct", d);
-    devices_.push_back(dev);
+    replicaBuffers_.push_back(dev);
   }
   const int ranks = group_ ? group_->size() : 1;
   if (worker_ >= 0 ? group_ || worker_ >= processes : ranks != processes)
@@ -52,12 +52,12 @@ Trainer::Trainer(Program &program, const std::string &planName, std::ostream &ou
                     (worker_ >= 0 ? "worker(s) but runs as worker " + std::to_string(worker_)
                                   : "process(es) but runs in " + std::to_string(ranks)));
   for (int d = 0; d < replicas; ++d) {
-    rt::Device &device = program.device(d);
+    Device &device = program.device(d);
     Slots slots;
     slots.scalars = device.allocateHost(4 * sizeof(float));
     if (!device.hostAccessible()) {
-      const size_t imageBytes = program.buffer(devices_[d].image).bytes();
-      const size_t labelBytes = program.buffer(devices_[d].label).bytes();
+      const size_t imageBytes = program.buffer(replicaBuffers_[d].image).bytes();
+      const size_t labelBytes = program.buffer(replicaBuffers_[d].label).bytes();
       for (DeviceMemory &staging : slots.staging)
         staging = device.allocateHost(imageBytes + labelBytes);
     }
@@ -122,7 +122,7 @@ Trainer::PassGuard Trainer::startPass(const Batcher &batcher, int64_t first, int
 
 void Trainer::enqueueStep(const Batcher &batcher, int64_t batch, int r, StepKind step,
                           const StepContext &ctx, int slot) {
-  const Device &dev = devices_[r];
+  const ReplicaBuffers &dev = replicaBuffers_[r];
   Slots &slots = slots_[r];
   Stream &stream = program_.stream(r);
   auto *image = static_cast<float *>(program_.bufferData(dev.image));
@@ -198,7 +198,7 @@ void Trainer::checkData(const Dataset &data) const {
 }
 
 ImageSize Trainer::imageSize() const {
-  const BufferDesc &image = program_.buffer(devices_.front().image);
+  const BufferDesc &image = program_.buffer(replicaBuffers_.front().image);
   if (image.shape.size() != 4)
     return {};
   return {image.shape[1], image.shape[2]};
@@ -394,7 +394,7 @@ EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, 
   }
   stats.samples = steps * batch_;
   stats.loss = trained ? lossSum / static_cast<double>(trained) : std::nan("");
-  const bool hasCorrect = devices_.front().trainCorrect >= 0;
+  const bool hasCorrect = replicaBuffers_.front().trainCorrect >= 0;
   // A parameter-server worker counts its own shards.
   const int64_t counted = worker_ >= 0 ? trained * shardRows_ * replicas : stats.samples;
   stats.trainAccuracy = hasCorrect && counted ? correct / static_cast<double>(counted)

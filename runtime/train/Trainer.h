@@ -198,7 +198,7 @@ private:
   std::pair<float, float> collect(int r, int slot);
 
   /// The buffers each replica (device) reads and writes.
-  struct Device {
+  struct ReplicaBuffers {
     int image = -1, label = -1;
     int trainLoss = -1, trainCorrect = -1, evalLoss = -1, evalCorrect = -1;
   };
@@ -218,7 +218,7 @@ private:
   int worker_; // a parameter-server worker's index, else -1
   std::function<int64_t(int64_t, int64_t)> unitSource_;
   int64_t batch_ = 0, shardRows_ = 0, sampleElements_ = 0;
-  std::vector<Device> devices_;
+  std::vector<ReplicaBuffers> replicaBuffers_;
   std::vector<Slots> slots_;
   int64_t step_ = 0;
   int64_t boundaryEvery_ = 0;

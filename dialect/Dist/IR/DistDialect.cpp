@@ -1,6 +1,7 @@
 // Registration and verifiers of the dist dialect.
 #include "dialect/Dist/IR/DistDialect.h"
 #include "dialect/Graph/IR/Model.h"
+#include "runtime/format/Enums.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -50,8 +51,9 @@ LogicalResult MeshAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (nodes < 1 || processes % nodes != 0)
     return emitError() << "nodes must be at least 1 and divide the " << processes
                        << " processes evenly, got " << nodes;
-  if (device != "cpu" && device != "cuda")
-    return emitError() << "unknown device kind '" << device << "' (expected cpu or cuda)";
+  if (dp::rt::DeviceKind kind; !dp::rt::deviceKindByName(device, kind))
+    return emitError() << "unknown device kind '" << device << "' (expected "
+                       << dp::rt::deviceKindNames() << ")";
   return success();
 }
 

@@ -1,4 +1,5 @@
-// The graph dialect: the model-level tensor ops that users write (see docs/ir.md).
+// The graph dialect: the model-level tensor ops that users write (see docs/ir.md, and
+// docs/architecture.md for how the passes use them).
 #ifndef DP_GRAPH_BASE
 #define DP_GRAPH_BASE
 

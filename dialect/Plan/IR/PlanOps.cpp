@@ -22,9 +22,9 @@ LogicalResult ProgramOp::verify() {
   if (getDevicesPerProcess() < 1 || getProcesses() < 1)
     return emitOpError() << "needs at least one device and one process, found "
                          << getDevicesPerProcess() << " and " << getProcesses();
-  if (getDevice() != "cpu" && getDevice() != "cuda")
-    return emitOpError() << "has unknown device kind '" << getDevice()
-                         << "' (expected cpu or cuda)";
+  if (rt::DeviceKind kind; !rt::deviceKindByName(getDevice(), kind))
+    return emitOpError() << "has unknown device kind '" << getDevice() << "' (expected "
+                         << rt::deviceKindNames() << ")";
   if (auto wire = getAllreducePrecisionAttr(); wire && wire.getValue() != "bf16")
     return emitOpError() << "has allreduce_precision '" << wire.getValue()
                          << "': bf16, or none for f32";

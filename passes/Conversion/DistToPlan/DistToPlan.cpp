@@ -400,7 +400,7 @@ struct ConvertDistToPlanPass : dp::impl::ConvertDistToPlanPassBase<ConvertDistTo
     OpBuilder b(module.getContext());
     b.setInsertionPointToEnd(module.getBody());
     int64_t devices = 1, processes = 1, nodes = 1;
-    StringRef device = "cpu";
+    StringRef device = rt::deviceKindName(rt::DeviceKind::Cpu);
     if (dist::MeshAttr mesh = dist::getMesh(train)) {
       devices = mesh.getDevicesPerProcess();
       processes = mesh.getProcesses();
@@ -408,14 +408,11 @@ struct ConvertDistToPlanPass : dp::impl::ConvertDistToPlanPassBase<ConvertDistTo
       nodes = mesh.getNodes();
     }
     auto program = b.create<plan::ProgramOp>(module.getLoc(), model, batch, devices, processes,
-                                              "cpu", StringAttr(), IntegerAttr(), IntegerAttr(),
-                                              IntegerAttr(), false, IntegerAttr(), StringAttr());
+                                             device, StringAttr(), IntegerAttr(), IntegerAttr(),
+                                             IntegerAttr(), false, IntegerAttr(), StringAttr());
     // A layout over several hosts reaches the plan; one host is left implicit.
     if (nodes > 1)
       program.setNodes(nodes);
-    // The device kind reaches the plan's records; the default (cpu) is left implicit.
-    if (device != "cpu")
-      program.setDevice(device);
     if (auto schedule = train->getAttrOfType<StringAttr>(g::kLrScheduleAttr))
       program.setLrSchedule(schedule.getValue());
     if (auto wire = train->getAttrOfType<StringAttr>(dist::kAllReducePrecisionAttr))
@@ -446,9 +443,9 @@ struct ConvertDistToPlanPass : dp::impl::ConvertDistToPlanPassBase<ConvertDistTo
       }
       b.setInsertionPointToEnd(module.getBody());
       auto serverProgram = b.create<plan::ProgramOp>(
-          server.getLoc(), model, batch, 1, 1, "cpu", StringAttr(), IntegerAttr(),
-          IntegerAttr(), IntegerAttr(), false, b.getI64IntegerAttr(dist::getServer(server)),
-          StringAttr());
+          server.getLoc(), model, batch, 1, 1, rt::deviceKindName(rt::DeviceKind::Cpu),
+          StringAttr(), IntegerAttr(), IntegerAttr(), IntegerAttr(), false,
+          b.getI64IntegerAttr(dist::getServer(server)), StringAttr());
       if (auto schedule = program.getLrScheduleAttr())
         serverProgram.setLrScheduleAttr(schedule);
       serverProgram.getBody().emplaceBlock();

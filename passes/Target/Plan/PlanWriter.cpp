@@ -106,13 +106,19 @@ public:
         program_.getBatch(), arena.getInt(), persistent.getInt(), fbb_.CreateVector(buffers_),
         fbb_.CreateVector(params), fbb_.CreateVector(inputs), train, eval,
         program_.getDevicesPerProcess(), program_.getProcesses(), collectives, manifestHash,
-        static_cast<uint8_t>(program_.getDevice() == "cuda" ? rt::DeviceKind::Cuda
-                                                            : rt::DeviceKind::Cpu),
-        schedule, static_cast<int32_t>(program_.getNodes().value_or(1)),
+        static_cast<uint8_t>(deviceKind()), schedule,
+        static_cast<int32_t>(program_.getNodes().value_or(1)),
         servers.empty() ? 0 : fbb_.CreateVector(servers.data(), servers.size()),
         program_.getStaleness().value_or(-1), program_.getSync(),
         server ? static_cast<int32_t>(program_.getServerAttr().getInt()) : -1);
     return plan;
+  }
+
+  /// The program's device kind (the plan dialect's verifier checked its name).
+  rt::DeviceKind deviceKind() {
+    rt::DeviceKind kind = rt::DeviceKind::Cpu;
+    rt::deviceKindByName(program_.getDevice(), kind);
+    return kind;
   }
 
 private:

@@ -98,9 +98,9 @@ DP_HOST_DEVICE inline void adamElement(float *param, float *m, float *v, const f
   param[i] -= s.lrT * mi / (sqrtf(vi) + s.epsilon);
 }
 
-// ------------------------------------------------------------- multi-tensor optimizer update
+// --------------------------------------------------------------------- optimizer update
 
-/// One parameter of a multi-tensor update: its values, its gradient, its optimizer state (null
+/// One parameter of an optimizer update: its values, its gradient, its optimizer state (null
 /// where the optimizer keeps less) and its element count.
 struct TensorSegment {
   float *param;
@@ -109,21 +109,6 @@ struct TensorSegment {
   float *state1; // Adam: v
   int64_t elements;
 };
-
-/// The segment that global element `index` of a multi-tensor update falls in: the last
-/// segment whose first element (`starts`, ascending, starts[0] = 0) is at or before it.
-/// `count` >= 1 and index < the total.
-DP_HOST_DEVICE inline int segmentOf(const int64_t *starts, int count, int64_t index) {
-  int low = 0, high = count - 1;
-  while (low < high) {
-    const int mid = (low + high + 1) / 2;
-    if (starts[mid] <= index)
-      low = mid;
-    else
-      high = mid - 1;
-  }
-  return low;
-}
 
 /// Which optimizer an update applies, with its constants as the plan gives them (Adam's step
 /// size depends on the step number as well: see stepOf).
@@ -161,14 +146,6 @@ DP_HOST_DEVICE inline void updateTensorElement(const TensorSegment &seg, int64_t
     adamElement(seg.param, seg.state0, seg.state1, seg.grad, i, adam);
     break;
   }
-}
-
-/// Global element `index` of the update of `segments` by `rule`.
-DP_HOST_DEVICE inline void updateElement(const TensorSegment *segments, const int64_t *starts,
-                                         int count, int64_t index, const UpdateRule &rule,
-                                         const AdamStep &adam) {
-  const int s = segmentOf(starts, count, index);
-  updateTensorElement(segments[s], index - starts[s], rule, adam);
 }
 
 } // namespace dp::rt::cuda

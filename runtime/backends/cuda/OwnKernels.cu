@@ -375,15 +375,6 @@ __global__ void updateKernel(TensorSegment tensor, UpdateRule compiled, const St
     updateTensorElement(tensor, i, rule, adam);
 }
 
-__global__ void multiTensorUpdateKernel(const TensorSegment *segments, const int64_t *starts,
-                                        int count, int64_t total, UpdateRule compiled,
-                                        const StepContext *ctx) {
-  const UpdateRule rule = scheduled(compiled, ctx->lrScale);
-  const AdamStep adam = stepOf(rule, ctx->step);
-  for (int64_t i = firstIndex(); i < total; i += gridStride())
-    updateElement(segments, starts, count, i, rule, adam);
-}
-
 } // namespace
 
 int blocksFor(int64_t n) {
@@ -599,15 +590,6 @@ cudaError_t launchUpdate(cudaStream_t stream, const TensorSegment &tensor, const
   if (tensor.elements <= 0)
     return cudaSuccess;
   updateKernel<<<blocksFor(tensor.elements), kThreadsPerBlock, 0, stream>>>(tensor, rule, ctx);
-  return cudaGetLastError();
-}
-cudaError_t launchMultiTensorUpdate(cudaStream_t stream, const TensorSegment *segments,
-                                    const int64_t *starts, int count, int64_t total,
-                                    const UpdateRule &rule, const StepContext *ctx) {
-  if (total <= 0)
-    return cudaSuccess;
-  multiTensorUpdateKernel<<<blocksFor(total), kThreadsPerBlock, 0, stream>>>(
-      segments, starts, count, total, rule, ctx);
   return cudaGetLastError();
 }
 

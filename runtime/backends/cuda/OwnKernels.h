@@ -137,11 +137,5 @@ cudaError_t launchSlice(cudaStream_t stream, const uint32_t *x, int64_t inWords,
 /// One tensor updated by `rule` (Adam's step from ctx).
 cudaError_t launchUpdate(cudaStream_t stream, const TensorSegment &tensor, const UpdateRule &rule,
                          const StepContext *ctx);
-/// One update of every segment by `rule` in a single launch: `segments` and `starts` (the
-/// first global element of each) are `count` entries in device memory; `total` the sum of
-/// their elements.
-cudaError_t launchMultiTensorUpdate(cudaStream_t stream, const TensorSegment *segments,
-                                    const int64_t *starts, int count, int64_t total,
-                                    const UpdateRule &rule, const StepContext *ctx);
 
 } // namespace dp::rt::cuda
