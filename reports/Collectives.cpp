@@ -1,6 +1,7 @@
 // Collective change reports for the IR dumps (see Collectives.h).
 #include "reports/Collectives.h"
 
+#include "dialect/Common/TensorBytes.h"
 #include "dialect/Dist/IR/DistDialect.h"
 #include "dialect/Graph/IR/GraphDialect.h"
 #include "dialect/Plan/IR/PlanDialect.h"
@@ -61,7 +62,7 @@ std::vector<CollectiveRecord> collectCollectives(ModuleOp module) {
           return;
       CollectiveRecord r{"placed", -1, {param.getName().str()}, position(op)};
       r.server = getServer(op);
-      r.bytes = param.getType().getNumElements() * 4;
+      r.bytes = tensorBytes(param.getType());
       out.push_back(r);
     } else if (auto k = dyn_cast<plan::KernelOp>(op);
                k && (k.getKind() == "allreduce_start" || k.getKind() == "push_start")) {

@@ -1,4 +1,5 @@
 // dist-fuse-allreduce: consecutive gradient allreduces packed into size-capped buckets.
+#include "passes/Dist/Bucketing.h"
 #include "passes/Dist/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -81,23 +82,14 @@ struct FuseAllReducePass : dist::impl::FuseAllReducePassBase<FuseAllReducePass> 
       if (failed(dist::verifyOnlyUpdatesUseMeans(all)))
         return signalPassFailure();
       SmallVector<SmallVector<dist::AllReduceOp>> buckets;
-      int64_t bytes = 0;
-      bool open = false; // whether the last bucket takes more gradients
+      dist::BucketPacker packer(cap);
       for (dist::AllReduceOp op : all) {
-        int64_t size = op.bytesPerReplica();
         // What the step waits for travels alone, so that no gradient delays it.
-        if (op->hasAttr(dist::kSyncAttr)) {
-          buckets.push_back({op});
-          open = false;
-          continue;
-        }
-        if (!open || cap == 0 || bytes + size > cap) {
-          open = true;
+        const int64_t index =
+            op->hasAttr(dist::kSyncAttr) ? packer.addAlone() : packer.add(op.bytesPerReplica());
+        if (index == static_cast<int64_t>(buckets.size()))
           buckets.emplace_back();
-          bytes = 0;
-        }
-        buckets.back().push_back(op);
-        bytes += size;
+        buckets[index].push_back(op);
       }
       for (auto [index, members] : llvm::enumerate(buckets))
         fuse(members, index);

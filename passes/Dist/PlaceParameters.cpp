@@ -1,4 +1,5 @@
 // dist-place-parameters: which server holds each trainable parameter, balanced by bytes.
+#include "dialect/Common/TensorBytes.h"
 #include "dialect/Dist/IR/DistDialect.h"
 #include "dialect/Graph/IR/GraphDialect.h"
 #include "dialect/Graph/IR/Model.h"
@@ -80,7 +81,7 @@ struct PlaceParametersPass : dist::impl::PlaceParametersPassBase<PlaceParameters
         return signalPassFailure();
       }
       names.push_back(param.getName());
-      bytes.push_back(param.getType().getNumElements() * 4);
+      bytes.push_back(tensorBytes(param.getType()));
     }
     if (names.empty()) {
       train.emitError("the train step updates no parameter: nothing for a server to hold");

@@ -1,9 +1,11 @@
 // dist-split-parameter-server: the train step becomes a worker's step (push gradients, pull
 // parameters) and one function per server (receive, update, reply); see Passes.td.
+#include "dialect/Common/TensorBytes.h"
 #include "dialect/Dist/IR/DistDialect.h"
 #include "dialect/Graph/IR/GraphDialect.h"
 #include "dialect/Graph/IR/Model.h"
 #include "dialect/Interfaces/ParameterUpdateOpInterface.h"
+#include "passes/Dist/Bucketing.h"
 #include "passes/Dist/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -27,7 +29,6 @@ namespace {
 struct Bucket {
   int64_t server = 0;
   SmallVector<ParameterUpdateOpInterface> updates;
-  int64_t bytes = 0;
   Operation *ready = nullptr; // the definition of its last gradient
 };
 
@@ -55,7 +56,7 @@ struct SplitParameterServerPass
 
     // Buckets per server, filled in the order the gradients are ready.
     SmallVector<Bucket> buckets;
-    SmallVector<int64_t> open(strategy.getServers(), -1);
+    dist::BucketPacker packer(cap);
     for (auto update : llvm::to_vector(train.getOps<ParameterUpdateOpInterface>())) {
       auto param = update.getUpdatedParameter().getDefiningOp<g::ParamOp>();
       int64_t server = param ? dist::getServer(param) : -1;
@@ -72,15 +73,11 @@ struct SplitParameterServerPass
                                    "can move to a server";
           return signalPassFailure();
         }
-      int64_t size = param.getType().getNumElements() * 4;
-      int64_t &index = open[server];
-      if (index < 0 || cap == 0 || buckets[index].bytes + size > cap) {
-        index = buckets.size();
-        buckets.push_back({server, {}, 0, nullptr});
-      }
+      const int64_t index = packer.add(tensorBytes(param.getType()), server);
+      if (index == static_cast<int64_t>(buckets.size()))
+        buckets.push_back({server, {}, nullptr});
       Bucket &bucket = buckets[index];
       bucket.updates.push_back(update);
-      bucket.bytes += size;
       Operation *def = update.getGradientOperand().get().getDefiningOp();
       if (def && def->getBlock() == &body &&
           (!bucket.ready || bucket.ready->isBeforeInBlock(def)))

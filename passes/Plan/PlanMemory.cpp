@@ -1,6 +1,8 @@
 // plan-memory: liveness-based placement of every buffer in one arena (see Passes.td).
 #include "passes/Plan/Passes.h"
 
+#include "dialect/Common/TensorBytes.h"
+
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/MathExtras.h"
@@ -106,8 +108,10 @@ struct PlanMemoryPass : dp::plan::impl::PlanMemoryPassBase<PlanMemoryPass> {
       // A gradient inside a bucket takes its slot there.
       if (auto grad = dyn_cast<GradOp>(op); grad && grad.getBucket()) {
         auto bucketOffset = grad.getBucket().getDefiningOp()->getAttrOfType<IntegerAttr>("offset");
-        op.setAttr("offset", b.getI64IntegerAttr(bucketOffset.getInt() +
-                                                 *grad.getBucketOffset() * 4));
+        const int64_t element =
+            dp::elementBytes(cast<ShapedType>(op.getResult(0).getType()).getElementType());
+        op.setAttr("offset",
+                   b.getI64IntegerAttr(bucketOffset.getInt() + *grad.getBucketOffset() * element));
         continue;
       }
       auto type = cast<MemRefType>(op.getResult(0).getType());

@@ -1,5 +1,6 @@
 // Registration and verifiers of the dist dialect.
 #include "dialect/Dist/IR/DistDialect.h"
+#include "dialect/Common/TensorBytes.h"
 #include "dialect/Graph/IR/Model.h"
 #include "runtime/format/Enums.h"
 
@@ -119,7 +120,7 @@ LogicalResult AllReduceStartOp::verify() {
 int64_t AllReduceOp::bytesPerReplica() {
   int64_t bytes = 0;
   for (Value v : getGradients().take_front(tensorsPerReplica()))
-    bytes += cast<RankedTensorType>(v.getType()).getNumElements() * 4;
+    bytes += dp::tensorBytes(v.getType());
   return bytes;
 }
 
@@ -197,7 +198,7 @@ LogicalResult PushOp::verify() {
 int64_t PushOp::bytes() {
   int64_t bytes = 0;
   for (Value v : getGradients())
-    bytes += cast<RankedTensorType>(v.getType()).getNumElements() * 4;
+    bytes += dp::tensorBytes(v.getType());
   return bytes;
 }
 
