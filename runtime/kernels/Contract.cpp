@@ -266,16 +266,13 @@ int64_t checkPointwiseGrad(const KernelSite &site) {
 }
 
 bool allowsInPlace(KernelKind kind) {
-  switch (kind) {
-  case KernelKind::Activation:
-  case KernelKind::ActivationGrad:
-  case KernelKind::Add:
-  case KernelKind::Copy:
-  case KernelKind::SoftmaxXentGrad:
+  // DP_KERNEL_IN_PLACE of Kernels.def.
+#define DP_KERNEL(Enum, Name, MinIn, MaxIn, NumOut, Attrs)
+#define DP_KERNEL_IN_PLACE(Enum)                                                                 \
+  if (kind == KernelKind::Enum)                                                                  \
     return true;
-  default:
-    return false;
-  }
+#include "runtime/format/Kernels.def"
+  return false;
 }
 
 void checkOverlaps(const KernelSite &site) {

@@ -27,7 +27,8 @@ void checkPlanKernels(const Plan &plan);
 void checkStepKernels(const Plan &plan);
 
 /// Kinds whose implementations read each element (or row) before writing the same position,
-/// so that an output may be exactly the bytes of an input; partial overlaps are never allowed.
+/// so that an output may be exactly the bytes of an input (DP_KERNEL_IN_PLACE of Kernels.def);
+/// partial overlaps are never allowed.
 bool allowsInPlace(KernelKind kind);
 /// Fails unless every output is disjoint from every input (or the same bytes, where the kind
 /// allows in place) and from the other outputs.

@@ -28,14 +28,14 @@ def Graph_F32Scalar : 0DTensorOf<[F32]>;
 def Graph_Gradient : DeclareOpInterfaceMethods<GradientOpInterface>;
 // Batch sharding (BatchShardingOpInterface): by default an op's results carry the batch when
 // an operand does, or, with Graph_ReducesBatch, all reduce over it; other rules and the global
-// statistics (averaged across replicas where they are computed) are in GraphSharding.cpp.
+// statistics (averaged across replicas where they are computed) are in Ops/<Family>.cpp.
 defvar Graph_BatchSharding = BatchShardingOpInterface;
 defvar Graph_ReducesBatch = ReducesBatchTrait;
 def Graph_ShardingRule : DeclareOpInterfaceMethods<BatchShardingOpInterface,
     ["getResultSharding"]>;
 def Graph_GlobalStatistic : DeclareOpInterfaceMethods<BatchShardingOpInterface,
     ["isGlobalStatistic", "getStatisticName"]>;
-// Lowering to runtime kernels (KernelLoweringOpInterface, GraphLowering.cpp).
+// Lowering to runtime kernels (KernelLoweringOpInterface, in Ops/<Family>.cpp).
 def Graph_Lowering : DeclareOpInterfaceMethods<KernelLoweringOpInterface>;
 // A bf16 form under mixed precision (MixedPrecisionOpInterface): the operands it reads in bf16.
 def Graph_MixedPrecision : DeclareOpInterfaceMethods<MixedPrecisionOpInterface>;
