@@ -3,6 +3,7 @@
 #include "runtime/base/Files.h"
 
 #include "runtime/base/Error.h"
+#include "runtime/base/Heartbeat.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -182,6 +183,7 @@ void AtomicFileWriter::writeAt(uint64_t offset, const void *data, size_t bytes) 
     if (n < 0)
       ioFail(temp_, "write failed", errno);
     done += static_cast<size_t>(n);
+    heartbeat::beat();
   }
 }
 

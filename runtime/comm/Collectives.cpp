@@ -13,6 +13,7 @@
 #include "runtime/comm/Internal.h"
 
 #include "runtime/base/Bf16.h"
+#include "runtime/base/Heartbeat.h"
 #include "runtime/base/Trace.h"
 
 
@@ -55,7 +56,8 @@ struct Collectives::Impl final : comm::CommClient {
     std::vector<float *> reducing; // the buffers of the reduction in progress
     std::vector<uint16_t> wire;    // the bf16 copy that crosses the processes (bf16 wire)
     Clock::time_point readyAt;     // when the last replica started it
-    Clock::time_point postedAt;    // when its MPI sum was posted
+    Clock::time_point deadline;    // when to look at the other ranks (its MPI sum's deadline)
+    comm::StallWatch watch;        // what they said at the earlier looks
     int64_t token = 0;             // the group's token of that sum
     int64_t seq = 0;               // its collective number
     int64_t posted = 0;            // reductions started (done, or done + 1 while one runs)
@@ -98,6 +100,9 @@ struct Collectives::Impl final : comm::CommClient {
   std::atomic<bool> failedFlag{false}; // `failed`, readable without the lock
   double reduceSec = 0, waitSec = 0;
   int waiters = 0; // replicas blocked in wait()
+  /// The latest deadline the communication thread moved an MPI sum to, because the ranks it
+  /// waits for are working: the replicas' own deadlines follow it.
+  Clock::time_point commDeadline;
 
   // Communication thread only.
   size_t cursor = 0;           // the next bucket to reduce
@@ -237,7 +242,8 @@ void Collectives::Impl::wait(int bucket, int replica) {
   } blocked{*this};
   const bool bounded = timeoutSec > 0;
   Clock::time_point deadline = comm::after(begin, timeoutSec);
-  bool extended = false;
+  int looks = 0;         // at the replicas of this process that never started the bucket
+  uint64_t lastWork = 0; // the process's work count at the last look
   while (slot.done < generation) {
     if (failed) {
       waitSec += secondsSince(begin);
@@ -251,15 +257,30 @@ void Collectives::Impl::wait(int bucket, int replica) {
       for (int r = 0; r < replicas; ++r)
         (slot.started[r] < generation ? missing : arrived).push_back(r);
       if (!missing.empty()) {
+        // A replica of this process that is behind but working (its kernels count in the
+        // process's heartbeat) is waited for, as a rank that works is (comm::StallWatch).
+        const uint64_t work = heartbeat::count();
+        if (looks == 0 || work > lastWork) {
+          deadline =
+              comm::after(Clock::now(),
+                          looks++ == 0 ? comm::StallWatch::recheckSeconds(timeoutSec) : timeoutSec);
+          lastWork = work;
+          continue;
+        }
         failLocked(what + comm::rankList(missing, "replica") + " never started it (" +
                    comm::rankList(arrived, "replica") + (arrived.size() > 1 ? " did)" : " did)"));
         continue; // throws above
       }
       // All replicas are in: the communication thread owns the deadline of the MPI sum and
-      // names the missing ranks after asking them. Give it that long, then give up anyway.
-      if (!extended) {
-        extended = true;
-        deadline = comm::after(deadline, timeoutSec + comm::kQueryGraceSeconds + 5);
+      // names the missing ranks after asking them (twice, when they answer). Follow its
+      // deadline, which it moves while the ranks it waits for work, with room for its looks;
+      // give up when it has not come back by then.
+      const double room =
+          comm::StallWatch::recheckSeconds(timeoutSec) + 2 * comm::kQueryGraceSeconds + 5;
+      const Clock::time_point follow =
+          comm::after(std::max(comm::after(begin, timeoutSec), commDeadline), room);
+      if (follow > Clock::now()) {
+        deadline = follow;
         continue;
       }
       failLocked(what + "the communication thread did not finish it");
@@ -328,7 +349,8 @@ Progress Collectives::Impl::progress() {
         fail(describe(slot) + ": " + e.what());
         return Progress::Advanced;
       }
-      slot.postedAt = Clock::now();
+      slot.deadline = comm::after(Clock::now(), timeoutSec);
+      slot.watch = comm::StallWatch();
       slot.seq = group->collectiveSeq();
       inFlight.push_back(cursor);
     } else {
@@ -358,11 +380,23 @@ Progress Collectives::Impl::progress() {
       result = Progress::Advanced;
       continue;
     }
-    if (timeoutSec > 0 && secondsSince(slot.postedAt) > timeoutSec) {
+    if (timeoutSec > 0 && Clock::now() > slot.deadline) {
+      comm::Diagnosis diagnosis = group->diagnose();
+      if (double more = slot.watch.next(diagnosis, timeoutSec); more > 0) {
+        // The ranks it waits for are working: wait on, and so do this process's replicas.
+        slot.deadline = comm::after(Clock::now(), more);
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          commDeadline = slot.deadline;
+        }
+        result = std::max(result, Progress::Waiting);
+        ++i;
+        continue;
+      }
       std::string message = describe(slot) + " timed out after " + secondsText(timeoutSec) +
                             " on rank " + std::to_string(rank) + " (collective #" +
-                            std::to_string(slot.seq) + ", step " + std::to_string(slot.done) +
-                            "): " + group->diagnose();
+                            std::to_string(slot.seq) + ", step " + std::to_string(slot.done) + ")" +
+                            slot.watch.stalled() + ": " + diagnosis.text;
       for (size_t position : inFlight)
         group->abandonSum(slots[position].token);
       inFlight.clear();

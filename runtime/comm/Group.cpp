@@ -83,6 +83,39 @@ void GroupImpl::detach(CommClient *client) {
   call([&] { clients_.erase(std::remove(clients_.begin(), clients_.end(), client), clients_.end()); });
 }
 
+double StallWatch::recheckSeconds(double timeoutSec) {
+  // A quarter of the timeout, at least a second (two looks closer than that may see no kernel
+  // finish on a working rank) unless the timeout itself is shorter.
+  return std::max(std::min(timeoutSec, 1.0), timeoutSec / 4);
+}
+
+std::string StallWatch::stalled() const {
+  return looks_ > 1 ? ", with no progress on the other ranks in the last " + secondsText(waited_)
+                    : "";
+}
+
+double StallWatch::next(const Diagnosis &diagnosis, double timeoutSec) {
+  const bool first = looks_++ == 0;
+  // Every rank but this one (whose entry is -1 too) must have answered.
+  size_t answers = 0;
+  bool progressed = false;
+  for (size_t r = 0; r < diagnosis.work.size(); ++r) {
+    const int64_t work = diagnosis.work[r];
+    if (work < 0)
+      continue;
+    ++answers;
+    progressed |= !first && r < last_.size() && last_[r] >= 0 && work > last_[r];
+  }
+  const bool everyOneAnswered = !diagnosis.work.empty() && answers + 1 == diagnosis.work.size();
+  last_ = diagnosis.work;
+  if (!everyOneAnswered)
+    return 0;
+  waited_ = first ? recheckSeconds(timeoutSec) : progressed ? timeoutSec : waited_;
+  if (first || progressed)
+    return waited_;
+  return 0;
+}
+
 std::string GroupImpl::currentState(int64_t &collective) {
   collective = seq_;
   if (!activity_.empty())
@@ -368,7 +401,7 @@ public:
   }
   bool testSum(int64_t token) override { return true; }
   void abandonSum(int64_t token) override {}
-  std::string diagnose() override { return "no other process"; }
+  Diagnosis diagnose() override { return {"no other process", {}}; }
   std::unique_ptr<ProcessGroup> split(int, double) override {
     return std::make_unique<SingleProcessGroup>();
   }

@@ -42,6 +42,40 @@ std::string secondsText(double seconds);
 /// How long a rank that diagnoses a timeout waits for the other ranks' status answers.
 constexpr double kQueryGraceSeconds = 2.0;
 
+/// What the other ranks answered to a status query (GroupImpl::diagnose()).
+struct Diagnosis {
+  /// "rank 1 did not answer (dead, hung or cut off); rank 2 is at collective #41 (computing)".
+  std::string text;
+  /// Per rank: its work count (heartbeat::count()) when it answered, else -1; this rank's own
+  /// entry is -1 too. Empty for a group of one process.
+  std::vector<int64_t> work;
+};
+
+/// Decides, each time a wait for the other ranks passes its deadline, whether to wait on. The
+/// deadline (--collective-timeout) bounds the time in which no other rank makes progress, not
+/// the length of a step: a rank that is behind but working (a long step, a loaded machine, a
+/// checkpoint being written) is waited for; one that does not answer, or whose work count
+/// stands still between two looks, ends the wait.
+///
+/// The first look, at the deadline, takes the counts; the second, recheckSeconds() later,
+/// compares them. While some rank's count grows, the wait goes on and the ranks are looked at
+/// again a whole timeout later.
+class StallWatch {
+public:
+  /// Seconds to wait before the next look, or 0 to give up now.
+  double next(const Diagnosis &diagnosis, double timeoutSec);
+  /// When the last look compared work counts, ", with no progress on the other ranks in the
+  /// last 5 s" (for the failure's message), else "".
+  std::string stalled() const;
+  /// The time between the first look and the one that compares.
+  static double recheckSeconds(double timeoutSec);
+
+private:
+  std::vector<int64_t> last_;
+  int looks_ = 0;
+  double waited_ = 0; // seconds waited past the deadline before the last look
+};
+
 // ---------------------------------------------------------------------------------------------
 // The launch environment (Launch.cpp).
 
@@ -158,11 +192,10 @@ public:
   /// will not finalise MPI, which could hang on the operation).
   virtual void abandonSum(int64_t token) = 0;
 
-  /// After an operation passed its deadline: asks every other rank what it is doing, waits up
-  /// to kQueryGraceSeconds for the answers while answering others, and describes the job ("rank
-  /// 1 did not answer (dead, hung or cut off); rank 2 is at collective #41 (computing)"). Never blocks
-  /// on a peer.
-  virtual std::string diagnose() = 0;
+  /// After an operation passed its deadline: asks every other rank what it is doing and how
+  /// much work it has done, waits up to kQueryGraceSeconds for the answers while answering
+  /// others, and describes the job. Never blocks on a peer.
+  virtual Diagnosis diagnose() = 0;
 
   /// Point-to-point messages on a communicator of their own (the parameter-server engines):
   /// a send or receive of `bytes` bytes at `data` to or from rank `peer` with

@@ -6,6 +6,7 @@
 // deadline; between polls the thread answers other ranks' status queries, so a rank whose
 // replicas are busy or stuck still says what it is doing.
 #include "runtime/base/Bf16.h"
+#include "runtime/base/Heartbeat.h"
 #include "runtime/comm/Internal.h"
 
 #include <mpi.h>
@@ -37,6 +38,7 @@ constexpr int64_t kMaxCount = int64_t(1) << 30;
 struct StatusReply {
   int64_t queryId = 0;
   int64_t seq = 0;     // the collective it waits in, else the last one it started
+  int64_t work = 0;    // its work count (heartbeat::count())
   char state[240] = {}; // what it is doing, NUL-terminated
 };
 
@@ -94,7 +96,7 @@ public:
   int64_t postSum(void *data, int64_t n, DType dtype) override;
   bool testSum(int64_t token) override;
   void abandonSum(int64_t token) override;
-  std::string diagnose() override;
+  Diagnosis diagnose() override;
 
 protected:
   void service() override;
@@ -397,6 +399,7 @@ void MpiGroup::service() {
     auto reply = std::make_unique<StatusReply>();
     reply->queryId = queryIn_;
     std::string state = currentState(reply->seq);
+    reply->work = static_cast<int64_t>(heartbeat::count());
     std::strncpy(reply->state, state.c_str(), sizeof(reply->state) - 1);
     MPI_Request request;
     if (MPI_Isend(reply.get(), sizeof(StatusReply), MPI_BYTE, status.MPI_SOURCE, kReplyTag, query_,
@@ -418,10 +421,10 @@ void MpiGroup::reapReplies() {
   }
 }
 
-std::string MpiGroup::diagnose() {
+Diagnosis MpiGroup::diagnose() {
   const int n = size(), me = rank();
   if (n == 1)
-    return "no other process";
+    return {"no other process", {}};
   const int64_t id = ++nextQueryId_;
   // The queries are never waited for (a dead peer never takes them): their buffer stays alive.
   auto query = std::make_shared<int64_t>(id);
@@ -495,13 +498,18 @@ std::string MpiGroup::diagnose() {
     else
       it->second.push_back(r);
   }
-  std::string text;
+  Diagnosis diagnosis;
   for (const auto &[said, ranks] : groups) {
     bool plural = ranks.size() > 1;
     std::string verb = said.rfind("at ", 0) == 0 ? (plural ? " are " : " is ") : " ";
-    text += (text.empty() ? "" : "; ") + rankList(ranks) + nodesOf(ranks) + verb + said;
+    diagnosis.text +=
+        (diagnosis.text.empty() ? "" : "; ") + rankList(ranks) + nodesOf(ranks) + verb + said;
   }
-  return text;
+  diagnosis.work.assign(n, -1);
+  for (int r = 0; r < n; ++r)
+    if (r != me && answered[r])
+      diagnosis.work[r] = answers[r].work;
+  return diagnosis;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -509,7 +517,8 @@ std::string MpiGroup::diagnose() {
 
 void MpiGroup::await(MPI_Request &request, double timeoutSec, const std::string &what,
                      std::shared_ptr<void> keep) {
-  Clock::time_point start = Clock::now();
+  Clock::time_point deadline = after(Clock::now(), timeoutSec);
+  StallWatch watch;
   Backoff backoff;
   for (;;) {
     int done = 0;
@@ -522,14 +531,18 @@ void MpiGroup::await(MPI_Request &request, double timeoutSec, const std::string 
     if (done)
       return;
     service();
-    if (timeoutSec > 0 && secondsSince(start) > timeoutSec) {
+    if (timeoutSec > 0 && Clock::now() > deadline) {
+      Diagnosis diagnosis = diagnose();
+      if (double more = watch.next(diagnosis, timeoutSec); more > 0) {
+        deadline = after(Clock::now(), more);
+        continue;
+      }
       broken_ = true;
       orphans_.push_back(std::move(keep));
-      const int64_t seq = seq_;
       throw Error(ErrorKind::Launch, what + " timed out after " + secondsText(timeoutSec) +
-                                         " on rank " + std::to_string(rank()) +
-                                         " (collective #" + std::to_string(seq) + "): " +
-                                         diagnose());
+                                         " on rank " + std::to_string(rank()) + " (collective #" +
+                                         std::to_string(seq_) + ")" + watch.stalled() + ": " +
+                                         diagnosis.text);
     }
     backoff.pause();
   }

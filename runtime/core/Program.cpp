@@ -2,6 +2,7 @@
 #include "runtime/core/Program.h"
 
 #include "runtime/base/Error.h"
+#include "runtime/base/Heartbeat.h"
 #include "runtime/base/Trace.h"
 #include "runtime/core/Init.h"
 
@@ -303,6 +304,7 @@ void Program::enqueue(StepKind step, const StepContext &ctx) {
   if (traced)
     d.compute->host([stepBegin] { *stepBegin = trace::now(); });
   d.device->launch(step == StepKind::Train ? *d.train : *d.eval, ctx);
+  heartbeat::beat();
   if (traced)
     // A train step is numbered by the run's step counter; eval steps are not.
     d.compute->host([stepBegin, step, number = step == StepKind::Train ? ctx.step : -1] {

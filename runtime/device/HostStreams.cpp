@@ -2,6 +2,7 @@
 #include "runtime/device/HostStreams.h"
 
 #include "runtime/base/Error.h"
+#include "runtime/base/Heartbeat.h"
 #include "runtime/base/Trace.h"
 
 #include <atomic>
@@ -256,6 +257,7 @@ void HostStream::runOne(const HostWork &work, const StepContext &ctx, uint64_t r
     switch (work.kind) {
     case HostWork::Kind::Kernel:
       work.kernel->run(ctx);
+      heartbeat::beat();
       break;
     case HostWork::Kind::Host:
       work.fn();

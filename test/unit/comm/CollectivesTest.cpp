@@ -3,6 +3,9 @@
 // abort() wakes the waiters; misuse is reported.
 #include "runtime/comm/Comm.h"
 
+#include "runtime/base/Heartbeat.h"
+#include "runtime/comm/Internal.h"
+
 #include "test/unit/ErrorMatchers.h"
 
 #include <gtest/gtest.h>
@@ -175,10 +178,68 @@ TEST(Collectives, ReplicaThatNeverStartsIsNamed) {
         << errors[r];
     EXPECT_NE(errors[r].find("replica 2 never started it (replicas 0, 1 did)"), std::string::npos)
         << errors[r];
-    EXPECT_LT(seconds[r], 2.0);
+    EXPECT_LT(seconds[r], 3.0); // the timeout, and a second look that found no work done
   }
   // Later waits fail at once with the same message.
   EXPECT_DP_ERROR(engine.wait(1, 0), ErrorKind::Launch, "replica 2 never started it");
+}
+
+TEST(Collectives, ReplicaThatIsBehindButWorksIsWaitedFor) {
+  // Replica 2 starts long after the 0.3 s timeout, but its kernels keep counting in the process's
+  // heartbeat meanwhile: the others wait for it, and the average is right.
+  auto group = ProcessGroup::create(false);
+  Collectives engine(*group, 3, makeBuckets({16, 8}), 0.3);
+  std::vector<std::string> errors(3);
+  std::vector<std::vector<float>> a(3), b(3);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 3; ++r)
+    threads.emplace_back([&, r] {
+      a[r].assign(16, float(r));
+      b[r].assign(8, float(2 * r));
+      try {
+        if (r == 2)
+          for (Clock::time_point begin = Clock::now(); secondsSince(begin) < 1.5;) {
+            heartbeat::beat();
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+          }
+        engine.start(0, r, a[r].data());
+        engine.start(1, r, b[r].data());
+        engine.wait(0, r);
+        engine.wait(1, r);
+      } catch (const Error &e) {
+        errors[r] = e.what();
+      }
+    });
+  for (std::thread &t : threads)
+    t.join();
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_EQ(errors[r], "");
+    EXPECT_EQ(a[r][15], 1.0f);
+    EXPECT_EQ(b[r][7], 2.0f);
+  }
+}
+
+TEST(StallWatch, WaitsWhileSomeRankWorks) {
+  comm::StallWatch watch;
+  // Rank 1 (this one) asked ranks 0 and 2: the first look takes their counts.
+  EXPECT_EQ(watch.next({"", {10, -1, 7}}, 20), 5);
+  EXPECT_EQ(watch.stalled(), "");
+  // Rank 2 worked since: wait a whole timeout more.
+  EXPECT_EQ(watch.next({"", {10, -1, 9}}, 20), 20);
+  // Nobody worked since: give up.
+  EXPECT_EQ(watch.next({"", {10, -1, 9}}, 20), 0);
+  EXPECT_EQ(watch.stalled(), ", with no progress on the other ranks in the last 20 s");
+}
+
+TEST(StallWatch, GivesUpAtOnceOnARankThatDoesNotAnswer) {
+  // This rank is 0 of 3; rank 2 did not answer.
+  comm::StallWatch watch;
+  EXPECT_EQ(watch.next({"", {-1, 3, -1}}, 20), 0);
+  comm::StallWatch later;
+  EXPECT_EQ(later.next({"", {-1, 3}}, 0.3), 0.3); // short timeouts are rechecked after as long
+  EXPECT_EQ(later.next({"", {-1, 3}}, 0.3), 0);
+  comm::StallWatch alone;
+  EXPECT_EQ(alone.next({"no other process", {}}, 20), 0);
 }
 
 TEST(Collectives, AbortWakesWaiters) {

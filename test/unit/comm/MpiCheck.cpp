@@ -6,12 +6,16 @@
 //   size-mismatch       the plan says P = --compiled-p, whatever the job's size.
 //   kill                like allreduce, but rank 1 SIGKILLs itself at step 3.
 //   hang                like allreduce, but rank 1's replica 0 sleeps forever at step 3.
+//   slow                like allreduce, but rank 1's replica 0 works (counts in the process's
+//                       heartbeat, without starting a bucket) for 4 timeouts at step 3.
 //   stop                like allreduce, but rank 1 stops (SIGSTOP) at step 3.
 //   bench               times --iterations allreduces of --elements floats through the engine
 //                       (R = 1) and through plain MPI_Allreduce; rank 0 prints both means.
 // Errors of the handshake are raised on every rank: each prints its message, finalises MPI and
 // exits with the error's code. Later errors end the job with abortJob, as dprun does.
 #include "runtime/comm/Internal.h"
+
+#include "runtime/base/Heartbeat.h"
 
 #include <mpi.h>
 
@@ -97,7 +101,8 @@ float valueOf(int rank, int replica, int bucket, int step, int64_t i) {
   return static_cast<float>(static_cast<int>((h >> 40) % 2001) - 1000) / 1000.0f;
 }
 
-/// The averaging job of modes allreduce, kill, hang and stop. Returns the replicas' first error.
+/// The averaging job of modes allreduce, kill, hang, slow and stop. Returns the replicas' first
+/// error.
 std::string runAverages(ProcessGroup &group, const Options &o) {
   const int rank = group.rank(), P = group.size(), R = o.replicas;
   std::vector<BucketInfo> buckets = checkBuckets();
@@ -118,6 +123,12 @@ std::string runAverages(ProcessGroup &group, const Options &o) {
               if (o.mode == "hang" && r == 0)
                 for (;;)
                   std::this_thread::sleep_for(std::chrono::seconds(1));
+              if (o.mode == "slow" && r == 0)
+                for (Clock::time_point begin = Clock::now();
+                     std::chrono::duration<double>(Clock::now() - begin).count() < 4 * o.timeout;) {
+                  dp::rt::heartbeat::beat();
+                  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                }
             }
             std::vector<float> &d = data[b.index];
             d.resize(b.elements);
@@ -289,7 +300,7 @@ int main(int argc, char **argv) {
           group->abortJob("byte " + std::to_string(i) + " of the broadcast is " +
                               std::to_string(id[i]), 6);
       std::printf("rank %d: broadcast ok (from rank %d)\n", rank, root);
-    } else if (o.mode == "allreduce" || o.mode == "kill" || o.mode == "hang" ||
+    } else if (o.mode == "allreduce" || o.mode == "kill" || o.mode == "hang" || o.mode == "slow" ||
                o.mode == "stop") {
       std::string error = runAverages(*group, o);
       if (!error.empty())

@@ -158,6 +158,15 @@ TEST(MpiJob, HungRankIsReportedWithItsState) {
       << job.output;
 }
 
+TEST(MpiJob, RankThatIsBehindButWorksIsWaitedFor) {
+  // Rank 1's replica 0 works for 4 s before its step 3 (its heartbeat grows); the timeout is 1 s.
+  // Rank 0 asks rank 1 at its deadline, again a second later, sees the work, and waits on.
+  Job job = runJob(2, "slow --replicas 2 --steps 6 --timeout 1");
+  EXPECT_EQ(job.exitCode, 0) << job.output;
+  EXPECT_TRUE(contains(job.output, "rank 0: allreduce ok (R=2, P=2, 6 steps)")) << job.output;
+  EXPECT_TRUE(contains(job.output, "rank 1: allreduce ok (R=2, P=2, 6 steps)")) << job.output;
+}
+
 TEST(MpiJob, StoppedRankDidNotAnswer) {
   Job job = runJob(2, "stop --replicas 1 --steps 100000 --timeout 3");
   EXPECT_NE(job.exitCode, 0) << job.output;
