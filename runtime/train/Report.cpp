@@ -176,4 +176,13 @@ void printPhaseTable(const PhaseTimes &phases, std::ostream &out) {
   out << line;
 }
 
+std::string sizeText(uint64_t bytes) {
+  char text[32];
+  if (bytes >= (uint64_t(1) << 20))
+    std::snprintf(text, sizeof(text), "%.1f MiB", double(bytes) / double(1 << 20));
+  else
+    std::snprintf(text, sizeof(text), "%.1f KiB", double(bytes) / 1024.0);
+  return text;
+}
+
 } // namespace dp::rt

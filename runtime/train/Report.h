@@ -15,6 +15,9 @@ namespace dp::rt {
 /// unavailable train accuracy, a diverged loss) are written as null, since JSON has no NaN.
 std::string metricsJson(const TrainReport &report);
 
+/// "1.5 MiB", "12.0 KiB".
+std::string sizeText(uint64_t bytes);
+
 /// "epoch 1/2  loss 0.5123  accuracy 0.8123  12.3 s  48,780 samples/s".
 std::string epochLine(const EpochStats &stats, int64_t epochs);
 

@@ -6,29 +6,26 @@
 #include "runtime/base/Error.h"
 #include "runtime/base/TestEvents.h"
 #include "runtime/base/Trace.h"
+#include "runtime/train/Callback.h"
 #include "runtime/train/PlanCheck.h"
 #include "runtime/train/Progress.h"
-#include "runtime/train/Report.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
-#include <cstdlib>
-#include <cstdio>
 #include <limits>
-#include <iomanip>
 #include <ostream>
-#include <sstream>
 
 namespace dp::rt {
 
-Trainer::Trainer(Program &program, const std::string &planName, std::ostream &out, bool interactive,
-                 bool quiet, ProcessGroup *group, int worker)
-    : program_(program), planName_(planName), out_(out), interactive_(interactive), quiet_(quiet),
-      group_(group), worker_(worker), batch_(program.plan().batch) {
+Trainer::Trainer(Program &program, const std::string &planName, ProcessGroup *group, int worker)
+    : program_(program), planName_(planName), group_(group), worker_(worker),
+      batch_(program.plan().batch) {
   // The same check --inspect and --check-gradients make (PlanCheck.h): past it, every
   // replica has its inputs and outputs with the shapes read below.
   checkTrainingInterface(program.plan(), planName_);
@@ -226,184 +223,209 @@ int Trainer::agreeOnStop(int64_t afterStep, float *stepLoss) {
   return agreed;
 }
 
+/// One epoch's run: its place, and its running figures on this process.
+struct Trainer::Epoch {
+  Batcher *batcher = nullptr;
+  int64_t epoch = 0, steps = 0, first = 0;
+  Clock::time_point start;
+  double inputWaitBefore = 0, priorSeconds = 0;
+  /// The figures of the steps read so far (on rank 0 with those before a resume).
+  double lossSum = 0, correct = 0;
+  std::vector<float> stepLosses;
+  int64_t collected = 0; // steps [first, collected) have been read
+  int64_t trained = 0;   // the steps the epoch's figures cover
+  double lastScale = 1;  // the schedule's factor at the latest step
+};
+
 EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, int64_t maxSteps,
                                const TrainPosition *resume, int64_t firstBatch) {
   trace::Span span(trace::Category::Host, "epoch", epoch);
   testEvents::note("epoch " + std::to_string(epoch));
-  auto start = Clock::now();
+  Epoch e;
+  e.batcher = &batcher;
+  e.epoch = epoch;
+  e.start = Clock::now();
   batcher.setEpoch(epoch - 1);
-  int64_t steps = batcher.numBatches();
-  if (maxSteps > 0 && maxSteps < steps)
-    steps = maxSteps;
-  const int64_t first = std::clamp<int64_t>(firstBatch, 0, steps);
-  const double inputWaitBefore = inputWaitSeconds();
-  const PassGuard pass = startPass(batcher, first, steps);
+  e.steps = batcher.numBatches();
+  if (maxSteps > 0 && maxSteps < e.steps)
+    e.steps = maxSteps;
+  e.first = std::clamp<int64_t>(firstBatch, 0, e.steps);
+  e.collected = e.first;
+  e.trained = e.steps;
+  e.inputWaitBefore = inputWaitSeconds();
+  // The figures of the steps run before a resume count on rank 0, once.
+  if (resume) {
+    e.priorSeconds = resume->epochSeconds;
+    if (!group_ || group_->rank() == 0) {
+      e.lossSum = resume->epochLossSum * (group_ ? group_->size() : 1);
+      e.correct = resume->epochCorrect;
+      e.stepLosses = resume->epochStepLosses;
+    }
+  }
+  e.lastScale =
+      lrScaleAt(double(epoch - 1) + double(e.first) / double(std::max<int64_t>(e.steps, 1)));
+  const PassGuard pass = startPass(batcher, e.first, e.steps);
+  if (callback_)
+    callback_->onEpochBegin(epoch, e.steps);
+  if (unitSource_)
+    trainSharedUnits(e, batcher);
+  else
+    trainBatches(e, batcher);
+  return finishEpoch(e);
+}
+
+void Trainer::collectTrain(Epoch &e, int64_t b) {
+  // Every shard is full, so the mean of the shard means is the mean over this process's
+  // samples.
+  const int replicas = program_.devices();
+  double loss = 0;
+  for (int r = 0; r < replicas; ++r) {
+    const auto [shardLoss, shardCorrect] = collect(r, b % 2);
+    loss += shardLoss;
+    e.correct += shardCorrect;
+  }
+  endStep(b);
+  e.lossSum += loss / replicas;
+  e.stepLosses.push_back(static_cast<float>(loss / replicas));
+  if (callback_)
+    callback_->onStepEnd(
+        StepEnd{e.epoch, b + 1, e.steps, loss / replicas, e.lossSum / static_cast<double>(b + 1)});
+}
+
+void Trainer::enqueueTrain(Epoch &e, int64_t b, int slot, int process) {
+  const int64_t stepNumber = ++step_;
+  e.lastScale = lrScaleAt(double(e.epoch - 1) + double(b) / double(e.steps));
+  for (int r = 0; r < program_.devices(); ++r)
+    enqueueStep(*e.batcher, b, r, StepKind::Train,
+                StepContext{shardRows_, shardRows_, stepNumber, r, seed_, shardBegin(r, process),
+                            e.lastScale},
+                slot);
+}
+
+TrainPosition Trainer::position(Epoch &e, int64_t b) {
+  // The figures so far, over every rank (a collective: every rank is at the same boundary).
+  const int ranks = group_ ? group_->size() : 1;
+  TrainPosition p;
+  p.step = step_;
+  p.epochsDone = e.epoch - 1;
+  p.stepsInEpoch = b;
+  p.samplesInEpoch = b * batch_;
+  double totals[2] = {e.lossSum, e.correct};
+  if (ranks > 1)
+    group_->sumDoubles(totals, 2, timeout_);
+  p.epochLossSum = totals[0] / ranks;
+  p.epochCorrect = totals[1];
+  p.epochSeconds = e.priorSeconds + secondsSince(e.start);
+  p.epochStepLosses = e.stepLosses;
+  return p;
+}
+
+void Trainer::trainBatches(Epoch &e, Batcher &batcher) {
+  // Step b is enqueued on every replica before the results of step b - 1 are read, so each
+  // device goes from one step to the next without waiting for the host. With several
+  // processes the ranks vote after each step on whether any of them received a signal, while
+  // the next step runs; every rank then stops at the same boundary. A single process looks at
+  // its own signal before each step.
+  const bool vote = group_ && group_->size() > 1;
+  int stop = 0;
+  for (int64_t b = e.first; b < e.steps; ++b) {
+    testEvents::beforeStep(step_ + 1);
+    if (!vote)
+      stop = pendingInterrupt();
+    const bool due = b > e.first && callback_ && callback_->wantsBoundary(step_);
+    if (stop || due) {
+      // The steps already enqueued finish (their collectives are under way on every rank).
+      if (e.collected < b) {
+        collectTrain(e, e.collected++);
+        if (vote)
+          stop = agreeOnStop(step_, &e.stepLosses.back());
+      }
+      program_.synchronize();
+      if (callback_)
+        callback_->onBoundary(position(e, b), stop);
+      if (stop)
+        throw Error(signalErrorKind(stop),
+                    "interrupted by " + signalName(stop) + " in epoch " + std::to_string(e.epoch) +
+                        " after step " + std::to_string(b) + " of " + std::to_string(e.steps));
+    }
+    enqueueTrain(e, b, static_cast<int>(b % 2), -1);
+    if (e.collected < b) {
+      collectTrain(e, e.collected++);
+      // The step's loss over every rank rides along.
+      if (vote)
+        stop = agreeOnStop(step_ - 1, &e.stepLosses.back());
+    }
+  }
+  if (e.collected < e.steps)
+    collectTrain(e, e.collected++);
+}
+
+void Trainer::trainSharedUnits(Epoch &e, Batcher &batcher) {
+  // Shared batches: the shards come one at a time from the first server's counter, while they
+  // last, so that a faster worker trains more of them. The step before is read after the next
+  // one is enqueued, as in trainBatches.
+  const int processes = program_.processes();
+  const int64_t units = e.steps * processes;
+  e.trained = 0;
+  e.collected = 0;
+  for (;;) {
+    testEvents::beforeStep(step_ + 1);
+    if (const int signal = pendingInterrupt()) {
+      if (e.collected < e.trained)
+        collectTrain(e, e.collected++);
+      throw Error(signalErrorKind(signal), "interrupted by " + signalName(signal) + " in epoch " +
+                                               std::to_string(e.epoch) + " after " +
+                                               std::to_string(e.trained) + " step(s)");
+    }
+    const int64_t unit = unitSource_(e.epoch, units);
+    if (unit < 0)
+      break;
+    enqueueTrain(e, unit / processes, static_cast<int>(e.trained % 2),
+                 static_cast<int>(unit % processes));
+    if (e.collected < e.trained)
+      collectTrain(e, e.collected++);
+    ++e.trained;
+  }
+  if (e.collected < e.trained)
+    collectTrain(e, e.collected++);
+}
+
+EpochStats Trainer::finishEpoch(Epoch &e) {
   const int replicas = program_.devices();
   const int ranks = group_ ? group_->size() : 1;
-  const bool printer = !group_ || group_->rank() == 0;
-
-  ProgressBar bar(out_, interactive_ && !quiet_,
-                  "epoch " + std::to_string(epoch) + "/" + std::to_string(epochs), steps);
-  // The figures of the steps run before a resume count on rank 0, once.
-  double lossSum = 0, correct = 0, priorSeconds = 0;
-  std::vector<float> stepLosses;
-  if (resume) {
-    priorSeconds = resume->epochSeconds;
-    if (printer) {
-      lossSum = resume->epochLossSum * ranks;
-      correct = resume->epochCorrect;
-      stepLosses = resume->epochStepLosses;
-    }
-  }
-  // Step b is enqueued on every replica before the results of step b - 1 are read, so each
-  // device goes from one step to the next without waiting for the host.
-  auto collectStep = [&](int64_t b) {
-    // Every shard is full, so the mean of the shard means is the mean over this process's
-    // samples.
-    double loss = 0;
-    for (int r = 0; r < replicas; ++r) {
-      const auto [shardLoss, shardCorrect] = collect(r, b % 2);
-      loss += shardLoss;
-      correct += shardCorrect;
-    }
-    endStep(b);
-    lossSum += loss / replicas;
-    stepLosses.push_back(static_cast<float>(loss / replicas));
-    bar.update(b + 1, lossSum / static_cast<double>(b + 1));
-  };
-  // The figures so far, over every rank (a collective: every rank is at the same boundary).
-  auto position = [&](int64_t b) {
-    TrainPosition p;
-    p.step = step_;
-    p.epochsDone = epoch - 1;
-    p.stepsInEpoch = b;
-    p.samplesInEpoch = b * batch_;
-    double totals[2] = {lossSum, correct};
-    if (ranks > 1)
-      group_->sumDoubles(totals, 2, timeout_);
-    p.epochLossSum = totals[0] / ranks;
-    p.epochCorrect = totals[1];
-    p.epochSeconds = priorSeconds + secondsSince(start);
-    p.epochStepLosses = stepLosses;
-    return p;
-  };
-  // With several processes the ranks vote after each step on whether any of them received a
-  // signal, while the next step runs; every rank then stops at the same boundary. A single
-  // process looks at its own signal before each step.
-  const bool vote = ranks > 1;
-  int stop = 0;
-  double lastScale =
-      lrScaleAt(double(epoch - 1) + double(first) / double(std::max<int64_t>(steps, 1)));
-  int64_t collected = first; // steps [first, collected) have been read
-  // The next train step, on every replica: batch b's rows of `process` (-1: this one's),
-  // results into host slot `slot`.
-  auto enqueueTrain = [&](int64_t b, int slot, int process) {
-    const int64_t stepNumber = ++step_;
-    lastScale = lrScaleAt(double(epoch - 1) + double(b) / double(steps));
-    for (int r = 0; r < replicas; ++r)
-      enqueueStep(batcher, b, r, StepKind::Train,
-                  StepContext{shardRows_, shardRows_, stepNumber, r, seed_,
-                              shardBegin(r, process), lastScale},
-                  slot);
-  };
-  int64_t trained = steps;    // the steps the epoch's figures cover
-  if (unitSource_) {
-    // Shared batches: the shards come one at a time from the first server's counter, while
-    // they last, so that a faster worker trains more of them. The step before is read after
-    // the next one is enqueued, as below.
-    const int64_t units = steps * program_.processes();
-    trained = 0;
-    collected = 0;
-    for (;;) {
-      testEvents::beforeStep(step_ + 1);
-      if (const int signal = pendingInterrupt()) {
-        if (collected < trained)
-          collectStep(collected++);
-        throw Error(signalErrorKind(signal), "interrupted by " + signalName(signal) +
-                                                 " in epoch " + std::to_string(epoch) +
-                                                 " after " + std::to_string(trained) + " step(s)");
-      }
-      const int64_t unit = unitSource_(epoch, units);
-      if (unit < 0)
-        break;
-      enqueueTrain(unit / program_.processes(), static_cast<int>(trained % 2),
-                   static_cast<int>(unit % program_.processes()));
-      if (collected < trained)
-        collectStep(collected++);
-      ++trained;
-    }
-    if (collected < trained)
-      collectStep(collected++);
-  } else {
-    for (int64_t b = first; b < steps; ++b) {
-      testEvents::beforeStep(step_ + 1);
-      if (!vote)
-        stop = pendingInterrupt();
-      const bool due = b > first && boundaryEvery_ > 0 && step_ % boundaryEvery_ == 0;
-      if (stop || due) {
-        // The steps already enqueued finish (their collectives are under way on every rank).
-        if (collected < b) {
-          collectStep(collected++);
-          if (vote)
-            stop = agreeOnStop(step_, &stepLosses.back());
-        }
-        program_.synchronize();
-        if (boundaryHook_)
-          boundaryHook_(position(b), stop);
-        if (stop)
-          throw Error(signalErrorKind(stop), "interrupted by " + signalName(stop) + " in epoch " +
-                                                 std::to_string(epoch) + " after step " +
-                                                 std::to_string(b) + " of " +
-                                                 std::to_string(steps));
-      }
-      enqueueTrain(b, static_cast<int>(b % 2), -1);
-      if (collected < b) {
-        collectStep(collected++);
-        // The step's loss over every rank rides along.
-        if (vote)
-          stop = agreeOnStop(step_ - 1, &stepLosses.back());
-      }
-    }
-    if (collected < steps)
-      collectStep(collected++);
-  }
-  bar.finish();
-
   EpochStats stats;
-  stats.epoch = epoch;
-  stats.steps = steps;
-  const double localSeconds = secondsSince(start);
-  stats.seconds = priorSeconds + localSeconds;
-  const double localSamples = double(trained - first) * shardRows_ * replicas;
+  stats.epoch = e.epoch;
+  stats.steps = e.steps;
+  const double localSeconds = secondsSince(e.start);
+  stats.seconds = e.priorSeconds + localSeconds;
+  const double localSamples = double(e.trained - e.first) * shardRows_ * replicas;
   const double localRate = localSeconds > 0 ? localSamples / localSeconds : 0;
-  stats.inputWaitSeconds = inputWaitSeconds() - inputWaitBefore;
+  stats.inputWaitSeconds = inputWaitSeconds() - e.inputWaitBefore;
   if (ranks > 1) {
     // With the last step's loss, which no vote carried.
-    const bool last = collected > first;
-    double totals[4] = {lossSum, correct, last ? stepLosses.back() : 0.0,
+    const bool last = e.collected > e.first;
+    double totals[4] = {e.lossSum, e.correct, last ? e.stepLosses.back() : 0.0,
                         stats.inputWaitSeconds};
     group_->sumDoubles(totals, 4, timeout_);
     stats.inputWaitSeconds = totals[3] / ranks;
-    lossSum = totals[0] / ranks;
-    correct = totals[1];
+    e.lossSum = totals[0] / ranks;
+    e.correct = totals[1];
     if (last)
-      stepLosses.back() = static_cast<float>(totals[2] / ranks);
+      e.stepLosses.back() = static_cast<float>(totals[2] / ranks);
     stats.rankSamplesPerSec = group_->gatherDoubles(localRate, timeout_);
   } else {
     stats.rankSamplesPerSec = {localRate};
   }
-  stats.samples = steps * batch_;
-  stats.loss = trained ? lossSum / static_cast<double>(trained) : std::nan("");
+  stats.samples = e.steps * batch_;
+  stats.loss = e.trained ? e.lossSum / static_cast<double>(e.trained) : std::nan("");
   const bool hasCorrect = replicaBuffers_.front().trainCorrect >= 0;
   // A parameter-server worker counts its own shards.
-  const int64_t counted = worker_ >= 0 ? trained * shardRows_ * replicas : stats.samples;
-  stats.trainAccuracy = hasCorrect && counted ? correct / static_cast<double>(counted)
+  const int64_t counted = worker_ >= 0 ? e.trained * shardRows_ * replicas : stats.samples;
+  stats.trainAccuracy = hasCorrect && counted ? e.correct / static_cast<double>(counted)
                                               : std::numeric_limits<double>::quiet_NaN();
   stats.samplesPerSec = stats.seconds > 0 ? stats.samples / stats.seconds : 0;
-  stats.stepLosses = std::move(stepLosses);
-  stats.lrScale = lastScale;
-  if (!quiet_)
-    out_ << epochLine(stats, epochs) << std::endl;
+  stats.stepLosses = std::move(e.stepLosses);
+  stats.lrScale = e.lastScale;
   return stats;
 }
 
@@ -417,7 +439,8 @@ EvalStats Trainer::evaluate(const Dataset &data) {
                                         " was asked to evaluate: worker 0 does");
   Batcher batcher(data, worker_ == 0 ? shardRows_ * replicas : batch_, BatchOrder::Sequential,
                   Remainder::Pad);
-  ProgressBar bar(out_, interactive_ && !quiet_, "evaluate", batcher.numBatches());
+  if (callback_)
+    callback_->onEvalBegin(batcher.numBatches());
   double lossSum = 0, correct = 0, samples = 0;
   auto collectStep = [&](int64_t b) {
     for (int r = 0; r < replicas; ++r) {
@@ -431,7 +454,8 @@ EvalStats Trainer::evaluate(const Dataset &data) {
       samples += double(valid);
     }
     endStep(b);
-    bar.update(b + 1, samples ? lossSum / samples : 0);
+    if (callback_)
+      callback_->onEvalStepEnd(b + 1, samples ? lossSum / samples : 0);
   };
   const int64_t batches = batcher.numBatches();
   const PassGuard pass = startPass(batcher, 0, batches);
@@ -456,7 +480,6 @@ EvalStats Trainer::evaluate(const Dataset &data) {
   }
   if (batches > 0)
     collectStep(batches - 1);
-  bar.finish();
   if (group_ && group_->size() > 1) {
     double totals[3] = {lossSum, correct, samples};
     group_->sumDoubles(totals, 3, timeout_);

@@ -1,7 +1,8 @@
 // The training loop: feeds shuffled full batches through a plan's train step for some epochs,
-// and runs its eval step over every sample of a data set, reporting progress and per-epoch
-// figures. It gets a loaded program (and the process group, for totals over ranks); launching
-// the job is Job's, the run around the loop (data, printing, metrics) is runTraining's (Run.h).
+// and runs its eval step over every sample of a data set, returning per-epoch figures. It gets
+// a loaded program (and the process group, for totals over ranks) and tells a Callback
+// (Callback.h) of its steps and boundaries; launching the job is Job's, and what surrounds the
+// loop (data, printing, checkpoints, metrics) is the run's callbacks' (Run.cpp).
 #pragma once
 
 #include "runtime/comm/Comm.h"
@@ -11,15 +12,15 @@
 #include "runtime/data/Prefetcher.h"
 
 #include <atomic>
-
 #include <cstdint>
 #include <functional>
-#include <iosfwd>
 #include <limits>
 #include <string>
 #include <vector>
 
 namespace dp::rt {
+
+class Callback;
 
 /// A parameter server's figures over one epoch: what it did between worker 0's questions at
 /// the epoch's start and end (the last epoch's end: once every worker has finished).
@@ -89,15 +90,20 @@ struct EvalStats {
 /// output in both steps and "correct" in the eval step) and throws Error(Plan) otherwise.
 class Trainer {
 public:
-  /// `planName` names the plan in messages; `out` receives progress and epoch lines. With a
-  /// `group` of several processes, this process trains its replicas' shards of every global
-  /// batch and per-epoch figures are totals over all ranks. With `worker` >= 0 instead (a
-  /// parameter-server worker), it trains shard `worker` of the plan's processes of every
-  /// global batch without meeting the other workers: its figures are its own, each worker stops
-  /// on its own signal, and evaluate() runs the whole data set here.
-  Trainer(Program &program, const std::string &planName, std::ostream &out, bool interactive,
-          bool quiet, ProcessGroup *group = nullptr, int worker = -1);
+  /// `planName` names the plan in messages. With a `group` of several processes, this process
+  /// trains its replicas' shards of every global batch and per-epoch figures are totals over
+  /// all ranks. With `worker` >= 0 instead (a parameter-server worker), it trains shard `worker`
+  /// of the plan's processes of every global batch without meeting the other workers: its
+  /// figures are its own, each worker stops on its own signal, and evaluate() runs the whole
+  /// data set here.
+  Trainer(Program &program, const std::string &planName, ProcessGroup *group = nullptr,
+          int worker = -1);
   ~Trainer();
+
+  /// Tells `callback` of the epochs' beginnings, the steps, the boundaries it wants and the
+  /// evaluations' progress (onEpochBegin, onStepEnd, wantsBoundary, onBoundary, onEvalBegin,
+  /// onEvalStepEnd); the caller tells it the rest. Null: nobody.
+  void setCallback(Callback *callback) { callback_ = callback; }
 
   /// Elements per sample of the "image" input (784 for 28x28 images).
   int64_t sampleElements() const { return sampleElements_; }
@@ -110,20 +116,10 @@ public:
   /// batches, at most `maxSteps` of them when positive. With `resume`, the epoch goes on from a
   /// checkpoint's place in it: its first `firstBatch` batches were run before, and its running
   /// figures (resume->epochLossSum, ...) count in the returned stats. Throws the Error of a
-  /// signal (Interrupted, Terminated, UserSignal1) after the boundary hook when the ranks
-  /// agreed to stop.
+  /// signal (Interrupted, Terminated, UserSignal1) after onBoundary when the ranks agreed to
+  /// stop.
   EpochStats trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, int64_t maxSteps,
                         const TrainPosition *resume = nullptr, int64_t firstBatch = 0);
-
-  /// What runs at a step boundary, on every rank at the same one, with every device idle and
-  /// the position's figures summed over the ranks: every `every` train steps of the run (0:
-  /// never), except after an epoch's last step (the caller's, once the epoch's figures are
-  /// final), and where the ranks agreed to stop for `signal` (else 0).
-  using BoundaryHook = std::function<void(const TrainPosition &position, int signal)>;
-  void setBoundaryHook(int64_t every, BoundaryHook hook) {
-    boundaryEvery_ = every;
-    boundaryHook_ = std::move(hook);
-  }
 
   /// The signal that any rank of the job received (SIGTERM, then SIGUSR1, then SIGINT, when
   /// several did), now recorded on this rank too; 0 when none did. With several processes it
@@ -168,6 +164,21 @@ public:
   double inputWaitSeconds() const;
 
 private:
+  struct Epoch;
+  /// The epoch's steps: batches [first, steps) of `batcher` in order, with boundaries and the
+  /// ranks' votes on signals; or (shared batches) the shards the unit source hands out.
+  void trainBatches(Epoch &e, Batcher &batcher);
+  void trainSharedUnits(Epoch &e, Batcher &batcher);
+  /// The epoch's figures over every rank, once its steps are done.
+  EpochStats finishEpoch(Epoch &e);
+  /// Enqueues train step `b` of the epoch on every replica: rows of `process` (-1: this one's),
+  /// results into host slot `slot`.
+  void enqueueTrain(Epoch &e, int64_t b, int slot, int process);
+  /// Reads the results of the epoch's step `b` on every replica into its figures.
+  void collectTrain(Epoch &e, int64_t b);
+  /// The run's place before the epoch's step `b`, with the figures summed over the ranks (a
+  /// collective).
+  TrainPosition position(Epoch &e, int64_t b);
   /// Global-batch rows replica `r` of this process holds: [first, first + shardRows_); with
   /// `process` >= 0, those of that process's place instead (a shared batch's shard).
   int64_t shardBegin(int r, int process = -1) const;
@@ -212,8 +223,7 @@ private:
 
   Program &program_;
   std::string planName_;
-  std::ostream &out_;
-  bool interactive_, quiet_;
+  Callback *callback_ = nullptr;
   ProcessGroup *group_;
   int worker_; // a parameter-server worker's index, else -1
   std::function<int64_t(int64_t, int64_t)> unitSource_;
@@ -221,9 +231,7 @@ private:
   std::vector<ReplicaBuffers> replicaBuffers_;
   std::vector<Slots> slots_;
   int64_t step_ = 0;
-  int64_t boundaryEvery_ = 0;
   PlateauState plateau_;
-  BoundaryHook boundaryHook_;
   uint64_t seed_ = 1;
   double timeout_ = 60;
   /// With prefetch: the loader and its slots' memory (host memory the devices copy from).

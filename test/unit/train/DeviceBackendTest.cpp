@@ -39,7 +39,7 @@ Trained train(std::unique_ptr<Program> program) {
   Trained run;
   program->initParams(3);
   {
-    Trainer trainer(*program, "tiny.dpx", out, false, true);
+    Trainer trainer(*program, "tiny.dpx");
     Batcher batcher(data, 8, BatchOrder::Shuffled, Remainder::Drop, 3);
     for (int epoch = 1; epoch <= 3; ++epoch)
       run.losses.push_back(trainer.trainEpoch(batcher, epoch, 3, 0).loss);

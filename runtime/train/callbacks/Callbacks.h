@@ -1,0 +1,122 @@
+// The callbacks of `dprun PLAN --data DIR` (Callback.h), one source each, and the run state
+// they share. Run.cpp adds them in this order, which is the order each hook reaches them:
+//   ProgressBar    the live bar on a terminal
+//   Console        the banner, the epoch and evaluation lines, the results
+//   ServerFigures  parameter servers' figures after each epoch; the workers' finish
+//   EpochEvaluation  the test set after every epoch, when Plateau or EarlyStop watch it
+//   Plateau        the learning-rate plateau schedule
+//   EarlyStop      --early-stop
+//   Signals        the ranks' agreement on a signal after each epoch
+//   Checkpointing  --checkpoint-dir, --resume
+//   Metrics        --metrics
+//   SaveParams     --save-params
+//   Timeline       --trace
+//   Profile        --profile
+#pragma once
+
+#include "runtime/train/Callback.h"
+#include "runtime/train/Job.h"
+#include "runtime/train/Run.h"
+
+#include <iosfwd>
+#include <memory>
+
+namespace dp::rt {
+
+/// What the run's callbacks share: set up by the run before onTrainBegin, then changed by the
+/// callbacks named beside each field.
+struct RunState {
+  const TrainOptions &options;
+  Job &job;
+  Trainer &trainer;
+  TrainReport &report;
+  /// The console of the process that prints (rank 0, worker 0); elsewhere a sink.
+  std::ostream &out;
+  /// This process prints and writes the run's files.
+  bool printer = false;
+  /// Print only the results (--quiet, or not the printer); draw a live bar.
+  bool quiet = false, interactive = false;
+  /// Seconds a wait for the other ranks may take.
+  double timeout = 0;
+  /// Input: batches a loader thread gathers ahead (0: none); the cores the process may use.
+  int prefetch = 0, cores = 0;
+  /// The run's seed (the resumed checkpoint's, when it differs: Checkpointing::find).
+  uint64_t seed = 1;
+  /// The data, and the shuffled batches of the training set (set once loaded).
+  const Dataset *train = nullptr, *test = nullptr;
+  const Batcher *batcher = nullptr;
+
+  // Checkpointing, at onTrainBegin: where training starts.
+  bool resumed = false;
+  int64_t firstEpoch = 1, firstBatch = 0;
+  /// The place in its epoch a resumed run continues from (null: the epoch's start).
+  const TrainPosition *resumeAt = nullptr;
+  /// EarlyStop: the test losses it has seen (checkpointed with the run).
+  PlateauState earlyStop;
+  /// EarlyStop: training ends after this epoch.
+  bool stopTraining = false;
+  /// Signals: the signal the ranks agreed on after the epoch (0: none).
+  int signal = 0;
+  /// EpochEvaluation: seconds spent evaluating after epochs (counted in the evaluate phase).
+  double epochEvalSeconds = 0;
+};
+
+/// The live bar of each epoch (of `epochs`) and evaluation on `out` (a terminal).
+std::unique_ptr<Callback> makeProgressBar(std::ostream &out, int64_t epochs);
+/// A callback of the run, which keeps the run's state.
+class RunCallback : public Callback {
+public:
+  explicit RunCallback(RunState &state) : s_(state) {}
+
+protected:
+  RunState &s_;
+};
+
+std::unique_ptr<Callback> makeConsole(RunState &state);
+std::unique_ptr<Callback> makeServerFigures(RunState &state);
+/// Evaluates the test set after every epoch and tells `all` (onEvalEnd).
+std::unique_ptr<Callback> makeEpochEvaluation(RunState &state, Callback &all);
+std::unique_ptr<Callback> makePlateau(RunState &state);
+std::unique_ptr<Callback> makeEarlyStop(RunState &state);
+std::unique_ptr<Callback> makeSignals(RunState &state);
+std::unique_ptr<Callback> makeMetrics(RunState &state);
+std::unique_ptr<Callback> makeSaveParams(RunState &state);
+std::unique_ptr<Callback> makeProfile(RunState &state);
+
+/// --checkpoint-dir: takes the directory's lock (the printer) at construction; find() looks
+/// for the checkpoint to resume (a collective), onTrainBegin loads it.
+class Checkpointing : public Callback {
+public:
+  explicit Checkpointing(RunState &state);
+  ~Checkpointing() override;
+  /// With --resume: reads the newest usable checkpoint on rank 0 and hands it to every rank;
+  /// returns whether there is one. Its seed is then the run's (state.seed).
+  bool find();
+  void onTrainBegin() override;
+  bool wantsBoundary(int64_t step) const override;
+  void onBoundary(const TrainPosition &position, int signal) override;
+  void onEpochEnd(EpochStats &epoch) override;
+  void onStop(Stop &stop) override;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// --trace: the timeline starts (start(), a collective on every rank) before the data is
+/// loaded, and is written at the end (merged on rank 0, a collective, or one file per rank).
+class Timeline : public Callback {
+public:
+  /// The time every rank takes as the timeline's start.
+  static int64_t start(ProcessGroup &group, double timeout);
+  Timeline(RunState &state, int64_t zero) : s_(state), zero_(zero) {}
+  void onRunEnd() override;
+  void onStop(Stop &stop) override;
+
+private:
+  void write();
+  RunState &s_;
+  int64_t zero_ = 0;
+};
+
+} // namespace dp::rt

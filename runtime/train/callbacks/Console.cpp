@@ -1,0 +1,139 @@
+// What a run prints on the console: the banner, each epoch's line and evaluation, and the
+// results; see Callbacks.h.
+#include "runtime/train/PlanInfo.h"
+#include "runtime/train/Report.h"
+#include "runtime/train/callbacks/Callbacks.h"
+
+#include <cstdio>
+#include <iomanip>
+#include <ostream>
+
+namespace dp::rt {
+namespace {
+
+class Console final : public RunCallback {
+public:
+  using RunCallback::RunCallback;
+
+  void onTrainBegin() override {
+    if (!s_.quiet)
+      banner();
+  }
+
+  void onEpochEnd(EpochStats &epoch) override {
+    if (!s_.quiet)
+      s_.out << epochLine(epoch, s_.options.epochs) << std::endl;
+  }
+
+  void onEvalEnd(const EvalStats &result, int64_t epoch) override {
+    if (epoch == kFinalEvaluation || s_.quiet)
+      return;
+    char line[160];
+    std::snprintf(line, sizeof(line),
+                  "epoch %lld/%lld  test loss %.4f  accuracy %.4f  learning rate x %.4g\n",
+                  static_cast<long long>(epoch), static_cast<long long>(s_.options.epochs),
+                  result.loss, result.accuracy, s_.report.epochs.back().lrScale);
+    s_.out << line;
+  }
+
+  void onRunEnd() override {
+    if (!s_.printer)
+      return;
+    const TrainReport &report = s_.report;
+    char line[120];
+    std::snprintf(line, sizeof(line), "test  loss %.4f  accuracy %.4f  (%s samples)\n",
+                  report.test.loss, report.test.accuracy, withCommas(report.test.samples).c_str());
+    s_.out << line;
+    if (!s_.options.quiet)
+      printPhaseTable(report.phases, s_.out);
+    if (!s_.options.quiet && s_.job.collectives())
+      s_.out << "allreduce: " << std::fixed << std::setprecision(3) << report.allreduceSeconds
+             << " s averaging buckets, " << report.allreduceWaitSeconds
+             << " s of replica time waiting for them (the rest overlapped compute)\n"
+             << std::defaultfloat;
+    s_.out << std::flush;
+  }
+
+private:
+  /// The model, the job's layout, the data, the threads and the input.
+  void banner() {
+    const Plan &plan = s_.job.program().plan();
+    const TrainReport &report = s_.report;
+    const ThreadChoice &threads = s_.job.threads();
+    std::ostream &out = s_.out;
+    int64_t steps = s_.batcher->numBatches();
+    if (s_.options.maxSteps > 0 && s_.options.maxSteps < steps)
+      steps = s_.options.maxSteps;
+    out << "model " << (plan.model.empty() ? "(unnamed)" : plan.model) << ": "
+        << withCommas(report.params) << " parameters, batch " << plan.batch << ", "
+        << numClasses(plan) << " classes\n";
+    layout();
+    out << "train " << withCommas(s_.train->size()) << " samples: " << steps << " steps per epoch";
+    if (int64_t dropped = s_.train->size() - s_.batcher->samplesPerEpoch())
+      out << " (the last " << dropped
+          << " samples of each shuffled epoch do not fill a batch and are skipped)";
+    out << "\ntest " << withCommas(s_.test->size()) << " samples\n";
+    if (threads.leftCoresOut())
+      out << "threads: " << threads.threads << " of this process's " << threads.allowed
+          << " cores: " << threads.why() << " (--threads " << threads.allowed
+          << " uses them all)\n";
+    if (report.threads > 0)
+      out << "compute threads: " << report.threads << " per process ("
+          << (s_.options.threadsFromCheckpoint ? std::string("the checkpoint's run's")
+              : threads.how == "auto"          ? std::string("auto")
+                                               : threads.how)
+          << "; results depend on the count)\n";
+    input();
+    out << std::flush;
+  }
+
+  /// The job's processes, replicas or servers and workers, and how gradients are summed.
+  void layout() {
+    const Plan &plan = s_.job.program().plan();
+    const TrainReport &report = s_.report;
+    ProcessGroup &group = s_.job.group();
+    std::ostream &out = s_.out;
+    if (s_.job.pushPull())
+      out << "parameter servers: " << s_.job.jobSize() - report.processes << " + "
+          << report.processes << " workers ("
+          << (plan.sync             ? std::string("synchronous")
+              : plan.staleness >= 0 ? "staleness " + std::to_string(plan.staleness)
+                                    : std::string("asynchronous"))
+          << "), " << plan.batch / report.processes << " samples per worker and step; worker "
+          << group.rank() << " is rank " << s_.job.jobRank() << " of " << s_.job.jobSize() << "\n";
+    else if (report.replicas * report.processes > 1)
+      out << "data parallel: " << report.processes << " process(es) x " << report.replicas
+          << " replica(s), " << plan.batch / (report.replicas * report.processes)
+          << " samples each per step; " << group.launch().describe() << "\n";
+    if (group.size() > 1 && !s_.job.pushPull())
+      out << "gradient sums: " << report.allreduceLayout
+          << (report.allreduceLayout == "flat"
+                  ? " (one allreduce over all " + std::to_string(group.size()) + " ranks)"
+                  : ": within each host, then across one leader per host, then back")
+          << "\n";
+  }
+
+  /// Who gathers the input rows.
+  void input() {
+    std::ostream &out = s_.out;
+    if (s_.prefetch > 0)
+      out << "input: a loader thread gathers " << s_.prefetch << " batch"
+          << (s_.prefetch == 1 ? "" : "es") << " ahead of the steps\n";
+    else if (s_.job.pushPull() && s_.job.sharesBatches())
+      out << "input: gathered by the compute threads before each step (shared batches: a "
+             "worker learns its next rows a step ahead)\n";
+    else
+      out << "input: gathered by the compute threads before each step"
+          << (s_.options.prefetch < 0
+                  ? " (they keep this process's " + std::to_string(s_.cores) + " core" +
+                        (s_.cores == 1 ? "" : "s") + " busy; --prefetch N adds a loader thread)"
+                  : std::string())
+          << "\n";
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Callback> makeConsole(RunState &state) { return std::make_unique<Console>(state); }
+
+} // namespace dp::rt
