@@ -58,7 +58,7 @@ struct Handshake {
   /// --trace"; "" for none): a rank that resumes while another starts afresh would train
   /// other parameters, checkpoints are taken at steps every rank agrees on, and the
   /// timeline's merge is a collective.
-  std::string checkpointing;
+  std::string sharedOptions;
   /// How gradient sums cross the ranks: "flat" (one allreduce over every rank),
   /// "hierarchical" (within each host, then across one leader per host, then back) or "auto"
   /// (hierarchical when the ranks span several hosts and some host has several). Every rank

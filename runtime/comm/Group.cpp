@@ -222,9 +222,9 @@ HandshakeRecord toRecord(const Handshake &h) {
   if (path.size() > room)
     path = "..." + path.substr(path.size() - (room - 3));
   std::memcpy(record.planPath, path.data(), path.size());
-  const std::string checkpointing =
-      h.checkpointing.substr(0, std::min(h.checkpointing.size(), sizeof(record.checkpointing) - 1));
-  std::memcpy(record.checkpointing, checkpointing.data(), checkpointing.size());
+  const std::string shared =
+      h.sharedOptions.substr(0, std::min(h.sharedOptions.size(), sizeof(record.sharedOptions) - 1));
+  std::memcpy(record.sharedOptions, shared.data(), shared.size());
   return record;
 }
 
@@ -257,8 +257,7 @@ const Field kFields[] = {
        return ranks + " " + verb(plural, "has ", "have ") + (first ? "manifest hash " : "") +
               hex(r.manifestHash) + " (plan " + r.planPath + ")";
      }},
-    {"replicas per process",
-     [](const HandshakeRecord &r) { return std::to_string(r.replicas); },
+    {"replicas per process", [](const HandshakeRecord &r) { return std::to_string(r.replicas); },
      [](const std::string &ranks, bool plural, bool first, const HandshakeRecord &r) {
        return ranks + " " + verb(plural, "runs ", "run ") + (first ? "a plan for R=" : "one for R=") +
               std::to_string(r.replicas) + (first ? " replicas per process" : "");
@@ -291,10 +290,11 @@ const Field kFields[] = {
        return ranks + " " + verb(plural, "runs ", "run ") + "--collective-timeout " + seconds +
               (r.collectiveTimeout > 0 ? "" : " (forever)");
      }},
-    {"the options the ranks share", [](const HandshakeRecord &r) { return std::string(r.checkpointing); },
+    {"the options the ranks share",
+     [](const HandshakeRecord &r) { return std::string(r.sharedOptions); },
      [](const std::string &ranks, bool plural, bool first, const HandshakeRecord &r) {
        return ranks + " " + verb(plural, "runs ", "run ") +
-              (r.checkpointing[0] ? std::string("with ") + r.checkpointing
+              (r.sharedOptions[0] ? std::string("with ") + r.sharedOptions
                                   : std::string("without checkpoint, early-stop or trace options"));
      }},
 };

@@ -72,11 +72,10 @@ std::vector<PsBucketInfo> psBuckets(Program &program, int serverRank) {
 
 void Job::launchParameterServer(Plan plan, const JobOptions &options) {
   const double timeout = options.collectiveTimeout > 0 ? options.collectiveTimeout : 1e9;
-  if (options.checkpointing.find("checkpoint") != std::string::npos ||
-      options.checkpointing.find("resume") != std::string::npos)
+  if (options.checkpoints)
     throw Error(ErrorKind::Usage, "checkpoints of parameter-server jobs are not supported yet "
                                   "(--checkpoint-dir, --resume)");
-  if (options.checkpointing.find("--early-stop") != std::string::npos)
+  if (options.earlyStop)
     throw Error(ErrorKind::Usage, "--early-stop needs every worker to stop together; parameter-"
                                   "server workers do not meet between steps");
   const bool keepGoing = options.onWorkerLoss.empty() ? launcherKeepsJobOnFailure()
@@ -94,9 +93,9 @@ void Job::launchParameterServer(Plan plan, const JobOptions &options) {
   mine.epochs = options.epochs;
   mine.maxSteps = options.maxSteps;
   mine.collectiveTimeout = options.collectiveTimeout;
-  mine.checkpointing = options.checkpointing;
+  mine.sharedOptions = options.sharedOptions;
   if (!options.onWorkerLoss.empty())
-    mine.checkpointing += " --on-worker-loss " + options.onWorkerLoss;
+    mine.sharedOptions += " --on-worker-loss " + options.onWorkerLoss;
   mine.allreduce = "flat";
   mine.planPath = planPath_;
   world.handshake(mine, timeout);
@@ -173,7 +172,7 @@ std::unique_ptr<Job> Job::launch(const std::string &planPath, const JobOptions &
   mine.epochs = options.epochs;
   mine.maxSteps = options.maxSteps;
   mine.collectiveTimeout = options.collectiveTimeout;
-  mine.checkpointing = options.checkpointing;
+  mine.sharedOptions = options.sharedOptions;
   mine.allreduce = options.allreduce;
   mine.nodes = program.plan().nodes;
   mine.planPath = planPath;

@@ -25,8 +25,11 @@ struct JobOptions {
   /// dprun --epochs and --max-steps (0: none): checked by the handshake, so that no rank
   /// stops before the others.
   int64_t epochs = 0, maxSteps = 0;
-  /// The checkpoint options every rank must share (Handshake::checkpointing).
-  std::string checkpointing;
+  /// The options every rank must share, as text for the handshake (Handshake::sharedOptions).
+  std::string sharedOptions;
+  /// Whether the run writes or resumes checkpoints (--checkpoint-dir), and stops early
+  /// (--early-stop): what a parameter-server job cannot do yet.
+  bool checkpoints = false, earlyStop = false;
   /// dprun --allreduce (Handshake::allreduce).
   std::string allreduce = "auto";
   /// dprun --threads: compute threads of a CPU plan's process (0: auto, chooseComputeThreads).

@@ -379,7 +379,9 @@ TrainReport runTraining(const std::string &planPath, const TrainOptions &options
   jobOptions.collectiveTimeout = options.collectiveTimeout;
   jobOptions.epochs = options.epochs;
   jobOptions.maxSteps = options.maxSteps;
-  jobOptions.checkpointing = sharedOptions(options);
+  jobOptions.sharedOptions = sharedOptions(options);
+  jobOptions.checkpoints = !options.checkpointDir.empty();
+  jobOptions.earlyStop = options.earlyStop > 0;
   jobOptions.allreduce = options.allreduce;
   jobOptions.threads = options.threads;
   // A resume computes with the thread count of the run it continues (the kernels' sums depend
