@@ -214,15 +214,11 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
   trainer.setTimeout(timeout);
   std::ostringstream discard;
   const bool printer = job.printer();
-  RunState state{options,
-                 job,
-                 trainer,
-                 report,
-                 printer ? out : discard,
-                 printer,
-                 options.quiet || !printer,
-                 options.interactive && group.size() == 1 && !launchedByMpiLauncher(),
-                 timeout};
+  RunState state(options, job, trainer, report, printer ? out : discard);
+  state.printer = printer;
+  state.quiet = options.quiet || !printer;
+  state.interactive = options.interactive && group.size() == 1 && !launchedByMpiLauncher();
+  state.timeout = timeout;
   state.prefetch = choosePrefetch(job, options, state.cores);
   if (exchanges && job.sharesBatches())
     trainer.setUnitSource(

@@ -10,6 +10,7 @@
 #include "runtime/train/PlanCheck.h"
 #include "runtime/train/PlanInfo.h"
 #include "runtime/train/Run.h"
+#include "tools/common/CommandLine.h"
 
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -37,114 +38,11 @@ constexpr const char *kVersion = "0.1.0";
 /// The largest value of each count option: far past any real run, and far enough from the
 /// 64-bit limits that the products the run forms from them (epochs x steps, step numbers,
 /// deadlines in nanoseconds) cannot overflow.
-constexpr uint64_t kMaxTimeoutSeconds = 1000000;
+constexpr int64_t kMaxTimeoutSeconds = 1000000;
 constexpr int64_t kMaxEpochs = 1000000000, kMaxSteps = 1000000000;
 
-const char *kUsage = "usage: dprun PLAN --data DIR [--epochs N] [--seed S] [--metrics FILE]\n"
-                     "                  [--max-steps N] [--quiet] [--collective-timeout S]\n"
-                     "                  [--save-params FILE] [--checkpoint-dir DIR\n"
-                     "                  [--checkpoint-every N|epoch] [--checkpoint-keep N] [--resume]]\n"
-                     "                  [--early-stop N] [--prefetch N] [--threads N|all|auto]\n"
-                     "                  [--trace FILE [--trace-per-rank]]\n"
-                     "                  [--allreduce flat|hierarchical|auto] [--profile FILE]\n"
-                     "                  [--on-worker-loss continue|end]\n"
-                     "       dprun PLAN --inspect\n"
-                     "       dprun PLAN --check-gradients [--seed S]\n"
-                     "       dprun --help | --version\n";
-
-const char *kHelp =
-    "Trains a compiled plan (.dpx, made by dpc) and evaluates it on the test set.\n"
-    "\n"
-    "  --data DIR       directory with the IDX files train-images-idx3-ubyte,\n"
-    "                   train-labels-idx1-ubyte, t10k-images-idx3-ubyte and\n"
-    "                   t10k-labels-idx1-ubyte, gzipped (.gz) or not; or with the\n"
-    "                   CIFAR-10 binary batches data_batch_1.bin .. data_batch_5.bin and\n"
-    "                   test_batch.bin (directly or in cifar-10-batches-bin/), read as\n"
-    "                   32x32x3 images (HWC)\n"
-    "  --epochs N       passes over the training set (default 1)\n"
-    "  --seed S         seeds the initial parameters and the shuffle (default 1)\n"
-    "  --metrics FILE   write per-epoch and test figures to FILE as JSON\n"
-    "  --max-steps N    at most N train steps per epoch (for quick tests)\n"
-    "  --quiet, -q      print only the test result\n"
-    "  --collective-timeout S\n"
-    "                   seconds a replica waits in a collective (or a rank in the start-up\n"
-    "                   handshake) while the other ranks make no progress, before the job\n"
-    "                   stops with a report of the missing rank; a rank that is behind but\n"
-    "                   working is waited for; 0 waits forever (default 20)\n"
-    "  --save-params FILE\n"
-    "                   after training, write every parameter to FILE (per parameter: its\n"
-    "                   name, NUL, u64 element count, f32 values; little-endian)\n"
-    "  --checkpoint-dir DIR\n"
-    "                   keep checkpoints of the run in DIR (created if missing): one when\n"
-    "                   training ends and one when a signal stops it, each with every\n"
-    "                   parameter, the optimizer state, the step, the epoch and the place\n"
-    "                   in it (written by rank 0, atomically, with a checksum); rank 0\n"
-    "                   locks DIR to this run (a second run on it is refused)\n"
-    "  --checkpoint-every N|epoch\n"
-    "                   also one every N train steps, or after every epoch\n"
-    "  --checkpoint-keep N\n"
-    "                   keep the run's newest N checkpoints, remove its older ones\n"
-    "                   (default 3); files in DIR that are not the run's stay\n"
-    "  --resume         continue from the newest checkpoint in --checkpoint-dir that\n"
-    "                   verifies (a newer broken one is skipped with a warning), with its\n"
-    "                   seed; start afresh when there is none. The plan may have another\n"
-    "                   layout (R x P) than the run that wrote it, not another model\n"
-    "  --early-stop N   stop training when the test loss has not improved for N epochs\n"
-    "                   (the test set is then evaluated after every epoch, as it is for\n"
-    "                   a plan compiled with --lr-schedule plateau:...)\n"
-    "  --prefetch N     batches a loader thread gathers ahead of the steps (shuffled\n"
-    "                   samples scaled to floats, this process's rows), so that compute\n"
-    "                   does not wait for input; 0 gathers on the compute threads before\n"
-    "                   each step. Default: 2 when the compute threads leave one of the\n"
-    "                   process's cores free (always on a GPU), else 0. Memory: N + 2\n"
-    "                   batches of this process's rows\n"
-    "  --threads N|all|auto\n"
-    "                   compute threads of each process of a CPU plan: all takes one per\n"
-    "                   core the process may run on (its launcher's binding, SLURM's\n"
-    "                   CPUs); auto (the default) leaves out the cores that other\n"
-    "                   processes kept at least half busy while dprun started, since\n"
-    "                   threads sharing a core with a busy process stall each other at\n"
-    "                   every barrier. OMP_NUM_THREADS, when set, is kept under auto and\n"
-    "                   all. The environment variable DPRUN_THREADS sets the default.\n"
-    "                   Results depend on the thread count (not only in the last bits):\n"
-    "                   every run prints it, checkpoints record it, and --resume uses\n"
-    "                   the checkpoint's count unless --threads or DPRUN_THREADS is given\n"
-    "  --trace FILE     write a timeline of the run to FILE as Chrome trace-event JSON\n"
-    "                   (open it in https://ui.perfetto.dev or chrome://tracing): per rank\n"
-    "                   and thread, every step and kernel, allreduce start and wait, input\n"
-    "                   gathering and waits, epochs, evaluations and checkpoint writes;\n"
-    "                   rank 0 merges the ranks' timelines into FILE. At most 500,000\n"
-    "                   spans per process are kept (--max-steps keeps a trace short)\n"
-    "  --trace-per-rank with --trace, each rank writes its own FILE.rankN.json instead\n"
-    "  --profile FILE   write rank 0's profile to FILE as JSON: the mean and median time\n"
-    "                   of every kernel of the train step and of the step (device 0, the\n"
-    "                   steps after the first), each bucket's bytes and allreduce wait;\n"
-    "                   what a communication model reads (--max-steps keeps it short)\n"
-    "  --allreduce flat|hierarchical|auto\n"
-    "                   how gradient sums cross the ranks: one allreduce over all of them\n"
-    "                   (flat), or a reduce within each host, an allreduce across one\n"
-    "                   leader per host and a broadcast back (hierarchical); auto takes\n"
-    "                   hierarchical when the ranks span several hosts and a host has\n"
-    "                   several (default auto)\n"
-    "  --on-worker-loss continue|end\n"
-    "                   parameter servers: what to do with a worker silent past the\n"
-    "                   collective timeout: end the job naming it, or leave it out and\n"
-    "                   let the other workers train on (worker 0 excepted: it evaluates);\n"
-    "                   the job then ends with exit 6 after its results, naming it\n"
-    "                   (default continue under `mpirun --enable-recovery`, else end)\n"
-    "  --inspect        check the plan as a run does before it trains (every kernel against\n"
-    "                   the kernel contract, the parameters, the inputs and outputs the\n"
-    "                   training loop uses) and print a summary of it; needs no data. The\n"
-    "                   machine (a backend and device for the plan, the memory it needs)\n"
-    "                   and the data set are left to the run\n"
-    "  --check-gradients\n"
-    "                   after the same checks, compare the train step's gradients with\n"
-    "                   finite differences of the loss it differentiates (batch statistics,\n"
-    "                   its dropout masks) on random inputs; needs no data; exit 5 on\n"
-    "                   mismatch\n"
-    "  --help, -h       print this help\n"
-    "  --version        print the version\n"
-    "\n"
+/// What follows the options in --help.
+const char *kHelpEnd =
     "Each epoch visits the training samples in a new shuffled order, in full batches of the\n"
     "plan's batch size; the samples left over after the last full batch are skipped for that\n"
     "epoch. Evaluation uses every test sample (the last batch is padded).\n"
@@ -229,43 +127,9 @@ struct Args {
   std::string plan;
   bool inspect = false;
   bool checkGradients = false;
+  bool help = false, version = false;
   dp::rt::TrainOptions train;
 };
-
-[[noreturn]] void usageError(const std::string &message) {
-  throw Error(ErrorKind::Usage, message + " (see dprun --help)");
-}
-
-/// A whole-string non-negative integer, or a usage error naming the option.
-uint64_t parseCount(const std::string &option, const std::string &text) {
-  std::size_t used = 0;
-  unsigned long long value = 0;
-  try {
-    if (text.empty() || text[0] == '-' || text[0] == '+')
-      throw std::invalid_argument(text);
-    value = std::stoull(text, &used, 10);
-  } catch (const std::exception &) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size())
-    usageError(option + " expects a non-negative integer, got '" + text + "'");
-  return value;
-}
-
-int64_t parsePositive(const std::string &option, const std::string &text) {
-  uint64_t value = parseCount(option, text);
-  if (value == 0 || value > static_cast<uint64_t>(INT64_MAX))
-    usageError(option + " expects a positive integer, got '" + text + "'");
-  return static_cast<int64_t>(value);
-}
-
-/// A positive integer of at most `most`.
-int64_t parseAtMost(const std::string &option, const std::string &text, int64_t most) {
-  const int64_t value = parsePositive(option, text);
-  if (value > most)
-    usageError(option + " expects at most " + std::to_string(most) + ", got '" + text + "'");
-  return value;
-}
 
 /// --threads N|all|auto as TrainOptions::threads: N, -1 for all, 0 for auto.
 int parseThreads(const std::string &option, const std::string &value) {
@@ -275,157 +139,200 @@ int parseThreads(const std::string &option, const std::string &value) {
     return -1;
   if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos ||
       value.size() > 4 || std::stoi(value) < 1 || std::stoi(value) > 4096)
-    usageError(option + " expects a thread count from 1 to 4096, all or auto, got '" + value +
-               "'");
+    throw dp::cli::UsageError(
+        option + " expects a thread count from 1 to 4096, all or auto, got '" + value + "'");
   return std::stoi(value);
+}
+
+/// dprun's options, each one entry: its names, value, help and what it sets.
+void declareOptions(dp::cli::Parser &p, Args &args) {
+  using dp::cli::Option;
+  using dp::cli::Parser;
+  TrainOptions &t = args.train;
+  p.text("--data", "DIR", "a directory",
+         "directory with the IDX files train-images-idx3-ubyte, train-labels-idx1-ubyte, "
+         "t10k-images-idx3-ubyte and t10k-labels-idx1-ubyte, gzipped (.gz) or not; or with "
+         "the CIFAR-10 binary batches data_batch_1.bin .. data_batch_5.bin and test_batch.bin "
+         "(directly or in cifar-10-batches-bin/), read as 32x32x3 images (HWC)",
+         t.dataDir)
+      .inUsage = false;
+  p.count("--epochs", "N", 1, kMaxEpochs, "passes over the training set (default 1)", t.epochs);
+  p.add({"--seed", "", "S", "seeds the initial parameters and the shuffle (default 1)", true,
+         [&t](const std::string &v) {
+           t.seed = uint64_t(Parser::parseCount("--seed", v, 0, INT64_MAX));
+           t.seedGiven = true;
+         }});
+  p.text("--metrics", "FILE", "a file name", "write per-epoch and test figures to FILE as JSON",
+         t.metricsPath);
+  p.count("--max-steps", "N", 1, kMaxSteps, "at most N train steps per epoch (for quick tests)",
+          t.maxSteps);
+  p.flag("--quiet", "print only the test result", t.quiet).alias = "-q";
+  p.add({"--collective-timeout", "", "S",
+         "seconds a replica waits in a collective (or a rank in the start-up handshake) while "
+         "the other ranks make no progress, before the job stops with a report of the missing "
+         "rank; a rank that is behind but working is waited for; 0 waits forever (default 20)",
+         true, [&t](const std::string &v) {
+           t.collectiveTimeout =
+               double(Parser::parseCount("--collective-timeout", v, 0, kMaxTimeoutSeconds,
+                                         "seconds (11 days; 0 waits forever)"));
+         }});
+  p.text("--save-params", "FILE", "a file name",
+         "after training, write every parameter to FILE (per parameter: its name, NUL, u64 "
+         "element count, f32 values; little-endian)",
+         t.paramsPath);
+  p.text("--checkpoint-dir", "DIR", "a directory",
+         "keep checkpoints of the run in DIR (created if missing): one when training ends and "
+         "one when a signal stops it, each with every parameter, the optimizer state, the "
+         "step, the epoch and the place in it (written by rank 0, atomically, with a "
+         "checksum); rank 0 locks DIR to this run (a second run on it is refused)",
+         t.checkpointDir);
+  p.add({"--checkpoint-every", "", "N|epoch", "also one every N train steps, or after every epoch",
+         true, [&t](const std::string &v) {
+           if (v == "epoch")
+             t.checkpointEachEpoch = true;
+           else
+             t.checkpointEvery = Parser::parseCount("--checkpoint-every", v, 1, kMaxSteps);
+         }});
+  p.add({"--checkpoint-keep", "", "N",
+         "keep the run's newest N checkpoints, remove its older ones (default 3); files in DIR "
+         "that are not the run's stay",
+         true, [&t](const std::string &v) {
+           t.checkpointKeep = int(Parser::parseCount("--checkpoint-keep", v, 1, 1000000));
+         }});
+  p.flag("--resume",
+         "continue from the newest checkpoint in --checkpoint-dir that verifies (a newer broken "
+         "one is skipped with a warning), with its seed; start afresh when there is none. The "
+         "plan may have another layout (R x P) than the run that wrote it, not another model",
+         t.resume);
+  p.count("--early-stop", "N", 1, kMaxEpochs,
+          "stop training when the test loss has not improved for N epochs (the test set is then "
+          "evaluated after every epoch, as it is for a plan compiled with --lr-schedule "
+          "plateau:...)",
+          t.earlyStop);
+  p.add({"--prefetch", "", "N",
+         "batches a loader thread gathers ahead of the steps (shuffled samples scaled to "
+         "floats, this process's rows), so that compute does not wait for input; 0 gathers on "
+         "the compute threads before each step. Default: 2 when the compute threads leave one "
+         "of the process's cores free (always on a GPU), else 0. Memory: N + 2 batches of this "
+         "process's rows",
+         true, [&t](const std::string &v) {
+           t.prefetch = int(Parser::parseCount("--prefetch", v, 0, 64, "batches"));
+         }});
+  p.add({"--threads", "", "N|all|auto",
+         "compute threads of each process of a CPU plan: all takes one per core the process may "
+         "run on (its launcher's binding, SLURM's CPUs); auto (the default) leaves out the "
+         "cores that other processes kept at least half busy while dprun started, since threads "
+         "sharing a core with a busy process stall each other at every barrier. "
+         "OMP_NUM_THREADS, when set, is kept under auto and all. The environment variable "
+         "DPRUN_THREADS sets the default. Results depend on the thread count (not only in the "
+         "last bits): every run prints it, checkpoints record it, and --resume uses the "
+         "checkpoint's count unless --threads or DPRUN_THREADS is given",
+         true, [&t](const std::string &v) {
+           t.threads = parseThreads("--threads", v);
+           t.threadsGiven = true;
+         }});
+  p.text("--trace", "FILE", "a file name",
+         "write a timeline of the run to FILE as Chrome trace-event JSON (open it in "
+         "https://ui.perfetto.dev or chrome://tracing): per rank and thread, every step and "
+         "kernel, allreduce start and wait, input gathering and waits, epochs, evaluations and "
+         "checkpoint writes; rank 0 merges the ranks' timelines into FILE. At most 500,000 "
+         "spans per process are kept (--max-steps keeps a trace short)",
+         t.tracePath);
+  p.flag("--trace-per-rank", "with --trace, each rank writes its own FILE.rankN.json instead",
+         t.tracePerRank);
+  p.text("--profile", "FILE", "a file name",
+         "write rank 0's profile to FILE as JSON: the mean and median time of every kernel of "
+         "the train step and of the step (device 0, the steps after the first), each bucket's "
+         "bytes and allreduce wait; what a communication model reads (--max-steps keeps it "
+         "short)",
+         t.profilePath);
+  p.choice("--allreduce", {"flat", "hierarchical", "auto"},
+           "how gradient sums cross the ranks: one allreduce over all of them (flat), or a "
+           "reduce within each host, an allreduce across one leader per host and a broadcast "
+           "back (hierarchical); auto takes hierarchical when the ranks span several hosts and "
+           "a host has several (default auto)",
+           t.allreduce);
+  p.choice("--on-worker-loss", {"continue", "end"},
+           "parameter servers: what to do with a worker silent past the collective timeout: "
+           "end the job naming it, or leave it out and let the other workers train on (worker 0 "
+           "excepted: it evaluates); the job then ends with exit 6 after its results, naming it "
+           "(default continue under `mpirun --enable-recovery`, else end)",
+           t.onWorkerLoss);
+  p.flag("--inspect",
+         "check the plan as a run does before it trains (every kernel against the kernel "
+         "contract, the parameters, the inputs and outputs the training loop uses) and print a "
+         "summary of it; needs no data. The machine (a backend and device for the plan, the "
+         "memory it needs) and the data set are left to the run",
+         args.inspect)
+      .inUsage = false;
+  p.flag("--check-gradients",
+         "after the same checks, compare the train step's gradients with finite differences of "
+         "the loss it differentiates (batch statistics, its dropout masks) on random inputs; "
+         "needs no data; exit 5 on mismatch",
+         args.checkGradients)
+      .inUsage = false;
+  Option &help = p.flag("--help", "print this help", args.help);
+  help.alias = "-h";
+  help.inUsage = false;
+  p.flag("--version", "print the version", args.version).inUsage = false;
+}
+
+/// The checks between options, after they were parsed.
+void checkTogether(const dp::cli::Parser &parser, Args &args) {
+  TrainOptions &t = args.train;
+  if (const char *env = std::getenv("DPRUN_THREADS"); env && !t.threadsGiven) {
+    t.threads = parseThreads("DPRUN_THREADS", env);
+    t.threadsGiven = true;
+  }
+  const bool keepGiven = parser.given("--checkpoint-keep");
+  if (t.checkpointDir.empty() &&
+      (t.resume || t.checkpointEvery > 0 || t.checkpointEachEpoch || keepGiven))
+    throw dp::cli::UsageError(
+        std::string(t.resume ? "--resume"
+                    : keepGiven && t.checkpointEvery == 0 && !t.checkpointEachEpoch
+                        ? "--checkpoint-keep"
+                        : "--checkpoint-every") +
+        " needs --checkpoint-dir DIR");
+  if (t.tracePerRank && t.tracePath.empty())
+    throw dp::cli::UsageError("--trace-per-rank needs --trace FILE");
+  if (!args.inspect && !args.checkGradients && !parser.given("--data"))
+    throw dp::cli::UsageError(
+        "missing --data DIR (the directory with the IDX files or CIFAR-10 batches)");
 }
 
 /// Parses argv; returns false when the command was --help or --version (already answered).
 bool parseArgs(int argc, char **argv, Args &args) {
-  if (argc < 2) {
-    std::string usage = kUsage;
-    usage.pop_back(); // main adds the final newline
+  dp::cli::Parser parser("dprun", "PLAN --data DIR");
+  declareOptions(parser, args);
+  std::string usage =
+      parser.usage({"PLAN --inspect", "PLAN --check-gradients [--seed S]", "--help | --version"});
+  usage.pop_back(); // main adds the final newline
+  if (argc < 2)
     throw Error(ErrorKind::Usage, "missing the plan file\n" + usage);
-  }
-  bool haveData = false, keepGiven = false, threadsGiven = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    std::string value;
-    bool inlineValue = false;
-    if (arg.rfind("--", 0) == 0 && arg.find('=') != std::string::npos) {
-      value = arg.substr(arg.find('=') + 1);
-      arg = arg.substr(0, arg.find('='));
-      inlineValue = true;
-    }
-    // Takes the option's value from "--opt=value" or the next argument.
-    auto next = [&]() -> std::string {
-      if (inlineValue)
-        return value;
-      if (i + 1 >= argc)
-        usageError(arg + " needs a value");
-      return argv[++i];
-    };
-    auto noValue = [&] {
-      if (inlineValue)
-        usageError(arg + " takes no value");
-    };
-    if (arg == "--help" || arg == "-h") {
-      std::cout << kUsage << "\n" << kHelp;
+  try {
+    std::vector<std::string> operands;
+    parser.parse(argc, argv, operands);
+    if (args.help) {
+      std::cout << usage << "\n\nTrains a compiled plan (.dpx, made by dpc) and evaluates it "
+                << "on the test set.\n\n"
+                << parser.help() << "\n"
+                << kHelpEnd;
       return false;
     }
-    if (arg == "--version") {
+    if (args.version) {
       std::cout << "dprun " << kVersion << " (plan format " << dp::rt::kFormatVersion << ")\n";
       return false;
     }
-    if (arg == "--data") {
-      args.train.dataDir = next();
-      haveData = true;
-    } else if (arg == "--epochs") {
-      args.train.epochs = parseAtMost(arg, next(), kMaxEpochs);
-    } else if (arg == "--seed") {
-      args.train.seed = parseCount(arg, next());
-      args.train.seedGiven = true;
-    } else if (arg == "--checkpoint-dir") {
-      args.train.checkpointDir = next();
-      if (args.train.checkpointDir.empty())
-        usageError("--checkpoint-dir needs a directory");
-    } else if (arg == "--checkpoint-every") {
-      const std::string every = next();
-      if (every == "epoch")
-        args.train.checkpointEachEpoch = true;
-      else
-        args.train.checkpointEvery = parseAtMost(arg, every, kMaxSteps);
-    } else if (arg == "--checkpoint-keep") {
-      const int64_t keep = parsePositive(arg, next());
-      if (keep > 1000000)
-        usageError("--checkpoint-keep expects at most 1000000");
-      args.train.checkpointKeep = static_cast<int>(keep);
-      keepGiven = true;
-    } else if (arg == "--early-stop") {
-      args.train.earlyStop = parseAtMost(arg, next(), kMaxEpochs);
-    } else if (arg == "--prefetch") {
-      const uint64_t ahead = parseCount(arg, next());
-      if (ahead > 64)
-        usageError("--prefetch expects at most 64 batches");
-      args.train.prefetch = static_cast<int>(ahead);
-    } else if (arg == "--threads") {
-      args.train.threads = parseThreads(arg, next());
-      threadsGiven = true;
-      args.train.threadsGiven = true;
-    } else if (arg == "--trace") {
-      args.train.tracePath = next();
-      if (args.train.tracePath.empty())
-        usageError("--trace needs a file name");
-    } else if (arg == "--profile") {
-      args.train.profilePath = next();
-      if (args.train.profilePath.empty())
-        usageError("--profile needs a file name");
-    } else if (arg == "--allreduce") {
-      args.train.allreduce = next();
-      if (args.train.allreduce != "flat" && args.train.allreduce != "hierarchical" &&
-          args.train.allreduce != "auto")
-        usageError("--allreduce expects flat, hierarchical or auto");
-    } else if (arg == "--on-worker-loss") {
-      args.train.onWorkerLoss = next();
-      if (args.train.onWorkerLoss != "continue" && args.train.onWorkerLoss != "end")
-        usageError("--on-worker-loss expects continue or end");
-    } else if (arg == "--trace-per-rank") {
-      noValue();
-      args.train.tracePerRank = true;
-    } else if (arg == "--resume") {
-      noValue();
-      args.train.resume = true;
-    } else if (arg == "--metrics") {
-      args.train.metricsPath = next();
-      if (args.train.metricsPath.empty())
-        usageError("--metrics needs a file name");
-    } else if (arg == "--max-steps") {
-      args.train.maxSteps = parseAtMost(arg, next(), kMaxSteps);
-    } else if (arg == "--collective-timeout") {
-      const uint64_t seconds = parseCount(arg, next());
-      if (seconds > kMaxTimeoutSeconds)
-        usageError("--collective-timeout expects at most " + std::to_string(kMaxTimeoutSeconds) +
-                   " seconds (11 days; 0 waits forever)");
-      args.train.collectiveTimeout = static_cast<double>(seconds);
-    } else if (arg == "--save-params") {
-      args.train.paramsPath = next();
-      if (args.train.paramsPath.empty())
-        usageError("--save-params needs a file name");
-    } else if (arg == "--quiet" || arg == "-q") {
-      noValue();
-      args.train.quiet = true;
-    } else if (arg == "--check-gradients") {
-      noValue();
-      args.checkGradients = true;
-    } else if (arg == "--inspect") {
-      noValue();
-      args.inspect = true;
-    } else if (arg.size() > 1 && arg[0] == '-') {
-      usageError("unknown option '" + arg + "'");
-    } else if (args.plan.empty()) {
-      args.plan = arg;
-    } else {
-      usageError("unexpected argument '" + arg + "' (the plan is already " + args.plan + ")");
-    }
+    if (operands.empty())
+      throw dp::cli::UsageError("missing the plan file");
+    if (operands.size() > 1)
+      throw dp::cli::UsageError("unexpected argument '" + operands[1] + "' (the plan is already " +
+                                operands[0] + ")");
+    args.plan = operands[0];
+    checkTogether(parser, args);
+  } catch (const dp::cli::UsageError &e) {
+    throw Error(ErrorKind::Usage, std::string(e.what()) + " (see dprun --help)");
   }
-  if (args.plan.empty())
-    usageError("missing the plan file");
-  if (const char *env = std::getenv("DPRUN_THREADS"); env && !threadsGiven) {
-    args.train.threads = parseThreads("DPRUN_THREADS", env);
-    args.train.threadsGiven = true;
-  }
-  const TrainOptions &t = args.train;
-  if (t.checkpointDir.empty() && (t.resume || t.checkpointEvery > 0 || t.checkpointEachEpoch ||
-                                  keepGiven))
-    usageError(std::string(t.resume ? "--resume" : keepGiven && t.checkpointEvery == 0 &&
-                                                           !t.checkpointEachEpoch
-                                                       ? "--checkpoint-keep"
-                                                       : "--checkpoint-every") +
-               " needs --checkpoint-dir DIR");
-  if (t.tracePerRank && t.tracePath.empty())
-    usageError("--trace-per-rank needs --trace FILE");
-  if (!args.inspect && !args.checkGradients && !haveData)
-    usageError("missing --data DIR (the directory with the IDX files or CIFAR-10 batches)");
   return true;
 }
 

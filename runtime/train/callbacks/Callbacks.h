@@ -26,6 +26,10 @@ namespace dp::rt {
 /// What the run's callbacks share: set up by the run before onTrainBegin, then changed by the
 /// callbacks named beside each field.
 struct RunState {
+  RunState(const TrainOptions &options, Job &job, Trainer &trainer, TrainReport &report,
+           std::ostream &out)
+      : options(options), job(job), trainer(trainer), report(report), out(out) {}
+
   const TrainOptions &options;
   Job &job;
   Trainer &trainer;
