@@ -25,6 +25,13 @@ bool CallbackList::wantsBoundary(int64_t step) const {
   return false;
 }
 
+bool CallbackList::keepsPlace() const {
+  for (const auto &c : list_)
+    if (c->keepsPlace())
+      return true;
+  return false;
+}
+
 void CallbackList::onBoundary(const TrainPosition &position, int signal) {
   for (auto &c : list_)
     c->onBoundary(position, signal);

@@ -56,8 +56,12 @@ public:
   /// replica's steps finished, the figures summed over the ranks): the same answer on every
   /// rank.
   virtual bool wantsBoundary(int64_t step) const { return false; }
+  /// Whether the callback records the place where a signal stops the run (a checkpoint):
+  /// then the run stops at a boundary (onBoundary) for it.
+  virtual bool keepsPlace() const { return false; }
   /// At a boundary some callback wanted, or where the ranks agreed to stop for `signal`
-  /// (else 0); not after an epoch's last step (onEpochEnd is that boundary).
+  /// (else 0) when some callback keeps the place; not after an epoch's last step (onEpochEnd
+  /// is that boundary).
   virtual void onBoundary(const TrainPosition &position, int signal) {}
   /// `epoch` is the run's record of it (TrainReport::epochs), which callbacks may add to.
   virtual void onEpochEnd(EpochStats &epoch) {}
@@ -84,6 +88,7 @@ public:
   void onEpochBegin(int64_t epoch, int64_t steps) override;
   void onStepEnd(const StepEnd &step) override;
   bool wantsBoundary(int64_t step) const override;
+  bool keepsPlace() const override;
   void onBoundary(const TrainPosition &position, int signal) override;
   void onEpochEnd(EpochStats &epoch) override;
   void onEvalBegin(int64_t batches) override;

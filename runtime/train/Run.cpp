@@ -166,12 +166,14 @@ void addCallbacks(CallbackList &callbacks, RunState &state, Checkpointing *&chec
   callbacks.add(makeSignals(state));
   if (!o.checkpointDir.empty())
     checkpointing = &callbacks.add(std::make_unique<Checkpointing>(state));
+  // The timeline's merge is a collective: before the files rank 0 alone writes, so that a
+  // failed write there leaves no rank waiting in it.
+  if (!o.tracePath.empty())
+    callbacks.add(std::make_unique<Timeline>(state, traceZero));
   if (!o.metricsPath.empty())
     callbacks.add(makeMetrics(state));
   if (!o.paramsPath.empty())
     callbacks.add(makeSaveParams(state));
-  if (!o.tracePath.empty())
-    callbacks.add(std::make_unique<Timeline>(state, traceZero));
   if (!o.profilePath.empty())
     callbacks.add(makeProfile(state));
 }

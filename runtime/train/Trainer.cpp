@@ -341,7 +341,8 @@ void Trainer::trainBatches(Epoch &e, Batcher &batcher) {
           stop = agreeOnStop(step_, &e.stepLosses.back());
       }
       program_.synchronize();
-      if (callback_)
+      // (The place is summed over the ranks, a collective: only for a callback that takes it.)
+      if (callback_ && (due || callback_->keepsPlace()))
         callback_->onBoundary(position(e, b), stop);
       if (stop)
         throw Error(signalErrorKind(stop),

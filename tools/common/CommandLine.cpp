@@ -46,16 +46,23 @@ Option &Parser::text(const std::string &name, const std::string &value, const st
               }});
 }
 
-int64_t Parser::parseCount(const std::string &name, const std::string &text, int64_t least,
-                           int64_t most, const std::string &unit) {
-  // Digits only (no sign, no spaces), and few enough of them not to overflow.
+uint64_t Parser::parseUnsigned(const std::string &name, const std::string &text, uint64_t most,
+                               const std::string &unit) {
+  // Digits only (no sign, no spaces); past 2^64 - 1 (20 digits at most) is past `most` too.
   if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
     throw UsageError(name + " expects a non-negative integer, got '" + text + "'");
   const std::string digits = text.substr(std::min(text.find_first_not_of('0'), text.size()));
-  if (digits.size() > 18 || std::stoll("0" + digits) > most)
+  const bool tooLong =
+      digits.size() > 20 || (digits.size() == 20 && digits > std::string("18446744073709551615"));
+  if (tooLong || std::stoull("0" + digits) > most)
     throw UsageError(name + " expects at most " + std::to_string(most) +
                      (unit.empty() ? "" : " " + unit) + ", got '" + text + "'");
-  const int64_t value = std::stoll("0" + digits);
+  return std::stoull("0" + digits);
+}
+
+int64_t Parser::parseCount(const std::string &name, const std::string &text, int64_t least,
+                           int64_t most, const std::string &unit) {
+  const auto value = static_cast<int64_t>(parseUnsigned(name, text, uint64_t(most), unit));
   if (value < least)
     throw UsageError(name + " expects a positive integer, got '" + text + "'");
   return value;
@@ -91,7 +98,8 @@ Option *Parser::find(const std::string &name) {
   return nullptr;
 }
 
-void Parser::parse(int argc, char **argv, std::vector<std::string> &operands) {
+void Parser::parse(int argc, char **argv, std::vector<std::string> &operands,
+                   const std::function<void(const std::vector<std::string> &)> &operand) {
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i], value;
     const bool inlineValue = arg.rfind("--", 0) == 0 && arg.find('=') != std::string::npos;
@@ -101,11 +109,18 @@ void Parser::parse(int argc, char **argv, std::vector<std::string> &operands) {
     }
     if (arg.size() <= 1 || arg[0] != '-') {
       operands.push_back(arg);
+      if (operand)
+        operand(operands);
       continue;
     }
     Option *option = find(arg);
     if (!option)
       throw UsageError("unknown option '" + arg + "'");
+    if (option->endsParse) {
+      option->set("");
+      given_.push_back(option->name);
+      return;
+    }
     if (option->value.empty()) {
       if (inlineValue)
         throw UsageError(arg + " takes no value");

@@ -33,6 +33,8 @@ struct Option {
   bool inUsage = true;
   /// Checks and stores `value` ("" for a flag); throws UsageError naming the option.
   std::function<void(const std::string &value)> set;
+  /// Ends the parse at once, whatever follows (--help, --version); any value is ignored.
+  bool endsParse = false;
 };
 
 class Parser {
@@ -61,8 +63,10 @@ public:
                  const std::string &help, std::string &target);
 
   /// Parses argv[1..]: "--name value", "--name=value", flags, and the arguments that are not
-  /// options, which go to `operands` in order. Throws UsageError.
-  void parse(int argc, char **argv, std::vector<std::string> &operands);
+  /// options, which go to `operands` in order; `operand` (if given) checks each as it comes,
+  /// with those before it. Throws UsageError.
+  void parse(int argc, char **argv, std::vector<std::string> &operands,
+             const std::function<void(const std::vector<std::string> &)> &operand = nullptr);
 
   /// Whether the command line gave `name` (after parse()).
   bool given(const std::string &name) const;
@@ -73,7 +77,10 @@ public:
   /// Every option with its help, wrapped at 92 columns.
   std::string help() const;
 
-  /// The parsers the kinds above use, for options whose value is parsed otherwise.
+  /// The parsers the kinds above use, for options whose value is parsed otherwise: a whole
+  /// number of at most `most` (digits only), and one in [`least`, `most`].
+  static uint64_t parseUnsigned(const std::string &name, const std::string &text, uint64_t most,
+                                const std::string &unit = "");
   static int64_t parseCount(const std::string &name, const std::string &text, int64_t least,
                             int64_t most, const std::string &unit = "");
 

@@ -159,7 +159,7 @@ void declareOptions(dp::cli::Parser &p, Args &args) {
   p.count("--epochs", "N", 1, kMaxEpochs, "passes over the training set (default 1)", t.epochs);
   p.add({"--seed", "", "S", "seeds the initial parameters and the shuffle (default 1)", true,
          [&t](const std::string &v) {
-           t.seed = uint64_t(Parser::parseCount("--seed", v, 0, INT64_MAX));
+           t.seed = Parser::parseUnsigned("--seed", v, UINT64_MAX);
            t.seedGiven = true;
          }});
   p.text("--metrics", "FILE", "a file name", "write per-epoch and test figures to FILE as JSON",
@@ -274,7 +274,10 @@ void declareOptions(dp::cli::Parser &p, Args &args) {
   Option &help = p.flag("--help", "print this help", args.help);
   help.alias = "-h";
   help.inUsage = false;
-  p.flag("--version", "print the version", args.version).inUsage = false;
+  help.endsParse = true;
+  Option &version = p.flag("--version", "print the version", args.version);
+  version.inUsage = false;
+  version.endsParse = true;
 }
 
 /// The checks between options, after they were parsed.
@@ -311,7 +314,11 @@ bool parseArgs(int argc, char **argv, Args &args) {
     throw Error(ErrorKind::Usage, "missing the plan file\n" + usage);
   try {
     std::vector<std::string> operands;
-    parser.parse(argc, argv, operands);
+    parser.parse(argc, argv, operands, [](const std::vector<std::string> &seen) {
+      if (seen.size() > 1)
+        throw dp::cli::UsageError("unexpected argument '" + seen.back() +
+                                  "' (the plan is already " + seen.front() + ")");
+    });
     if (args.help) {
       std::cout << usage << "\n\nTrains a compiled plan (.dpx, made by dpc) and evaluates it "
                 << "on the test set.\n\n"
@@ -325,9 +332,6 @@ bool parseArgs(int argc, char **argv, Args &args) {
     }
     if (operands.empty())
       throw dp::cli::UsageError("missing the plan file");
-    if (operands.size() > 1)
-      throw dp::cli::UsageError("unexpected argument '" + operands[1] + "' (the plan is already " +
-                                operands[0] + ")");
     args.plan = operands[0];
     checkTogether(parser, args);
   } catch (const dp::cli::UsageError &e) {

@@ -8,9 +8,9 @@
 //   EarlyStop      --early-stop
 //   Signals        the ranks' agreement on a signal after each epoch
 //   Checkpointing  --checkpoint-dir, --resume
+//   Timeline       --trace (before the files rank 0 alone writes: its merge is a collective)
 //   Metrics        --metrics
 //   SaveParams     --save-params
-//   Timeline       --trace
 //   Profile        --profile
 #pragma once
 
@@ -98,6 +98,7 @@ public:
   bool find();
   void onTrainBegin() override;
   bool wantsBoundary(int64_t step) const override;
+  bool keepsPlace() const override { return true; }
   void onBoundary(const TrainPosition &position, int signal) override;
   void onEpochEnd(EpochStats &epoch) override;
   void onStop(Stop &stop) override;

@@ -40,16 +40,7 @@ class ServerFigures final : public RunCallback {
 public:
   explicit ServerFigures(RunState &state) : RunCallback(state), exchanges_(*state.job.pushPull()) {}
 
-  // The first epoch counts from nothing (a worker may have started first), on the servers'
-  // clocks from here.
-  void onTrainBegin() override {
-    if (!s_.printer)
-      return;
-    for (const ServerReport &r : exchanges_.ask(false)) {
-      figures_.emplace_back();
-      figures_.back().seconds = r.seconds;
-    }
-  }
+  void onEpochBegin(int64_t, int64_t) override { takeBaseline(); }
 
   // (The last epoch's, with the other workers' last steps, once they have finished.)
   void onEpochEnd(EpochStats &epoch) override {
@@ -60,6 +51,7 @@ public:
   // This worker's last gradient is in: the servers may stop waiting for it. Worker 0 then
   // waits for the others, takes the last epoch's figures and the workers any server left out.
   void onTrainEnd() override {
+    takeBaseline();
     exchanges_.finish(s_.timeout);
     if (!s_.printer)
       return;
@@ -80,8 +72,21 @@ public:
   }
 
 private:
+  /// Once, as training starts: the first epoch counts from nothing (a worker may have started
+  /// first), on the servers' clocks from here.
+  void takeBaseline() {
+    if (!s_.printer || asked_)
+      return;
+    asked_ = true;
+    for (const ServerReport &r : exchanges_.ask(false)) {
+      figures_.emplace_back();
+      figures_.back().seconds = r.seconds;
+    }
+  }
+
   PushPull &exchanges_;
   std::vector<ServerReport> figures_;
+  bool asked_ = false;
 };
 
 } // namespace

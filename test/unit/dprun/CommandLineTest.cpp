@@ -71,8 +71,32 @@ TEST(CommandLine, EveryMistakeNamesTheOption) {
   EXPECT_EQ(f.error({"--count", "99999999999999999999999"}),
             "--count expects at most 64 things, got '99999999999999999999999'");
   EXPECT_EQ(f.error({"--mode", "quick"}), "--mode expects fast, slow or auto");
-  // Leading zeros are still the number.
+  // Leading zeros are still the number; the whole unsigned 64-bit range parses.
   EXPECT_EQ(Parser::parseCount("--n", "007", 0, 10), 7);
+  EXPECT_EQ(Parser::parseUnsigned("--seed", "18446744073709551615", UINT64_MAX),
+            18446744073709551615ull);
+  EXPECT_THROW(Parser::parseUnsigned("--seed", "18446744073709551616", UINT64_MAX), UsageError);
+}
+
+TEST(CommandLine, AnOptionThatEndsTheParseIgnoresWhatFollows) {
+  Fixture f;
+  bool help = false;
+  f.parser.flag("--help", "print this help", help).endsParse = true;
+  EXPECT_TRUE(f.parse({"--help", "--frob", "x", "y"}).empty());
+  EXPECT_TRUE(help);
+  // Operands are checked as they come, before a later mistake.
+  Fixture g;
+  std::vector<std::string> operands;
+  std::vector<std::string> args = {"a", "b", "--frob"};
+  std::vector<char *> argv = {const_cast<char *>("tool"), args[0].data(), args[1].data(),
+                              args[2].data()};
+  EXPECT_THROW(g.parser.parse(4, argv.data(), operands,
+                              [](const std::vector<std::string> &seen) {
+                                if (seen.size() > 1)
+                                  throw UsageError("unexpected argument '" + seen.back() + "'");
+                              }),
+               UsageError);
+  EXPECT_EQ(operands.size(), 2u);
 }
 
 TEST(CommandLine, UsageAndHelpComeFromTheTable) {
