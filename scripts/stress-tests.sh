@@ -8,8 +8,9 @@
 #
 # Each round runs lit on test/e2e/mpi (and the e2e tests that signal a run: checkpoint,
 # interrupt) and ctest on the cluster_* and slurm_* tests, each with its fixtures. The
-# neighbour is one busy loop at normal priority for the whole run. The logs of failed runs are
-# kept in build/stress/. Exits 1 unless every test passed every round.
+# neighbour is one busy loop at normal priority for the whole run. The logs of failed runs (and
+# a failed lit test's temporary folder) are kept in build/stress/. Exits 1 unless every test
+# passed every round.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build
@@ -48,6 +49,9 @@ for round in $(seq 1 "$rounds"); do
         passed[$name]=$(( ${passed[$name]:-0} + 1 ))
       else
         printf '%s\n' "$out" > "$logs/round$round-lit.log"
+        # lit cuts long outputs short: keep the test's whole temporary folder too.
+        tmp="$build/test/$(dirname "$name")/Output/$(basename "$name").tmp"
+        [ -d "$tmp" ] && cp -r "$tmp" "$logs/round$round-$(basename "$name").tmp"
       fi
     done < <(sed -n 's/^\(PASS\|FAIL\|UNSUPPORTED\|XFAIL\|XPASS\|UNRESOLVED\|TIMEOUT\): [^:]* :: \([^ ]*\) .*/\1 \2/p' <<<"$out")
   fi
