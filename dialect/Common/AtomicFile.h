@@ -66,11 +66,16 @@ inline std::string writeFileAtomically(const std::string &path, llvm::StringRef 
   if (dir.empty())
     dir = ".";
   std::string tmp = target + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0)
-    return detail::errnoText("cannot create '" + tmp + "'");
-  // An interrupt (SIGINT, SIGTERM) removes the temporary file; the target is untouched.
+  // An interrupt (SIGINT, SIGTERM) removes the temporary file; the target is untouched. Said
+  // before the file exists: a signal between its creation and this would leave it behind (and
+  // the first call is what installs the handlers).
   llvm::sys::RemoveFileOnSignal(tmp);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    const std::string error = detail::errnoText("cannot create '" + tmp + "'");
+    llvm::sys::DontRemoveFileOnSignal(tmp);
+    return error;
+  }
   auto fail = [&](const std::string &message) {
     ::close(fd);
     ::unlink(tmp.c_str());
