@@ -1,6 +1,7 @@
 // dist-fuse-allreduce: consecutive gradient allreduces packed into size-capped buckets.
 #include "passes/Dist/Bucketing.h"
 #include "passes/Dist/Passes.h"
+#include "passes/Pipelines/CompileOptions.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -67,8 +68,9 @@ struct FuseAllReducePass : dist::impl::FuseAllReducePassBase<FuseAllReducePass> 
   using FuseAllReducePassBase::FuseAllReducePassBase;
 
   void runOnOperation() override {
-    if (bucketMb < 0) {
-      getOperation().emitError() << "bucket-mb must be non-negative, got " << bucketMb;
+    if (std::string problem = CompileOptions::check("bucket-mb", double(bucketMb));
+        !problem.empty()) {
+      getOperation().emitError() << "dist-fuse-allreduce: " << problem;
       return signalPassFailure();
     }
     int64_t cap = static_cast<int64_t>(bucketMb * 1024 * 1024);

@@ -2,6 +2,7 @@
 #include "dialect/Graph/IR/GraphDialect.h"
 #include "dialect/Interfaces/ParameterUpdateOpInterface.h"
 #include "passes/Dist/Passes.h"
+#include "passes/Pipelines/CompileOptions.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/MapVector.h"
@@ -68,15 +69,15 @@ LogicalResult insertAllReduces(func::FuncOp func, dist::MeshAttr mesh) {
 struct InsertAllReducePass : dist::impl::InsertAllReducePassBase<InsertAllReducePass> {
   using InsertAllReducePassBase::InsertAllReducePassBase;
   void runOnOperation() override {
-    if (precision != "fp32" && precision != "bf16") {
-      getOperation().emitError() << "dist-insert-allreduce: precision must be fp32 or bf16, not '"
-                                 << precision << "'";
+    if (std::string problem = CompileOptions::check("allreduce-precision", allreducePrecision);
+        !problem.empty()) {
+      getOperation().emitError() << "dist-insert-allreduce: " << problem;
       return signalPassFailure();
     }
     func::FuncOp train = dist::getReplicatedTrainStep(getOperation());
     if (train && failed(insertAllReduces(train, dist::getMesh(train))))
       return signalPassFailure();
-    if (train && precision == "bf16")
+    if (train && allreducePrecision == "bf16")
       train->setAttr(dist::kAllReducePrecisionAttr, StringAttr::get(&getContext(), "bf16"));
   }
 };

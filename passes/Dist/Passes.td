@@ -61,12 +61,12 @@ def InsertAllReducePass : Pass<"dist-insert-allreduce", "mlir::ModuleOp"> {
     R replicas' gradients right where the last of them is computed, and every replica's
     `graph.apply_gradient` uses the mean: in-process first, then across processes.
 
-    With `precision=bf16` the train step gets `dist.allreduce_precision = "bf16"`: its
+    With `allreduce-precision=bf16` the train step gets `dist.allreduce_precision = "bf16"`: its
     buckets cross the processes as bf16 (the plan's collective manifest says so), halving
     the bytes sent; the sums within a process and the means stay f32.
   }];
   let options = [
-    Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",
+    Option<"allreducePrecision", "allreduce-precision", "std::string", /*default=*/"\"fp32\"",
            "fp32, or bf16: the type the gradients cross the processes in">,
   ];
   let dependentDialects = ["dp::dist::DistDialect"];

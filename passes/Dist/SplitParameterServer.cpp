@@ -7,6 +7,7 @@
 #include "dialect/Interfaces/ParameterUpdateOpInterface.h"
 #include "passes/Dist/Bucketing.h"
 #include "passes/Dist/Passes.h"
+#include "passes/Pipelines/CompileOptions.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -47,8 +48,9 @@ struct SplitParameterServerPass
                       "dist-place-parameters first)");
       return signalPassFailure();
     }
-    if (bucketMb < 0) {
-      module.emitError() << "bucket-mb must be non-negative, got " << double(bucketMb);
+    if (std::string problem = CompileOptions::check("bucket-mb", double(bucketMb));
+        !problem.empty()) {
+      module.emitError() << "dist-split-parameter-server: " << problem;
       return signalPassFailure();
     }
     const int64_t cap = static_cast<int64_t>(bucketMb * 1024 * 1024);

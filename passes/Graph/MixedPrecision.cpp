@@ -3,6 +3,7 @@
 // (MixedPrecisionOpInterface). One cast per f32 value they read, placed right after the value
 // is defined and shared by all of them.
 #include "passes/Graph/Passes.h"
+#include "passes/Pipelines/CompileOptions.h"
 
 #include "llvm/ADT/DenseMap.h"
 
@@ -25,9 +26,8 @@ struct MixedPrecisionPass : graph::impl::MixedPrecisionPassBase<MixedPrecisionPa
   void runOnOperation() override {
     if (precision == "fp32")
       return;
-    if (precision != "bf16") {
-      getOperation().emitError() << "graph-mixed-precision: precision must be fp32 or bf16, not '"
-                                 << precision << "'";
+    if (std::string problem = CompileOptions::check("precision", precision); !problem.empty()) {
+      getOperation().emitError() << "graph-mixed-precision: " << problem;
       return signalPassFailure();
     }
     for (auto func : getOperation().getOps<func::FuncOp>())

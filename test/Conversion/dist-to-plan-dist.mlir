@@ -1,6 +1,6 @@
 // RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=devices-per-process=2 -dist-split-batch -dist-insert-allreduce -dist-fuse-allreduce=bucket-mb=0.0001 -graph-expand-optimizer -convert-dist-to-plan | FileCheck %s
 // RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=processes=2 -dist-split-batch -dist-insert-allreduce -dist-fuse-allreduce=bucket-mb=0 -graph-expand-optimizer -dist-schedule -convert-dist-to-plan | FileCheck %s --check-prefix=PROCS
-// RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=processes=2 -dist-split-batch "-dist-insert-allreduce=precision=bf16" -dist-fuse-allreduce=bucket-mb=0 -graph-expand-optimizer -dist-schedule -convert-dist-to-plan | FileCheck %s --check-prefix=BF16
+// RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=processes=2 -dist-split-batch "-dist-insert-allreduce=allreduce-precision=bf16" -dist-fuse-allreduce=bucket-mb=0 -graph-expand-optimizer -dist-schedule -convert-dist-to-plan | FileCheck %s --check-prefix=BF16
 
 // Tests that the train step's allreduce precision reaches the program.
 // BF16: plan.program "mlp" attributes {allreduce_precision = "bf16", batch = 8 : i64, processes = 2 : i64} {

@@ -42,96 +42,39 @@ static cl::opt<std::string> outputFile("o", cl::desc("Plan file to write (defaul
 static cl::opt<std::string> dumpDir(
     "dump-dir", cl::desc("Write the IR after every pass as DIR/NN-<pass>.mlir (00-input.mlir first)"),
     cl::value_desc("dir"), cl::sub(compileCmd), cl::cat(dpcCategory));
-static cl::opt<double> lrScale("lr-scale", cl::desc("Multiply the model's learning rate by this"),
-                               cl::init(1.0), cl::sub(compileCmd), cl::cat(dpcCategory));
-static cl::opt<int64_t> devicesPerProcess(
-    "devices-per-process", cl::desc("Replicas per process, one per device (default 1)"),
-    cl::init(1), cl::value_desc("R"), cl::sub(compileCmd), cl::cat(dpcCategory));
-static cl::opt<int64_t> processes("processes",
-                                  cl::desc("Processes (MPI ranks) of the job (default 1)"),
-                                  cl::init(1), cl::value_desc("P"), cl::sub(compileCmd),
-                                  cl::cat(dpcCategory));
-static cl::opt<int64_t> nodes(
-    "nodes",
-    cl::desc("Hosts the processes are spread over, evenly (default 1); dprun refuses a launch "
-             "placed otherwise, and sums gradients within each host first"),
-    cl::init(1), cl::value_desc("N"), cl::sub(compileCmd), cl::cat(dpcCategory));
-static cl::opt<std::string> device("device", cl::desc("Device kind: cpu (default) or cuda"),
-                                   cl::init("cpu"), cl::sub(compileCmd), cl::cat(dpcCategory));
-enum class Strategy { AllReduce, ParameterServer };
-static cl::opt<Strategy> strategy(
-    "strategy", cl::desc("How the processes share the training"),
-    cl::values(clEnumValN(Strategy::AllReduce, "allreduce",
-                          "data parallelism: every process updates its copy of the parameters "
-                          "with the gradients averaged by allreduce (default)"),
-               clEnumValN(Strategy::ParameterServer, "parameter-server",
-                          "--servers S processes hold the parameters and the optimizer; "
-                          "--workers W processes push gradients and pull parameters (launch "
-                          "S + W ranks: the servers first)")),
-    cl::init(Strategy::AllReduce), cl::sub(compileCmd), cl::cat(dpcCategory));
-static cl::opt<int64_t> servers("servers",
-                                cl::desc("Parameter servers (parameter-server; default 1)"),
-                                cl::init(1), cl::value_desc("S"), cl::sub(compileCmd),
-                                cl::cat(dpcCategory));
-static cl::opt<int64_t> workers("workers",
-                                cl::desc("Workers (parameter-server; default 2)"), cl::init(2),
-                                cl::value_desc("W"), cl::sub(compileCmd), cl::cat(dpcCategory));
-static cl::opt<std::string> staleness(
-    "staleness",
-    cl::desc("How many steps a worker may run ahead of the slowest (parameter-server): K >= 0 "
-             "(stale-synchronous), or inf (asynchronous, the default)"),
-    cl::value_desc("K|inf"), cl::sub(compileCmd), cl::cat(dpcCategory));
-static cl::opt<bool> syncUpdates(
-    "sync",
-    cl::desc("Servers average one gradient from every worker, then update (parameter-server): "
-             "synchronous data parallelism over the workers"),
-    cl::sub(compileCmd), cl::cat(dpcCategory));
-static cl::opt<double> bucketMb(
-    "bucket-mb", cl::desc("Largest allreduce bucket in MiB per replica; 0: one per gradient"),
-    cl::init(25.0), cl::value_desc("MiB"), cl::sub(compileCmd), cl::cat(dpcCategory));
-static cl::opt<std::string> lrSchedule(
-    "lr-schedule",
-    cl::desc("Learning-rate schedule, applied by dprun per step: constant (default), "
-             "step:every=E,factor=F, cosine:epochs=T[,min=M], "
-             "plateau:patience=N,factor=F[,min=M][,threshold=R] (on the test loss), each "
-             "after an optional warmup-linear:epochs=K[,start=S]+ (S defaults to the rate "
-             "before --scale-lr linear, else 0.1)"),
-    cl::value_desc("SPEC"), cl::sub(compileCmd), cl::cat(dpcCategory));
-enum class LrScaling { None, Linear };
-static cl::opt<LrScaling> scaleLr(
-    "scale-lr", cl::desc("Scale the learning rate with the number of replicas"),
-    cl::values(clEnumValN(LrScaling::None, "none", "keep the model's learning rate (default)"),
-               clEnumValN(LrScaling::Linear, "linear",
-                          "multiply it by R x P (Goyal et al.), on top of --lr-scale")),
-    cl::init(LrScaling::None), cl::sub(compileCmd), cl::cat(dpcCategory));
-enum class Precision { Fp32, Bf16 };
-static cl::opt<Precision> precision(
-    "precision", cl::desc("The number type of the products"),
-    cl::values(clEnumValN(Precision::Fp32, "fp32", "everything in f32 (default)"),
-               clEnumValN(Precision::Bf16, "bf16",
-                          "mixed precision: dense, matmul and the convolutions read bf16 "
-                          "(casts placed by graph-mixed-precision) and accumulate in f32; "
-                          "parameters, gradients, optimizer state, losses and statistics stay "
-                          "f32 (CPU only)")),
-    cl::init(Precision::Fp32), cl::sub(compileCmd), cl::cat(dpcCategory));
-static cl::opt<Precision> allreducePrecision(
-    "allreduce-precision", cl::desc("The number type the gradients cross the processes in"),
-    cl::values(clEnumValN(Precision::Fp32, "fp32", "f32 (default)"),
-               clEnumValN(Precision::Bf16, "bf16",
-                          "bf16: half the bytes on the network; the replicas of a process are "
-                          "summed in f32 first and the mean is f32 again (CPU, allreduce "
-                          "strategy)")),
-    cl::init(Precision::Fp32), cl::sub(compileCmd), cl::cat(dpcCategory));
-enum class BatchNormStats { Global, Local };
-static cl::opt<BatchNormStats> batchNormStats(
-    "batch-norm-stats", cl::desc("Which batch the statistics of batch normalisation cover"),
-    cl::values(clEnumValN(BatchNormStats::Global, "global",
-                          "the global batch, averaged across replicas: data parallelism gives "
-                          "what one device gives (default)"),
-               clEnumValN(BatchNormStats::Local, "local",
-                          "each replica's shard, as Keras under a mirrored strategy (no "
-                          "collectives in the forward pass)")),
-    cl::init(BatchNormStats::Global), cl::sub(compileCmd), cl::cat(dpcCategory));
+// The options of CompileOptions.def; a choice option's value is its index in the table.
+enum class Choice : unsigned {};
+namespace {
+/// cl::opt modifier: the values of a choice option, from its table entry.
+template <size_t N> struct ChoiceValues {
+  const dp::OptionChoice (&choices)[N];
+  template <class Opt> void apply(Opt &option) const {
+    for (size_t i = 0; i < N; ++i)
+      option.getParser().addLiteralOption(choices[i].name, Choice(i), choices[i].help);
+  }
+};
+template <size_t N> ChoiceValues<N> choiceValues(const dp::OptionChoice (&choices)[N]) {
+  return {choices};
+}
+} // namespace
+namespace compileFlags {
+#define DP_INT(Field, Name, Value, Default, Min, Max, WhyMax, Help)                                \
+  static cl::opt<int64_t> Field(Name, cl::desc(Help), cl::init(Default), cl::value_desc(Value),    \
+                                cl::sub(compileCmd), cl::cat(dpcCategory));
+#define DP_REAL(Field, Name, Value, Default, Min, MinExcluded, Max, WhyMax, Help)                  \
+  static cl::opt<double> Field(Name, cl::desc(Help), cl::init(Default), cl::value_desc(Value),     \
+                               cl::sub(compileCmd), cl::cat(dpcCategory));
+#define DP_TEXT(Field, Name, Value, Default, Help)                                                 \
+  static cl::opt<std::string> Field(Name, cl::desc(Help), cl::init(Default),                       \
+                                    cl::value_desc(*Value ? Value : "string"),                     \
+                                    cl::sub(compileCmd), cl::cat(dpcCategory));
+#define DP_FLAG(Field, Name, Help)                                                                 \
+  static cl::opt<bool> Field(Name, cl::desc(Help), cl::sub(compileCmd), cl::cat(dpcCategory));
+#define DP_CHOICE(Field, Name, Help, ...)                                                          \
+  static cl::opt<Choice> Field(Name, cl::desc(Help), choiceValues(dp::compile_choices::Field),     \
+                               cl::init(Choice(0)), cl::sub(compileCmd), cl::cat(dpcCategory));
+#include "passes/Pipelines/CompileOptions.def"
+} // namespace compileFlags
 static cl::list<std::string> rankPlans(
     "rank-plan",
     cl::desc("Rank R runs FILE instead of the plan (repeatable): checks a job whose ranks were "
@@ -205,40 +148,19 @@ int runCompile(ModuleOp module) {
     model = funcs.front().getSymName().str();
 
   dp::CompileOptions options;
-  options.lrScale = lrScale.getValue();
-  options.scaleLr = scaleLr == LrScaling::Linear ? "linear" : "none";
-  options.devicesPerProcess = devicesPerProcess.getValue();
-  options.processes = processes.getValue();
-  options.nodes = nodes.getValue();
-  options.device = device.getValue();
-  options.bucketMb = bucketMb.getValue();
-  options.syncBatchNorm = batchNormStats == BatchNormStats::Global;
-  options.lrSchedule = lrSchedule.getValue();
-  options.precision = precision == Precision::Bf16 ? "bf16" : "fp32";
-  options.allreducePrecision = allreducePrecision == Precision::Bf16 ? "bf16" : "fp32";
+#define DP_SET(Field, Name, Value)                                                                 \
+  options.Field = Value;                                                                           \
+  if (compileFlags::Field.getNumOccurrences())                                                     \
+    options.given.insert(Name);
+#define DP_INT(Field, Name, ...) DP_SET(Field, Name, compileFlags::Field.getValue())
+#define DP_REAL(Field, Name, ...) DP_SET(Field, Name, compileFlags::Field.getValue())
+#define DP_TEXT(Field, Name, ...) DP_SET(Field, Name, compileFlags::Field.getValue())
+#define DP_FLAG(Field, Name, ...) DP_SET(Field, Name, compileFlags::Field.getValue())
+#define DP_CHOICE(Field, Name, ...)                                                                \
+  DP_SET(Field, Name, dp::compile_choices::Field[unsigned(compileFlags::Field.getValue())].name)
+#include "passes/Pipelines/CompileOptions.def"
+#undef DP_SET
   options.output = outputFile.empty() ? model + ".dpx" : outputFile.getValue();
-  if (strategy == Strategy::ParameterServer) {
-    options.strategy = "parameter-server";
-    options.servers = servers.getValue();
-    options.workers = workers.getValue();
-    options.sync = syncUpdates.getValue();
-    if (staleness.getNumOccurrences() && syncUpdates)
-      return failWith("--staleness and --sync exclude each other (a synchronous step has "
-                      "staleness 0)",
-                      2);
-    if (staleness.getNumOccurrences() && staleness != "inf") {
-      int64_t k = 0;
-      if (StringRef(staleness).getAsInteger(10, k) || k < 0)
-        return failWith("--staleness must be a number of steps >= 0 or inf, not '" +
-                            staleness + "'",
-                        2);
-      options.staleness = k;
-    }
-  } else {
-    for (const char *name : {"servers", "workers", "staleness", "sync"})
-      if (cl::getRegisteredOptions(compileCmd).lookup(name)->getNumOccurrences())
-        return failWith(std::string("--") + name + " needs --strategy parameter-server", 2);
-  }
   if (std::string error = options.verify(); !error.empty())
     return failWith("--" + error, 2);
 

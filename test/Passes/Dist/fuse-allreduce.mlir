@@ -80,7 +80,7 @@
 // ALL-NEXT: return
 
 // Tests that a negative cap is rejected, and that buckets are formed once.
-// NEG: error: bucket-mb must be non-negative, got -1.000000e+00
+// NEG: error: dist-fuse-allreduce: bucket-mb must not be negative, found -1
 // TWICE: error: 'dist.allreduce' op is already bucketed (dist-fuse-allreduce runs once)
 func.func @mlp(%x: tensor<8x6xf32> {graph.input = "x"}, %l: tensor<8xi32> {graph.input = "label"}) -> tensor<f32>
     attributes {graph.optimizer = #graph.sgd<lr = 0.1>} {

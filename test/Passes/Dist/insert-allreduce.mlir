@@ -1,15 +1,15 @@
 // RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=devices-per-process=2 -dist-split-batch -dist-insert-allreduce | FileCheck %s
 // RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=processes=2 -dist-split-batch -dist-insert-allreduce | FileCheck %s --check-prefix=PROCS
 // RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate -dist-split-batch -dist-insert-allreduce | FileCheck %s --check-prefix=ONE
-// RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=processes=2 -dist-split-batch "-dist-insert-allreduce=precision=bf16" | FileCheck %s --check-prefix=BF16
-// RUN: not dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=processes=2 -dist-split-batch "-dist-insert-allreduce=precision=fp16" 2>&1 | FileCheck %s --check-prefix=BADPRECISION
+// RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=processes=2 -dist-split-batch "-dist-insert-allreduce=allreduce-precision=bf16" | FileCheck %s --check-prefix=BF16
+// RUN: not dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=processes=2 -dist-split-batch "-dist-insert-allreduce=allreduce-precision=fp16" 2>&1 | FileCheck %s --check-prefix=BADPRECISION
 
 // Tests precision=bf16: the train step says that its gradients cross the processes as bf16
 // (the allreduces themselves are unchanged: f32 in, f32 means out).
 // BF16-LABEL: func.func @train(
 // BF16-SAME: dist.allreduce_precision = "bf16"
 // BF16: dist.allreduce {{.*}} : tensor<5x3xf32>
-// BADPRECISION: dist-insert-allreduce: precision must be fp32 or bf16, not 'fp16'
+// BADPRECISION: dist-insert-allreduce: allreduce-precision must be fp32 or bf16, not 'fp16'
 
 // Tests that with R = 2 devices each parameter gets one dist.allreduce of its two replicas'
 // gradients (replica 0's, then replica 1's; no replica tag: it spans them), named after the
