@@ -15,13 +15,19 @@ namespace dp::dist {
 /// item larger than the cap gets a bucket of its own; a cap of 0 gives every item its own.
 class BucketPacker {
 public:
-  explicit BucketPacker(int64_t capBytes) : cap_(capBytes) {}
+  /// Buckets of at most `capBytes` (0: one per item); the first one `add` opens, of at most
+  /// `firstCapBytes` if that is not 0 (a small first bucket starts communicating sooner).
+  explicit BucketPacker(int64_t capBytes, int64_t firstCapBytes = 0)
+      : cap_(capBytes), firstCap_(firstCapBytes) {}
 
   /// The bucket of the next item of `lane`, of `bytes`.
   int64_t add(int64_t bytes, int64_t lane = 0) {
     auto it = open_.find(lane);
-    if (it == open_.end() || cap_ == 0 || it->second.bytes + bytes > cap_)
-      it = open_.insert_or_assign(lane, Open{buckets_++, 0}).first;
+    if (it == open_.end() || cap_ == 0 || it->second.bytes + bytes > it->second.cap) {
+      const int64_t cap = firstCap_ != 0 && !added_ ? firstCap_ : cap_;
+      it = open_.insert_or_assign(lane, Open{buckets_++, 0, cap}).first;
+    }
+    added_ = true;
     it->second.bytes += bytes;
     return it->second.bucket;
   }
@@ -36,9 +42,10 @@ public:
 
 private:
   struct Open {
-    int64_t bucket, bytes;
+    int64_t bucket, bytes, cap;
   };
-  int64_t cap_;
+  int64_t cap_, firstCap_;
+  bool added_ = false;
   int64_t buckets_ = 0;
   llvm::DenseMap<int64_t, Open> open_;
 };

@@ -68,12 +68,14 @@ struct FuseAllReducePass : dist::impl::FuseAllReducePassBase<FuseAllReducePass> 
   using FuseAllReducePassBase::FuseAllReducePassBase;
 
   void runOnOperation() override {
-    if (std::string problem = CompileOptions::check("bucket-mb", double(bucketMb));
-        !problem.empty()) {
-      getOperation().emitError() << "dist-fuse-allreduce: " << problem;
-      return signalPassFailure();
-    }
-    int64_t cap = static_cast<int64_t>(bucketMb * 1024 * 1024);
+    for (auto [name, value] : {std::pair{"bucket-mb", double(bucketMb)},
+                               std::pair{"first-bucket-mb", double(firstBucketMb)}})
+      if (std::string problem = CompileOptions::check(name, value); !problem.empty()) {
+        getOperation().emitError() << "dist-fuse-allreduce: " << problem;
+        return signalPassFailure();
+      }
+    const int64_t cap = static_cast<int64_t>(bucketMb * 1024 * 1024);
+    const int64_t firstCap = static_cast<int64_t>(firstBucketMb * 1024 * 1024);
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       SmallVector<dist::AllReduceOp> all(func.getOps<dist::AllReduceOp>());
       for (dist::AllReduceOp op : all)
@@ -84,7 +86,7 @@ struct FuseAllReducePass : dist::impl::FuseAllReducePassBase<FuseAllReducePass> 
       if (failed(dist::verifyOnlyUpdatesUseMeans(all)))
         return signalPassFailure();
       SmallVector<SmallVector<dist::AllReduceOp>> buckets;
-      dist::BucketPacker packer(cap);
+      dist::BucketPacker packer(cap, firstCap);
       for (dist::AllReduceOp op : all) {
         // What the step waits for travels alone, so that no gradient delays it.
         const int64_t index =

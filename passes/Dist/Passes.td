@@ -77,13 +77,18 @@ def FuseAllReducePass : Pass<"dist-fuse-allreduce", "mlir::ModuleOp"> {
   let description = [{
     Walks the allreduces in the order their gradients become ready and packs consecutive
     ones into buckets of at most `bucket-mb` MiB per replica (a larger gradient gets a bucket
-    of its own; 0 gives every gradient its own bucket). Each bucket becomes one
+    of its own; 0 gives every gradient its own bucket). With `first-bucket-mb`, the first
+    bucket (the gradients ready first) holds at most that, so that its allreduce starts
+    before more of the backward pass is done (PyTorch DDP's small first bucket). Each bucket becomes one
     `dist.allreduce {bucket = k}` placed where its last gradient is ready, with the
     gradients' users moved after it.
   }];
   let options = [
     Option<"bucketMb", "bucket-mb", "double", "25.0",
            "Largest bucket in MiB (per replica); 0: one bucket per gradient">,
+    Option<"firstBucketMb", "first-bucket-mb", "double", "0.0",
+           "Largest first bucket in MiB (per replica): the gradients ready first start "
+           "their allreduce sooner; 0: as bucket-mb">,
   ];
 }
 

@@ -4,6 +4,8 @@
 // RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=devices-per-process=2 -dist-split-batch -dist-insert-allreduce -dist-fuse-allreduce | FileCheck %s --check-prefix=ALL
 // RUN: not dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=devices-per-process=2 -dist-split-batch -dist-insert-allreduce -dist-fuse-allreduce=bucket-mb=-1 2>&1 | FileCheck %s --check-prefix=NEG
 // RUN: not dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=devices-per-process=2 -dist-split-batch -dist-insert-allreduce -dist-fuse-allreduce -dist-fuse-allreduce 2>&1 | FileCheck %s --check-prefix=TWICE
+// RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=devices-per-process=2 -dist-split-batch -dist-insert-allreduce "-dist-fuse-allreduce=first-bucket-mb=0.00006" | FileCheck %s --check-prefix=FIRST
+// RUN: not dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=devices-per-process=2 -dist-split-batch -dist-insert-allreduce -dist-fuse-allreduce=first-bucket-mb=-2 2>&1 | FileCheck %s --check-prefix=NEG-FIRST
 
 // The gradients per replica, in the order the backward pass completes them: dense2.kernel
 // 5x3 (60 bytes), dense2.bias 3 (12), dense1.kernel 6x5 (120), dense1.bias 5 (20).
@@ -93,3 +95,12 @@ func.func @mlp(%x: tensor<8x6xf32> {graph.input = "x"}, %l: tensor<8xi32> {graph
   %loss = graph.softmax_cross_entropy %y, %l : (tensor<8x3xf32>, tensor<8xi32>) -> tensor<f32>
   return %loss : tensor<f32>
 }
+
+// Tests that first-bucket-mb caps the first bucket only: dense2.kernel (60 bytes, ready
+// first) fits 0.00006 MiB (62 bytes) alone and starts its allreduce at once; the rest share
+// one bucket of the default 25 MiB.
+// FIRST-LABEL: func.func @train(
+// FIRST: dist.allreduce {{.*}} {bucket = 0 : i64, replicas = 2 : i64, tensors = ["dense2.kernel"]}
+// FIRST: dist.allreduce {{.*}} {bucket = 1 : i64, replicas = 2 : i64, tensors = ["dense2.bias", "dense1.kernel", "dense1.bias"]}
+// FIRST-NOT: dist.allreduce
+// NEG-FIRST: error: dist-fuse-allreduce: first-bucket-mb must not be negative, found -2
