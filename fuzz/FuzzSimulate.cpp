@@ -22,7 +22,7 @@ const rt::Plan &plan() {
     plan.processes = 2;
     for (int b = 0; b < 2; ++b) {
       rt::CollectiveDesc c;
-      c.kind = "allreduce_mean";
+      c.kind = rt::CollectiveKind::AllReduceMean;
       c.bucket = b;
       c.elements = b == 0 ? 1024 : 78400;
       c.tensors = {"t" + std::to_string(b)};

@@ -134,7 +134,45 @@ inline std::string deviceKindNames() {
 /// What a persistent parameter is, for memory reports and checkpoints.
 enum class ParamKind : uint8_t { Weight = 0, OptimizerState = 1 };
 
+/// What an entry of the collective manifest does to its bucket (format 5).
+enum class CollectiveKind : uint8_t {
+  AllReduceMean = 0, ///< every member ends with the mean of the members' buckets
+  PushPull = 1,      ///< a worker sends its bucket to a server and receives parameters back
+  ReceiveReply = 2,  ///< a server receives the workers' buckets and replies with parameters
+  ReduceScatter = 3, ///< member i ends with the sum of the members' i-th parts
+  AllGather = 4,     ///< every member ends with every member's part
+  Broadcast = 5,     ///< every member ends with the first member's bucket
+};
+inline constexpr unsigned kNumCollectiveKinds = 6;
+/// The manifest's name of a kind ("allreduce_mean"), or "" past the list.
+inline const char *collectiveKindName(CollectiveKind kind) {
+  static constexpr const char *names[kNumCollectiveKinds] = {
+      "allreduce_mean", "push_pull", "receive_reply", "reduce_scatter", "all_gather", "broadcast"};
+  return unsigned(kind) < kNumCollectiveKinds ? names[unsigned(kind)] : "";
+}
+
+/// With whom a manifest entry exchanges its bucket (format 5); a group's id says which one
+/// where there are several (a server's index), else it is -1.
+enum class GroupKind : uint8_t {
+  World = 0,    ///< every replica of every training process
+  Workers = 1,  ///< the workers of a parameter server (a server's plan)
+  Server = 2,   ///< parameter server `id` (a worker's plan)
+  Node = 3,     ///< the replicas of one node
+  Leaders = 4,  ///< one replica per node
+  Replicas = 5, ///< the replicas of one process
+};
+inline constexpr unsigned kNumGroupKinds = 6;
+/// The manifest's name of a group: "world", "server 2"; "" past the list.
+inline std::string groupName(GroupKind group, int id) {
+  static constexpr const char *names[kNumGroupKinds] = {"world", "workers", "server",
+                                                        "node",  "leaders", "replicas"};
+  if (unsigned(group) >= kNumGroupKinds)
+    return "";
+  return id >= 0 ? std::string(names[unsigned(group)]) + " " + std::to_string(id)
+                 : names[unsigned(group)];
+}
+
 /// The plan file format version this build reads and writes.
-inline constexpr uint32_t kFormatVersion = 4;
+inline constexpr uint32_t kFormatVersion = 5;
 
 } // namespace dp::rt

@@ -187,11 +187,12 @@ Plan decodeTable(const fb::Plan &p, const std::string &what) {
   if (p.collectives())
     for (const fb::Collective *c : *p.collectives()) {
       CollectiveDesc collective;
-      collective.kind = c->kind()->str();
+      collective.kind = CollectiveKind(c->kind());
       collective.bucket = c->bucket();
       collective.dtype = DType(c->dtype());
       collective.elements = c->elements();
-      collective.group = c->group()->str();
+      collective.group = GroupKind(c->group());
+      collective.groupId = c->group_id();
       if (c->tensors())
         for (const flatbuffers::String *t : *c->tensors())
           collective.tensors.push_back(t->str());

@@ -95,11 +95,12 @@ struct StepDesc {
 
 /// One entry of the collective manifest: what every rank issues, in the same order.
 struct CollectiveDesc {
-  std::string kind;  // "allreduce_mean"
-  int bucket = 0;    // the `bucket` attribute of its kernels
+  CollectiveKind kind = CollectiveKind::AllReduceMean;
+  int bucket = 0; // the `bucket` attribute of its kernels
   DType dtype = DType::F32;
   int64_t elements = 0; // per replica
-  std::string group;    // "world"
+  GroupKind group = GroupKind::World;
+  int groupId = -1; // which group of the kind (a server's index), else -1
   std::vector<std::string> tensors;
   std::string loc;
 };

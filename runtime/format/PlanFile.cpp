@@ -138,11 +138,12 @@ uint64_t fnv1a64(const void *data, size_t size, uint64_t h) {
   return h;
 }
 
-std::string manifestLine(const std::string &kind, int bucket, int dtype, int64_t elements,
-                         const std::string &group, const std::vector<std::string> &tensors,
+std::string manifestLine(CollectiveKind kind, int bucket, int dtype, int64_t elements,
+                         GroupKind group, int groupId, const std::vector<std::string> &tensors,
                          const std::string &loc) {
-  std::string line = kind + "|" + std::to_string(bucket) + "|" + std::to_string(dtype) + "|" +
-                     std::to_string(elements) + "|" + group + "|";
+  std::string line = std::string(collectiveKindName(kind)) + "|" + std::to_string(bucket) + "|" +
+                     std::to_string(dtype) + "|" + std::to_string(elements) + "|" +
+                     groupName(group, groupId) + "|";
   for (size_t i = 0; i < tensors.size(); ++i)
     line += (i ? "," : "") + tensors[i];
   return line + "|" + loc + "\n";
@@ -158,8 +159,9 @@ uint64_t manifestHash(const fb::Plan &plan) {
     if (c->tensors())
       for (const flatbuffers::String *t : *c->tensors())
         tensors.push_back(t->str());
-    std::string line = manifestLine(c->kind()->str(), c->bucket(), c->dtype(), c->elements(),
-                                    c->group()->str(), tensors, c->loc() ? c->loc()->str() : "");
+    std::string line = manifestLine(CollectiveKind(c->kind()), c->bucket(), c->dtype(),
+                                    c->elements(), GroupKind(c->group()), c->group_id(), tensors,
+                                    c->loc() ? c->loc()->str() : "");
     h = fnv1a64(line.data(), line.size(), h);
   }
   return h;
@@ -186,14 +188,39 @@ static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
   std::vector<const fb::Collective *> manifest;
   if (plan.collectives())
     for (const fb::Collective *c : *plan.collectives()) {
+      const std::string entry = "manifest entry for bucket " + std::to_string(c->bucket());
       if (c->bucket() < 0 || c->elements() <= 0)
-        fail(what, "manifest entry for bucket " + std::to_string(c->bucket()) + " is invalid");
+        fail(what, entry + " is invalid");
+      if (c->kind() >= kNumCollectiveKinds || c->group() >= kNumGroupKinds)
+        fail(what, entry + " has collective kind " + std::to_string(c->kind()) + " over group " +
+                       std::to_string(c->group()) + ", past the kinds this dprun knows " +
+                       "(a newer dpc's plan?)");
+      // What this dprun runs: allreduces over the world, a worker's push and pull with a
+      // server, a server's receive and reply with its workers.
+      const auto kind = CollectiveKind(c->kind());
+      const auto group = GroupKind(c->group());
+      const bool runs = plan.server() >= 0 ? kind == CollectiveKind::ReceiveReply &&
+                                                 group == GroupKind::Workers && c->group_id() == -1
+                        : plan.servers() && plan.servers()->size() > 0
+                            ? kind == CollectiveKind::PushPull && group == GroupKind::Server &&
+                                  c->group_id() >= 0 &&
+                                  c->group_id() < int64_t(plan.servers()->size())
+                            : kind == CollectiveKind::AllReduceMean && group == GroupKind::World &&
+                                  c->group_id() == -1;
+      if (!runs)
+        fail(what, entry + " is " + collectiveKindName(kind) + " over " +
+                       groupName(group, c->group_id()) + ", which this plan's strategy " +
+                       "does not run (" +
+                       (plan.server() >= 0 ? "a server: receive_reply over workers"
+                        : plan.servers() && plan.servers()->size() > 0
+                            ? "a worker: push_pull over server s, for one of its servers"
+                            : "allreduce_mean over world") +
+                       ")");
       // The buckets are f32; an allreduce may send them as bf16 (allreduce_mean only).
       if (DType(c->dtype()) != DType::F32 &&
-          !(DType(c->dtype()) == DType::BF16 && c->kind()->str() == "allreduce_mean"))
-        fail(what, "manifest entry for bucket " + std::to_string(c->bucket()) + " (" +
-                       c->kind()->str() + ") has dtype " + std::to_string(c->dtype()) +
-                       ": f32, or bf16 for allreduce_mean");
+          !(DType(c->dtype()) == DType::BF16 && kind == CollectiveKind::AllReduceMean))
+        fail(what, entry + " (" + collectiveKindName(kind) + ") has dtype " +
+                       std::to_string(c->dtype()) + ": f32, or bf16 for allreduce_mean");
       manifest.push_back(c);
     }
   if (manifestHash(plan) != plan.manifest_hash())
@@ -386,10 +413,12 @@ static void verifyParameterServer(const fb::Plan &plan, const std::string &what)
       if (it == pushed.end())
         fail(what, bucket + " is pushed by no worker");
       const fb::Collective *w = it->second;
-      if (w->group()->str() != "server " + std::to_string(s) || c->elements() != w->elements() ||
-          !w->tensors() || !c->tensors() || w->tensors()->size() != c->tensors()->size())
-        fail(what, bucket + " differs from the bucket the workers push (" + w->group()->str() +
-                       ", " + std::to_string(w->elements()) + " elements)");
+      if (GroupKind(w->group()) != GroupKind::Server || w->group_id() != int(s) ||
+          c->elements() != w->elements() || !w->tensors() || !c->tensors() ||
+          w->tensors()->size() != c->tensors()->size())
+        fail(what, bucket + " differs from the bucket the workers push (" +
+                       groupName(GroupKind(w->group()), w->group_id()) + ", " +
+                       std::to_string(w->elements()) + " elements)");
       for (uint32_t t = 0; t < c->tensors()->size(); ++t) {
         const std::string name = c->tensors()->Get(t)->str();
         if (w->tensors()->Get(t)->str() != name)

@@ -49,10 +49,11 @@ private:
 /// FNV-1a, 64 bits, continuing from `h`.
 uint64_t fnv1a64(const void *data, size_t size, uint64_t h = 0xcbf29ce484222325ull);
 
-/// The canonical text of one manifest entry; the manifest hash is the FNV-1a 64 of the
-/// concatenated lines of all entries, in order.
-std::string manifestLine(const std::string &kind, int bucket, int dtype, int64_t elements,
-                         const std::string &group, const std::vector<std::string> &tensors,
+/// The canonical text of one manifest entry, with the kind and the group by name (so the
+/// hash of a plan is the one it had when they were names, format 4); the manifest hash is the
+/// FNV-1a 64 of the concatenated lines of all entries, in order.
+std::string manifestLine(CollectiveKind kind, int bucket, int dtype, int64_t elements,
+                         GroupKind group, int groupId, const std::vector<std::string> &tensors,
                          const std::string &loc);
 /// The manifest hash of `plan`'s collectives, recomputed from the entries (0 for none).
 uint64_t manifestHash(const fb::Plan &plan);

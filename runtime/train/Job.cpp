@@ -44,8 +44,8 @@ std::vector<PsBucketInfo> psBuckets(Program &program, int serverRank) {
     b.index = c.bucket;
     b.elements = c.elements;
     b.server = serverRank;
-    if (serverRank < 0 && c.group.rfind("server ", 0) == 0)
-      b.server = std::stoi(c.group.substr(7));
+    if (serverRank < 0 && c.group == GroupKind::Server)
+      b.server = c.groupId;
     for (const std::string &t : c.tensors) {
       b.tensors += (b.tensors.empty() ? "" : ", ") + t;
       bool found = false;

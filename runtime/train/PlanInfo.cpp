@@ -202,8 +202,8 @@ void describePlan(const Plan &plan, const std::string &path, std::ostream &out) 
     std::snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)plan.manifestHash);
     out << "collectives: " << plan.collectives.size() << " (manifest hash " << hash << ")\n";
     for (const CollectiveDesc &c : plan.collectives) {
-      out << "  bucket " << c.bucket << "  " << c.kind << " over " << c.group << "  "
-          << withCommas(c.elements) << " x f32"
+      out << "  bucket " << c.bucket << "  " << collectiveKindName(c.kind) << " over "
+          << groupName(c.group, c.groupId) << "  " << withCommas(c.elements) << " x f32"
           << (c.dtype == DType::BF16 ? " (sent as bf16)" : "") << "  ";
       for (size_t i = 0; i < c.tensors.size(); ++i)
         out << (i ? ", " : "") << c.tensors[i];

@@ -72,9 +72,10 @@ public:
   /// device): its start kernel, its wait kernel (both in `step`'s current position when
   /// called) come from collectiveStart/collectiveWait; this adds the manifest entry.
   PlanBuilder &manifestEntry(int bucket, int64_t elements, const std::string &tensors,
-                             const std::string &kind = "allreduce_mean",
-                             const std::string &group = "world", DType wire = DType::F32) {
-    collectives_.push_back({bucket, elements, tensors, kind, group, wire});
+                             CollectiveKind kind = CollectiveKind::AllReduceMean,
+                             GroupKind group = GroupKind::World, int groupId = -1,
+                             DType wire = DType::F32) {
+    collectives_.push_back({bucket, elements, tensors, kind, group, groupId, wire});
     return *this;
   }
   KernelSpec &collective(StepKind step, KernelKind kind, int bucket,
@@ -229,11 +230,11 @@ public:
       for (const CollectiveSpec &c : collectives_) {
         std::vector<flatbuffers::Offset<flatbuffers::String>> tensors = {
             fbb.CreateString(c.tensors)};
-        collectives.push_back(fb::CreateCollectiveDirect(
-            fbb, c.kind.c_str(), c.bucket, static_cast<uint8_t>(c.wire), c.elements,
-            c.group.c_str(), &tensors, ""));
+        collectives.push_back(
+            fb::CreateCollectiveDirect(fbb, uint8_t(c.kind), c.bucket, static_cast<uint8_t>(c.wire),
+                                       c.elements, uint8_t(c.group), c.groupId, &tensors, ""));
         const std::string line = manifestLine(c.kind, c.bucket, static_cast<int>(c.wire),
-                                              c.elements, c.group, {c.tensors}, "");
+                                              c.elements, c.group, c.groupId, {c.tensors}, "");
         manifest = fnv1a64(line.data(), line.size(), manifest);
       }
     }
@@ -278,7 +279,10 @@ private:
   struct CollectiveSpec {
     int bucket;
     int64_t elements;
-    std::string tensors, kind, group;
+    std::string tensors;
+    CollectiveKind kind;
+    GroupKind group;
+    int groupId;
     DType wire;
   };
   struct ParamSpec {

@@ -155,9 +155,9 @@ private:
     const StringRef start = server ? "receive_push"
                             : program_.getServersAttr() ? "push_start"
                                                         : "allreduce_start";
-    const std::string kind = server ? "receive_reply"
-                             : program_.getServersAttr() ? "push_pull"
-                                                         : "allreduce_mean";
+    const rt::CollectiveKind kind = server                      ? rt::CollectiveKind::ReceiveReply
+                                    : program_.getServersAttr() ? rt::CollectiveKind::PushPull
+                                                                : rt::CollectiveKind::AllReduceMean;
     for (StepOp step : program_.getOps<StepOp>()) {
       if (step.getName() != (server ? "serve" : "train"))
         continue;
@@ -173,21 +173,24 @@ private:
         int index = static_cast<int>(k->getAttrOfType<IntegerAttr>("bucket").getInt());
         int64_t elements = cast<MemRefType>(bucket.getType()).getNumElements();
         std::string loc = locationString(k.getLoc());
-        std::string group = server ? "workers" : "world";
-        if (auto def = bucket.getDefiningOp<BucketOp>(); def && def.getServerAttr())
-          group = "server " + std::to_string(def.getServerAttr().getInt());
-        const rt::DType wire = kind == "allreduce_mean" && bf16Wire.contains(bucket)
-                                   ? rt::DType::BF16
-                                   : rt::DType::F32;
+        rt::GroupKind group = server ? rt::GroupKind::Workers : rt::GroupKind::World;
+        int groupId = -1;
+        if (auto def = bucket.getDefiningOp<BucketOp>(); def && def.getServerAttr()) {
+          group = rt::GroupKind::Server;
+          groupId = static_cast<int>(def.getServerAttr().getInt());
+        }
+        const rt::DType wire =
+            kind == rt::CollectiveKind::AllReduceMean && bf16Wire.contains(bucket) ? rt::DType::BF16
+                                                                                   : rt::DType::F32;
         std::string line =
-            rt::manifestLine(kind, index, int(wire), elements, group, tensors, loc);
+            rt::manifestLine(kind, index, int(wire), elements, group, groupId, tensors, loc);
         hash = rt::fnv1a64(line.data(), line.size(), hash);
         std::vector<flatbuffers::Offset<flatbuffers::String>> names;
         for (auto &t : tensors)
           names.push_back(fbb_.CreateString(t));
-        entries.push_back(fb::CreateCollective(
-            fbb_, fbb_.CreateString(kind), index, uint8_t(wire), elements,
-            fbb_.CreateString(group), fbb_.CreateVector(names), fbb_.CreateString(loc)));
+        entries.push_back(fb::CreateCollective(fbb_, uint8_t(kind), index, uint8_t(wire), elements,
+                                               uint8_t(group), groupId, fbb_.CreateVector(names),
+                                               fbb_.CreateString(loc)));
       }
     }
     if (entries.empty())

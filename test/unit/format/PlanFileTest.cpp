@@ -274,21 +274,26 @@ TEST(PlanFileTest, CollectivesFollowTheManifestProtocol) {
                   "the train step starts 1 of the manifest's 2 buckets");
 }
 
+// One bucket of 4 floats on one device, started and waited for, with the manifest entry given.
+PlanBuilder oneBucketPlan(CollectiveKind kind, GroupKind group = GroupKind::World, int groupId = -1,
+                          DType wire = DType::F32) {
+  PlanBuilder b{4};
+  const uint32_t bucket = b.buffer({4});
+  b.manifestEntry(0, 4, "a", kind, group, groupId, wire);
+  b.kernel(StepKind::Train, KernelKind::Fill, {}, {bucket}).attrF("value", 1);
+  b.collective(StepKind::Train, KernelKind::AllReduceStart, 0, {bucket});
+  b.collective(StepKind::Train, KernelKind::AllReduceWait, 0, {bucket});
+  return b;
+}
+
 TEST(PlanFileTest, AnAllreduceMaySendItsBucketAsBf16) {
-  // One bucket of 4 floats on one device, started and waited for; its manifest entry's type.
-  auto plan = [](const std::string &kind, DType wire) {
-    PlanBuilder b{4};
-    const uint32_t bucket = b.buffer({4});
-    b.manifestEntry(0, 4, "a", kind, "world", wire);
-    b.kernel(StepKind::Train, KernelKind::Fill, {}, {bucket}).attrF("value", 1);
-    b.collective(StepKind::Train, KernelKind::AllReduceStart, 0, {bucket});
-    b.collective(StepKind::Train, KernelKind::AllReduceWait, 0, {bucket});
-    return b;
+  auto plan = [](DType wire) {
+    return oneBucketPlan(CollectiveKind::AllReduceMean, GroupKind::World, -1, wire);
   };
-  Plan sent = plan("allreduce_mean", DType::BF16).plan();
+  Plan sent = plan(DType::BF16).plan();
   ASSERT_EQ(sent.collectives.size(), 1u);
   EXPECT_EQ(sent.collectives[0].dtype, DType::BF16);
-  EXPECT_DP_ERROR(plan("allreduce_mean", DType::I32).planFile(), ErrorKind::Plan,
+  EXPECT_DP_ERROR(plan(DType::I32).planFile(), ErrorKind::Plan,
                   "manifest entry for bucket 0 (allreduce_mean) has dtype 1: f32, or bf16 for "
                   "allreduce_mean");
 }
@@ -296,7 +301,7 @@ TEST(PlanFileTest, AnAllreduceMaySendItsBucketAsBf16) {
 // A parameter-server plan: the workers' (2 workers) with one server's inside it; `tweak` changes
 // what a test breaks.
 struct PsParts {
-  std::string group = "server 0";
+  int groupServer = 0; // the server the workers' manifest names
   int serverIndex = 0;
   int64_t serverParamElements = 4;
   KernelKind push = KernelKind::PushStart, pull = KernelKind::PullWait;
@@ -312,7 +317,7 @@ PlanBuilder psPlan(const PsParts &parts = {}) {
   const uint32_t sw = server.param("w", {parts.serverParamElements});
   const uint32_t sbucket = server.buffer({4});
   if (parts.serverManifest)
-    server.manifestEntry(0, 4, "w", "receive_reply", "workers");
+    server.manifestEntry(0, 4, "w", CollectiveKind::ReceiveReply, GroupKind::Workers);
   if (parts.serverInput)
     server.input("image", server.buffer({4}));
   server.collective(StepKind::Train, KernelKind::ReceivePush, 0, {sbucket});
@@ -322,7 +327,7 @@ PlanBuilder psPlan(const PsParts &parts = {}) {
   PlanBuilder b{4};
   b.param("w", {4});
   const uint32_t bucket = b.buffer({4});
-  b.manifestEntry(0, 4, "w", "push_pull", parts.group);
+  b.manifestEntry(0, 4, "w", CollectiveKind::PushPull, GroupKind::Server, parts.groupServer);
   b.kernel(StepKind::Train, KernelKind::Fill, {}, {bucket}).attrF("value", 1);
   b.collective(StepKind::Train, parts.push, 0, {bucket});
   b.collective(StepKind::Train, parts.pull, 0, {bucket});
@@ -345,18 +350,22 @@ TEST(PlanFileTest, ParameterServerPlanRoundTrips) {
   EXPECT_EQ(server.train.kernels[0].kind, KernelKind::ReceivePush);
   EXPECT_EQ(server.train.kernels[2].kind, KernelKind::ReplyPull);
   ASSERT_EQ(plan.collectives.size(), 1u);
-  EXPECT_EQ(plan.collectives[0].kind, "push_pull");
-  EXPECT_EQ(plan.collectives[0].group, "server 0");
-  EXPECT_EQ(server.collectives[0].group, "workers");
+  EXPECT_EQ(plan.collectives[0].kind, CollectiveKind::PushPull);
+  EXPECT_EQ(plan.collectives[0].group, GroupKind::Server);
+  EXPECT_EQ(plan.collectives[0].groupId, 0);
+  EXPECT_EQ(server.collectives[0].kind, CollectiveKind::ReceiveReply);
+  EXPECT_EQ(server.collectives[0].group, GroupKind::Workers);
+  EXPECT_EQ(server.collectives[0].groupId, -1);
   EXPECT_TRUE(psPlan({.sync = false}).plan().parameterServer());
 }
 
 TEST(PlanFileTest, ParameterServerPlansMustAgreeWithTheirServers) {
   EXPECT_DP_ERROR(psPlan({.serverIndex = 1}).planFile(), ErrorKind::Plan,
                   "server 0's plan says it is server 1");
-  EXPECT_DP_ERROR(psPlan({.group = "server 1"}).planFile(), ErrorKind::Plan,
-                  "server 0's plan's bucket 0 differs from the bucket the workers push (server 1, "
-                  "4 elements)");
+  EXPECT_DP_ERROR(psPlan({.groupServer = 1}).planFile(), ErrorKind::Plan,
+                  "manifest entry for bucket 0 is push_pull over server 1, which this plan's "
+                  "strategy does not run (a worker: push_pull over server s, for one of its "
+                  "servers)");
   EXPECT_DP_ERROR(psPlan({.serverParamElements = 8}).planFile(), ErrorKind::Plan,
                   "server 0's plan's bucket 0: parameter 'w' has 8 elements on the server and 4 "
                   "on the workers");
@@ -369,6 +378,35 @@ TEST(PlanFileTest, ParameterServerPlansMustAgreeWithTheirServers) {
                   "a synchronous parameter-server plan has staleness 0, not -1");
   EXPECT_DP_ERROR(psPlan({.staleness = -2}).planFile(), ErrorKind::Plan,
                   "staleness -2 is below -1 (unbounded)");
+}
+
+TEST(PlanFileTest, ManifestKindsAndGroupsAreTyped) {
+  auto plan = [](CollectiveKind kind, GroupKind group, int groupId = -1) {
+    return oneBucketPlan(kind, group, groupId);
+  };
+  Plan plain = plan(CollectiveKind::AllReduceMean, GroupKind::World).plan();
+  ASSERT_EQ(plain.collectives.size(), 1u);
+  EXPECT_EQ(plain.collectives[0].kind, CollectiveKind::AllReduceMean);
+  EXPECT_EQ(plain.collectives[0].group, GroupKind::World);
+  EXPECT_EQ(plain.collectives[0].groupId, -1);
+  // The manifest hash reads the kind and group by name, as when they were names (format 4).
+  EXPECT_EQ(manifestLine(CollectiveKind::AllReduceMean, 3, 0, 16, GroupKind::World, -1, {"a", "b"},
+                         "m.mlir:2:3"),
+            "allreduce_mean|3|0|16|world|a,b|m.mlir:2:3\n");
+  EXPECT_EQ(manifestLine(CollectiveKind::PushPull, 0, 0, 4, GroupKind::Server, 2, {"w"}, ""),
+            "push_pull|0|0|4|server 2|w|\n");
+  // Kinds the format names but this plan's strategy does not run, and numbers past the lists.
+  EXPECT_DP_ERROR(plan(CollectiveKind::ReduceScatter, GroupKind::World).planFile(), ErrorKind::Plan,
+                  "manifest entry for bucket 0 is reduce_scatter over world, which this plan's "
+                  "strategy does not run (allreduce_mean over world)");
+  EXPECT_DP_ERROR(plan(CollectiveKind::AllReduceMean, GroupKind::Node, 1).planFile(),
+                  ErrorKind::Plan, "is allreduce_mean over node 1, which");
+  EXPECT_DP_ERROR(plan(CollectiveKind(kNumCollectiveKinds), GroupKind::World).planFile(),
+                  ErrorKind::Plan,
+                  "manifest entry for bucket 0 has collective kind 6 over group 0, past the "
+                  "kinds this dprun knows");
+  EXPECT_DP_ERROR(plan(CollectiveKind::AllReduceMean, GroupKind(200)).planFile(), ErrorKind::Plan,
+                  "over group 200, past the kinds this dprun knows");
 }
 
 TEST(PlanFileTest, EachStrategyHasItsOwnExchangeKernels) {

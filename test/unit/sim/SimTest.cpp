@@ -90,7 +90,7 @@ rt::Plan twoBucketPlan(int processes, std::vector<int> order = {0, 1}) {
   plan.processes = processes;
   for (int b : order) {
     rt::CollectiveDesc c;
-    c.kind = "allreduce_mean";
+    c.kind = rt::CollectiveKind::AllReduceMean;
     c.bucket = b;
     c.elements = b == 0 ? 250000 : 25000; // 1 MB and 100 kB
     c.tensors = {"w" + std::to_string(b)};
