@@ -118,6 +118,7 @@ Collectives::Impl::Impl(ProcessGroup &g, int replicas, std::vector<BucketInfo> b
   if (replicas < 1)
     throw Error(ErrorKind::Runtime, "Collectives: " + std::to_string(replicas) +
                                         " replicas; there must be at least one");
+  requireCollectives(buckets, CollectiveKind::AllReduceMean, GroupKind::World, "the MPI engine");
   for (size_t i = 0; i < buckets.size(); ++i) {
     const BucketInfo &b = buckets[i];
     if (b.index < 0 || b.elements < 0)

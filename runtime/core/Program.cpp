@@ -22,9 +22,9 @@ struct Program::PerDevice {
   std::unique_ptr<Graph> train, eval;
   /// The kernels this device runs, by the plan kernel they implement.
   std::map<const KernelDesc *, Kernel *> kernels;
-  /// The attached engine's averaging kernels, by the allreduce_start they implement (empty
+  /// The attached engine's collective kernels, by the allreduce_start they implement (empty
   /// for an engine that has none).
-  std::map<const KernelDesc *, std::unique_ptr<Kernel>> averaging;
+  std::map<const KernelDesc *, std::unique_ptr<Kernel>> collectiveKernels;
   /// With the timeline on: when the step running on the compute stream began (its thread).
   int64_t stepBegin = 0;
 };
@@ -145,14 +145,14 @@ void Program::captureStep(int index, const StepDesc &step, std::unique_ptr<Graph
         continue;
       }
       const int bucket = static_cast<int>(k.attrsAs<CollectiveAttrs>().bucket);
-      if (!d.averaging.empty()) {
-        // Device work: the averaging kernel runs on the collectives stream once the compute
+      if (!d.collectiveKernels.empty()) {
+        // Device work: the collective kernel runs on the collectives stream once the compute
         // stream has written the bucket; the compute stream waits for it at the wait.
         if (isCollectiveStart(k.kind)) {
           Event &written = event(d, &k, 0), &done = event(d, &k, 1);
           compute.record(written);
           collectives.wait(written);
-          collectives.launch(*d.averaging.at(&k), unused);
+          collectives.launch(*d.collectiveKernels.at(&k), unused);
           collectives.record(done);
           averaged[bucket] = &done;
         } else {
@@ -168,18 +168,18 @@ void Program::captureStep(int index, const StepDesc &step, std::unique_ptr<Graph
       if (isCollectiveStart(k.kind)) {
         // The engine takes the bucket once the compute stream has written it: in stream order
         // on the compute stream, or on the collectives stream after an event.
-        float *data = static_cast<float *>(bufferData(k.inputs[index]));
+        const CollectiveBuffers buffers = collectiveBuffers(k.inputs[index]);
         Stream &caller = placement_ == CollectiveEngine::Placement::Compute ? compute : collectives;
         if (&caller != &compute) {
           compute.record(event);
           caller.wait(event);
         }
-        caller.host([this, bucket, index, data] {
+        caller.host([this, bucket, index, buffers] {
           if (!collectives_)
             throw Error(ErrorKind::Runtime, "the plan has collectives but no collective "
                                             "engine was attached");
           trace::Span span(trace::Category::Collective, "allreduce start", bucket);
-          collectives_->start(bucket, index, data);
+          collectives_->start(bucket, index, buffers);
         });
       } else {
         // The compute stream goes on once the engine has the mean.
@@ -220,20 +220,20 @@ void Program::attachCollectives(CollectiveEngine *engine) {
   if (!hasCollectives())
     return;
   synchronize();
-  // The engine's averaging kernels, one per allreduce_start of each device, made before the
+  // The engine's collective kernels, one per allreduce_start of each device, made before the
   // capture that launches them; then the train step captured again for this engine.
   for (int d = 0; d < devices(); ++d) {
     PerDevice &device = *devices_[d];
-    device.averaging.clear();
+    device.collectiveKernels.clear();
     for (const KernelDesc &k : plan_.train.kernels) {
       if (!engine || !isCollectiveStart(k.kind))
         continue;
       const int bucket = static_cast<int>(k.attrsAs<CollectiveAttrs>().bucket);
       std::unique_ptr<Kernel> kernel =
-          engine->averagingKernel(bucket, d, static_cast<float *>(bufferData(k.inputs[d])));
+          engine->collectiveKernel(bucket, d, collectiveBuffers(k.inputs[d]));
       if (!kernel)
         break;
-      device.averaging[&k] = std::move(kernel);
+      device.collectiveKernels[&k] = std::move(kernel);
     }
   }
   placement_ = engine ? engine->placement() : CollectiveEngine::Placement::Compute;

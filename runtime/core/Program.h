@@ -97,6 +97,11 @@ public:
   size_t arenaBytes() const { return plan_.arenaBytes; }
 
 private:
+  /// Buffer `id` as a collective's buffers: the in-place exchange of its elements.
+  CollectiveBuffers collectiveBuffers(uint32_t id) {
+    void *data = bufferData(id);
+    return {data, data, buffer(id).dtype, buffer(id).numel};
+  }
   Program(Plan plan, Backend &backend);
   struct PerDevice;
   void build(int d);

@@ -18,9 +18,13 @@ namespace dp::rt {
 class Device;
 class Stream;
 
-/// One entry of a plan's collective manifest: an averaged allreduce of a gradient bucket.
+/// One entry of a plan's collective manifest: what is done to a bucket (today an averaged
+/// allreduce of gradients over the world, or a parameter server's exchange), and with whom.
 struct BucketInfo {
   int index = 0;
+  CollectiveKind kind = CollectiveKind::AllReduceMean;
+  GroupKind group = GroupKind::World;
+  int groupId = -1;     // which group of the kind (a server's index), else -1
   int64_t elements = 0; // f32 elements
   /// How the bucket crosses the processes: F32, or BF16 (rounded before the sum across
   /// processes, which adds in f32 and rounds each partial sum; the replicas of a process are
@@ -46,10 +50,31 @@ public:
   [[noreturn]] virtual void abortJob(const std::string &message, int exitCode) = 0;
 };
 
-/// What the collective kernels of a plan call: start averaging a replica's copy of a bucket,
-/// and wait for the mean, in the plan's order. Implemented over the runtime's MPI engine
-/// (runtime/comm) for devices the host can address, or by a backend (Backend::makeCollectives:
-/// NCCL on GPUs).
+/// One replica's buffers of a collective: what it sends and where its result lands (the same
+/// buffer for an in-place allreduce), their element type and count.
+struct CollectiveBuffers {
+  const void *send = nullptr;
+  void *receive = nullptr;
+  DType dtype = DType::F32;
+  int64_t elements = 0;
+  bool inPlace() const { return send == receive; }
+};
+
+/// Throws Error(Plan) unless every bucket is of `kind` over `group`: what `engine` runs.
+inline void requireCollectives(const std::vector<BucketInfo> &buckets, CollectiveKind kind,
+                               GroupKind group, const std::string &engine) {
+  for (const BucketInfo &b : buckets)
+    if (b.kind != kind || b.group != group)
+      throw Error(ErrorKind::Plan,
+                  "bucket " + std::to_string(b.index) + " is " + collectiveKindName(b.kind) +
+                      " over " + groupName(b.group, b.groupId) + ", but " + engine + " runs " +
+                      collectiveKindName(kind) + " over " + groupName(group, -1) + " only");
+}
+
+/// What the collective kernels of a plan call: start a replica's part of a bucket's collective
+/// (today: averaging its copy of the bucket), and wait for the result, in the plan's order.
+/// Implemented over the runtime's MPI engine (runtime/comm) for devices the host can address, or by
+/// a backend (Backend::makeCollectives: NCCL on GPUs).
 class CollectiveEngine {
 public:
   /// Which stream of a device the engine's calls are made from.
@@ -65,18 +90,20 @@ public:
   virtual ~CollectiveEngine() = default;
   virtual Placement placement() const { return Placement::Compute; }
   /// An engine whose collectives are device work (NCCL) returns, once per bucket and replica
-  /// when it is attached, the kernel that leaves the mean of `bucket` in place at `data` on
-  /// replica `replica`'s device. The executor launches it on the collectives stream after an
-  /// event from the compute stream (the bucket is written) and makes the compute stream wait
-  /// for it at the bucket's allreduce_wait; start() and wait() are then never called. Null (the
-  /// default): start() and wait() are called from host functions of placement()'s stream.
-  virtual std::unique_ptr<Kernel> averagingKernel(int bucket, int replica, float *data) {
+  /// when it is attached, the kernel that runs `bucket`'s collective on replica `replica`'s
+  /// `buffers` (the allreduce: their mean in `buffers.receive`). The executor launches it on the
+  /// collectives stream after an event from the compute stream (the bucket is written) and makes
+  /// the compute stream wait for it at the bucket's allreduce_wait; start() and wait() are then
+  /// never called. Null (the default): start() and wait() are called from host functions of
+  /// placement()'s stream.
+  virtual std::unique_ptr<Kernel> collectiveKernel(int bucket, int replica,
+                                                   const CollectiveBuffers &buffers) {
     return nullptr;
   }
   /// Called after a train step was enqueued on `replica`'s compute stream, with that stream:
   /// an engine that watches its device work for hangs records the step's progress there.
   virtual void stepEnqueued(int replica, Stream &compute, const StepContext &ctx) {}
-  virtual void start(int bucket, int replica, float *data) = 0;
+  virtual void start(int bucket, int replica, const CollectiveBuffers &buffers) = 0;
   virtual void wait(int bucket, int replica) = 0;
   /// Releases every replica waiting in wait() with an error: replica work failed and they
   /// would wait for it forever.

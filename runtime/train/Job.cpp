@@ -7,12 +7,20 @@
 namespace dp::rt {
 namespace {
 
+/// The f32 bucket that `buffers` averages in place: what the runtime's engines take.
+float *inPlaceBucket(int bucket, const CollectiveBuffers &buffers, const char *engine) {
+  if (!buffers.inPlace() || buffers.dtype != DType::F32)
+    throw Error(ErrorKind::Runtime, std::string(engine) + " exchanges f32 buckets in place; " +
+                                        "bucket " + std::to_string(bucket) + " is not one");
+  return static_cast<float *>(buffers.receive);
+}
+
 /// The executor's view of the collectives engine.
 class EngineAdapter final : public CollectiveEngine {
 public:
   explicit EngineAdapter(Collectives &engine) : engine_(engine) {}
-  void start(int bucket, int replica, float *data) override {
-    engine_.start(bucket, replica, data);
+  void start(int bucket, int replica, const CollectiveBuffers &buffers) override {
+    engine_.start(bucket, replica, inPlaceBucket(bucket, buffers, "the MPI engine"));
   }
   void wait(int bucket, int replica) override { engine_.wait(bucket, replica); }
   void abort(const std::string &why) override { engine_.abort(why); }
@@ -26,7 +34,9 @@ private:
 class PushPullAdapter final : public CollectiveEngine {
 public:
   explicit PushPullAdapter(PushPull &engine) : engine_(engine) {}
-  void start(int bucket, int, float *data) override { engine_.push(bucket, data); }
+  void start(int bucket, int, const CollectiveBuffers &buffers) override {
+    engine_.push(bucket, inPlaceBucket(bucket, buffers, "a parameter-server worker"));
+  }
   void wait(int bucket, int) override { engine_.pull(bucket); }
   void abort(const std::string &why) override { engine_.abort(why); }
 
@@ -183,6 +193,9 @@ std::unique_ptr<Job> Job::launch(const std::string &planPath, const JobOptions &
     for (const CollectiveDesc &c : program.plan().collectives) {
       BucketInfo b;
       b.index = c.bucket;
+      b.kind = c.kind;
+      b.group = c.group;
+      b.groupId = c.groupId;
       b.elements = c.elements;
       for (const std::string &t : c.tensors)
         b.tensors += (b.tensors.empty() ? "" : ", ") + t;

@@ -31,6 +31,8 @@ public:
       : api_(nccl()), group_(*setup.group), buckets_(setup.buckets), timeout_(setup.timeoutSec),
         replicas_(static_cast<int>(setup.devices.size())), watch_(replicas_, kWatchSlots),
         began_(Clock::now()) {
+    requireCollectives(buckets_, CollectiveKind::AllReduceMean, GroupKind::World,
+                       "the NCCL engine");
     for (Device *device : setup.devices)
       ordinals_.push_back(nativeOrdinal(*device));
     events_.resize(replicas_);
@@ -61,9 +63,14 @@ public:
 
   Placement placement() const override { return Placement::Collectives; }
 
-  std::unique_ptr<Kernel> averagingKernel(int bucket, int replica, float *data) override {
+  std::unique_ptr<Kernel> collectiveKernel(int bucket, int replica,
+                                           const CollectiveBuffers &buffers) override {
     const BucketInfo &info = bucketInfo(bucket);
-    return std::make_unique<Averaging>(*this, replica, data, info);
+    if (buffers.dtype != DType::F32 || buffers.elements != info.elements)
+      throw Error(ErrorKind::Plan, "the NCCL engine averages f32 buckets; bucket " +
+                                       std::to_string(bucket) + " on replica " +
+                                       std::to_string(replica) + " is not the manifest's");
+    return std::make_unique<Averaging>(*this, replica, buffers, info);
   }
 
   void stepEnqueued(int replica, Stream &compute, const StepContext &ctx) override {
@@ -74,7 +81,7 @@ public:
             "cudaEventRecord (step watch)");
   }
 
-  void start(int bucket, int, float *) override { misuse("start", bucket); }
+  void start(int bucket, int, const CollectiveBuffers &) override { misuse("start", bucket); }
   void wait(int bucket, int) override { misuse("wait", bucket); }
 
   /// A replica failed: the communicators are aborted so that the other ranks' allreduces
@@ -89,12 +96,13 @@ private:
     cudaEvent_t slots[kWatchSlots] = {};
   };
 
-  /// ncclAllReduce(ncclAvg) of one bucket of one replica, in place, on the stream it is
-  /// launched (captured) on.
+  /// ncclAllReduce(ncclAvg) of one bucket of one replica, from its send to its receive buffer
+  /// (the same one in place), on the stream it is launched (captured) on.
   class Averaging final : public Kernel {
   public:
-    Averaging(NcclEngine &engine, int replica, float *data, const BucketInfo &info)
-        : engine_(engine), replica_(replica), data_(data), info_(info) {}
+    Averaging(NcclEngine &engine, int replica, const CollectiveBuffers &buffers,
+              const BucketInfo &info)
+        : engine_(engine), replica_(replica), buffers_(buffers), info_(info) {}
     void run(const StepContext &) override {
       ncclComm_t comm = nullptr;
       std::string aborted;
@@ -106,9 +114,9 @@ private:
       if (!comm)
         throw Error(ErrorKind::Launch, "ncclAllReduce of " + engine_.describe(info_) +
                                            ": the NCCL engine was aborted: " + aborted);
-      const ncclResult_t rc =
-          engine_.api_.allReduce(data_, data_, static_cast<size_t>(info_.elements), ncclFloat,
-                                 ncclAvg, comm, launchStream());
+      const ncclResult_t rc = engine_.api_.allReduce(buffers_.send, buffers_.receive,
+                                                     static_cast<size_t>(info_.elements), ncclFloat,
+                                                     ncclAvg, comm, launchStream());
       if (rc != ncclSuccess)
         throw Error(ErrorKind::Launch, "ncclAllReduce of " + engine_.describe(info_) +
                                            " on replica " + std::to_string(replica_) + ": " +
@@ -118,7 +126,7 @@ private:
   private:
     NcclEngine &engine_;
     int replica_;
-    float *data_;
+    CollectiveBuffers buffers_;
     const BucketInfo &info_;
   };
 

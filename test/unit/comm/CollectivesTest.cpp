@@ -150,6 +150,20 @@ TEST(Collectives, OneReplicaLeavesTheBufferAlone) {
   EXPECT_EQ(data[2], 3.25f);
 }
 
+TEST(Collectives, RefusesACollectiveItDoesNotRun) {
+  auto group = ProcessGroup::create(false);
+  std::vector<BucketInfo> buckets = makeBuckets({3, 4});
+  buckets[1].kind = CollectiveKind::ReduceScatter;
+  EXPECT_DP_ERROR(Collectives(*group, 2, buckets, 1.0), ErrorKind::Plan,
+                  "bucket 1 is reduce_scatter over world, but the MPI engine runs allreduce_mean "
+                  "over world only");
+  buckets[1].kind = CollectiveKind::AllReduceMean;
+  buckets[1].group = GroupKind::Node;
+  buckets[1].groupId = 0;
+  EXPECT_DP_ERROR(Collectives(*group, 2, buckets, 1.0), ErrorKind::Plan,
+                  "bucket 1 is allreduce_mean over node 0, but the MPI engine");
+}
+
 TEST(Collectives, ReplicaThatNeverStartsIsNamed) {
   auto group = ProcessGroup::create(false);
   Collectives engine(*group, 3, makeBuckets({16, 8}), 0.3);

@@ -58,7 +58,11 @@ public:
       : placement_(placement), backend_(backend), look_(lookSeconds) {}
   Placement placement() const override { return placement_; }
 
-  void start(int bucket, int replica, float *data) override {
+  void start(int bucket, int replica, const CollectiveBuffers &buffers) override {
+    EXPECT_TRUE(buffers.inPlace());
+    EXPECT_EQ(buffers.dtype, DType::F32);
+    EXPECT_EQ(buffers.elements, 4);
+    auto *data = static_cast<float *>(buffers.receive);
     if (look_ > 0)
       sawBetween[replica] = backend_.waitForRuns(replica, 2, look_);
     std::lock_guard<std::mutex> lock(mutex_);
@@ -114,15 +118,16 @@ public:
   explicit DeviceWorkEngine(TestBackend &backend) : backend_(backend) {}
   Placement placement() const override { return Placement::Collectives; }
 
-  std::unique_ptr<Kernel> averagingKernel(int bucket, int replica, float *data) override {
+  std::unique_ptr<Kernel> collectiveKernel(int bucket, int replica,
+                                           const CollectiveBuffers &buffers) override {
     ++kernelsMade;
-    return std::make_unique<Averaging>(*this, replica, data);
+    return std::make_unique<Averaging>(*this, replica, static_cast<float *>(buffers.receive));
   }
   void stepEnqueued(int replica, Stream &, const StepContext &ctx) override {
     std::lock_guard<std::mutex> lock(mutex_);
     enqueued[replica].push_back(ctx.step);
   }
-  void start(int, int, float *) override { ++hostCalls; }
+  void start(int, int, const CollectiveBuffers &) override { ++hostCalls; }
   void wait(int, int) override { ++hostCalls; }
   void abort(const std::string &) override {}
 
