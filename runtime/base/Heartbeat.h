@@ -1,7 +1,8 @@
-// The process's work counter: every kernel run, step enqueued and chunk of a file written adds
-// one. A rank whose wait for the others passed its deadline asks them for their counts, twice:
-// a rank whose count grew is slow (a long step, a loaded machine, a checkpoint being written),
-// one whose count stands still is hung (see comm::StallWatch).
+// The process's work counter: every kernel run, step enqueued, chunk of a file written and
+// chunk of a data set read, hashed or resized adds one. A rank whose wait for the others passed
+// its deadline asks them for their counts, twice: a rank whose count grew is slow (a long step,
+// a loaded machine, a long data load, a checkpoint being written), one whose count stands
+// still is hung (see comm::StallWatch). A parameter server asks its silent workers the same.
 #pragma once
 
 #include <atomic>

@@ -362,16 +362,16 @@ struct PushPull::Impl final : comm::CommClient {
     Slot &s = slotOf(bucket);
     if (s.state == State::Idle)
       throw Error(ErrorKind::Runtime, "PushPull: " + describe(s) + " pulled before its push");
-    // A server that holds the answer back for a stopped worker names that worker at the
-    // timeout; this worker gives it a second more before it blames the server.
-    awaitAnswer(lock, start, timeoutSec > 0 ? timeoutSec + 1 : 0, s.info.server,
-                [&] { return s.state == State::Answered; }, [&](double deadline) {
-                  return serverName(s.info.server) + " did not answer the pull of bucket " +
-                         std::to_string(s.info.index) + " (" + s.info.tensors + ") for " +
-                         secondsText(deadline) + " (push #" + std::to_string(s.pushes) +
-                         "): dead, hung or cut off, or holding the answer back for a worker "
-                         "that is (or it left this one out)";
-                });
+    // A server that holds the answer back for a stopped worker names that worker first.
+    awaitAnswer(
+        lock, start, answerSeconds(), s.info.server, [&] { return s.state == State::Answered; },
+        [&](double deadline) {
+          return serverName(s.info.server) + " did not answer the pull of bucket " +
+                 std::to_string(s.info.index) + " (" + s.info.tensors + ") for " +
+                 secondsText(deadline) + " (push #" + std::to_string(s.pushes) +
+                 "): dead, hung or cut off, or holding the answer back for a worker "
+                 "that is (or it left this one out)";
+        });
     unpackParams(s.info, s.answer.data());
     s.state = State::Idle;
   }
@@ -389,17 +389,32 @@ struct PushPull::Impl final : comm::CommClient {
                                             std::to_string(epoch));
       requestUnit(epoch, units);
     }
-    awaitAnswer(lock, start, timeoutSec, unitServer,
-                [&] { return unitState == State::Answered; }, [&](double deadline) {
-                  return serverName(unitServer) + " did not answer the request for a shard of "
-                         "epoch " + std::to_string(epoch) + " for " + secondsText(deadline) +
-                         ": dead, hung or cut off";
-                });
+    awaitAnswer(
+        lock, start, answerSeconds(), unitServer, [&] { return unitState == State::Answered; },
+        [&](double deadline) {
+          return serverName(unitServer) +
+                 " did not answer the request for a shard of "
+                 "epoch " +
+                 std::to_string(epoch) + " for " + secondsText(deadline) +
+                 ": dead, hung or cut off";
+        });
     const int64_t unit = unitAnswer;
     unitState = State::Idle;
     if (unit >= 0)
       requestUnit(epoch, units); // the next one, while this one trains
     return unit;
+  }
+
+  /// How long this worker waits for a server's answer (0: no bound): the timeout, plus what a
+  /// server takes to decide that a worker silent past it does not work (its status query's
+  /// grace, or a second look: ParameterServer's lookAtSilentWorkers, which holds the server's
+  /// communication thread meanwhile), plus a second. A server that holds an answer back for a
+  /// stopped worker names that worker before this one blames the server.
+  double answerSeconds() const {
+    if (timeoutSec <= 0)
+      return 0;
+    return timeoutSec +
+           std::max(comm::kQueryGraceSeconds, comm::StallWatch::recheckSeconds(timeoutSec)) + 1;
   }
 
   /// Waits (under mu, as a waiter the communication thread hurries for) until `answered`,
@@ -501,7 +516,7 @@ struct PushPull::Impl final : comm::CommClient {
                                              server.rank, kAnswerTag));
         sends.push_back(group.postSend(&kind, sizeof(kind), server.rank, kQueryTag));
       }
-      const double wait = timeoutSec > 0 ? timeoutSec : 1e9;
+      const double wait = timeoutSec > 0 ? answerSeconds() : 1e9;
       const std::vector<size_t> late = awaitOrCancel(group, receives, wait);
       awaitOrCancel(group, sends, late.empty() ? wait : 0.0);
       if (!late.empty()) {
@@ -689,6 +704,9 @@ struct ParameterServer::Impl final : comm::CommClient {
     });
     done.assign(workers, false);
     heard.assign(workers, Clock::now());
+    worked.assign(workers, Clock::time_point());
+    lookedWork.assign(workers, -1);
+    confirmed.assign(workers, false);
     doneSteps.assign(workers, 0);
     doneTokens.assign(workers, 0);
     lostAfter.assign(workers, -1);
@@ -706,6 +724,53 @@ struct ParameterServer::Impl final : comm::CommClient {
   bool active(int w) const { return !done[w] && lostAfter[w] < 0; }
 
   Progress progress() override {
+    const Progress progress = progressLocked();
+    if (timeoutSec > 0)
+      lookAtSilentWorkers();
+    return progress;
+  }
+
+  /// A worker silent past the timeout is asked (the status query) for its work count before it
+  /// is blamed, with StallWatch's rule: one that does not answer, or whose count stands still
+  /// between two looks StallWatch::recheckSeconds() apart, is confirmed silent (checkSilence
+  /// acts on it); one whose count grew (a loaded machine, a long data load, a checkpoint) has
+  /// its silence counted again from now. Communication thread, without mu (the query waits
+  /// for answers).
+  void lookAtSilentWorkers() {
+    std::vector<int> silent;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      for (int w = 0; w < workers; ++w) {
+        if (active(w) && !waitsForUs(w) && silentSeconds(w) > timeoutSec) {
+          if (!confirmed[w])
+            silent.push_back(w);
+        } else {
+          lookedWork[w] = -1;
+          confirmed[w] = false;
+        }
+      }
+    }
+    if (silent.empty() || Clock::now() < nextLook)
+      return;
+    const comm::Diagnosis diagnosis = group.diagnose();
+    std::lock_guard<std::mutex> lock(mu);
+    nextLook = comm::after(Clock::now(), comm::StallWatch::recheckSeconds(timeoutSec));
+    for (int w : silent) {
+      const size_t rank = static_cast<size_t>(firstWorker + w);
+      const int64_t work = rank < diagnosis.work.size() ? diagnosis.work[rank] : -1;
+      if (work < 0 || work == lookedWork[w]) {
+        confirmed[w] = true; // no answer, or no work since the last look
+      } else if (lookedWork[w] >= 0) {
+        worked[w] = Clock::now(); // it works: its silence counts from now
+        lookedWork[w] = -1;
+      } else {
+        lookedWork[w] = work; // the first look
+      }
+    }
+    cv.notify_all();
+  }
+
+  Progress progressLocked() {
     bool advanced = false;
     std::lock_guard<std::mutex> lock(mu);
     polled = Clock::now();
@@ -1033,10 +1098,11 @@ struct ParameterServer::Impl final : comm::CommClient {
     }
   }
 
-  /// How long worker w has been silent as far as this server knows: from its last message to
-  /// the communication thread's last look for messages (under mu).
+  /// How long worker w has been silent as far as this server knows: from its last message (or
+  /// the last look that saw it work) to the communication thread's last look for messages
+  /// (under mu).
   double silentSeconds(int w) const {
-    return std::chrono::duration<double>(polled - heard[w]).count();
+    return std::chrono::duration<double>(polled - std::max(heard[w], worked[w])).count();
   }
 
   /// Every worker silent past the timeout, the longest silent first, ends the job naming
@@ -1044,7 +1110,7 @@ struct ParameterServer::Impl final : comm::CommClient {
   void checkSilence() {
     std::vector<int> silent;
     for (int w = 0; w < workers; ++w)
-      if (active(w) && !waitsForUs(w) && silentSeconds(w) > timeoutSec)
+      if (active(w) && !waitsForUs(w) && silentSeconds(w) > timeoutSec && confirmed[w])
         silent.push_back(w);
     if (silent.empty())
       return;
@@ -1147,6 +1213,12 @@ struct ParameterServer::Impl final : comm::CommClient {
   std::vector<bool> done, cancelled;
   /// By worker: its last push, or this server's last answer to it if later.
   std::vector<Clock::time_point> heard;
+  /// Silence past the timeout, looked at (lookAtSilentWorkers): by worker, when a look last saw
+  /// it work, its work count at the first look (-1: none), and whether it is confirmed silent.
+  std::vector<Clock::time_point> worked;
+  std::vector<int64_t> lookedWork;
+  std::vector<char> confirmed;
+  Clock::time_point nextLook;
   /// When the communication thread last began to look for messages (progress()). A worker's
   /// silence is measured up to then, not up to now: on a loaded machine this process's threads
   /// may not run for seconds, and a push waiting unreceived is no silence.

@@ -4,6 +4,7 @@
 
 #include "runtime/base/Error.h"
 #include "runtime/base/Files.h"
+#include "runtime/base/Heartbeat.h"
 #include "runtime/base/HostMemory.h"
 #include "runtime/data/Idx.h"
 
@@ -117,6 +118,7 @@ void readCifarFile(const std::string &path, int64_t records, uint8_t *labels, ui
   for (int64_t first = 0; first < records; first += kChunk) {
     const int64_t count = std::min(kChunk, records - first);
     const size_t want = static_cast<size_t>(count * kCifarRecord);
+    heartbeat::beat();
     const size_t got = std::fread(buffer.data(), 1, want, file.get());
     if (got != want) {
       const int64_t at = first * kCifarRecord + static_cast<int64_t>(got);
@@ -393,6 +395,7 @@ Dataset Dataset::resized(int64_t height, int64_t width) const {
   const int64_t c = channels_, inRow = width_ * c, outRow = width * c;
   std::vector<float> across(static_cast<size_t>(height_ * outRow));
   for (int64_t i = 0; i < size_; ++i) {
+    heartbeat::beat();
     const uint8_t *in = image(i);
     for (int64_t y = 0; y < height_; ++y) {
       const uint8_t *src = in + y * inRow;

@@ -4,6 +4,7 @@
 
 #include "runtime/base/Error.h"
 #include "runtime/base/Files.h"
+#include "runtime/base/Heartbeat.h"
 
 #include <sys/stat.h>
 #include <zlib.h>
@@ -73,7 +74,9 @@ using GzHandle = std::unique_ptr<gzFile_s, GzCloser>;
 uint64_t readSome(gzFile file, uint8_t *out, uint64_t size, const std::string &path) {
   uint64_t done = 0;
   while (done < size) {
-    unsigned chunk = static_cast<unsigned>(std::min<uint64_t>(size - done, 1u << 30));
+    // 1 MiB at a time, each a beat of work that the other ranks' timeouts see.
+    unsigned chunk = static_cast<unsigned>(std::min<uint64_t>(size - done, 1u << 20));
+    heartbeat::beat();
     int got = gzread(file, out + done, chunk);
     if (got < 0) {
       int code = 0;

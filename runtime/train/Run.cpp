@@ -1,6 +1,7 @@
 // The run behind `dprun PLAN --data DIR`; see Run.h.
 #include "runtime/train/Run.h"
 
+#include "runtime/base/Heartbeat.h"
 #include "runtime/base/Interrupt.h"
 
 #include "runtime/base/Error.h"
@@ -45,6 +46,8 @@ uint64_t fingerprint(const Dataset &data) {
     uint64_t word;
     std::memcpy(&word, bytes + i, 8);
     mix(word);
+    if (i % (uint64_t(1) << 20) == 0)
+      heartbeat::beat(); // work the other ranks' timeouts see
   }
   for (; i < total; ++i)
     mix(bytes[i]);

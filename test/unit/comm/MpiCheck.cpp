@@ -9,6 +9,11 @@
 //   slow                like allreduce, but rank 1's replica 0 works (counts in the process's
 //                       heartbeat, without starting a bucket) for 4 timeouts at step 3.
 //   stop                like allreduce, but rank 1 stops (SIGSTOP) at step 3.
+//   ps                  rank 0 serves one bucket to the other ranks, the workers, which push
+//                       --steps gradients each (asynchronous); rank 0 prints the updates.
+//   ps-slow             like ps, but worker 0 (rank 1) works for 4 timeouts before its second
+//                       push (counting in its heartbeat, pushing nothing).
+//   ps-stop             like ps, but worker 1 (rank 2) stops (SIGSTOP) before its second push.
 //   bench               times --iterations allreduces of --elements floats through the engine
 //                       (R = 1) and through plain MPI_Allreduce; rank 0 prints both means.
 // Errors of the handshake are raised on every rank: each prints its message, finalises MPI and
@@ -37,6 +42,7 @@ using dp::rt::Collectives;
 using dp::rt::Error;
 using dp::rt::ErrorKind;
 using dp::rt::ProcessGroup;
+using dp::rt::PsBucketInfo;
 using Clock = std::chrono::steady_clock;
 
 struct Options {
@@ -101,6 +107,53 @@ float valueOf(int rank, int replica, int bucket, int step, int64_t i) {
   return static_cast<float>(static_cast<int>((h >> 40) % 2001) - 1000) / 1000.0f;
 }
 
+/// Works (counts in the process's heartbeat) for `seconds`, with no collective.
+void workFor(double seconds) {
+  for (Clock::time_point begin = Clock::now();
+       std::chrono::duration<double>(Clock::now() - begin).count() < seconds;) {
+    dp::rt::heartbeat::beat();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+/// Modes ps, ps-slow and ps-stop: rank 0 serves a bucket of 8 parameters; every other rank is
+/// a worker pushing --steps gradients of ones and pulling the parameters after each; worker 0
+/// takes the final parameters.
+void runParameterServer(ProcessGroup &group, const Options &o) {
+  const int rank = group.rank(), workers = group.size() - 1;
+  std::vector<float> params(8, 1.0f), gradients(8, 0.0f);
+  PsBucketInfo b;
+  b.elements = 8;
+  b.tensors = "w";
+  b.params = {{params.data(), 8}};
+  if (rank == 0) {
+    b.gradients = gradients.data();
+    dp::rt::ParameterServer server(group, 1, workers, -1, false, {b}, o.timeout, false, false);
+    int64_t updates = 0;
+    for (int at; (at = server.next(updates)) >= 0;) {
+      for (int i = 0; i < 8; ++i)
+        params[i] -= 0.01f * gradients[i];
+      server.updated(at, 0);
+    }
+    std::printf("rank 0: served %lld updates\n", static_cast<long long>(server.report().updates));
+    return;
+  }
+  dp::rt::PushPull worker(group, workers, {b}, o.timeout);
+  const std::vector<float> ones(8, 1.0f);
+  for (int step = 0; step < o.steps; ++step) {
+    if (step == 1 && o.mode == "ps-slow" && rank == 1)
+      workFor(4 * o.timeout);
+    if (step == 1 && o.mode == "ps-stop" && rank == 2)
+      std::raise(SIGSTOP);
+    worker.push(0, ones.data());
+    worker.pull(0);
+  }
+  worker.finish(o.timeout);
+  if (rank == 1)
+    worker.ask(true);
+  std::printf("rank %d: pushed %d gradients\n", rank, o.steps);
+}
+
 /// The averaging job of modes allreduce, kill, hang, slow and stop. Returns the replicas' first
 /// error.
 std::string runAverages(ProcessGroup &group, const Options &o) {
@@ -124,11 +177,7 @@ std::string runAverages(ProcessGroup &group, const Options &o) {
                 for (;;)
                   std::this_thread::sleep_for(std::chrono::seconds(1));
               if (o.mode == "slow" && r == 0)
-                for (Clock::time_point begin = Clock::now();
-                     std::chrono::duration<double>(Clock::now() - begin).count() < 4 * o.timeout;) {
-                  dp::rt::heartbeat::beat();
-                  std::this_thread::sleep_for(std::chrono::milliseconds(20));
-                }
+                workFor(4 * o.timeout);
             }
             std::vector<float> &d = data[b.index];
             d.resize(b.elements);
@@ -300,6 +349,8 @@ int main(int argc, char **argv) {
           group->abortJob("byte " + std::to_string(i) + " of the broadcast is " +
                               std::to_string(id[i]), 6);
       std::printf("rank %d: broadcast ok (from rank %d)\n", rank, root);
+    } else if (o.mode == "ps" || o.mode == "ps-slow" || o.mode == "ps-stop") {
+      runParameterServer(*group, o);
     } else if (o.mode == "allreduce" || o.mode == "kill" || o.mode == "hang" || o.mode == "slow" ||
                o.mode == "stop") {
       std::string error = runAverages(*group, o);

@@ -167,6 +167,36 @@ TEST(MpiJob, RankThatIsBehindButWorksIsWaitedFor) {
   EXPECT_TRUE(contains(job.output, "rank 1: allreduce ok (R=2, P=2, 6 steps)")) << job.output;
 }
 
+/// Runs a parameter-server check of `args` (a server and two workers, 6 steps) that must end
+/// well: every gradient applied once.
+void expectServed(const std::string &args) {
+  Job job = runJob(3, args + " --steps 6");
+  EXPECT_EQ(job.exitCode, 0) << job.output;
+  EXPECT_TRUE(contains(job.output, "rank 0: served 12 updates")) << job.output;
+  for (int rank : {1, 2})
+    EXPECT_TRUE(contains(job.output, "rank " + std::to_string(rank) + ": pushed 6 gradients"))
+        << job.output;
+}
+
+TEST(MpiJob, ParameterServerServesItsWorkers) { expectServed("ps --timeout 5"); }
+
+TEST(MpiJob, ParameterServerWaitsForAWorkerThatIsBehindButWorks) {
+  // Worker 0 (rank 1) works for 4 s before its second push; the timeout is 1 s. The server
+  // asks it at its deadline, again a second later, sees the work, and waits on: it used to
+  // end the job at 1 s ("no push from worker 0 ... dead, hung or cut off").
+  expectServed("ps-slow --timeout 1");
+}
+
+TEST(MpiJob, ParameterServerEndsTheJobForAStoppedWorker) {
+  // Worker 1 (rank 2) stops before its second push: it does not answer the server's question,
+  // so the job ends after the timeout (and the question's grace), naming it.
+  Job job = runJob(3, "ps-stop --steps 6 --timeout 1");
+  EXPECT_NE(job.exitCode, 0) << job.output;
+  EXPECT_TRUE(contains(job.output, "no push from worker 1 (rank 2) for")) << job.output;
+  EXPECT_TRUE(contains(job.output, "dead, hung or cut off")) << job.output;
+  EXPECT_LT(job.seconds, 30) << job.output;
+}
+
 TEST(MpiJob, StoppedRankDidNotAnswer) {
   Job job = runJob(2, "stop --replicas 1 --steps 100000 --timeout 3");
   EXPECT_NE(job.exitCode, 0) << job.output;
