@@ -75,7 +75,10 @@ struct FuseAllReducePass : dist::impl::FuseAllReducePassBase<FuseAllReducePass> 
         return signalPassFailure();
       }
     const int64_t cap = static_cast<int64_t>(bucketMb * 1024 * 1024);
-    const int64_t firstCap = static_cast<int64_t>(firstBucketMb * 1024 * 1024);
+    // A first cap below a byte is one byte (the first gradient alone), not 0 (none).
+    const int64_t firstCap =
+        firstBucketMb > 0 ? std::max<int64_t>(1, static_cast<int64_t>(firstBucketMb * 1024 * 1024))
+                          : 0;
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       SmallVector<dist::AllReduceOp> all(func.getOps<dist::AllReduceOp>());
       for (dist::AllReduceOp op : all)

@@ -26,7 +26,10 @@ struct MixedPrecisionPass : graph::impl::MixedPrecisionPassBase<MixedPrecisionPa
   void runOnOperation() override {
     if (precision == "fp32")
       return;
-    if (std::string problem = CompileOptions::check("precision", precision); !problem.empty()) {
+    std::string problem = CompileOptions::check("precision", precision);
+    if (problem.empty())
+      problem = CompileOptions::check("conv-min-rows", int64_t(convMinRows));
+    if (!problem.empty()) {
       getOperation().emitError() << "graph-mixed-precision: " << problem;
       return signalPassFailure();
     }

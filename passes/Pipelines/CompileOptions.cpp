@@ -137,6 +137,12 @@ std::string CompileOptions::verify() const {
   if (allreducePrecision == "bf16" && cuda)
     return "allreduce-precision bf16 is built for device cpu only so far (NCCL's engine "
            "averages f32 buckets)";
+  if (given.count("first-bucket-mb") && parameterServer())
+    return "first-bucket-mb applies to the allreduce strategy (a parameter server's buckets "
+           "are --bucket-mb)";
+  if (firstBucketMb > bucketMb && bucketMb > 0)
+    return "first-bucket-mb must be at most bucket-mb (" + number(bucketMb) + "), found " +
+           number(firstBucketMb);
   if (allreducePrecision == "bf16" && parameterServer())
     return "allreduce-precision bf16 applies to the allreduce strategy (a parameter server "
            "receives f32 gradients)";

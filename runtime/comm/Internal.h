@@ -168,6 +168,11 @@ public:
   /// threw. Runs it inline when there is no thread or the caller is that thread.
   void call(const std::function<void()> &fn);
 
+  /// Answers the other ranks' status queries (diagnose()): what a wait of its own on the
+  /// communication thread calls while it polls, so that a rank asking about this one is not
+  /// left without an answer. Communication thread only.
+  void answerQueries() { service(); }
+
   /// Starts polling `client` (starting the thread if it was not running) / stops polling it.
   /// detach() returns once the thread no longer touches `client`.
   void attach(CommClient *client);

@@ -87,6 +87,7 @@ std::vector<size_t> awaitOrCancel(comm::GroupImpl &group, std::vector<int64_t> &
         pending = true;
     if (!pending || secondsSince(start) > seconds)
       break;
+    group.answerQueries(); // a server looking at this worker's silence gets its answer
     backoff.pause();
   }
   std::vector<size_t> late;
@@ -418,17 +419,37 @@ struct PushPull::Impl final : comm::CommClient {
   }
 
   /// Waits (under mu, as a waiter the communication thread hurries for) until `answered`,
-  /// parked if a server left this worker out; past `deadline` seconds from `start` (0: none)
-  /// the job fails with `message(deadline)`, blaming the server at rank `server` (ended if
-  /// stopped, endPeer).
+  /// parked if a server left this worker out. Past `deadline` seconds from `start` (0: none)
+  /// it asks the job's ranks how much they work (StallWatch's looks): while some rank's count
+  /// grows (a worker the server holds this answer for, slow on a loaded machine) it waits on;
+  /// else the job fails with `message(seconds waited)`, blaming the server at rank `server`
+  /// (ended if stopped, endPeer).
   template <typename Answered, typename Message>
   void awaitAnswer(std::unique_lock<std::mutex> &lock, Clock::time_point start, double deadline,
                    int server, Answered answered, Message message) {
     ++waiters;
     group.wake();
     parkIfLeftOut(lock);
+    comm::StallWatch watch;
     while (!failed && !answered()) {
       if (deadline > 0 && secondsSince(start) > deadline) {
+        // The looks run on the communication thread, without mu (its turns take it).
+        comm::Diagnosis diagnosis;
+        lock.unlock();
+        try {
+          group.call([&] { diagnosis = group.diagnose(); });
+        } catch (...) {
+          lock.lock();
+          --waiters;
+          throw;
+        }
+        lock.lock();
+        if (failed || answered())
+          break;
+        if (const double more = watch.next(diagnosis, timeoutSec); more > 0) {
+          deadline = secondsSince(start) + more;
+          continue;
+        }
         --waiters;
         failed = true;
         error = message(deadline) + endPeer(group, server, true);
@@ -868,6 +889,7 @@ struct ParameterServer::Impl final : comm::CommClient {
     }
     if (queryToken && group.testMessage(queryToken)) {
       queryToken = 0;
+      heard[0] = Clock::now(); // worker 0 asks: it is alive
       queryArrived = true;
       advanced = true;
       cv.notify_all();

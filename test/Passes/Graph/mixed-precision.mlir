@@ -2,8 +2,10 @@
 // RUN: dp-opt %s -split-input-file -graph-derive-steps -graph-autodiff -graph-expand-optimizer -graph-mixed-precision | FileCheck %s --check-prefix=FP32
 // RUN: dp-opt %s -split-input-file -graph-derive-steps -graph-autodiff -graph-expand-optimizer -graph-mixed-precision=precision=bf16 | FileCheck %s --check-prefix=ROWS
 // RUN: not dp-opt %s -split-input-file -graph-mixed-precision=precision=fp16 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not dp-opt %s -split-input-file "-graph-mixed-precision=precision=bf16 conv-min-rows=-5" 2>&1 | FileCheck %s --check-prefix=ROWSBAD
 
 // BAD: graph-mixed-precision: precision must be fp32 or bf16, not 'fp16'
+// ROWSBAD: graph-mixed-precision: conv-min-rows must be at least 0, found -5
 
 // fp32 (the default) changes nothing.
 // FP32-NOT: graph.cast

@@ -13,6 +13,8 @@
 //                       --steps gradients each (asynchronous); rank 0 prints the updates.
 //   ps-slow             like ps, but worker 0 (rank 1) works for 4 timeouts before its second
 //                       push (counting in its heartbeat, pushing nothing).
+//   ps-slow-sync        like ps-slow, but synchronous (each step's pulls wait for both
+//                       gradients) and worker 0 works for 8 timeouts: worker 1's pull waits.
 //   ps-stop             like ps, but worker 1 (rank 2) stops (SIGSTOP) before its second push.
 //   bench               times --iterations allreduces of --elements floats through the engine
 //                       (R = 1) and through plain MPI_Allreduce; rank 0 prints both means.
@@ -128,7 +130,8 @@ void runParameterServer(ProcessGroup &group, const Options &o) {
   b.params = {{params.data(), 8}};
   if (rank == 0) {
     b.gradients = gradients.data();
-    dp::rt::ParameterServer server(group, 1, workers, -1, false, {b}, o.timeout, false, false);
+    const bool sync = o.mode == "ps-slow-sync";
+    dp::rt::ParameterServer server(group, 1, workers, -1, sync, {b}, o.timeout, false, false);
     int64_t updates = 0;
     for (int at; (at = server.next(updates)) >= 0;) {
       for (int i = 0; i < 8; ++i)
@@ -143,6 +146,8 @@ void runParameterServer(ProcessGroup &group, const Options &o) {
   for (int step = 0; step < o.steps; ++step) {
     if (step == 1 && o.mode == "ps-slow" && rank == 1)
       workFor(4 * o.timeout);
+    if (step == 1 && o.mode == "ps-slow-sync" && rank == 1)
+      workFor(8 * o.timeout);
     if (step == 1 && o.mode == "ps-stop" && rank == 2)
       std::raise(SIGSTOP);
     worker.push(0, ones.data());
@@ -349,7 +354,8 @@ int main(int argc, char **argv) {
           group->abortJob("byte " + std::to_string(i) + " of the broadcast is " +
                               std::to_string(id[i]), 6);
       std::printf("rank %d: broadcast ok (from rank %d)\n", rank, root);
-    } else if (o.mode == "ps" || o.mode == "ps-slow" || o.mode == "ps-stop") {
+    } else if (o.mode == "ps" || o.mode == "ps-slow" || o.mode == "ps-slow-sync" ||
+               o.mode == "ps-stop") {
       runParameterServer(*group, o);
     } else if (o.mode == "allreduce" || o.mode == "kill" || o.mode == "hang" || o.mode == "slow" ||
                o.mode == "stop") {

@@ -168,11 +168,12 @@ TEST(MpiJob, RankThatIsBehindButWorksIsWaitedFor) {
 }
 
 /// Runs a parameter-server check of `args` (a server and two workers, 6 steps) that must end
-/// well: every gradient applied once.
-void expectServed(const std::string &args) {
+/// well: every gradient applied once (`updates`: 12, or 6 means of two under sync).
+void expectServed(const std::string &args, int updates = 12) {
   Job job = runJob(3, args + " --steps 6");
   EXPECT_EQ(job.exitCode, 0) << job.output;
-  EXPECT_TRUE(contains(job.output, "rank 0: served 12 updates")) << job.output;
+  EXPECT_TRUE(contains(job.output, "rank 0: served " + std::to_string(updates) + " updates"))
+      << job.output;
   for (int rank : {1, 2})
     EXPECT_TRUE(contains(job.output, "rank " + std::to_string(rank) + ": pushed 6 gradients"))
         << job.output;
@@ -185,6 +186,14 @@ TEST(MpiJob, ParameterServerWaitsForAWorkerThatIsBehindButWorks) {
   // asks it at its deadline, again a second later, sees the work, and waits on: it used to
   // end the job at 1 s ("no push from worker 0 ... dead, hung or cut off").
   expectServed("ps-slow --timeout 1");
+}
+
+TEST(MpiJob, AWorkerWhosePullIsHeldForAWorkingWorkerWaits) {
+  // Synchronous: worker 1's pull of step 1 waits for worker 0's gradient, which comes after 8 s
+  // of work; the timeout is 1 s. Worker 1 asks the job's ranks at its deadline (4 s: the
+  // timeout, the server's time to look, a second), sees worker 0 work, and waits on; it used to
+  // blame the server.
+  expectServed("ps-slow-sync --timeout 1", 6);
 }
 
 TEST(MpiJob, ParameterServerEndsTheJobForAStoppedWorker) {
