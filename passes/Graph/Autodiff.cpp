@@ -1,6 +1,7 @@
 // graph-autodiff: reverse-mode differentiation of the train step's loss (see Passes.td).
-#include "passes/Graph/Passes.h"
 #include "dialect/Graph/IR/Model.h"
+#include "passes/Graph/Passes.h"
+#include "runtime/format/Enums.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
@@ -49,7 +50,7 @@ llvm::DenseSet<Value> activeValues(Block &body, Value loss) {
 LogicalResult differentiate(func::FuncOp func) {
   Block &body = func.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
-  Value loss = getStepOutput(func, "loss");
+  Value loss = getStepOutput(func, dp::rt::outputRoleName(dp::rt::OutputRole::Loss));
   if (!loss)
     return func.emitError("train step has no 'loss' output (run graph-derive-steps first)");
 

@@ -1,8 +1,11 @@
 // graph-derive-steps: the model function becomes a train step and an eval step (see Passes.td).
-#include "passes/Graph/Passes.h"
 #include "dialect/Graph/IR/Model.h"
+#include "passes/Graph/Passes.h"
+#include "runtime/format/Enums.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
 
 #define DEBUG_TYPE "graph-derive-steps"
 
@@ -16,7 +19,9 @@ using namespace dp::graph;
 
 namespace {
 
-/// Makes `func` a step: returns (loss, correct) and carries the step and model names.
+/// Makes `func` a step: returns (loss, correct) and carries the step and model names. Its
+/// arguments and results get the roles the runtime finds them by: the loss's targets are the
+/// `targets` input, every other input `samples`.
 LogicalResult makeStep(func::FuncOp func, StringRef step, StringRef model) {
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   auto lossOp = ret.getNumOperands() == 1 ? ret.getOperand(0).getDefiningOp<dp::LossOpInterface>()
@@ -24,14 +29,39 @@ LogicalResult makeStep(func::FuncOp func, StringRef step, StringRef model) {
   if (!lossOp)
     return ret.emitError("a model must return its loss, a graph.softmax_cross_entropy "
                          "(run graph-verify-model first)");
+  // The targets input is the one the loss's targets come from (directly, or through ops
+  // such as a concat of the labels).
+  llvm::SetVector<BlockArgument> sources;
+  SmallVector<Value> work{lossOp.getTargets()};
+  llvm::DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      sources.insert(arg);
+    else
+      llvm::append_range(work, v.getDefiningOp()->getOperands());
+  }
+  if (sources.size() != 1 || sources.front().getOwner() != &func.getBody().front())
+    return lossOp->emitOpError() << "takes its targets from " << sources.size()
+                                 << " inputs of the model: the runtime feeds them from one";
+  BlockArgument targets = sources.front();
   Value loss = ret.getOperand(0);
   OpBuilder b(ret);
   Value correct = lossOp.buildCorrectCount(b);
   b.create<func::ReturnOp>(ret.getLoc(), ValueRange{loss, correct});
   ret.erase();
   func.setType(b.getFunctionType(func.getArgumentTypes(), {loss.getType(), correct.getType()}));
+  auto role = [&](auto r) { return b.getStringAttr(r); };
+  for (BlockArgument arg : func.getArguments())
+    func.setArgAttr(arg.getArgNumber(), kRoleAttr,
+                    role(dp::rt::inputRoleName(arg == targets ? dp::rt::InputRole::Targets
+                                                              : dp::rt::InputRole::Samples)));
   func.setResultAttr(0, kOutputAttr, b.getStringAttr("loss"));
+  func.setResultAttr(0, kRoleAttr, role(dp::rt::outputRoleName(dp::rt::OutputRole::Loss)));
   func.setResultAttr(1, kOutputAttr, b.getStringAttr("correct"));
+  func.setResultAttr(1, kRoleAttr, role(dp::rt::outputRoleName(dp::rt::OutputRole::Correct)));
   func.setSymName(step);
   func->setAttr(kStepAttr, b.getStringAttr(step));
   func->setAttr(kModelAttr, b.getStringAttr(model));

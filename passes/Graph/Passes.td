@@ -43,8 +43,11 @@ def DeriveStepsPass : Pass<"graph-derive-steps", "mlir::ModuleOp"> {
     Replaces the model function `@m` by `@train` and `@eval` (`graph.step` = "train" /
     "eval", `graph.model` = "m"). Both compute the forward pass, the loss and the number of
     correctly classified rows (`graph.count_correct` on the loss's logits), and return
-    `(loss, correct)` with results named by `graph.output`. Later passes add the backward
-    pass and the optimizer to `@train` only.
+    `(loss, correct)` with results named by `graph.output`. Each result and argument gets the
+    role (`graph.role`) the runtime finds it by, whatever the model named it: the results
+    `loss` and `correct`, the argument the loss takes its targets from `targets` (which must
+    be an argument, not a computed value), every other argument `samples`. Later passes add
+    the backward pass and the optimizer to `@train` only.
 
     Dropout is the identity in `@eval`. In `@train`, `graph.batch_norm` normalises with the
     statistics of the batch: it becomes `graph.batch_moments`, `graph.batch_norm_train` and a
@@ -126,7 +129,8 @@ def VerifyStepsPass : Pass<"graph-verify-steps", "mlir::ModuleOp"> {
   let summary = "Check the contract of the graph phase on its output";
   let description = [{
     The last pass of the graph phase. The module must hold a `@train` and an `@eval` step,
-    each returning `loss` and `correct`; every op of both steps but `graph.param` must lower
+    each returning `loss` and `correct` (by `graph.role`) and each argument marked with its
+    input role, at most one of them `targets`; every op of both steps but `graph.param` must lower
     to kernels (KernelLoweringOpInterface: a `graph.apply_gradient` left over means the
     optimizer was not expanded); every parameter is updated (ParameterUpdateOpInterface) at
     most once, and only in the train step. Changes nothing.

@@ -59,13 +59,15 @@ public:
   /// The same for `bytes` bytes at byte `offset` of buffer `id` (one element of a parameter).
   void write(uint32_t id, const void *host, size_t offset, size_t bytes);
 
-  /// The buffer bound to the named input on `device`, or -1.
-  int inputBuffer(const std::string &name, int device = 0) const {
-    return plan_.input(name, device);
+  /// The buffer of the input with `role` on `device`, or -1.
+  int inputBuffer(InputRole role, int device = 0) const {
+    const InputDesc *in = plan_.input(role, device);
+    return in ? static_cast<int>(in->buffer) : -1;
   }
-  /// The buffer of the named output of a step ("loss", "correct") on `device`, or -1.
-  int outputBuffer(StepKind step, const std::string &name, int device = 0) const {
-    return plan_.output(step, name, device);
+  /// The buffer of the output of `step` with `role` on `device`, or -1.
+  int outputBuffer(StepKind step, OutputRole role, int device = 0) const {
+    const OutputDesc *out = plan_.output(step, role, device);
+    return out ? static_cast<int>(out->buffer) : -1;
   }
   /// True when the train step has collectives, which need attachCollectives().
   bool hasCollectives() const { return !plan_.collectives.empty(); }

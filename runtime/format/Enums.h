@@ -172,7 +172,50 @@ inline std::string groupName(GroupKind group, int id) {
                  : names[unsigned(group)];
 }
 
+/// What the runtime feeds an input of the steps with (format 6): it finds the inputs by role,
+/// whatever the model named them.
+enum class InputRole : uint8_t {
+  Samples = 0, ///< the batch's samples (f32 [rows, ...]: images, sequences)
+  Targets = 1, ///< what the loss compares the predictions with (i32 [rows]: class labels)
+};
+inline constexpr unsigned kNumInputRoles = 2;
+/// The plan's name of a role ("samples"), or "" past the list.
+inline const char *inputRoleName(InputRole role) {
+  static constexpr const char *names[kNumInputRoles] = {"samples", "targets"};
+  return unsigned(role) < kNumInputRoles ? names[unsigned(role)] : "";
+}
+
+/// What a step's output is to the runtime (format 6), which reads and reduces the outputs by
+/// role, whatever the model named them. Every role is an f32 scalar.
+enum class OutputRole : uint8_t {
+  Loss = 0,    ///< the mean loss over the device's valid rows (weighted by rows across devices)
+  Correct = 1, ///< how many of the device's valid rows it predicts right (summed; accuracy)
+};
+inline constexpr unsigned kNumOutputRoles = 2;
+/// The plan's name of a role ("loss"), or "" past the list.
+inline const char *outputRoleName(OutputRole role) {
+  static constexpr const char *names[kNumOutputRoles] = {"loss", "correct"};
+  return unsigned(role) < kNumOutputRoles ? names[unsigned(role)] : "";
+}
+
+/// The role named `name` among the `count` roles `nameOf` names; false for any other name.
+template <typename Role>
+bool roleByName(std::string_view name, const char *(*nameOf)(Role), unsigned count, Role &out) {
+  for (unsigned r = 0; r < count; ++r)
+    if (name == nameOf(Role(r))) {
+      out = Role(r);
+      return true;
+    }
+  return false;
+}
+inline bool inputRoleByName(std::string_view name, InputRole &out) {
+  return roleByName(name, inputRoleName, kNumInputRoles, out);
+}
+inline bool outputRoleByName(std::string_view name, OutputRole &out) {
+  return roleByName(name, outputRoleName, kNumOutputRoles, out);
+}
+
 /// The plan file format version this build reads and writes.
-inline constexpr uint32_t kFormatVersion = 5;
+inline constexpr uint32_t kFormatVersion = 6;
 
 } // namespace dp::rt

@@ -16,11 +16,11 @@ std::vector<uint32_t> ids(const flatbuffers::Vector<uint32_t> *v) {
   return v ? std::vector<uint32_t>(v->begin(), v->end()) : std::vector<uint32_t>();
 }
 
-std::vector<NamedBuffer> named(const flatbuffers::Vector<flatbuffers::Offset<fb::Output>> *v) {
-  std::vector<NamedBuffer> out;
+std::vector<OutputDesc> outputs(const flatbuffers::Vector<flatbuffers::Offset<fb::Output>> *v) {
+  std::vector<OutputDesc> out;
   if (v)
     for (const fb::Output *o : *v)
-      out.push_back({o->name()->str(), o->buffer()});
+      out.push_back({o->name()->str(), o->buffer(), OutputRole(o->role())});
   return out;
 }
 
@@ -111,7 +111,7 @@ StepDesc decodeStep(const fb::Step &step, const std::string &what) {
     kernel.attrs = decodeAttrs(*k, what + ": " + kernel.where);
     out.kernels.push_back(std::move(kernel));
   }
-  out.outputs = named(step.outputs());
+  out.outputs = outputs(step.outputs());
   return out;
 }
 
@@ -135,18 +135,18 @@ std::string BufferDesc::text() const {
   return out + "]";
 }
 
-int Plan::input(const std::string &name, int device) const {
-  for (const NamedBuffer &in : inputs)
-    if (in.name == name && buffers[in.buffer].device == device)
-      return static_cast<int>(in.buffer);
-  return -1;
+const InputDesc *Plan::input(InputRole role, int device) const {
+  for (const InputDesc &in : inputs)
+    if (in.role == role && buffers[in.buffer].device == device)
+      return &in;
+  return nullptr;
 }
 
-int Plan::output(StepKind kind, const std::string &name, int device) const {
-  for (const NamedBuffer &o : step(kind).outputs)
-    if (o.name == name && buffers[o.buffer].device == device)
-      return static_cast<int>(o.buffer);
-  return -1;
+const OutputDesc *Plan::output(StepKind kind, OutputRole role, int device) const {
+  for (const OutputDesc &o : step(kind).outputs)
+    if (o.role == role && buffers[o.buffer].device == device)
+      return &o;
+  return nullptr;
 }
 
 namespace {
@@ -178,7 +178,7 @@ Plan decodeTable(const fb::Plan &p, const std::string &what) {
     plan.params.push_back(std::move(param));
   }
   for (const fb::Input *in : *p.inputs())
-    plan.inputs.push_back({in->name()->str(), in->buffer()});
+    plan.inputs.push_back({in->name()->str(), in->buffer(), InputRole(in->role())});
   plan.train = decodeStep(*p.train(), what);
   plan.eval = decodeStep(*p.eval(), what);
   plan.devicesPerProcess = p.devices_per_process();

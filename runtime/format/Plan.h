@@ -55,10 +55,18 @@ struct ParamDesc {
   ParamKind kind = ParamKind::Weight;
 };
 
-/// A named buffer: an input the runtime fills, or an output a step leaves.
-struct NamedBuffer {
+/// An input the runtime fills before each step, found by its role; the name is the model's.
+struct InputDesc {
   std::string name;
   uint32_t buffer = 0;
+  InputRole role = InputRole::Samples;
+};
+
+/// A result a step leaves in a buffer, read by its role; the name is the model's.
+struct OutputDesc {
+  std::string name;
+  uint32_t buffer = 0;
+  OutputRole role = OutputRole::Loss;
 };
 
 /// The typed attributes of one kernel: the set its kind takes in the contract table.
@@ -90,7 +98,7 @@ struct KernelDesc {
 struct StepDesc {
   std::string name;
   std::vector<KernelDesc> kernels;
-  std::vector<NamedBuffer> outputs;
+  std::vector<OutputDesc> outputs;
 };
 
 /// One entry of the collective manifest: what every rank issues, in the same order.
@@ -114,7 +122,7 @@ struct Plan {
   uint64_t arenaBytes = 0, persistentBytes = 0;
   std::vector<BufferDesc> buffers;
   std::vector<ParamDesc> params;
-  std::vector<NamedBuffer> inputs;
+  std::vector<InputDesc> inputs;
   StepDesc train, eval;
   /// R: devices (replicas) per process; P: processes of the job.
   int devicesPerProcess = 1, processes = 1;
@@ -147,10 +155,10 @@ struct Plan {
   size_t fileBytes = 0;
 
   const StepDesc &step(StepKind kind) const { return kind == StepKind::Train ? train : eval; }
-  /// The buffer bound to input `name` on `device`, or -1.
-  int input(const std::string &name, int device = 0) const;
-  /// The buffer of step output `name` on `device`, or -1.
-  int output(StepKind step, const std::string &name, int device = 0) const;
+  /// The input with `role` on `device`, or null (the first, where a plan has several).
+  const InputDesc *input(InputRole role, int device = 0) const;
+  /// The output of `step` with `role` on `device`, or null (the first, where it has several).
+  const OutputDesc *output(StepKind step, OutputRole role, int device = 0) const;
 
   /// Decodes a verified file; `what` names it in messages. Throws Error(Plan) for a kernel
   /// attribute its contract refuses (a missing required one, a flag other than 0 or 1, a

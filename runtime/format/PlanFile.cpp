@@ -8,12 +8,13 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
-#include <algorithm>
 #include <cstring>
-#include <map>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 
 namespace dp::rt {
@@ -509,8 +510,22 @@ static void verifyPlanTable(const fb::Plan &plan, const std::string &what) {
     if (pb->offset() + numElements(*pb) * dtypeSize(DType(pb->dtype())) > plan.persistent_bytes())
       fail(what, where + " lies outside the persistent region");
   }
-  for (const fb::Input *in : *plan.inputs())
-    checkId(in->buffer(), "input '" + in->name()->str() + "'");
+  // Each device has at most one buffer of each role: the runtime finds them by role.
+  std::set<std::pair<unsigned, int>> roles;
+  auto checkRole = [&](unsigned role, unsigned count, const std::string &roleName, uint32_t id,
+                       const std::string &where) {
+    if (role >= count)
+      fail(what, where + " has unknown role " + std::to_string(role));
+    if (!roles.insert({role, buffers.Get(id)->device()}).second)
+      fail(what, where + " is a second " + roleName + " of device " +
+                     std::to_string(buffers.Get(id)->device()));
+  };
+  for (const fb::Input *in : *plan.inputs()) {
+    std::string where = "input '" + in->name()->str() + "'";
+    checkId(in->buffer(), where);
+    checkRole(in->role(), kNumInputRoles,
+              inputRoleName(InputRole(in->role())) + std::string(" input"), in->buffer(), where);
+  }
 
   for (const fb::Step *step : {plan.train(), plan.eval()}) {
     std::string stepName = step->name()->str();
@@ -543,9 +558,15 @@ static void verifyPlanTable(const fb::Plan &plan, const std::string &what) {
           if (!findAttrSpec(KernelKind(k->kind()), a->name()->string_view()))
             fail(what, where + " has unknown attribute '" + a->name()->str() + "'");
     }
+    roles.clear();
     if (step->outputs())
-      for (const fb::Output *o : *step->outputs())
-        checkId(o->buffer(), stepName + " output '" + o->name()->str() + "'");
+      for (const fb::Output *o : *step->outputs()) {
+        std::string where = stepName + " output '" + o->name()->str() + "'";
+        checkId(o->buffer(), where);
+        checkRole(o->role(), kNumOutputRoles,
+                  outputRoleName(OutputRole(o->role())) + std::string(" output"), o->buffer(),
+                  where);
+      }
   }
   verifyDistribution(plan, what);
 }

@@ -22,15 +22,16 @@ template <typename T> std::vector<T> values(Program &program, uint32_t id) {
   return v;
 }
 
-/// Fills the inputs with random data: images uniform in [0, 1), labels uniform over the classes.
+/// Fills the inputs with random data: samples uniform in [0, 1), targets uniform over the
+/// classes.
 void randomInputs(Program &program, uint64_t seed) {
   const Plan &plan = program.plan();
   int64_t classes = numClasses(plan);
   Rng rng(seed ^ 0x6a09e667f3bcc908ull);
-  for (const NamedBuffer &input : plan.inputs) {
+  for (const InputDesc &input : plan.inputs) {
     const BufferDesc &buf = program.buffer(input.buffer);
     int64_t n = buf.numel;
-    if (buf.dtype == DType::I32) {
+    if (input.role == InputRole::Targets) {
       std::vector<int32_t> p(static_cast<size_t>(n));
       for (int64_t i = 0; i < n; ++i)
         p[i] = static_cast<int32_t>(rng.below(static_cast<uint64_t>(classes)));
@@ -59,10 +60,10 @@ int checkGradients(Plan loaded, const GradCheckOptions &options, std::ostream &o
   // where the model normalises batches (the eval step's loss uses the moving ones), with the
   // step's dropout masks. Finite differences are taken of it, by running the train step again
   // with one element moved; its updates are undone before each run.
-  const int lossId = program->outputBuffer(StepKind::Train, "loss");
+  const int lossId = program->outputBuffer(StepKind::Train, OutputRole::Loss);
   if (lossId < 0 || program->buffer(static_cast<uint32_t>(lossId)).numel != 1 ||
       program->buffer(static_cast<uint32_t>(lossId)).dtype != DType::F32)
-    throw Error(ErrorKind::Plan, "the train step has no f32 scalar 'loss' output");
+    throw Error(ErrorKind::Plan, "the train step has no f32 scalar loss output");
   // The same context for every run: the same step number and seed draw the same dropout
   // masks; a learning-rate factor of 0 leaves the parameters as they are where the optimizer
   // scales its whole update by the rate.

@@ -48,48 +48,49 @@ void checkTrainingInterface(const Plan &plan, const std::string &path) {
     fail("global batch " + std::to_string(batch) + " is not a multiple of " +
          std::to_string(replicas) + " x " + std::to_string(processes) + " replicas");
   const int64_t shardRows = batch / (int64_t(replicas) * processes);
-  auto scalarOutput = [&](StepKind step, const char *name, bool required, int d) {
-    const int id = plan.output(step, name, d);
-    const char *stepName = step == StepKind::Train ? "train" : "eval";
-    if (id < 0) {
+  auto scalarOutput = [&](StepKind step, OutputRole role, bool required, int d) {
+    const OutputDesc *out = plan.output(step, role, d);
+    const std::string stepName = step == StepKind::Train ? "train" : "eval";
+    if (!out) {
       if (required)
-        fail(std::string("the ") + stepName + " step has no '" + name + "' output" +
+        fail("the " + stepName + " step has no " + outputRoleName(role) + " output" +
              (replicas > 1 ? " on device " + std::to_string(d) : std::string()));
       return;
     }
-    const BufferDesc &b = plan.buffers[id];
+    const BufferDesc &b = plan.buffers[out->buffer];
     if (b.dtype != DType::F32 || b.numel != 1)
-      fail(std::string("the ") + stepName + " step's '" + name + "' output is " + b.text() +
-           ", expected an f32 scalar");
+      fail("the " + stepName + " step's " + outputRoleName(role) + " output '" + out->name +
+           "' is " + b.text() + ", expected an f32 scalar");
   };
   for (int d = 0; d < replicas; ++d) {
-    const int imageId = plan.input("image", d), labelId = plan.input("label", d);
-    if (imageId < 0 || labelId < 0)
-      fail(std::string("the plan has no '") + (imageId < 0 ? "image" : "label") + "' input" +
+    const InputDesc *samples = plan.input(InputRole::Samples, d);
+    const InputDesc *targets = plan.input(InputRole::Targets, d);
+    if (!samples || !targets)
+      fail(std::string("the plan has no ") + (samples ? "targets" : "samples") + " input" +
            (replicas > 1 ? " on device " + std::to_string(d) : std::string()) +
-           "; dprun feeds 'image' and 'label'");
-    const BufferDesc &image = plan.buffers[imageId];
-    const BufferDesc &label = plan.buffers[labelId];
+           "; dprun feeds one samples and one targets input");
+    const BufferDesc &image = plan.buffers[samples->buffer];
+    const BufferDesc &label = plan.buffers[targets->buffer];
     if (image.dtype != DType::F32 || image.shape.size() < 2 || image.shape[0] != shardRows ||
         image.numel % shardRows != 0)
-      fail("input 'image' is " + image.text() + ", expected f32[" + std::to_string(shardRows) +
-           ", ...] (batch " + std::to_string(batch) +
-           (shardRows != batch
-                ? " split into " + std::to_string(replicas * processes) + " shards"
-                : std::string()) +
+      fail("samples input '" + samples->name + "' is " + image.text() + ", expected f32[" +
+           std::to_string(shardRows) + ", ...] (batch " + std::to_string(batch) +
+           (shardRows != batch ? " split into " + std::to_string(replicas * processes) + " shards"
+                               : std::string()) +
            ")");
     if (label.dtype != DType::I32 || label.numel != shardRows)
-      fail("input 'label' is " + label.text() + ", expected i32[" + std::to_string(shardRows) +
-           "]");
+      fail("targets input '" + targets->name + "' is " + label.text() + ", expected i32[" +
+           std::to_string(shardRows) + "] (class labels)");
     // The loop gathers every replica's shard with device 0's sample size.
-    if (d > 0 && (image.shape != plan.buffers[plan.input("image", 0)].shape ||
-                  label.shape != plan.buffers[plan.input("label", 0)].shape))
-      fail("device " + std::to_string(d) + "'s inputs 'image' " + image.text() + " and 'label' " +
-           label.text() + " differ from device 0's: every replica runs the same step");
-    scalarOutput(StepKind::Train, "loss", true, d);
-    scalarOutput(StepKind::Train, "correct", false, d);
-    scalarOutput(StepKind::Eval, "loss", true, d);
-    scalarOutput(StepKind::Eval, "correct", true, d);
+    if (d > 0 && (image.shape != plan.buffers[plan.input(InputRole::Samples, 0)->buffer].shape ||
+                  label.shape != plan.buffers[plan.input(InputRole::Targets, 0)->buffer].shape))
+      fail("device " + std::to_string(d) + "'s inputs '" + samples->name + "' " + image.text() +
+           " and '" + targets->name + "' " + label.text() +
+           " differ from device 0's: every replica runs the same step");
+    scalarOutput(StepKind::Train, OutputRole::Loss, true, d);
+    scalarOutput(StepKind::Train, OutputRole::Correct, false, d);
+    scalarOutput(StepKind::Eval, OutputRole::Loss, true, d);
+    scalarOutput(StepKind::Eval, OutputRole::Correct, true, d);
   }
 }
 

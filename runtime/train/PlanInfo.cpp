@@ -83,9 +83,9 @@ void describeStep(const Plan &plan, const StepDesc &step, std::ostream &out) {
       out << "  [" << k.loc << "]";
     out << "\n";
   }
-  for (const NamedBuffer &o : step.outputs)
-    out << "  output " << o.name << ": buffer " << o.buffer << " "
-        << plan.buffers[o.buffer].text() << "\n";
+  for (const OutputDesc &o : step.outputs)
+    out << "  output " << o.name << " (" << outputRoleName(o.role) << "): buffer " << o.buffer
+        << " " << plan.buffers[o.buffer].text() << "\n";
 }
 
 } // namespace
@@ -212,8 +212,8 @@ void describePlan(const Plan &plan, const std::string &path, std::ostream &out) 
       out << "\n";
     }
   }
-  for (const NamedBuffer &in : plan.inputs)
-    out << "input " << in.name << ": buffer " << in.buffer << " "
+  for (const InputDesc &in : plan.inputs)
+    out << "input " << in.name << " (" << inputRoleName(in.role) << "): buffer " << in.buffer << " "
         << plan.buffers[in.buffer].text()
         << (replicas > 1 ? "  device " + std::to_string(plan.buffers[in.buffer].device)
                          : std::string())

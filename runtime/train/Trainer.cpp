@@ -33,13 +33,13 @@ Trainer::Trainer(Program &program, const std::string &planName, ProcessGroup *gr
   shardRows_ = batch_ / (int64_t(replicas) * processes);
   for (int d = 0; d < replicas; ++d) {
     ReplicaBuffers dev;
-    dev.image = program.inputBuffer("image", d);
-    dev.label = program.inputBuffer("label", d);
+    dev.image = program.inputBuffer(InputRole::Samples, d);
+    dev.label = program.inputBuffer(InputRole::Targets, d);
     sampleElements_ = program.buffer(dev.image).numel / shardRows_;
-    dev.trainLoss = program.outputBuffer(StepKind::Train, "loss", d);
-    dev.trainCorrect = program.outputBuffer(StepKind::Train, "correct", d);
-    dev.evalLoss = program.outputBuffer(StepKind::Eval, "loss", d);
-    dev.evalCorrect = program.outputBuffer(StepKind::Eval, "correct", d);
+    dev.trainLoss = program.outputBuffer(StepKind::Train, OutputRole::Loss, d);
+    dev.trainCorrect = program.outputBuffer(StepKind::Train, OutputRole::Correct, d);
+    dev.evalLoss = program.outputBuffer(StepKind::Eval, OutputRole::Loss, d);
+    dev.evalCorrect = program.outputBuffer(StepKind::Eval, OutputRole::Correct, d);
     replicaBuffers_.push_back(dev);
   }
   const int ranks = group_ ? group_->size() : 1;

@@ -34,7 +34,7 @@ struct ServerEpochStats {
 };
 
 /// Figures of one training epoch. trainAccuracy is NaN when the plan's train step has no
-/// "correct" output.
+/// correct-count output.
 struct EpochStats {
   int64_t epoch = 0;
   int64_t steps = 0;
@@ -86,8 +86,9 @@ struct EvalStats {
 };
 
 /// Runs a loaded program's steps on data sets. Construction checks that the plan has what the
-/// loop needs (inputs "image" f32 [batch, ...] and "label" i32 [batch], a scalar f32 "loss"
-/// output in both steps and "correct" in the eval step) and throws Error(Plan) otherwise.
+/// loop needs (PlanCheck.h: on each device a samples input f32 [rows, ...] and a targets input
+/// i32 [rows], whatever the model named them; a scalar f32 loss output in both steps and a
+/// correct count in the eval step) and throws Error(Plan) otherwise.
 class Trainer {
 public:
   /// `planName` names the plan in messages. With a `group` of several processes, this process
@@ -105,7 +106,7 @@ public:
   /// onEvalStepEnd); the caller tells it the rest. Null: nobody.
   void setCallback(Callback *callback) { callback_ = callback; }
 
-  /// Elements per sample of the "image" input (784 for 28x28 images).
+  /// Elements per sample of the samples input (784 for 28x28 images).
   int64_t sampleElements() const { return sampleElements_; }
   /// Throws Error(Data) unless `data`'s samples have sampleElements() values.
   void checkData(const Dataset &data) const;
@@ -210,7 +211,7 @@ private:
 
   /// The buffers each replica (device) reads and writes.
   struct ReplicaBuffers {
-    int image = -1, label = -1;
+    int image = -1, label = -1; // the samples and targets inputs
     int trainLoss = -1, trainCorrect = -1, evalLoss = -1, evalCorrect = -1;
   };
   /// Host memory and events of the two steps a replica may have in flight: while the device

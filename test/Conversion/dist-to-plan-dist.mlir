@@ -14,10 +14,10 @@
 // allreduce_start and an allreduce_wait right where it was, on every device's copy of the
 // bucket, in device order; the updates read the means in place (the gradient buffers).
 // CHECK-LABEL: plan.program "mlp" attributes {batch = 8 : i64, devices_per_process = 2 : i64} {
-// CHECK-DAG: %[[X0:.*]] = plan.input "x" : memref<4x6xf32>
-// CHECK-DAG: %[[X1:.*]] = plan.input "x" {device = 1 : i64} : memref<4x6xf32>
-// CHECK-DAG: %[[L0:.*]] = plan.input "label" : memref<4xi32>
-// CHECK-DAG: %[[L1:.*]] = plan.input "label" {device = 1 : i64} : memref<4xi32>
+// CHECK-DAG: %[[X0:.*]] = plan.input "x" as samples : memref<4x6xf32>
+// CHECK-DAG: %[[X1:.*]] = plan.input "x" as samples {device = 1 : i64} : memref<4x6xf32>
+// CHECK-DAG: %[[L0:.*]] = plan.input "label" as targets : memref<4xi32>
+// CHECK-DAG: %[[L1:.*]] = plan.input "label" as targets {device = 1 : i64} : memref<4xi32>
 // CHECK: %[[W1_0:.*]] = plan.param "dense1.kernel" {init = #plan.init<kind = "glorot_uniform", fan_in = 6, fan_out = 5>} : memref<6x5xf32>
 // CHECK-NEXT: %[[W1_1:.*]] = plan.param "dense1.kernel" {device = 1 : i64, init = #plan.init<kind = "glorot_uniform", fan_in = 6, fan_out = 5>} : memref<6x5xf32>
 // CHECK-NEXT: plan.param "dense1.bias" {init
@@ -68,10 +68,10 @@
 // CHECK-NEXT: plan.kernel "sgd_update"
 // CHECK-NEXT: plan.kernel "sgd_update"
 // Every replica's outputs, each from its device's buffers.
-// CHECK-NEXT: plan.output "loss", %{{.*}} : memref<f32>
-// CHECK-NEXT: plan.output "correct", %{{.*}} : memref<f32>
-// CHECK-NEXT: plan.output "loss", %{{.*}} : memref<f32>
-// CHECK-NEXT: plan.output "correct", %{{.*}} : memref<f32>
+// CHECK-NEXT: plan.output "loss" as loss, %{{.*}} : memref<f32>
+// CHECK-NEXT: plan.output "correct" as correct, %{{.*}} : memref<f32>
+// CHECK-NEXT: plan.output "loss" as loss, %{{.*}} : memref<f32>
+// CHECK-NEXT: plan.output "correct" as correct, %{{.*}} : memref<f32>
 // CHECK-NEXT: }
 // CHECK-NEXT: plan.step "eval" {
 // CHECK-NOT: allreduce
@@ -82,8 +82,8 @@
 // runtime, the only device's input is its shard, and each allreduce_start / allreduce_wait
 // lowers to its kernel on device 0's bucket where the schedule put it.
 // PROCS-LABEL: plan.program "mlp" attributes {batch = 8 : i64, processes = 2 : i64} {
-// PROCS-NEXT: %[[X:.*]] = plan.input "x" : memref<4x6xf32>
-// PROCS-NEXT: %[[L:.*]] = plan.input "label" : memref<4xi32>
+// PROCS-NEXT: %[[X:.*]] = plan.input "x" as samples : memref<4x6xf32>
+// PROCS-NEXT: %[[L:.*]] = plan.input "label" as targets : memref<4xi32>
 // PROCS-NOT: device
 // PROCS: %[[K0:.*]] = plan.bucket 0 : memref<16xf32>
 // PROCS-NEXT: %[[G0:.*]] = plan.grad "dense2.kernel" in %[[K0]] : memref<16xf32> {bucket_offset = 0 : i64} : memref<5x3xf32>

@@ -5,7 +5,7 @@
 // Tests that the conversion needs both a train and an eval step.
 // expected-error @+1 {{expected a train and an eval step (run graph-derive-steps first)}}
 module {
-  func.func @train(%x: tensor<8x4xf32> {graph.input = "x"}) attributes {graph.step = "train", graph.model = "m"} {
+  func.func @train(%x: tensor<8x4xf32> {graph.input = "x", graph.role = "samples"}) attributes {graph.step = "train", graph.model = "m"} {
     return
   }
 }
@@ -14,7 +14,7 @@ module {
 
 // Tests that an op without a kernel (an apply_gradient left by a pipeline without
 // graph-expand-optimizer) is an error.
-func.func @train(%x: tensor<4x3xf32> {graph.input = "g"}) -> (tensor<f32> {graph.output = "loss"})
+func.func @train(%x: tensor<4x3xf32> {graph.input = "g", graph.role = "samples"}) -> (tensor<f32> {graph.output = "loss", graph.role = "loss"})
     attributes {graph.step = "train", graph.model = "m", graph.optimizer = #graph.sgd<>} {
   %w = graph.param "w" {init = #graph.zeros} : tensor<4x3xf32>
   // expected-error @+1 {{'graph.apply_gradient' op has no kernel to lower to}}
@@ -22,7 +22,7 @@ func.func @train(%x: tensor<4x3xf32> {graph.input = "g"}) -> (tensor<f32> {graph
   %loss = graph.fill 0.0 : tensor<f32>
   return %loss : tensor<f32>
 }
-func.func @eval(%x: tensor<4x3xf32> {graph.input = "g"}) -> (tensor<f32> {graph.output = "loss"})
+func.func @eval(%x: tensor<4x3xf32> {graph.input = "g", graph.role = "samples"}) -> (tensor<f32> {graph.output = "loss", graph.role = "loss"})
     attributes {graph.step = "eval", graph.model = "m"} {
   %loss = graph.fill 0.0 : tensor<f32>
   return %loss : tensor<f32>
@@ -32,7 +32,7 @@ func.func @eval(%x: tensor<4x3xf32> {graph.input = "g"}) -> (tensor<f32> {graph.
 
 // Tests that an allreduce needs a bucket of its own (a pipeline without dist-fuse-allreduce):
 // the collective kernels name their buffers by the bucket index.
-func.func @train(%g0: tensor<4x3xf32> {graph.input = "g"}) -> (tensor<f32> {graph.output = "loss"})
+func.func @train(%g0: tensor<4x3xf32> {graph.input = "g", graph.role = "samples"}) -> (tensor<f32> {graph.output = "loss", graph.role = "loss"})
     attributes {graph.step = "train", graph.model = "m", graph.optimizer = #graph.sgd<>,
                 dist.mesh = #dist.mesh<devices_per_process = 1, processes = 2, device = "cpu">} {
   %w = graph.param "w" {init = #graph.zeros} : tensor<4x3xf32>
@@ -42,7 +42,7 @@ func.func @train(%g0: tensor<4x3xf32> {graph.input = "g"}) -> (tensor<f32> {grap
   %loss = graph.fill 0.0 : tensor<f32>
   return %loss : tensor<f32>
 }
-func.func @eval(%x: tensor<4x3xf32> {graph.input = "g"}) -> (tensor<f32> {graph.output = "loss"})
+func.func @eval(%x: tensor<4x3xf32> {graph.input = "g", graph.role = "samples"}) -> (tensor<f32> {graph.output = "loss", graph.role = "loss"})
     attributes {graph.step = "eval", graph.model = "m", dist.mesh = #dist.mesh<devices_per_process = 1, processes = 2, device = "cpu">} {
   %loss = graph.fill 0.0 : tensor<f32>
   return %loss : tensor<f32>
@@ -52,7 +52,7 @@ func.func @eval(%x: tensor<4x3xf32> {graph.input = "g"}) -> (tensor<f32> {graph.
 
 // Tests that two allreduces cannot share a bucket index: one of them would average the
 // other's buffer.
-func.func @train(%g0: tensor<4x3xf32> {graph.input = "g"}, %g1: tensor<3xf32> {graph.input = "h"}) -> (tensor<f32> {graph.output = "loss"})
+func.func @train(%g0: tensor<4x3xf32> {graph.input = "g", graph.role = "samples"}, %g1: tensor<3xf32> {graph.input = "h", graph.role = "samples"}) -> (tensor<f32> {graph.output = "loss", graph.role = "loss"})
     attributes {graph.step = "train", graph.model = "m", graph.optimizer = #graph.sgd<>,
                 dist.mesh = #dist.mesh<devices_per_process = 1, processes = 2, device = "cpu">} {
   %w = graph.param "w" {init = #graph.zeros} : tensor<4x3xf32>
@@ -67,7 +67,7 @@ func.func @train(%g0: tensor<4x3xf32> {graph.input = "g"}, %g1: tensor<3xf32> {g
   %loss = graph.fill 0.0 : tensor<f32>
   return %loss : tensor<f32>
 }
-func.func @eval(%x: tensor<4x3xf32> {graph.input = "g"}) -> (tensor<f32> {graph.output = "loss"})
+func.func @eval(%x: tensor<4x3xf32> {graph.input = "g", graph.role = "samples"}) -> (tensor<f32> {graph.output = "loss", graph.role = "loss"})
     attributes {graph.step = "eval", graph.model = "m", dist.mesh = #dist.mesh<devices_per_process = 1, processes = 2, device = "cpu">} {
   %loss = graph.fill 0.0 : tensor<f32>
   return %loss : tensor<f32>

@@ -96,7 +96,7 @@ func.func @cnn(%x: tensor<4x8x8x1xf32> {graph.input = "image"}, %l: tensor<4xi32
 // initialisers: orthogonal with its gain as `a` and the tensor seen as [product of the leading
 // axes, last axis] (fan_in, fan_out), unit_forget_bias.
 // CHECK-LABEL: plan.program "rnn" attributes {batch = 4 : i64} {
-// CHECK: %[[X:.*]] = plan.input "seq" : memref<4x5x6xf32>
+// CHECK: %[[X:.*]] = plan.input "seq" as samples : memref<4x5x6xf32>
 // CHECK: %[[W1:.*]] = plan.param "lstm1.kernel" {init = #plan.init<kind = "glorot_uniform", fan_in = 6, fan_out = 12>} : memref<6x12xf32>
 // CHECK-NEXT: %[[R1:.*]] = plan.param "lstm1.recurrent_kernel" {init = #plan.init<kind = "orthogonal", a = 1.000000e+00, fan_in = 3, fan_out = 12>} : memref<3x12xf32>
 // CHECK-NEXT: %[[B1:.*]] = plan.param "lstm1.bias" {init = #plan.init<kind = "unit_forget_bias", fan_in = 12, fan_out = 12>} : memref<12xf32>

@@ -10,8 +10,8 @@
 // plan.output per result. The graph functions are gone.
 // CHECK-NOT: func.func
 // CHECK-LABEL: plan.program "conv" attributes {batch = 8 : i64} {
-// CHECK-NEXT: %[[IMG:.*]] = plan.input "image" : memref<8x2x2xf32>
-// CHECK-NEXT: %[[L:.*]] = plan.input "label" : memref<8xi32>
+// CHECK-NEXT: %[[IMG:.*]] = plan.input "image" as samples : memref<8x2x2xf32>
+// CHECK-NEXT: %[[L:.*]] = plan.input "label" as targets : memref<8xi32>
 // CHECK-NEXT: %[[K:.*]] = plan.param "k" {init = #plan.init<kind = "he_uniform", fan_in = 16, fan_out = 12>} : memref<2x2x4x3xf32>
 // CHECK-NEXT: %[[KV:.*]] = plan.param "k/velocity" {init = #plan.init<kind = "zeros", fan_in = 16, fan_out = 12>, optimizer_state} : memref<2x2x4x3xf32>
 // CHECK-NEXT: %[[W1:.*]] = plan.param "dense1.kernel" {init = #plan.init<kind = "glorot_normal", fan_in = 4, fan_out = 16>} : memref<4x16xf32>
@@ -54,8 +54,8 @@
 // CHECK-NEXT: %[[DK:.*]] = plan.view %[[DW2]] : memref<16x3xf32> to memref<2x2x4x3xf32>
 // CHECK-NEXT: plan.kernel "copy" ins(%[[DK]] : memref<2x2x4x3xf32>) outs(%[[GK]] : memref<2x2x4x3xf32>)
 // CHECK-NEXT: plan.kernel "momentum_update" ins(%[[GK]] : memref<2x2x4x3xf32>) outs(%[[K]], %[[KV]] : memref<2x2x4x3xf32>, memref<2x2x4x3xf32>) {lr = 1.000000e-02 : f64, momentum = 9.000000e-01 : f64, nesterov = 1 : i64}
-// CHECK-NEXT: plan.output "loss", %[[LOSS]] : memref<f32>
-// CHECK-NEXT: plan.output "correct", %[[C]] : memref<f32>
+// CHECK-NEXT: plan.output "loss" as loss, %[[LOSS]] : memref<f32>
+// CHECK-NEXT: plan.output "correct" as correct, %[[C]] : memref<f32>
 // CHECK-NEXT: }
 // CHECK-NEXT: plan.step "eval" {
 // CHECK-NEXT: %[[F:.*]] = plan.view %[[IMG]] : memref<8x2x2xf32> to memref<8x4xf32>
@@ -70,8 +70,8 @@
 // CHECK-NEXT: plan.kernel "softmax_xent" ins(%[[T]], %[[L]] : memref<8x3xf32>, memref<8xi32>) outs(%[[LOSS]] : memref<f32>)
 // CHECK-NEXT: %[[C:.*]] = plan.alloc : memref<f32>
 // CHECK-NEXT: plan.kernel "count_correct" ins(%[[T]], %[[L]] : memref<8x3xf32>, memref<8xi32>) outs(%[[C]] : memref<f32>)
-// CHECK-NEXT: plan.output "loss", %[[LOSS]] : memref<f32>
-// CHECK-NEXT: plan.output "correct", %[[C]] : memref<f32>
+// CHECK-NEXT: plan.output "loss" as loss, %[[LOSS]] : memref<f32>
+// CHECK-NEXT: plan.output "correct" as correct, %[[C]] : memref<f32>
 // CHECK-NEXT: }
 // CHECK-NEXT: }
 // CHECK-NOT: func.func

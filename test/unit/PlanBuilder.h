@@ -110,8 +110,8 @@ public:
     params_.push_back({name, buffer, grad, init, kind});
     return *this;
   }
-  PlanBuilder &input(const std::string &name, uint32_t buffer) {
-    inputs_.push_back({name, buffer});
+  PlanBuilder &input(const std::string &name, uint32_t buffer, InputRole role) {
+    inputs_.push_back({name, buffer, static_cast<uint8_t>(role)});
     return *this;
   }
   KernelSpec &kernel(StepKind step, KernelKind kind, std::vector<uint32_t> ins,
@@ -128,8 +128,8 @@ public:
     k.outputs = std::move(outs);
     return k;
   }
-  PlanBuilder &output(StepKind step, const std::string &name, uint32_t buffer) {
-    steps_[index(step)].outputs.push_back({name, buffer});
+  PlanBuilder &output(StepKind step, const std::string &name, uint32_t buffer, OutputRole role) {
+    steps_[index(step)].outputs.push_back({name, buffer, static_cast<uint8_t>(role)});
     return *this;
   }
 
@@ -220,7 +220,7 @@ public:
     }
     std::vector<flatbuffers::Offset<fb::Input>> inputs;
     for (const Named &in : inputs_)
-      inputs.push_back(fb::CreateInputDirect(fbb, in.name.c_str(), in.buffer));
+      inputs.push_back(fb::CreateInputDirect(fbb, in.name.c_str(), in.buffer, in.role));
     auto train = buildStep(fbb, trainName_.c_str(), steps_[0]);
     auto eval = buildStep(fbb, "eval", steps_[1]);
     std::vector<flatbuffers::Offset<fb::Collective>> collectives;
@@ -295,6 +295,7 @@ private:
   struct Named {
     std::string name;
     uint32_t buffer;
+    uint8_t role; // InputRole or OutputRole
   };
   struct StepSpec {
     std::deque<KernelSpec> kernels; // a deque keeps returned references valid
@@ -351,7 +352,7 @@ private:
     }
     std::vector<flatbuffers::Offset<fb::Output>> outputs;
     for (const Named &o : step.outputs)
-      outputs.push_back(fb::CreateOutputDirect(fbb, o.name.c_str(), o.buffer));
+      outputs.push_back(fb::CreateOutputDirect(fbb, o.name.c_str(), o.buffer, o.role));
     return fb::CreateStepDirect(fbb, name, &kernels, &outputs);
   }
 

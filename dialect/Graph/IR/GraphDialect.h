@@ -35,6 +35,9 @@ inline constexpr llvm::StringLiteral kInputAttr = "graph.input";
 inline constexpr llvm::StringLiteral kOptimizerAttr = "graph.optimizer";
 inline constexpr llvm::StringLiteral kStepAttr = "graph.step";
 inline constexpr llvm::StringLiteral kOutputAttr = "graph.output";
+/// On a step's arguments and results (graph-derive-steps): what the runtime feeds or reads
+/// there, by the runtime's role names (InputRole, OutputRole: "samples", "loss").
+inline constexpr llvm::StringLiteral kRoleAttr = "graph.role";
 /// On a func.call of a block: the prefix its parameters get when graph-inline-calls inlines it.
 inline constexpr llvm::StringLiteral kScopeAttr = "graph.scope";
 inline constexpr llvm::StringLiteral kModelAttr = "graph.model";

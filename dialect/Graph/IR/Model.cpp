@@ -27,11 +27,11 @@ func::FuncOp requireStepFunction(ModuleOp module, StringRef step) {
   return func;
 }
 
-Value getStepOutput(func::FuncOp func, StringRef name) {
+Value getStepOutput(func::FuncOp func, StringRef role) {
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
-    if (auto attr = func.getResultAttrOfType<StringAttr>(i, kOutputAttr);
-        attr && attr.getValue() == name)
+    if (auto attr = func.getResultAttrOfType<StringAttr>(i, kRoleAttr);
+        attr && attr.getValue() == role)
       return ret.getOperand(i);
   return nullptr;
 }

@@ -16,8 +16,8 @@ mlir::func::FuncOp getStepFunction(mlir::ModuleOp module, llvm::StringRef step);
 /// As getStepFunction, but a missing step is an error at the module ("no train step (run
 /// graph-derive-steps first)").
 mlir::func::FuncOp requireStepFunction(mlir::ModuleOp module, llvm::StringRef step);
-/// The value a step function returns under the `graph.output` name, or null.
-mlir::Value getStepOutput(mlir::func::FuncOp func, llvm::StringRef name);
+/// The value a step function returns in `role` (its `graph.role`: "loss", "correct"), or null.
+mlir::Value getStepOutput(mlir::func::FuncOp func, llvm::StringRef role);
 /// The optimizer attribute of a function, or null.
 mlir::Attribute getOptimizer(mlir::func::FuncOp func);
 /// Copies the discardable attributes of `from` (placement, annotations of other phases) onto

@@ -10,11 +10,43 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 
+#include <set>
+#include <tuple>
+
 using namespace mlir;
 using namespace dp::plan;
 
+// A role is written as a bare keyword: `plan.input "image" as samples`.
+static ParseResult parseRole(OpAsmParser &parser, StringAttr &role) {
+  std::string keyword;
+  if (parser.parseKeywordOrString(&keyword))
+    return failure();
+  role = parser.getBuilder().getStringAttr(keyword);
+  return success();
+}
+
+static void printRole(OpAsmPrinter &printer, Operation *, StringAttr role) {
+  printer.printKeywordOrString(role.getValue());
+}
+
 #define GET_OP_CLASSES
 #include "dialect/Plan/IR/PlanOps.cpp.inc"
+
+LogicalResult InputOp::verify() {
+  if (rt::InputRole role; !rt::inputRoleByName(getRole(), role))
+    return emitOpError() << "has unknown role '" << getRole() << "' (expected "
+                         << rt::inputRoleName(rt::InputRole::Samples) << " or "
+                         << rt::inputRoleName(rt::InputRole::Targets) << ")";
+  return success();
+}
+
+LogicalResult OutputOp::verify() {
+  if (rt::OutputRole role; !rt::outputRoleByName(getRole(), role))
+    return emitOpError() << "has unknown role '" << getRole() << "' (expected "
+                         << rt::outputRoleName(rt::OutputRole::Loss) << " or "
+                         << rt::outputRoleName(rt::OutputRole::Correct) << ")";
+  return success();
+}
 
 LogicalResult ProgramOp::verify() {
   if (getBatch() <= 0)
@@ -64,6 +96,25 @@ LogicalResult ProgramOp::verify() {
       if (step.getName() != "serve")
         return emitOpError() << "is a server's program, whose one step is 'serve', but has '"
                              << step.getName() << "'";
+  }
+  // The runtime finds inputs and outputs by role: one of each per device (and step).
+  std::set<std::tuple<Operation *, StringRef, int64_t>> roles;
+  for (Operation &op : getBody().front()) {
+    auto check = [&](Operation *op, Operation *scope, StringRef role,
+                     int64_t device) -> LogicalResult {
+      if (roles.insert({scope, role, device}).second)
+        return success();
+      return op->emitOpError() << "is a second " << role << (scope ? " output" : " input")
+                               << " of device " << device;
+    };
+    if (auto input = dyn_cast<InputOp>(op)) {
+      if (failed(check(input, nullptr, input.getRole(), input.getDevice())))
+        return failure();
+    } else if (auto step = dyn_cast<StepOp>(op)) {
+      for (auto output : step.getBody().front().getOps<OutputOp>())
+        if (failed(check(output, step, output.getRole(), bufferDevice(output.getBuffer()))))
+          return failure();
+    }
   }
   int64_t devices = getDevicesPerProcess();
   WalkResult result = getOperation()->walk([&](Operation *op) {

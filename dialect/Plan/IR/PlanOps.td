@@ -95,11 +95,14 @@ def Plan_InputOp : Plan_Op<"input", [HasParent<"ProgramOp">]> {
   let description = [{
     Holds the device's shard of the global batch: its rows are rows `s * n` to `(s + 1) * n`
     of the global batch, where `n` is the buffer's row count and `s = rank * R + device`.
+    The runtime finds it by its role: `samples` (the batch's samples) or `targets` (what the
+    loss compares the predictions with); each device has at most one input of each role.
   }];
-  let arguments = (ins StrAttr:$name, OptionalAttr<I64Attr>:$offset,
+  let arguments = (ins StrAttr:$name, StrAttr:$role, OptionalAttr<I64Attr>:$offset,
                        DefaultValuedAttr<I64Attr, "0">:$device);
   let results = (outs Plan_Buffer:$buffer);
-  let assemblyFormat = "$name attr-dict `:` type($buffer)";
+  let assemblyFormat = "$name `as` custom<Role>($role) attr-dict `:` type($buffer)";
+  let hasVerifier = 1;
 }
 
 def Plan_StepOp : Plan_Op<"step", [HasParent<"ProgramOp">, NoTerminator, SingleBlock]> {
@@ -172,10 +175,13 @@ def Plan_KernelOp : Plan_Op<"kernel", [HasParent<"StepOp">, AttrSizedOperandSegm
 def Plan_OutputOp : Plan_Op<"output", [HasParent<"StepOp">]> {
   let summary = "a named result of the step, left in a buffer for the runtime";
   let description = [{
-    The runtime reads `loss` and `correct` from these buffers after each step.
+    The runtime reads an f32 scalar from the buffer after each step and reduces it by its
+    role: `loss` (the mean loss over the device's rows) or `correct` (how many rows the model
+    predicts right); each device has at most one output of each role in a step.
   }];
-  let arguments = (ins StrAttr:$name, Plan_Buffer:$buffer);
-  let assemblyFormat = "$name `,` $buffer attr-dict `:` type($buffer)";
+  let arguments = (ins StrAttr:$name, StrAttr:$role, Plan_Buffer:$buffer);
+  let assemblyFormat = "$name `as` custom<Role>($role) `,` $buffer attr-dict `:` type($buffer)";
+  let hasVerifier = 1;
 }
 
 #endif // DP_PLAN_OPS

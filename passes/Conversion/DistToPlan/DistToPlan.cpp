@@ -81,24 +81,23 @@ public:
 
   void declarePersistent(func::FuncOp func) {
     b_.setInsertionPointToEnd(&program_.getBody().front());
-    auto inputName = [&](Value arg) {
-      return func.getArgAttrOfType<StringAttr>(cast<BlockArgument>(arg).getArgNumber(),
-                                               g::kInputAttr)
-          .getValue();
-    };
     // Each replica's shard of an input is that device's input buffer; an input read whole
-    // (a single replica) is device 0's.
-    auto declareInput = [&](Value v, StringRef name, int64_t device) {
+    // (a single replica) is device 0's. Its role is the one graph-derive-steps gave it (the
+    // plan verifier refuses an input without one).
+    auto declareInput = [&](Value v, Value arg, int64_t device) {
+      unsigned n = cast<BlockArgument>(arg).getArgNumber();
+      StringRef name = func.getArgAttrOfType<StringAttr>(n, g::kInputAttr).getValue();
+      auto role = func.getArgAttrOfType<StringAttr>(n, g::kRoleAttr);
       Value &buffer = inputs_[{name, device}];
       if (!buffer)
         buffer = b_.create<plan::InputOp>(v.getLoc(), bufferType(v.getType()), name,
-                                          IntegerAttr(), device);
+                                          role ? role.getValue() : "", IntegerAttr(), device);
     };
     for (BlockArgument arg : func.getArguments())
       if (llvm::any_of(arg.getUsers(), [](Operation *u) { return !isa<dist::ShardOp>(u); }))
-        declareInput(arg, inputName(arg), 0);
+        declareInput(arg, arg, 0);
     for (auto shard : func.getOps<dist::ShardOp>())
-      declareInput(shard, inputName(shard.getInput()), dist::getReplica(shard));
+      declareInput(shard, shard.getInput(), dist::getReplica(shard));
     for (g::ParamOp param : func.getOps<g::ParamOp>()) {
       Value &buffer = params_[{param.getName(), dist::getReplica(param)}];
       if (!buffer)
@@ -360,7 +359,9 @@ private:
           auto func = ret->getParentOfType<func::FuncOp>();
           for (unsigned i = 0, e = ret.getNumOperands(); i < e; ++i) {
             auto name = func.getResultAttrOfType<StringAttr>(i, g::kOutputAttr);
+            auto role = func.getResultAttrOfType<StringAttr>(i, g::kRoleAttr);
             b_.create<plan::OutputOp>(ret.getLoc(), name ? name.getValue() : "result",
+                                      role ? role.getValue() : "",
                                       values_.lookup(ret.getOperand(i)));
           }
         })

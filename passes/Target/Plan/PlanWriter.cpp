@@ -64,9 +64,12 @@ public:
                                        ids_.lookup(param.getBuffer()), grad, initRec,
                                        static_cast<uint8_t>(kind)));
     }
-    for (InputOp input : program_.getOps<InputOp>())
+    for (InputOp input : program_.getOps<InputOp>()) {
+      rt::InputRole role{}; // the op's verifier has checked the name
+      rt::inputRoleByName(input.getRole(), role);
       inputs.push_back(fb::CreateInput(fbb_, fbb_.CreateString(input.getName().str()),
-                                       ids_.lookup(input.getBuffer())));
+                                       ids_.lookup(input.getBuffer()), static_cast<uint8_t>(role)));
+    }
 
     flatbuffers::Offset<fb::Step> train, eval;
     const bool server = program_.getServerAttr() != nullptr;
@@ -261,8 +264,11 @@ private:
     std::vector<flatbuffers::Offset<fb::Output>> outputs;
     for (Operation &op : step.getBody().front()) {
       if (auto out = dyn_cast<OutputOp>(op)) {
+        rt::OutputRole role{}; // the op's verifier has checked the name
+        rt::outputRoleByName(out.getRole(), role);
         outputs.push_back(fb::CreateOutput(fbb_, fbb_.CreateString(out.getName().str()),
-                                           ids_.lookup(out.getBuffer())));
+                                           ids_.lookup(out.getBuffer()),
+                                           static_cast<uint8_t>(role)));
         continue;
       }
       auto k = dyn_cast<KernelOp>(op);

@@ -51,7 +51,7 @@ plan.program "m" attributes {batch = 1 : i64} {
 
 // Tests that a kernel's number of inputs must be in its range (dense: 2 or 3).
 plan.program "m" attributes {batch = 1 : i64} {
-  %x = plan.input "x" : memref<8x4xf32>
+  %x = plan.input "x" as samples : memref<8x4xf32>
   plan.step "s" {
     %0 = plan.alloc : memref<8x3xf32>
     // expected-error @+1 {{'plan.kernel' op kernel 'dense' takes 2 to 3 inputs, found 1}}
@@ -124,7 +124,7 @@ plan.program "m" attributes {batch = 1 : i64} {
 
 // Tests that kernels live in a step (ODS).
 plan.program "m" attributes {batch = 1 : i64} {
-  %0 = plan.input "x" : memref<4xf32>
+  %0 = plan.input "x" as samples : memref<4xf32>
   // expected-error @+1 {{'plan.kernel' op expects parent op 'plan.step'}}
   plan.kernel "copy" ins(%0 : memref<4xf32>) outs(%0 : memref<4xf32>)
 }
@@ -241,8 +241,8 @@ plan.program "m" attributes {batch = 1 : i64} {
 
 // Tests that a kernel runs on one device: its buffers cannot come from two.
 plan.program "m" attributes {batch = 1 : i64, devices_per_process = 2 : i64} {
-  %x = plan.input "x" : memref<4xf32>
-  %y = plan.input "x" {device = 1 : i64} : memref<4xf32>
+  %x = plan.input "x" as samples : memref<4xf32>
+  %y = plan.input "x" as samples {device = 1 : i64} : memref<4xf32>
   plan.step "s" {
     %0 = plan.alloc {device = 1 : i64} : memref<4xf32>
     // expected-error @+1 {{'plan.kernel' op mixes buffers of devices 0 and 1}}
@@ -410,5 +410,48 @@ plan.program "m" attributes {batch = 1 : i64, server = 0 : i64, processes = 2 : 
 // expected-error @+1 {{'plan.program' op is a server's program, whose one step is 'serve', but has 'train'}}
 plan.program "m" attributes {batch = 1 : i64, server = 0 : i64} {
   plan.step "train" {
+  }
+}
+
+// -----
+
+// Tests that an input has a role the runtime knows.
+plan.program "m" attributes {batch = 1 : i64} {
+  // expected-error @+1 {{'plan.input' op has unknown role 'labels' (expected samples or targets)}}
+  %x = plan.input "x" as labels : memref<4xf32>
+}
+
+// -----
+
+// Tests that an output has a role the runtime knows.
+plan.program "m" attributes {batch = 1 : i64} {
+  plan.step "s" {
+    %0 = plan.alloc : memref<f32>
+    // expected-error @+1 {{'plan.output' op has unknown role 'accuracy' (expected loss or correct)}}
+    plan.output "acc" as accuracy, %0 : memref<f32>
+  }
+}
+
+// -----
+
+// Tests that the runtime finds one input of each role a device: two samples inputs of one
+// device are refused, one on each of two devices are not.
+plan.program "m" attributes {batch = 1 : i64, devices_per_process = 2 : i64} {
+  %x0 = plan.input "x" as samples : memref<4xf32>
+  %x1 = plan.input "x" as samples {device = 1 : i64} : memref<4xf32>
+  // expected-error @+1 {{'plan.input' op is a second samples input of device 0}}
+  %m = plan.input "mask" as samples : memref<4xf32>
+}
+
+// -----
+
+// Tests that a step has one output of each role a device.
+plan.program "m" attributes {batch = 1 : i64} {
+  plan.step "s" {
+    %0 = plan.alloc : memref<f32>
+    %1 = plan.alloc : memref<f32>
+    plan.output "loss" as loss, %0 : memref<f32>
+    // expected-error @+1 {{'plan.output' op is a second loss output of device 0}}
+    plan.output "xent" as loss, %1 : memref<f32>
   }
 }

@@ -8,10 +8,10 @@
 // round-trips.
 // CHECK-LABEL: plan.program "m" attributes {batch = 8 : i64} {
 plan.program "m" attributes {batch = 8 : i64} {
-  // CHECK: %[[X:.*]] = plan.input "x" : memref<8x4xf32>
-  %x = plan.input "x" : memref<8x4xf32>
-  // CHECK: %[[L:.*]] = plan.input "label" {offset = 128 : i64} : memref<8xi32>
-  %l = plan.input "label" {offset = 128 : i64} : memref<8xi32>
+  // CHECK: %[[X:.*]] = plan.input "x" as samples : memref<8x4xf32>
+  %x = plan.input "x" as samples : memref<8x4xf32>
+  // CHECK: %[[L:.*]] = plan.input "label" as targets {offset = 128 : i64} : memref<8xi32>
+  %l = plan.input "label" as targets {offset = 128 : i64} : memref<8xi32>
   // CHECK: %[[W:.*]] = plan.param "w" {init = #plan.init<kind = "glorot_uniform", fan_in = 4, fan_out = 3>} : memref<4x3xf32>
   %w = plan.param "w" {init = #plan.init<kind = "glorot_uniform", fan_in = 4, fan_out = 3>} : memref<4x3xf32>
   // CHECK: %[[B:.*]] = plan.param "b" {init = #plan.init<kind = "zeros">, offset = 64 : i64} : memref<3xf32>
@@ -57,8 +57,8 @@ plan.program "m" attributes {batch = 8 : i64} {
     plan.kernel "sgd_update" ins(%gb : memref<3xf32>) outs(%b : memref<3xf32>) {lr = 0.1 : f64}
     // CHECK: plan.kernel "momentum_update" ins(%[[GW]] : memref<4x3xf32>) outs(%[[W]], %[[V]] : memref<4x3xf32>, memref<4x3xf32>) {lr = 1.000000e-01 : f64, momentum = 9.000000e-01 : f64, nesterov = 1 : i64}
     plan.kernel "momentum_update" ins(%gw : memref<4x3xf32>) outs(%w, %v : memref<4x3xf32>, memref<4x3xf32>) {lr = 0.1 : f64, momentum = 0.9 : f64, nesterov = 1 : i64}
-    // CHECK: plan.output "correct", %[[ONE]] : memref<f32>
-    plan.output "correct", %one : memref<f32>
+    // CHECK: plan.output "correct" as correct, %[[ONE]] : memref<f32>
+    plan.output "correct" as correct, %one : memref<f32>
   }
   // CHECK: plan.step "eval" attributes {peak_bytes = 0 : i64} {
   // CHECK-NEXT: }
@@ -77,8 +77,8 @@ plan.program "empty" attributes {batch = 1 : i64, arena_bytes = 0 : i64, persist
 // buckets with the gradients inside them at their bucket_offset, per-device transients, and
 // the collective kernels whose input d is device d's copy of a bucket.
 // CHECK-LABEL: plan.program "dp" attributes {batch = 8 : i64, devices_per_process = 2 : i64, processes = 3 : i64} {
-// CHECK-NEXT: %[[X0:.*]] = plan.input "x" : memref<2x4xf32>
-// CHECK-NEXT: %[[X1:.*]] = plan.input "x" {device = 1 : i64, offset = 0 : i64} : memref<2x4xf32>
+// CHECK-NEXT: %[[X0:.*]] = plan.input "x" as samples : memref<2x4xf32>
+// CHECK-NEXT: %[[X1:.*]] = plan.input "x" as samples {device = 1 : i64, offset = 0 : i64} : memref<2x4xf32>
 // CHECK-NEXT: %[[W0:.*]] = plan.param "w" {init = #plan.init<kind = "zeros">} : memref<4x3xf32>
 // CHECK-NEXT: %[[W1:.*]] = plan.param "w" {device = 1 : i64, init = #plan.init<kind = "zeros">} : memref<4x3xf32>
 // CHECK-NEXT: %[[K0:.*]] = plan.bucket 0 : memref<32xf32>
@@ -97,12 +97,12 @@ plan.program "empty" attributes {batch = 1 : i64, arena_bytes = 0 : i64, persist
 // CHECK-NEXT: plan.kernel "allreduce_wait" ins(%[[K0]], %[[K1]] : memref<32xf32>, memref<32xf32>) {bucket = 0 : i64}
 // CHECK-NEXT: plan.kernel "sgd_update" ins(%[[GW0]] : memref<4x3xf32>) outs(%[[W0]] : memref<4x3xf32>) {lr = 1.000000e-01 : f64}
 // CHECK-NEXT: plan.kernel "sgd_update" ins(%[[GW1]] : memref<4x3xf32>) outs(%[[W1]] : memref<4x3xf32>) {lr = 1.000000e-01 : f64}
-// CHECK-NEXT: plan.output "h", %[[V1]] : memref<6xf32>
+// CHECK-NEXT: plan.output "h" as loss, %[[V1]] : memref<6xf32>
 // CHECK-NEXT: }
 // CHECK-NEXT: }
 plan.program "dp" attributes {batch = 8 : i64, devices_per_process = 2 : i64, processes = 3 : i64} {
-  %x0 = plan.input "x" {device = 0 : i64} : memref<2x4xf32>
-  %x1 = plan.input "x" {device = 1 : i64, offset = 0 : i64} : memref<2x4xf32>
+  %x0 = plan.input "x" as samples {device = 0 : i64} : memref<2x4xf32>
+  %x1 = plan.input "x" as samples {device = 1 : i64, offset = 0 : i64} : memref<2x4xf32>
   %w0 = plan.param "w" {init = #plan.init<kind = "zeros">} : memref<4x3xf32>
   %w1 = plan.param "w" {init = #plan.init<kind = "zeros">, device = 1 : i64} : memref<4x3xf32>
   %k0 = plan.bucket 0 : memref<32xf32>
@@ -121,7 +121,7 @@ plan.program "dp" attributes {batch = 8 : i64, devices_per_process = 2 : i64, pr
     plan.kernel "allreduce_wait" ins(%k0, %k1 : memref<32xf32>, memref<32xf32>) {bucket = 0 : i64}
     plan.kernel "sgd_update" ins(%gw0 : memref<4x3xf32>) outs(%w0 : memref<4x3xf32>) {lr = 0.1 : f64}
     plan.kernel "sgd_update" ins(%gw1 : memref<4x3xf32>) outs(%w1 : memref<4x3xf32>) {lr = 0.1 : f64}
-    plan.output "h", %v1 : memref<6xf32>
+    plan.output "h" as loss, %v1 : memref<6xf32>
   }
 }
 

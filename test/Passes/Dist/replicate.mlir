@@ -16,8 +16,8 @@
 // replica's outputs, replica by replica, each result tagged with its replica and named as
 // before. Both steps get the mesh.
 // CHECK-LABEL: func.func @train(
-// CHECK-SAME: %[[X:[^:]*]]: tensor<8x6xf32> {graph.input = "x"}, %[[L:[^:]*]]: tensor<8xi32> {graph.input = "label"})
-// CHECK-SAME: -> (tensor<f32> {dist.replica = 0 : i64, graph.output = "loss"}, tensor<f32> {dist.replica = 0 : i64, graph.output = "correct"}, tensor<f32> {dist.replica = 1 : i64, graph.output = "loss"}, tensor<f32> {dist.replica = 1 : i64, graph.output = "correct"})
+// CHECK-SAME: %[[X:[^:]*]]: tensor<8x6xf32> {graph.input = "x", graph.role = "samples"}, %[[L:[^:]*]]: tensor<8xi32> {graph.input = "label", graph.role = "targets"})
+// CHECK-SAME: -> (tensor<f32> {dist.replica = 0 : i64, graph.output = "loss", graph.role = "loss"}, tensor<f32> {dist.replica = 0 : i64, graph.output = "correct", graph.role = "correct"}, tensor<f32> {dist.replica = 1 : i64, graph.output = "loss", graph.role = "loss"}, tensor<f32> {dist.replica = 1 : i64, graph.output = "correct", graph.role = "correct"})
 // CHECK-SAME: attributes {dist.mesh = #dist.mesh<devices_per_process = 2, processes = 1, device = "cpu">, graph.model = "mlp", graph.optimizer = #graph.sgd<lr = 1.000000e-01>, graph.step = "train"}
 // CHECK-NEXT: %[[W1_0:.*]] = graph.param "dense1.kernel" {dist.replica = 0 : i64, init = #graph.glorot_uniform} : tensor<6x5xf32>
 // CHECK-NEXT: %[[W1_1:.*]] = graph.param "dense1.kernel" {dist.replica = 1 : i64, init = #graph.glorot_uniform} : tensor<6x5xf32>
@@ -61,8 +61,8 @@
 // CHECK-NEXT: graph.apply_gradient %[[B1_1]], %[[DB1_1]] {dist.replica = 1 : i64} : tensor<5xf32>
 // CHECK-NEXT: return %[[LOSS_0]], %[[C_0]], %[[LOSS_1]], %[[C_1]] : tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>
 // CHECK-LABEL: func.func @eval(
-// CHECK-SAME: %[[X:[^:]*]]: tensor<8x6xf32> {graph.input = "x"}, %[[L:[^:]*]]: tensor<8xi32> {graph.input = "label"})
-// CHECK-SAME: -> (tensor<f32> {dist.replica = 0 : i64, graph.output = "loss"}, tensor<f32> {dist.replica = 0 : i64, graph.output = "correct"}, tensor<f32> {dist.replica = 1 : i64, graph.output = "loss"}, tensor<f32> {dist.replica = 1 : i64, graph.output = "correct"})
+// CHECK-SAME: %[[X:[^:]*]]: tensor<8x6xf32> {graph.input = "x", graph.role = "samples"}, %[[L:[^:]*]]: tensor<8xi32> {graph.input = "label", graph.role = "targets"})
+// CHECK-SAME: -> (tensor<f32> {dist.replica = 0 : i64, graph.output = "loss", graph.role = "loss"}, tensor<f32> {dist.replica = 0 : i64, graph.output = "correct", graph.role = "correct"}, tensor<f32> {dist.replica = 1 : i64, graph.output = "loss", graph.role = "loss"}, tensor<f32> {dist.replica = 1 : i64, graph.output = "correct", graph.role = "correct"})
 // CHECK-SAME: attributes {dist.mesh = #dist.mesh<devices_per_process = 2, processes = 1, device = "cpu">, graph.model = "mlp", graph.step = "eval"}
 // CHECK-COUNT-2: graph.param "dense1.kernel"
 // CHECK-COUNT-2: graph.param "dense1.bias"
@@ -80,14 +80,14 @@
 // Tests that with one device per process (R = 1, here P = 2 processes of a cuda device) the
 // steps only get the mesh: no copies, no replica tags, the same outputs.
 // PROCS-LABEL: func.func @train(
-// PROCS-SAME: -> (tensor<f32> {graph.output = "loss"}, tensor<f32> {graph.output = "correct"})
+// PROCS-SAME: -> (tensor<f32> {graph.output = "loss", graph.role = "loss"}, tensor<f32> {graph.output = "correct", graph.role = "correct"})
 // PROCS-SAME: attributes {dist.mesh = #dist.mesh<devices_per_process = 1, processes = 2, device = "cuda">, graph.model = "mlp"
 // PROCS-NOT: dist.replica
 // PROCS-COUNT-1: graph.param "dense1.kernel"
 // PROCS-NOT: graph.param "dense1.kernel"
 // PROCS: return %{{.*}}, %{{.*}} : tensor<f32>, tensor<f32>
 // PROCS-LABEL: func.func @eval(
-// PROCS-SAME: -> (tensor<f32> {graph.output = "loss"}, tensor<f32> {graph.output = "correct"})
+// PROCS-SAME: -> (tensor<f32> {graph.output = "loss", graph.role = "loss"}, tensor<f32> {graph.output = "correct", graph.role = "correct"})
 // PROCS-SAME: attributes {dist.mesh = #dist.mesh<devices_per_process = 1, processes = 2, device = "cuda">, graph.model = "mlp", graph.step = "eval"}
 // PROCS-NOT: dist.replica
 // PROCS: return %{{.*}}, %{{.*}} : tensor<f32>, tensor<f32>

@@ -11,7 +11,7 @@
 // batch_norm_train, moving_stats_update and gradients), and so do batch_norm_grad_params's
 // [C] sums and the moving statistics' update; the eval step's batch_norm takes 2 images too.
 // CHECK-LABEL: func.func @train(
-// CHECK-SAME: %[[X:[^:]*]]: tensor<4x8x8x1xf32> {graph.input = "image"}
+// CHECK-SAME: %[[X:[^:]*]]: tensor<4x8x8x1xf32> {graph.input = "image", graph.role = "samples"}
 // CHECK-DAG: %[[X0:.*]] = dist.shard %[[X]] {dist.replica = 0 : i64, replica = 0 : i64, shards = 2 : i64} : tensor<4x8x8x1xf32> -> tensor<2x8x8x1xf32>
 // CHECK-DAG: %[[X1:.*]] = dist.shard %[[X]] {dist.replica = 1 : i64, replica = 1 : i64, shards = 2 : i64} : tensor<4x8x8x1xf32> -> tensor<2x8x8x1xf32>
 // CHECK: %[[C0:.*]] = graph.conv2d %[[X0]], {{.*}} -> tensor<2x6x6x2xf32>
@@ -81,7 +81,7 @@ func.func @cnn(%x: tensor<4x8x8x1xf32> {graph.input = "image"}, %l: tensor<4xi32
 // while its kernel, recurrent kernel and bias gradients (sums over the batch) keep the
 // weights' shapes.
 // CHECK-LABEL: func.func @train(
-// CHECK-SAME: %[[X:[^:]*]]: tensor<4x5x6xf32> {graph.input = "seq"}
+// CHECK-SAME: %[[X:[^:]*]]: tensor<4x5x6xf32> {graph.input = "seq", graph.role = "samples"}
 // CHECK-DAG: %[[X0:.*]] = dist.shard %[[X]] {dist.replica = 0 : i64, replica = 0 : i64, shards = 2 : i64} : tensor<4x5x6xf32> -> tensor<2x5x6xf32>
 // CHECK-DAG: %[[X1:.*]] = dist.shard %[[X]] {dist.replica = 1 : i64, replica = 1 : i64, shards = 2 : i64} : tensor<4x5x6xf32> -> tensor<2x5x6xf32>
 // CHECK: %[[H1_0:.*]] = graph.lstm %[[X0]], {{.*}} {dist.replica = 0 : i64, return_sequences} : (tensor<2x5x6xf32>, tensor<6x12xf32>, tensor<3x12xf32>, tensor<12xf32>) -> tensor<2x5x3xf32>

@@ -10,7 +10,7 @@
 // (matmul with transpose_lhs, contracting over the rows), the bias gradients (reduce_rows), the
 // losses and the correct counts keep their types.
 // CHECK-LABEL: func.func @train(
-// CHECK-SAME: %[[X:[^:]*]]: tensor<8x6xf32> {graph.input = "x"}, %[[L:[^:]*]]: tensor<8xi32> {graph.input = "label"})
+// CHECK-SAME: %[[X:[^:]*]]: tensor<8x6xf32> {graph.input = "x", graph.role = "samples"}, %[[L:[^:]*]]: tensor<8xi32> {graph.input = "label", graph.role = "targets"})
 // CHECK-DAG: %[[X0:.*]] = dist.shard %[[X]] {dist.replica = 0 : i64, replica = 0 : i64, shards = 2 : i64} : tensor<8x6xf32> -> tensor<4x6xf32>
 // CHECK-DAG: %[[X1:.*]] = dist.shard %[[X]] {dist.replica = 1 : i64, replica = 1 : i64, shards = 2 : i64} : tensor<8x6xf32> -> tensor<4x6xf32>
 // CHECK-DAG: %[[L0:.*]] = dist.shard %[[L]] {dist.replica = 0 : i64, replica = 0 : i64, shards = 2 : i64} : tensor<8xi32> -> tensor<4xi32>
@@ -53,7 +53,7 @@
 // CHECK-NEXT: return %[[LOSS0]], %[[C0]], %[[LOSS1]], %[[C1]] : tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>
 // The eval step is split the same way.
 // CHECK-LABEL: func.func @eval(
-// CHECK-SAME: %[[X:[^:]*]]: tensor<8x6xf32> {graph.input = "x"}, %[[L:[^:]*]]: tensor<8xi32> {graph.input = "label"})
+// CHECK-SAME: %[[X:[^:]*]]: tensor<8x6xf32> {graph.input = "x", graph.role = "samples"}, %[[L:[^:]*]]: tensor<8xi32> {graph.input = "label", graph.role = "targets"})
 // CHECK-DAG: %[[X0:.*]] = dist.shard %[[X]] {dist.replica = 0 : i64, replica = 0 : i64, shards = 2 : i64} : tensor<8x6xf32> -> tensor<4x6xf32>
 // CHECK-DAG: %[[X1:.*]] = dist.shard %[[X]] {dist.replica = 1 : i64, replica = 1 : i64, shards = 2 : i64} : tensor<8x6xf32> -> tensor<4x6xf32>
 // CHECK-DAG: %[[L0:.*]] = dist.shard %[[L]] {dist.replica = 0 : i64, replica = 0 : i64, shards = 2 : i64} : tensor<8xi32> -> tensor<4xi32>
@@ -79,7 +79,7 @@
 // Tests that with one device in each of 2 processes the only replica takes shard 0 of 2, and
 // neither the shards nor anything else gets a replica tag.
 // PROCS-LABEL: func.func @train(
-// PROCS-SAME: %[[X:[^:]*]]: tensor<8x6xf32> {graph.input = "x"}, %[[L:[^:]*]]: tensor<8xi32> {graph.input = "label"})
+// PROCS-SAME: %[[X:[^:]*]]: tensor<8x6xf32> {graph.input = "x", graph.role = "samples"}, %[[L:[^:]*]]: tensor<8xi32> {graph.input = "label", graph.role = "targets"})
 // PROCS-NEXT: %[[X0:.*]] = dist.shard %[[X]] {replica = 0 : i64, shards = 2 : i64} : tensor<8x6xf32> -> tensor<4x6xf32>
 // PROCS-NEXT: %[[L0:.*]] = dist.shard %[[L]] {replica = 0 : i64, shards = 2 : i64} : tensor<8xi32> -> tensor<4xi32>
 // PROCS-NOT: dist.
@@ -112,7 +112,7 @@ func.func @mlp(%x: tensor<8x6xf32> {graph.input = "x"}, %l: tensor<8xi32> {graph
 // Tests the row-wise rules of the other ops (flatten, reshape, relu, add, their gradients) on
 // an input of rank 3: each keeps the batch in its rows, so its result gets 4 of 8 rows.
 // CHECK-LABEL: func.func @train(
-// CHECK-SAME: %[[IMG:[^:]*]]: tensor<8x2x3xf32> {graph.input = "image"}
+// CHECK-SAME: %[[IMG:[^:]*]]: tensor<8x2x3xf32> {graph.input = "image", graph.role = "samples"}
 // CHECK-DAG: %[[I0:.*]] = dist.shard %[[IMG]] {dist.replica = 0 : i64, replica = 0 : i64, shards = 2 : i64} : tensor<8x2x3xf32> -> tensor<4x2x3xf32>
 // CHECK-DAG: %[[I1:.*]] = dist.shard %[[IMG]] {dist.replica = 1 : i64, replica = 1 : i64, shards = 2 : i64} : tensor<8x2x3xf32> -> tensor<4x2x3xf32>
 // CHECK: %[[F0:.*]] = graph.flatten %[[I0]] {dist.replica = 0 : i64} : tensor<4x2x3xf32> -> tensor<4x6xf32>

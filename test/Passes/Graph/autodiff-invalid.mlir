@@ -19,8 +19,8 @@ module {
 
 // Tests that a train step is differentiated only once.
 // expected-error @+1 {{the train step is already differentiated}}
-func.func @train(%x: tensor<8x4xf32> {graph.input = "x"}, %l: tensor<8xi32> {graph.input = "label"})
-    -> (tensor<f32> {graph.output = "loss"})
+func.func @train(%x: tensor<8x4xf32> {graph.input = "x", graph.role = "samples"}, %l: tensor<8xi32> {graph.input = "label", graph.role = "targets"})
+    -> (tensor<f32> {graph.output = "loss", graph.role = "loss"})
     attributes {graph.step = "train", graph.model = "m", graph.optimizer = #graph.sgd<lr = 0.1>} {
   %w = graph.param "w" {init = #graph.glorot_uniform} : tensor<4x3xf32>
   %y = graph.dense %x, %w : (tensor<8x4xf32>, tensor<4x3xf32>) -> tensor<8x3xf32>
@@ -36,7 +36,7 @@ func.func @train(%x: tensor<8x4xf32> {graph.input = "x"}, %l: tensor<8xi32> {gra
 
 // Tests that the train step must name its loss output.
 // expected-error @+1 {{train step has no 'loss' output (run graph-derive-steps first)}}
-func.func @train(%x: tensor<8x4xf32> {graph.input = "x"}, %l: tensor<8xi32> {graph.input = "label"})
+func.func @train(%x: tensor<8x4xf32> {graph.input = "x", graph.role = "samples"}, %l: tensor<8xi32> {graph.input = "label", graph.role = "targets"})
     -> (tensor<f32> {graph.output = "cost"})
     attributes {graph.step = "train", graph.model = "m", graph.optimizer = #graph.sgd<lr = 0.1>} {
   %w = graph.param "w" {init = #graph.glorot_uniform} : tensor<4x3xf32>

@@ -12,7 +12,7 @@
 // applied and nothing for the moving statistics; batch_moments is not differentiated (the
 // conv's filter gradient reads batch_norm_grad_input only).
 // CHECK-LABEL: func.func @train(
-// CHECK-SAME: %[[X:[^:]*]]: tensor<4x8x8x1xf32> {graph.input = "image"}
+// CHECK-SAME: %[[X:[^:]*]]: tensor<4x8x8x1xf32> {graph.input = "image", graph.role = "samples"}
 // CHECK: %[[K:.*]] = graph.param "conv.kernel"
 // CHECK-NEXT: %[[C:.*]] = graph.conv2d %[[X]], %[[K]]
 // CHECK-NEXT: %[[G:.*]] = graph.param "bn.gamma"
@@ -72,7 +72,7 @@ func.func @cnn(%x: tensor<4x8x8x1xf32> {graph.input = "image"}, %l: tensor<4xi32
 // and that with a frozen gamma only beta's gradient is applied (batch_norm_grad_params still
 // gives both sums).
 // CHECK-LABEL: func.func @train(
-// CHECK-SAME: %[[X:[^:]*]]: tensor<8x4xf32> {graph.input = "x"}
+// CHECK-SAME: %[[X:[^:]*]]: tensor<8x4xf32> {graph.input = "x", graph.role = "samples"}
 // CHECK: %[[G:.*]] = graph.param "bn.gamma" {init = #graph.ones, trainable = false}
 // CHECK-NEXT: %[[B:.*]] = graph.param "bn.beta"
 // CHECK: %[[S:.*]] = graph.batch_moments %[[X]] : tensor<8x4xf32> -> tensor<2x4xf32>
@@ -104,7 +104,7 @@ func.func @frozen(%x: tensor<8x4xf32> {graph.input = "x"}, %l: tensor<8xi32> {gr
 // LSTM's input gradient (result #0, [N, T, U1]) is the first's incoming gradient, and the
 // first's input gradient (the model's input) is not used.
 // CHECK-LABEL: func.func @train(
-// CHECK-SAME: %[[X:[^:]*]]: tensor<4x5x6xf32> {graph.input = "seq"}
+// CHECK-SAME: %[[X:[^:]*]]: tensor<4x5x6xf32> {graph.input = "seq", graph.role = "samples"}
 // CHECK: %[[W1:.*]] = graph.param "lstm1.kernel"
 // CHECK-NEXT: %[[R1:.*]] = graph.param "lstm1.recurrent_kernel"
 // CHECK-NEXT: %[[B1:.*]] = graph.param "lstm1.bias"

@@ -7,7 +7,7 @@
 // for the input %x (the CHECK-NEXT chain leaves no room for a `matmul %dz, %w1
 // {transpose_rhs}`). The eval step gets no backward pass.
 // CHECK-LABEL: func.func @train(
-// CHECK-SAME: %[[X:[^:]*]]: tensor<8x4xf32> {graph.input = "x"}, %[[L:[^:]*]]: tensor<8xi32> {graph.input = "label"})
+// CHECK-SAME: %[[X:[^:]*]]: tensor<8x4xf32> {graph.input = "x", graph.role = "samples"}, %[[L:[^:]*]]: tensor<8xi32> {graph.input = "label", graph.role = "targets"})
 // CHECK: %[[W1:.*]] = graph.param "dense1.kernel"
 // CHECK: %[[B1:.*]] = graph.param "dense1.bias"
 // CHECK: %[[H:.*]] = graph.dense %[[X]], %[[W1]], %[[B1]] {activation = #graph.act<sigmoid>}
@@ -52,7 +52,7 @@ func.func @mlp(%x: tensor<8x4xf32> {graph.input = "x"}, %l: tensor<8xi32> {graph
 // shared parameter gets one apply_gradient, after its last use is differentiated; that
 // non-trainable parameters get no gradient; and the rules of tanh, relu, softmax and add.
 // CHECK-LABEL: func.func @train(
-// CHECK-SAME: %[[X:[^:]*]]: tensor<8x4xf32> {graph.input = "x"}, %[[L:[^:]*]]: tensor<8xi32> {graph.input = "label"})
+// CHECK-SAME: %[[X:[^:]*]]: tensor<8x4xf32> {graph.input = "x", graph.role = "samples"}, %[[L:[^:]*]]: tensor<8xi32> {graph.input = "label", graph.role = "targets"})
 // CHECK: %[[W:.*]] = graph.param "w"
 // CHECK: %[[H:.*]] = graph.dense %[[X]], %[[W]]
 // CHECK: %[[T:.*]] = graph.tanh %[[H]]
@@ -95,7 +95,7 @@ func.func @shared(%x: tensor<8x4xf32> {graph.input = "x"}, %l: tensor<8xi32> {gr
 // uses are summed and it gets a single apply_gradient, after the backward pass of its first use
 // (the second declaration is merged into the first).
 // CHECK-LABEL: func.func @train(
-// CHECK-SAME: %[[X:[^:]*]]: tensor<8x4xf32> {graph.input = "x"}
+// CHECK-SAME: %[[X:[^:]*]]: tensor<8x4xf32> {graph.input = "x", graph.role = "samples"}
 // CHECK: %[[W:.*]] = graph.param "w"
 // CHECK-NEXT: %[[H:.*]] = graph.dense %[[X]], %[[W]]
 // CHECK-NEXT: %[[Y:.*]] = graph.dense %[[H]], %[[W]]
@@ -122,7 +122,7 @@ func.func @redeclared(%x: tensor<8x4xf32> {graph.input = "x"}, %l: tensor<8xi32>
 // Tests that the gradient through a reshape is the incoming gradient reshaped back to the
 // operand's shape, and that a flattened input gets none.
 // CHECK-LABEL: func.func @train(
-// CHECK-SAME: %[[IMG:[^:]*]]: tensor<8x2x2xf32> {graph.input = "image"}
+// CHECK-SAME: %[[IMG:[^:]*]]: tensor<8x2x2xf32> {graph.input = "image", graph.role = "samples"}
 // CHECK: %[[F:.*]] = graph.flatten %[[IMG]]
 // CHECK: %[[P:.*]] = graph.param "p"
 // CHECK: %[[Q:.*]] = graph.reshape %[[P]] : tensor<2x2xf32> -> tensor<4xf32>

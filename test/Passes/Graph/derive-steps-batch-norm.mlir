@@ -9,7 +9,7 @@
 // same statistics (the momentum carried over), the rest of the model reading the
 // batch_norm_train; the eval step keeps the batch_norm with both attributes.
 // CHECK-LABEL: func.func @train(
-// CHECK-SAME: %[[X:[^:]*]]: tensor<4x6x6x2xf32> {graph.input = "image"}
+// CHECK-SAME: %[[X:[^:]*]]: tensor<4x6x6x2xf32> {graph.input = "image", graph.role = "samples"}
 // CHECK-NEXT: %[[G:.*]] = graph.param "bn.gamma" {init = #graph.ones} : tensor<2xf32>
 // CHECK-NEXT: %[[B:.*]] = graph.param "bn.beta" {init = #graph.zeros} : tensor<2xf32>
 // CHECK-NEXT: %[[M:.*]] = graph.param "bn.moving_mean" {init = #graph.zeros, trainable = false} : tensor<2xf32>
@@ -22,7 +22,7 @@
 // CHECK-NOT: graph.batch_norm
 // CHECK: return
 // CHECK-LABEL: func.func @eval(
-// CHECK-SAME: %[[X:[^:]*]]: tensor<4x6x6x2xf32> {graph.input = "image"}
+// CHECK-SAME: %[[X:[^:]*]]: tensor<4x6x6x2xf32> {graph.input = "image", graph.role = "samples"}
 // CHECK-NEXT: %[[G:.*]] = graph.param "bn.gamma"
 // CHECK-NEXT: %[[B:.*]] = graph.param "bn.beta"
 // CHECK-NEXT: %[[M:.*]] = graph.param "bn.moving_mean"
@@ -56,7 +56,7 @@ func.func @bn(%x: tensor<4x6x6x2xf32> {graph.input = "image"}, %l: tensor<4xi32>
 // second normalising the first's output after a dense layer, with parameters of their own)
 // gets its own statistics; and that the loss reads the last batch_norm_train.
 // CHECK-LABEL: func.func @train(
-// CHECK-SAME: %[[X:[^:]*]]: tensor<8x4xf32> {graph.input = "x"}, %[[L:[^:]*]]: tensor<8xi32> {graph.input = "label"})
+// CHECK-SAME: %[[X:[^:]*]]: tensor<8x4xf32> {graph.input = "x", graph.role = "samples"}, %[[L:[^:]*]]: tensor<8xi32> {graph.input = "label", graph.role = "targets"})
 // CHECK-NEXT: %[[G1:.*]] = graph.param "bn1.gamma"
 // CHECK-NEXT: %[[B1:.*]] = graph.param "bn1.beta"
 // CHECK-NEXT: %[[M1:.*]] = graph.param "bn1.moving_mean"

@@ -2,10 +2,11 @@
 
 // Tests that the model function becomes @train and @eval: both return (loss, correct) with the
 // results named by graph.output, count the correct rows on the loss's logits and labels, and
-// carry their step and model names; only @train keeps the optimizer.
+// carry their step and model names; only @train keeps the optimizer. Arguments and results get
+// the roles the runtime finds them by (graph.role).
 // CHECK-LABEL: func.func @train(
-// CHECK-SAME: %[[X:[^:]*]]: tensor<8x4xf32> {graph.input = "x"}, %[[L:[^:]*]]: tensor<8xi32> {graph.input = "label"})
-// CHECK-SAME: -> (tensor<f32> {graph.output = "loss"}, tensor<f32> {graph.output = "correct"})
+// CHECK-SAME: %[[X:[^:]*]]: tensor<8x4xf32> {graph.input = "x", graph.role = "samples"}, %[[L:[^:]*]]: tensor<8xi32> {graph.input = "label", graph.role = "targets"})
+// CHECK-SAME: -> (tensor<f32> {graph.output = "loss", graph.role = "loss"}, tensor<f32> {graph.output = "correct", graph.role = "correct"})
 // CHECK-SAME: attributes {graph.model = "tiny", graph.optimizer = #graph.sgd<lr = 1.000000e-01>, graph.step = "train"}
 // CHECK: %[[W:.*]] = graph.param "w"
 // CHECK: %[[Y:.*]] = graph.dense %[[X]], %[[W]]
@@ -15,8 +16,8 @@
 // CHECK-NEXT: return %[[LOSS]], %[[C]] : tensor<f32>, tensor<f32>
 // CHECK-NEXT: }
 // CHECK-LABEL: func.func @eval(
-// CHECK-SAME: %[[X:[^:]*]]: tensor<8x4xf32> {graph.input = "x"}, %[[L:[^:]*]]: tensor<8xi32> {graph.input = "label"})
-// CHECK-SAME: -> (tensor<f32> {graph.output = "loss"}, tensor<f32> {graph.output = "correct"})
+// CHECK-SAME: %[[X:[^:]*]]: tensor<8x4xf32> {graph.input = "x", graph.role = "samples"}, %[[L:[^:]*]]: tensor<8xi32> {graph.input = "label", graph.role = "targets"})
+// CHECK-SAME: -> (tensor<f32> {graph.output = "loss", graph.role = "loss"}, tensor<f32> {graph.output = "correct", graph.role = "correct"})
 // CHECK-SAME: attributes {graph.model = "tiny", graph.step = "eval"} {
 // CHECK: %[[W:.*]] = graph.param "w"
 // CHECK: %[[Y:.*]] = graph.dense %[[X]], %[[W]]
@@ -50,6 +51,38 @@ func.func @other(%x: tensor<2x4xf32> {graph.input = "x"}, %l: tensor<2xi32> {gra
   %w = graph.param "w" {init = #graph.zeros} : tensor<4x3xf32>
   %y = graph.dense %x, %w : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
   %loss = graph.softmax_cross_entropy %y, %l : (tensor<2x3xf32>, tensor<2xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// Tests that the roles come from the loss, not from the names: the loss's targets are the
+// targets input whatever it is called, and every other input holds samples.
+// CHECK-LABEL: func.func @train(
+// CHECK-SAME: {graph.input = "label", graph.role = "samples"}, %{{[^:]*}}: tensor<2xi32> {graph.input = "image", graph.role = "targets"}, %{{[^:]*}}: tensor<2x4xf32> {graph.input = "mask", graph.role = "samples"})
+// CHECK-LABEL: func.func @eval(
+// CHECK-SAME: {graph.input = "label", graph.role = "samples"}, %{{[^:]*}}: tensor<2xi32> {graph.input = "image", graph.role = "targets"}, %{{[^:]*}}: tensor<2x4xf32> {graph.input = "mask", graph.role = "samples"})
+func.func @named(%x: tensor<2x4xf32> {graph.input = "label"}, %t: tensor<2xi32> {graph.input = "image"},
+                 %m: tensor<2x4xf32> {graph.input = "mask"}) -> tensor<f32>
+    attributes {graph.optimizer = #graph.adam<>} {
+  %w = graph.param "w" {init = #graph.zeros} : tensor<4x3xf32>
+  %y = graph.dense %x, %w : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %loss = graph.softmax_cross_entropy %y, %t : (tensor<2x3xf32>, tensor<2xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// Tests that the loss's targets come from one input: the runtime feeds them. (They may pass
+// through ops: a concat of the labels along the batch is e2e/gradcheck/concat-layer-norm.mlir.)
+func.func private @targets() -> tensor<2xi32>
+func.func @computed(%x: tensor<2x4xf32> {graph.input = "x"}) -> tensor<f32>
+    attributes {graph.optimizer = #graph.adam<>} {
+  %w = graph.param "w" {init = #graph.zeros} : tensor<4x3xf32>
+  %t = func.call @targets() : () -> tensor<2xi32>
+  %y = graph.dense %x, %w : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  // expected-error @+1 {{'graph.softmax_cross_entropy' op takes its targets from 0 inputs of the model: the runtime feeds them from one}}
+  %loss = graph.softmax_cross_entropy %y, %t : (tensor<2x3xf32>, tensor<2xi32>) -> tensor<f32>
   return %loss : tensor<f32>
 }
 

@@ -15,10 +15,10 @@
 // element 0, dense2.bias at element 16: @512), bucket 1 of 32 @576, bucket 2 of 16 @704: 768.
 // Train peak 384, eval peak 192: arena 768 + 384 = 1152.
 // CHECK-LABEL: plan.program "mlp" attributes {arena_bytes = 1152 : i64, batch = 8 : i64, devices_per_process = 2 : i64, persistent_bytes = 768 : i64, processes = 2 : i64} {
-// CHECK-DAG: %[[X0:.*]] = plan.input "x" {offset = 0 : i64} : memref<2x6xf32>
-// CHECK-DAG: %[[X1:.*]] = plan.input "x" {device = 1 : i64, offset = 0 : i64} : memref<2x6xf32>
-// CHECK-DAG: %[[L0:.*]] = plan.input "label" {offset = 64 : i64} : memref<2xi32>
-// CHECK-DAG: %[[L1:.*]] = plan.input "label" {device = 1 : i64, offset = 64 : i64} : memref<2xi32>
+// CHECK-DAG: %[[X0:.*]] = plan.input "x" as samples {offset = 0 : i64} : memref<2x6xf32>
+// CHECK-DAG: %[[X1:.*]] = plan.input "x" as samples {device = 1 : i64, offset = 0 : i64} : memref<2x6xf32>
+// CHECK-DAG: %[[L0:.*]] = plan.input "label" as targets {offset = 64 : i64} : memref<2xi32>
+// CHECK-DAG: %[[L1:.*]] = plan.input "label" as targets {device = 1 : i64, offset = 64 : i64} : memref<2xi32>
 // CHECK: %[[W1_0:.*]] = plan.param "dense1.kernel" {init = #plan.init<kind = "glorot_uniform", fan_in = 6, fan_out = 5>, offset = 128 : i64} : memref<6x5xf32>
 // CHECK-NEXT: %[[W1_1:.*]] = plan.param "dense1.kernel" {device = 1 : i64, init = #plan.init<kind = "glorot_uniform", fan_in = 6, fan_out = 5>, offset = 128 : i64} : memref<6x5xf32>
 // CHECK-NEXT: %[[B1_0:.*]] = plan.param "dense1.bias" {init = #plan.init<kind = "zeros", fan_in = 5, fan_out = 5>, offset = 256 : i64} : memref<5xf32>
@@ -80,10 +80,10 @@
 // CHECK-NEXT: plan.kernel "sgd_update" ins(%[[GB1_0]] : memref<5xf32>) outs(%[[B1_0]] : memref<5xf32>) {lr = 1.000000e-01 : f64}
 // CHECK-NEXT: plan.kernel "sgd_update" ins(%[[GB1_1]] : memref<5xf32>) outs(%[[B1_1]] : memref<5xf32>) {lr = 1.000000e-01 : f64}
 // Every replica's outputs, device 0's first.
-// CHECK-NEXT: plan.output "loss", %{{.*}} : memref<f32>
-// CHECK-NEXT: plan.output "correct", %{{.*}} : memref<f32>
-// CHECK-NEXT: plan.output "loss", %{{.*}} : memref<f32>
-// CHECK-NEXT: plan.output "correct", %{{.*}} : memref<f32>
+// CHECK-NEXT: plan.output "loss" as loss, %{{.*}} : memref<f32>
+// CHECK-NEXT: plan.output "correct" as correct, %{{.*}} : memref<f32>
+// CHECK-NEXT: plan.output "loss" as loss, %{{.*}} : memref<f32>
+// CHECK-NEXT: plan.output "correct" as correct, %{{.*}} : memref<f32>
 // CHECK-NEXT: }
 // Eval has no collectives and no gradients.
 // CHECK-NEXT: plan.step "eval" attributes {peak_bytes = 192 : i64} {
@@ -109,8 +109,8 @@
 // (4,040 bytes) share bucket 0 (1,024 elements: the kernel's 1,000 padded to 1,008, then the
 // bias), dense1.kernel (313,600 bytes, over the cap) has bucket 1, dense1.bias bucket 2.
 // MNIST-LABEL: plan.program "mnist_mlp" attributes {arena_bytes = {{[0-9]+}} : i64, batch = 100 : i64, devices_per_process = 2 : i64, persistent_bytes = {{[0-9]+}} : i64, processes = 2 : i64} {
-// MNIST-DAG: plan.input "image" {offset = 0 : i64} : memref<25x784xf32>
-// MNIST-DAG: plan.input "image" {device = 1 : i64, offset = 0 : i64} : memref<25x784xf32>
+// MNIST-DAG: plan.input "image" as samples {offset = 0 : i64} : memref<25x784xf32>
+// MNIST-DAG: plan.input "image" as samples {device = 1 : i64, offset = 0 : i64} : memref<25x784xf32>
 // MNIST: %[[K0:.*]] = plan.bucket 0 {offset = [[OFF0:[0-9]+]] : i64} : memref<1024xf32>
 // MNIST-NEXT: plan.grad "dense2.kernel" in %[[K0]] : memref<1024xf32> {bucket_offset = 0 : i64, offset = [[OFF0]] : i64} : memref<100x10xf32>
 // MNIST-NEXT: plan.grad "dense2.bias" in %[[K0]] : memref<1024xf32> {bucket_offset = 1008 : i64, offset = {{[0-9]+}} : i64} : memref<10xf32>

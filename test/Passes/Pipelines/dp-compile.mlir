@@ -13,8 +13,8 @@
 // CHECK-NOT: func.func
 // CHECK-NOT: graph.
 // CHECK-LABEL: plan.program "tiny" attributes {arena_bytes = 960 : i64, batch = 8 : i64, persistent_bytes = 448 : i64} {
-// CHECK-NEXT: %[[X:.*]] = plan.input "x" {offset = 0 : i64} : memref<8x4xf32>
-// CHECK-NEXT: %[[L:.*]] = plan.input "label" {offset = 128 : i64} : memref<8xi32>
+// CHECK-NEXT: %[[X:.*]] = plan.input "x" as samples {offset = 0 : i64} : memref<8x4xf32>
+// CHECK-NEXT: %[[L:.*]] = plan.input "label" as targets {offset = 128 : i64} : memref<8xi32>
 // CHECK-NEXT: %[[W:.*]] = plan.param "w" {init = #plan.init<kind = "glorot_uniform", fan_in = 4, fan_out = 3>, offset = 192 : i64} : memref<4x3xf32>
 // CHECK-NEXT: %[[B:.*]] = plan.param "b" {init = #plan.init<kind = "zeros", fan_in = 3, fan_out = 3>, offset = 256 : i64} : memref<3xf32>
 // CHECK-NEXT: %[[GW:.*]] = plan.grad "w" {offset = 320 : i64} : memref<4x3xf32>
@@ -36,8 +36,8 @@
 // CHECK-NEXT: plan.kernel "reduce_rows" ins(%[[DZ]] : memref<8x3xf32>) outs(%[[GB]] : memref<3xf32>)
 // CHECK-NEXT: plan.kernel "sgd_update" ins(%[[GW]] : memref<4x3xf32>) outs(%[[W]] : memref<4x3xf32>) {lr = 1.000000e-01 : f64}
 // CHECK-NEXT: plan.kernel "sgd_update" ins(%[[GB]] : memref<3xf32>) outs(%[[B]] : memref<3xf32>) {lr = 1.000000e-01 : f64}
-// CHECK-NEXT: plan.output "loss", %[[LOSS]] : memref<f32>
-// CHECK-NEXT: plan.output "correct", %[[C]] : memref<f32>
+// CHECK-NEXT: plan.output "loss" as loss, %[[LOSS]] : memref<f32>
+// CHECK-NEXT: plan.output "correct" as correct, %[[C]] : memref<f32>
 // CHECK-NEXT: }
 // CHECK-NEXT: plan.step "eval" attributes {peak_bytes = 256 : i64} {
 // CHECK-NEXT: %[[Y:.*]] = plan.alloc {offset = 448 : i64} : memref<8x3xf32>
@@ -46,8 +46,8 @@
 // CHECK-NEXT: plan.kernel "softmax_xent" ins(%[[Y]], %[[L]] : memref<8x3xf32>, memref<8xi32>) outs(%[[LOSS]] : memref<f32>)
 // CHECK-NEXT: %[[C:.*]] = plan.alloc {offset = 640 : i64} : memref<f32>
 // CHECK-NEXT: plan.kernel "count_correct" ins(%[[Y]], %[[L]] : memref<8x3xf32>, memref<8xi32>) outs(%[[C]] : memref<f32>)
-// CHECK-NEXT: plan.output "loss", %[[LOSS]] : memref<f32>
-// CHECK-NEXT: plan.output "correct", %[[C]] : memref<f32>
+// CHECK-NEXT: plan.output "loss" as loss, %[[LOSS]] : memref<f32>
+// CHECK-NEXT: plan.output "correct" as correct, %[[C]] : memref<f32>
 // CHECK-NEXT: }
 // CHECK-NEXT: }
 // SCALE-LABEL: plan.program "tiny"
@@ -76,8 +76,8 @@ func.func @bad(%x: tensor<8x4xf32> {graph.input = "x"}, %l: tensor<8xi32> {graph
 // Tests that the shipped MNIST MLP compiles: its 79,510 parameters, their gradients and the
 // 100-image batch are persistent; the train step's peak holds the activations and their gradients.
 // MNIST-LABEL: plan.program "mnist_mlp" attributes {arena_bytes = 1070464 : i64, batch = 100 : i64, persistent_bytes = 950336 : i64} {
-// MNIST-NEXT: plan.input "image" {offset = 0 : i64} : memref<100x784xf32>
-// MNIST-NEXT: plan.input "label" {offset = 313600 : i64} : memref<100xi32>
+// MNIST-NEXT: plan.input "image" as samples {offset = 0 : i64} : memref<100x784xf32>
+// MNIST-NEXT: plan.input "label" as targets {offset = 313600 : i64} : memref<100xi32>
 // MNIST-NEXT: plan.param "dense1.kernel" {init = #plan.init<kind = "glorot_uniform", fan_in = 784, fan_out = 100>, offset = 314048 : i64} : memref<784x100xf32>
 // MNIST: plan.step "train" attributes {peak_bytes = 120128 : i64} {
 // MNIST-COUNT-4: plan.kernel "sgd_update"

@@ -15,8 +15,8 @@
 // Eval: a 128 B [1, 5] @0, b 4 B [3, 7] @128, c 4 B [5, 7] @192: peak 256.
 // arena_bytes = 512 + max(448, 256) = 960.
 // CHECK-LABEL: plan.program "m" attributes {arena_bytes = 960 : i64, batch = 8 : i64, persistent_bytes = 512 : i64} {
-// CHECK-NEXT: %[[X:.*]] = plan.input "x" {offset = 0 : i64} : memref<8x4xf32>
-// CHECK-NEXT: %[[L:.*]] = plan.input "label" {offset = 128 : i64} : memref<8xi32>
+// CHECK-NEXT: %[[X:.*]] = plan.input "x" as samples {offset = 0 : i64} : memref<8x4xf32>
+// CHECK-NEXT: %[[L:.*]] = plan.input "label" as targets {offset = 128 : i64} : memref<8xi32>
 // CHECK-NEXT: %[[W:.*]] = plan.param "w" {init = #plan.init<kind = "zeros">, offset = 192 : i64} : memref<4x4xf32>
 // CHECK-NEXT: %[[M:.*]] = plan.param "w/m" {init = #plan.init<kind = "zeros">, offset = 256 : i64, optimizer_state} : memref<4x4xf32>
 // CHECK-NEXT: %[[S:.*]] = plan.param "s" {init = #plan.init<kind = "ones">, offset = 320 : i64} : memref<f32>
@@ -35,8 +35,8 @@
 // CHECK-NEXT: plan.kernel "fill" outs(%[[E]] : memref<f32>) {value = 0.000000e+00 : f64}
 // CHECK-NEXT: %[[F:.*]] = plan.alloc {offset = 512 : i64} : memref<8x4xf32>
 // CHECK-NEXT: plan.kernel "add" ins(%[[D]], %[[D]] : memref<8x4xf32>, memref<8x4xf32>) outs(%[[F]] : memref<8x4xf32>)
-// CHECK-NEXT: plan.output "y", %[[C]] : memref<32xf32>
-// CHECK-NEXT: plan.output "e", %[[E]] : memref<f32>
+// CHECK-NEXT: plan.output "y" as loss, %[[C]] : memref<32xf32>
+// CHECK-NEXT: plan.output "e" as correct, %[[E]] : memref<f32>
 // CHECK-NEXT: }
 // CHECK-NEXT: plan.step "eval" attributes {peak_bytes = 256 : i64} {
 // CHECK-NEXT: %[[WV:.*]] = plan.view %[[W]] : memref<4x4xf32> to memref<16xf32>
@@ -46,14 +46,14 @@
 // CHECK-NEXT: plan.kernel "softmax_xent" ins(%[[A]], %[[L]] : memref<8x4xf32>, memref<8xi32>) outs(%[[B]] : memref<f32>)
 // CHECK-NEXT: %[[C:.*]] = plan.alloc {offset = 704 : i64} : memref<f32>
 // CHECK-NEXT: plan.kernel "count_correct" ins(%[[A]], %[[L]] : memref<8x4xf32>, memref<8xi32>) outs(%[[C]] : memref<f32>)
-// CHECK-NEXT: plan.output "loss", %[[B]] : memref<f32>
-// CHECK-NEXT: plan.output "correct", %[[C]] : memref<f32>
+// CHECK-NEXT: plan.output "loss" as loss, %[[B]] : memref<f32>
+// CHECK-NEXT: plan.output "correct" as correct, %[[C]] : memref<f32>
 // CHECK-NEXT: }
 // CHECK-NEXT: plan.param "late" {init = #plan.init<kind = "zeros">, offset = 448 : i64} : memref<f32>
 // CHECK-NEXT: }
 plan.program "m" attributes {batch = 8 : i64} {
-  %x = plan.input "x" : memref<8x4xf32>
-  %l = plan.input "label" : memref<8xi32>
+  %x = plan.input "x" as samples : memref<8x4xf32>
+  %l = plan.input "label" as targets : memref<8xi32>
   %w = plan.param "w" {init = #plan.init<kind = "zeros">} : memref<4x4xf32>
   %m = plan.param "w/m" {init = #plan.init<kind = "zeros">, optimizer_state} : memref<4x4xf32>
   %s = plan.param "s" {init = #plan.init<kind = "ones">} : memref<f32>
@@ -72,8 +72,8 @@ plan.program "m" attributes {batch = 8 : i64} {
     plan.kernel "fill" outs(%e : memref<f32>) {value = 0.000000e+00 : f64}
     %f = plan.alloc : memref<8x4xf32>
     plan.kernel "add" ins(%d, %d : memref<8x4xf32>, memref<8x4xf32>) outs(%f : memref<8x4xf32>)
-    plan.output "y", %c : memref<32xf32>
-    plan.output "e", %e : memref<f32>
+    plan.output "y" as loss, %c : memref<32xf32>
+    plan.output "e" as correct, %e : memref<f32>
   }
   plan.step "eval" {
     %wv = plan.view %w : memref<4x4xf32> to memref<16xf32>
@@ -83,8 +83,8 @@ plan.program "m" attributes {batch = 8 : i64} {
     plan.kernel "softmax_xent" ins(%a, %l : memref<8x4xf32>, memref<8xi32>) outs(%b : memref<f32>)
     %c = plan.alloc : memref<f32>
     plan.kernel "count_correct" ins(%a, %l : memref<8x4xf32>, memref<8xi32>) outs(%c : memref<f32>)
-    plan.output "loss", %b : memref<f32>
-    plan.output "correct", %c : memref<f32>
+    plan.output "loss" as loss, %b : memref<f32>
+    plan.output "correct" as correct, %c : memref<f32>
   }
   %late = plan.param "late" {init = #plan.init<kind = "zeros">} : memref<f32>
 }
@@ -98,7 +98,7 @@ plan.program "m" attributes {batch = 8 : i64} {
 // CHECK-NEXT: %[[A:.*]] = plan.alloc {offset = 64 : i64} : memref<4x8xf32>
 // CHECK: %[[B:.*]] = plan.alloc {offset = 192 : i64} : memref<32xf32>
 plan.program "views" attributes {batch = 1 : i64} {
-  %x = plan.input "x" {offset = 1000 : i64} : memref<2x2xf32>
+  %x = plan.input "x" as samples {offset = 1000 : i64} : memref<2x2xf32>
   plan.step "s" {
     %a = plan.alloc {offset = 12345 : i64} : memref<4x8xf32>
     %v = plan.view %a : memref<4x8xf32> to memref<32xf32>
@@ -119,8 +119,8 @@ plan.program "views" attributes {batch = 1 : i64} {
 // device's transients start. Train: a [0, 5] @320, b [4, 11] (output) @384 on each device,
 // each device's buffers placed only against its own: peak 128, arena 320 + 128 = 448.
 // CHECK-LABEL: plan.program "dp" attributes {arena_bytes = 448 : i64, batch = 4 : i64, devices_per_process = 2 : i64, persistent_bytes = 320 : i64} {
-// CHECK-NEXT: %[[X0:.*]] = plan.input "x" {offset = 0 : i64} : memref<2x4xf32>
-// CHECK-NEXT: %[[X1:.*]] = plan.input "x" {device = 1 : i64, offset = 0 : i64} : memref<2x4xf32>
+// CHECK-NEXT: %[[X0:.*]] = plan.input "x" as samples {offset = 0 : i64} : memref<2x4xf32>
+// CHECK-NEXT: %[[X1:.*]] = plan.input "x" as samples {device = 1 : i64, offset = 0 : i64} : memref<2x4xf32>
 // CHECK-NEXT: plan.param "w" {init = #plan.init<kind = "zeros">, offset = 64 : i64} : memref<4x4xf32>
 // CHECK-NEXT: plan.param "w" {device = 1 : i64, init = #plan.init<kind = "zeros">, offset = 64 : i64} : memref<4x4xf32>
 // CHECK-NEXT: %[[K0:.*]] = plan.bucket 0 {offset = 128 : i64} : memref<32xf32>
@@ -141,13 +141,13 @@ plan.program "views" attributes {batch = 1 : i64} {
 // CHECK-NEXT: plan.kernel "activation" ins(%[[A1]] : memref<2x4xf32>) outs(%[[B1]] : memref<2x4xf32>) {activation = "relu"}
 // CHECK-NEXT: plan.kernel "allreduce_start" ins(%[[K0]], %[[K1]] : memref<32xf32>, memref<32xf32>) {bucket = 0 : i64}
 // CHECK-NEXT: plan.kernel "allreduce_wait" ins(%[[K0]], %[[K1]] : memref<32xf32>, memref<32xf32>) {bucket = 0 : i64}
-// CHECK-NEXT: plan.output "y", %[[B0]] : memref<2x4xf32>
-// CHECK-NEXT: plan.output "y", %[[B1]] : memref<2x4xf32>
+// CHECK-NEXT: plan.output "y" as loss, %[[B0]] : memref<2x4xf32>
+// CHECK-NEXT: plan.output "y" as loss, %[[B1]] : memref<2x4xf32>
 // CHECK-NEXT: }
 // CHECK-NEXT: }
 plan.program "dp" attributes {batch = 4 : i64, devices_per_process = 2 : i64} {
-  %x0 = plan.input "x" : memref<2x4xf32>
-  %x1 = plan.input "x" {device = 1 : i64} : memref<2x4xf32>
+  %x0 = plan.input "x" as samples : memref<2x4xf32>
+  %x1 = plan.input "x" as samples {device = 1 : i64} : memref<2x4xf32>
   %w0 = plan.param "w" {init = #plan.init<kind = "zeros">} : memref<4x4xf32>
   %w1 = plan.param "w" {init = #plan.init<kind = "zeros">, device = 1 : i64} : memref<4x4xf32>
   %k0 = plan.bucket 0 : memref<32xf32>
@@ -168,8 +168,8 @@ plan.program "dp" attributes {batch = 4 : i64, devices_per_process = 2 : i64} {
     plan.kernel "activation" ins(%a1 : memref<2x4xf32>) outs(%b1 : memref<2x4xf32>) {activation = "relu"}
     plan.kernel "allreduce_start" ins(%k0, %k1 : memref<32xf32>, memref<32xf32>) {bucket = 0 : i64}
     plan.kernel "allreduce_wait" ins(%k0, %k1 : memref<32xf32>, memref<32xf32>) {bucket = 0 : i64}
-    plan.output "y", %b0 : memref<2x4xf32>
-    plan.output "y", %b1 : memref<2x4xf32>
+    plan.output "y" as loss, %b0 : memref<2x4xf32>
+    plan.output "y" as loss, %b1 : memref<2x4xf32>
   }
 }
 

@@ -7,7 +7,7 @@
 // (its format, its kernels against the contract) up to the training interface, which this
 // program lacks: --inspect accepts only what a run could train (checkRunnable).
 // IR: plan.program "tiny"
-// CHECK: dprun: error: {{.*}}.dpx: the plan has no 'image' input; dprun feeds 'image' and 'label'
+// CHECK: dprun: error: {{.*}}.dpx: the plan has no samples input; dprun feeds one samples and one targets input
 plan.program "tiny" attributes {batch = 4 : i64, device = "cuda"} {
   %w = plan.param "w" {init = #plan.init<kind = "ones">} : memref<3xf32>
   plan.step "train" {

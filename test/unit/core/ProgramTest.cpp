@@ -55,7 +55,7 @@ Classifier classifier() {
   c.correct = pb.buffer({});
   c.evalLoss = pb.buffer({});
   c.evalCorrect = pb.buffer({});
-  pb.input("image", c.x).input("label", c.labels);
+  pb.input("image", c.x, InputRole::Samples).input("label", c.labels, InputRole::Targets);
 
   const StepKind train = StepKind::Train, eval = StepKind::Eval;
   pb.kernel(train, KernelKind::Dense, {c.x, c.w, c.b}, {logits});
@@ -67,11 +67,13 @@ Classifier classifier() {
   pb.kernel(train, KernelKind::ReduceRows, {dlogits}, {gb});
   pb.kernel(train, KernelKind::SgdUpdate, {gw}, {c.w}).attrF("lr", kLr);
   pb.kernel(train, KernelKind::SgdUpdate, {gb}, {c.b}).attrF("lr", kLr);
-  pb.output(train, "loss", c.loss).output(train, "correct", c.correct);
+  pb.output(train, "loss", c.loss, OutputRole::Loss)
+      .output(train, "correct", c.correct, OutputRole::Correct);
   pb.kernel(eval, KernelKind::Dense, {c.x, c.w, c.b}, {logits});
   pb.kernel(eval, KernelKind::SoftmaxXent, {logits, c.labels}, {c.evalLoss});
   pb.kernel(eval, KernelKind::CountCorrect, {logits, c.labels}, {c.evalCorrect});
-  pb.output(eval, "loss", c.evalLoss).output(eval, "correct", c.evalCorrect);
+  pb.output(eval, "loss", c.evalLoss, OutputRole::Loss)
+      .output(eval, "correct", c.evalCorrect, OutputRole::Correct);
   c.program = pb.load();
   return c;
 }
@@ -104,14 +106,16 @@ TEST(ProgramTest, ArenaIsAlignedZeroedAndSized) {
   }
 }
 
-TEST(ProgramTest, LooksUpInputsAndOutputsByName) {
+TEST(ProgramTest, LooksUpInputsAndOutputsByRole) {
   Classifier c = classifier();
-  EXPECT_EQ(c.program->inputBuffer("image"), static_cast<int>(c.x));
-  EXPECT_EQ(c.program->inputBuffer("label"), static_cast<int>(c.labels));
-  EXPECT_EQ(c.program->inputBuffer("mask"), -1);
-  EXPECT_EQ(c.program->outputBuffer(StepKind::Train, "loss"), static_cast<int>(c.loss));
-  EXPECT_EQ(c.program->outputBuffer(StepKind::Eval, "correct"), static_cast<int>(c.evalCorrect));
-  EXPECT_EQ(c.program->outputBuffer(StepKind::Eval, "accuracy"), -1);
+  EXPECT_EQ(c.program->inputBuffer(InputRole::Samples), static_cast<int>(c.x));
+  EXPECT_EQ(c.program->inputBuffer(InputRole::Targets), static_cast<int>(c.labels));
+  EXPECT_EQ(c.program->inputBuffer(InputRole::Samples, 1), -1); // one device
+  EXPECT_EQ(c.program->outputBuffer(StepKind::Train, OutputRole::Loss), static_cast<int>(c.loss));
+  EXPECT_EQ(c.program->outputBuffer(StepKind::Eval, OutputRole::Correct),
+            static_cast<int>(c.evalCorrect));
+  EXPECT_EQ(c.program->plan().input(InputRole::Targets)->name, "label");
+  EXPECT_EQ(c.program->plan().output(StepKind::Eval, OutputRole::Loss)->name, "loss");
 }
 
 TEST(ProgramTest, BufferDataRejectsUnknownIds) {

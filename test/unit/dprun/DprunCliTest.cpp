@@ -295,7 +295,7 @@ TEST_F(Dprun, InspectRefusesWhatARunRefuses) {
   testing::PlanBuilder shards = test::tinyPlan(8, 4, 3);
   shards.setProcesses(3);
   Case cases[] = {
-      {"batch", "input 'image' is f32[8,4], expected f32[16, ...] (batch 16)", batch},
+      {"batch", "samples input 'image' is f32[8,4], expected f32[16, ...] (batch 16)", batch},
       {"shards", "global batch 8 is not a multiple of 1 x 3 replicas", shards},
   };
   const std::string data = writeData();
@@ -346,7 +346,7 @@ TEST_F(Dprun, PlansThatBrokeTheGradientCheckAreRefusedByEveryPath) {
   // elements of a 10,000-element one). Each path now refuses all three.
   const std::pair<const char *, const char *> plans[] = {
       {"check-gradients-eval-loss-not-scalar",
-       "the eval step's 'loss' output is f32[100,784], expected an f32 scalar"},
+       "the eval step's loss output 'loss' is f32[100,784], expected an f32 scalar"},
       {"check-gradients-parameter-larger-than-its-gradient",
        "param 'dense2.bias' (f32[784,100]) has gradient buffer 7 of f32[10]"},
       {"check-gradients-gradient-smaller-than-its-parameter",
@@ -375,7 +375,7 @@ TEST_F(Dprun, InspectSummarisesThePlan) {
   for (const char *part :
        {"model: test", "producer: PlanBuilder", "batch: 8", "classes: 3",
         "params: 2 (15 weights, trainable or not)", "dense/kernel  weight  f32[4,3]",
-        "init glorot_uniform(fan_in 4, fan_out 3)", "input image: buffer 4 f32[8,4]",
+        "init glorot_uniform(fan_in 4, fan_out 3)", "input image (samples): buffer 4 f32[8,4]",
         "step train: 9 kernels", "step eval: 3 kernels", "sgd_update x2", "persistent"})
     EXPECT_NE(r.out.find(part), std::string::npos) << "'" << part << "' missing from:\n" << r.out;
 }

@@ -28,7 +28,7 @@ inline testing::PlanBuilder tinyPlan(int64_t batch, int64_t pixels, int64_t clas
   const uint32_t x = p.buffer({batch, pixels}), y = p.buffer({batch}, DType::I32);
   const uint32_t logits = p.buffer({batch, classes}), dlogits = p.buffer({batch, classes});
   const uint32_t loss = p.buffer({}), dloss = p.buffer({}), correct = p.buffer({});
-  p.input("image", x).input("label", y);
+  p.input("image", x, InputRole::Samples).input("label", y, InputRole::Targets);
 
   p.kernel(T, KernelKind::Dense, {x, w, b}, {logits}).activation(Activation::None).at("tiny.py:3");
   p.kernel(T, KernelKind::SoftmaxXent, {logits, y}, {loss});
@@ -41,14 +41,14 @@ inline testing::PlanBuilder tinyPlan(int64_t batch, int64_t pixels, int64_t clas
   p.kernel(T, KernelKind::ReduceRows, {dlogits}, {db});
   p.kernel(T, KernelKind::SgdUpdate, {dw}, {w}).attrF("lr", lr);
   p.kernel(T, KernelKind::SgdUpdate, {db}, {b}).attrF("lr", lr);
-  p.output(T, "loss", loss);
+  p.output(T, "loss", loss, OutputRole::Loss);
   if (trainCorrect)
-    p.output(T, "correct", correct);
+    p.output(T, "correct", correct, OutputRole::Correct);
 
   p.kernel(E, KernelKind::Dense, {x, w, b}, {logits}).activation(Activation::None);
   p.kernel(E, KernelKind::SoftmaxXent, {logits, y}, {loss});
   p.kernel(E, KernelKind::CountCorrect, {logits, y}, {correct});
-  p.output(E, "loss", loss).output(E, "correct", correct);
+  p.output(E, "loss", loss, OutputRole::Loss).output(E, "correct", correct, OutputRole::Correct);
   if (ids)
     *ids = {w, b, x, y, logits, loss, correct};
   return p;

@@ -35,17 +35,17 @@ PlanBuilder mlpPlan(Ids *ids = nullptr) {
   i.loss = b.buffer({});
   i.dlogits = b.buffer({2, 4});
   i.one = b.buffer({});
-  b.input("image", i.x).input("label", i.labels);
+  b.input("image", i.x, InputRole::Samples).input("label", i.labels, InputRole::Targets);
   b.kernel(StepKind::Train, KernelKind::Dense, {i.x, i.w}, {i.logits}).at("mlp.py:3");
   b.kernel(StepKind::Train, KernelKind::SoftmaxXent, {i.logits, i.labels}, {i.loss});
   b.kernel(StepKind::Train, KernelKind::Fill, {}, {i.one}).attrF("value", 1.0);
   b.kernel(StepKind::Train, KernelKind::SoftmaxXentGrad, {i.logits, i.labels, i.one}, {i.dlogits});
   b.kernel(StepKind::Train, KernelKind::MatMul, {i.x, i.dlogits}, {i.gw}).attrI("transpose_a", 1);
   b.kernel(StepKind::Train, KernelKind::SgdUpdate, {i.gw}, {i.w}).attrF("lr", 0.1);
-  b.output(StepKind::Train, "loss", i.loss);
+  b.output(StepKind::Train, "loss", i.loss, OutputRole::Loss);
   b.kernel(StepKind::Eval, KernelKind::Dense, {i.x, i.w}, {i.logits});
   b.kernel(StepKind::Eval, KernelKind::SoftmaxXent, {i.logits, i.labels}, {i.loss});
-  b.output(StepKind::Eval, "loss", i.loss);
+  b.output(StepKind::Eval, "loss", i.loss, OutputRole::Loss);
   if (ids)
     *ids = i;
   return b;
@@ -319,7 +319,7 @@ PlanBuilder psPlan(const PsParts &parts = {}) {
   if (parts.serverManifest)
     server.manifestEntry(0, 4, "w", CollectiveKind::ReceiveReply, GroupKind::Workers);
   if (parts.serverInput)
-    server.input("image", server.buffer({4}));
+    server.input("image", server.buffer({4}), InputRole::Samples);
   server.collective(StepKind::Train, KernelKind::ReceivePush, 0, {sbucket});
   server.kernel(StepKind::Train, KernelKind::SgdUpdate, {sbucket}, {sw}).attrF("lr", 0.1);
   server.collective(StepKind::Train, KernelKind::ReplyPull, 0, {sbucket});
@@ -460,14 +460,48 @@ TEST(PlanFileTest, ParamGradientOutOfRange) {
 
 TEST(PlanFileTest, InputOutOfRange) {
   PlanBuilder b = mlpPlan();
-  b.input("mask", 1000);
+  b.input("mask", 1000, InputRole::Samples);
   EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan, "input 'mask' refers to buffer 1000");
 }
 
 TEST(PlanFileTest, StepOutputOutOfRange) {
   PlanBuilder b = mlpPlan();
-  b.output(StepKind::Eval, "correct", 77);
+  b.output(StepKind::Eval, "correct", 77, OutputRole::Correct);
   EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan, "eval output 'correct' refers to buffer 77");
+}
+
+TEST(PlanFileTest, RolesAreKnownAndOneOfEachPerDevice) {
+  {
+    PlanBuilder b = mlpPlan();
+    b.input("mask", 0, static_cast<InputRole>(kNumInputRoles));
+    EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan, "input 'mask' has unknown role 2");
+  }
+  {
+    PlanBuilder b = mlpPlan();
+    b.output(StepKind::Eval, "accuracy", 0, static_cast<OutputRole>(7));
+    EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan, "eval output 'accuracy' has unknown role 7");
+  }
+  {
+    // The runtime finds inputs by role: a second samples input of device 0 is ambiguous.
+    PlanBuilder b = mlpPlan();
+    b.input("mask", 0, InputRole::Samples);
+    EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan,
+                    "input 'mask' is a second samples input of device 0");
+  }
+  {
+    PlanBuilder b = mlpPlan();
+    b.output(StepKind::Train, "xent", 0, OutputRole::Loss);
+    EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan,
+                    "train output 'xent' is a second loss output of device 0");
+  }
+  {
+    // The same role in each step is one output per step.
+    Plan plan = Plan::decode(mlpPlan().planFile(), "t.dpx");
+    EXPECT_EQ(plan.output(StepKind::Train, OutputRole::Loss)->buffer,
+              plan.output(StepKind::Eval, OutputRole::Loss)->buffer);
+    EXPECT_EQ(plan.input(InputRole::Targets)->name, "label");
+    EXPECT_EQ(plan.output(StepKind::Eval, OutputRole::Correct), nullptr);
+  }
 }
 
 TEST(PlanFileTest, TooFewInputs) {

@@ -211,6 +211,7 @@ struct MinimalPlan {
   DType imageType = DType::F32, labelType = DType::I32;
   std::vector<int64_t> imageShape = {4, 2, 2}, labelShape = {4};
   bool image = true, label = true, evalCorrect = true;
+  std::string samplesName = "image", targetsName = "label", lossName = "loss";
   std::vector<int64_t> lossShape = {};
 
   std::unique_ptr<Program> load() const {
@@ -218,16 +219,16 @@ struct MinimalPlan {
     uint32_t x = p.buffer(imageShape, imageType), y = p.buffer(labelShape, labelType);
     uint32_t loss = p.buffer(lossShape), correct = p.buffer({});
     if (image)
-      p.input("image", x);
+      p.input(samplesName, x, InputRole::Samples);
     if (label)
-      p.input("label", y);
+      p.input(targetsName, y, InputRole::Targets);
     for (StepKind step : {StepKind::Train, StepKind::Eval}) {
       p.kernel(step, KernelKind::Fill, {}, {loss}).attrF("value", 0.5);
-      p.output(step, "loss", loss);
+      p.output(step, lossName, loss, OutputRole::Loss);
     }
     p.kernel(StepKind::Eval, KernelKind::Fill, {}, {correct}).attrF("value", 1.0);
     if (evalCorrect)
-      p.output(StepKind::Eval, "correct", correct);
+      p.output(StepKind::Eval, "correct", correct, OutputRole::Correct);
     return p.load();
   }
 };
@@ -245,28 +246,39 @@ TEST(Trainer, ChecksThePlanInterface) {
   }
   MinimalPlan plan;
   plan.image = false;
-  expectPlanError(plan, "the plan has no 'image' input");
+  expectPlanError(plan, "the plan has no samples input");
   plan = {};
   plan.label = false;
-  expectPlanError(plan, "the plan has no 'label' input");
+  expectPlanError(plan, "the plan has no targets input");
   plan = {};
   plan.imageType = DType::I32;
-  expectPlanError(plan, "input 'image' is i32[4,2,2], expected f32[4, ...]");
+  expectPlanError(plan, "samples input 'image' is i32[4,2,2], expected f32[4, ...]");
   plan = {};
   plan.imageShape = {2, 8};
-  expectPlanError(plan, "input 'image' is f32[2,8]");
+  expectPlanError(plan, "samples input 'image' is f32[2,8]");
   plan = {};
   plan.labelType = DType::F32;
-  expectPlanError(plan, "input 'label' is f32[4], expected i32[4]");
+  expectPlanError(plan, "targets input 'label' is f32[4], expected i32[4]");
   plan = {};
   plan.labelShape = {4, 1, 2};
-  expectPlanError(plan, "input 'label' is i32[4,1,2]");
+  expectPlanError(plan, "targets input 'label' is i32[4,1,2]");
   plan = {};
   plan.evalCorrect = false;
-  expectPlanError(plan, "the eval step has no 'correct' output");
+  expectPlanError(plan, "the eval step has no correct output");
   plan = {};
   plan.lossShape = {2};
-  expectPlanError(plan, "the train step's 'loss' output is f32[2], expected an f32 scalar");
+  expectPlanError(plan, "the train step's loss output 'loss' is f32[2], expected an f32 scalar");
+  // The loop finds the inputs and outputs by role, whatever the model named them.
+  plan = {};
+  plan.samplesName = "pixels", plan.targetsName = "y", plan.lossName = "xent";
+  std::unique_ptr<Program> renamed = plan.load();
+  Trainer trainer(*renamed, "m.dpx");
+  EXPECT_EQ(trainer.sampleElements(), 4);
+  // A targets input named "image" is still the targets.
+  plan = {};
+  plan.samplesName = "label", plan.targetsName = "image";
+  plan.labelType = DType::F32;
+  expectPlanError(plan, "targets input 'image' is f32[4], expected i32[4]");
 }
 
 TEST(PlanInfo, ClassesAndWeights) {
@@ -290,9 +302,9 @@ TEST(PlanInfo, DescribePlan) {
   const std::string text = out.str();
   for (const char *part :
        {"plan tiny.dpx: ", "batch: 8", "classes: 3", "arena: ", "dense/bias  weight  f32[3]",
-        "init zeros", "input label: buffer 5 i32[8]",
+        "init zeros", "input label (targets): buffer 5 i32[8]",
         "#0 dense (4,2,3) -> (6) activation=none  [tiny.py:3]", "lr=0.5",
-        "output loss: buffer 8 f32[]", "step eval: 3 kernels"})
+        "output loss (loss): buffer 8 f32[]", "step eval: 3 kernels"})
     EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' missing from:\n" << text;
 }
 

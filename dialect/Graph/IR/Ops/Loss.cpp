@@ -65,3 +65,5 @@ LogicalResult CountCorrectOp::lowerToKernels(KernelLowering &l) {
 Value SoftmaxCrossEntropyOp::buildCorrectCount(OpBuilder &b) {
   return b.create<CountCorrectOp>(getLoc(), getResult().getType(), getLogits(), getLabels());
 }
+
+Value SoftmaxCrossEntropyOp::getTargets() { return getLabels(); }
