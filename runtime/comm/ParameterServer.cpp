@@ -725,9 +725,7 @@ struct ParameterServer::Impl final : comm::CommClient {
     });
     done.assign(workers, false);
     heard.assign(workers, Clock::now());
-    worked.assign(workers, Clock::time_point());
-    lookedWork.assign(workers, -1);
-    confirmed.assign(workers, false);
+    looks.assign(workers, Looks());
     doneSteps.assign(workers, 0);
     doneTokens.assign(workers, 0);
     lostAfter.assign(workers, -1);
@@ -752,40 +750,45 @@ struct ParameterServer::Impl final : comm::CommClient {
   }
 
   /// A worker silent past the timeout is asked (the status query) for its work count before it
-  /// is blamed, with StallWatch's rule: one that does not answer, or whose count stands still
-  /// between two looks StallWatch::recheckSeconds() apart, is confirmed silent (checkSilence
-  /// acts on it); one whose count grew (a loaded machine, a long data load, a checkpoint) has
-  /// its silence counted again from now. Communication thread, without mu (the query waits
-  /// for answers).
+  /// is blamed, by the rule every wait for other ranks follows (comm::StallWatch, one per
+  /// worker): one that does not answer, or whose count stands still between two looks, is
+  /// confirmed silent (checkSilence acts on it); one whose count grew (a loaded machine, a long
+  /// data load, a checkpoint) has its silence counted again from now. Communication thread,
+  /// without mu (the query waits for answers).
   void lookAtSilentWorkers() {
     std::vector<int> silent;
     {
       std::lock_guard<std::mutex> lock(mu);
+      const Clock::time_point now = Clock::now();
       for (int w = 0; w < workers; ++w) {
-        if (active(w) && !waitsForUs(w) && silentSeconds(w) > timeoutSec) {
-          if (!confirmed[w])
-            silent.push_back(w);
-        } else {
-          lookedWork[w] = -1;
-          confirmed[w] = false;
+        Looks &l = looks[w];
+        if (!active(w) || waitsForUs(w) || silentSeconds(w) <= timeoutSec) {
+          // Heard from, done or waiting for us: its next silence is looked at afresh.
+          l = Looks{l.worked};
+        } else if (!l.confirmed && now >= l.next) {
+          silent.push_back(w);
         }
       }
     }
-    if (silent.empty() || Clock::now() < nextLook)
+    if (silent.empty())
       return;
     const comm::Diagnosis diagnosis = group.diagnose();
     std::lock_guard<std::mutex> lock(mu);
-    nextLook = comm::after(Clock::now(), comm::StallWatch::recheckSeconds(timeoutSec));
+    const Clock::time_point now = Clock::now();
     for (int w : silent) {
       const size_t rank = static_cast<size_t>(firstWorker + w);
-      const int64_t work = rank < diagnosis.work.size() ? diagnosis.work[rank] : -1;
-      if (work < 0 || work == lookedWork[w]) {
-        confirmed[w] = true; // no answer, or no work since the last look
-      } else if (lookedWork[w] >= 0) {
-        worked[w] = Clock::now(); // it works: its silence counts from now
-        lookedWork[w] = -1;
+      // The watch's view of one worker: this rank (-1) and the worker's answer (-1: none).
+      comm::Diagnosis one;
+      one.work = {-1, rank < diagnosis.work.size() ? diagnosis.work[rank] : -1};
+      Looks &l = looks[w];
+      const double wait = l.watch.next(one, timeoutSec);
+      if (wait <= 0) {
+        l.confirmed = true;
       } else {
-        lookedWork[w] = work; // the first look
+        if (l.looked)
+          l.worked = now; // it works: its silence counts from now
+        l.looked = true;
+        l.next = comm::after(now, wait);
       }
     }
     cv.notify_all();
@@ -1124,7 +1127,7 @@ struct ParameterServer::Impl final : comm::CommClient {
   /// the last look that saw it work) to the communication thread's last look for messages
   /// (under mu).
   double silentSeconds(int w) const {
-    return std::chrono::duration<double>(polled - std::max(heard[w], worked[w])).count();
+    return std::chrono::duration<double>(polled - std::max(heard[w], looks[w].worked)).count();
   }
 
   /// Every worker silent past the timeout, the longest silent first, ends the job naming
@@ -1132,7 +1135,7 @@ struct ParameterServer::Impl final : comm::CommClient {
   void checkSilence() {
     std::vector<int> silent;
     for (int w = 0; w < workers; ++w)
-      if (active(w) && !waitsForUs(w) && silentSeconds(w) > timeoutSec && confirmed[w])
+      if (active(w) && !waitsForUs(w) && silentSeconds(w) > timeoutSec && looks[w].confirmed)
         silent.push_back(w);
     if (silent.empty())
       return;
@@ -1235,12 +1238,15 @@ struct ParameterServer::Impl final : comm::CommClient {
   std::vector<bool> done, cancelled;
   /// By worker: its last push, or this server's last answer to it if later.
   std::vector<Clock::time_point> heard;
-  /// Silence past the timeout, looked at (lookAtSilentWorkers): by worker, when a look last saw
-  /// it work, its work count at the first look (-1: none), and whether it is confirmed silent.
-  std::vector<Clock::time_point> worked;
-  std::vector<int64_t> lookedWork;
-  std::vector<char> confirmed;
-  Clock::time_point nextLook;
+  /// Silence past the timeout, looked at (lookAtSilentWorkers), by worker: when a look last saw
+  /// it work, the watch, when to look next, whether it was looked at and is confirmed silent.
+  struct Looks {
+    Clock::time_point worked;
+    comm::StallWatch watch;
+    Clock::time_point next;
+    bool looked = false, confirmed = false;
+  };
+  std::vector<Looks> looks;
   /// When the communication thread last began to look for messages (progress()). A worker's
   /// silence is measured up to then, not up to now: on a loaded machine this process's threads
   /// may not run for seconds, and a push waiting unreceived is no silence.
