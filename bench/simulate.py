@@ -23,6 +23,7 @@ skipped, the script exits 77 (the test's "skipped").
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -167,6 +168,7 @@ def main():
                        stderr=subprocess.DEVNULL)
         if own:
             subprocess.run(["bash", CLUSTER, "down", cluster_dir], stdout=subprocess.DEVNULL)
+        shutil.rmtree(work, ignore_errors=True)
     if args.json:
         with open(args.json + ".tmp", "w") as f:
             json.dump(rows, f, indent=1)

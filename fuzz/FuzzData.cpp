@@ -22,6 +22,7 @@
 
 namespace {
 
+/// The run's scratch folder, removed when the fuzzer exits.
 const std::string &workDir() {
   static const std::string dir = [] {
     const char *tmp = std::getenv("TMPDIR");
@@ -30,6 +31,9 @@ const std::string &workDir() {
       std::abort();
     return pattern;
   }();
+  static const bool cleanup =
+      std::atexit([] { std::system(("rm -rf '" + dir + "'").c_str()); }) == 0;
+  (void)cleanup;
   return dir;
 }
 

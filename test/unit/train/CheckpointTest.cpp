@@ -24,18 +24,30 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <vector>
 
 namespace dp::rt {
 namespace {
 
 /// A fresh directory under the test's temporary directory.
+/// The folders tempDir() made, removed when the test process exits.
+struct TempDirs {
+  std::vector<std::string> dirs;
+  ~TempDirs() {
+    for (const std::string &dir : dirs)
+      std::system(("rm -rf '" + dir + "'").c_str());
+  }
+};
+
 std::string tempDir(const std::string &name) {
+  static TempDirs made;
   const char *base = std::getenv("TMPDIR");
   std::string dir = std::string(base ? base : "/tmp") + "/dp-ckpt-" + name + "-" +
                     std::to_string(::getpid());
   std::string command = "rm -rf '" + dir + "'";
   EXPECT_EQ(std::system(command.c_str()), 0);
   EXPECT_EQ(::mkdir(dir.c_str(), 0777), 0);
+  made.dirs.push_back(dir);
   return dir;
 }
 
