@@ -122,11 +122,13 @@ def machine_info():
     return info
 
 
-def git_rev():
+def git_rev(where=ROOT):
+    """The commit of the checkout holding `where` (a build folder inside one: the dp that ran)."""
     try:
-        rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+        rev = subprocess.run(["git", "-C", where, "rev-parse", "--short", "HEAD"],
                              capture_output=True, text=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
+        dirty = subprocess.run(["git", "-C", where, "status", "--porcelain",
+                                "--untracked-files=no"],
                                capture_output=True, text=True, timeout=10).stdout.strip()
         return rev + ("+dirty" if dirty else "") if rev else None
     except (OSError, subprocess.SubprocessError):
@@ -327,7 +329,7 @@ class Dp:
                              "cmake --build build), or run with --only pytorch")
         self.dpx = os.path.join(tmp, f"{args.model_name}.dpx")
         self.version = (binary_version(self.dprun) or binary_version(self.dpc)
-                        or f"git {git_rev()}")
+                        or f"git {git_rev(args.build)}")
         self.flags_passed = []
         self.notes = []
 
@@ -693,7 +695,7 @@ def main():
         versions = {p.name: p.version for p in peers}
         for p in peers:
             versions.update(getattr(p, "extra_versions", {}))
-        versions["dp_git"] = git_rev()
+        versions["dp_git"] = git_rev(args.build)
 
         print()
         print(f"machine: {machine.get('model_name', '?')}, {machine['cores']} cores "
