@@ -26,6 +26,8 @@ PKGS=(
   libflatbuffers-dev flatbuffers-compiler
   libgtest-dev libgmock-dev
   zlib1g-dev
+  libonnx-dev libprotobuf-dev # dpc import: ONNX's C++ library (1.12: opsets to 17, IR 8)
+  libonnx-testdata            # ONNX's operator conformance tests (data/node/*)
   dataset-fashion-mnist
   openmpi-bin libopenmpi-dev libpmix-dev slurm-wlm munge
   python3-matplotlib # bench/dist.py --plot
