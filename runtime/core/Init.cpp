@@ -109,6 +109,14 @@ void checkInit(const InitDesc &init, int64_t elements, const std::string &where)
       fail("orthogonal initialiser of " + std::to_string(fanIn) + "x" + std::to_string(fanOut) +
            " for " + std::to_string(elements) + " elements");
     return;
+  case InitKind::Data:
+    if (!init.values || static_cast<int64_t>(init.values->size()) != elements)
+      fail("data initialiser of " + std::to_string(init.values ? init.values->size() : 0) +
+           " values for " + std::to_string(elements) + " elements");
+    for (size_t i = 0; i < init.values->size(); ++i)
+      if (!std::isfinite((*init.values)[i]))
+        fail("data initialiser value " + std::to_string(i) + " is not finite");
+    return;
   case InitKind::UnitForgetBias:
     if (elements % 4 != 0)
       fail("unit_forget_bias initialiser for " + std::to_string(elements) +
@@ -170,6 +178,13 @@ void drawInit(float *out, int64_t n, const InitDesc &init, uint64_t seed, std::s
                                        " elements, not 4 gates of equal size");
     std::fill(out, out + n, 0.0f);
     std::fill(out + n / 4, out + n / 2, 1.0f);
+    return;
+  case InitKind::Data:
+    if (!init.values || static_cast<int64_t>(init.values->size()) != n)
+      throw Error(ErrorKind::Plan, "data initialiser for " + std::to_string(n) +
+                                       " elements holds " +
+                                       std::to_string(init.values ? init.values->size() : 0));
+    std::copy(init.values->begin(), init.values->end(), out);
     return;
   case InitKind::NumKinds:
     break;

@@ -96,6 +96,7 @@ enum class InitKind : uint8_t {
   // Orthogonal: the QR factor of a normal draw, R's diagonal made positive).
   Orthogonal = 9,
   UnitForgetBias = 10, // an LSTM bias: zeros, but ones for the forget gate (the 2nd quarter)
+  Data = 11,           // the values the model gives (an imported model's weights): Plan::initData
   NumKinds
 };
 
@@ -216,6 +217,6 @@ inline bool outputRoleByName(std::string_view name, OutputRole &out) {
 }
 
 /// The plan file format version this build reads and writes.
-inline constexpr uint32_t kFormatVersion = 6;
+inline constexpr uint32_t kFormatVersion = 7;
 
 } // namespace dp::rt

@@ -167,13 +167,24 @@ Plan decodeTable(const fb::Plan &p, const std::string &what) {
     buffer.device = b->device();
     plan.buffers.push_back(std::move(buffer));
   }
+  // Each data table once, shared by every parameter (and replica) that names it.
+  std::vector<std::shared_ptr<const std::vector<float>>> data;
+  if (p.init_data())
+    for (const fb::InitData *d : *p.init_data())
+      data.push_back(
+          std::make_shared<const std::vector<float>>(d->values()->begin(), d->values()->end()));
   for (const fb::Param *pr : *p.params()) {
     ParamDesc param;
     param.name = pr->name()->str();
     param.buffer = pr->buffer();
     param.grad = pr->grad();
     const fb::Init &init = *pr->init();
-    param.init = {InitKind(init.kind()), init.a(), init.b(), init.fan_in(), init.fan_out()};
+    param.init = {InitKind(init.kind()),
+                  init.a(),
+                  init.b(),
+                  init.fan_in(),
+                  init.fan_out(),
+                  init.data() >= 0 ? data.at(static_cast<size_t>(init.data())) : nullptr};
     param.kind = ParamKind(pr->kind());
     plan.params.push_back(std::move(param));
   }

@@ -10,6 +10,7 @@
 #include "runtime/format/LrSchedule.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
@@ -43,6 +44,8 @@ struct InitDesc {
   InitKind kind = InitKind::Zeros;
   double a = 0, b = 0;
   int64_t fanIn = 0, fanOut = 0;
+  /// InitKind::Data: the values (shared by the replicas' copies and the plan), else null.
+  std::shared_ptr<const std::vector<float>> values;
 };
 
 /// A persistent tensor: a weight or optimizer state, one copy per device.

@@ -507,6 +507,24 @@ static void verifyPlanTable(const fb::Plan &plan, const std::string &what) {
       fail(what, where + " has unknown initialiser kind " + std::to_string(p->init()->kind()));
     // Buffers were checked to lie within the arena above, so offset + size cannot wrap.
     const fb::Buffer *pb = buffers.Get(p->buffer());
+    // Values from data: a table of the plan's, of the parameter's size.
+    const int data = p->init()->data();
+    const bool fromData = p->init()->kind() == static_cast<uint8_t>(InitKind::Data);
+    if (fromData != (data >= 0))
+      fail(what, where + (fromData ? " is initialised from data but names no data table"
+                                   : " names data table " + std::to_string(data) +
+                                         " but is not initialised from data"));
+    if (fromData) {
+      const uint32_t tables = plan.init_data() ? plan.init_data()->size() : 0;
+      if (static_cast<uint32_t>(data) >= tables)
+        fail(what, where + " names data table " + std::to_string(data) + " but the plan has " +
+                       std::to_string(tables));
+      const uint64_t values = plan.init_data()->Get(static_cast<uint32_t>(data))->values()->size();
+      if (values != numElements(*pb))
+        fail(what, where + " has " + std::to_string(numElements(*pb)) +
+                       " elements but its data table " + std::to_string(data) + " holds " +
+                       std::to_string(values) + " values");
+    }
     if (pb->offset() + numElements(*pb) * dtypeSize(DType(pb->dtype())) > plan.persistent_bytes())
       fail(what, where + " lies outside the persistent region");
   }

@@ -11,10 +11,9 @@ namespace dp::rt {
 namespace {
 
 const char *initName(InitKind kind) {
-  static const char *names[] = {"zeros",         "ones",      "constant",
-                                "uniform",       "normal",    "glorot_uniform",
-                                "glorot_normal", "he_normal", "he_uniform",
-                                "orthogonal",    "unit_forget_bias"};
+  static const char *names[] = {"zeros",      "ones",           "constant",         "uniform",
+                                "normal",     "glorot_uniform", "glorot_normal",    "he_normal",
+                                "he_uniform", "orthogonal",     "unit_forget_bias", "data"};
   const auto k = static_cast<size_t>(kind);
   return k < sizeof(names) / sizeof(names[0]) ? names[k] : "unknown";
 }
@@ -45,6 +44,9 @@ std::string initText(const InitDesc &init) {
   case InitKind::HeNormal:
   case InitKind::HeUniform:
     text += "(fan_in " + std::to_string(init.fanIn) + ")";
+    break;
+  case InitKind::Data:
+    text += "(" + std::to_string(init.values ? init.values->size() : 0) + " values)";
     break;
   default:
     break;

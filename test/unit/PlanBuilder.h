@@ -22,6 +22,7 @@ struct InitSpec {
   InitKind kind = InitKind::Zeros;
   double a = 0, b = 0;
   int64_t fanIn = 0, fanOut = 0;
+  int32_t data = -1; // InitKind::Data: a table of initData()
 };
 
 /// One kernel being built; attribute setters chain.
@@ -162,6 +163,11 @@ public:
     processes_ = processes;
     return *this;
   }
+  /// A table of initial values for InitKind::Data params; returns its index.
+  int32_t initData(std::vector<float> values) {
+    initData_.push_back(std::move(values));
+    return static_cast<int32_t>(initData_.size() - 1);
+  }
   /// The parameter-server strategy: the servers' plans (in order) inside this workers' plan.
   PlanBuilder &addServer(PlanBuilder server) {
     servers_.push_back(std::move(server));
@@ -214,7 +220,7 @@ public:
     std::vector<flatbuffers::Offset<fb::Param>> params;
     for (const ParamSpec &p : params_) {
       auto init = fb::CreateInit(fbb, static_cast<uint8_t>(p.init.kind), p.init.a, p.init.b,
-                                 p.init.fanIn, p.init.fanOut);
+                                 p.init.fanIn, p.init.fanOut, p.init.data);
       params.push_back(fb::CreateParamDirect(fbb, p.name.c_str(), p.buffer, p.grad, init,
                                              static_cast<uint8_t>(p.kind)));
     }
@@ -245,12 +251,15 @@ public:
                                       schedule_->every, schedule_->factor, schedule_->epochs,
                                       schedule_->minScale, schedule_->patience,
                                       schedule_->threshold);
+    std::vector<flatbuffers::Offset<fb::InitData>> initData;
+    for (const std::vector<float> &values : initData_)
+      initData.push_back(fb::CreateInitDataDirect(fbb, &values));
     auto plan = fb::CreatePlanDirect(
         fbb, "PlanBuilder", "test", batch_, arenaBytes_.value_or(roundUp(end)),
         persistentBytes_.value_or(roundUp(persistentEnd)), &buffers, &params, &inputs, train, eval,
-        devices_, processes_, collectives.empty() ? nullptr : &collectives, manifest,
-        deviceKind_, schedule, /*nodes=*/1, servers.empty() ? nullptr : &servers, staleness_,
-        sync_, server_);
+        devices_, processes_, collectives.empty() ? nullptr : &collectives, manifest, deviceKind_,
+        schedule, /*nodes=*/1, servers.empty() ? nullptr : &servers, staleness_, sync_, server_,
+        initData.empty() ? nullptr : &initData);
     return plan;
   }
   /// The complete .dpx file image.
@@ -361,6 +370,7 @@ private:
   uint8_t deviceKind_ = 0;
   int processes_ = 1;
   std::vector<PlanBuilder> servers_;
+  std::vector<std::vector<float>> initData_;
   int64_t staleness_ = -1;
   bool sync_ = false;
   int server_ = -1;

@@ -79,8 +79,8 @@ LogicalResult AdamAttr::verify(function_ref<InFlightDiagnostic()> emitError, APF
 
 bool dp::graph::isInitializer(Attribute attr) {
   return isa<ZerosAttr, OnesAttr, ConstantAttr, UniformAttr, NormalAttr, GlorotUniformAttr,
-             GlorotNormalAttr, HeNormalAttr, HeUniformAttr, OrthogonalAttr, UnitForgetBiasAttr>(
-      attr);
+             GlorotNormalAttr, HeNormalAttr, HeUniformAttr, OrthogonalAttr, UnitForgetBiasAttr,
+             ElementsAttr>(attr);
 }
 
 bool dp::graph::isOptimizer(Attribute attr) { return isa<SgdAttr, MomentumAttr, AdamAttr>(attr); }

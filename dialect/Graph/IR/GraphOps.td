@@ -50,7 +50,9 @@ def Graph_ParamOp : Graph_Op<"param"> {
   let summary = "a named persistent tensor with an initialiser";
   let description = [{
     Declares a parameter: a tensor that lives across steps, drawn once from `init` (an
-    initialiser attribute such as `#graph.glorot_uniform`). Trainable parameters receive a
+    initialiser attribute such as `#graph.glorot_uniform`), or given by it: f32 elements of
+    the parameter's type (`dense<...>`, `dense_resource<...>`: an imported model's weights).
+    Trainable parameters receive a
     gradient from autodiff and are updated by the optimizer; `trainable = false` ones are not.
     Optimizer expansion adds `optimizer_state` parameters (moments, velocities). Every use of
     the same name refers to the same storage, also across functions.

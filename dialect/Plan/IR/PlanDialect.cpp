@@ -30,14 +30,19 @@ void PlanDialect::registerAttributes() {
 }
 
 LogicalResult InitAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef kind,
-                               APFloat, APFloat, int64_t fanIn, int64_t fanOut) {
+                               APFloat, APFloat, int64_t fanIn, int64_t fanOut, ElementsAttr data) {
   bool known = llvm::StringSwitch<bool>(kind)
                    .Cases("zeros", "ones", "constant", "uniform", "normal", true)
                    .Cases("glorot_uniform", "glorot_normal", "he_normal", "he_uniform", true)
-                   .Cases("orthogonal", "unit_forget_bias", true)
+                   .Cases("orthogonal", "unit_forget_bias", "data", true)
                    .Default(false);
   if (!known)
     return emitError() << "unknown initialiser kind '" << kind << "'";
+  if ((kind == "data") != static_cast<bool>(data))
+    return emitError() << (data ? "only a 'data' initialiser takes data, not '" + kind.str() + "'"
+                                : std::string("initialiser 'data' needs its data"));
+  if (data && !data.getElementType().isF32())
+    return emitError() << "initialiser data must be f32, found " << data.getType();
   if (kind.starts_with("glorot") && (fanIn <= 0 || fanOut <= 0))
     return emitError() << "initialiser '" << kind << "' needs positive fan_in and fan_out";
   if (kind == "orthogonal" && (fanIn <= 0 || fanOut <= 0))

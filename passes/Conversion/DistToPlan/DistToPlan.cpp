@@ -48,7 +48,7 @@ plan::InitAttr initFor(g::ParamOp param) {
   MLIRContext *ctx = param.getContext();
   auto [fanIn, fanOut] = fans(param.getType().getShape());
   auto make = [&](StringRef kind, double a = 0, double b = 0) {
-    return plan::InitAttr::get(ctx, kind, APFloat(a), APFloat(b), fanIn, fanOut);
+    return plan::InitAttr::get(ctx, kind, APFloat(a), APFloat(b), fanIn, fanOut, ElementsAttr());
   };
   return llvm::TypeSwitch<Attribute, plan::InitAttr>(param.getInit())
       .Case([&](g::ZerosAttr) { return make("zeros"); })
@@ -69,9 +69,13 @@ plan::InitAttr initFor(g::ParamOp param) {
         auto shape = param.getType().getShape();
         int64_t cols = shape.empty() ? 1 : shape.back();
         return plan::InitAttr::get(ctx, "orthogonal", APFloat(o.getGain().convertToDouble()),
-                                   APFloat(0.0), param.getType().getNumElements() / cols, cols);
+                                   APFloat(0.0), param.getType().getNumElements() / cols, cols,
+                                   ElementsAttr());
       })
-      .Case([&](g::UnitForgetBiasAttr) { return make("unit_forget_bias"); });
+      .Case([&](g::UnitForgetBiasAttr) { return make("unit_forget_bias"); })
+      .Case([&](ElementsAttr data) {
+        return plan::InitAttr::get(ctx, "data", APFloat(0.0), APFloat(0.0), fanIn, fanOut, data);
+      });
 }
 
 /// Lowers the functions of one module into a plan.program.

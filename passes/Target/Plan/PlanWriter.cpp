@@ -6,7 +6,13 @@
 #include "runtime/format/LrSchedule.h"
 #include "runtime/format/PlanFile.h"
 
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/DenseMap.h"
+
+#include <cstring>
 
 using namespace mlir;
 namespace fb = dp::rt::fb;
@@ -52,11 +58,25 @@ public:
     llvm::DenseMap<std::pair<StringRef, int64_t>, int> gradIds;
     for (GradOp grad : program_.getOps<GradOp>())
       gradIds[{grad.getParam(), grad.getDevice()}] = ids_.lookup(grad.getBuffer());
+    // Initial values given as data: each distinct one once (replicas share their tables).
+    std::vector<flatbuffers::Offset<fb::InitData>> initData;
+    llvm::DenseMap<Attribute, int32_t> dataIndex;
     for (ParamOp param : program_.getOps<ParamOp>()) {
       InitAttr init = param.getInit();
-      auto initRec = fb::CreateInit(fbb_, initKind(init.getKind()), init.getA().convertToDouble(),
-                                    init.getB().convertToDouble(), init.getFanIn(),
-                                    init.getFanOut());
+      int32_t data = -1;
+      if (ElementsAttr values = init.getData()) {
+        auto [it, inserted] = dataIndex.try_emplace(values, int32_t(initData.size()));
+        if (inserted) {
+          FailureOr<std::vector<float>> floats = dataValues(param, values);
+          if (failed(floats))
+            return failure();
+          initData.push_back(fb::CreateInitData(fbb_, fbb_.CreateVector(*floats)));
+        }
+        data = it->second;
+      }
+      auto initRec =
+          fb::CreateInit(fbb_, initKind(init.getKind()), init.getA().convertToDouble(),
+                         init.getB().convertToDouble(), init.getFanIn(), init.getFanOut(), data);
       auto key = std::make_pair(param.getName(), int64_t(param.getDevice()));
       int grad = gradIds.count(key) ? gradIds.lookup(key) : -1;
       auto kind = param.getOptimizerState() ? rt::ParamKind::OptimizerState : rt::ParamKind::Weight;
@@ -113,8 +133,35 @@ public:
         static_cast<int32_t>(program_.getNodes().value_or(1)),
         servers.empty() ? 0 : fbb_.CreateVector(servers.data(), servers.size()),
         program_.getStaleness().value_or(-1), program_.getSync(),
-        server ? static_cast<int32_t>(program_.getServerAttr().getInt()) : -1);
+        server ? static_cast<int32_t>(program_.getServerAttr().getInt()) : -1,
+        initData.empty() ? 0 : fbb_.CreateVector(initData));
     return plan;
+  }
+
+  /// The f32 values of a parameter's initial data: dense elements, or a resource blob
+  /// (`dense_resource<name>`, the text IR's hex section) holding them little-endian.
+  static FailureOr<std::vector<float>> dataValues(ParamOp param, ElementsAttr values) {
+    const int64_t n = values.getNumElements();
+    if (auto resource = dyn_cast<DenseResourceElementsAttr>(values)) {
+      AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+      ArrayRef<char> bytes = blob ? blob->getData() : ArrayRef<char>();
+      if (static_cast<int64_t>(bytes.size()) != n * int64_t(sizeof(float)))
+        return param.emitOpError() << "has initial data '" << resource.getRawHandle().getKey()
+                                   << "' of " << bytes.size() << " bytes, expected " << n
+                                   << " f32 values (" << n * int64_t(sizeof(float)) << " bytes)";
+      std::vector<float> floats(static_cast<size_t>(n));
+      std::memcpy(floats.data(), bytes.data(), bytes.size());
+      return floats;
+    }
+    auto range = values.tryGetValues<APFloat>();
+    if (!range)
+      return param.emitOpError() << "has initial data whose values cannot be read: "
+                                 << values.getType();
+    std::vector<float> floats;
+    floats.reserve(static_cast<size_t>(n));
+    for (const APFloat &v : *range)
+      floats.push_back(v.convertToFloat());
+    return floats;
   }
 
   /// The program's device kind (the plan dialect's verifier checked its name).
@@ -127,17 +174,18 @@ public:
 private:
   static uint8_t initKind(StringRef kind) {
     rt::InitKind k = llvm::StringSwitch<rt::InitKind>(kind)
-                                    .Case("zeros", rt::InitKind::Zeros)
-                                    .Case("ones", rt::InitKind::Ones)
-                                    .Case("constant", rt::InitKind::Constant)
-                                    .Case("uniform", rt::InitKind::Uniform)
-                                    .Case("normal", rt::InitKind::Normal)
-                                    .Case("glorot_uniform", rt::InitKind::GlorotUniform)
-                                    .Case("glorot_normal", rt::InitKind::GlorotNormal)
-                                    .Case("he_normal", rt::InitKind::HeNormal)
-                                    .Case("he_uniform", rt::InitKind::HeUniform)
-                                    .Case("orthogonal", rt::InitKind::Orthogonal)
-                                    .Case("unit_forget_bias", rt::InitKind::UnitForgetBias);
+                         .Case("zeros", rt::InitKind::Zeros)
+                         .Case("ones", rt::InitKind::Ones)
+                         .Case("constant", rt::InitKind::Constant)
+                         .Case("uniform", rt::InitKind::Uniform)
+                         .Case("normal", rt::InitKind::Normal)
+                         .Case("glorot_uniform", rt::InitKind::GlorotUniform)
+                         .Case("glorot_normal", rt::InitKind::GlorotNormal)
+                         .Case("he_normal", rt::InitKind::HeNormal)
+                         .Case("he_uniform", rt::InitKind::HeUniform)
+                         .Case("orthogonal", rt::InitKind::Orthogonal)
+                         .Case("unit_forget_bias", rt::InitKind::UnitForgetBias)
+                         .Case("data", rt::InitKind::Data);
     return static_cast<uint8_t>(k);
   }
 

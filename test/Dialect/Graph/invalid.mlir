@@ -21,6 +21,15 @@ func.func @f() {
 
 // -----
 
+// Tests that initial values given as data have the parameter's type.
+func.func @f() {
+  // expected-error @+1 {{'graph.param' op is 'tensor<4xf32>' but its initial data is 'tensor<3xf32>'}}
+  %0 = graph.param "w" {init = dense<[1.0, 2.0, 3.0]> : tensor<3xf32>} : tensor<4xf32>
+  return
+}
+
+// -----
+
 // Tests that a parameter needs a static shape.
 func.func @f() {
   // expected-error @+1 {{'graph.param' op result #0 must be statically shaped tensor of 32-bit float, but got 'tensor<?x4xf32>'}}

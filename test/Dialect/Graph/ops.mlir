@@ -8,6 +8,9 @@
 func.func @initialisers() {
   // CHECK: graph.param "z" {init = #graph.zeros} : tensor<4xf32>
   %0 = graph.param "z" {init = #graph.zeros} : tensor<4xf32>
+  // Initial values given as data (an imported model's weights).
+  // CHECK: graph.param "d" {init = dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>} : tensor<2xf32>
+  %d = graph.param "d" {init = dense<[1.0, 2.0]> : tensor<2xf32>} : tensor<2xf32>
   // CHECK: graph.param "o" {init = #graph.ones} : tensor<4xf32>
   %1 = graph.param "o" {init = #graph.ones} : tensor<4xf32>
   // CHECK: graph.param "c" {init = #graph.constant<5.000000e-01>} : tensor<4xf32>

@@ -92,6 +92,28 @@ plan.program "m" attributes {batch = 1 : i64} {
 
 // -----
 
+// Tests that a 'data' initialiser needs its data, f32, and that only it takes data.
+plan.program "m" attributes {batch = 1 : i64} {
+  // expected-error @+1 {{initialiser 'data' needs its data}}
+  %0 = plan.param "w" {init = #plan.init<kind = "data">} : memref<2xf32>
+}
+
+// -----
+
+plan.program "m" attributes {batch = 1 : i64} {
+  // expected-error @+1 {{only a 'data' initialiser takes data, not 'zeros'}}
+  %0 = plan.param "w" {init = #plan.init<kind = "zeros", data = dense<[1.0, 2.0]> : tensor<2xf32>>} : memref<2xf32>
+}
+
+// -----
+
+plan.program "m" attributes {batch = 1 : i64} {
+  // expected-error @+1 {{initialiser data must be f32, found 'tensor<2xf64>'}}
+  %0 = plan.param "w" {init = #plan.init<kind = "data", data = dense<[1.0, 2.0]> : tensor<2xf64>>} : memref<2xf32>
+}
+
+// -----
+
 // Tests that Glorot initialisers need both fans.
 plan.program "m" attributes {batch = 1 : i64} {
   // expected-error @+1 {{initialiser 'glorot_uniform' needs positive fan_in and fan_out}}

@@ -14,6 +14,8 @@ plan.program "m" attributes {batch = 8 : i64} {
   %l = plan.input "label" as targets {offset = 128 : i64} : memref<8xi32>
   // CHECK: %[[W:.*]] = plan.param "w" {init = #plan.init<kind = "glorot_uniform", fan_in = 4, fan_out = 3>} : memref<4x3xf32>
   %w = plan.param "w" {init = #plan.init<kind = "glorot_uniform", fan_in = 4, fan_out = 3>} : memref<4x3xf32>
+  // CHECK: plan.param "d" {init = #plan.init<kind = "data", data = dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>>} : memref<2xf32>
+  %d = plan.param "d" {init = #plan.init<kind = "data", data = dense<[1.0, 2.0]> : tensor<2xf32>>} : memref<2xf32>
   // CHECK: %[[B:.*]] = plan.param "b" {init = #plan.init<kind = "zeros">, offset = 64 : i64} : memref<3xf32>
   %b = plan.param "b" {init = #plan.init<kind = "zeros">, offset = 64 : i64} : memref<3xf32>
   // CHECK: plan.param "ones" {init = #plan.init<kind = "ones">} : memref<3xf32>

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <new>
 
@@ -141,6 +142,29 @@ TEST(ProgramTest, ParamsMustBeF32) {
   b.setRawDType(id, static_cast<uint8_t>(DType::I32));
   EXPECT_DP_ERROR(b.load(), ErrorKind::Plan,
                   "param 'steps' (buffer 0) is i32, parameters must be f32");
+}
+
+TEST(ProgramTest, InitialisesParamsFromTheirData) {
+  // An imported model's weights: every replica's copy gets the plan's values, whatever the
+  // seed; a table may serve several parameters.
+  PlanBuilder b(2);
+  const int32_t table = b.initData({0.5f, -1.5f, 2.0f});
+  InitSpec init;
+  init.kind = InitKind::Data;
+  init.data = table;
+  const uint32_t w = b.param("w", {3}, init);
+  const uint32_t v = b.param("v", {3}, init);
+  std::unique_ptr<Program> program = b.load();
+  for (uint64_t seed : {1, 2}) {
+    program->initParams(seed);
+    EXPECT_EQ(get(*program, w), (std::vector<float>{0.5f, -1.5f, 2.0f}));
+    EXPECT_EQ(get(*program, v), (std::vector<float>{0.5f, -1.5f, 2.0f}));
+  }
+  // Values that cannot train are refused before anything runs.
+  PlanBuilder nan(2);
+  init.data = nan.initData({1.0f, std::nanf(""), 0.0f});
+  nan.param("w", {3}, init);
+  EXPECT_DP_ERROR(nan.load(), ErrorKind::Plan, "param 'w': data initialiser value 1 is not finite");
 }
 
 TEST(ProgramTest, OneTrainStepMatchesAHandComputation) {

@@ -452,6 +452,48 @@ TEST(PlanFileTest, ParamBufferOutOfRange) {
   EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan, "param 'bias' refers to buffer 100");
 }
 
+TEST(PlanFileTest, DataInitialisersNameATableOfTheirSize) {
+  InitSpec init;
+  init.kind = InitKind::Data;
+  {
+    PlanBuilder b(2);
+    init.data = b.initData({1, 2, 3, 4});
+    b.param("w", {2, 2}, init);
+    Plan plan = Plan::decode(b.planFile(), "t.dpx");
+    ASSERT_NE(plan.params[0].init.values, nullptr);
+    EXPECT_EQ(*plan.params[0].init.values, (std::vector<float>{1, 2, 3, 4}));
+  }
+  {
+    PlanBuilder b(2);
+    init.data = b.initData({1, 2, 3});
+    b.param("w", {2, 2}, init);
+    EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan,
+                    "param 'w' has 4 elements but its data table 0 holds 3 values");
+  }
+  {
+    PlanBuilder b(2);
+    init.data = 5;
+    b.param("w", {2, 2}, init);
+    EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan,
+                    "param 'w' names data table 5 but the plan has 0");
+  }
+  {
+    PlanBuilder b(2);
+    init.data = -1;
+    b.param("w", {2, 2}, init);
+    EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan,
+                    "param 'w' is initialised from data but names no data table");
+  }
+  {
+    PlanBuilder b(2);
+    InitSpec zeros;
+    zeros.data = b.initData({1, 2, 3, 4});
+    b.param("w", {2, 2}, zeros);
+    EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan,
+                    "param 'w' names data table 0 but is not initialised from data");
+  }
+}
+
 TEST(PlanFileTest, ParamGradientOutOfRange) {
   PlanBuilder b = mlpPlan();
   b.paramOn("bias", 0, {}, 9);

@@ -20,6 +20,9 @@ LogicalResult ParamOp::verify() {
     return emitOpError() << "#graph.unit_forget_bias initialises an LSTM bias of shape [4U], "
                             "found "
                          << getType();
+  // Values given as data (an imported model's weights): f32, the parameter's own shape.
+  if (auto data = dyn_cast<ElementsAttr>(getInit()); data && data.getType() != getType())
+    return emitOpError() << "is " << getType() << " but its initial data is " << data.getType();
   if (isa<OrthogonalAttr>(getInit()) && getType().getRank() < 2)
     return emitOpError() << "#graph.orthogonal needs a tensor of rank 2 or more, found "
                          << getType();
