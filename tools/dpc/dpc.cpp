@@ -1,6 +1,8 @@
 // dpc: the dp compiler driver. `dpc compile` runs the default pipeline on a model and writes
 // the plan; `dpc summary` prints the model's layer table. Diagnostics carry file:line:col.
+#include "dialect/Common/AtomicFile.h"
 #include "dialect/Graph/IR/Model.h"
+#include "importers/onnx/Import.h"
 #include "dialect/Plan/IR/PlanDialect.h"
 #include "passes/Graph/Passes.h"
 #include "passes/Pipelines/Pipelines.h"
@@ -16,11 +18,13 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "tools/common/GuardedStack.h"
 #include "tools/common/ModelInput.h"
 
 #include <chrono>
+#include <optional>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -29,16 +33,41 @@ namespace cl = llvm::cl;
 static cl::OptionCategory dpcCategory("dpc options");
 static cl::SubCommand compileCmd("compile", "Compile a model (.mlir) into a plan (.dpx)");
 static cl::SubCommand summaryCmd("summary", "Print the model's layers, output shapes and parameters");
+static cl::SubCommand importCmd(
+    "import", "Import an ONNX model (.onnx) as dp's text IR (.mlir), with a loss and optimizer");
 static cl::SubCommand simulateCmd(
     "simulate", "Check a plan's collective schedule for deadlock; with a profile and a topology, "
                 "predict its step time, hidden communication and scaling efficiency");
 
-static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir | plan.dpx>"),
+static cl::opt<std::string> inputFile(cl::Positional,
+                                      cl::desc("<model.mlir | model.onnx | plan.dpx>"),
                                       cl::Required, cl::sub(compileCmd), cl::sub(summaryCmd),
-                                      cl::sub(simulateCmd), cl::cat(dpcCategory));
-static cl::opt<std::string> outputFile("o", cl::desc("Plan file to write (default: <model>.dpx)"),
-                                       cl::value_desc("file"), cl::sub(compileCmd),
-                                       cl::cat(dpcCategory));
+                                      cl::sub(importCmd), cl::sub(simulateCmd),
+                                      cl::cat(dpcCategory));
+static cl::opt<std::string> outputFile(
+    "o",
+    cl::desc("File to write (compile: the plan, default <model>.dpx; import: the IR, default "
+             "<model>.mlir)"),
+    cl::value_desc("file"), cl::sub(compileCmd), cl::sub(importCmd), cl::cat(dpcCategory));
+// How an ONNX model becomes a model to train (compile, summary and import of a .onnx file).
+static cl::OptionCategory onnxCategory("ONNX models (a .onnx input)");
+static cl::opt<int64_t> onnxBatch(
+    "batch", cl::desc("Batch size of the model (default: the model's own, where its input fixes one)"),
+    cl::init(0), cl::value_desc("N"), cl::sub(compileCmd), cl::sub(summaryCmd), cl::sub(importCmd),
+    cl::cat(onnxCategory));
+static cl::opt<std::string> onnxLoss(
+    "loss",
+    cl::desc(std::string("Loss on the model's output: ") + dp::onnx_import::kLossNames +
+             " (default; integer class labels, the output the logits)"),
+    cl::init("softmax-cross-entropy"), cl::value_desc("name"), cl::sub(compileCmd),
+    cl::sub(summaryCmd), cl::sub(importCmd), cl::cat(onnxCategory));
+static cl::opt<std::string> onnxOptimizer(
+    "optimizer",
+    cl::desc("Optimizer as NAME[:key=value,...]: sgd:lr=0.01 (default), "
+             "momentum:lr=0.1,momentum=0.9, adam:lr=1e-3 (the keys of #graph.sgd, "
+             "#graph.momentum, #graph.adam in docs/ir.md)"),
+    cl::init("sgd:lr=0.01"), cl::value_desc("spec"), cl::sub(compileCmd), cl::sub(summaryCmd),
+    cl::sub(importCmd), cl::cat(onnxCategory));
 static cl::opt<std::string> dumpDir(
     "dump-dir", cl::desc("Write the IR after every pass as DIR/NN-<pass>.mlir (00-input.mlir first)"),
     cl::value_desc("dir"), cl::sub(compileCmd), cl::cat(dpcCategory));
@@ -114,7 +143,7 @@ static cl::opt<std::string> simJson("json", cl::desc("Also write the predictions
                                     cl::value_desc("file"), cl::sub(simulateCmd),
                                     cl::cat(dpcCategory));
 static cl::opt<bool> quiet("quiet", cl::desc("Print nothing but errors"), cl::sub(compileCmd),
-                           cl::cat(dpcCategory));
+                           cl::sub(importCmd), cl::cat(dpcCategory));
 
 namespace {
 
@@ -123,7 +152,57 @@ int failWith(const Twine &message, int code = 1) {
   return code;
 }
 
+bool isOnnx() { return llvm::StringRef(inputFile).ends_with_insensitive(".onnx"); }
+
+/// Prints a diagnostic about an imported ONNX model: the file, the node (from the op's
+/// location), the message.
+void printOnnxDiagnostic(Diagnostic &d) {
+  std::string node;
+  std::string file = inputFile;
+  d.getLocation()->walk([&](Location l) {
+    if (auto name = dyn_cast<NameLoc>(l); name && node.empty())
+      node = name.getName().str();
+    if (auto at = dyn_cast<FileLineColLoc>(l))
+      file = at.getFilename().str();
+    return WalkResult::advance();
+  });
+  std::string message = d.str();
+  llvm::errs() << file << ": "
+               << (d.getSeverity() == DiagnosticSeverity::Error     ? "error: "
+                   : d.getSeverity() == DiagnosticSeverity::Warning ? "warning: "
+                                                                     : "note: ");
+  if (!node.empty() && message.find("node '") == std::string::npos)
+    llvm::errs() << "at node '" << node << "': ";
+  llvm::errs() << message << "\n";
+  for (Diagnostic &n : d.getNotes())
+    printOnnxDiagnostic(n);
+}
+
+/// The ONNX model as dp's model, or null after printing why.
+OwningOpRef<ModuleOp> importOnnx(MLIRContext &context) {
+  dp::onnx_import::OnnxFile file;
+  if (std::string problem = dp::onnx_import::readOnnxFile(inputFile, file); !problem.empty()) {
+    llvm::errs() << "dpc: " << problem << "\n";
+    return nullptr;
+  }
+  dp::onnx_import::ImportOptions options;
+  options.batch = onnxBatch;
+  options.loss = onnxLoss;
+  options.optimizer = onnxOptimizer;
+  return dp::onnx_import::importModel(context, file, options);
+}
+
 OwningOpRef<ModuleOp> parseModel(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
+  if (isOnnx())
+    return importOnnx(context);
+  for (cl::Option *o : {static_cast<cl::Option *>(&onnxBatch), static_cast<cl::Option *>(&onnxLoss),
+                        static_cast<cl::Option *>(&onnxOptimizer)})
+    if (o->getNumOccurrences()) {
+      llvm::errs() << "dpc: --" << o->ArgStr
+                   << " applies to ONNX models (.onnx): a .mlir model gives its batch, loss and "
+                      "optimizer in its text\n";
+      return nullptr;
+    }
   std::unique_ptr<llvm::MemoryBuffer> file = dp::readModelText(inputFile, llvm::errs());
   if (!file)
     return nullptr;
@@ -138,6 +217,26 @@ int runSummary(ModuleOp module) {
   if (failed(pm.run(module)))
     return 1;
   dp::reports::printModelSummary(dp::graph::getModelFunctions(module).front(), llvm::outs());
+  return 0;
+}
+
+/// `dpc import`: the imported model as text IR, each op located at its ONNX node.
+int runImport(ModuleOp module) {
+  std::string out = outputFile;
+  if (out.empty())
+    out = llvm::sys::path::stem(inputFile).str() + ".mlir";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "// Imported from " << llvm::sys::path::filename(inputFile) << " by `dpc import`: the "
+     << "forward graph, with the loss and optimizer\n// given (`dpc compile` takes it as it is, "
+     << "or as edited). Weights: the params' dense<...> initialisers.\n";
+  OpPrintingFlags flags;
+  flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
+  module.print(os, flags);
+  if (std::string error = dp::writeFileAtomically(out, text); !error.empty())
+    return failWith(error);
+  if (!quiet)
+    llvm::outs() << "wrote " << out << " (" << text.size() << " bytes)\n";
   return 0;
 }
 
@@ -221,21 +320,24 @@ int runSimulate() {
 
 static int dpcMain(int argc, char **argv) {
   cl::SetVersionPrinter([](llvm::raw_ostream &os) { os << dp::plan::kProducer << "\n"; });
-  cl::HideUnrelatedOptions(dpcCategory);
+  cl::HideUnrelatedOptions({&dpcCategory, &onnxCategory});
   cl::ParseCommandLineOptions(
       argc, argv,
       "dpc: the dp compiler\n\n"
       "  dpc summary model.mlir                 print the layer table and parameter counts\n"
       "  dpc compile model.mlir -o model.dpx    compile to a plan that dprun executes\n"
+      "  dpc compile model.onnx --batch 128 --optimizer adam:lr=1e-3 -o m.dpx\n"
+      "                                         the same from an ONNX model (PyTorch, Keras)\n"
+      "  dpc import model.onnx -o model.mlir    the ONNX model as text IR, to read or edit\n"
       "  dpc compile model.mlir -o m.dpx --devices-per-process 2 --processes 4\n"
       "                                         data parallel: 2 replicas in each of 4\n"
       "                                         processes (mpirun -n 4 / srun -n 4 dprun m.dpx)\n"
       "  dpc simulate m.dpx                     check the plan's collective schedule\n"
       "  dpc simulate m.dpx --profile p.json --topology t.json [--scale 8,64,512]\n"
       "                                         predict its step on a machine\n");
-  if (!compileCmd && !summaryCmd && !simulateCmd) {
-    llvm::errs() << "dpc: missing command: use 'dpc compile', 'dpc summary' or 'dpc simulate' "
-                    "(see dpc --help)\n";
+  if (!compileCmd && !summaryCmd && !importCmd && !simulateCmd) {
+    llvm::errs() << "dpc: missing command: use 'dpc compile', 'dpc summary', 'dpc import' or "
+                    "'dpc simulate' (see dpc --help)\n";
     return 2;
   }
   if (simulateCmd)
@@ -249,9 +351,19 @@ static int dpcMain(int argc, char **argv) {
   context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  std::optional<ScopedDiagnosticHandler> onnxDiagnostics;
+  if (isOnnx())
+    onnxDiagnostics.emplace(&context, [](Diagnostic &d) {
+      printOnnxDiagnostic(d);
+      return success();
+    });
+  else if (importCmd)
+    return failWith("dpc import takes an ONNX model (.onnx), not '" + inputFile + "'", 2);
   OwningOpRef<ModuleOp> module = parseModel(context, sourceMgr);
   if (!module)
     return 1;
+  if (importCmd)
+    return runImport(*module);
   return summaryCmd ? runSummary(*module) : runCompile(*module);
 }
 

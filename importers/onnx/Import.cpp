@@ -1,0 +1,1370 @@
+// The ONNX importer (see Import.h): ONNX nodes in graph order, each through its entry of the
+// op table, into a graph-dialect model function.
+#include "importers/onnx/Import.h"
+
+#include "dialect/Graph/IR/GraphDialect.h"
+
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Path.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <optional>
+
+using namespace mlir;
+
+namespace dp::onnx_import {
+namespace {
+
+using Shape = llvm::SmallVector<int64_t, 4>;
+
+/// The most elements a constant the importer computes with may have (shapes, indices, weights).
+constexpr int64_t kMaxConstElements = int64_t(1) << 31;
+
+std::string shapeText(llvm::ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? "," : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+int64_t elementCount(llvm::ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+/// A tensor the importer knows the values of: an initializer, a Constant, or shape arithmetic
+/// on those. Floating-point data is kept as f32, integers (and booleans) as int64.
+struct Const {
+  bool isFloat = false;
+  Shape dims;
+  std::vector<float> f;
+  std::vector<int64_t> i;
+
+  int64_t size() const { return isFloat ? int64_t(f.size()) : int64_t(i.size()); }
+  double at(int64_t k) const { return isFloat ? double(f[k]) : double(i[k]); }
+  int64_t intAt(int64_t k) const { return isFloat ? int64_t(f[k]) : i[k]; }
+};
+
+/// One ONNX value as the importer holds it: a graph value (with its ONNX shape) or a constant.
+struct Tensor {
+  Value value;
+  std::shared_ptr<const Const> constant;
+  /// The ONNX (logical) shape; for a graph value of rank 4 the graph's type is NHWC.
+  Shape shape;
+  /// The initializer the constant is (its name names the parameter made of it).
+  std::string initializer;
+  /// A Softmax or LogSoftmax over the last axis: the logits it was taken of. The loss takes
+  /// those when this is the model's output.
+  std::shared_ptr<Tensor> logits;
+  /// The ONNX op that made this value when only its logits may be used (LogSoftmax).
+  std::string onlyAsOutput;
+  /// The ONNX value's name.
+  std::string name;
+
+  bool isConst() const { return constant != nullptr; }
+};
+
+/// A 4-D graph value is NHWC in the graph while ONNX orders it NCHW. Its elements are in the
+/// same order either way when C is 1 or H * W is 1.
+bool orderMatchesOnnx(const Tensor &t) {
+  return t.shape.size() != 4 || t.shape[1] == 1 || t.shape[2] * t.shape[3] == 1;
+}
+
+/// The graph's type of a value of ONNX shape `shape`.
+RankedTensorType graphType(MLIRContext *ctx, llvm::ArrayRef<int64_t> shape) {
+  Shape s(shape.begin(), shape.end());
+  if (s.size() == 4)
+    s = {shape[0], shape[2], shape[3], shape[1]};
+  return RankedTensorType::get(s, Float32Type::get(ctx));
+}
+
+std::string decodeTensor(const onnx::TensorProto &t, Const &out) {
+  out = Const();
+  int64_t n = 1;
+  for (int64_t d : t.dims()) {
+    if (d < 0)
+      return "a negative dimension (" + std::to_string(d) + ")";
+    if (d > 0 && n > kMaxConstElements / d)
+      return "more than " + std::to_string(kMaxConstElements) + " elements";
+    n *= d;
+    out.dims.push_back(d);
+  }
+  const std::string &raw = t.raw_data();
+  const bool hasRaw = t.has_raw_data();
+  auto countMismatch = [&](int64_t have) {
+    return "holds " + std::to_string(have) + " values for its shape " + shapeText(out.dims) +
+           " of " + std::to_string(n);
+  };
+  auto fromRaw = [&](size_t bytes, auto read) -> std::string {
+    if (raw.size() != size_t(n) * bytes)
+      return countMismatch(int64_t(raw.size() / bytes));
+    for (int64_t k = 0; k < n; ++k)
+      read(raw.data() + k * bytes);
+    return "";
+  };
+  switch (t.data_type()) {
+  case onnx::TensorProto::FLOAT:
+  case onnx::TensorProto::DOUBLE: {
+    out.isFloat = true;
+    out.f.reserve(n);
+    const bool isDouble = t.data_type() == onnx::TensorProto::DOUBLE;
+    if (hasRaw)
+      return isDouble ? fromRaw(8, [&](const char *p) {
+        double v;
+        std::memcpy(&v, p, 8);
+        out.f.push_back(float(v));
+      })
+                      : fromRaw(4, [&](const char *p) {
+                          float v;
+                          std::memcpy(&v, p, 4);
+                          out.f.push_back(v);
+                        });
+    if (isDouble) {
+      if (t.double_data_size() != n)
+        return countMismatch(t.double_data_size());
+      for (double v : t.double_data())
+        out.f.push_back(float(v));
+    } else {
+      if (t.float_data_size() != n)
+        return countMismatch(t.float_data_size());
+      out.f.assign(t.float_data().begin(), t.float_data().end());
+    }
+    return "";
+  }
+  case onnx::TensorProto::INT64:
+    out.i.reserve(n);
+    if (hasRaw)
+      return fromRaw(8, [&](const char *p) {
+        int64_t v;
+        std::memcpy(&v, p, 8);
+        out.i.push_back(v);
+      });
+    if (t.int64_data_size() != n)
+      return countMismatch(t.int64_data_size());
+    out.i.assign(t.int64_data().begin(), t.int64_data().end());
+    return "";
+  case onnx::TensorProto::INT32:
+  case onnx::TensorProto::INT8:
+  case onnx::TensorProto::UINT8:
+  case onnx::TensorProto::BOOL: {
+    out.i.reserve(n);
+    const int32_t type = t.data_type();
+    if (hasRaw) {
+      if (type == onnx::TensorProto::INT32)
+        return fromRaw(4, [&](const char *p) {
+          int32_t v;
+          std::memcpy(&v, p, 4);
+          out.i.push_back(v);
+        });
+      return fromRaw(1, [&](const char *p) {
+        out.i.push_back(type == onnx::TensorProto::INT8 ? int64_t(int8_t(*p)) : int64_t(uint8_t(*p)));
+      });
+    }
+    if (t.int32_data_size() != n)
+      return countMismatch(t.int32_data_size());
+    out.i.assign(t.int32_data().begin(), t.int32_data().end());
+    return "";
+  }
+  default:
+    return "of data type " + std::to_string(t.data_type()) +
+           " (dp reads float, double, int64, int32, int8, uint8 and bool tensors)";
+  }
+}
+
+/// numpy's broadcast of two shapes, or false.
+bool broadcastShapes(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b, Shape &out) {
+  out.assign(std::max(a.size(), b.size()), 1);
+  for (size_t k = 0; k < out.size(); ++k) {
+    int64_t da = k < out.size() - a.size() ? 1 : a[k - (out.size() - a.size())];
+    int64_t db = k < out.size() - b.size() ? 1 : b[k - (out.size() - b.size())];
+    if (da != db && da != 1 && db != 1)
+      return false;
+    out[k] = da == 1 ? db : da;
+  }
+  return true;
+}
+
+/// The flat index into a tensor of shape `shape` broadcast to `to`, of the element at `index`
+/// of `to`.
+int64_t broadcastIndex(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> to,
+                       llvm::ArrayRef<int64_t> index) {
+  int64_t flat = 0;
+  const size_t offset = to.size() - shape.size();
+  for (size_t k = 0; k < shape.size(); ++k)
+    flat = flat * shape[k] + (shape[k] == 1 ? 0 : index[k + offset]);
+  return flat;
+}
+
+/// Calls `visit(index)` for every index of `shape` in row-major order.
+void forEachIndex(llvm::ArrayRef<int64_t> shape, const std::function<void(llvm::ArrayRef<int64_t>)> &visit) {
+  const int64_t n = elementCount(shape);
+  Shape index(shape.size(), 0);
+  for (int64_t k = 0; k < n; ++k) {
+    visit(index);
+    for (int64_t a = int64_t(shape.size()) - 1; a >= 0; --a) {
+      if (++index[a] < shape[a])
+        break;
+      index[a] = 0;
+    }
+  }
+}
+
+class Importer;
+using Handler = LogicalResult (*)(Importer &, llvm::ArrayRef<Tensor *>, llvm::SmallVectorImpl<Tensor> &);
+
+struct OpEntry {
+  OpSupport support;
+  /// The attributes the handler reads; any other is refused.
+  std::vector<std::string> attributes;
+  Handler handle;
+};
+
+const std::vector<OpEntry> &opTable();
+
+class Importer {
+public:
+  Importer(MLIRContext &ctx, const OnnxFile &file, const ImportOptions &options)
+      : ctx(ctx), file(file), options(options), b(&ctx) {}
+
+  OwningOpRef<ModuleOp> run();
+
+  // --- what handlers use ---
+  MLIRContext &ctx;
+  const OnnxFile &file;
+  const ImportOptions &options;
+  OpBuilder b;
+  const onnx::NodeProto *node = nullptr;
+  Location loc = UnknownLoc::get(&ctx);
+
+  /// An error at the current node, naming it, its op type and the opset.
+  InFlightDiagnostic fail() {
+    InFlightDiagnostic d = emitError(loc);
+    if (node)
+      d << "node '" << nodeName() << "' (" << node->op_type() << ", opset " << file.opset << "): ";
+    return d;
+  }
+  /// How many node inputs and graph outputs read the ONNX value `name`.
+  int64_t readers(const std::string &name) const { return readCounts.lookup(name); }
+  std::string nodeName() const {
+    return node && !node->name().empty() ? node->name() : "#" + std::to_string(nodeIndex);
+  }
+
+  const onnx::AttributeProto *attr(llvm::StringRef name) const {
+    for (const onnx::AttributeProto &a : node->attribute())
+      if (a.name() == name)
+        return &a;
+    return nullptr;
+  }
+  int64_t intAttr(llvm::StringRef name, int64_t otherwise) const {
+    const onnx::AttributeProto *a = attr(name);
+    return a ? a->i() : otherwise;
+  }
+  float floatAttr(llvm::StringRef name, float otherwise) const {
+    const onnx::AttributeProto *a = attr(name);
+    return a ? a->f() : otherwise;
+  }
+  std::optional<std::vector<int64_t>> intsAttr(llvm::StringRef name) const {
+    const onnx::AttributeProto *a = attr(name);
+    if (!a)
+      return std::nullopt;
+    return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+  }
+
+  /// The graph value of `t`, or failure (reported) for a constant or a value only the loss
+  /// may take.
+  FailureOr<Value> graphValue(const Tensor &t, llvm::StringRef what) {
+    if (!t.onlyAsOutput.empty()) {
+      fail() << what << " comes from a " << t.onlyAsOutput
+             << ", which dp takes only as the model's output (folded into the loss)";
+      return failure();
+    }
+    if (t.isConst()) {
+      fail() << what << " is a constant here; dp takes it only as a computed tensor";
+      return failure();
+    }
+    return t.value;
+  }
+
+  /// A parameter holding `values` (shape `shape`), named after the initializer or value it
+  /// comes from; one per name.
+  FailureOr<Value> param(const std::string &name, llvm::ArrayRef<int64_t> shape,
+                         llvm::ArrayRef<float> values, bool trainable) {
+    auto type = RankedTensorType::get(shape, b.getF32Type());
+    auto found = params.find(name);
+    if (found != params.end()) {
+      if (found->second.getType() != type) {
+        fail() << "the initializer '" << name << "' is used in two shapes ("
+               << found->second.getType() << " and " << type << "): not supported";
+        return failure();
+      }
+      return found->second;
+    }
+    for (float v : values)
+      if (!std::isfinite(v)) {
+        fail() << "the initializer '" << name << "' holds a non-finite value";
+        return failure();
+      }
+    auto attr = DenseElementsAttr::get(type, values);
+    Value v = b.create<graph::ParamOp>(loc, type, name, attr, trainable).getResult();
+    params[name] = v;
+    return v;
+  }
+
+  /// A constant's float values as a parameter of its own shape (weights, biases).
+  FailureOr<Value> paramOf(const Tensor &t, llvm::StringRef what, llvm::ArrayRef<int64_t> shape,
+                           std::vector<float> values) {
+    if (!t.constant->isFloat) {
+      fail() << what << " is an integer tensor; dp takes float weights";
+      return failure();
+    }
+    std::string name = t.initializer.empty() ? node->output(0) + "." + what.str() : t.initializer;
+    return param(name, shape, values, !t.initializer.empty());
+  }
+
+private:
+  int64_t nodeIndex = 0;
+  llvm::StringMap<Tensor> values;
+  llvm::StringMap<Value> params;
+  llvm::StringMap<int64_t> readCounts;
+  /// A placeholder at the end of the function: ops are made before it.
+  Operation *end = nullptr;
+
+  LogicalResult importInputs(llvm::SmallVectorImpl<std::pair<std::string, Tensor>> &inputs,
+                             int64_t &batch);
+  LogicalResult importNode(const onnx::NodeProto &n);
+};
+
+LogicalResult Importer::importInputs(llvm::SmallVectorImpl<std::pair<std::string, Tensor>> &inputs,
+                                     int64_t &batch) {
+  const onnx::GraphProto &g = file.model.graph();
+  llvm::StringSet<> initializers;
+  for (const onnx::TensorProto &t : g.initializer())
+    initializers.insert(t.name());
+  batch = options.batch;
+  for (const onnx::ValueInfoProto &in : g.input()) {
+    if (initializers.contains(in.name()))
+      continue; // older exporters list the initializers among the inputs
+    const onnx::TypeProto &type = in.type();
+    if (!type.has_tensor_type() || type.tensor_type().elem_type() != onnx::TensorProto::FLOAT)
+      return emitError(loc) << "the model's input '" << in.name()
+                            << "' is not a float tensor: dp feeds float samples only";
+    if (!type.tensor_type().has_shape() || type.tensor_type().shape().dim_size() < 1)
+      return emitError(loc) << "the model's input '" << in.name()
+                            << "' has no shape: dp needs its rank and every dimension but the batch";
+    Tensor t;
+    const auto &dims = type.tensor_type().shape().dim();
+    for (int k = 0; k < dims.size(); ++k) {
+      const onnx::TensorShapeProto::Dimension &d = dims[k];
+      const bool fixed = d.has_dim_value() && d.dim_value() > 0;
+      if (k == 0) {
+        if (fixed && options.batch && d.dim_value() != options.batch)
+          return emitError(loc) << "the model's input '" << in.name() << "' has a fixed batch of "
+                                << d.dim_value() << ", not --batch " << options.batch
+                                << ": export it with a dynamic batch axis (torch.onnx.export's "
+                                   "dynamic_axes or dynamic_shapes) or pass --batch "
+                                << d.dim_value();
+        const int64_t here = fixed ? d.dim_value() : options.batch;
+        if (!here)
+          return emitError(loc) << "the model's input '" << in.name()
+                                << "' has a dynamic batch axis: give the batch size (--batch N)";
+        if (batch && here != batch)
+          return emitError(loc) << "the model's inputs have different batch sizes (" << batch
+                                << " and " << here << ")";
+        batch = here;
+        t.shape.push_back(here);
+        continue;
+      }
+      if (!fixed)
+        return emitError(loc) << "the model's input '" << in.name() << "' has a dynamic axis "
+                              << k << (d.has_dim_param() ? " ('" + d.dim_param() + "')" : "")
+                              << ": dp needs every axis but the batch fixed";
+      t.shape.push_back(d.dim_value());
+    }
+    inputs.push_back({in.name(), t});
+  }
+  if (inputs.empty())
+    return emitError(loc) << "the model has no input to feed (every input is an initializer)";
+  return success();
+}
+
+std::string symbolName(const std::string &text) {
+  std::string s;
+  for (char c : text)
+    s += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0])))
+    s = "model_" + s;
+  return s;
+}
+
+OwningOpRef<ModuleOp> Importer::run() {
+  const onnx::GraphProto &g = file.model.graph();
+  loc = FileLineColLoc::get(&ctx, file.path, 0, 0);
+  if (options.loss != "softmax-cross-entropy") {
+    emitError(loc) << "unknown loss '" << options.loss << "' (dp knows: " << kLossNames << ")";
+    return nullptr;
+  }
+  std::string optimizerError;
+  std::string optimizerText = optimizerAttributeText(options.optimizer, optimizerError);
+  Attribute optimizer;
+  if (!optimizerText.empty())
+    optimizer = parseAttribute(optimizerText, &ctx);
+  if (!optimizer) {
+    emitError(loc) << "--optimizer '" << options.optimizer << "': "
+                   << (optimizerError.empty() ? "not an optimizer dp knows (" + optimizerText + ")"
+                                              : optimizerError);
+    return nullptr;
+  }
+
+  llvm::SmallVector<std::pair<std::string, Tensor>> inputs;
+  int64_t batch = 0;
+  if (failed(importInputs(inputs, batch)))
+    return nullptr;
+  if (g.output_size() != 1) {
+    emitError(loc) << "the model has " << g.output_size()
+                   << " outputs; dp trains a model of one output (the logits the loss takes)";
+    return nullptr;
+  }
+
+  // The function: the model's inputs, then the loss's targets.
+  std::string targetsName = "label";
+  for (auto &in : inputs)
+    if (in.first == targetsName)
+      targetsName = "targets";
+  llvm::SmallVector<Type> argTypes;
+  for (auto &in : inputs)
+    argTypes.push_back(graphType(&ctx, in.second.shape));
+  argTypes.push_back(RankedTensorType::get({batch}, b.getI32Type()));
+  auto lossType = RankedTensorType::get({}, b.getF32Type());
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+  std::string name = options.name;
+  if (name.empty())
+    name = g.name().empty() || g.name() == "main_graph" || g.name() == "torch_jit" ||
+                   g.name() == "main"
+               ? llvm::sys::path::stem(file.path).str()
+               : g.name();
+  auto func = b.create<func::FuncOp>(loc, symbolName(name), b.getFunctionType(argTypes, {lossType}));
+  func->setAttr(graph::kOptimizerAttr, optimizer);
+  Block *entry = func.addEntryBlock();
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    func.setArgAttr(k, graph::kInputAttr, b.getStringAttr(inputs[k].first));
+    inputs[k].second.value = entry->getArgument(k);
+    inputs[k].second.name = inputs[k].first;
+    values[inputs[k].first] = inputs[k].second;
+  }
+  func.setArgAttr(inputs.size(), graph::kInputAttr, b.getStringAttr(targetsName));
+  Value targets = entry->getArguments().back();
+  b.setInsertionPointToEnd(entry);
+  // Ops are made in the nodes' order, each parameter just before its first use.
+  end = b.create<func::ReturnOp>(loc);
+  for (const onnx::NodeProto &n : g.node())
+    for (const std::string &in : n.input())
+      ++readCounts[in];
+  ++readCounts[g.output(0).name()];
+
+  for (const onnx::TensorProto &t : g.initializer()) {
+    Tensor c;
+    auto constant = std::make_shared<Const>();
+    if (std::string problem = decodeTensor(t, *constant); !problem.empty()) {
+      emitError(loc) << "the initializer '" << t.name() << "' " << problem;
+      return nullptr;
+    }
+    c.shape = constant->dims;
+    c.constant = std::move(constant);
+    c.initializer = t.name();
+    values[t.name()] = c;
+  }
+  b.setInsertionPoint(end);
+  for (const onnx::NodeProto &n : g.node()) {
+    if (failed(importNode(n)))
+      return nullptr;
+    ++nodeIndex;
+  }
+  node = nullptr;
+
+  // The loss on the output: a Softmax or LogSoftmax at the end is the loss's own.
+  const std::string &outName = g.output(0).name();
+  loc = FileLineColLoc::get(&ctx, file.path, 0, 0);
+  auto found = values.find(outName);
+  if (found == values.end()) {
+    emitError(loc) << "the model's output '" << outName << "' is made by no node";
+    return nullptr;
+  }
+  Tensor out = found->second;
+  if (out.logits) {
+    Operation *softmax = out.value ? out.value.getDefiningOp() : nullptr;
+    out = *out.logits;
+    if (softmax && softmax->use_empty())
+      softmax->erase();
+  }
+  if (out.isConst() || !out.value) {
+    emitError(loc) << "the model's output '" << outName << "' is a constant: nothing to train";
+    return nullptr;
+  }
+  if (out.shape.size() != 2) {
+    emitError(loc) << "the model's output '" << outName << "' has shape " << shapeText(out.shape)
+                   << ": softmax-cross-entropy takes logits of shape [batch, classes]";
+    return nullptr;
+  }
+  b.setInsertionPoint(end);
+  Value loss = b.create<graph::SoftmaxCrossEntropyOp>(loc, lossType, out.value, targets);
+  b.create<func::ReturnOp>(loc, loss);
+  end->erase();
+  return module;
+}
+
+LogicalResult Importer::importNode(const onnx::NodeProto &n) {
+  node = &n;
+  std::string where = n.name().empty() ? n.op_type() + " #" + std::to_string(nodeIndex) : n.name();
+  loc = NameLoc::get(b.getStringAttr(where), FileLineColLoc::get(&ctx, file.path, 0, 0));
+  if (!n.domain().empty() && n.domain() != "ai.onnx")
+    return fail() << "the op domain '" << n.domain()
+                  << "' is not supported (dp imports the default ONNX domain)";
+  const OpEntry *entry = nullptr;
+  for (const OpEntry &e : opTable())
+    if (n.op_type() == e.support.opType)
+      entry = &e;
+  if (!entry)
+    return fail() << "the op type " << n.op_type()
+                  << " is not supported (docs/onnx.md lists what dp imports)";
+  if (file.opset < entry->support.sinceOpset)
+    return fail() << "dp imports " << n.op_type() << " from opset " << entry->support.sinceOpset
+                  << " (convert the model to a newer opset)";
+  for (const onnx::AttributeProto &a : n.attribute())
+    if (!llvm::is_contained(entry->attributes, a.name()))
+      return fail() << "the attribute '" << a.name() << "' is not supported";
+  llvm::SmallVector<Tensor *> ins;
+  for (const std::string &in : n.input()) {
+    if (in.empty()) {
+      ins.push_back(nullptr); // an optional input left out
+      continue;
+    }
+    auto found = values.find(in);
+    if (found == values.end())
+      return fail() << "its input '" << in << "' is made by no earlier node";
+    ins.push_back(&found->second);
+  }
+  llvm::SmallVector<Tensor> outs;
+  if (failed(entry->handle(*this, ins, outs)))
+    return failure();
+  for (size_t k = 0; k < outs.size() && k < size_t(n.output_size()); ++k)
+    if (!n.output(k).empty()) {
+      outs[k].name = n.output(k);
+      values[n.output(k)] = outs[k];
+    }
+  return success();
+}
+
+// --- the op table ---
+
+/// The input `k`, or null when the node has fewer or left it out.
+Tensor *input(llvm::ArrayRef<Tensor *> ins, size_t k) { return k < ins.size() ? ins[k] : nullptr; }
+
+/// Requires input `k`.
+FailureOr<Tensor *> required(Importer &im, llvm::ArrayRef<Tensor *> ins, size_t k) {
+  if (Tensor *t = input(ins, k))
+    return t;
+  im.fail() << "its input " << k << " is missing";
+  return failure();
+}
+
+Tensor constTensor(Const c) {
+  Tensor t;
+  t.shape = c.dims;
+  t.constant = std::make_shared<Const>(std::move(c));
+  return t;
+}
+
+Tensor graphTensor(Value v, llvm::ArrayRef<int64_t> shape) {
+  Tensor t;
+  t.value = v;
+  t.shape.assign(shape.begin(), shape.end());
+  return t;
+}
+
+/// `t` as a graph value of ONNX shape `shape` (same element count), through graph.reshape.
+FailureOr<Tensor> reshapeTo(Importer &im, const Tensor &t, llvm::ArrayRef<int64_t> shape) {
+  if (t.isConst()) {
+    Const c = *t.constant;
+    c.dims.assign(shape.begin(), shape.end());
+    Tensor r = constTensor(std::move(c));
+    r.initializer = t.initializer;
+    return r;
+  }
+  FailureOr<Value> v = im.graphValue(t, "the tensor reshaped");
+  if (failed(v))
+    return failure();
+  if (shape.empty() || t.shape.empty() || shape[0] != t.shape[0])
+    return im.fail() << "it reshapes " << shapeText(t.shape) << " to " << shapeText(shape)
+                     << ", moving the batch axis: dp keeps the batch as the first axis";
+  Tensor result = graphTensor(*v, shape);
+  if (!orderMatchesOnnx(t) || !orderMatchesOnnx(result))
+    return im.fail() << "it reshapes " << shapeText(t.shape) << " to " << shapeText(shape)
+                     << ", which needs the NCHW element order dp's NHWC images do not have "
+                        "(a transpose to NCHW is not supported yet)";
+  RankedTensorType type = graphType(&im.ctx, shape);
+  if (type != v->getType())
+    result.value = im.b.create<graph::ReshapeOp>(im.loc, type, *v);
+  return result;
+}
+
+/// Resolves a Reshape target (0 copies the input's axis, -1 takes the rest).
+FailureOr<Shape> resolveShape(Importer &im, llvm::ArrayRef<int64_t> from, const Const &target,
+                              bool allowZero) {
+  Shape out;
+  int64_t known = 1, infer = -1;
+  for (int64_t k = 0; k < target.size(); ++k) {
+    int64_t d = target.intAt(k);
+    if (d == 0 && !allowZero) {
+      if (k >= int64_t(from.size()))
+        return im.fail() << "its shape " << shapeText(target.i) << " copies axis " << k
+                         << ", which the input " << shapeText(from) << " does not have";
+      d = from[k];
+    }
+    if (d == -1) {
+      if (infer >= 0)
+        return im.fail() << "its shape " << shapeText(target.i) << " has two -1";
+      infer = k;
+      out.push_back(1);
+      continue;
+    }
+    if (d < 0)
+      return im.fail() << "its shape " << shapeText(target.i) << " has a negative axis";
+    known *= d;
+    out.push_back(d);
+  }
+  const int64_t total = elementCount(from);
+  if (infer >= 0) {
+    if (known == 0 || total % known)
+      return im.fail() << "cannot reshape " << shapeText(from) << " to " << shapeText(target.i);
+    out[infer] = total / known;
+  }
+  if (elementCount(out) != total)
+    return im.fail() << "cannot reshape " << shapeText(from) << " (" << total << " elements) to "
+                     << shapeText(out);
+  return out;
+}
+
+/// A constant input (shape arithmetic, axes), or failure naming what it is.
+FailureOr<const Const *> constInput(Importer &im, llvm::ArrayRef<Tensor *> ins, size_t k,
+                                    llvm::StringRef what) {
+  Tensor *t = input(ins, k);
+  if (!t) {
+    im.fail() << "its input " << what << " is missing";
+    return failure();
+  }
+  if (!t->isConst()) {
+    im.fail() << "its input " << what
+              << " is computed from the model's inputs; dp needs it constant at the given batch";
+    return failure();
+  }
+  return t->constant.get();
+}
+
+int64_t normalizeAxis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
+
+// Elementwise arithmetic on constants (numpy broadcast).
+template <class F>
+LogicalResult constBinary(Importer &im, const Const &x, const Const &y, F fn, Const &out) {
+  Shape shape;
+  if (!broadcastShapes(x.dims, y.dims, shape))
+    return im.fail() << "cannot broadcast " << shapeText(x.dims) << " with " << shapeText(y.dims);
+  out = Const();
+  out.dims = shape;
+  out.isFloat = x.isFloat || y.isFloat;
+  forEachIndex(shape, [&](llvm::ArrayRef<int64_t> index) {
+    double a = x.at(broadcastIndex(x.dims, shape, index));
+    double c = y.at(broadcastIndex(y.dims, shape, index));
+    double r = fn(a, c, out.isFloat);
+    if (out.isFloat)
+      out.f.push_back(float(r));
+    else
+      out.i.push_back(int64_t(r));
+  });
+  return success();
+}
+
+LogicalResult binary(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs,
+                     double (*fn)(double, double, bool)) {
+  FailureOr<Tensor *> a = required(im, ins, 0), c = required(im, ins, 1);
+  if (failed(a) || failed(c))
+    return failure();
+  if ((*a)->isConst() && (*c)->isConst()) {
+    Const r;
+    if (failed(constBinary(im, *(*a)->constant, *(*c)->constant, fn, r)))
+      return failure();
+    outs.push_back(constTensor(std::move(r)));
+    return success();
+  }
+  return im.fail() << "on computed tensors it is not supported yet (dp folds it on constants)";
+}
+
+double addFn(double a, double b, bool) { return a + b; }
+double subFn(double a, double b, bool) { return a - b; }
+double mulFn(double a, double b, bool) { return a * b; }
+double divFn(double a, double b, bool isFloat) {
+  if (isFloat)
+    return a / b;
+  return b == 0 ? 0 : double(int64_t(a) / int64_t(b));
+}
+double modFn(double a, double b, bool isFloat) {
+  if (isFloat)
+    return std::fmod(a, b);
+  if (b == 0)
+    return 0;
+  int64_t r = int64_t(a) % int64_t(b); // ONNX's integer Mod takes the divisor's sign
+  if (r != 0 && ((r < 0) != (b < 0)))
+    r += int64_t(b);
+  return double(r);
+}
+
+LogicalResult addOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {
+  FailureOr<Tensor *> a = required(im, ins, 0), c = required(im, ins, 1);
+  if (failed(a) || failed(c))
+    return failure();
+  if ((*a)->isConst() && (*c)->isConst())
+    return binary(im, ins, outs, addFn);
+  Tensor *x = *a, *bias = *c;
+  if (x->isConst())
+    std::swap(x, bias);
+  FailureOr<Value> xv = im.graphValue(*x, "its input");
+  if (failed(xv))
+    return failure();
+  if (!bias->isConst()) {
+    FailureOr<Value> yv = im.graphValue(*bias, "its input");
+    if (failed(yv))
+      return failure();
+    if (x->shape != bias->shape)
+      return im.fail() << "it adds " << shapeText(x->shape) << " and " << shapeText(bias->shape)
+                       << ": broadcasting between computed tensors is not supported yet";
+    outs.push_back(graphTensor(im.b.create<graph::AddOp>(im.loc, *xv, *yv), x->shape));
+    return success();
+  }
+  // A bias: a constant of the last axis's size added to a dense layer without one.
+  const Const &c0 = *bias->constant;
+  auto dense = xv->getDefiningOp<graph::DenseOp>();
+  const int64_t m = x->shape.back();
+  const bool biasShape = c0.size() == m && (c0.dims.size() == 1 ||
+                                            (c0.dims.size() == 2 && c0.dims[0] == 1));
+  if (!dense || dense.getBias() || !xv->use_empty() || im.readers(x->name) != 1 || !biasShape)
+    return im.fail() << "it adds the constant " << shapeText(c0.dims) << " to "
+                     << shapeText(x->shape)
+                     << ": dp takes a constant in an Add only as the bias of the MatMul before it";
+  FailureOr<Value> b0 = im.paramOf(*bias, "bias", {m}, c0.f);
+  if (failed(b0))
+    return failure();
+  auto withBias = im.b.create<graph::DenseOp>(dense.getLoc(), dense.getType(), dense.getInput(),
+                                              dense.getKernel(), *b0, dense.getActivation());
+  dense.erase();
+  outs.push_back(graphTensor(withBias, x->shape));
+  return success();
+}
+
+/// A [K, M] kernel from a constant B of a product: transposed from [M, K] when `transB`.
+FailureOr<Value> kernelOf(Importer &im, const Tensor &w, int64_t k, bool transB) {
+  if (!w.isConst() || w.shape.size() != 2)
+    return im.fail() << "its weight operand " << shapeText(w.shape)
+                     << " must be a 2-D constant (an initializer): products of computed tensors "
+                        "are not supported yet";
+  int64_t rows = w.shape[0], cols = w.shape[1];
+  if ((transB ? cols : rows) != k)
+    return im.fail() << "its weight " << shapeText(w.shape) << (transB ? " (transposed)" : "")
+                     << " does not take " << k << " input features";
+  std::vector<float> kernel = w.constant->f;
+  if (!w.constant->isFloat)
+    return im.fail() << "its weight is an integer tensor; dp takes float weights";
+  int64_t m = transB ? rows : cols;
+  if (transB)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c)
+        kernel[c * rows + r] = w.constant->f[r * cols + c];
+  return im.paramOf(w, "weight", {k, m}, std::move(kernel));
+}
+
+LogicalResult gemmOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {
+  FailureOr<Tensor *> a = required(im, ins, 0), w = required(im, ins, 1);
+  if (failed(a) || failed(w))
+    return failure();
+  if (im.intAttr("transA", 0))
+    return im.fail() << "transA = 1 is not supported (the samples are the rows)";
+  if (im.floatAttr("alpha", 1.f) != 1.f || (input(ins, 2) && im.floatAttr("beta", 1.f) != 1.f))
+    return im.fail() << "alpha and beta other than 1 are not supported";
+  FailureOr<Value> x = im.graphValue(**a, "its input A");
+  if (failed(x))
+    return failure();
+  if ((*a)->shape.size() != 2)
+    return im.fail() << "its input A is " << shapeText((*a)->shape) << ", not 2-D";
+  FailureOr<Value> kernel = kernelOf(im, **w, (*a)->shape[1], im.intAttr("transB", 0));
+  if (failed(kernel))
+    return failure();
+  const int64_t m = cast<RankedTensorType>(kernel->getType()).getDimSize(1);
+  Value bias;
+  if (Tensor *c = input(ins, 2)) {
+    if (!c->isConst() || c->constant->size() != m || c->shape.size() > 2 ||
+        (c->shape.size() == 2 && c->shape[0] != 1))
+      return im.fail() << "its C " << shapeText(c->shape) << " must be a constant bias of " << m
+                       << " values";
+    FailureOr<Value> b0 = im.paramOf(*c, "bias", {m}, c->constant->f);
+    if (failed(b0))
+      return failure();
+    bias = *b0;
+  }
+  Shape shape{(*a)->shape[0], m};
+  Value y = im.b.create<graph::DenseOp>(im.loc, graphType(&im.ctx, shape), *x, *kernel, bias,
+                                        graph::Activation::none);
+  outs.push_back(graphTensor(y, shape));
+  return success();
+}
+
+LogicalResult matMulOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {
+  FailureOr<Tensor *> a = required(im, ins, 0), w = required(im, ins, 1);
+  if (failed(a) || failed(w))
+    return failure();
+  FailureOr<Value> x = im.graphValue(**a, "its input A");
+  if (failed(x))
+    return failure();
+  if ((*a)->shape.size() != 2)
+    return im.fail() << "its input A is " << shapeText((*a)->shape)
+                     << ": batched products are not supported yet";
+  FailureOr<Value> kernel = kernelOf(im, **w, (*a)->shape[1], false);
+  if (failed(kernel))
+    return failure();
+  Shape shape{(*a)->shape[0], cast<RankedTensorType>(kernel->getType()).getDimSize(1)};
+  Value y = im.b.create<graph::DenseOp>(im.loc, graphType(&im.ctx, shape), *x, *kernel, Value(),
+                                        graph::Activation::none);
+  outs.push_back(graphTensor(y, shape));
+  return success();
+}
+
+template <class Op>
+LogicalResult activationOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
+                           llvm::SmallVectorImpl<Tensor> &outs) {
+  FailureOr<Tensor *> x = required(im, ins, 0);
+  if (failed(x))
+    return failure();
+  FailureOr<Value> v = im.graphValue(**x, "its input");
+  if (failed(v))
+    return failure();
+  outs.push_back(graphTensor(im.b.create<Op>(im.loc, v->getType(), *v), (*x)->shape));
+  return success();
+}
+
+/// Softmax and LogSoftmax over the last axis of a [batch, classes] tensor.
+LogicalResult softmaxOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {
+  FailureOr<Tensor *> x = required(im, ins, 0);
+  if (failed(x))
+    return failure();
+  FailureOr<Value> v = im.graphValue(**x, "its input");
+  if (failed(v))
+    return failure();
+  const int64_t rank = int64_t((*x)->shape.size());
+  const int64_t axis = normalizeAxis(im.intAttr("axis", im.file.opset >= 13 ? -1 : 1), rank);
+  if (rank != 2 || axis != 1)
+    return im.fail() << "it is taken over axis " << axis << " of " << shapeText((*x)->shape)
+                     << ": dp supports the last axis of a [batch, classes] tensor";
+  Tensor out;
+  if (im.node->op_type() == "Softmax") {
+    out = graphTensor(im.b.create<graph::SoftmaxOp>(im.loc, v->getType(), *v), (*x)->shape);
+  } else {
+    out.shape = (*x)->shape;
+    out.onlyAsOutput = "LogSoftmax";
+  }
+  out.logits = std::make_shared<Tensor>(**x);
+  outs.push_back(out);
+  return success();
+}
+
+LogicalResult identityOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {
+  FailureOr<Tensor *> x = required(im, ins, 0);
+  if (failed(x))
+    return failure();
+  outs.push_back(**x);
+  return success();
+}
+
+LogicalResult dropoutOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {
+  FailureOr<Tensor *> x = required(im, ins, 0);
+  if (failed(x))
+    return failure();
+  if (im.node->output_size() > 1 && !im.node->output(1).empty())
+    return im.fail() << "its mask output is not supported";
+  double ratio = im.floatAttr("ratio", 0.5f);
+  if (im.file.opset >= 12 && input(ins, 1)) {
+    FailureOr<const Const *> r = constInput(im, ins, 1, "ratio");
+    if (failed(r))
+      return failure();
+    if ((*r)->size() != 1)
+      return im.fail() << "its ratio is not a scalar";
+    ratio = (*r)->at(0);
+  }
+  if (!(ratio >= 0 && ratio < 1))
+    return im.fail() << "its ratio " << ratio << " is not in [0, 1)";
+  FailureOr<Value> v = im.graphValue(**x, "its input");
+  if (failed(v))
+    return failure();
+  if (ratio == 0) {
+    outs.push_back(**x);
+    return success();
+  }
+  // Active in the train step, the identity in the eval step (ONNX's training_mode is the
+  // step's, not the file's).
+  Value y = im.b.create<graph::DropoutOp>(im.loc, v->getType(), *v, im.b.getF64FloatAttr(ratio));
+  outs.push_back(graphTensor(y, (*x)->shape));
+  return success();
+}
+
+LogicalResult flattenOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {
+  FailureOr<Tensor *> x = required(im, ins, 0);
+  if (failed(x))
+    return failure();
+  const Shape &in = (*x)->shape;
+  const int64_t axis = normalizeAxis(im.intAttr("axis", 1), int64_t(in.size()));
+  if (axis < 0 || axis > int64_t(in.size()))
+    return im.fail() << "its axis is out of range for " << shapeText(in);
+  int64_t outer = 1, inner = 1;
+  for (int64_t k = 0; k < int64_t(in.size()); ++k)
+    (k < axis ? outer : inner) *= in[k];
+  FailureOr<Tensor> r = reshapeTo(im, **x, {outer, inner});
+  if (failed(r))
+    return failure();
+  outs.push_back(*r);
+  return success();
+}
+
+LogicalResult reshapeOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {
+  FailureOr<Tensor *> x = required(im, ins, 0);
+  if (failed(x))
+    return failure();
+  FailureOr<const Const *> target = constInput(im, ins, 1, "shape");
+  if (failed(target))
+    return failure();
+  FailureOr<Shape> shape = resolveShape(im, (*x)->shape, **target, im.intAttr("allowzero", 0));
+  if (failed(shape))
+    return failure();
+  FailureOr<Tensor> r = reshapeTo(im, **x, *shape);
+  if (failed(r))
+    return failure();
+  outs.push_back(*r);
+  return success();
+}
+
+/// The axes of Unsqueeze and Squeeze: an attribute before opset 13, an input from 13.
+FailureOr<std::vector<int64_t>> axesOf(Importer &im, llvm::ArrayRef<Tensor *> ins, bool required0) {
+  if (im.file.opset < 13) {
+    if (auto axes = im.intsAttr("axes"))
+      return *axes;
+  } else if (input(ins, 1)) {
+    FailureOr<const Const *> c = constInput(im, ins, 1, "axes");
+    if (failed(c))
+      return failure();
+    std::vector<int64_t> axes;
+    for (int64_t k = 0; k < (*c)->size(); ++k)
+      axes.push_back((*c)->intAt(k));
+    return axes;
+  }
+  if (required0) {
+    im.fail() << "its axes are missing";
+    return failure();
+  }
+  return std::vector<int64_t>();
+}
+
+LogicalResult unsqueezeOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {
+  FailureOr<Tensor *> x = required(im, ins, 0);
+  FailureOr<std::vector<int64_t>> axes = axesOf(im, ins, true);
+  if (failed(x) || failed(axes))
+    return failure();
+  const int64_t rank = int64_t((*x)->shape.size() + axes->size());
+  std::vector<bool> inserted(rank, false);
+  for (int64_t a : *axes) {
+    int64_t k = normalizeAxis(a, rank);
+    if (k < 0 || k >= rank || inserted[k])
+      return im.fail() << "its axes are out of range or repeated";
+    inserted[k] = true;
+  }
+  Shape shape;
+  for (int64_t k = 0, from = 0; k < rank; ++k)
+    shape.push_back(inserted[k] ? 1 : (*x)->shape[from++]);
+  FailureOr<Tensor> r = reshapeTo(im, **x, shape);
+  if (failed(r))
+    return failure();
+  outs.push_back(*r);
+  return success();
+}
+
+LogicalResult squeezeOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {
+  FailureOr<Tensor *> x = required(im, ins, 0);
+  FailureOr<std::vector<int64_t>> axes = axesOf(im, ins, false);
+  if (failed(x) || failed(axes))
+    return failure();
+  const Shape &in = (*x)->shape;
+  std::vector<bool> dropped(in.size(), false);
+  for (int64_t a : *axes) {
+    int64_t k = normalizeAxis(a, int64_t(in.size()));
+    if (k < 0 || k >= int64_t(in.size()) || in[k] != 1)
+      return im.fail() << "it squeezes axis " << a << " of " << shapeText(in)
+                       << ", which is not of size 1";
+    dropped[k] = true;
+  }
+  Shape shape;
+  for (size_t k = 0; k < in.size(); ++k)
+    if (!(axes->empty() ? in[k] == 1 : dropped[k]))
+      shape.push_back(in[k]);
+  FailureOr<Tensor> r = reshapeTo(im, **x, shape);
+  if (failed(r))
+    return failure();
+  outs.push_back(*r);
+  return success();
+}
+
+LogicalResult constantOp(Importer &im, llvm::ArrayRef<Tensor *>, llvm::SmallVectorImpl<Tensor> &outs) {
+  Const c;
+  if (const onnx::AttributeProto *a = im.attr("value")) {
+    if (std::string problem = decodeTensor(a->t(), c); !problem.empty())
+      return im.fail() << "its value " << problem;
+  } else if (const onnx::AttributeProto *a = im.attr("value_float")) {
+    c.isFloat = true;
+    c.f = {a->f()};
+  } else if (const onnx::AttributeProto *a = im.attr("value_floats")) {
+    c.isFloat = true;
+    c.f.assign(a->floats().begin(), a->floats().end());
+    c.dims = {int64_t(c.f.size())};
+  } else if (const onnx::AttributeProto *a = im.attr("value_int")) {
+    c.i = {a->i()};
+  } else if (const onnx::AttributeProto *a = im.attr("value_ints")) {
+    c.i.assign(a->ints().begin(), a->ints().end());
+    c.dims = {int64_t(c.i.size())};
+  } else {
+    return im.fail() << "it has no value dp reads (value, value_float(s), value_int(s))";
+  }
+  outs.push_back(constTensor(std::move(c)));
+  return success();
+}
+
+LogicalResult shapeOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {
+  FailureOr<Tensor *> x = required(im, ins, 0);
+  if (failed(x))
+    return failure();
+  const int64_t rank = int64_t((*x)->shape.size());
+  auto clamp = [&](int64_t a) { return std::clamp<int64_t>(a < 0 ? a + rank : a, 0, rank); };
+  const int64_t start = clamp(im.intAttr("start", 0)), end = clamp(im.intAttr("end", rank));
+  Const c;
+  for (int64_t k = start; k < end; ++k)
+    c.i.push_back((*x)->shape[k]);
+  c.dims = {int64_t(c.i.size())};
+  outs.push_back(constTensor(std::move(c)));
+  return success();
+}
+
+LogicalResult gatherOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {
+  FailureOr<const Const *> data = constInput(im, ins, 0, "data");
+  FailureOr<const Const *> indices = constInput(im, ins, 1, "indices");
+  if (failed(data) || failed(indices))
+    return failure();
+  const Const &d = **data, &ix = **indices;
+  const int64_t rank = int64_t(d.dims.size());
+  const int64_t axis = normalizeAxis(im.intAttr("axis", 0), rank);
+  if (rank == 0 || axis < 0 || axis >= rank)
+    return im.fail() << "its axis is out of range for " << shapeText(d.dims);
+  Const out;
+  out.isFloat = d.isFloat;
+  out.dims.append(d.dims.begin(), d.dims.begin() + axis);
+  out.dims.append(ix.dims.begin(), ix.dims.end());
+  out.dims.append(d.dims.begin() + axis + 1, d.dims.end());
+  int64_t outer = 1, inner = 1;
+  for (int64_t k = 0; k < rank; ++k)
+    if (k < axis)
+      outer *= d.dims[k];
+    else if (k > axis)
+      inner *= d.dims[k];
+  const int64_t n = d.dims[axis];
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < ix.size(); ++j) {
+      int64_t at = ix.intAt(j);
+      at = at < 0 ? at + n : at;
+      if (at < 0 || at >= n)
+        return im.fail() << "its index " << ix.intAt(j) << " is out of range for "
+                         << shapeText(d.dims);
+      for (int64_t in = 0; in < inner; ++in) {
+        int64_t from = (o * n + at) * inner + in;
+        if (d.isFloat)
+          out.f.push_back(d.f[from]);
+        else
+          out.i.push_back(d.i[from]);
+      }
+    }
+  outs.push_back(constTensor(std::move(out)));
+  return success();
+}
+
+LogicalResult concatOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {
+  llvm::SmallVector<const Const *> parts;
+  for (size_t k = 0; k < ins.size(); ++k) {
+    FailureOr<const Const *> c = constInput(im, ins, k, "#" + std::to_string(k));
+    if (failed(c))
+      return failure();
+    parts.push_back(*c);
+  }
+  if (parts.empty())
+    return im.fail() << "it has no inputs";
+  const int64_t rank = int64_t(parts[0]->dims.size());
+  const int64_t axis = normalizeAxis(im.intAttr("axis", 0), rank);
+  if (axis < 0 || axis >= rank)
+    return im.fail() << "its axis is out of range";
+  Const out;
+  out.dims = parts[0]->dims;
+  out.dims[axis] = 0;
+  for (const Const *p : parts) {
+    if (int64_t(p->dims.size()) != rank)
+      return im.fail() << "its inputs differ in rank";
+    for (int64_t k = 0; k < rank; ++k)
+      if (k != axis && p->dims[k] != parts[0]->dims[k])
+        return im.fail() << "its inputs " << shapeText(parts[0]->dims) << " and "
+                         << shapeText(p->dims) << " differ off the axis";
+    out.dims[axis] += p->dims[axis];
+    out.isFloat |= p->isFloat;
+  }
+  int64_t outer = 1;
+  for (int64_t k = 0; k < axis; ++k)
+    outer *= out.dims[k];
+  for (int64_t o = 0; o < outer; ++o)
+    for (const Const *p : parts) {
+      const int64_t chunk = outer ? p->size() / outer : 0;
+      for (int64_t j = o * chunk; j < (o + 1) * chunk; ++j)
+        if (out.isFloat)
+          out.f.push_back(float(p->at(j)));
+        else
+          out.i.push_back(p->i[j]);
+    }
+  outs.push_back(constTensor(std::move(out)));
+  return success();
+}
+
+LogicalResult castOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {
+  FailureOr<Tensor *> x = required(im, ins, 0);
+  if (failed(x))
+    return failure();
+  const int64_t to = im.intAttr("to", 0);
+  const bool toFloat = to == onnx::TensorProto::FLOAT || to == onnx::TensorProto::DOUBLE;
+  const bool toInt = to == onnx::TensorProto::INT64 || to == onnx::TensorProto::INT32 ||
+                     to == onnx::TensorProto::BOOL;
+  if (!toFloat && !toInt)
+    return im.fail() << "it casts to data type " << to << " (dp casts to float, int64, int32, bool)";
+  if (!(*x)->isConst()) {
+    if (!toFloat)
+      return im.fail() << "it casts a computed tensor to an integer type";
+    outs.push_back(**x);
+    return success();
+  }
+  const Const &c = *(*x)->constant;
+  Const out;
+  out.dims = c.dims;
+  out.isFloat = toFloat;
+  for (int64_t k = 0; k < c.size(); ++k) {
+    double v = c.at(k);
+    if (toFloat)
+      out.f.push_back(float(v));
+    else if (to == onnx::TensorProto::BOOL)
+      out.i.push_back(v != 0);
+    else
+      out.i.push_back(c.isFloat ? int64_t(std::trunc(v)) : c.i[k]);
+  }
+  outs.push_back(constTensor(std::move(out)));
+  return success();
+}
+
+LogicalResult sliceOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {
+  FailureOr<const Const *> data = constInput(im, ins, 0, "data");
+  if (failed(data))
+    return failure();
+  std::vector<int64_t> starts, ends, axes, steps;
+  auto ints = [&](size_t k, std::vector<int64_t> &to) -> LogicalResult {
+    if (!input(ins, k))
+      return success();
+    FailureOr<const Const *> c = constInput(im, ins, k, "#" + std::to_string(k));
+    if (failed(c))
+      return failure();
+    for (int64_t j = 0; j < (*c)->size(); ++j)
+      to.push_back((*c)->intAt(j));
+    return success();
+  };
+  if (failed(ints(1, starts)) || failed(ints(2, ends)) || failed(ints(3, axes)) ||
+      failed(ints(4, steps)))
+    return failure();
+  const Const &d = **data;
+  const int64_t rank = int64_t(d.dims.size());
+  if (axes.empty())
+    for (int64_t k = 0; k < int64_t(starts.size()); ++k)
+      axes.push_back(k);
+  if (steps.empty())
+    steps.assign(starts.size(), 1);
+  if (starts.size() != ends.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    return im.fail() << "its starts, ends, axes and steps differ in length";
+  Shape begin(rank, 0), step(rank, 1), size(d.dims.begin(), d.dims.end());
+  for (size_t j = 0; j < axes.size(); ++j) {
+    int64_t a = normalizeAxis(axes[j], rank);
+    if (a < 0 || a >= rank || steps[j] == 0)
+      return im.fail() << "its axis or step is out of range";
+    const int64_t n = d.dims[a];
+    auto fix = [&](int64_t v, int64_t lo, int64_t hi) {
+      v = v < 0 ? v + n : v;
+      return std::clamp(v, lo, hi);
+    };
+    int64_t s, e;
+    if (steps[j] > 0) {
+      s = fix(starts[j], 0, n), e = fix(ends[j], 0, n);
+      size[a] = e > s ? (e - s + steps[j] - 1) / steps[j] : 0;
+    } else {
+      s = fix(starts[j], -1, n - 1), e = fix(ends[j], -1, n - 1);
+      size[a] = s > e ? (s - e - steps[j] - 1) / -steps[j] : 0;
+    }
+    begin[a] = s, step[a] = steps[j];
+  }
+  Const out;
+  out.isFloat = d.isFloat;
+  out.dims = size;
+  forEachIndex(size, [&](llvm::ArrayRef<int64_t> index) {
+    int64_t flat = 0;
+    for (int64_t k = 0; k < rank; ++k)
+      flat = flat * d.dims[k] + begin[k] + index[k] * step[k];
+    if (d.isFloat)
+      out.f.push_back(d.f[flat]);
+    else
+      out.i.push_back(d.i[flat]);
+  });
+  outs.push_back(constTensor(std::move(out)));
+  return success();
+}
+
+#define DP_BINARY(Fn)                                                                              \
+  [](Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {            \
+    return binary(im, ins, outs, Fn);                                                              \
+  }
+
+const std::vector<OpEntry> &opTable() {
+  static const std::vector<OpEntry> table = {
+      {{"Add", 7, "", "graph.add of equal shapes; a constant [M] after a MatMul: its bias; "
+                      "folded on constants"},
+       {},
+       addOp},
+      {{"Cast", 6, "to", "folded on constants; the identity on a float tensor cast to float"},
+       {"to"},
+       castOp},
+      {{"Concat", 4, "axis", "folded on constants (shape arithmetic)"}, {"axis"}, concatOp},
+      {{"Constant", 9, "value, value_float(s), value_int(s)", "a constant (folded)"},
+       {"value", "value_float", "value_floats", "value_int", "value_ints"},
+       constantOp},
+      {{"Div", 7, "", "folded on constants"}, {}, DP_BINARY(divFn)},
+      {{"Dropout", 7, "ratio (before 12; from 12 an input)",
+        "graph.dropout: active in the train step, the identity in the eval step"},
+       {"ratio"},
+       dropoutOp},
+      {{"Flatten", 1, "axis", "graph.flatten / graph.reshape (batch axis kept)"}, {"axis"}, flattenOp},
+      {{"Gather", 1, "axis", "folded on constants (shape arithmetic)"}, {"axis"}, gatherOp},
+      {{"Gemm", 7, "alpha = 1, beta = 1, transA = 0, transB",
+        "graph.dense (B an initializer: the kernel, transposed if transB; C: the bias)"},
+       {"alpha", "beta", "transA", "transB"},
+       gemmOp},
+      {{"Identity", 1, "", "nothing (the same value)"}, {}, identityOp},
+      {{"LogSoftmax", 1, "axis (the last)",
+        "as the model's output only: folded into softmax-cross-entropy"},
+       {"axis"},
+       softmaxOp},
+      {{"MatMul", 1, "", "graph.dense without bias (B a 2-D initializer)"}, {}, matMulOp},
+      {{"Mod", 10, "fmod", "folded on constants"}, {"fmod"}, DP_BINARY(modFn)},
+      {{"Mul", 7, "", "folded on constants"}, {}, DP_BINARY(mulFn)},
+      {{"Relu", 6, "", "graph.relu"}, {}, activationOp<graph::ReluOp>},
+      {{"Reshape", 5, "allowzero = 0", "graph.reshape (batch axis kept); folded on constants"},
+       {"allowzero"},
+       reshapeOp},
+      {{"Shape", 1, "start, end", "the input's shape as a constant (folded)"},
+       {"start", "end"},
+       shapeOp},
+      {{"Sigmoid", 6, "", "graph.sigmoid"}, {}, activationOp<graph::SigmoidOp>},
+      {{"Slice", 10, "", "folded on constants (shape arithmetic)"}, {}, sliceOp},
+      {{"Softmax", 1, "axis (the last)",
+        "graph.softmax; as the model's output, folded into softmax-cross-entropy"},
+       {"axis"},
+       softmaxOp},
+      {{"Squeeze", 1, "axes (before 13; from 13 an input)", "graph.reshape; folded on constants"},
+       {"axes"},
+       squeezeOp},
+      {{"Sub", 7, "", "folded on constants"}, {}, DP_BINARY(subFn)},
+      {{"Tanh", 6, "", "graph.tanh"}, {}, activationOp<graph::TanhOp>},
+      {{"Unsqueeze", 1, "axes (before 13; from 13 an input)", "graph.reshape; folded on constants"},
+       {"axes"},
+       unsqueezeOp},
+  };
+  return table;
+}
+
+} // namespace
+
+std::string optimizerAttributeText(const std::string &spec, std::string &error) {
+  llvm::StringRef name, rest;
+  std::tie(name, rest) = llvm::StringRef(spec).split(':');
+  name = name.trim();
+  if (name != "sgd" && name != "momentum" && name != "adam") {
+    error = "unknown optimizer '" + name.str() + "' (dp knows sgd, momentum, adam)";
+    return "";
+  }
+  std::string text = "#graph." + name.str();
+  llvm::SmallVector<llvm::StringRef> params;
+  rest.split(params, ',', -1, false);
+  if (!params.empty()) {
+    text += "<";
+    for (size_t k = 0; k < params.size(); ++k) {
+      llvm::StringRef key, value;
+      std::tie(key, value) = params[k].split('=');
+      key = key.trim(), value = value.trim();
+      double number;
+      if (key.empty() || !llvm::all_of(key, [](char c) { return std::isalnum(c) || c == '_'; }) ||
+          value.getAsDouble(number)) {
+        error = "expected NAME[:key=value,...] with numbers as values, not '" + spec + "'";
+        return "";
+      }
+      // An MLIR float literal has a point: 1e-3 is written 1.0e-03.
+      char literal[64];
+      std::snprintf(literal, sizeof literal, "%.17g", number);
+      std::string v = literal;
+      if (v.find_first_of(".ein") == std::string::npos)
+        v += ".0";
+      else if (v.find('.') == std::string::npos && v.find('e') != std::string::npos)
+        v.insert(v.find('e'), ".0");
+      text += (k ? ", " : "") + key.str() + " = " + v;
+    }
+    text += ">";
+  }
+  return text;
+}
+
+OwningOpRef<ModuleOp> importModel(MLIRContext &context, const OnnxFile &file,
+                                  const ImportOptions &options) {
+  return Importer(context, file, options).run();
+}
+
+llvm::ArrayRef<OpSupport> supportedOps() {
+  static const std::vector<OpSupport> rows = [] {
+    std::vector<OpSupport> r;
+    for (const OpEntry &e : opTable())
+      r.push_back(e.support);
+    return r;
+  }();
+  return rows;
+}
+
+} // namespace dp::onnx_import

@@ -1,0 +1,59 @@
+// The ONNX importer: an ONNX model's forward graph becomes dp's model function (graph dialect),
+// with the loss and optimizer the user chooses. dp derives the backward pass itself, so the
+// forward graph is all it takes. Each ONNX node type the importer accepts is one entry of its
+// table (supportedOps), which says from which opset and with which attributes; anything else
+// is refused naming the node, its op type, the opset and what is missing, never changed
+// silently. Shape arithmetic (Shape, Gather, Concat, ... on constants) is folded at the
+// batch size given.
+//
+// Layout: ONNX's images are NCHW, dp's NHWC. A 4-D value keeps its ONNX (logical) shape in
+// the importer and is NHWC in the graph; ops that would see the difference are refused
+// where the importer cannot yet express it.
+#pragma once
+
+#include "importers/onnx/OnnxFile.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/ArrayRef.h"
+
+#include <cstdint>
+#include <string>
+
+namespace dp::onnx_import {
+
+struct ImportOptions {
+  /// The batch size; 0: the model's own, where its inputs fix one.
+  int64_t batch = 0;
+  /// The loss on the model's output: "softmax-cross-entropy" (integer class labels).
+  std::string loss = "softmax-cross-entropy";
+  /// The optimizer as NAME[:key=value,...] (sgd, momentum, adam), as in `--optimizer`.
+  std::string optimizer = "sgd:lr=0.01";
+  /// The model function's name; "" derives it from the file name.
+  std::string name;
+};
+
+/// The losses `--loss` takes, for help texts.
+inline constexpr const char *kLossNames = "softmax-cross-entropy";
+
+/// `NAME[:key=value,...]` as the text of a graph optimizer attribute (`#graph.adam<lr = 1e-3>`),
+/// or "" after setting `error`.
+std::string optimizerAttributeText(const std::string &spec, std::string &error);
+
+/// The model as a module holding one model function, or null after reporting every problem
+/// as an error diagnostic on `context` (located at the ONNX node: a NameLoc of the node's name
+/// around the file's location). `context` must have dp's dialects loaded.
+mlir::OwningOpRef<mlir::ModuleOp> importModel(mlir::MLIRContext &context, const OnnxFile &file,
+                                              const ImportOptions &options);
+
+/// One accepted ONNX op type: from which default-domain opset, the attributes it takes, and
+/// what it becomes in dp.
+struct OpSupport {
+  const char *opType;
+  int64_t sinceOpset;
+  const char *attributes;
+  const char *becomes;
+};
+llvm::ArrayRef<OpSupport> supportedOps();
+
+} // namespace dp::onnx_import
