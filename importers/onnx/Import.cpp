@@ -967,6 +967,9 @@ FailureOr<std::vector<int64_t>> axesOf(Importer &im, llvm::ArrayRef<Tensor *> in
   if (im.file.opset < 13) {
     if (auto axes = im.intsAttr("axes"))
       return *axes;
+  } else if (im.attr("axes")) {
+    im.fail() << "its axes are an attribute, an input from opset 13";
+    return failure();
   } else if (input(ins, 1)) {
     FailureOr<const Const *> c = constInput(im, ins, 1, "axes");
     if (failed(c))

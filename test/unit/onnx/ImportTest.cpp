@@ -1,0 +1,457 @@
+// The ONNX importer (importers/onnx/Import.h) on models built here node by node: what each op
+// becomes, the weights it carries over (transposed where dp's layout differs), the shape
+// arithmetic it folds, and every refusal naming the node, op type and opset.
+#include "importers/onnx/Import.h"
+
+#include "dialect/Graph/IR/GraphDialect.h"
+#include "passes/Graph/Passes.h"
+#include "passes/Pipelines/Pipelines.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace dp::onnx_import {
+namespace {
+
+using mlir::ModuleOp;
+
+/// An ONNX model assembled in code: inputs with a dynamic batch (-1) or fixed dimensions.
+struct ModelBuilder {
+  OnnxFile file;
+  onnx::GraphProto *g;
+
+  explicit ModelBuilder(int64_t opset = 17) {
+    file.path = "built.onnx";
+    file.opset = opset;
+    file.model.set_ir_version(8);
+    onnx::OperatorSetIdProto *o = file.model.add_opset_import();
+    o->set_domain("");
+    o->set_version(opset);
+    g = file.model.mutable_graph();
+    g->set_name("built");
+  }
+  void input(const std::string &name, std::vector<int64_t> dims,
+             int32_t type = onnx::TensorProto::FLOAT) {
+    onnx::ValueInfoProto *v = g->add_input();
+    v->set_name(name);
+    onnx::TypeProto_Tensor *t = v->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(type);
+    for (int64_t d : dims) {
+      auto *dim = t->mutable_shape()->add_dim();
+      if (d < 0)
+        dim->set_dim_param("batch");
+      else
+        dim->set_dim_value(d);
+    }
+  }
+  void output(const std::string &name) { g->add_output()->set_name(name); }
+  void floats(const std::string &name, std::vector<int64_t> dims, std::vector<float> values) {
+    onnx::TensorProto *t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims)
+      t->add_dims(d);
+    for (float v : values)
+      t->add_float_data(v);
+  }
+  void ints(const std::string &name, std::vector<int64_t> dims, std::vector<int64_t> values) {
+    onnx::TensorProto *t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    for (int64_t d : dims)
+      t->add_dims(d);
+    for (int64_t v : values)
+      t->add_int64_data(v);
+  }
+  onnx::NodeProto &node(const std::string &op, std::vector<std::string> ins,
+                        std::vector<std::string> outs, const std::string &name = "") {
+    onnx::NodeProto *n = g->add_node();
+    n->set_op_type(op);
+    n->set_name(name.empty() ? op + "_" + std::to_string(g->node_size()) : name);
+    for (auto &i : ins)
+      n->add_input(i);
+    for (auto &o : outs)
+      n->add_output(o);
+    return *n;
+  }
+  static void setInt(onnx::NodeProto &n, const std::string &name, int64_t v) {
+    onnx::AttributeProto *a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(v);
+  }
+  static void setInts(onnx::NodeProto &n, const std::string &name, std::vector<int64_t> v) {
+    onnx::AttributeProto *a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t x : v)
+      a->add_ints(x);
+  }
+  static void setFloat(onnx::NodeProto &n, const std::string &name, float v) {
+    onnx::AttributeProto *a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::FLOAT);
+    a->set_f(v);
+  }
+};
+
+class ImportTest : public ::testing::Test {
+protected:
+  ImportTest() {
+    mlir::DialectRegistry registry;
+    registerDialects(registry);
+    context.appendDialectRegistry(registry);
+    context.loadAllAvailableDialects();
+  }
+
+  /// Imports `m`; the errors go to `errors`.
+  mlir::OwningOpRef<ModuleOp> import(const ModelBuilder &m, ImportOptions options = {}) {
+    errors.clear();
+    mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
+      errors += d.str() + "\n";
+      return mlir::success();
+    });
+    if (!options.batch)
+      options.batch = 4;
+    auto module = importModel(context, m.file, options);
+    if (module) {
+      // What dpc does next: the model is one the compiler takes.
+      mlir::PassManager pm(&context);
+      pm.addPass(graph::createVerifyModelPass());
+      EXPECT_TRUE(mlir::succeeded(pm.run(*module))) << errors;
+    }
+    return module;
+  }
+
+  template <class Op> std::vector<Op> ops(ModuleOp module) {
+    std::vector<Op> found;
+    module.walk([&](Op op) { found.push_back(op); });
+    return found;
+  }
+
+  static std::vector<float> values(graph::ParamOp p) {
+    auto dense = mlir::cast<mlir::DenseElementsAttr>(p.getInit());
+    return std::vector<float>(dense.getValues<float>().begin(), dense.getValues<float>().end());
+  }
+
+  mlir::MLIRContext context;
+  std::string errors;
+};
+
+/// x [batch, 3] -> Gemm(W [2, 3] transposed, C [2]) -> y [batch, 2].
+ModelBuilder linearModel() {
+  ModelBuilder m;
+  m.input("x", {-1, 3});
+  m.floats("W", {2, 3}, {1, 2, 3, 4, 5, 6});
+  m.floats("C", {2}, {0.5f, -0.5f});
+  ModelBuilder::setInt(m.node("Gemm", {"x", "W", "C"}, {"y"}, "fc"), "transB", 1);
+  m.output("y");
+  return m;
+}
+
+TEST_F(ImportTest, GemmBecomesDenseWithTheWeightTransposed) {
+  auto module = import(linearModel());
+  ASSERT_TRUE(module) << errors;
+  auto dense = ops<graph::DenseOp>(*module);
+  ASSERT_EQ(dense.size(), 1u);
+  EXPECT_EQ(mlir::cast<mlir::RankedTensorType>(dense[0].getType()).getShape(),
+            llvm::ArrayRef<int64_t>({4, 2}));
+  auto params = ops<graph::ParamOp>(*module);
+  ASSERT_EQ(params.size(), 2u);
+  EXPECT_EQ(params[0].getName(), "W");
+  // PyTorch's [out, in] weight is dp's [in, out] kernel.
+  EXPECT_EQ(values(params[0]), (std::vector<float>{1, 4, 2, 5, 3, 6}));
+  EXPECT_EQ(params[1].getName(), "C");
+  EXPECT_EQ(values(params[1]), (std::vector<float>{0.5f, -0.5f}));
+  EXPECT_TRUE(params[0].getTrainable());
+  // The loss on the output, the targets an i32 input of the batch.
+  auto loss = ops<graph::SoftmaxCrossEntropyOp>(*module);
+  ASSERT_EQ(loss.size(), 1u);
+  EXPECT_EQ(loss[0].getLogits(), dense[0].getResult());
+  auto func = *module->getOps<mlir::func::FuncOp>().begin();
+  EXPECT_EQ(func.getNumArguments(), 2u);
+  EXPECT_EQ(func.getSymName(), "built");
+  // The op is located at its node.
+  auto name = mlir::dyn_cast<mlir::NameLoc>(dense[0].getLoc());
+  ASSERT_TRUE(name);
+  EXPECT_EQ(name.getName().str(), "fc");
+}
+
+TEST_F(ImportTest, MatMulAndAddBecomeOneDenseWithBias) {
+  ModelBuilder m;
+  m.input("x", {-1, 3});
+  m.floats("W", {3, 2}, {1, 2, 3, 4, 5, 6});
+  m.floats("b", {2}, {1, 2});
+  m.node("MatMul", {"x", "W"}, {"h"});
+  m.node("Add", {"h", "b"}, {"y"});
+  m.output("y");
+  auto module = import(m);
+  ASSERT_TRUE(module) << errors;
+  auto dense = ops<graph::DenseOp>(*module);
+  ASSERT_EQ(dense.size(), 1u);
+  ASSERT_TRUE(dense[0].getBias());
+  auto params = ops<graph::ParamOp>(*module);
+  ASSERT_EQ(params.size(), 2u);
+  EXPECT_EQ(values(params[0]), (std::vector<float>{1, 2, 3, 4, 5, 6})); // already [in, out]
+}
+
+TEST_F(ImportTest, AConstantAddIsTakenOnlyAsTheBiasOfTheProductBefore) {
+  ModelBuilder m;
+  m.input("x", {-1, 3});
+  m.floats("W", {3, 2}, {1, 2, 3, 4, 5, 6});
+  m.floats("b", {2}, {1, 2});
+  m.node("MatMul", {"x", "W"}, {"h"});
+  m.node("Add", {"h", "b"}, {"y"}, "bias_add");
+  m.node("Add", {"h", "y"}, {"z"}); // h is read twice: the bias cannot be folded into it
+  m.output("z");
+  EXPECT_FALSE(import(m));
+  EXPECT_NE(errors.find("node 'bias_add' (Add, opset 17): it adds the constant [2] to [4,2]: dp "
+                        "takes a constant in an Add only as the bias of the MatMul before it"),
+            std::string::npos)
+      << errors;
+}
+
+TEST_F(ImportTest, ShapeArithmeticIsFoldedAtTheBatch) {
+  // x.view(x.size(0), -1) as the TorchScript exporter writes it.
+  ModelBuilder m;
+  m.input("x", {-1, 1, 4, 4});
+  m.ints("zero", {}, {0});
+  m.ints("minus1", {1}, {-1});
+  m.node("Shape", {"x"}, {"s"});
+  m.node("Gather", {"s", "zero"}, {"n"});
+  ModelBuilder::setInts(m.node("Unsqueeze", {"n"}, {"n1"}), "axes", {0});
+  ModelBuilder::setInt(m.node("Concat", {"n1", "minus1"}, {"shape"}), "axis", 0);
+  m.node("Reshape", {"x", "shape"}, {"flat"});
+  m.floats("W", {16, 2}, std::vector<float>(32, 0.25f));
+  m.node("MatMul", {"flat", "W"}, {"y"});
+  m.output("y");
+  ModelBuilder m13 = m;
+  m.file.opset = 11; // Unsqueeze's axes an attribute
+  auto module = import(m, {.batch = 6});
+  ASSERT_TRUE(module) << errors;
+  auto reshape = ops<graph::ReshapeOp>(*module);
+  ASSERT_EQ(reshape.size(), 1u);
+  EXPECT_EQ(mlir::cast<mlir::RankedTensorType>(reshape[0].getType()).getShape(),
+            llvm::ArrayRef<int64_t>({6, 16}));
+  // The NCHW input is NHWC in the graph.
+  auto func = *module->getOps<mlir::func::FuncOp>().begin();
+  EXPECT_EQ(mlir::cast<mlir::RankedTensorType>(func.getArgument(0).getType()).getShape(),
+            llvm::ArrayRef<int64_t>({6, 4, 4, 1}));
+  // From opset 13 the axes are an input; given as an attribute there, they are refused.
+  EXPECT_FALSE(import(m13));
+  EXPECT_NE(errors.find("(Unsqueeze, opset 17): its axes are an attribute, an input from opset 13"),
+            std::string::npos)
+      << errors;
+}
+
+TEST_F(ImportTest, ASoftmaxOutputIsTheLossesOwn) {
+  for (const char *op : {"Softmax", "LogSoftmax"}) {
+    ModelBuilder m = linearModel();
+    m.g->mutable_output(0)->set_name("p");
+    m.node(op, {"y"}, {"p"});
+    auto module = import(m);
+    ASSERT_TRUE(module) << op << ": " << errors;
+    EXPECT_TRUE(ops<graph::SoftmaxOp>(*module).empty()) << op;
+    auto loss = ops<graph::SoftmaxCrossEntropyOp>(*module);
+    ASSERT_EQ(loss.size(), 1u);
+    EXPECT_EQ(loss[0].getLogits(), ops<graph::DenseOp>(*module)[0].getResult()) << op;
+  }
+  // A LogSoftmax anywhere else is refused.
+  ModelBuilder m = linearModel();
+  m.g->mutable_output(0)->set_name("r");
+  m.node("LogSoftmax", {"y"}, {"p"}, "logp");
+  m.node("Relu", {"p"}, {"r"}, "after");
+  EXPECT_FALSE(import(m));
+  EXPECT_NE(errors.find("node 'after' (Relu, opset 17): its input comes from a LogSoftmax, which "
+                        "dp takes only as the model's output (folded into the loss)"),
+            std::string::npos)
+      << errors;
+}
+
+TEST_F(ImportTest, DropoutTrainsAndActivationsMap) {
+  ModelBuilder m = linearModel();
+  m.g->mutable_output(0)->set_name("t");
+  m.floats("ratio", {}, {0.25f});
+  m.node("Dropout", {"y", "ratio"}, {"d"});
+  m.node("Sigmoid", {"d"}, {"s"});
+  m.node("Tanh", {"s"}, {"r"});
+  m.node("Relu", {"r"}, {"t"});
+  auto module = import(m);
+  ASSERT_TRUE(module) << errors;
+  auto dropout = ops<graph::DropoutOp>(*module);
+  ASSERT_EQ(dropout.size(), 1u);
+  EXPECT_DOUBLE_EQ(dropout[0].getRate().convertToDouble(), 0.25);
+  EXPECT_EQ(ops<graph::SigmoidOp>(*module).size(), 1u);
+  EXPECT_EQ(ops<graph::TanhOp>(*module).size(), 1u);
+  EXPECT_EQ(ops<graph::ReluOp>(*module).size(), 1u);
+}
+
+/// `edit` applied to the linear model must be refused with `message`.
+struct Refusal {
+  const char *what;
+  std::function<void(ModelBuilder &)> edit;
+  const char *message;
+  ImportOptions options = {};
+};
+
+TEST_F(ImportTest, RefusalsNameWhatIsMissing) {
+  std::vector<Refusal> cases = {
+      {"unknown op",
+       [](ModelBuilder &m) {
+         m.g->mutable_output(0)->set_name("e");
+         m.node("Erf", {"y"}, {"e"}, "erf1");
+       },
+       "node 'erf1' (Erf, opset 17): the op type Erf is not supported (docs/onnx.md lists what dp "
+       "imports)"},
+      {"unsupported attribute value",
+       [](ModelBuilder &m) { ModelBuilder::setInt(*m.g->mutable_node(0), "transA", 1); },
+       "node 'fc' (Gemm, opset 17): transA = 1 is not supported"},
+      {"unknown attribute",
+       [](ModelBuilder &m) { ModelBuilder::setInt(*m.g->mutable_node(0), "broadcast", 1); },
+       "node 'fc' (Gemm, opset 17): the attribute 'broadcast' is not supported"},
+      {"alpha", [](ModelBuilder &m) { ModelBuilder::setFloat(*m.g->mutable_node(0), "alpha", 2); },
+       "alpha and beta other than 1 are not supported"},
+      {"old opset",
+       [](ModelBuilder &m) {
+         m.file.opset = 6;
+         m.file.model.mutable_opset_import(0)->set_version(6);
+       },
+       "node 'fc' (Gemm, opset 6): dp imports Gemm from opset 7 (convert the model to a newer "
+       "opset)"},
+      {"other domain", [](ModelBuilder &m) { m.g->mutable_node(0)->set_domain("com.microsoft"); },
+       "the op domain 'com.microsoft' is not supported"},
+      {"integer input",
+       [](ModelBuilder &m) {
+         m.g->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
+             onnx::TensorProto::INT64);
+       },
+       "the model's input 'x' is not a float tensor"},
+      {"dynamic feature axis",
+       [](ModelBuilder &m) {
+         m.g->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(
+             1)->set_dim_param("features");
+       },
+       "the model's input 'x' has a dynamic axis 1 ('features'): dp needs every axis but the "
+       "batch fixed"},
+      {"fixed batch",
+       [](ModelBuilder &m) {
+         m.g->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(
+             0)->set_dim_value(1);
+       },
+       "the model's input 'x' has a fixed batch of 1, not --batch 4"},
+      {"two outputs", [](ModelBuilder &m) { m.output("x"); },
+       "the model has 2 outputs; dp trains a model of one output"},
+      {"unknown input",
+       [](ModelBuilder &m) { m.g->mutable_node(0)->set_input(1, "nowhere"); },
+       "node 'fc' (Gemm, opset 17): its input 'nowhere' is made by no earlier node"},
+      {"computed weight",
+       [](ModelBuilder &m) { m.g->mutable_node(0)->set_input(1, "x"); },
+       "its weight operand [4,3] must be a 2-D constant (an initializer)"},
+      {"wrong weight", [](ModelBuilder &m) { m.g->mutable_node(0)->clear_attribute(); },
+       "its weight [2,3] does not take 3 input features"},
+      {"non-finite weight",
+       [](ModelBuilder &m) { m.g->mutable_initializer(0)->set_float_data(2, NAN); },
+       "the initializer 'W' holds a non-finite value"},
+      {"short initializer",
+       [](ModelBuilder &m) { m.g->mutable_initializer(0)->mutable_float_data()->RemoveLast(); },
+       "the initializer 'W' holds 5 values for its shape [2,3] of 6"},
+      {"output of rank 3",
+       [](ModelBuilder &m) {
+         m.g->mutable_output(0)->set_name("u");
+         m.ints("axes", {1}, {2});
+         m.node("Unsqueeze", {"y", "axes"}, {"u"});
+       },
+       "the model's output 'u' has shape [4,2,1]: softmax-cross-entropy takes logits of shape "
+       "[batch, classes]"},
+      {"reshape across the batch",
+       [](ModelBuilder &m) {
+         m.g->mutable_output(0)->set_name("r");
+         m.ints("shape", {1}, {-1});
+         m.node("Reshape", {"y", "shape"}, {"r"}, "flat_all");
+       },
+       "node 'flat_all' (Reshape, opset 17): it reshapes [4,2] to [8], moving the batch axis"},
+      {"computed shape operand",
+       [](ModelBuilder &m) {
+         m.g->mutable_output(0)->set_name("r");
+         m.node("Reshape", {"y", "y"}, {"r"});
+       },
+       "its input shape is computed from the model's inputs; dp needs it constant at the given "
+       "batch"},
+      {"dynamic batch without --batch", [](ModelBuilder &) {},
+       "the model's input 'x' has a dynamic batch axis: give the batch size (--batch N)",
+       ImportOptions{.batch = -1}},
+      {"unknown loss", [](ModelBuilder &) {}, "unknown loss 'mse'",
+       ImportOptions{.loss = "mse"}},
+  };
+  for (Refusal &c : cases) {
+    ModelBuilder m = linearModel();
+    c.edit(m);
+    ImportOptions given = c.options;
+    given.batch = c.options.batch < 0 ? 0 : 4;
+    errors.clear();
+    mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
+      errors += d.str() + "\n";
+      return mlir::success();
+    });
+    EXPECT_FALSE(importModel(context, m.file, given)) << c.what;
+    EXPECT_NE(errors.find(c.message), std::string::npos) << c.what << ": " << errors;
+  }
+}
+
+TEST_F(ImportTest, NchwOrderIsRefusedWhereNhwcDiffers) {
+  // Flattening a 3-channel image needs NCHW's element order.
+  ModelBuilder m;
+  m.input("x", {-1, 3, 2, 2});
+  m.node("Flatten", {"x"}, {"f"}, "flatten");
+  m.floats("W", {12, 2}, std::vector<float>(24, 1));
+  m.node("MatMul", {"f", "W"}, {"y"});
+  m.output("y");
+  EXPECT_FALSE(import(m));
+  EXPECT_NE(errors.find("node 'flatten' (Flatten, opset 17): it reshapes [4,3,2,2] to [4,12], "
+                        "which needs the NCHW element order"),
+            std::string::npos)
+      << errors;
+  // One channel: the same order either way.
+  ModelBuilder one;
+  one.input("x", {-1, 1, 2, 2});
+  one.node("Flatten", {"x"}, {"f"});
+  one.floats("W", {4, 2}, std::vector<float>(8, 1));
+  one.node("MatMul", {"f", "W"}, {"y"});
+  one.output("y");
+  EXPECT_TRUE(import(one)) << errors;
+}
+
+TEST_F(ImportTest, OptimizerSpecs) {
+  std::string error;
+  EXPECT_EQ(optimizerAttributeText("adam:lr=1e-3", error), "#graph.adam<lr = 0.001>");
+  EXPECT_EQ(optimizerAttributeText("momentum:lr=1,momentum=0.9", error),
+            "#graph.momentum<lr = 1.0, momentum = 0.90000000000000002>");
+  EXPECT_EQ(optimizerAttributeText("sgd:lr=1e-10", error), "#graph.sgd<lr = 1.0e-10>");
+  EXPECT_EQ(optimizerAttributeText("sgd", error), "#graph.sgd");
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(optimizerAttributeText("rmsprop", error), "");
+  EXPECT_EQ(error, "unknown optimizer 'rmsprop' (dp knows sgd, momentum, adam)");
+  EXPECT_EQ(optimizerAttributeText("sgd:lr=fast", error), "");
+  EXPECT_EQ(optimizerAttributeText("sgd:lr", error), "");
+  EXPECT_EQ(optimizerAttributeText("sgd:l r=1", error), "");
+}
+
+TEST_F(ImportTest, EveryTableRowIsDocumented) {
+  for (const OpSupport &op : supportedOps()) {
+    EXPECT_GT(op.sinceOpset, 0) << op.opType;
+    EXPECT_NE(std::string(op.becomes), "") << op.opType;
+  }
+  EXPECT_GE(supportedOps().size(), 20u);
+}
+
+} // namespace
+} // namespace dp::onnx_import
