@@ -721,9 +721,14 @@ double divFn(double a, double b, bool isFloat) {
     return a / b;
   return b == 0 ? 0 : double(int64_t(a) / int64_t(b));
 }
-double modFn(double a, double b, bool isFloat) {
+double fmodFn(double a, double b, bool isFloat) {
   if (isFloat)
     return std::fmod(a, b);
+  return b == 0 ? 0 : double(int64_t(a) % int64_t(b)); // C's: the dividend's sign
+}
+double modFn(double a, double b, bool isFloat) {
+  if (isFloat)
+    return std::fmod(a, b); // ONNX requires fmod = 1 for floats
   if (b == 0)
     return 0;
   int64_t r = int64_t(a) % int64_t(b); // ONNX's integer Mod takes the divisor's sign
@@ -1276,7 +1281,7 @@ const std::vector<OpEntry> &opTable() {
         "graph.dropout: active in the train step, the identity in the eval step"},
        {"ratio"},
        dropoutOp},
-      {{"Flatten", 1, "axis", "graph.flatten / graph.reshape (batch axis kept)"}, {"axis"}, flattenOp},
+      {{"Flatten", 1, "axis", "graph.reshape to [batch, features] (axis 1)"}, {"axis"}, flattenOp},
       {{"Gather", 1, "axis", "folded on constants (shape arithmetic)"}, {"axis"}, gatherOp},
       {{"Gemm", 7, "alpha = 1, beta = 1, transA = 0, transB",
         "graph.dense (B an initializer: the kernel, transposed if transB; C: the bias)"},
@@ -1288,7 +1293,10 @@ const std::vector<OpEntry> &opTable() {
        {"axis"},
        softmaxOp},
       {{"MatMul", 1, "", "graph.dense without bias (B a 2-D initializer)"}, {}, matMulOp},
-      {{"Mod", 10, "fmod", "folded on constants"}, {"fmod"}, DP_BINARY(modFn)},
+      {{"Mod", 10, "fmod", "folded on constants"}, {"fmod"},
+       [](Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {
+         return binary(im, ins, outs, im.intAttr("fmod", 0) ? fmodFn : modFn);
+       }},
       {{"Mul", 7, "", "folded on constants"}, {}, DP_BINARY(mulFn)},
       {{"Relu", 6, "", "graph.relu"}, {}, activationOp<graph::ReluOp>},
       {{"Reshape", 5, "allowzero = 0", "graph.reshape (batch axis kept); folded on constants"},
@@ -1368,6 +1376,14 @@ llvm::ArrayRef<OpSupport> supportedOps() {
     return r;
   }();
   return rows;
+}
+
+std::string supportedOpsTable() {
+  std::string table = "| ONNX op | from opset | attributes | in dp |\n| --- | --- | --- | --- |\n";
+  for (const OpSupport &op : supportedOps())
+    table += std::string("| ") + op.opType + " | " + std::to_string(op.sinceOpset) + " | " +
+             (*op.attributes ? op.attributes : "-") + " | " + op.becomes + " |\n";
+  return table;
 }
 
 } // namespace dp::onnx_import

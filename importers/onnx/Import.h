@@ -56,4 +56,7 @@ struct OpSupport {
 };
 llvm::ArrayRef<OpSupport> supportedOps();
 
+/// supportedOps as the Markdown table of docs/onnx.md (a test keeps the two equal).
+std::string supportedOpsTable();
+
 } // namespace dp::onnx_import
