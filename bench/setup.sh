@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Creates bench/.venv (gitignored) with the benchmark peers: CPU PyTorch, TensorFlow (CPU, with
-# Keras 3) and numpy.
+# Keras 3) and numpy; and ONNX's Python tools for PyTorch's exporters and the ONNX peers (onnx,
+# onnxscript, onnxruntime: models/onnx/export.py).
 # Idempotent: exits at once when the venv already has a working torch and tensorflow of the pinned
 # versions; installs only what is missing or broken.
 #
-# Usage: bench/setup.sh   (env: TORCH_VERSION, TF_VERSION, BENCH_TF=0 to skip TensorFlow, PYTHON,
-#                          TORCH_INDEX_URL, BENCH_VENV)
+# Usage: bench/setup.sh   (env: TORCH_VERSION, TF_VERSION, BENCH_TF=0 to skip TensorFlow,
+#                          BENCH_ONNX=0 to skip the ONNX tools, PYTHON, TORCH_INDEX_URL, BENCH_VENV)
+#
+# ONNX tools (2026-11): onnx 1.23.2, onnxscript 0.7.2 (torch.onnx.export needs both, the
+# default exporter onnxscript) and onnxruntime 1.32.0 from PyPI: ~90 MB installed.
 #
 # TensorFlow (measured 2026-11, Python 3.11, x86_64): PyPI's `tensorflow-cpu==2.21.0`
 # (tensorflow_cpu-2.21.0-cp311-cp311-manylinux_2_27_x86_64.whl, 274 MB download, 1.3 GB
@@ -41,6 +45,8 @@ PYTHON="${PYTHON:-python3}"
 TORCH_VERSION="${TORCH_VERSION:-2.15.0}"
 TF_VERSION="${TF_VERSION:-2.21.0}"
 BENCH_TF="${BENCH_TF:-1}"
+BENCH_ONNX="${BENCH_ONNX:-1}"
+ONNX_PINS=(onnx==1.23.2 onnxscript==0.7.2 onnxruntime==1.32.0)
 PY="$VENV/bin/python"
 PIP=("$PY" -m pip --disable-pip-version-check --no-cache-dir -q)
 
@@ -91,8 +97,36 @@ install_tf() {
   return 1
 }
 
+# ONNX's Python tools: import, and have the pinned versions.
+check_onnx() {
+  [ "$BENCH_ONNX" = 0 ] && return 0
+  [ -x "$PY" ] || return 1
+  "$PY" - "${ONNX_PINS[@]}" <<'EOF' 2>/dev/null
+import sys
+from importlib import metadata
+for pin in sys.argv[1:]:
+    name, version = pin.split("==")
+    assert metadata.version(name) == version, (name, metadata.version(name), version)
+import onnx, onnxscript, onnxruntime
+print(f"setup: onnx {onnx.__version__}, onnxscript {onnxscript.__version__}, onnxruntime {onnxruntime.__version__} OK")
+EOF
+}
+
+install_onnx() {
+  [ "$BENCH_ONNX" = 0 ] && return 0
+  check_onnx && return 0
+  echo "setup: installing ${ONNX_PINS[*]} from PyPI"
+  "${PIP[@]}" install "${ONNX_PINS[@]}"
+  check_onnx || { echo "setup: the ONNX tools do not import" >&2; return 1; }
+}
+
+# The peers beside torch.
+install_rest() {
+  install_tf && install_onnx
+}
+
 if check; then
-  install_tf
+  install_rest
   exit $?
 fi
 
@@ -145,7 +179,7 @@ if [ ${#CUDADEPS[@]} -gt 0 ]; then
 fi
 if check; then
   echo "setup: lean torch install works ($(du -sh "$VENV" | cut -f1) in $VENV)"
-  install_tf
+  install_rest
   exit $?
 fi
 
@@ -154,7 +188,7 @@ echo "setup: lean torch does not import here (no system CUDA toolkit?); installi
 "${PIP[@]}" install "torch==$TORCH_VERSION"
 if check; then
   echo "setup: full torch install works ($(du -sh "$VENV" | cut -f1) in $VENV)"
-  install_tf
+  install_rest
   exit $?
 fi
 echo "setup: torch still does not work:" >&2
