@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""PyTorch trains an ONNX model of models/onnx/ for a few steps, as dp will: the reference dp's
+training of the same file is checked against (test/e2e/onnx-pytorch-steps.test).
+
+    python3 models/onnx/pytorch_steps.py NAME --optimizer sgd:lr=0.1 [--steps 20] [--batch 32]
+        [--seed 1] [--data DIR] [--out models/onnx/recorded]
+
+The module is export.py's NAME, its initial weights read from NAME.onnx's initializers (so
+PyTorch starts from exactly the exported weights dp imports). The batches are the ones
+`dprun --seed S` draws in its first epoch: dp's shuffle (runtime/data/Batcher.cpp: the
+Fisher-Yates walk over xoshiro256** seeded through splitmix64) is computed here the same way,
+and pixels are scaled by 1/255 as dp's loader does. The loss is the mean softmax cross-entropy
+of the logits. Optimizers: sgd (torch.optim.SGD), adam (torch.optim.Adam; dp's epsilon is
+Keras's, added to sqrt(v) before bias correction, so the spec should give a small one).
+
+Writes OUT/NAME-OPTIMIZER.json (the setup and the per-step losses) and
+OUT/NAME-OPTIMIZER.params (the final parameters in dprun --save-params's format, in PyTorch's
+layouts and names). Needs torch, onnx and numpy (bench/setup.sh).
+"""
+import argparse
+import gzip
+import json
+import os
+import struct
+import sys
+
+import numpy as np
+import onnx
+import onnx.numpy_helper
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import export  # noqa: E402
+
+M64 = (1 << 64) - 1
+SHUFFLE_STREAM = 0x53485546464C4531  # "SHUFFLE1"
+
+
+def splitmix64(state):
+    state = (state + 0x9E3779B97F4A7C15) & M64
+    z = state
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
+    return state, z ^ (z >> 31)
+
+
+def mix_seed(a, b):
+    _, b1 = splitmix64(b)
+    _, r = splitmix64(a ^ b1)
+    return r
+
+
+class Xoshiro:
+    def __init__(self, seed):
+        self.s = []
+        for _ in range(4):
+            seed, v = splitmix64(seed)
+            self.s.append(v)
+
+    def next(self):
+        s = self.s
+        rotl = lambda x, k: ((x << k) | (x >> (64 - k))) & M64
+        result = (rotl((s[1] * 5) & M64, 7) * 9) & M64
+        t = (s[1] << 17) & M64
+        s[2] ^= s[0]
+        s[3] ^= s[1]
+        s[1] ^= s[2]
+        s[0] ^= s[3]
+        s[2] ^= t
+        s[3] = rotl(s[3], 45)
+        return result
+
+    def below(self, bound):
+        threshold = ((1 << 64) - bound) % bound
+        while True:
+            r = self.next()
+            if r >= threshold:
+                return r % bound
+
+
+def epoch_order(n, seed, epoch=0):
+    """dp's sample order of an epoch (runtime/data/Batcher.cpp, Batcher::setEpoch)."""
+    order = list(range(n))
+    rng = Xoshiro(mix_seed(mix_seed(seed, SHUFFLE_STREAM), epoch))
+    for i in range(n, 1, -1):
+        j = rng.below(i)
+        order[i - 1], order[j] = order[j], order[i - 1]
+    return order
+
+
+def read_idx(path):
+    raw = gzip.open(path).read()
+    dims = raw[3]
+    shape = struct.unpack(">" + "I" * dims, raw[4:4 + 4 * dims])
+    return np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * dims).reshape(shape)
+
+
+def make_optimizer(spec, params):
+    name, _, rest = spec.partition(":")
+    kw = {k: float(v) for k, v in (p.split("=") for p in rest.split(",") if p)}
+    if name == "sgd":
+        return torch.optim.SGD(params, lr=kw.get("lr", 0.01))
+    if name == "adam":
+        return torch.optim.Adam(params, lr=kw.get("lr", 1e-3),
+                                betas=(kw.get("beta1", 0.9), kw.get("beta2", 0.999)),
+                                eps=kw.get("epsilon", 1e-7))
+    sys.exit(f"pytorch_steps: optimizer {name} is not mapped (sgd, adam)")
+
+
+def save_params(path, named):
+    with open(path, "wb") as f:
+        for name, value in named:
+            data = value.detach().numpy().astype("<f4").ravel()
+            f.write(name.encode() + b"\0" + struct.pack("<Q", data.size) + data.tobytes())
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("name")
+    p.add_argument("--optimizer", required=True)
+    p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--batch", type=int, default=32)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
+    p.add_argument("--out", default=os.path.join(here, "recorded"))
+    a = p.parse_args()
+
+    torch.use_deterministic_algorithms(True)
+    torch.set_num_threads(1)
+    make, shape, _ = export.MODELS[a.name]
+    module = make()
+    model = onnx.load(os.path.join(here, a.name + ".onnx"))
+    inits = {t.name: torch.from_numpy(onnx.numpy_helper.to_array(t).copy()) for t in model.graph.initializer}
+    state = module.state_dict()
+    for key in state:
+        if key not in inits or tuple(inits[key].shape) != tuple(state[key].shape):
+            sys.exit(f"pytorch_steps: {a.name}.onnx has no initializer {key} of shape {tuple(state[key].shape)}")
+        state[key] = inits[key]
+    module.load_state_dict(state)
+    module.train()
+
+    images = read_idx(os.path.join(a.data, "train-images-idx3-ubyte.gz"))
+    labels = read_idx(os.path.join(a.data, "train-labels-idx1-ubyte.gz"))
+    order = epoch_order(len(labels), a.seed)
+    opt = make_optimizer(a.optimizer, module.parameters())
+    loss_fn = torch.nn.CrossEntropyLoss()
+    losses = []
+    for step in range(a.steps):
+        rows = order[step * a.batch:(step + 1) * a.batch]
+        x = torch.from_numpy(images[rows].astype(np.float32) / np.float32(255)).reshape((a.batch,) + tuple(shape[1:]))
+        y = torch.from_numpy(labels[rows].astype(np.int64))
+        opt.zero_grad()
+        loss = loss_fn(module(x), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    tag = a.optimizer.split(":")[0]
+    os.makedirs(a.out, exist_ok=True)
+    base = os.path.join(a.out, f"{a.name}-{tag}")
+    with open(base + ".json", "w") as f:
+        json.dump({"model": a.name + ".onnx", "optimizer": a.optimizer, "steps": a.steps,
+                   "batch": a.batch, "seed": a.seed, "torch": torch.__version__,
+                   "shapes": {n: list(v.shape) for n, v in module.named_parameters()},
+                   "losses": losses}, f, indent=1)
+        f.write("\n")
+    save_params(base + ".params", module.named_parameters())
+    print(f"pytorch_steps: {base}.json: losses {losses[0]:.6f} .. {losses[-1]:.6f}")
+
+
+if __name__ == "__main__":
+    main()
