@@ -74,6 +74,10 @@ struct Tensor {
   std::string onlyAsOutput;
   /// The ONNX value's name.
   std::string name;
+  /// A [batch, C * H * W] flattening of an image whose features are in dp's H, W, C order, not
+  /// ONNX's C, H, W: {C, H, W}. Only a product with a constant weight takes it (its rows are
+  /// permuted to match).
+  Shape flattenedChw;
 
   bool isConst() const { return constant != nullptr; }
 };
@@ -296,6 +300,12 @@ public:
       fail() << what << " is a constant here; dp takes it only as a computed tensor";
       return failure();
     }
+    if (!t.flattenedChw.empty()) {
+      fail() << what << " is a flattened " << t.flattenedChw[0] << "-channel image, whose "
+             << "features dp holds in H, W, C order: only a Gemm or MatMul with a constant weight "
+                "takes it (a transpose to C, H, W is not supported yet)";
+      return failure();
+    }
     return t.value;
   }
 
@@ -324,15 +334,29 @@ public:
     return v;
   }
 
-  /// A constant's float values as a parameter of its own shape (weights, biases).
+  /// A constant's float values as a parameter of its own shape (weights, biases): trainable
+  /// when it is an initializer, unless `trainable` says otherwise.
   FailureOr<Value> paramOf(const Tensor &t, llvm::StringRef what, llvm::ArrayRef<int64_t> shape,
-                           std::vector<float> values) {
+                           std::vector<float> values, std::optional<bool> trainable = {}) {
+    if (!t.isConst()) {
+      fail() << what << " is computed from the model's inputs; dp takes it only as a constant "
+                        "(an initializer)";
+      return failure();
+    }
     if (!t.constant->isFloat) {
       fail() << what << " is an integer tensor; dp takes float weights";
       return failure();
     }
+    if (elementCount(shape) != t.constant->size()) {
+      fail() << what << " has shape " << shapeText(t.shape) << ", not " << shapeText(shape);
+      return failure();
+    }
     std::string name = t.initializer.empty() ? node->output(0) + "." + what.str() : t.initializer;
-    return param(name, shape, values, !t.initializer.empty());
+    return param(name, shape, values, trainable.value_or(!t.initializer.empty()));
+  }
+  std::string stringAttr(llvm::StringRef name, llvm::StringRef otherwise) const {
+    const onnx::AttributeProto *a = attr(name);
+    return a ? a->s() : otherwise.str();
   }
 
 private:
@@ -429,7 +453,7 @@ OwningOpRef<ModuleOp> Importer::run() {
     return nullptr;
   }
 
-  llvm::SmallVector<std::pair<std::string, Tensor>> inputs;
+  llvm::SmallVector<std::pair<std::string, Tensor>, 2> inputs;
   int64_t batch = 0;
   if (failed(importInputs(inputs, batch)))
     return nullptr;
@@ -511,6 +535,11 @@ OwningOpRef<ModuleOp> Importer::run() {
     if (softmax && softmax->use_empty())
       softmax->erase();
   }
+  if (!out.flattenedChw.empty()) {
+    emitError(loc) << "the model's output '" << outName
+                   << "' is a flattened image, whose features dp holds in another order";
+    return nullptr;
+  }
   if (out.isConst() || !out.value) {
     emitError(loc) << "the model's output '" << outName << "' is a constant: nothing to train";
     return nullptr;
@@ -558,7 +587,7 @@ LogicalResult Importer::importNode(const onnx::NodeProto &n) {
       return fail() << "its input '" << in << "' is made by no earlier node";
     ins.push_back(&found->second);
   }
-  llvm::SmallVector<Tensor> outs;
+  llvm::SmallVector<Tensor, 2> outs;
   if (failed(entry->handle(*this, ins, outs)))
     return failure();
   for (size_t k = 0; k < outs.size() && k < size_t(n.output_size()); ++k)
@@ -612,7 +641,10 @@ FailureOr<Tensor> reshapeTo(Importer &im, const Tensor &t, llvm::ArrayRef<int64_
     return im.fail() << "it reshapes " << shapeText(t.shape) << " to " << shapeText(shape)
                      << ", moving the batch axis: dp keeps the batch as the first axis";
   Tensor result = graphTensor(*v, shape);
-  if (!orderMatchesOnnx(t) || !orderMatchesOnnx(result))
+  if (!orderMatchesOnnx(t) && shape.size() == 2 && shape[1] == elementCount(t.shape) / shape[0]) {
+    // Flattening an image: the features come out in H, W, C order (see flattenedChw).
+    result.flattenedChw = {t.shape[1], t.shape[2], t.shape[3]};
+  } else if (!orderMatchesOnnx(t) || !orderMatchesOnnx(result))
     return im.fail() << "it reshapes " << shapeText(t.shape) << " to " << shapeText(shape)
                      << ", which needs the NCHW element order dp's NHWC images do not have "
                         "(a transpose to NCHW is not supported yet)";
@@ -779,8 +811,10 @@ LogicalResult addOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVecto
   return success();
 }
 
-/// A [K, M] kernel from a constant B of a product: transposed from [M, K] when `transB`.
-FailureOr<Value> kernelOf(Importer &im, const Tensor &w, int64_t k, bool transB) {
+/// A [K, M] kernel from a constant B of a product: transposed from [M, K] when `transB`; its
+/// rows in H, W, C order where the input is a flattened image (`chw`: {C, H, W}).
+FailureOr<Value> kernelOf(Importer &im, const Tensor &w, int64_t k, bool transB,
+                          llvm::ArrayRef<int64_t> chw = {}) {
   if (!w.isConst() || w.shape.size() != 2)
     return im.fail() << "its weight operand " << shapeText(w.shape)
                      << " must be a 2-D constant (an initializer): products of computed tensors "
@@ -797,7 +831,24 @@ FailureOr<Value> kernelOf(Importer &im, const Tensor &w, int64_t k, bool transB)
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t c = 0; c < cols; ++c)
         kernel[c * rows + r] = w.constant->f[r * cols + c];
+  if (!chw.empty()) {
+    // Row (c, h, w) of ONNX's kernel is row (h, w, c) of dp's.
+    std::vector<float> permuted(kernel.size());
+    const int64_t C = chw[0], H = chw[1], W = chw[2];
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t x = 0; x < W; ++x)
+          std::copy_n(&kernel[((c * H + h) * W + x) * m], m, &permuted[((h * W + x) * C + c) * m]);
+    kernel = std::move(permuted);
+  }
   return im.paramOf(w, "weight", {k, m}, std::move(kernel));
+}
+
+/// The input of a product with a constant weight: any graph value, a flattened image too.
+FailureOr<Value> productInput(Importer &im, const Tensor &a) {
+  Tensor plain = a;
+  plain.flattenedChw.clear();
+  return im.graphValue(plain, "its input A");
 }
 
 LogicalResult gemmOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {
@@ -808,12 +859,13 @@ LogicalResult gemmOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVect
     return im.fail() << "transA = 1 is not supported (the samples are the rows)";
   if (im.floatAttr("alpha", 1.f) != 1.f || (input(ins, 2) && im.floatAttr("beta", 1.f) != 1.f))
     return im.fail() << "alpha and beta other than 1 are not supported";
-  FailureOr<Value> x = im.graphValue(**a, "its input A");
+  FailureOr<Value> x = productInput(im, **a);
   if (failed(x))
     return failure();
   if ((*a)->shape.size() != 2)
     return im.fail() << "its input A is " << shapeText((*a)->shape) << ", not 2-D";
-  FailureOr<Value> kernel = kernelOf(im, **w, (*a)->shape[1], im.intAttr("transB", 0));
+  FailureOr<Value> kernel =
+      kernelOf(im, **w, (*a)->shape[1], im.intAttr("transB", 0), (*a)->flattenedChw);
   if (failed(kernel))
     return failure();
   const int64_t m = cast<RankedTensorType>(kernel->getType()).getDimSize(1);
@@ -839,13 +891,13 @@ LogicalResult matMulOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVe
   FailureOr<Tensor *> a = required(im, ins, 0), w = required(im, ins, 1);
   if (failed(a) || failed(w))
     return failure();
-  FailureOr<Value> x = im.graphValue(**a, "its input A");
+  FailureOr<Value> x = productInput(im, **a);
   if (failed(x))
     return failure();
   if ((*a)->shape.size() != 2)
     return im.fail() << "its input A is " << shapeText((*a)->shape)
                      << ": batched products are not supported yet";
-  FailureOr<Value> kernel = kernelOf(im, **w, (*a)->shape[1], false);
+  FailureOr<Value> kernel = kernelOf(im, **w, (*a)->shape[1], false, (*a)->flattenedChw);
   if (failed(kernel))
     return failure();
   Shape shape{(*a)->shape[0], cast<RankedTensorType>(kernel->getType()).getDimSize(1)};
@@ -1258,6 +1310,246 @@ LogicalResult sliceOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVec
   return success();
 }
 
+// --- images ---
+
+/// A 4-D graph value (an NCHW image in ONNX, NHWC in the graph).
+FailureOr<Value> imageInput(Importer &im, const Tensor &t) {
+  FailureOr<Value> v = im.graphValue(t, "its input");
+  if (failed(v))
+    return failure();
+  if (t.shape.size() != 4)
+    return im.fail() << "its input is " << shapeText(t.shape) << ", not an NCHW image";
+  return v;
+}
+
+/// The 2-D window attributes all nodes of images share: an INTS attribute of two values, or
+/// `otherwise`.
+FailureOr<Shape> pairAttr(Importer &im, llvm::StringRef name, Shape otherwise) {
+  auto v = im.intsAttr(name);
+  if (!v)
+    return otherwise;
+  if (v->size() != otherwise.size())
+    return im.fail() << "its " << name << " has " << v->size() << " values, not "
+                     << otherwise.size() << " (dp imports 2-D images only)";
+  return Shape(v->begin(), v->end());
+}
+
+/// Checks the attributes dp's windows do not have: dilation, auto_pad other than NOTSET or
+/// VALID, ceil_mode. `auto_pad` SAME_UPPER is allowed where `sameAllowed`.
+LogicalResult plainWindow(Importer &im, bool sameAllowed) {
+  FailureOr<Shape> dilations = pairAttr(im, "dilations", {1, 1});
+  if (failed(dilations))
+    return failure();
+  if ((*dilations)[0] != 1 || (*dilations)[1] != 1)
+    return im.fail() << "dilations other than 1 are not supported yet";
+  std::string autoPad = im.stringAttr("auto_pad", "NOTSET");
+  if (autoPad != "NOTSET" && autoPad != "VALID" && !(sameAllowed && autoPad == "SAME_UPPER"))
+    return im.fail() << "auto_pad " << autoPad << " is not supported";
+  if (im.intAttr("ceil_mode", 0))
+    return im.fail() << "ceil_mode = 1 is not supported";
+  return success();
+}
+
+/// The padding of a window over [H, W]: [top, left, bottom, right] from `pads` or auto_pad.
+FailureOr<Shape> windowPads(Importer &im, int64_t h, int64_t w, Shape window, Shape strides) {
+  std::string autoPad = im.stringAttr("auto_pad", "NOTSET");
+  if (autoPad == "SAME_UPPER") {
+    Shape pads(4, 0);
+    const int64_t size[2] = {h, w};
+    for (int a = 0; a < 2; ++a) {
+      const int64_t out = (size[a] + strides[a] - 1) / strides[a];
+      const int64_t total = std::max<int64_t>((out - 1) * strides[a] + window[a] - size[a], 0);
+      pads[a] = total / 2, pads[a + 2] = total - total / 2;
+    }
+    return pads;
+  }
+  if (autoPad == "VALID")
+    return Shape(4, 0);
+  auto pads = im.intsAttr("pads");
+  if (!pads)
+    return Shape(4, 0);
+  if (pads->size() != 4 || llvm::any_of(*pads, [](int64_t p) { return p < 0; }))
+    return im.fail() << "its pads " << shapeText(*pads) << " are not 4 values of at least 0";
+  return Shape(pads->begin(), pads->end());
+}
+
+LogicalResult convOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {
+  FailureOr<Tensor *> x = required(im, ins, 0), w = required(im, ins, 1);
+  if (failed(x) || failed(w))
+    return failure();
+  FailureOr<Value> v = imageInput(im, **x);
+  if (failed(v) || failed(plainWindow(im, true)))
+    return failure();
+  if (im.intAttr("group", 1) != 1)
+    return im.fail() << "group = " << im.intAttr("group", 1)
+                     << " (grouped or depthwise convolution) is not supported yet";
+  const Tensor &wt = **w;
+  const int64_t n = (*x)->shape[0], c = (*x)->shape[1], h = (*x)->shape[2], wd = (*x)->shape[3];
+  if (!wt.isConst() || wt.shape.size() != 4 || wt.shape[1] != c)
+    return im.fail() << "its weight " << shapeText(wt.shape) << " must be a constant [F, " << c
+                     << ", KH, KW] (an initializer)";
+  const int64_t f = wt.shape[0], kh = wt.shape[2], kw = wt.shape[3];
+  FailureOr<Shape> kernelShape = pairAttr(im, "kernel_shape", {kh, kw});
+  FailureOr<Shape> strides = pairAttr(im, "strides", {1, 1});
+  if (failed(kernelShape) || failed(strides))
+    return failure();
+  if ((*kernelShape)[0] != kh || (*kernelShape)[1] != kw)
+    return im.fail() << "its kernel_shape " << shapeText(*kernelShape) << " is not its weight's";
+  FailureOr<Shape> pads = windowPads(im, h, wd, {kh, kw}, *strides);
+  if (failed(pads))
+    return failure();
+  // dp's padding: none, TensorFlow's "same" split, or explicit zeros around the image.
+  Shape tfSame(4, 0);
+  const int64_t size[2] = {h, wd}, window[2] = {kh, kw};
+  for (int a = 0; a < 2; ++a) {
+    const int64_t out = (size[a] + (*strides)[a] - 1) / (*strides)[a];
+    const int64_t total = std::max<int64_t>((out - 1) * (*strides)[a] + window[a] - size[a], 0);
+    tfSame[a] = total / 2, tfSame[a + 2] = total - total / 2;
+  }
+  std::string padding = "valid";
+  Value image = *v;
+  const int64_t ph = h + (*pads)[0] + (*pads)[2], pw = wd + (*pads)[1] + (*pads)[3];
+  if (ph < kh || pw < kw)
+    return im.fail() << "its " << kh << "x" << kw << " window does not fit the padded " << ph
+                     << "x" << pw << " image";
+  if (*pads == tfSame && llvm::any_of(*pads, [](int64_t p) { return p > 0; })) {
+    padding = "same";
+  } else if (llvm::any_of(*pads, [](int64_t p) { return p > 0; })) {
+    auto padded = graphType(&im.ctx, {n, c, ph, pw});
+    image = im.b.create<graph::ZeroPad2DOp>(
+        im.loc, padded, image,
+        im.b.getI64ArrayAttr({(*pads)[0], (*pads)[2], (*pads)[1], (*pads)[3]}));
+  }
+  // ONNX's [F, C, KH, KW] kernel is dp's [KH, KW, C, F].
+  std::vector<float> hwio(wt.constant->f.size());
+  if (!wt.constant->isFloat)
+    return im.fail() << "its weight is an integer tensor; dp takes float weights";
+  for (int64_t o = 0; o < f; ++o)
+    for (int64_t i = 0; i < c; ++i)
+      for (int64_t r = 0; r < kh; ++r)
+        for (int64_t q = 0; q < kw; ++q)
+          hwio[((r * kw + q) * c + i) * f + o] = wt.constant->f[((o * c + i) * kh + r) * kw + q];
+  FailureOr<Value> kernel = im.paramOf(wt, "weight", {kh, kw, c, f}, std::move(hwio));
+  if (failed(kernel))
+    return failure();
+  Value bias;
+  if (Tensor *b = input(ins, 2)) {
+    FailureOr<Value> b0 = im.paramOf(*b, "bias", {f}, b->isConst() ? b->constant->f
+                                                                    : std::vector<float>());
+    if (failed(b0))
+      return failure();
+    bias = *b0;
+  }
+  const int64_t oh = (ph - kh) / (*strides)[0] + 1, ow = (pw - kw) / (*strides)[1] + 1;
+  Shape shape{n, f, oh, ow};
+  Value y = im.b.create<graph::Conv2DOp>(im.loc, graphType(&im.ctx, shape), image, *kernel, bias,
+                                         im.b.getI64ArrayAttr(*strides), padding,
+                                         graph::Activation::none);
+  outs.push_back(graphTensor(y, shape));
+  return success();
+}
+
+LogicalResult poolOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {
+  FailureOr<Tensor *> x = required(im, ins, 0);
+  if (failed(x))
+    return failure();
+  FailureOr<Value> v = imageInput(im, **x);
+  if (failed(v) || failed(plainWindow(im, false)))
+    return failure();
+  if (im.node->output_size() > 1 && !im.node->output(1).empty())
+    return im.fail() << "its Indices output is not supported";
+  if (im.intAttr("storage_order", 0))
+    return im.fail() << "storage_order = 1 is not supported";
+  auto window = im.intsAttr("kernel_shape");
+  if (!window || window->size() != 2)
+    return im.fail() << "its kernel_shape must have 2 values";
+  FailureOr<Shape> strides = pairAttr(im, "strides", {1, 1});
+  if (failed(strides))
+    return failure();
+  const Shape &in = (*x)->shape;
+  FailureOr<Shape> pads = windowPads(im, in[2], in[3], Shape(window->begin(), window->end()), *strides);
+  if (failed(pads))
+    return failure();
+  if (llvm::any_of(*pads, [](int64_t p) { return p > 0; }))
+    return im.fail() << "its pads " << shapeText(*pads)
+                     << " are not supported (dp's pooling windows stay inside the image)";
+  if ((*window)[0] > in[2] || (*window)[1] > in[3])
+    return im.fail() << "its window " << shapeText(*window) << " is larger than the image";
+  Shape shape{in[0], in[1], (in[2] - (*window)[0]) / (*strides)[0] + 1,
+              (in[3] - (*window)[1]) / (*strides)[1] + 1};
+  auto type = graphType(&im.ctx, shape);
+  auto windowAttr = im.b.getI64ArrayAttr(*window), strideAttr = im.b.getI64ArrayAttr(*strides);
+  Value y = im.node->op_type() == "MaxPool"
+                ? im.b.create<graph::MaxPool2DOp>(im.loc, type, *v, windowAttr, strideAttr).getResult()
+                : im.b.create<graph::AvgPool2DOp>(im.loc, type, *v, windowAttr, strideAttr).getResult();
+  outs.push_back(graphTensor(y, shape));
+  return success();
+}
+
+LogicalResult globalAvgPoolOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
+                              llvm::SmallVectorImpl<Tensor> &outs) {
+  FailureOr<Tensor *> x = required(im, ins, 0);
+  if (failed(x))
+    return failure();
+  FailureOr<Value> v = imageInput(im, **x);
+  if (failed(v))
+    return failure();
+  const int64_t n = (*x)->shape[0], c = (*x)->shape[1];
+  Value pooled = im.b.create<graph::GlobalAvgPool2DOp>(
+      im.loc, RankedTensorType::get({n, c}, im.b.getF32Type()), *v);
+  // ONNX keeps the 1x1 spatial axes: [N, C, 1, 1], NHWC [N, 1, 1, C].
+  Shape shape{n, c, 1, 1};
+  Value y = im.b.create<graph::ReshapeOp>(im.loc, graphType(&im.ctx, shape), pooled);
+  outs.push_back(graphTensor(y, shape));
+  return success();
+}
+
+LogicalResult batchNormOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
+                          llvm::SmallVectorImpl<Tensor> &outs) {
+  FailureOr<Tensor *> x = required(im, ins, 0);
+  if (failed(x))
+    return failure();
+  for (int k = 1; k < im.node->output_size(); ++k)
+    if (!im.node->output(k).empty())
+      return im.fail() << "its output " << k
+                       << " (a training-mode export's statistics) is not supported: export the "
+                          "model in eval mode";
+  if (im.intAttr("training_mode", 0))
+    return im.fail() << "training_mode = 1 is not supported: export the model in eval mode";
+  if (!im.intAttr("spatial", 1))
+    return im.fail() << "spatial = 0 is not supported";
+  FailureOr<Value> v = im.graphValue(**x, "its input");
+  if (failed(v))
+    return failure();
+  const Shape &shape = (*x)->shape;
+  if (shape.size() != 4 && shape.size() != 2)
+    return im.fail() << "its input " << shapeText(shape)
+                     << " is neither an image nor [batch, features]";
+  const int64_t c = shape[1];
+  const char *roles[4] = {"scale", "bias", "mean", "var"};
+  Value operands[4];
+  for (int k = 0; k < 4; ++k) {
+    FailureOr<Tensor *> t = required(im, ins, k + 1);
+    if (failed(t))
+      return failure();
+    // The running statistics are not trained: the train step moves them (momentum).
+    FailureOr<Value> p = im.paramOf(**t, roles[k], {c}, (*t)->isConst() ? (*t)->constant->f
+                                                                          : std::vector<float>(),
+                                    k >= 2 ? std::optional<bool>(false) : std::nullopt);
+    if (failed(p))
+      return failure();
+    operands[k] = *p;
+  }
+  const float momentum = im.floatAttr("momentum", 0.9f);
+  if (!(momentum >= 0 && momentum <= 1))
+    return im.fail() << "its momentum " << momentum << " is not in [0, 1]";
+  Value y = im.b.create<graph::BatchNormOp>(
+      im.loc, v->getType(), *v, operands[0], operands[1], operands[2], operands[3],
+      im.b.getF64FloatAttr(im.floatAttr("epsilon", 1e-5f)), im.b.getF64FloatAttr(momentum));
+  outs.push_back(graphTensor(y, shape));
+  return success();
+}
+
 #define DP_BINARY(Fn)                                                                              \
   [](Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {            \
     return binary(im, ins, outs, Fn);                                                              \
@@ -1269,10 +1561,26 @@ const std::vector<OpEntry> &opTable() {
                       "folded on constants"},
        {},
        addOp},
+      {{"AveragePool", 7, "kernel_shape, strides, pads = 0, auto_pad NOTSET or VALID, ceil_mode = 0",
+        "graph.avg_pool2d"},
+       {"kernel_shape", "strides", "pads", "auto_pad", "ceil_mode", "count_include_pad"},
+       poolOp},
+      {{"BatchNormalization", 9, "epsilon, momentum, training_mode = 0",
+        "graph.batch_norm (scale and B trained; the running mean and variance moved by the "
+        "train step)"},
+       {"epsilon", "momentum", "training_mode", "spatial"},
+       batchNormOp},
       {{"Cast", 6, "to", "folded on constants; the identity on a float tensor cast to float"},
        {"to"},
        castOp},
       {{"Concat", 4, "axis", "folded on constants (shape arithmetic)"}, {"axis"}, concatOp},
+      {{"Conv", 1,
+        "kernel_shape, strides, pads, auto_pad NOTSET, VALID or SAME_UPPER, group = 1, "
+        "dilations = 1",
+        "graph.conv2d (W an initializer: [F, C, KH, KW] as [KH, KW, C, F]; B: the bias); pads "
+        "that are not TensorFlow's \"same\" split: graph.zero_pad2d before it"},
+       {"kernel_shape", "strides", "pads", "auto_pad", "group", "dilations"},
+       convOp},
       {{"Constant", 9, "value, value_float(s), value_int(s)", "a constant (folded)"},
        {"value", "value_float", "value_floats", "value_int", "value_ints"},
        constantOp},
@@ -1283,6 +1591,9 @@ const std::vector<OpEntry> &opTable() {
        dropoutOp},
       {{"Flatten", 1, "axis", "graph.reshape to [batch, features] (axis 1)"}, {"axis"}, flattenOp},
       {{"Gather", 1, "axis", "folded on constants (shape arithmetic)"}, {"axis"}, gatherOp},
+      {{"GlobalAveragePool", 1, "", "graph.global_avg_pool2d (and a free reshape to [N, C, 1, 1])"},
+       {},
+       globalAvgPoolOp},
       {{"Gemm", 7, "alpha = 1, beta = 1, transA = 0, transB",
         "graph.dense (B an initializer: the kernel, transposed if transB; C: the bias)"},
        {"alpha", "beta", "transA", "transB"},
@@ -1293,6 +1604,12 @@ const std::vector<OpEntry> &opTable() {
        {"axis"},
        softmaxOp},
       {{"MatMul", 1, "", "graph.dense without bias (B a 2-D initializer)"}, {}, matMulOp},
+      {{"MaxPool", 8,
+        "kernel_shape, strides, pads = 0, auto_pad NOTSET or VALID, ceil_mode = 0, dilations = 1, "
+        "storage_order = 0",
+        "graph.max_pool2d"},
+       {"kernel_shape", "strides", "pads", "auto_pad", "ceil_mode", "dilations", "storage_order"},
+       poolOp},
       {{"Mod", 10, "fmod", "folded on constants"}, {"fmod"},
        [](Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {
          return binary(im, ins, outs, im.intAttr("fmod", 0) ? fmodFn : modFn);

@@ -409,27 +409,142 @@ TEST_F(ImportTest, RefusalsNameWhatIsMissing) {
   }
 }
 
-TEST_F(ImportTest, NchwOrderIsRefusedWhereNhwcDiffers) {
-  // Flattening a 3-channel image needs NCHW's element order.
+TEST_F(ImportTest, AFlattenedImageFeedsAProductWithItsRowsPermuted) {
+  // ONNX flattens [C, H, W], dp's NHWC image [H, W, C]: the product's weight rows follow.
   ModelBuilder m;
   m.input("x", {-1, 3, 2, 2});
   m.node("Flatten", {"x"}, {"f"}, "flatten");
-  m.floats("W", {12, 2}, std::vector<float>(24, 1));
+  std::vector<float> w(12);
+  for (int k = 0; k < 12; ++k)
+    w[k] = float(k); // row c * 4 + h * 2 + w holds its own index
+  m.floats("W", {12, 1}, w);
   m.node("MatMul", {"f", "W"}, {"y"});
   m.output("y");
-  EXPECT_FALSE(import(m));
-  EXPECT_NE(errors.find("node 'flatten' (Flatten, opset 17): it reshapes [4,3,2,2] to [4,12], "
-                        "which needs the NCHW element order"),
+  auto module = import(m);
+  ASSERT_TRUE(module) << errors;
+  EXPECT_EQ(values(ops<graph::ParamOp>(*module)[0]),
+            (std::vector<float>{0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11}));
+  // Any other use of the flattened image would see the wrong order: refused.
+  ModelBuilder other;
+  other.input("x", {-1, 3, 2, 2});
+  other.node("Flatten", {"x"}, {"f"});
+  other.node("Relu", {"f"}, {"y"}, "relu");
+  other.output("y");
+  EXPECT_FALSE(import(other));
+  EXPECT_NE(errors.find("node 'relu' (Relu, opset 17): its input is a flattened 3-channel image, "
+                        "whose features dp holds in H, W, C order"),
             std::string::npos)
       << errors;
-  // One channel: the same order either way.
-  ModelBuilder one;
-  one.input("x", {-1, 1, 2, 2});
-  one.node("Flatten", {"x"}, {"f"});
-  one.floats("W", {4, 2}, std::vector<float>(8, 1));
-  one.node("MatMul", {"f", "W"}, {"y"});
-  one.output("y");
-  EXPECT_TRUE(import(one)) << errors;
+}
+
+/// x [batch, 2, size, size] -> Conv(W [4, 2, 3, 3], B [4]) with `pads`, `strides` -> y,
+/// flattened into a product of 10 classes.
+ModelBuilder convModel(std::vector<int64_t> pads, std::vector<int64_t> strides, int64_t out,
+                       int64_t size = 5) {
+  ModelBuilder m;
+  m.input("x", {-1, 2, size, size});
+  std::vector<float> w(4 * 2 * 3 * 3);
+  for (size_t k = 0; k < w.size(); ++k)
+    w[k] = float(k);
+  m.floats("W", {4, 2, 3, 3}, w);
+  m.floats("B", {4}, {1, 2, 3, 4});
+  auto &conv = m.node("Conv", {"x", "W", "B"}, {"c"}, "conv");
+  ModelBuilder::setInts(conv, "pads", pads);
+  ModelBuilder::setInts(conv, "strides", strides);
+  ModelBuilder::setInts(conv, "kernel_shape", {3, 3});
+  m.node("Relu", {"c"}, {"r"});
+  m.node("Flatten", {"r"}, {"f"});
+  m.floats("D", {4 * out * out, 10}, std::vector<float>(40 * out * out, 0.5f));
+  m.node("MatMul", {"f", "D"}, {"y"});
+  m.output("y");
+  return m;
+}
+
+TEST_F(ImportTest, ConvBecomesConv2DWithItsPadding) {
+  // Symmetric pads of 1 at stride 1 are TensorFlow's "same".
+  auto module = import(convModel({1, 1, 1, 1}, {1, 1}, 5));
+  ASSERT_TRUE(module) << errors;
+  auto conv = ops<graph::Conv2DOp>(*module);
+  ASSERT_EQ(conv.size(), 1u);
+  EXPECT_EQ(conv[0].getPadding(), "same");
+  EXPECT_TRUE(ops<graph::ZeroPad2DOp>(*module).empty());
+  EXPECT_EQ(mlir::cast<mlir::RankedTensorType>(conv[0].getType()).getShape(),
+            llvm::ArrayRef<int64_t>({4, 5, 5, 4}));
+  // The [F, C, KH, KW] weight as [KH, KW, C, F]: element (kh 0, kw 1, c 1, f 2) is ONNX's
+  // ((2 * 2 + 1) * 3 + 0) * 3 + 1 = 46.
+  auto params = ops<graph::ParamOp>(*module);
+  std::vector<float> hwio = values(params[0]);
+  ASSERT_EQ(hwio.size(), 72u);
+  EXPECT_EQ(hwio[((0 * 3 + 1) * 2 + 1) * 4 + 2], 46.f);
+  // On an even image, PyTorch's stride-2 pads of 1 are not TensorFlow's split (0 before, 1
+  // after): explicit zeros, then a valid convolution.
+  module = import(convModel({1, 1, 1, 1}, {2, 2}, 3, 6));
+  ASSERT_TRUE(module) << errors;
+  conv = ops<graph::Conv2DOp>(*module);
+  ASSERT_EQ(conv.size(), 1u);
+  EXPECT_EQ(conv[0].getPadding(), "valid");
+  auto pad = ops<graph::ZeroPad2DOp>(*module);
+  ASSERT_EQ(pad.size(), 1u);
+  EXPECT_EQ(mlir::cast<mlir::RankedTensorType>(pad[0].getType()).getShape(),
+            llvm::ArrayRef<int64_t>({4, 8, 8, 2}));
+  // No pads: valid.
+  module = import(convModel({0, 0, 0, 0}, {1, 1}, 3));
+  ASSERT_TRUE(module) << errors;
+  EXPECT_EQ(ops<graph::Conv2DOp>(*module)[0].getPadding(), "valid");
+  // Grouped convolution is refused.
+  ModelBuilder grouped = convModel({0, 0, 0, 0}, {1, 1}, 3);
+  ModelBuilder::setInt(*grouped.g->mutable_node(0), "group", 2);
+  EXPECT_FALSE(import(grouped));
+  EXPECT_NE(errors.find("node 'conv' (Conv, opset 17): group = 2 (grouped or depthwise "
+                        "convolution) is not supported yet"),
+            std::string::npos)
+      << errors;
+}
+
+TEST_F(ImportTest, PoolingAndBatchNormalization) {
+  ModelBuilder m;
+  m.input("x", {-1, 2, 6, 6});
+  m.floats("scale", {2}, {1, 2});
+  m.floats("bias", {2}, {0, 1});
+  m.floats("mean", {2}, {0, 0});
+  m.floats("var", {2}, {1, 1});
+  auto &bn = m.node("BatchNormalization", {"x", "scale", "bias", "mean", "var"}, {"b"});
+  ModelBuilder::setFloat(bn, "epsilon", 1e-5f);
+  ModelBuilder::setFloat(bn, "momentum", 0.9f);
+  auto &pool = m.node("MaxPool", {"b"}, {"p"}, "pool");
+  ModelBuilder::setInts(pool, "kernel_shape", {2, 2});
+  ModelBuilder::setInts(pool, "strides", {2, 2});
+  auto &avg = m.node("AveragePool", {"p"}, {"a"});
+  ModelBuilder::setInts(avg, "kernel_shape", {3, 3});
+  m.node("GlobalAveragePool", {"a"}, {"g"});
+  m.node("Flatten", {"g"}, {"f"});
+  m.floats("W", {2, 3}, std::vector<float>(6, 1));
+  m.node("MatMul", {"f", "W"}, {"y"});
+  m.output("y");
+  auto module = import(m);
+  ASSERT_TRUE(module) << errors;
+  auto norm = ops<graph::BatchNormOp>(*module);
+  ASSERT_EQ(norm.size(), 1u);
+  EXPECT_DOUBLE_EQ(norm[0].getMomentum().convertToDouble(), 0.9f);
+  auto params = ops<graph::ParamOp>(*module);
+  // scale and bias are trained, the running statistics moved by the train step.
+  ASSERT_GE(params.size(), 4u);
+  EXPECT_TRUE(params[0].getTrainable());
+  EXPECT_TRUE(params[1].getTrainable());
+  EXPECT_FALSE(params[2].getTrainable());
+  EXPECT_FALSE(params[3].getTrainable());
+  auto pools = ops<graph::MaxPool2DOp>(*module);
+  ASSERT_EQ(pools.size(), 1u);
+  EXPECT_EQ(mlir::cast<mlir::RankedTensorType>(pools[0].getType()).getShape(),
+            llvm::ArrayRef<int64_t>({4, 3, 3, 2}));
+  EXPECT_EQ(ops<graph::AvgPool2DOp>(*module).size(), 1u);
+  EXPECT_EQ(ops<graph::GlobalAvgPool2DOp>(*module).size(), 1u);
+  // Padded pooling is refused.
+  ModelBuilder::setInts(*m.g->mutable_node(1), "pads", {1, 1, 1, 1});
+  EXPECT_FALSE(import(m));
+  EXPECT_NE(errors.find("node 'pool' (MaxPool, opset 17): its pads [1,1,1,1] are not supported"),
+            std::string::npos)
+      << errors;
 }
 
 TEST_F(ImportTest, OptimizerSpecs) {
