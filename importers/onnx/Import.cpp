@@ -311,10 +311,17 @@ public:
 
   /// A parameter holding `values` (shape `shape`), named after the initializer or value it
   /// comes from; one per name.
-  FailureOr<Value> param(const std::string &name, llvm::ArrayRef<int64_t> shape,
+  FailureOr<Value> param(std::string name, llvm::ArrayRef<int64_t> shape,
                          llvm::ArrayRef<float> values, bool trainable) {
     auto type = RankedTensorType::get(shape, b.getF32Type());
     auto found = params.find(name);
+    // One initializer as a trained weight and as untrained statistics (exporters share equal
+    // constants, such as a batch norm's ones and its running variance): two parameters.
+    if (found != params.end() &&
+        found->second.getDefiningOp<graph::ParamOp>().getTrainable() != trainable) {
+      name += trainable ? ".trained" : ".statistic";
+      found = params.find(name);
+    }
     if (found != params.end()) {
       if (found->second.getType() != type) {
         fail() << "the initializer '" << name << "' is used in two shapes ("
@@ -950,6 +957,11 @@ LogicalResult identityOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::Small
   if (failed(x))
     return failure();
   outs.push_back(**x);
+  // A copy of a constant is a constant of its own name: the TorchScript exporter writes a
+  // batch norm's running variance as Identity(weight) where both are ones, and the two must
+  // not become one parameter.
+  if ((*x)->isConst() && !(*x)->initializer.empty())
+    outs.back().initializer = im.node->output(0);
   return success();
 }
 

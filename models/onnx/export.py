@@ -12,6 +12,11 @@ dynamic batch axis:
                             the TorchScript exporter (dynamo=False), opset 17, IR 8
   mlp_dynamo.onnx (+ .data) the same module through the default exporter (torch.export),
                             IR 10 and its opset, the weights in mlp_dynamo.onnx.data
+  cnn.onnx (+ .data)        Conv(1, 16, 3), ReLU, MaxPool(2), Conv(16, 32, 3, padding 1),
+                            BatchNorm, ReLU, MaxPool(2), Flatten, Linear(1152, 10); the default
+                            exporter without its optimizer (which folds batch norms into convs)
+  cnn_ts.onnx               the same through the TorchScript exporter with TrainingMode.PRESERVE
+                            (an eval-mode export folds them too)
 """
 import argparse
 import os
@@ -26,8 +31,18 @@ def mlp():
     return nn.Sequential(nn.Flatten(), nn.Linear(784, 64), nn.ReLU(), nn.Linear(64, 10))
 
 
+def cnn():
+    torch.manual_seed(0)
+    return nn.Sequential(
+        nn.Conv2d(1, 16, 3), nn.ReLU(), nn.MaxPool2d(2),  # 28 -> 26 -> 13
+        nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),  # 13 -> 6
+        nn.Flatten(), nn.Linear(32 * 6 * 6, 10))
+
+
 # name: (module factory, example input shape, exporter)
 MODELS = {
+    "cnn": (cnn, (2, 1, 28, 28), "dynamo-unoptimized"),
+    "cnn_ts": (cnn, (2, 1, 28, 28), "torchscript"),
     "mlp": (mlp, (2, 1, 28, 28), "torchscript"),
     "mlp_dynamo": (mlp, (2, 1, 28, 28), "dynamo"),
 }
@@ -40,11 +55,17 @@ def export(name, out_dir):
     path = os.path.join(out_dir, name + ".onnx")
     names = dict(input_names=["image"], output_names=["logits"])
     if exporter == "torchscript":
+        # PRESERVE: an eval-mode export would fold each BatchNorm into its Conv, and a model to
+        # train needs both.
         torch.onnx.export(module, example, path, dynamo=False, opset_version=17,
+                          training=torch.onnx.TrainingMode.PRESERVE,
                           dynamic_axes={"image": {0: "batch"}, "logits": {0: "batch"}}, **names)
     else:
         batch = torch.export.Dim("batch")
+        # The default exporter's optimizer folds each BatchNorm into its Conv (right for
+        # inference, not for a model to train): models with batch norms are exported without it.
         torch.onnx.export(module, example, path, dynamo=True, external_data=True,
+                          optimize=exporter != "dynamo-unoptimized",
                           dynamic_shapes=({0: batch},), **names)
     params = sum(p.numel() for p in module.parameters())
     print(f"export: {path} ({exporter}, {params:,} parameters)")

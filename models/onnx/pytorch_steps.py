@@ -14,8 +14,8 @@ of the logits. Optimizers: sgd (torch.optim.SGD), adam (torch.optim.Adam; dp's e
 Keras's, added to sqrt(v) before bias correction, so the spec should give a small one).
 
 Writes OUT/NAME-OPTIMIZER.json (the setup and the per-step losses) and
-OUT/NAME-OPTIMIZER.params (the final parameters in dprun --save-params's format, in PyTorch's
-layouts and names). Needs torch, onnx and numpy (bench/setup.sh).
+OUT/NAME-OPTIMIZER.params (the final parameters and batch-norm statistics in dprun
+--save-params's format, in PyTorch's layouts and names). Needs torch, onnx and numpy (bench/setup.sh).
 """
 import argparse
 import gzip
@@ -134,6 +134,8 @@ def main():
     inits = {t.name: torch.from_numpy(onnx.numpy_helper.to_array(t).copy()) for t in model.graph.initializer}
     state = module.state_dict()
     for key in state:
+        if key.endswith("num_batches_tracked"):
+            continue  # a counter the ONNX file has no use for
         if key not in inits or tuple(inits[key].shape) != tuple(state[key].shape):
             sys.exit(f"pytorch_steps: {a.name}.onnx has no initializer {key} of shape {tuple(state[key].shape)}")
         state[key] = inits[key]
@@ -155,16 +157,38 @@ def main():
         loss.backward()
         opt.step()
         losses.append(loss.item())
+    # Where dp's layout of a weight differs beyond a transpose: a Linear after a Flatten of an
+    # image takes dp's features in H, W, C order. Found from the shapes the Flatten saw.
+    flattened = {}
+    seen = {}
+    hooks = [m.register_forward_hook(lambda mod, inp, out, n=n: seen.__setitem__(n, tuple(inp[0].shape)))
+             for n, m in module.named_modules() if isinstance(m, torch.nn.Flatten)]
+    module.eval()
+    with torch.no_grad():
+        module(torch.zeros((1,) + tuple(shape[1:])))
+    for h in hooks:
+        h.remove()
+    last_flatten = None
+    for n, m in module.named_modules():
+        if isinstance(m, torch.nn.Flatten):
+            last_flatten = seen.get(n)
+        elif isinstance(m, torch.nn.Linear):
+            if last_flatten is not None and len(last_flatten) == 4:
+                flattened[n + ".weight"] = list(last_flatten[1:])
+            last_flatten = None
     tag = a.optimizer.split(":")[0]
     os.makedirs(a.out, exist_ok=True)
     base = os.path.join(a.out, f"{a.name}-{tag}")
     with open(base + ".json", "w") as f:
         json.dump({"model": a.name + ".onnx", "optimizer": a.optimizer, "steps": a.steps,
                    "batch": a.batch, "seed": a.seed, "torch": torch.__version__,
-                   "shapes": {n: list(v.shape) for n, v in module.named_parameters()},
+                   "shapes": {n: list(v.shape) for n, v in module.state_dict().items()
+                              if v.is_floating_point()},
+                   "flattened_chw": flattened,
                    "losses": losses}, f, indent=1)
         f.write("\n")
-    save_params(base + ".params", module.named_parameters())
+    save_params(base + ".params", [(n, v) for n, v in module.state_dict().items()
+                                   if v.is_floating_point()])
     print(f"pytorch_steps: {base}.json: losses {losses[0]:.6f} .. {losses[-1]:.6f}")
 
 

@@ -4,10 +4,10 @@
 Usage: compare_peer_steps.py RECORDED.json DP_METRICS.json DP_PARAMS [--loss-tol REL] [--param-tol REL]
 
 Every step's loss must be within --loss-tol (default 1e-4) relative of PyTorch's, and every
-parameter within --param-tol (default 1e-3) of PyTorch's, measured as the largest element
-difference over the parameter's largest magnitude. dp keeps PyTorch's names and holds a 2-D
-Linear weight transposed ([in, out] for PyTorch's [out, in]). Prints one line per check and
-exits 1 on the first failure. Pure Python: no numpy needed.
+parameter (and batch-norm statistic) within --param-tol (default 1e-3) of PyTorch's, measured
+as the largest element difference over the parameter's largest magnitude. dp keeps PyTorch's
+names and its own layouts (in_dp_layout). Prints one line per check and exits 1 on the first
+failure. Pure Python: no numpy needed.
 """
 import argparse
 import json
@@ -30,8 +30,23 @@ def read_params(path):
     return out
 
 
-def transposed(values, rows, cols):
-    return [values[r * cols + c] for c in range(cols) for r in range(rows)]
+def in_dp_layout(name, values, recorded):
+    """PyTorch's values of `name` in dp's layout: a Linear weight [out, in] as [in, out] (its
+    rows in H, W, C order after a flattened image), a Conv weight [F, C, KH, KW] as
+    [KH, KW, C, F]."""
+    shape = recorded.get("shapes", {}).get(name, [])
+    if len(shape) == 2 and name.endswith(".weight"):
+        out, inp = shape
+        rows = list(range(inp))
+        if name in recorded.get("flattened_chw", {}):
+            C, H, W = recorded["flattened_chw"][name]
+            rows = [(c * H + h) * W + w for h in range(H) for w in range(W) for c in range(C)]
+        return [values[o * inp + r] for r in rows for o in range(out)]
+    if len(shape) == 4:
+        F, C, KH, KW = shape
+        return [values[((f * C + c) * KH + kh) * KW + kw]
+                for kh in range(KH) for kw in range(KW) for c in range(C) for f in range(F)]
+    return values
 
 
 p = argparse.ArgumentParser()
@@ -62,9 +77,7 @@ for name in sorted(peer):
     x, y = mine[name], peer[name]
     if len(x) != len(y):
         sys.exit(f"FAIL: {name}: dp holds {len(x)} values, PyTorch {len(y)}")
-    if name.endswith(".weight") and len(recorded.get("shapes", {}).get(name, [])) == 2:
-        rows, cols = recorded["shapes"][name]
-        y = transposed(y, rows, cols)
+    y = in_dp_layout(name, y, recorded)
     scale = max(abs(v) for v in y) or 1.0
     diff = max(abs(u - v) for u, v in zip(x, y)) / scale
     print(f"{name}: {len(x)} values, largest difference {diff:.2e} of the largest magnitude")

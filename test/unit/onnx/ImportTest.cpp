@@ -17,6 +17,7 @@
 #include <cmath>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -545,6 +546,41 @@ TEST_F(ImportTest, PoolingAndBatchNormalization) {
   EXPECT_NE(errors.find("node 'pool' (MaxPool, opset 17): its pads [1,1,1,1] are not supported"),
             std::string::npos)
       << errors;
+}
+
+TEST_F(ImportTest, SharedConstantsAreNotSharedStatistics) {
+  // The TorchScript exporter writes a fresh batch norm's running variance (ones) as
+  // Identity(weight) and its running mean (zeros) as Identity(bias); a file may also name one
+  // initializer for both. Statistics and trained weights must stay apart.
+  for (bool viaIdentity : {true, false}) {
+    ModelBuilder m;
+    m.input("x", {-1, 3});
+    m.floats("ones", {3}, {1, 1, 1});
+    m.floats("zeros", {3}, {0, 0, 0});
+    std::string mean = "zeros", var = "ones";
+    if (viaIdentity) {
+      m.node("Identity", {"ones"}, {"bn.running_var"});
+      m.node("Identity", {"zeros"}, {"bn.running_mean"});
+      mean = "bn.running_mean", var = "bn.running_var";
+    }
+    m.node("BatchNormalization", {"x", "ones", "zeros", mean, var}, {"y"});
+    m.output("y");
+    auto module = import(m);
+    ASSERT_TRUE(module) << errors;
+    std::map<std::string, bool> trainable;
+    for (graph::ParamOp p : ops<graph::ParamOp>(*module))
+      trainable[p.getName().str()] = p.getTrainable();
+    std::map<std::string, bool> expected =
+        viaIdentity ? std::map<std::string, bool>{{"ones", true},
+                                                  {"zeros", true},
+                                                  {"bn.running_mean", false},
+                                                  {"bn.running_var", false}}
+                    : std::map<std::string, bool>{{"ones", true},
+                                                  {"zeros", true},
+                                                  {"zeros.statistic", false},
+                                                  {"ones.statistic", false}};
+    EXPECT_EQ(trainable, expected) << viaIdentity;
+  }
 }
 
 TEST_F(ImportTest, OptimizerSpecs) {
