@@ -1,6 +1,7 @@
 // The ONNX importer (see Import.h): ONNX nodes in graph order, each through its entry of the
 // op table, into a graph-dialect model function.
 #include "importers/onnx/Import.h"
+#include "importers/onnx/Layout.h"
 
 #include "dialect/Graph/IR/GraphDialect.h"
 
@@ -341,10 +342,12 @@ public:
     return v;
   }
 
-  /// A constant's float values as a parameter of its own shape (weights, biases): trainable
-  /// when it is an initializer, unless `trainable` says otherwise.
+  /// A constant as a parameter of dp's shape `shape`, its values in dp's `layout` of them
+  /// (weights, biases): trainable when it is an initializer, unless `trainable` says
+  /// otherwise. `input` is the node input it is (recorded for export).
   FailureOr<Value> paramOf(const Tensor &t, llvm::StringRef what, llvm::ArrayRef<int64_t> shape,
-                           std::vector<float> values, std::optional<bool> trainable = {}) {
+                           int input, WeightLayout layout = {},
+                           std::optional<bool> trainable = {}) {
     if (!t.isConst()) {
       fail() << what << " is computed from the model's inputs; dp takes it only as a constant "
                         "(an initializer)";
@@ -359,8 +362,26 @@ public:
       return failure();
     }
     std::string name = t.initializer.empty() ? node->output(0) + "." + what.str() : t.initializer;
-    return param(name, shape, values, trainable.value_or(!t.initializer.empty()));
+    layout.onnxDims.assign(t.shape.begin(), t.shape.end());
+    FailureOr<Value> v = param(name, shape, layout.toDp(t.constant->f),
+                               trainable.value_or(!t.initializer.empty()));
+    if (failed(v))
+      return failure();
+    // Where it came from, for export: the ONNX value of the parameter's name, and this input
+    // pointed at it where the node read another (a copy, a constant, a shared initializer).
+    std::string actual = v->getDefiningOp<graph::ParamOp>().getName().str();
+    auto origin = llvm::find_if(origins, [&](const ParamOrigin &o) { return o.param == actual; });
+    if (origin == origins.end()) {
+      origins.push_back({actual, actual, initializerNames.contains(actual), {}, layout});
+      origin = std::prev(origins.end());
+    }
+    if (t.name != actual)
+      origin->rewire.push_back({int(nodeIndex), input});
+    return v;
   }
+
+  std::vector<ParamOrigin> origins;
+  std::vector<ParamOrigin> *originsOut = nullptr;
   std::string stringAttr(llvm::StringRef name, llvm::StringRef otherwise) const {
     const onnx::AttributeProto *a = attr(name);
     return a ? a->s() : otherwise.str();
@@ -368,6 +389,7 @@ public:
 
 private:
   int64_t nodeIndex = 0;
+  llvm::StringSet<> initializerNames;
   llvm::StringMap<Tensor> values;
   llvm::StringMap<Value> params;
   llvm::StringMap<int64_t> readCounts;
@@ -408,7 +430,9 @@ LogicalResult Importer::importInputs(llvm::SmallVectorImpl<std::pair<std::string
                                 << ": export it with a dynamic batch axis (torch.onnx.export's "
                                    "dynamic_axes or dynamic_shapes) or pass --batch "
                                 << d.dim_value();
-        const int64_t here = fixed ? d.dim_value() : options.batch;
+        const int64_t here = fixed ? d.dim_value() : options.batch ? options.batch
+                                                     : options.anyBatch ? 1
+                                                                        : 0;
         if (!here)
           return emitError(loc) << "the model's input '" << in.name()
                                 << "' has a dynamic batch axis: give the batch size (--batch N)";
@@ -517,6 +541,8 @@ OwningOpRef<ModuleOp> Importer::run() {
     c.shape = constant->dims;
     c.constant = std::move(constant);
     c.initializer = t.name();
+    c.name = t.name();
+    initializerNames.insert(t.name());
     values[t.name()] = c;
   }
   b.setInsertionPoint(end);
@@ -560,6 +586,8 @@ OwningOpRef<ModuleOp> Importer::run() {
   Value loss = b.create<graph::SoftmaxCrossEntropyOp>(loc, lossType, out.value, targets);
   b.create<func::ReturnOp>(loc, loss);
   end->erase();
+  if (originsOut)
+    *originsOut = std::move(origins);
   return module;
 }
 
@@ -808,7 +836,7 @@ LogicalResult addOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVecto
     return im.fail() << "it adds the constant " << shapeText(c0.dims) << " to "
                      << shapeText(x->shape)
                      << ": dp takes a constant in an Add only as the bias of the MatMul before it";
-  FailureOr<Value> b0 = im.paramOf(*bias, "bias", {m}, c0.f);
+  FailureOr<Value> b0 = im.paramOf(*bias, "bias", {m}, bias == *c ? 1 : 0);
   if (failed(b0))
     return failure();
   auto withBias = im.b.create<graph::DenseOp>(dense.getLoc(), dense.getType(), dense.getInput(),
@@ -830,25 +858,10 @@ FailureOr<Value> kernelOf(Importer &im, const Tensor &w, int64_t k, bool transB,
   if ((transB ? cols : rows) != k)
     return im.fail() << "its weight " << shapeText(w.shape) << (transB ? " (transposed)" : "")
                      << " does not take " << k << " input features";
-  std::vector<float> kernel = w.constant->f;
-  if (!w.constant->isFloat)
-    return im.fail() << "its weight is an integer tensor; dp takes float weights";
-  int64_t m = transB ? rows : cols;
-  if (transB)
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < cols; ++c)
-        kernel[c * rows + r] = w.constant->f[r * cols + c];
-  if (!chw.empty()) {
-    // Row (c, h, w) of ONNX's kernel is row (h, w, c) of dp's.
-    std::vector<float> permuted(kernel.size());
-    const int64_t C = chw[0], H = chw[1], W = chw[2];
-    for (int64_t c = 0; c < C; ++c)
-      for (int64_t h = 0; h < H; ++h)
-        for (int64_t x = 0; x < W; ++x)
-          std::copy_n(&kernel[((c * H + h) * W + x) * m], m, &permuted[((h * W + x) * C + c) * m]);
-    kernel = std::move(permuted);
-  }
-  return im.paramOf(w, "weight", {k, m}, std::move(kernel));
+  WeightLayout layout;
+  layout.kind = transB ? WeightLayout::Kind::Transposed : WeightLayout::Kind::Same;
+  layout.flattenedChw.assign(chw.begin(), chw.end());
+  return im.paramOf(w, "weight", {k, transB ? rows : cols}, 1, layout);
 }
 
 /// The input of a product with a constant weight: any graph value, a flattened image too.
@@ -882,7 +895,7 @@ LogicalResult gemmOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVect
         (c->shape.size() == 2 && c->shape[0] != 1))
       return im.fail() << "its C " << shapeText(c->shape) << " must be a constant bias of " << m
                        << " values";
-    FailureOr<Value> b0 = im.paramOf(*c, "bias", {m}, c->constant->f);
+    FailureOr<Value> b0 = im.paramOf(*c, "bias", {m}, 2);
     if (failed(b0))
       return failure();
     bias = *b0;
@@ -1433,21 +1446,14 @@ LogicalResult convOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVect
         im.b.getI64ArrayAttr({(*pads)[0], (*pads)[2], (*pads)[1], (*pads)[3]}));
   }
   // ONNX's [F, C, KH, KW] kernel is dp's [KH, KW, C, F].
-  std::vector<float> hwio(wt.constant->f.size());
-  if (!wt.constant->isFloat)
-    return im.fail() << "its weight is an integer tensor; dp takes float weights";
-  for (int64_t o = 0; o < f; ++o)
-    for (int64_t i = 0; i < c; ++i)
-      for (int64_t r = 0; r < kh; ++r)
-        for (int64_t q = 0; q < kw; ++q)
-          hwio[((r * kw + q) * c + i) * f + o] = wt.constant->f[((o * c + i) * kh + r) * kw + q];
-  FailureOr<Value> kernel = im.paramOf(wt, "weight", {kh, kw, c, f}, std::move(hwio));
+  WeightLayout filter;
+  filter.kind = WeightLayout::Kind::ConvFilter;
+  FailureOr<Value> kernel = im.paramOf(wt, "weight", {kh, kw, c, f}, 1, filter);
   if (failed(kernel))
     return failure();
   Value bias;
   if (Tensor *b = input(ins, 2)) {
-    FailureOr<Value> b0 = im.paramOf(*b, "bias", {f}, b->isConst() ? b->constant->f
-                                                                    : std::vector<float>());
+    FailureOr<Value> b0 = im.paramOf(*b, "bias", {f}, 2);
     if (failed(b0))
       return failure();
     bias = *b0;
@@ -1545,8 +1551,7 @@ LogicalResult batchNormOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
     if (failed(t))
       return failure();
     // The running statistics are not trained: the train step moves them (momentum).
-    FailureOr<Value> p = im.paramOf(**t, roles[k], {c}, (*t)->isConst() ? (*t)->constant->f
-                                                                          : std::vector<float>(),
+    FailureOr<Value> p = im.paramOf(**t, roles[k], {c}, k + 1, {},
                                     k >= 2 ? std::optional<bool>(false) : std::nullopt);
     if (failed(p))
       return failure();
@@ -1693,8 +1698,10 @@ std::string optimizerAttributeText(const std::string &spec, std::string &error) 
 }
 
 OwningOpRef<ModuleOp> importModel(MLIRContext &context, const OnnxFile &file,
-                                  const ImportOptions &options) {
-  return Importer(context, file, options).run();
+                                  const ImportOptions &options, std::vector<ParamOrigin> *origins) {
+  Importer importer(context, file, options);
+  importer.originsOut = origins;
+  return importer.run();
 }
 
 llvm::ArrayRef<OpSupport> supportedOps() {

@@ -11,6 +11,7 @@
 // where the importer cannot yet express it.
 #pragma once
 
+#include "importers/onnx/Layout.h"
 #include "importers/onnx/OnnxFile.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -31,6 +32,8 @@ struct ImportOptions {
   std::string optimizer = "sgd:lr=0.01";
   /// The model function's name; "" derives it from the file name.
   std::string name;
+  /// A dynamic batch without `batch` is 1 (for export, where the batch does not matter).
+  bool anyBatch = false;
 };
 
 /// The losses `--loss` takes, for help texts.
@@ -43,8 +46,10 @@ std::string optimizerAttributeText(const std::string &spec, std::string &error);
 /// The model as a module holding one model function, or null after reporting every problem
 /// as an error diagnostic on `context` (located at the ONNX node: a NameLoc of the node's name
 /// around the file's location). `context` must have dp's dialects loaded.
+/// `origins`, where given, receives each parameter's ONNX value and layout (for export).
 mlir::OwningOpRef<mlir::ModuleOp> importModel(mlir::MLIRContext &context, const OnnxFile &file,
-                                              const ImportOptions &options);
+                                              const ImportOptions &options,
+                                              std::vector<ParamOrigin> *origins = nullptr);
 
 /// One accepted ONNX op type: from which default-domain opset, the attributes it takes, and
 /// what it becomes in dp.

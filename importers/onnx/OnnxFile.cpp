@@ -2,6 +2,8 @@
 // the standard library throw, and every exception ends here as a message.
 #include "importers/onnx/OnnxFile.h"
 
+#include "dialect/Common/AtomicFile.h"
+
 #include "onnx/checker.h"
 #include "onnx/defs/schema.h"
 
@@ -234,6 +236,30 @@ std::string readOnnxFile(const std::string &path, OnnxFile &out, const OnnxLimit
     return "";
   } catch (const std::exception &e) {
     return fail(std::string("cannot read it: ") + e.what());
+  }
+}
+
+std::string writeOnnxFile(const std::string &path, const onnx::ModelProto &model) {
+  try {
+    int64_t opset = 0;
+    for (const onnx::OperatorSetIdProto &o : model.opset_import())
+      if (o.domain().empty() || o.domain() == "ai.onnx")
+        opset = o.version();
+    if (model.ir_version() <= libraryIrVersion() && opset <= libraryOpset()) {
+      try {
+        onnx::checker::check_model(model);
+      } catch (const std::exception &e) {
+        return path + ": ONNX's checker refuses the model to write: " + e.what();
+      }
+    }
+    if (model.ByteSizeLong() >= (uint64_t(2) << 30))
+      return path + ": the model is over protobuf's 2 GiB (external data is not written yet)";
+    std::string bytes;
+    if (!model.SerializeToString(&bytes))
+      return path + ": the model does not serialize";
+    return dp::writeFileAtomically(path, bytes);
+  } catch (const std::exception &e) {
+    return path + ": cannot write it: " + e.what();
   }
 }
 

@@ -40,6 +40,11 @@ struct OnnxLimits {
 /// tensor's shape and type need, or a model ONNX's checker refuses.
 std::string readOnnxFile(const std::string &path, OnnxFile &out, const OnnxLimits &limits = {});
 
+/// Writes `model` to `path` atomically (a reader sees the old file or the new one), after
+/// ONNX's checker where the library knows the model's IR version and opset. Returns "" or the
+/// problem, naming the file.
+std::string writeOnnxFile(const std::string &path, const onnx::ModelProto &model);
+
 /// The bytes one element of an ONNX tensor data type takes (FLOAT: 4), or 0 for a type
 /// without a fixed size (STRING) or unknown.
 uint64_t elementBytes(int32_t dataType);

@@ -2,6 +2,7 @@
 // the plan; `dpc summary` prints the model's layer table. Diagnostics carry file:line:col.
 #include "dialect/Common/AtomicFile.h"
 #include "dialect/Graph/IR/Model.h"
+#include "importers/onnx/Export.h"
 #include "importers/onnx/Import.h"
 #include "dialect/Plan/IR/PlanDialect.h"
 #include "passes/Graph/Passes.h"
@@ -35,6 +36,8 @@ static cl::SubCommand compileCmd("compile", "Compile a model (.mlir) into a plan
 static cl::SubCommand summaryCmd("summary", "Print the model's layers, output shapes and parameters");
 static cl::SubCommand importCmd(
     "import", "Import an ONNX model (.onnx) as dp's text IR (.mlir), with a loss and optimizer");
+static cl::SubCommand exportCmd(
+    "export", "Write an ONNX model (.onnx) back with the weights dprun trained (--save-params)");
 static cl::SubCommand simulateCmd(
     "simulate", "Check a plan's collective schedule for deadlock; with a profile and a topology, "
                 "predict its step time, hidden communication and scaling efficiency");
@@ -42,19 +45,23 @@ static cl::SubCommand simulateCmd(
 static cl::opt<std::string> inputFile(cl::Positional,
                                       cl::desc("<model.mlir | model.onnx | plan.dpx>"),
                                       cl::Required, cl::sub(compileCmd), cl::sub(summaryCmd),
-                                      cl::sub(importCmd), cl::sub(simulateCmd),
-                                      cl::cat(dpcCategory));
+                                      cl::sub(importCmd), cl::sub(exportCmd),
+                                      cl::sub(simulateCmd), cl::cat(dpcCategory));
 static cl::opt<std::string> outputFile(
     "o",
     cl::desc("File to write (compile: the plan, default <model>.dpx; import: the IR, default "
-             "<model>.mlir)"),
-    cl::value_desc("file"), cl::sub(compileCmd), cl::sub(importCmd), cl::cat(dpcCategory));
+             "<model>.mlir; export: the model, default <model>-trained.onnx)"),
+    cl::value_desc("file"), cl::sub(compileCmd), cl::sub(importCmd), cl::sub(exportCmd),
+    cl::cat(dpcCategory));
+static cl::opt<std::string> exportParams(
+    "params", cl::desc("The trained parameters: the file of dprun --save-params"),
+    cl::value_desc("file"), cl::sub(exportCmd), cl::cat(dpcCategory));
 // How an ONNX model becomes a model to train (compile, summary and import of a .onnx file).
 static cl::OptionCategory onnxCategory("ONNX models (a .onnx input)");
 static cl::opt<int64_t> onnxBatch(
     "batch", cl::desc("Batch size of the model (default: the model's own, where its input fixes one)"),
     cl::init(0), cl::value_desc("N"), cl::sub(compileCmd), cl::sub(summaryCmd), cl::sub(importCmd),
-    cl::cat(onnxCategory));
+    cl::sub(exportCmd), cl::cat(onnxCategory));
 static cl::opt<std::string> onnxLoss(
     "loss",
     cl::desc(std::string("Loss on the model's output: ") + dp::onnx_import::kLossNames +
@@ -143,7 +150,7 @@ static cl::opt<std::string> simJson("json", cl::desc("Also write the predictions
                                     cl::value_desc("file"), cl::sub(simulateCmd),
                                     cl::cat(dpcCategory));
 static cl::opt<bool> quiet("quiet", cl::desc("Print nothing but errors"), cl::sub(compileCmd),
-                           cl::sub(importCmd), cl::cat(dpcCategory));
+                           cl::sub(importCmd), cl::sub(exportCmd), cl::cat(dpcCategory));
 
 namespace {
 
@@ -240,6 +247,47 @@ int runImport(ModuleOp module) {
   return 0;
 }
 
+/// `dpc export`: the model with the trained weights, in ONNX's layouts.
+int runExport(MLIRContext &context) {
+  if (exportParams.empty())
+    return failWith("dpc export needs the trained parameters (--params FILE, from dprun "
+                    "--save-params)",
+                    2);
+  dp::onnx_import::OnnxFile file;
+  if (std::string problem = dp::onnx_import::readOnnxFile(inputFile, file); !problem.empty())
+    return failWith(problem);
+  dp::onnx_import::ImportOptions options;
+  options.batch = onnxBatch;
+  options.anyBatch = true;
+  std::vector<dp::onnx_import::ParamOrigin> origins;
+  if (!dp::onnx_import::importModel(context, file, options, &origins))
+    return 1;
+  llvm::StringMap<std::vector<float>> params;
+  if (std::string problem = dp::onnx_import::readParamsFile(exportParams, params); !problem.empty())
+    return failWith(problem);
+  onnx::ModelProto model;
+  if (std::string problem = dp::onnx_import::withTrainedWeights(file, origins, params, model);
+      !problem.empty())
+    return failWith(exportParams + ": " + problem);
+  std::string out = outputFile;
+  if (out.empty())
+    out = llvm::sys::path::stem(inputFile).str() + "-trained.onnx";
+  if (std::string problem = dp::onnx_import::writeOnnxFile(out, model); !problem.empty())
+    return failWith(problem);
+  if (!quiet) {
+    uint64_t values = 0;
+    for (const auto &o : origins) {
+      uint64_t n = 1;
+      for (int64_t d : o.layout.onnxDims)
+        n *= uint64_t(d);
+      values += n;
+    }
+    llvm::outs() << "wrote " << out << ": " << origins.size() << " initializers ("
+                 << values << " values) from " << exportParams << "\n";
+  }
+  return 0;
+}
+
 int runCompile(ModuleOp module) {
   auto start = std::chrono::steady_clock::now();
   std::string model = "model";
@@ -329,15 +377,18 @@ static int dpcMain(int argc, char **argv) {
       "  dpc compile model.onnx --batch 128 --optimizer adam:lr=1e-3 -o m.dpx\n"
       "                                         the same from an ONNX model (PyTorch, Keras)\n"
       "  dpc import model.onnx -o model.mlir    the ONNX model as text IR, to read or edit\n"
+      "  dpc export model.onnx --params p -o trained.onnx\n"
+      "                                         the model with the weights dprun trained\n"
+      "                                         (dprun m.dpx ... --save-params p)\n"
       "  dpc compile model.mlir -o m.dpx --devices-per-process 2 --processes 4\n"
       "                                         data parallel: 2 replicas in each of 4\n"
       "                                         processes (mpirun -n 4 / srun -n 4 dprun m.dpx)\n"
       "  dpc simulate m.dpx                     check the plan's collective schedule\n"
       "  dpc simulate m.dpx --profile p.json --topology t.json [--scale 8,64,512]\n"
       "                                         predict its step on a machine\n");
-  if (!compileCmd && !summaryCmd && !importCmd && !simulateCmd) {
-    llvm::errs() << "dpc: missing command: use 'dpc compile', 'dpc summary', 'dpc import' or "
-                    "'dpc simulate' (see dpc --help)\n";
+  if (!compileCmd && !summaryCmd && !importCmd && !exportCmd && !simulateCmd) {
+    llvm::errs() << "dpc: missing command: use 'dpc compile', 'dpc summary', 'dpc import', "
+                    "'dpc export' or 'dpc simulate' (see dpc --help)\n";
     return 2;
   }
   if (simulateCmd)
@@ -357,8 +408,12 @@ static int dpcMain(int argc, char **argv) {
       printOnnxDiagnostic(d);
       return success();
     });
-  else if (importCmd)
-    return failWith("dpc import takes an ONNX model (.onnx), not '" + inputFile + "'", 2);
+  else if (importCmd || exportCmd)
+    return failWith(std::string("dpc ") + (importCmd ? "import" : "export") +
+                        " takes an ONNX model (.onnx), not '" + inputFile + "'",
+                    2);
+  if (exportCmd)
+    return runExport(context);
   OwningOpRef<ModuleOp> module = parseModel(context, sourceMgr);
   if (!module)
     return 1;

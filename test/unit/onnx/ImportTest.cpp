@@ -1,6 +1,7 @@
 // The ONNX importer (importers/onnx/Import.h) on models built here node by node: what each op
 // becomes, the weights it carries over (transposed where dp's layout differs), the shape
 // arithmetic it folds, and every refusal naming the node, op type and opset.
+#include "importers/onnx/Export.h"
 #include "importers/onnx/Import.h"
 
 #include "dialect/Graph/IR/GraphDialect.h"
@@ -581,6 +582,87 @@ TEST_F(ImportTest, SharedConstantsAreNotSharedStatistics) {
                                                   {"ones.statistic", false}};
     EXPECT_EQ(trainable, expected) << viaIdentity;
   }
+}
+
+TEST(WeightLayoutTest, ToOnnxUndoesToDp) {
+  std::vector<float> values(2 * 3 * 2 * 2);
+  for (size_t k = 0; k < values.size(); ++k)
+    values[k] = float(k);
+  std::vector<WeightLayout> layouts(4);
+  layouts[0].onnxDims = {24};
+  layouts[1].kind = WeightLayout::Kind::Transposed;
+  layouts[1].onnxDims = {2, 12};
+  layouts[2].kind = WeightLayout::Kind::ConvFilter;
+  layouts[2].onnxDims = {2, 3, 2, 2};
+  layouts[3].kind = WeightLayout::Kind::Transposed;
+  layouts[3].onnxDims = {2, 12};
+  layouts[3].flattenedChw = {3, 2, 2};
+  for (const WeightLayout &l : layouts) {
+    std::vector<float> dp = l.toDp(values);
+    EXPECT_EQ(l.toOnnx(dp), values) << int(l.kind);
+    if (l.kind != WeightLayout::Kind::Same)
+      EXPECT_NE(dp, values) << int(l.kind);
+  }
+  // ONNX's transposed [2, 12] weight with rows (c, h, w) is dp's [12, 2] kernel with rows
+  // (h, w, c): dp's row 1 is (h 0, w 0, c 1), ONNX's column 4.
+  std::vector<float> dp = layouts[3].toDp(values);
+  EXPECT_EQ(dp[1 * 2 + 0], values[0 * 12 + 4]);
+  EXPECT_EQ(dp[1 * 2 + 1], values[1 * 12 + 4]);
+}
+
+TEST_F(ImportTest, ExportWritesTrainedWeightsTheImportReadsBack) {
+  // A CNN with a batch norm whose statistics are copies (Identity) of its scale and bias, as
+  // the TorchScript exporter writes them, and a product after a flattened image.
+  ModelBuilder m;
+  m.input("x", {-1, 2, 3, 3});
+  std::vector<float> w(3 * 2 * 2 * 2, 0.5f);
+  m.floats("conv.w", {3, 2, 2, 2}, w);
+  m.floats("bn.scale", {3}, {1, 1, 1});
+  m.floats("bn.bias", {3}, {0, 0, 0});
+  m.node("Identity", {"bn.scale"}, {"bn.var"});
+  m.node("Identity", {"bn.bias"}, {"bn.mean"});
+  m.node("Conv", {"x", "conv.w"}, {"c"});
+  m.node("BatchNormalization", {"c", "bn.scale", "bn.bias", "bn.mean", "bn.var"}, {"b"});
+  m.node("Flatten", {"b"}, {"f"});
+  m.floats("fc.w", {4, 12}, std::vector<float>(48, 0.25f));
+  ModelBuilder::setInt(m.node("Gemm", {"f", "fc.w"}, {"y"}), "transB", 1);
+  m.output("y");
+  std::vector<ParamOrigin> origins;
+  errors.clear();
+  ASSERT_TRUE(importModel(context, m.file, {.batch = 2}, &origins)) << errors;
+  ASSERT_EQ(origins.size(), 6u);
+  // "Trained" values: each parameter's element k is k + its number / 10.
+  llvm::StringMap<std::vector<float>> trained;
+  int number = 0;
+  for (const ParamOrigin &o : origins) {
+    int64_t n = 1;
+    for (int64_t d : o.layout.onnxDims)
+      n *= d;
+    std::vector<float> v(n);
+    for (int64_t k = 0; k < n; ++k)
+      v[k] = float(k) + float(number) / 10;
+    trained[o.param] = v;
+    ++number;
+  }
+  OnnxFile exported = m.file;
+  std::string problem = withTrainedWeights(m.file, origins, trained, exported.model);
+  ASSERT_EQ(problem, "");
+  // The Identity copies became initializers of their own.
+  for (const onnx::NodeProto &n : exported.model.graph().node())
+    EXPECT_NE(n.op_type(), "Identity");
+  std::vector<ParamOrigin> again;
+  auto module = importModel(context, exported, {.batch = 2}, &again);
+  ASSERT_TRUE(module) << errors;
+  for (graph::ParamOp p : ops<graph::ParamOp>(*module))
+    EXPECT_EQ(values(p), trained[p.getName()]) << p.getName().str();
+  EXPECT_EQ(again.size(), origins.size());
+  // Parameters of another model are refused, naming what is missing.
+  trained.erase("fc.w");
+  EXPECT_EQ(withTrainedWeights(m.file, origins, trained, exported.model),
+            "the parameters hold no 'fc.w' (trained from another model?)");
+  trained["fc.w"] = {1, 2, 3};
+  EXPECT_EQ(withTrainedWeights(m.file, origins, trained, exported.model),
+            "the parameters' 'fc.w' has 3 values, the model's 48");
 }
 
 TEST_F(ImportTest, OptimizerSpecs) {

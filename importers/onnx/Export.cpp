@@ -1,0 +1,91 @@
+// Writing trained weights into an ONNX model (see Export.h).
+#include "importers/onnx/Export.h"
+
+#include "runtime/base/Files.h"
+
+#include <cstring>
+
+namespace dp::onnx_import {
+
+std::string readParamsFile(const std::string &path, llvm::StringMap<std::vector<float>> &out) {
+  std::string bytes, error;
+  // A parameters file holds f32 values: 4 GiB is 1G parameters.
+  if (!rt::tryReadInputFile(path, uint64_t(4) << 30, "parameters", bytes, error))
+    return error;
+  size_t at = 0;
+  while (at < bytes.size()) {
+    const size_t end = bytes.find('\0', at);
+    if (end == std::string::npos || end == at || end - at > 4096)
+      return path + ": not a dprun --save-params file (a parameter's name is missing or cut "
+                    "off at byte " +
+             std::to_string(at) + ")";
+    std::string name = bytes.substr(at, end - at);
+    uint64_t count = 0;
+    if (bytes.size() - (end + 1) < 8)
+      return path + ": cut off in the size of '" + name + "'";
+    std::memcpy(&count, bytes.data() + end + 1, 8);
+    at = end + 9;
+    if (count > (bytes.size() - at) / 4)
+      return path + ": '" + name + "' says " + std::to_string(count) +
+             " values, more than the file holds";
+    if (name.find('/') == std::string::npos) {
+      std::vector<float> values(count);
+      std::memcpy(values.data(), bytes.data() + at, count * 4);
+      if (!out.try_emplace(name, std::move(values)).second)
+        return path + ": '" + name + "' appears twice";
+    }
+    at += count * 4;
+  }
+  return "";
+}
+
+std::string withTrainedWeights(const OnnxFile &file, llvm::ArrayRef<ParamOrigin> origins,
+                               const llvm::StringMap<std::vector<float>> &params,
+                               onnx::ModelProto &out) {
+  out = file.model;
+  onnx::GraphProto &g = *out.mutable_graph();
+  for (const ParamOrigin &o : origins) {
+    auto found = params.find(o.param);
+    if (found == params.end())
+      return "the parameters hold no '" + o.param + "' (trained from another model?)";
+    int64_t count = 1;
+    for (int64_t d : o.layout.onnxDims)
+      count *= d;
+    if (int64_t(found->second.size()) != count)
+      return "the parameters' '" + o.param + "' has " + std::to_string(found->second.size()) +
+             " values, the model's " + std::to_string(count);
+    std::vector<float> values = o.layout.toOnnx(found->second);
+    onnx::TensorProto *t = nullptr;
+    for (onnx::TensorProto &init : *g.mutable_initializer())
+      if (init.name() == o.onnxName)
+        t = &init;
+    if (!t) {
+      t = g.add_initializer();
+      t->set_name(o.onnxName);
+      // The node that made the value (an Identity of another constant) goes.
+      for (int k = 0; k < g.node_size(); ++k)
+        if (g.node(k).output_size() == 1 && g.node(k).output(0) == o.onnxName) {
+          g.mutable_node()->DeleteSubrange(k, 1);
+          break;
+        }
+    }
+    *t = onnx::TensorProto();
+    t->set_name(o.onnxName);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : o.layout.onnxDims)
+      t->add_dims(d);
+    t->set_raw_data(std::string(reinterpret_cast<const char *>(values.data()), values.size() * 4));
+    for (auto [node, input] : o.rewire)
+      if (node < file.model.graph().node_size()) {
+        // Node indices are the file's: find the node by its outputs (nodes may have gone).
+        const onnx::NodeProto &original = file.model.graph().node(node);
+        for (onnx::NodeProto &n : *g.mutable_node())
+          if (n.output_size() && original.output_size() && n.output(0) == original.output(0) &&
+              input < n.input_size())
+            n.set_input(input, o.onnxName);
+      }
+  }
+  return "";
+}
+
+} // namespace dp::onnx_import
