@@ -16,8 +16,9 @@ std::string readParamsFile(const std::string &path, llvm::StringMap<std::vector<
   while (at < bytes.size()) {
     const size_t end = bytes.find('\0', at);
     if (end == std::string::npos || end == at || end - at > 4096)
-      return path + ": not a dprun --save-params file (a parameter's name is missing or cut "
-                    "off at byte " +
+      return path +
+             ": not a dprun --save-params file (a parameter's name is missing or cut "
+             "off at byte " +
              std::to_string(at) + ")";
     std::string name = bytes.substr(at, end - at);
     uint64_t count = 0;

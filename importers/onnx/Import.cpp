@@ -128,11 +128,12 @@ std::string decodeTensor(const onnx::TensorProto &t, Const &out) {
     out.f.reserve(n);
     const bool isDouble = t.data_type() == onnx::TensorProto::DOUBLE;
     if (hasRaw)
-      return isDouble ? fromRaw(8, [&](const char *p) {
-        double v;
-        std::memcpy(&v, p, 8);
-        out.f.push_back(float(v));
-      })
+      return isDouble ? fromRaw(8,
+                                [&](const char *p) {
+                                  double v;
+                                  std::memcpy(&v, p, 8);
+                                  out.f.push_back(float(v));
+                                })
                       : fromRaw(4, [&](const char *p) {
                           float v;
                           std::memcpy(&v, p, 4);
@@ -176,7 +177,8 @@ std::string decodeTensor(const onnx::TensorProto &t, Const &out) {
           out.i.push_back(v);
         });
       return fromRaw(1, [&](const char *p) {
-        out.i.push_back(type == onnx::TensorProto::INT8 ? int64_t(int8_t(*p)) : int64_t(uint8_t(*p)));
+        out.i.push_back(type == onnx::TensorProto::INT8 ? int64_t(int8_t(*p))
+                                                        : int64_t(uint8_t(*p)));
       });
     }
     if (t.int32_data_size() != n)
@@ -215,7 +217,8 @@ int64_t broadcastIndex(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> to
 }
 
 /// Calls `visit(index)` for every index of `shape` in row-major order.
-void forEachIndex(llvm::ArrayRef<int64_t> shape, const std::function<void(llvm::ArrayRef<int64_t>)> &visit) {
+void forEachIndex(llvm::ArrayRef<int64_t> shape,
+                  const std::function<void(llvm::ArrayRef<int64_t>)> &visit) {
   const int64_t n = elementCount(shape);
   Shape index(shape.size(), 0);
   for (int64_t k = 0; k < n; ++k) {
@@ -229,7 +232,8 @@ void forEachIndex(llvm::ArrayRef<int64_t> shape, const std::function<void(llvm::
 }
 
 class Importer;
-using Handler = LogicalResult (*)(Importer &, llvm::ArrayRef<Tensor *>, llvm::SmallVectorImpl<Tensor> &);
+using Handler = LogicalResult (*)(Importer &, llvm::ArrayRef<Tensor *>,
+                                  llvm::SmallVectorImpl<Tensor> &);
 
 struct OpEntry {
   OpSupport support;
@@ -349,8 +353,9 @@ public:
                            int input, WeightLayout layout = {},
                            std::optional<bool> trainable = {}) {
     if (!t.isConst()) {
-      fail() << what << " is computed from the model's inputs; dp takes it only as a constant "
-                        "(an initializer)";
+      fail() << what
+             << " is computed from the model's inputs; dp takes it only as a constant "
+                "(an initializer)";
       return failure();
     }
     if (!t.constant->isFloat) {
@@ -363,8 +368,8 @@ public:
     }
     std::string name = t.initializer.empty() ? node->output(0) + "." + what.str() : t.initializer;
     layout.onnxDims.assign(t.shape.begin(), t.shape.end());
-    FailureOr<Value> v = param(name, shape, layout.toDp(t.constant->f),
-                               trainable.value_or(!t.initializer.empty()));
+    FailureOr<Value> v =
+        param(name, shape, layout.toDp(t.constant->f), trainable.value_or(!t.initializer.empty()));
     if (failed(v))
       return failure();
     // Where it came from, for export: the ONNX value of the parameter's name, and this input
@@ -416,8 +421,9 @@ LogicalResult Importer::importInputs(llvm::SmallVectorImpl<std::pair<std::string
       return emitError(loc) << "the model's input '" << in.name()
                             << "' is not a float tensor: dp feeds float samples only";
     if (!type.tensor_type().has_shape() || type.tensor_type().shape().dim_size() < 1)
-      return emitError(loc) << "the model's input '" << in.name()
-                            << "' has no shape: dp needs its rank and every dimension but the batch";
+      return emitError(loc)
+             << "the model's input '" << in.name()
+             << "' has no shape: dp needs its rank and every dimension but the batch";
     Tensor t;
     const auto &dims = type.tensor_type().shape().dim();
     for (int k = 0; k < dims.size(); ++k) {
@@ -430,9 +436,10 @@ LogicalResult Importer::importInputs(llvm::SmallVectorImpl<std::pair<std::string
                                 << ": export it with a dynamic batch axis (torch.onnx.export's "
                                    "dynamic_axes or dynamic_shapes) or pass --batch "
                                 << d.dim_value();
-        const int64_t here = fixed ? d.dim_value() : options.batch ? options.batch
-                                                     : options.anyBatch ? 1
-                                                                        : 0;
+        const int64_t here = fixed              ? d.dim_value()
+                             : options.batch    ? options.batch
+                             : options.anyBatch ? 1
+                                                : 0;
         if (!here)
           return emitError(loc) << "the model's input '" << in.name()
                                 << "' has a dynamic batch axis: give the batch size (--batch N)";
@@ -444,8 +451,8 @@ LogicalResult Importer::importInputs(llvm::SmallVectorImpl<std::pair<std::string
         continue;
       }
       if (!fixed)
-        return emitError(loc) << "the model's input '" << in.name() << "' has a dynamic axis "
-                              << k << (d.has_dim_param() ? " ('" + d.dim_param() + "')" : "")
+        return emitError(loc) << "the model's input '" << in.name() << "' has a dynamic axis " << k
+                              << (d.has_dim_param() ? " ('" + d.dim_param() + "')" : "")
                               << ": dp needs every axis but the batch fixed";
       t.shape.push_back(d.dim_value());
     }
@@ -512,7 +519,8 @@ OwningOpRef<ModuleOp> Importer::run() {
                    g.name() == "main"
                ? llvm::sys::path::stem(file.path).str()
                : g.name();
-  auto func = b.create<func::FuncOp>(loc, symbolName(name), b.getFunctionType(argTypes, {lossType}));
+  auto func =
+      b.create<func::FuncOp>(loc, symbolName(name), b.getFunctionType(argTypes, {lossType}));
   func->setAttr(graph::kOptimizerAttr, optimizer);
   Block *entry = func.addEntryBlock();
   for (size_t k = 0; k < inputs.size(); ++k) {
@@ -646,6 +654,25 @@ FailureOr<Tensor *> required(Importer &im, llvm::ArrayRef<Tensor *> ins, size_t 
   return failure();
 }
 
+/// A 4-D graph value (an NCHW image in ONNX, NHWC in the graph).
+FailureOr<Value> imageInput(Importer &im, const Tensor &t);
+
+/// Input `k`, required, and its graph value (an image where `image`).
+struct GraphInput {
+  Tensor *tensor;
+  Value value;
+};
+FailureOr<GraphInput> graphInput(Importer &im, llvm::ArrayRef<Tensor *> ins, size_t k,
+                                 bool image = false) {
+  FailureOr<Tensor *> t = required(im, ins, k);
+  if (failed(t))
+    return failure();
+  FailureOr<Value> v = image ? imageInput(im, **t) : im.graphValue(**t, "its input");
+  if (failed(v))
+    return failure();
+  return GraphInput{*t, *v};
+}
+
 Tensor constTensor(Const c) {
   Tensor t;
   t.shape = c.dims;
@@ -765,8 +792,8 @@ LogicalResult constBinary(Importer &im, const Const &x, const Const &y, F fn, Co
   return success();
 }
 
-LogicalResult binary(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs,
-                     double (*fn)(double, double, bool)) {
+LogicalResult binary(Importer &im, llvm::ArrayRef<Tensor *> ins,
+                     llvm::SmallVectorImpl<Tensor> &outs, double (*fn)(double, double, bool)) {
   FailureOr<Tensor *> a = required(im, ins, 0), c = required(im, ins, 1);
   if (failed(a) || failed(c))
     return failure();
@@ -804,7 +831,8 @@ double modFn(double a, double b, bool isFloat) {
   return double(r);
 }
 
-LogicalResult addOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {
+LogicalResult addOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
+                    llvm::SmallVectorImpl<Tensor> &outs) {
   FailureOr<Tensor *> a = required(im, ins, 0), c = required(im, ins, 1);
   if (failed(a) || failed(c))
     return failure();
@@ -830,8 +858,8 @@ LogicalResult addOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVecto
   const Const &c0 = *bias->constant;
   auto dense = xv->getDefiningOp<graph::DenseOp>();
   const int64_t m = x->shape.back();
-  const bool biasShape = c0.size() == m && (c0.dims.size() == 1 ||
-                                            (c0.dims.size() == 2 && c0.dims[0] == 1));
+  const bool biasShape =
+      c0.size() == m && (c0.dims.size() == 1 || (c0.dims.size() == 2 && c0.dims[0] == 1));
   if (!dense || dense.getBias() || !xv->use_empty() || im.readers(x->name) != 1 || !biasShape)
     return im.fail() << "it adds the constant " << shapeText(c0.dims) << " to "
                      << shapeText(x->shape)
@@ -871,7 +899,8 @@ FailureOr<Value> productInput(Importer &im, const Tensor &a) {
   return im.graphValue(plain, "its input A");
 }
 
-LogicalResult gemmOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {
+LogicalResult gemmOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
+                     llvm::SmallVectorImpl<Tensor> &outs) {
   FailureOr<Tensor *> a = required(im, ins, 0), w = required(im, ins, 1);
   if (failed(a) || failed(w))
     return failure();
@@ -907,7 +936,8 @@ LogicalResult gemmOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVect
   return success();
 }
 
-LogicalResult matMulOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {
+LogicalResult matMulOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
+                       llvm::SmallVectorImpl<Tensor> &outs) {
   FailureOr<Tensor *> a = required(im, ins, 0), w = required(im, ins, 1);
   if (failed(a) || failed(w))
     return failure();
@@ -930,42 +960,41 @@ LogicalResult matMulOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVe
 template <class Op>
 LogicalResult activationOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
                            llvm::SmallVectorImpl<Tensor> &outs) {
-  FailureOr<Tensor *> x = required(im, ins, 0);
+  FailureOr<GraphInput> x = graphInput(im, ins, 0);
   if (failed(x))
     return failure();
-  FailureOr<Value> v = im.graphValue(**x, "its input");
-  if (failed(v))
-    return failure();
-  outs.push_back(graphTensor(im.b.create<Op>(im.loc, v->getType(), *v), (*x)->shape));
+  outs.push_back(
+      graphTensor(im.b.create<Op>(im.loc, x->value.getType(), x->value), x->tensor->shape));
   return success();
 }
 
 /// Softmax and LogSoftmax over the last axis of a [batch, classes] tensor.
-LogicalResult softmaxOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {
-  FailureOr<Tensor *> x = required(im, ins, 0);
-  if (failed(x))
+LogicalResult softmaxOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
+                        llvm::SmallVectorImpl<Tensor> &outs) {
+  FailureOr<GraphInput> in = graphInput(im, ins, 0);
+  if (failed(in))
     return failure();
-  FailureOr<Value> v = im.graphValue(**x, "its input");
-  if (failed(v))
-    return failure();
-  const int64_t rank = int64_t((*x)->shape.size());
+  Tensor *x = in->tensor;
+  Value v = in->value;
+  const int64_t rank = int64_t(x->shape.size());
   const int64_t axis = normalizeAxis(im.intAttr("axis", im.file.opset >= 13 ? -1 : 1), rank);
   if (rank != 2 || axis != 1)
-    return im.fail() << "it is taken over axis " << axis << " of " << shapeText((*x)->shape)
+    return im.fail() << "it is taken over axis " << axis << " of " << shapeText(x->shape)
                      << ": dp supports the last axis of a [batch, classes] tensor";
   Tensor out;
   if (im.node->op_type() == "Softmax") {
-    out = graphTensor(im.b.create<graph::SoftmaxOp>(im.loc, v->getType(), *v), (*x)->shape);
+    out = graphTensor(im.b.create<graph::SoftmaxOp>(im.loc, v.getType(), v), x->shape);
   } else {
-    out.shape = (*x)->shape;
+    out.shape = x->shape;
     out.onlyAsOutput = "LogSoftmax";
   }
-  out.logits = std::make_shared<Tensor>(**x);
+  out.logits = std::make_shared<Tensor>(*x);
   outs.push_back(out);
   return success();
 }
 
-LogicalResult identityOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {
+LogicalResult identityOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
+                         llvm::SmallVectorImpl<Tensor> &outs) {
   FailureOr<Tensor *> x = required(im, ins, 0);
   if (failed(x))
     return failure();
@@ -978,7 +1007,8 @@ LogicalResult identityOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::Small
   return success();
 }
 
-LogicalResult dropoutOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {
+LogicalResult dropoutOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
+                        llvm::SmallVectorImpl<Tensor> &outs) {
   FailureOr<Tensor *> x = required(im, ins, 0);
   if (failed(x))
     return failure();
@@ -1009,7 +1039,8 @@ LogicalResult dropoutOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallV
   return success();
 }
 
-LogicalResult flattenOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {
+LogicalResult flattenOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
+                        llvm::SmallVectorImpl<Tensor> &outs) {
   FailureOr<Tensor *> x = required(im, ins, 0);
   if (failed(x))
     return failure();
@@ -1027,7 +1058,8 @@ LogicalResult flattenOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallV
   return success();
 }
 
-LogicalResult reshapeOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {
+LogicalResult reshapeOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
+                        llvm::SmallVectorImpl<Tensor> &outs) {
   FailureOr<Tensor *> x = required(im, ins, 0);
   if (failed(x))
     return failure();
@@ -1068,7 +1100,8 @@ FailureOr<std::vector<int64_t>> axesOf(Importer &im, llvm::ArrayRef<Tensor *> in
   return std::vector<int64_t>();
 }
 
-LogicalResult unsqueezeOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {
+LogicalResult unsqueezeOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
+                          llvm::SmallVectorImpl<Tensor> &outs) {
   FailureOr<Tensor *> x = required(im, ins, 0);
   FailureOr<std::vector<int64_t>> axes = axesOf(im, ins, true);
   if (failed(x) || failed(axes))
@@ -1091,7 +1124,8 @@ LogicalResult unsqueezeOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::Smal
   return success();
 }
 
-LogicalResult squeezeOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {
+LogicalResult squeezeOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
+                        llvm::SmallVectorImpl<Tensor> &outs) {
   FailureOr<Tensor *> x = required(im, ins, 0);
   FailureOr<std::vector<int64_t>> axes = axesOf(im, ins, false);
   if (failed(x) || failed(axes))
@@ -1116,7 +1150,8 @@ LogicalResult squeezeOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallV
   return success();
 }
 
-LogicalResult constantOp(Importer &im, llvm::ArrayRef<Tensor *>, llvm::SmallVectorImpl<Tensor> &outs) {
+LogicalResult constantOp(Importer &im, llvm::ArrayRef<Tensor *>,
+                         llvm::SmallVectorImpl<Tensor> &outs) {
   Const c;
   if (const onnx::AttributeProto *a = im.attr("value")) {
     if (std::string problem = decodeTensor(a->t(), c); !problem.empty())
@@ -1140,7 +1175,8 @@ LogicalResult constantOp(Importer &im, llvm::ArrayRef<Tensor *>, llvm::SmallVect
   return success();
 }
 
-LogicalResult shapeOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {
+LogicalResult shapeOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
+                      llvm::SmallVectorImpl<Tensor> &outs) {
   FailureOr<Tensor *> x = required(im, ins, 0);
   if (failed(x))
     return failure();
@@ -1155,7 +1191,8 @@ LogicalResult shapeOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVec
   return success();
 }
 
-LogicalResult gatherOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {
+LogicalResult gatherOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
+                       llvm::SmallVectorImpl<Tensor> &outs) {
   FailureOr<const Const *> data = constInput(im, ins, 0, "data");
   FailureOr<const Const *> indices = constInput(im, ins, 1, "indices");
   if (failed(data) || failed(indices))
@@ -1196,7 +1233,8 @@ LogicalResult gatherOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVe
   return success();
 }
 
-LogicalResult concatOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {
+LogicalResult concatOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
+                       llvm::SmallVectorImpl<Tensor> &outs) {
   llvm::SmallVector<const Const *> parts;
   for (size_t k = 0; k < ins.size(); ++k) {
     FailureOr<const Const *> c = constInput(im, ins, k, "#" + std::to_string(k));
@@ -1239,7 +1277,8 @@ LogicalResult concatOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVe
   return success();
 }
 
-LogicalResult castOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {
+LogicalResult castOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
+                     llvm::SmallVectorImpl<Tensor> &outs) {
   FailureOr<Tensor *> x = required(im, ins, 0);
   if (failed(x))
     return failure();
@@ -1248,7 +1287,8 @@ LogicalResult castOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVect
   const bool toInt = to == onnx::TensorProto::INT64 || to == onnx::TensorProto::INT32 ||
                      to == onnx::TensorProto::BOOL;
   if (!toFloat && !toInt)
-    return im.fail() << "it casts to data type " << to << " (dp casts to float, int64, int32, bool)";
+    return im.fail() << "it casts to data type " << to
+                     << " (dp casts to float, int64, int32, bool)";
   if (!(*x)->isConst()) {
     if (!toFloat)
       return im.fail() << "it casts a computed tensor to an integer type";
@@ -1272,7 +1312,8 @@ LogicalResult castOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVect
   return success();
 }
 
-LogicalResult sliceOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {
+LogicalResult sliceOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
+                      llvm::SmallVectorImpl<Tensor> &outs) {
   FailureOr<const Const *> data = constInput(im, ins, 0, "data");
   if (failed(data))
     return failure();
@@ -1337,7 +1378,6 @@ LogicalResult sliceOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVec
 
 // --- images ---
 
-/// A 4-D graph value (an NCHW image in ONNX, NHWC in the graph).
 FailureOr<Value> imageInput(Importer &im, const Tensor &t) {
   FailureOr<Value> v = im.graphValue(t, "its input");
   if (failed(v))
@@ -1375,19 +1415,25 @@ LogicalResult plainWindow(Importer &im, bool sameAllowed) {
   return success();
 }
 
+/// TensorFlow's "same" padding of a window over [H, W] (ONNX's SAME_UPPER): [top, left,
+/// bottom, right], the odd row or column after.
+Shape samePads(int64_t h, int64_t w, llvm::ArrayRef<int64_t> window,
+               llvm::ArrayRef<int64_t> strides) {
+  Shape pads(4, 0);
+  const int64_t size[2] = {h, w};
+  for (int a = 0; a < 2; ++a) {
+    const int64_t out = (size[a] + strides[a] - 1) / strides[a];
+    const int64_t total = std::max<int64_t>((out - 1) * strides[a] + window[a] - size[a], 0);
+    pads[a] = total / 2, pads[a + 2] = total - total / 2;
+  }
+  return pads;
+}
+
 /// The padding of a window over [H, W]: [top, left, bottom, right] from `pads` or auto_pad.
 FailureOr<Shape> windowPads(Importer &im, int64_t h, int64_t w, Shape window, Shape strides) {
   std::string autoPad = im.stringAttr("auto_pad", "NOTSET");
-  if (autoPad == "SAME_UPPER") {
-    Shape pads(4, 0);
-    const int64_t size[2] = {h, w};
-    for (int a = 0; a < 2; ++a) {
-      const int64_t out = (size[a] + strides[a] - 1) / strides[a];
-      const int64_t total = std::max<int64_t>((out - 1) * strides[a] + window[a] - size[a], 0);
-      pads[a] = total / 2, pads[a + 2] = total - total / 2;
-    }
-    return pads;
-  }
+  if (autoPad == "SAME_UPPER")
+    return samePads(h, w, window, strides);
   if (autoPad == "VALID")
     return Shape(4, 0);
   auto pads = im.intsAttr("pads");
@@ -1398,7 +1444,8 @@ FailureOr<Shape> windowPads(Importer &im, int64_t h, int64_t w, Shape window, Sh
   return Shape(pads->begin(), pads->end());
 }
 
-LogicalResult convOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {
+LogicalResult convOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
+                     llvm::SmallVectorImpl<Tensor> &outs) {
   FailureOr<Tensor *> x = required(im, ins, 0), w = required(im, ins, 1);
   if (failed(x) || failed(w))
     return failure();
@@ -1424,19 +1471,13 @@ LogicalResult convOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVect
   if (failed(pads))
     return failure();
   // dp's padding: none, TensorFlow's "same" split, or explicit zeros around the image.
-  Shape tfSame(4, 0);
-  const int64_t size[2] = {h, wd}, window[2] = {kh, kw};
-  for (int a = 0; a < 2; ++a) {
-    const int64_t out = (size[a] + (*strides)[a] - 1) / (*strides)[a];
-    const int64_t total = std::max<int64_t>((out - 1) * (*strides)[a] + window[a] - size[a], 0);
-    tfSame[a] = total / 2, tfSame[a + 2] = total - total / 2;
-  }
+  const Shape tfSame = samePads(h, wd, {kh, kw}, *strides);
   std::string padding = "valid";
   Value image = *v;
   const int64_t ph = h + (*pads)[0] + (*pads)[2], pw = wd + (*pads)[1] + (*pads)[3];
   if (ph < kh || pw < kw)
-    return im.fail() << "its " << kh << "x" << kw << " window does not fit the padded " << ph
-                     << "x" << pw << " image";
+    return im.fail() << "its " << kh << "x" << kw << " window does not fit the padded " << ph << "x"
+                     << pw << " image";
   if (*pads == tfSame && llvm::any_of(*pads, [](int64_t p) { return p > 0; })) {
     padding = "same";
   } else if (llvm::any_of(*pads, [](int64_t p) { return p > 0; })) {
@@ -1467,13 +1508,13 @@ LogicalResult convOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVect
   return success();
 }
 
-LogicalResult poolOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {
-  FailureOr<Tensor *> x = required(im, ins, 0);
-  if (failed(x))
+LogicalResult poolOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
+                     llvm::SmallVectorImpl<Tensor> &outs) {
+  FailureOr<GraphInput> g = graphInput(im, ins, 0, /*image=*/true);
+  if (failed(g) || failed(plainWindow(im, false)))
     return failure();
-  FailureOr<Value> v = imageInput(im, **x);
-  if (failed(v) || failed(plainWindow(im, false)))
-    return failure();
+  Tensor *x = g->tensor;
+  Value v = g->value;
   if (im.node->output_size() > 1 && !im.node->output(1).empty())
     return im.fail() << "its Indices output is not supported";
   if (im.intAttr("storage_order", 0))
@@ -1484,8 +1525,9 @@ LogicalResult poolOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVect
   FailureOr<Shape> strides = pairAttr(im, "strides", {1, 1});
   if (failed(strides))
     return failure();
-  const Shape &in = (*x)->shape;
-  FailureOr<Shape> pads = windowPads(im, in[2], in[3], Shape(window->begin(), window->end()), *strides);
+  const Shape &in = x->shape;
+  FailureOr<Shape> pads =
+      windowPads(im, in[2], in[3], Shape(window->begin(), window->end()), *strides);
   if (failed(pads))
     return failure();
   if (llvm::any_of(*pads, [](int64_t p) { return p > 0; }))
@@ -1497,24 +1539,22 @@ LogicalResult poolOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVect
               (in[3] - (*window)[1]) / (*strides)[1] + 1};
   auto type = graphType(&im.ctx, shape);
   auto windowAttr = im.b.getI64ArrayAttr(*window), strideAttr = im.b.getI64ArrayAttr(*strides);
-  Value y = im.node->op_type() == "MaxPool"
-                ? im.b.create<graph::MaxPool2DOp>(im.loc, type, *v, windowAttr, strideAttr).getResult()
-                : im.b.create<graph::AvgPool2DOp>(im.loc, type, *v, windowAttr, strideAttr).getResult();
+  Value y =
+      im.node->op_type() == "MaxPool"
+          ? im.b.create<graph::MaxPool2DOp>(im.loc, type, v, windowAttr, strideAttr).getResult()
+          : im.b.create<graph::AvgPool2DOp>(im.loc, type, v, windowAttr, strideAttr).getResult();
   outs.push_back(graphTensor(y, shape));
   return success();
 }
 
 LogicalResult globalAvgPoolOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
                               llvm::SmallVectorImpl<Tensor> &outs) {
-  FailureOr<Tensor *> x = required(im, ins, 0);
+  FailureOr<GraphInput> x = graphInput(im, ins, 0, /*image=*/true);
   if (failed(x))
     return failure();
-  FailureOr<Value> v = imageInput(im, **x);
-  if (failed(v))
-    return failure();
-  const int64_t n = (*x)->shape[0], c = (*x)->shape[1];
+  const int64_t n = x->tensor->shape[0], c = x->tensor->shape[1];
   Value pooled = im.b.create<graph::GlobalAvgPool2DOp>(
-      im.loc, RankedTensorType::get({n, c}, im.b.getF32Type()), *v);
+      im.loc, RankedTensorType::get({n, c}, im.b.getF32Type()), x->value);
   // ONNX keeps the 1x1 spatial axes: [N, C, 1, 1], NHWC [N, 1, 1, C].
   Shape shape{n, c, 1, 1};
   Value y = im.b.create<graph::ReshapeOp>(im.loc, graphType(&im.ctx, shape), pooled);
@@ -1574,11 +1614,13 @@ LogicalResult batchNormOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
 
 const std::vector<OpEntry> &opTable() {
   static const std::vector<OpEntry> table = {
-      {{"Add", 7, "", "graph.add of equal shapes; a constant [M] after a MatMul: its bias; "
-                      "folded on constants"},
+      {{"Add", 7, "",
+        "graph.add of equal shapes; a constant [M] after a MatMul: its bias; "
+        "folded on constants"},
        {},
        addOp},
-      {{"AveragePool", 7, "kernel_shape, strides, pads = 0, auto_pad NOTSET or VALID, ceil_mode = 0",
+      {{"AveragePool", 7,
+        "kernel_shape, strides, pads = 0, auto_pad NOTSET or VALID, ceil_mode = 0",
         "graph.avg_pool2d"},
        {"kernel_shape", "strides", "pads", "auto_pad", "ceil_mode", "count_include_pad"},
        poolOp},
@@ -1627,7 +1669,8 @@ const std::vector<OpEntry> &opTable() {
         "graph.max_pool2d"},
        {"kernel_shape", "strides", "pads", "auto_pad", "ceil_mode", "dilations", "storage_order"},
        poolOp},
-      {{"Mod", 10, "fmod", "folded on constants"}, {"fmod"},
+      {{"Mod", 10, "fmod", "folded on constants"},
+       {"fmod"},
        [](Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {
          return binary(im, ins, outs, im.intAttr("fmod", 0) ? fmodFn : modFn);
        }},

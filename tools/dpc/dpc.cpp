@@ -2,9 +2,9 @@
 // the plan; `dpc summary` prints the model's layer table. Diagnostics carry file:line:col.
 #include "dialect/Common/AtomicFile.h"
 #include "dialect/Graph/IR/Model.h"
+#include "dialect/Plan/IR/PlanDialect.h"
 #include "importers/onnx/Export.h"
 #include "importers/onnx/Import.h"
-#include "dialect/Plan/IR/PlanDialect.h"
 #include "passes/Graph/Passes.h"
 #include "passes/Pipelines/Pipelines.h"
 #include "passes/Target/Plan/PlanWriter.h"
@@ -17,12 +17,12 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "tools/common/GuardedStack.h"
+#include "tools/common/ModelInput.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
-#include "tools/common/GuardedStack.h"
-#include "tools/common/ModelInput.h"
 
 #include <chrono>
 #include <optional>
@@ -34,10 +34,12 @@ namespace cl = llvm::cl;
 static cl::OptionCategory dpcCategory("dpc options");
 static cl::SubCommand compileCmd("compile", "Compile a model (.mlir) into a plan (.dpx)");
 static cl::SubCommand summaryCmd("summary", "Print the model's layers, output shapes and parameters");
-static cl::SubCommand importCmd(
-    "import", "Import an ONNX model (.onnx) as dp's text IR (.mlir), with a loss and optimizer");
-static cl::SubCommand exportCmd(
-    "export", "Write an ONNX model (.onnx) back with the weights dprun trained (--save-params)");
+static cl::SubCommand
+    importCmd("import",
+              "Import an ONNX model (.onnx) as dp's text IR (.mlir), with a loss and optimizer");
+static cl::SubCommand
+    exportCmd("export",
+              "Write an ONNX model (.onnx) back with the weights dprun trained (--save-params)");
 static cl::SubCommand simulateCmd(
     "simulate", "Check a plan's collective schedule for deadlock; with a profile and a topology, "
                 "predict its step time, hidden communication and scaling efficiency");
@@ -45,36 +47,37 @@ static cl::SubCommand simulateCmd(
 static cl::opt<std::string> inputFile(cl::Positional,
                                       cl::desc("<model.mlir | model.onnx | plan.dpx>"),
                                       cl::Required, cl::sub(compileCmd), cl::sub(summaryCmd),
-                                      cl::sub(importCmd), cl::sub(exportCmd),
-                                      cl::sub(simulateCmd), cl::cat(dpcCategory));
+                                      cl::sub(importCmd), cl::sub(exportCmd), cl::sub(simulateCmd),
+                                      cl::cat(dpcCategory));
 static cl::opt<std::string> outputFile(
     "o",
     cl::desc("File to write (compile: the plan, default <model>.dpx; import: the IR, default "
              "<model>.mlir; export: the model, default <model>-trained.onnx)"),
     cl::value_desc("file"), cl::sub(compileCmd), cl::sub(importCmd), cl::sub(exportCmd),
     cl::cat(dpcCategory));
-static cl::opt<std::string> exportParams(
-    "params", cl::desc("The trained parameters: the file of dprun --save-params"),
-    cl::value_desc("file"), cl::sub(exportCmd), cl::cat(dpcCategory));
+static cl::opt<std::string>
+    exportParams("params", cl::desc("The trained parameters: the file of dprun --save-params"),
+                 cl::value_desc("file"), cl::sub(exportCmd), cl::cat(dpcCategory));
 // How an ONNX model becomes a model to train (compile, summary and import of a .onnx file).
 static cl::OptionCategory onnxCategory("ONNX models (a .onnx input)");
 static cl::opt<int64_t> onnxBatch(
-    "batch", cl::desc("Batch size of the model (default: the model's own, where its input fixes one)"),
+    "batch",
+    cl::desc("Batch size of the model (default: the model's own, where its input fixes one)"),
     cl::init(0), cl::value_desc("N"), cl::sub(compileCmd), cl::sub(summaryCmd), cl::sub(importCmd),
     cl::sub(exportCmd), cl::cat(onnxCategory));
-static cl::opt<std::string> onnxLoss(
-    "loss",
-    cl::desc(std::string("Loss on the model's output: ") + dp::onnx_import::kLossNames +
-             " (default; integer class labels, the output the logits)"),
-    cl::init("softmax-cross-entropy"), cl::value_desc("name"), cl::sub(compileCmd),
-    cl::sub(summaryCmd), cl::sub(importCmd), cl::cat(onnxCategory));
-static cl::opt<std::string> onnxOptimizer(
-    "optimizer",
-    cl::desc("Optimizer as NAME[:key=value,...]: sgd:lr=0.01 (default), "
-             "momentum:lr=0.1,momentum=0.9, adam:lr=1e-3 (the keys of #graph.sgd, "
-             "#graph.momentum, #graph.adam in docs/ir.md)"),
-    cl::init("sgd:lr=0.01"), cl::value_desc("spec"), cl::sub(compileCmd), cl::sub(summaryCmd),
-    cl::sub(importCmd), cl::cat(onnxCategory));
+static cl::opt<std::string>
+    onnxLoss("loss",
+             cl::desc(std::string("Loss on the model's output: ") + dp::onnx_import::kLossNames +
+                      " (default; integer class labels, the output the logits)"),
+             cl::init("softmax-cross-entropy"), cl::value_desc("name"), cl::sub(compileCmd),
+             cl::sub(summaryCmd), cl::sub(importCmd), cl::cat(onnxCategory));
+static cl::opt<std::string>
+    onnxOptimizer("optimizer",
+                  cl::desc("Optimizer as NAME[:key=value,...]: sgd:lr=0.01 (default), "
+                           "momentum:lr=0.1,momentum=0.9, adam:lr=1e-3 (the keys of #graph.sgd, "
+                           "#graph.momentum, #graph.adam in docs/ir.md)"),
+                  cl::init("sgd:lr=0.01"), cl::value_desc("spec"), cl::sub(compileCmd),
+                  cl::sub(summaryCmd), cl::sub(importCmd), cl::cat(onnxCategory));
 static cl::opt<std::string> dumpDir(
     "dump-dir", cl::desc("Write the IR after every pass as DIR/NN-<pass>.mlir (00-input.mlir first)"),
     cl::value_desc("dir"), cl::sub(compileCmd), cl::cat(dpcCategory));
@@ -177,7 +180,7 @@ void printOnnxDiagnostic(Diagnostic &d) {
   llvm::errs() << file << ": "
                << (d.getSeverity() == DiagnosticSeverity::Error     ? "error: "
                    : d.getSeverity() == DiagnosticSeverity::Warning ? "warning: "
-                                                                     : "note: ");
+                                                                    : "note: ");
   if (!node.empty() && message.find("node '") == std::string::npos)
     llvm::errs() << "at node '" << node << "': ";
   llvm::errs() << message << "\n";
@@ -282,8 +285,8 @@ int runExport(MLIRContext &context) {
         n *= uint64_t(d);
       values += n;
     }
-    llvm::outs() << "wrote " << out << ": " << origins.size() << " initializers ("
-                 << values << " values) from " << exportParams << "\n";
+    llvm::outs() << "wrote " << out << ": " << origins.size() << " initializers (" << values
+                 << " values) from " << exportParams << "\n";
   }
   return 0;
 }

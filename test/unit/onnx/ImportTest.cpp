@@ -1,8 +1,8 @@
 // The ONNX importer (importers/onnx/Import.h) on models built here node by node: what each op
 // becomes, the weights it carries over (transposed where dp's layout differs), the shape
 // arithmetic it folds, and every refusal naming the node, op type and opset.
-#include "importers/onnx/Export.h"
 #include "importers/onnx/Import.h"
+#include "importers/onnx/Export.h"
 
 #include "dialect/Graph/IR/GraphDialect.h"
 #include "passes/Graph/Passes.h"
@@ -341,24 +341,30 @@ TEST_F(ImportTest, RefusalsNameWhatIsMissing) {
        "the model's input 'x' is not a float tensor"},
       {"dynamic feature axis",
        [](ModelBuilder &m) {
-         m.g->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(
-             1)->set_dim_param("features");
+         m.g->mutable_input(0)
+             ->mutable_type()
+             ->mutable_tensor_type()
+             ->mutable_shape()
+             ->mutable_dim(1)
+             ->set_dim_param("features");
        },
        "the model's input 'x' has a dynamic axis 1 ('features'): dp needs every axis but the "
        "batch fixed"},
       {"fixed batch",
        [](ModelBuilder &m) {
-         m.g->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(
-             0)->set_dim_value(1);
+         m.g->mutable_input(0)
+             ->mutable_type()
+             ->mutable_tensor_type()
+             ->mutable_shape()
+             ->mutable_dim(0)
+             ->set_dim_value(1);
        },
        "the model's input 'x' has a fixed batch of 1, not --batch 4"},
       {"two outputs", [](ModelBuilder &m) { m.output("x"); },
        "the model has 2 outputs; dp trains a model of one output"},
-      {"unknown input",
-       [](ModelBuilder &m) { m.g->mutable_node(0)->set_input(1, "nowhere"); },
+      {"unknown input", [](ModelBuilder &m) { m.g->mutable_node(0)->set_input(1, "nowhere"); },
        "node 'fc' (Gemm, opset 17): its input 'nowhere' is made by no earlier node"},
-      {"computed weight",
-       [](ModelBuilder &m) { m.g->mutable_node(0)->set_input(1, "x"); },
+      {"computed weight", [](ModelBuilder &m) { m.g->mutable_node(0)->set_input(1, "x"); },
        "its weight operand [4,3] must be a 2-D constant (an initializer)"},
       {"wrong weight", [](ModelBuilder &m) { m.g->mutable_node(0)->clear_attribute(); },
        "its weight [2,3] does not take 3 input features"},
@@ -393,8 +399,7 @@ TEST_F(ImportTest, RefusalsNameWhatIsMissing) {
       {"dynamic batch without --batch", [](ModelBuilder &) {},
        "the model's input 'x' has a dynamic batch axis: give the batch size (--batch N)",
        ImportOptions{.batch = -1}},
-      {"unknown loss", [](ModelBuilder &) {}, "unknown loss 'mse'",
-       ImportOptions{.loss = "mse"}},
+      {"unknown loss", [](ModelBuilder &) {}, "unknown loss 'mse'", ImportOptions{.loss = "mse"}},
   };
   for (Refusal &c : cases) {
     ModelBuilder m = linearModel();
