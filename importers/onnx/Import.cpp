@@ -673,6 +673,18 @@ FailureOr<GraphInput> graphInput(Importer &im, llvm::ArrayRef<Tensor *> ins, siz
   return GraphInput{*t, *v};
 }
 
+/// A constant of zeros that no initializer holds: the bias the default exporter writes for a
+/// layer without one (Expand of a 0). Adding it changes nothing, so it is left out rather than
+/// made a parameter.
+bool isComputedZero(const Tensor &t) {
+  if (!t.isConst() || !t.initializer.empty())
+    return false;
+  for (int64_t k = 0; k < t.constant->size(); ++k)
+    if (t.constant->at(k) != 0)
+      return false;
+  return true;
+}
+
 Tensor constTensor(Const c) {
   Tensor t;
   t.shape = c.dims;
@@ -919,7 +931,7 @@ LogicalResult gemmOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
     return failure();
   const int64_t m = cast<RankedTensorType>(kernel->getType()).getDimSize(1);
   Value bias;
-  if (Tensor *c = input(ins, 2)) {
+  if (Tensor *c = input(ins, 2); c && !isComputedZero(*c)) {
     if (!c->isConst() || c->constant->size() != m || c->shape.size() > 2 ||
         (c->shape.size() == 2 && c->shape[0] != 1))
       return im.fail() << "its C " << shapeText(c->shape) << " must be a constant bias of " << m
@@ -1493,7 +1505,7 @@ LogicalResult convOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
   if (failed(kernel))
     return failure();
   Value bias;
-  if (Tensor *b = input(ins, 2)) {
+  if (Tensor *b = input(ins, 2); b && !isComputedZero(*b)) {
     FailureOr<Value> b0 = im.paramOf(*b, "bias", {f}, 2);
     if (failed(b0))
       return failure();
@@ -1547,18 +1559,107 @@ LogicalResult poolOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
   return success();
 }
 
+Tensor spatialMean(Importer &im, const GraphInput &x, bool keepDims);
+
 LogicalResult globalAvgPoolOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
                               llvm::SmallVectorImpl<Tensor> &outs) {
   FailureOr<GraphInput> x = graphInput(im, ins, 0, /*image=*/true);
   if (failed(x))
     return failure();
-  const int64_t n = x->tensor->shape[0], c = x->tensor->shape[1];
+  outs.push_back(spatialMean(im, *x, /*keepDims=*/true));
+  return success();
+}
+
+/// The mean over an image's H and W: [N, C], or [N, C, 1, 1] (NHWC [N, 1, 1, C]) keeping them.
+Tensor spatialMean(Importer &im, const GraphInput &x, bool keepDims) {
+  const int64_t n = x.tensor->shape[0], c = x.tensor->shape[1];
   Value pooled = im.b.create<graph::GlobalAvgPool2DOp>(
-      im.loc, RankedTensorType::get({n, c}, im.b.getF32Type()), x->value);
-  // ONNX keeps the 1x1 spatial axes: [N, C, 1, 1], NHWC [N, 1, 1, C].
+      im.loc, RankedTensorType::get({n, c}, im.b.getF32Type()), x.value);
+  if (!keepDims)
+    return graphTensor(pooled, {n, c});
   Shape shape{n, c, 1, 1};
-  Value y = im.b.create<graph::ReshapeOp>(im.loc, graphType(&im.ctx, shape), pooled);
-  outs.push_back(graphTensor(y, shape));
+  return graphTensor(im.b.create<graph::ReshapeOp>(im.loc, graphType(&im.ctx, shape), pooled),
+                     shape);
+}
+
+/// ReduceMean over an image's spatial axes (AdaptiveAvgPool2d(1) as the default exporter
+/// writes it): axes an attribute before opset 18, an input from 18.
+LogicalResult reduceMeanOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
+                           llvm::SmallVectorImpl<Tensor> &outs) {
+  FailureOr<GraphInput> x = graphInput(im, ins, 0);
+  if (failed(x))
+    return failure();
+  std::vector<int64_t> axes;
+  if (im.file.opset < 18) {
+    if (auto a = im.intsAttr("axes"))
+      axes = *a;
+  } else if (im.attr("axes")) {
+    return im.fail() << "its axes are an attribute, an input from opset 18";
+  } else if (input(ins, 1)) {
+    FailureOr<const Const *> c = constInput(im, ins, 1, "axes");
+    if (failed(c))
+      return failure();
+    for (int64_t k = 0; k < (*c)->size(); ++k)
+      axes.push_back((*c)->intAt(k));
+  }
+  const int64_t rank = int64_t(x->tensor->shape.size());
+  for (int64_t &a : axes)
+    a = normalizeAxis(a, rank);
+  llvm::sort(axes);
+  if (rank != 4 || axes != std::vector<int64_t>{2, 3} || im.intAttr("noop_with_empty_axes", 0))
+    return im.fail() << "it averages axes " << shapeText(axes) << " of " << shapeText(x->tensor->shape)
+                     << ": dp supports the mean over an image's H and W (axes [2,3])";
+  outs.push_back(spatialMean(im, *x, im.intAttr("keepdims", 1) != 0));
+  return success();
+}
+
+/// Expand of a constant to a constant shape (numpy broadcast).
+LogicalResult expandOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {
+  FailureOr<const Const *> data = constInput(im, ins, 0, "input");
+  FailureOr<const Const *> shape = constInput(im, ins, 1, "shape");
+  if (failed(data) || failed(shape))
+    return failure();
+  Shape target;
+  for (int64_t k = 0; k < (*shape)->size(); ++k)
+    target.push_back((*shape)->intAt(k));
+  Const ones;
+  ones.dims = target;
+  if (llvm::any_of(target, [](int64_t d) { return d < 0; }) || elementCount(target) > kMaxConstElements)
+    return im.fail() << "its shape " << shapeText(target) << " is not one dp expands to";
+  ones.i.assign(elementCount(target), 1);
+  Const out;
+  if (failed(constBinary(im, **data, ones, mulFn, out)))
+    return failure();
+  if (!(*data)->isFloat) // 1 * x keeps integers integers
+    out.isFloat = false;
+  outs.push_back(constTensor(std::move(out)));
+  return success();
+}
+
+/// CastLike of a constant: to the target's element type (a computed tensor's is float).
+LogicalResult castLikeOp(Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {
+  FailureOr<Tensor *> x = required(im, ins, 0), like = required(im, ins, 1);
+  if (failed(x) || failed(like))
+    return failure();
+  const bool toFloat = !(*like)->isConst() || (*like)->constant->isFloat;
+  if (!(*x)->isConst()) {
+    if (!toFloat)
+      return im.fail() << "it casts a computed tensor to an integer type";
+    outs.push_back(**x);
+    return success();
+  }
+  Const c = *(*x)->constant;
+  if (c.isFloat != toFloat) {
+    if (toFloat)
+      c.f.assign(c.i.begin(), c.i.end()), c.i.clear();
+    else
+      for (float v : c.f)
+        c.i.push_back(int64_t(std::trunc(v)));
+    if (!toFloat)
+      c.f.clear();
+    c.isFloat = toFloat;
+  }
+  outs.push_back(constTensor(std::move(c)));
   return success();
 }
 
@@ -1632,6 +1733,7 @@ const std::vector<OpEntry> &opTable() {
       {{"Cast", 6, "to", "folded on constants; the identity on a float tensor cast to float"},
        {"to"},
        castOp},
+      {{"CastLike", 15, "", "folded on constants; the identity on a float tensor"}, {}, castLikeOp},
       {{"Concat", 4, "axis", "folded on constants (shape arithmetic)"}, {"axis"}, concatOp},
       {{"Conv", 1,
         "kernel_shape, strides, pads, auto_pad NOTSET, VALID or SAME_UPPER, group = 1, "
@@ -1648,6 +1750,7 @@ const std::vector<OpEntry> &opTable() {
         "graph.dropout: active in the train step, the identity in the eval step"},
        {"ratio"},
        dropoutOp},
+      {{"Expand", 8, "", "folded on constants (the default exporter's zero biases)"}, {}, expandOp},
       {{"Flatten", 1, "axis", "graph.reshape to [batch, features] (axis 1)"}, {"axis"}, flattenOp},
       {{"Gather", 1, "axis", "folded on constants (shape arithmetic)"}, {"axis"}, gatherOp},
       {{"GlobalAveragePool", 1, "", "graph.global_avg_pool2d (and a free reshape to [N, C, 1, 1])"},
@@ -1675,6 +1778,10 @@ const std::vector<OpEntry> &opTable() {
          return binary(im, ins, outs, im.intAttr("fmod", 0) ? fmodFn : modFn);
        }},
       {{"Mul", 7, "", "folded on constants"}, {}, DP_BINARY(mulFn)},
+      {{"ReduceMean", 1, "axes [2, 3] (an input from opset 18), keepdims",
+        "graph.global_avg_pool2d (the mean over an image's H and W)"},
+       {"axes", "keepdims", "noop_with_empty_axes"},
+       reduceMeanOp},
       {{"Relu", 6, "", "graph.relu"}, {}, activationOp<graph::ReluOp>},
       {{"Reshape", 5, "allowzero = 0", "graph.reshape (batch axis kept); folded on constants"},
        {"allowzero"},

@@ -17,6 +17,9 @@ dynamic batch axis:
                             exporter without its optimizer (which folds batch norms into convs)
   cnn_ts.onnx               the same through the TorchScript exporter with TrainingMode.PRESERVE
                             (an eval-mode export folds them too)
+  resnet18.onnx (+ .data)   ResNet-18 for 32x32 images (CIFAR-10) at width 16: basic blocks with
+                            batch norms and 1x1 shortcut convs, strides 2 with PyTorch's pads;
+                            the default exporter without its optimizer
 """
 import argparse
 import os
@@ -39,10 +42,60 @@ def cnn():
         nn.Flatten(), nn.Linear(32 * 6 * 6, 10))
 
 
+class BasicBlock(nn.Module):
+    """ResNet's basic block: two 3x3 convs with batch norms; a 1x1 conv on the shortcut where the
+    stride or width changes."""
+
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.shortcut = nn.Sequential()
+        if stride != 1 or cin != cout:
+            self.shortcut = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
+                                          nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        y = torch.relu(self.bn1(self.conv1(x)))
+        return torch.relu(self.bn2(self.conv2(y)) + self.shortcut(x))
+
+
+class ResNet18(nn.Module):
+    """ResNet-18 for 32x32 images (CIFAR-10): a 3x3 stem, four stages of two basic blocks
+    (strides 1, 2, 2, 2), global average pooling, a Linear to 10 classes. `width` is the first
+    stage's channels (64 in the paper; 16 here keeps the committed file small)."""
+
+    def __init__(self, width=16, classes=10):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, width, 3, 1, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(width)
+        layers, cin = [], width
+        for i, stride in enumerate((1, 2, 2, 2)):
+            cout = width * 2 ** i
+            layers += [BasicBlock(cin, cout, stride), BasicBlock(cout, cout, 1)]
+            cin = cout
+        self.layers = nn.Sequential(*layers)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(cin, classes)
+
+    def forward(self, x):
+        x = torch.relu(self.bn1(self.conv1(x)))
+        x = self.pool(self.layers(x))
+        return self.fc(torch.flatten(x, 1))
+
+
+def resnet18():
+    torch.manual_seed(0)
+    return ResNet18()
+
+
 # name: (module factory, example input shape, exporter)
 MODELS = {
     "cnn": (cnn, (2, 1, 28, 28), "dynamo-unoptimized"),
     "cnn_ts": (cnn, (2, 1, 28, 28), "torchscript"),
+    "resnet18": (resnet18, (2, 3, 32, 32), "dynamo-unoptimized"),
     "mlp": (mlp, (2, 1, 28, 28), "torchscript"),
     "mlp_dynamo": (mlp, (2, 1, 28, 28), "dynamo"),
 }

@@ -95,6 +95,18 @@ def read_idx(path):
     return np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * dims).reshape(shape)
 
 
+def read_train_set(data):
+    """dp's training set of DIR: Fashion-MNIST's IDX files, or CIFAR-10's binary batches
+    (data_batch_1..5.bin, each record a label byte and 3 x 32 x 32 channel-planar pixels; dp
+    feeds them NHWC, which the imported model's NCHW input is)."""
+    if os.path.exists(os.path.join(data, "data_batch_1.bin")):
+        raw = b"".join(open(os.path.join(data, f"data_batch_{i}.bin"), "rb").read() for i in range(1, 6))
+        records = np.frombuffer(raw, dtype=np.uint8).reshape(-1, 1 + 3 * 32 * 32)
+        return records[:, 1:].reshape(-1, 3, 32, 32), records[:, 0]
+    return (read_idx(os.path.join(data, "train-images-idx3-ubyte.gz")),
+            read_idx(os.path.join(data, "train-labels-idx1-ubyte.gz")))
+
+
 def make_optimizer(spec, params):
     name, _, rest = spec.partition(":")
     kw = {k: float(v) for k, v in (p.split("=") for p in rest.split(",") if p)}
@@ -124,6 +136,7 @@ def main():
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
     p.add_argument("--out", default=os.path.join(here, "recorded"))
+    p.add_argument("--data-note", default="", help="how the data was made (recorded)")
     a = p.parse_args()
 
     torch.use_deterministic_algorithms(True)
@@ -142,8 +155,7 @@ def main():
     module.load_state_dict(state)
     module.train()
 
-    images = read_idx(os.path.join(a.data, "train-images-idx3-ubyte.gz"))
-    labels = read_idx(os.path.join(a.data, "train-labels-idx1-ubyte.gz"))
+    images, labels = read_train_set(a.data)
     order = epoch_order(len(labels), a.seed)
     opt = make_optimizer(a.optimizer, module.parameters())
     loss_fn = torch.nn.CrossEntropyLoss()
@@ -181,6 +193,7 @@ def main():
     base = os.path.join(a.out, f"{a.name}-{tag}")
     with open(base + ".json", "w") as f:
         json.dump({"model": a.name + ".onnx", "optimizer": a.optimizer, "steps": a.steps,
+                   "data": a.data_note or a.data,
                    "batch": a.batch, "seed": a.seed, "torch": torch.__version__,
                    "shapes": {n: list(v.shape) for n, v in module.state_dict().items()
                               if v.is_floating_point()},
