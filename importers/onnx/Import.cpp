@@ -33,6 +33,13 @@ using Shape = llvm::SmallVector<int64_t, 4>;
 /// The most elements a constant the importer computes with may have (shapes, indices, weights).
 constexpr int64_t kMaxConstElements = int64_t(1) << 31;
 
+/// A number as people write it: 0.2, 6, inf.
+std::string num(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
+
 std::string shapeText(llvm::ArrayRef<int64_t> shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i)
@@ -1005,6 +1012,59 @@ LogicalResult softmaxOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
   return success();
 }
 
+/// Clip to [0, 6] (ReLU6) or [0, inf) (ReLU): bounds attributes before opset 11, inputs from.
+LogicalResult clipOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
+                     llvm::SmallVectorImpl<Tensor> &outs) {
+  FailureOr<GraphInput> x = graphInput(im, ins, 0);
+  if (failed(x))
+    return failure();
+  const float inf = std::numeric_limits<float>::infinity();
+  float lo = -inf, hi = inf;
+  if (im.file.opset < 11) {
+    lo = im.floatAttr("min", -inf), hi = im.floatAttr("max", inf);
+  } else {
+    for (size_t k = 1; k <= 2; ++k) {
+      if (!input(ins, k))
+        continue;
+      FailureOr<const Const *> c = constInput(im, ins, k, k == 1 ? "min" : "max");
+      if (failed(c))
+        return failure();
+      if ((*c)->size() != 1)
+        return im.fail() << "its " << (k == 1 ? "min" : "max") << " is not a scalar";
+      (k == 1 ? lo : hi) = float((*c)->at(0));
+    }
+  }
+  Value y;
+  if (lo == 0 && hi == 6)
+    y = im.b.create<graph::Relu6Op>(im.loc, x->value.getType(), x->value);
+  else if (lo == 0 && hi == inf)
+    y = im.b.create<graph::ReluOp>(im.loc, x->value.getType(), x->value);
+  else
+    return im.fail() << "it clips to [" << num(lo) << ", " << num(hi)
+                     << "]: dp supports [0, 6] (ReLU6) and [0, inf) (ReLU)";
+  outs.push_back(graphTensor(y, x->tensor->shape));
+  return success();
+}
+
+/// HardSigmoid with PyTorch's alpha 1/6 and beta 1/2.
+LogicalResult hardSigmoidOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
+                            llvm::SmallVectorImpl<Tensor> &outs) {
+  const float alpha = im.floatAttr("alpha", 0.2f), beta = im.floatAttr("beta", 0.5f);
+  if (std::abs(alpha - 1.0f / 6) > 1e-6f || beta != 0.5f)
+    return im.fail() << "its alpha " << num(alpha) << " and beta " << num(beta)
+                     << " are not PyTorch's (1/6 and 1/2), the only ones dp computes";
+  return activationOp<graph::HardSigmoidOp>(im, ins, outs);
+}
+
+/// Gelu (opset 20) in its exact form.
+LogicalResult geluOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
+                     llvm::SmallVectorImpl<Tensor> &outs) {
+  if (std::string approximate = im.stringAttr("approximate", "none"); approximate != "none")
+    return im.fail() << "approximate = \"" << approximate
+                     << "\" is not supported (dp computes the exact, erf form)";
+  return activationOp<graph::GeluOp>(im, ins, outs);
+}
+
 LogicalResult identityOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
                          llvm::SmallVectorImpl<Tensor> &outs) {
   FailureOr<Tensor *> x = required(im, ins, 0);
@@ -1036,7 +1096,7 @@ LogicalResult dropoutOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
     ratio = (*r)->at(0);
   }
   if (!(ratio >= 0 && ratio < 1))
-    return im.fail() << "its ratio " << ratio << " is not in [0, 1)";
+    return im.fail() << "its ratio " << num(ratio) << " is not in [0, 1)";
   FailureOr<Value> v = im.graphValue(**x, "its input");
   if (failed(v))
     return failure();
@@ -1700,7 +1760,7 @@ LogicalResult batchNormOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
   }
   const float momentum = im.floatAttr("momentum", 0.9f);
   if (!(momentum >= 0 && momentum <= 1))
-    return im.fail() << "its momentum " << momentum << " is not in [0, 1]";
+    return im.fail() << "its momentum " << num(momentum) << " is not in [0, 1]";
   Value y = im.b.create<graph::BatchNormOp>(
       im.loc, v->getType(), *v, operands[0], operands[1], operands[2], operands[3],
       im.b.getF64FloatAttr(im.floatAttr("epsilon", 1e-5f)), im.b.getF64FloatAttr(momentum));
@@ -1734,6 +1794,10 @@ const std::vector<OpEntry> &opTable() {
        {"to"},
        castOp},
       {{"CastLike", 15, "", "folded on constants; the identity on a float tensor"}, {}, castLikeOp},
+      {{"Clip", 6, "min = 0, max = 6 or none (attributes before opset 11, inputs from)",
+        "graph.relu6 (ReLU6), graph.relu"},
+       {"min", "max"},
+       clipOp},
       {{"Concat", 4, "axis", "folded on constants (shape arithmetic)"}, {"axis"}, concatOp},
       {{"Conv", 1,
         "kernel_shape, strides, pads, auto_pad NOTSET, VALID or SAME_UPPER, group = 1, "
@@ -1756,10 +1820,15 @@ const std::vector<OpEntry> &opTable() {
       {{"GlobalAveragePool", 1, "", "graph.global_avg_pool2d (and a free reshape to [N, C, 1, 1])"},
        {},
        globalAvgPoolOp},
+      {{"Gelu", 20, "approximate = none", "graph.gelu"}, {"approximate"}, geluOp},
       {{"Gemm", 7, "alpha = 1, beta = 1, transA = 0, transB",
         "graph.dense (B an initializer: the kernel, transposed if transB; C: the bias)"},
        {"alpha", "beta", "transA", "transB"},
        gemmOp},
+      {{"HardSigmoid", 6, "alpha = 1/6, beta = 1/2 (PyTorch's)", "graph.hard_sigmoid"},
+       {"alpha", "beta"},
+       hardSigmoidOp},
+      {{"HardSwish", 14, "", "graph.hard_swish"}, {}, activationOp<graph::HardSwishOp>},
       {{"Identity", 1, "", "nothing (the same value)"}, {}, identityOp},
       {{"LogSoftmax", 1, "axis (the last)",
         "as the model's output only: folded into softmax-cross-entropy"},

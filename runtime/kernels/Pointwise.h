@@ -30,4 +30,32 @@ struct Gelu {
   }
 };
 
+/// ReLU6: min(max(x, 0), 6) (PyTorch's ReLU6, ONNX's Clip(0, 6); MobileNetV2's activation).
+struct Relu6 {
+  DP_HOST_DEVICE static float forward(float x) { return fminf(fmaxf(x, 0.0f), 6.0f); }
+  DP_HOST_DEVICE static float backward(float x, float dy) {
+    return x > 0.0f && x < 6.0f ? dy : 0.0f;
+  }
+};
+
+/// Hard sigmoid as PyTorch computes it: relu6(x + 3) / 6 (ONNX's HardSigmoid with alpha 1/6,
+/// beta 1/2).
+struct HardSigmoid {
+  DP_HOST_DEVICE static float forward(float x) { return fminf(fmaxf(x + 3.0f, 0.0f), 6.0f) / 6.0f; }
+  DP_HOST_DEVICE static float backward(float x, float dy) {
+    return x > -3.0f && x < 3.0f ? dy / 6.0f : 0.0f;
+  }
+};
+
+/// Hard swish: x * relu6(x + 3) / 6 (PyTorch's Hardswish, ONNX's HardSwish; MobileNetV3's).
+struct HardSwish {
+  DP_HOST_DEVICE static float forward(float x) {
+    return x * fminf(fmaxf(x + 3.0f, 0.0f), 6.0f) / 6.0f;
+  }
+  /// 0 below -3, 1 above 3, (2x + 3) / 6 between (PyTorch's rule at the kinks).
+  DP_HOST_DEVICE static float backward(float x, float dy) {
+    return x < -3.0f ? 0.0f : x > 3.0f ? dy : dy * (x / 3.0f + 0.5f);
+  }
+};
+
 } // namespace dp::rt::pointwise

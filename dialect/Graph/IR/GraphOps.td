@@ -911,5 +911,16 @@ class Graph_PointwiseOp<string mnemonic, string fn, string kernel, string gradOp
 def Graph_GeluOp : Graph_PointwiseOp<"gelu", "x * Phi(x) (GELU, exact erf form)", "Gelu",
                                      "GeluGradOp">;
 def Graph_GeluGradOp : Graph_PointwiseGradOp<"gelu_grad", "GeluGrad", "gelu">;
+def Graph_Relu6Op : Graph_PointwiseOp<"relu6", "min(max(x, 0), 6) (ReLU6)", "Relu6",
+                                      "Relu6GradOp">;
+def Graph_Relu6GradOp : Graph_PointwiseGradOp<"relu6_grad", "Relu6Grad", "relu6">;
+def Graph_HardSigmoidOp : Graph_PointwiseOp<"hard_sigmoid", "relu6(x + 3) / 6 (hard sigmoid)",
+                                            "HardSigmoid", "HardSigmoidGradOp">;
+def Graph_HardSigmoidGradOp : Graph_PointwiseGradOp<"hard_sigmoid_grad", "HardSigmoidGrad",
+                                                    "hard_sigmoid">;
+def Graph_HardSwishOp : Graph_PointwiseOp<"hard_swish", "x * relu6(x + 3) / 6 (hard swish)",
+                                          "HardSwish", "HardSwishGradOp">;
+def Graph_HardSwishGradOp : Graph_PointwiseGradOp<"hard_swish_grad", "HardSwishGrad",
+                                                  "hard_swish">;
 
 #endif // DP_GRAPH_OPS

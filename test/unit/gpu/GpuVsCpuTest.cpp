@@ -283,6 +283,17 @@ std::vector<Case> cases() {
     b.kernel(T, KernelKind::GeluGrad, {x, dy}, {dx});
     c.inputs = {x, dy}, c.outputs = {y, dx};
   });
+  for (auto [name, f, df] :
+       {std::tuple("relu6_and_grad", KernelKind::Relu6, KernelKind::Relu6Grad),
+        std::tuple("hard_sigmoid_and_grad", KernelKind::HardSigmoid, KernelKind::HardSigmoidGrad),
+        std::tuple("hard_swish_and_grad", KernelKind::HardSwish, KernelKind::HardSwishGrad)})
+    add(name, [T, f = f, df = df](PlanBuilder &b, Case &c) {
+      uint32_t x = b.buffer({4, 3000}), y = b.buffer({4, 3000}), dy = b.buffer({4, 3000}),
+               dx = b.buffer({4, 3000});
+      b.kernel(T, f, {x}, {y});
+      b.kernel(T, df, {x, dy}, {dx});
+      c.inputs = {x, dy}, c.outputs = {y, dx};
+    });
   return all;
 }
 

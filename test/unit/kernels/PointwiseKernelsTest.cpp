@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -79,6 +80,85 @@ TEST(GeluGradFdTest, MatchesFiniteDifferences) {
     return sum;
   };
   EXPECT_TRUE(allNear(get(*plan.program, plan.dx), numericGradient(x, loss), 2e-4, 2e-3));
+}
+
+/// A pointwise function and its derivative in double precision, as PyTorch defines them, and
+/// the kernels that compute them.
+struct HardCase {
+  const char *name;
+  KernelKind forward, backward;
+  double (*f)(double);
+  double (*df)(double);
+  std::vector<double> kinks;
+};
+
+double relu6(double x) { return std::min(std::max(x, 0.0), 6.0); }
+double hardSigmoid(double x) { return relu6(x + 3) / 6; }
+double hardSwish(double x) { return x * relu6(x + 3) / 6; }
+
+std::vector<HardCase> hardCases() {
+  return {
+      {"relu6",
+       KernelKind::Relu6,
+       KernelKind::Relu6Grad,
+       relu6,
+       [](double x) { return x > 0 && x < 6 ? 1.0 : 0.0; },
+       {0, 6}},
+      {"hard_sigmoid",
+       KernelKind::HardSigmoid,
+       KernelKind::HardSigmoidGrad,
+       hardSigmoid,
+       [](double x) { return x > -3 && x < 3 ? 1.0 / 6 : 0.0; },
+       {-3, 3}},
+      {"hard_swish",
+       KernelKind::HardSwish,
+       KernelKind::HardSwishGrad,
+       hardSwish,
+       [](double x) { return x < -3  ? 0.0
+                             : x > 3 ? 1.0
+                                     : x / 3 + 0.5; },
+       {-3, 3}},
+  };
+}
+
+// The kernels against the formulas over [-8, 8] (both sides of every kink), and the gradient
+// kernels against central finite differences away from the kinks.
+TEST(HardPointwiseTest, KernelsMatchTheFormulasAndFiniteDifferences) {
+  for (const HardCase &c : hardCases()) {
+    const int64_t rows = 64, cols = 257;
+    PlanBuilder b(rows);
+    uint32_t x = b.buffer({rows, cols}), y = b.buffer({rows, cols}), dy = b.buffer({rows, cols}),
+             dx = b.buffer({rows, cols});
+    b.kernel(StepKind::Train, c.forward, {x}, {y});
+    b.kernel(StepKind::Train, c.backward, {x, dy}, {dx});
+    auto program = b.load();
+    const int64_t n = rows * cols;
+    RandomData rd(29);
+    auto xs = rd.uniform(n, -8.0f, 8.0f), dys = rd.uniform(n, -2.0f, 2.0f);
+    put(*program, x, xs);
+    put(*program, dy, dys);
+    program->run(StepKind::Train, stepContext(rows));
+    std::vector<double> yRef(n), dxRef(n);
+    for (int64_t i = 0; i < n; ++i) {
+      yRef[i] = c.f(xs[i]);
+      dxRef[i] = dys[i] * c.df(xs[i]);
+    }
+    EXPECT_TRUE(allNear(get(*program, y), yRef, 1e-6, 1e-5)) << c.name;
+    EXPECT_TRUE(allNear(get(*program, dx), dxRef, 1e-6, 1e-5)) << c.name;
+    // Finite differences of the formula where no kink lies within the step.
+    const std::vector<float> got = get(*program, dx);
+    int checked = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const double h = 1e-3, at = xs[i];
+      if (std::any_of(c.kinks.begin(), c.kinks.end(),
+                      [&](double k) { return std::abs(at - k) < 2 * h; }))
+        continue;
+      const double fd = dys[i] * (c.f(at + h) - c.f(at - h)) / (2 * h);
+      EXPECT_NEAR(got[i], fd, 1e-4 + 1e-3 * std::abs(fd)) << c.name << " at x = " << at;
+      ++checked;
+    }
+    EXPECT_GT(checked, n / 2) << c.name;
+  }
 }
 
 TEST(PointwiseValidationTest, RefusesBadPlans) {

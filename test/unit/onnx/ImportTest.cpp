@@ -33,6 +33,12 @@ struct ModelBuilder {
   OnnxFile file;
   onnx::GraphProto *g;
 
+  ModelBuilder(const ModelBuilder &other) : file(other.file), g(file.model.mutable_graph()) {}
+  ModelBuilder &operator=(const ModelBuilder &other) {
+    file = other.file;
+    g = file.model.mutable_graph();
+    return *this;
+  }
   explicit ModelBuilder(int64_t opset = 17) {
     file.path = "built.onnx";
     file.opset = opset;
@@ -297,6 +303,43 @@ TEST_F(ImportTest, DropoutTrainsAndActivationsMap) {
   EXPECT_EQ(ops<graph::SigmoidOp>(*module).size(), 1u);
   EXPECT_EQ(ops<graph::TanhOp>(*module).size(), 1u);
   EXPECT_EQ(ops<graph::ReluOp>(*module).size(), 1u);
+}
+
+TEST_F(ImportTest, MobileNetActivations) {
+  // Clip(0, 6) as inputs (opset 11 on), HardSigmoid with PyTorch's alpha, HardSwish, Gelu.
+  ModelBuilder m(20);
+  m.input("x", {-1, 3});
+  m.floats("zero", {}, {0});
+  m.floats("six", {}, {6});
+  m.node("Clip", {"x", "zero", "six"}, {"a"});
+  auto &hs = m.node("HardSigmoid", {"a"}, {"b"});
+  ModelBuilder::setFloat(hs, "alpha", 1.0f / 6);
+  m.node("HardSwish", {"b"}, {"c"});
+  m.node("Gelu", {"c"}, {"d"});
+  m.node("Clip", {"d", "zero"}, {"e"});
+  m.floats("W", {3, 2}, {1, 2, 3, 4, 5, 6});
+  m.node("MatMul", {"e", "W"}, {"y"});
+  m.output("y");
+  auto module = import(m);
+  ASSERT_TRUE(module) << errors;
+  EXPECT_EQ(ops<graph::Relu6Op>(*module).size(), 1u);
+  EXPECT_EQ(ops<graph::HardSigmoidOp>(*module).size(), 1u);
+  EXPECT_EQ(ops<graph::HardSwishOp>(*module).size(), 1u);
+  EXPECT_EQ(ops<graph::GeluOp>(*module).size(), 1u);
+  EXPECT_EQ(ops<graph::ReluOp>(*module).size(), 1u); // Clip(0, inf)
+  // ONNX's default HardSigmoid (alpha 0.2) and other clips are not PyTorch's: refused.
+  ModelBuilder other = m;
+  other.g->mutable_node(1)->clear_attribute();
+  EXPECT_FALSE(import(other));
+  EXPECT_NE(errors.find("its alpha 0.2 and beta 0.5 are not PyTorch's (1/6 and 1/2)"),
+            std::string::npos)
+      << errors;
+  other = m;
+  other.g->mutable_initializer(1)->set_float_data(0, 4);
+  EXPECT_FALSE(import(other));
+  EXPECT_NE(errors.find("it clips to [0, 4]: dp supports [0, 6] (ReLU6) and [0, inf) (ReLU)"),
+            std::string::npos)
+      << errors;
 }
 
 /// `edit` applied to the linear model must be refused with `message`.
