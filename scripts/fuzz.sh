@@ -73,13 +73,17 @@ i=0
 for m in "$root"/models/mnist_mlp.mlir "$root"/models/mnist_lstm.mlir "$root"/test/e2e/gradcheck/*.mlir; do
   i=$((i + 1))
   for args in "" "--devices-per-process 2" "--strategy parameter-server --servers 2"; do
+    # allow_user_poisoning=0: as fuzz_model sets it (FuzzModel.cpp): LLVM's allocators inlined
+    # into dp's instrumented code poison memory Debian's uninstrumented libMLIR then reads (since
+    # dpc links the ONNX importer, its instrumented copies are the ones linked).
     # shellcheck disable=SC2086
-    "$build/bin/dpc" compile "$m" -o "$build/seed.dpx" --quiet $args 2>/dev/null || continue
+    ASAN_OPTIONS=allow_user_poisoning=0 \
+      "$build/bin/dpc" compile "$m" -o "$build/seed.dpx" --quiet $args 2>/dev/null || continue
     tag=${args:+r2-}
     [ "${args#--strategy}" != "$args" ] && tag=ps-
     { printf '\001'; cat "$build/seed.dpx"; } > "$seeds/plan/$i-${tag}fixed"
   done
-  [ $i = 1 ] && { printf '\000'; cat "$build/seed.dpx"; } > "$seeds/plan/$i-as-is"
+  [ $i = 1 ] && [ -f "$build/seed.dpx" ] && { printf '\000'; cat "$build/seed.dpx"; } > "$seeds/plan/$i-as-is"
 done
 rm -f "$build/seed.dpx"
 python3 - "$seeds/data" <<'PY'
