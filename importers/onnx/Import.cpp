@@ -1149,12 +1149,13 @@ LogicalResult reshapeOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
 }
 
 /// The axes of Unsqueeze and Squeeze: an attribute before opset 13, an input from 13.
-FailureOr<std::vector<int64_t>> axesOf(Importer &im, llvm::ArrayRef<Tensor *> ins, bool required0) {
-  if (im.file.opset < 13) {
+FailureOr<std::vector<int64_t>> axesOf(Importer &im, llvm::ArrayRef<Tensor *> ins, bool required0,
+                                       int64_t inputFromOpset = 13) {
+  if (im.file.opset < inputFromOpset) {
     if (auto axes = im.intsAttr("axes"))
       return *axes;
   } else if (im.attr("axes")) {
-    im.fail() << "its axes are an attribute, an input from opset 13";
+    im.fail() << "its axes are an attribute, an input from opset " << inputFromOpset;
     return failure();
   } else if (input(ins, 1)) {
     FailureOr<const Const *> c = constInput(im, ins, 1, "axes");
@@ -1647,21 +1648,10 @@ Tensor spatialMean(Importer &im, const GraphInput &x, bool keepDims) {
 LogicalResult reduceMeanOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
                            llvm::SmallVectorImpl<Tensor> &outs) {
   FailureOr<GraphInput> x = graphInput(im, ins, 0);
-  if (failed(x))
+  FailureOr<std::vector<int64_t>> given = axesOf(im, ins, false, 18);
+  if (failed(x) || failed(given))
     return failure();
-  std::vector<int64_t> axes;
-  if (im.file.opset < 18) {
-    if (auto a = im.intsAttr("axes"))
-      axes = *a;
-  } else if (im.attr("axes")) {
-    return im.fail() << "its axes are an attribute, an input from opset 18";
-  } else if (input(ins, 1)) {
-    FailureOr<const Const *> c = constInput(im, ins, 1, "axes");
-    if (failed(c))
-      return failure();
-    for (int64_t k = 0; k < (*c)->size(); ++k)
-      axes.push_back((*c)->intAt(k));
-  }
+  std::vector<int64_t> axes = *given;
   const int64_t rank = int64_t(x->tensor->shape.size());
   for (int64_t &a : axes)
     a = normalizeAxis(a, rank);
