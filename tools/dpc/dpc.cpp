@@ -189,8 +189,10 @@ void printOnnxDiagnostic(Diagnostic &d) {
 }
 
 /// The ONNX model as dp's model, or null after printing why.
-OwningOpRef<ModuleOp> importOnnx(MLIRContext &context) {
-  dp::onnx_import::OnnxFile file;
+/// `file` read from the input and imported as the command line says, or null after printing
+/// why. For export (`origins` given) any batch does.
+OwningOpRef<ModuleOp> importOnnx(MLIRContext &context, dp::onnx_import::OnnxFile &file,
+                                 std::vector<dp::onnx_import::ParamOrigin> *origins = nullptr) {
   if (std::string problem = dp::onnx_import::readOnnxFile(inputFile, file); !problem.empty()) {
     llvm::errs() << "dpc: " << problem << "\n";
     return nullptr;
@@ -199,12 +201,15 @@ OwningOpRef<ModuleOp> importOnnx(MLIRContext &context) {
   options.batch = onnxBatch;
   options.loss = onnxLoss;
   options.optimizer = onnxOptimizer;
-  return dp::onnx_import::importModel(context, file, options);
+  options.anyBatch = origins != nullptr;
+  return dp::onnx_import::importModel(context, file, options, origins);
 }
 
 OwningOpRef<ModuleOp> parseModel(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
-  if (isOnnx())
-    return importOnnx(context);
+  if (isOnnx()) {
+    dp::onnx_import::OnnxFile file;
+    return importOnnx(context, file);
+  }
   for (cl::Option *o : {static_cast<cl::Option *>(&onnxBatch), static_cast<cl::Option *>(&onnxLoss),
                         static_cast<cl::Option *>(&onnxOptimizer)})
     if (o->getNumOccurrences()) {
@@ -257,13 +262,8 @@ int runExport(MLIRContext &context) {
                     "--save-params)",
                     2);
   dp::onnx_import::OnnxFile file;
-  if (std::string problem = dp::onnx_import::readOnnxFile(inputFile, file); !problem.empty())
-    return failWith(problem);
-  dp::onnx_import::ImportOptions options;
-  options.batch = onnxBatch;
-  options.anyBatch = true;
   std::vector<dp::onnx_import::ParamOrigin> origins;
-  if (!dp::onnx_import::importModel(context, file, options, &origins))
+  if (!importOnnx(context, file, &origins))
     return 1;
   llvm::StringMap<std::vector<float>> params;
   if (std::string problem = dp::onnx_import::readParamsFile(exportParams, params); !problem.empty())
