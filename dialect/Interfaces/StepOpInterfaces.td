@@ -11,12 +11,17 @@ def LossOpInterface : OpInterface<"LossOpInterface"> {
   let description = [{
     A loss a model may return: a scalar mean over the batch's valid rows. It also builds the
     step's `correct` output, the number of rows it predicts right, and names the operand it
-    compares the predictions with: the model input the runtime feeds the batch's targets.
+    compares the predictions with: the model input the runtime feeds the batch's targets, and
+    the operand holding the predictions themselves (the eval step's `logits` output).
   }];
   let methods = [
     InterfaceMethod<
       "The operand holding the batch's targets (the labels).",
       "::mlir::Value", "getTargets", (ins)>,
+    InterfaceMethod<
+      "The operand holding the model's predictions for the batch, one row per sample (the "
+      "logits).",
+      "::mlir::Value", "getPredictions", (ins)>,
     InterfaceMethod<
       "Builds, at the builder's insertion point, the count of the batch's correct predictions "
       "(an f32 scalar, like the loss).",

@@ -97,6 +97,11 @@ LogicalResult splitBatch(func::FuncOp func, dist::MeshAttr mesh) {
       batched.insert(result);
     }
   }
+  // A step's outputs that carry the batch (the eval step's predictions) are each replica's
+  // shard.
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  func.setType(
+      FunctionType::get(func.getContext(), func.getArgumentTypes(), ret.getOperandTypes()));
   return success();
 }
 

@@ -19,10 +19,11 @@ using namespace dp::graph;
 
 namespace {
 
-/// Makes `func` a step: returns (loss, correct) and carries the step and model names. Its
+/// Makes `func` a step: returns (loss, correct), and the eval step its predictions too
+/// (`logits`, where they have a row per sample), and carries the step and model names. Its
 /// arguments and results get the roles the runtime finds them by: the loss's targets are the
 /// `targets` input, every other input `samples`.
-LogicalResult makeStep(func::FuncOp func, StringRef step, StringRef model) {
+LogicalResult makeStep(func::FuncOp func, StringRef step, StringRef model, bool predictions) {
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   auto lossOp = ret.getNumOperands() == 1 ? ret.getOperand(0).getDefiningOp<dp::LossOpInterface>()
                                           : dp::LossOpInterface();
@@ -50,9 +51,20 @@ LogicalResult makeStep(func::FuncOp func, StringRef step, StringRef model) {
   Value loss = ret.getOperand(0);
   OpBuilder b(ret);
   Value correct = lossOp.buildCorrectCount(b);
-  b.create<func::ReturnOp>(ret.getLoc(), ValueRange{loss, correct});
+  SmallVector<Value> results{loss, correct};
+  // The predictions are an output where they are one row per sample the runtime feeds (not,
+  // say, of samples the model concatenated).
+  Value logits = lossOp.getPredictions();
+  auto rows = [](Value v) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    return type && type.getRank() > 0 ? type.getDimSize(0) : ShapedType::kDynamic;
+  };
+  predictions &= rows(logits) != ShapedType::kDynamic && rows(logits) == rows(targets);
+  if (predictions)
+    results.push_back(logits);
+  b.create<func::ReturnOp>(ret.getLoc(), results);
   ret.erase();
-  func.setType(b.getFunctionType(func.getArgumentTypes(), {loss.getType(), correct.getType()}));
+  func.setType(b.getFunctionType(func.getArgumentTypes(), ValueRange(results).getTypes()));
   auto role = [&](auto r) { return b.getStringAttr(r); };
   for (BlockArgument arg : func.getArguments())
     func.setArgAttr(arg.getArgNumber(), kRoleAttr,
@@ -62,6 +74,10 @@ LogicalResult makeStep(func::FuncOp func, StringRef step, StringRef model) {
   func.setResultAttr(0, kRoleAttr, role(dp::rt::outputRoleName(dp::rt::OutputRole::Loss)));
   func.setResultAttr(1, kOutputAttr, b.getStringAttr("correct"));
   func.setResultAttr(1, kRoleAttr, role(dp::rt::outputRoleName(dp::rt::OutputRole::Correct)));
+  if (predictions) {
+    func.setResultAttr(2, kOutputAttr, b.getStringAttr("logits"));
+    func.setResultAttr(2, kRoleAttr, role(dp::rt::outputRoleName(dp::rt::OutputRole::Logits)));
+  }
   func.setSymName(step);
   func->setAttr(kStepAttr, b.getStringAttr(step));
   func->setAttr(kModelAttr, b.getStringAttr(model));
@@ -100,7 +116,8 @@ struct DeriveStepsPass : dp::graph::impl::DeriveStepsPassBase<DeriveStepsPass> {
           op.erase();
         }
       }
-    if (failed(makeStep(train, "train", model)) || failed(makeStep(eval, "eval", model)))
+    if (failed(makeStep(train, "train", model, /*predictions=*/false)) ||
+        failed(makeStep(eval, "eval", model, /*predictions=*/true)))
       return signalPassFailure();
   }
 };

@@ -187,16 +187,27 @@ inline const char *inputRoleName(InputRole role) {
 }
 
 /// What a step's output is to the runtime (format 6), which reads and reduces the outputs by
-/// role, whatever the model named them. Every role is an f32 scalar.
+/// role, whatever the model named them. Loss and correct are f32 scalars.
 enum class OutputRole : uint8_t {
   Loss = 0,    ///< the mean loss over the device's valid rows (weighted by rows across devices)
   Correct = 1, ///< how many of the device's valid rows it predicts right (summed; accuracy)
+  /// The model's predictions for the device's rows (eval step only; f32 or bf16 [rows,
+  /// classes]): what `dprun --predict` writes. Plans of dpc before it have none.
+  Logits = 2,
 };
-inline constexpr unsigned kNumOutputRoles = 2;
+inline constexpr unsigned kNumOutputRoles = 3;
 /// The plan's name of a role ("loss"), or "" past the list.
 inline const char *outputRoleName(OutputRole role) {
-  static constexpr const char *names[kNumOutputRoles] = {"loss", "correct"};
+  static constexpr const char *names[kNumOutputRoles] = {"loss", "correct", "logits"};
   return unsigned(role) < kNumOutputRoles ? names[unsigned(role)] : "";
+}
+
+/// The names of the `count` roles `nameOf` names, as "a, b or c" (for messages).
+template <typename Role> std::string roleNames(const char *(*nameOf)(Role), unsigned count) {
+  std::string names;
+  for (unsigned r = 0; r < count; ++r)
+    names += std::string(r == 0 ? "" : r + 1 == count ? " or " : ", ") + nameOf(Role(r));
+  return names;
 }
 
 /// The role named `name` among the `count` roles `nameOf` names; false for any other name.

@@ -91,6 +91,18 @@ void checkTrainingInterface(const Plan &plan, const std::string &path) {
     scalarOutput(StepKind::Train, OutputRole::Correct, false, d);
     scalarOutput(StepKind::Eval, OutputRole::Loss, true, d);
     scalarOutput(StepKind::Eval, OutputRole::Correct, true, d);
+    // The predictions (plans of dpc before them have none): a row per sample of the shard.
+    if (const OutputDesc *out = plan.output(StepKind::Eval, OutputRole::Logits, d)) {
+      const BufferDesc &b = plan.buffers[out->buffer];
+      if ((b.dtype != DType::F32 && b.dtype != DType::BF16) || b.shape.size() != 2 ||
+          b.shape[0] != shardRows)
+        fail("the eval step's logits output '" + out->name + "' is " + b.text() +
+             ", expected f32 or bf16 [" + std::to_string(shardRows) + ", classes]");
+    }
+    if (const OutputDesc *out = plan.output(StepKind::Train, OutputRole::Logits, d))
+      fail("the train step has a logits output '" + out->name +
+           "': only the eval step's "
+           "predictions are read");
   }
 }
 

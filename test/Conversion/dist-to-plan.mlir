@@ -72,6 +72,7 @@
 // CHECK-NEXT: plan.kernel "count_correct" ins(%[[T]], %[[L]] : memref<8x3xf32>, memref<8xi32>) outs(%[[C]] : memref<f32>)
 // CHECK-NEXT: plan.output "loss" as loss, %[[LOSS]] : memref<f32>
 // CHECK-NEXT: plan.output "correct" as correct, %[[C]] : memref<f32>
+// CHECK-NEXT: plan.output "logits" as logits, %[[T]] : memref<8x3xf32>
 // CHECK-NEXT: }
 // CHECK-NEXT: }
 // CHECK-NOT: func.func

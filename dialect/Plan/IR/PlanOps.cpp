@@ -35,16 +35,14 @@ static void printRole(OpAsmPrinter &printer, Operation *, StringAttr role) {
 LogicalResult InputOp::verify() {
   if (rt::InputRole role; !rt::inputRoleByName(getRole(), role))
     return emitOpError() << "has unknown role '" << getRole() << "' (expected "
-                         << rt::inputRoleName(rt::InputRole::Samples) << " or "
-                         << rt::inputRoleName(rt::InputRole::Targets) << ")";
+                         << rt::roleNames(rt::inputRoleName, rt::kNumInputRoles) << ")";
   return success();
 }
 
 LogicalResult OutputOp::verify() {
   if (rt::OutputRole role; !rt::outputRoleByName(getRole(), role))
     return emitOpError() << "has unknown role '" << getRole() << "' (expected "
-                         << rt::outputRoleName(rt::OutputRole::Loss) << " or "
-                         << rt::outputRoleName(rt::OutputRole::Correct) << ")";
+                         << rt::roleNames(rt::outputRoleName, rt::kNumOutputRoles) << ")";
   return success();
 }
 

@@ -449,7 +449,7 @@ plan.program "m" attributes {batch = 1 : i64} {
 plan.program "m" attributes {batch = 1 : i64} {
   plan.step "s" {
     %0 = plan.alloc : memref<f32>
-    // expected-error @+1 {{'plan.output' op has unknown role 'accuracy' (expected loss or correct)}}
+    // expected-error @+1 {{'plan.output' op has unknown role 'accuracy' (expected loss, correct or logits)}}
     plan.output "acc" as accuracy, %0 : memref<f32>
   }
 }

@@ -62,7 +62,7 @@
 // CHECK-NEXT: return %[[LOSS_0]], %[[C_0]], %[[LOSS_1]], %[[C_1]] : tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>
 // CHECK-LABEL: func.func @eval(
 // CHECK-SAME: %[[X:[^:]*]]: tensor<8x6xf32> {graph.input = "x", graph.role = "samples"}, %[[L:[^:]*]]: tensor<8xi32> {graph.input = "label", graph.role = "targets"})
-// CHECK-SAME: -> (tensor<f32> {dist.replica = 0 : i64, graph.output = "loss", graph.role = "loss"}, tensor<f32> {dist.replica = 0 : i64, graph.output = "correct", graph.role = "correct"}, tensor<f32> {dist.replica = 1 : i64, graph.output = "loss", graph.role = "loss"}, tensor<f32> {dist.replica = 1 : i64, graph.output = "correct", graph.role = "correct"})
+// CHECK-SAME: -> (tensor<f32> {dist.replica = 0 : i64, graph.output = "loss", graph.role = "loss"}, tensor<f32> {dist.replica = 0 : i64, graph.output = "correct", graph.role = "correct"}, tensor<8x3xf32> {dist.replica = 0 : i64, graph.output = "logits", graph.role = "logits"}, tensor<f32> {dist.replica = 1 : i64, graph.output = "loss", graph.role = "loss"}, tensor<f32> {dist.replica = 1 : i64, graph.output = "correct", graph.role = "correct"}, tensor<8x3xf32> {dist.replica = 1 : i64, graph.output = "logits", graph.role = "logits"})
 // CHECK-SAME: attributes {dist.mesh = #dist.mesh<devices_per_process = 2, processes = 1, device = "cpu">, graph.model = "mlp", graph.step = "eval"}
 // CHECK-COUNT-2: graph.param "dense1.kernel"
 // CHECK-COUNT-2: graph.param "dense1.bias"
@@ -75,7 +75,7 @@
 // CHECK-NEXT: %[[LOSS_1:.*]] = graph.softmax_cross_entropy %[[Y_1]], %[[L]] {dist.replica = 1 : i64}
 // CHECK-NEXT: %[[C_0:.*]] = graph.count_correct %[[Y_0]], %[[L]] {dist.replica = 0 : i64}
 // CHECK-NEXT: %[[C_1:.*]] = graph.count_correct %[[Y_1]], %[[L]] {dist.replica = 1 : i64}
-// CHECK-NEXT: return %[[LOSS_0]], %[[C_0]], %[[LOSS_1]], %[[C_1]] : tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>
+// CHECK-NEXT: return %[[LOSS_0]], %[[C_0]], %[[Y_0]], %[[LOSS_1]], %[[C_1]], %[[Y_1]] : tensor<f32>, tensor<f32>, tensor<8x3xf32>, tensor<f32>, tensor<f32>, tensor<8x3xf32>
 
 // Tests that with one device per process (R = 1, here P = 2 processes of a cuda device) the
 // steps only get the mesh: no copies, no replica tags, the same outputs.
@@ -87,10 +87,10 @@
 // PROCS-NOT: graph.param "dense1.kernel"
 // PROCS: return %{{.*}}, %{{.*}} : tensor<f32>, tensor<f32>
 // PROCS-LABEL: func.func @eval(
-// PROCS-SAME: -> (tensor<f32> {graph.output = "loss", graph.role = "loss"}, tensor<f32> {graph.output = "correct", graph.role = "correct"})
+// PROCS-SAME: -> (tensor<f32> {graph.output = "loss", graph.role = "loss"}, tensor<f32> {graph.output = "correct", graph.role = "correct"}, tensor<8x3xf32> {graph.output = "logits", graph.role = "logits"})
 // PROCS-SAME: attributes {dist.mesh = #dist.mesh<devices_per_process = 1, processes = 2, device = "cuda">, graph.model = "mlp", graph.step = "eval"}
 // PROCS-NOT: dist.replica
-// PROCS: return %{{.*}}, %{{.*}} : tensor<f32>, tensor<f32>
+// PROCS: return %{{.*}}, %{{.*}}, %{{.*}} : tensor<f32>, tensor<f32>, tensor<8x3xf32>
 
 // Tests that the default options give the one-device mesh.
 // ONE-LABEL: func.func @train(

@@ -48,6 +48,7 @@
 // CHECK-NEXT: plan.kernel "count_correct" ins(%[[Y]], %[[L]] : memref<8x3xf32>, memref<8xi32>) outs(%[[C]] : memref<f32>)
 // CHECK-NEXT: plan.output "loss" as loss, %[[LOSS]] : memref<f32>
 // CHECK-NEXT: plan.output "correct" as correct, %[[C]] : memref<f32>
+// CHECK-NEXT: plan.output "logits" as logits, %[[Y]] : memref<8x3xf32>
 // CHECK-NEXT: }
 // CHECK-NEXT: }
 // SCALE-LABEL: plan.program "tiny"

@@ -49,6 +49,7 @@ inline testing::PlanBuilder tinyPlan(int64_t batch, int64_t pixels, int64_t clas
   p.kernel(E, KernelKind::SoftmaxXent, {logits, y}, {loss});
   p.kernel(E, KernelKind::CountCorrect, {logits, y}, {correct});
   p.output(E, "loss", loss, OutputRole::Loss).output(E, "correct", correct, OutputRole::Correct);
+  p.output(E, "logits", logits, OutputRole::Logits);
   if (ids)
     *ids = {w, b, x, y, logits, loss, correct};
   return p;

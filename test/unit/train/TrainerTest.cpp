@@ -213,11 +213,21 @@ struct MinimalPlan {
   bool image = true, label = true, evalCorrect = true;
   std::string samplesName = "image", targetsName = "label", lossName = "loss";
   std::vector<int64_t> lossShape = {};
+  /// The predictions output, in the eval step (or the train step); none when empty.
+  std::vector<int64_t> logitsShape = {4, 3};
+  DType logitsType = DType::F32;
+  StepKind logitsStep = StepKind::Eval;
 
   std::unique_ptr<Program> load() const {
     testing::PlanBuilder p(4);
     uint32_t x = p.buffer(imageShape, imageType), y = p.buffer(labelShape, labelType);
     uint32_t loss = p.buffer(lossShape), correct = p.buffer({});
+    if (!logitsShape.empty()) {
+      uint32_t logits = p.buffer(logitsShape, logitsType);
+      if (logitsType != DType::BF16) // (fill writes f32 and i32)
+        p.kernel(logitsStep, KernelKind::Fill, {}, {logits}).attrF("value", 0.0);
+      p.output(logitsStep, "logits", logits, OutputRole::Logits);
+    }
     if (image)
       p.input(samplesName, x, InputRole::Samples);
     if (label)
@@ -268,6 +278,32 @@ TEST(Trainer, ChecksThePlanInterface) {
   plan = {};
   plan.lossShape = {2};
   expectPlanError(plan, "the train step's loss output 'loss' is f32[2], expected an f32 scalar");
+  // The predictions: a row per sample of the shard, f32 or bf16, in the eval step only (or
+  // none: plans from before them).
+  plan = {};
+  plan.logitsShape = {2, 3};
+  expectPlanError(plan, "the eval step's logits output 'logits' is f32[2,3], expected f32 or "
+                        "bf16 [4, classes]");
+  plan = {};
+  plan.logitsShape = {12};
+  expectPlanError(plan, "the eval step's logits output 'logits' is f32[12]");
+  plan = {};
+  plan.logitsType = DType::I32;
+  expectPlanError(plan, "the eval step's logits output 'logits' is i32[4,3]");
+  plan = {};
+  plan.logitsStep = StepKind::Train;
+  expectPlanError(plan, "the train step has a logits output 'logits': only the eval step's "
+                        "predictions are read");
+  for (DType type : {DType::F32, DType::BF16}) {
+    plan = {};
+    plan.logitsType = type;
+    std::unique_ptr<Program> program = plan.load();
+    EXPECT_NO_THROW(Trainer(*program, "m.dpx"));
+  }
+  plan = {};
+  plan.logitsShape = {};
+  std::unique_ptr<Program> without = plan.load();
+  EXPECT_NO_THROW(Trainer(*without, "m.dpx"));
   // The loop finds the inputs and outputs by role, whatever the model named them.
   plan = {};
   plan.samplesName = "pixels", plan.targetsName = "y", plan.lossName = "xent";

@@ -67,3 +67,5 @@ Value SoftmaxCrossEntropyOp::buildCorrectCount(OpBuilder &b) {
 }
 
 Value SoftmaxCrossEntropyOp::getTargets() { return getLabels(); }
+
+Value SoftmaxCrossEntropyOp::getPredictions() { return getLogits(); }
