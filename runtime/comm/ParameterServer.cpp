@@ -421,9 +421,11 @@ struct PushPull::Impl final : comm::CommClient {
   /// Waits (under mu, as a waiter the communication thread hurries for) until `answered`,
   /// parked if a server left this worker out. Past `deadline` seconds from `start` (0: none)
   /// it asks the job's ranks how much they work (StallWatch's looks): while some rank's count
-  /// grows (a worker the server holds this answer for, slow on a loaded machine) it waits on;
-  /// else the job fails with `message(seconds waited)`, blaming the server at rank `server`
-  /// (ended if stopped, endPeer).
+  /// grows (a worker the server holds this answer for, slow on a loaded machine) it waits on,
+  /// and while the server answers but another rank does not (a stopped worker the server
+  /// holds the answer for, and will leave out), up to two deadlines more; else the job fails
+  /// with `message(seconds waited)`, blaming the server at rank `server` (ended if stopped,
+  /// endPeer).
   template <typename Answered, typename Message>
   void awaitAnswer(std::unique_lock<std::mutex> &lock, Clock::time_point start, double deadline,
                    int server, Answered answered, Message message) {
@@ -431,6 +433,7 @@ struct PushPull::Impl final : comm::CommClient {
     group.wake();
     parkIfLeftOut(lock);
     comm::StallWatch watch;
+    int holds = 0;
     while (!failed && !answered()) {
       if (deadline > 0 && secondsSince(start) > deadline) {
         // The looks run on the communication thread, without mu (its turns take it).
@@ -446,6 +449,18 @@ struct PushPull::Impl final : comm::CommClient {
         lock.lock();
         if (failed || answered())
           break;
+        // The server answered but another rank did not: the server holds this answer for a
+        // worker that stopped (a synchronous round, a staleness bound), and its own look at
+        // silent workers leaves that one out (or ends the job naming it), then answers. Its
+        // decision is bounded by the same timeout: give it that time again, twice at most,
+        // instead of racing it on a loaded machine.
+        const auto &work = diagnosis.work;
+        if (holds < 2 && size_t(server) < work.size() && work[size_t(server)] >= 0 &&
+            std::count(work.begin(), work.end(), int64_t(-1)) > 1) {
+          ++holds;
+          deadline = secondsSince(start) + answerSeconds();
+          continue;
+        }
         if (const double more = watch.next(diagnosis, timeoutSec); more > 0) {
           deadline = secondsSince(start) + more;
           continue;
