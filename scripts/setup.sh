@@ -18,6 +18,21 @@ if [ -x /usr/local/cuda/bin/nvcc ] && [ ! -x "$root/.tools/cuobjdump/nvidia/cu13
     echo "setup: warning: cuobjdump could not be installed; ctest's cuda_kernel_resources will be skipped" >&2
 fi
 
+# onnxruntime: the tests check that a model dp exports, or imports, predicts in ONNX's own
+# runtime what dp predicts (test/onnx/onnxruntime.test). Into .tools/python (PYTHONPATH),
+# pinned; about 160 MB.
+ORT_VERSION=1.32.0 NUMPY_VERSION=2.3.5
+if ! PYTHONPATH="$root/.tools/python" python3 -c "import onnxruntime as o, numpy as n
+assert o.__version__ == '$ORT_VERSION' and n.__version__ == '$NUMPY_VERSION'" 2>/dev/null; then
+  echo "setup: installing onnxruntime==$ORT_VERSION and numpy==$NUMPY_VERSION into .tools/python"
+  rm -rf "$root/.tools/python"
+  python3 -m pip install --quiet --disable-pip-version-check --target "$root/.tools/python" \
+    "onnxruntime==$ORT_VERSION" "numpy==$NUMPY_VERSION" 2>&1 |
+    grep -v "Running pip as the 'root' user" || true
+  PYTHONPATH="$root/.tools/python" python3 -c "import onnxruntime" 2>/dev/null ||
+    echo "setup: warning: onnxruntime could not be installed; test/onnx/onnxruntime.test will be skipped" >&2
+fi
+
 PKGS=(
   build-essential cmake ninja-build ccache pkg-config git python3
   clang-19 libclang-rt-19-dev libomp-19-dev

@@ -69,3 +69,10 @@ config.environment.setdefault("OMPI_MCA_btl_vader_single_copy_mechanism", "none"
 # bits, and tests compare runs. e2e/threads.test checks auto itself.
 config.environment["DPRUN_THREADS"] = "all"
 config.substitutions.append(("%python", "python3"))
+# onnxruntime, which scripts/setup.sh installs into .tools/python: %ortpython runs Python with it.
+_ort_path = os.path.join(config.dp_src_root, ".tools", "python")
+if subprocess.call([sys.executable, "-c", "import onnxruntime, numpy"],
+                   env=dict(os.environ, PYTHONPATH=_ort_path),
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
+    config.available_features.add("onnxruntime")
+config.substitutions.append(("%ortpython", "env PYTHONPATH=" + _ort_path + " python3"))

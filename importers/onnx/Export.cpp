@@ -1,42 +1,17 @@
 // Writing trained weights into an ONNX model (see Export.h).
 #include "importers/onnx/Export.h"
 
-#include "runtime/base/Files.h"
-
-#include <cstring>
+#include "runtime/base/ParamsFile.h"
 
 namespace dp::onnx_import {
 
 std::string readParamsFile(const std::string &path, llvm::StringMap<std::vector<float>> &out) {
-  std::string bytes, error;
-  // A parameters file holds f32 values: 4 GiB is 1G parameters.
-  if (!rt::tryReadInputFile(path, uint64_t(4) << 30, "parameters", bytes, error))
-    return error;
-  size_t at = 0;
-  while (at < bytes.size()) {
-    const size_t end = bytes.find('\0', at);
-    if (end == std::string::npos || end == at || end - at > 4096)
-      return path +
-             ": not a dprun --save-params file (a parameter's name is missing or cut "
-             "off at byte " +
-             std::to_string(at) + ")";
-    std::string name = bytes.substr(at, end - at);
-    uint64_t count = 0;
-    if (bytes.size() - (end + 1) < 8)
-      return path + ": cut off in the size of '" + name + "'";
-    std::memcpy(&count, bytes.data() + end + 1, 8);
-    at = end + 9;
-    if (count > (bytes.size() - at) / 4)
-      return path + ": '" + name + "' says " + std::to_string(count) +
-             " values, more than the file holds";
-    if (name.find('/') == std::string::npos) {
-      std::vector<float> values(count);
-      std::memcpy(values.data(), bytes.data() + at, count * 4);
-      if (!out.try_emplace(name, std::move(values)).second)
-        return path + ": '" + name + "' appears twice";
-    }
-    at += count * 4;
-  }
+  std::vector<rt::ParamsEntry> entries;
+  if (std::string problem = rt::readParamsFile(path, entries); !problem.empty())
+    return problem;
+  for (rt::ParamsEntry &e : entries)
+    if (e.name.find('/') == std::string::npos) // optimizer state: "<parameter>/<slot>"
+      out.try_emplace(e.name, std::move(e.values));
   return "";
 }
 

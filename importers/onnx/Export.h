@@ -14,9 +14,8 @@
 
 namespace dp::onnx_import {
 
-/// Reads a `dprun --save-params` file (per parameter: name, NUL, u64 element count, f32
-/// values, little-endian) into `out`, skipping optimizer state (names with a '/'). Returns
-/// "" or the problem, naming the file.
+/// Reads a `dprun --save-params` file (runtime/base/ParamsFile.h) into `out`, skipping
+/// optimizer state (names with a '/'). Returns "" or the problem, naming the file.
 std::string readParamsFile(const std::string &path, llvm::StringMap<std::vector<float>> &out);
 
 /// `file`'s model with every parameter of `origins` set from `params` (in dp's layout): an

@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
-"""Runs a model `dpc export` wrote in onnxruntime on the Fashion-MNIST test set and compares its
-accuracy with dp's own evaluation of the same weights.
+"""Runs an ONNX model in onnxruntime on the Fashion-MNIST test set and compares its predictions
+with dp's own evaluation of the same weights.
 
-    python3 models/onnx/check_export.py trained.onnx [--metrics run.json] [--data DIR]
+    python3 models/onnx/check_export.py model.onnx [--predictions dp.csv [--tolerance T]]
+                                        [--metrics run.json] [--data DIR]
 
-`--metrics` is the `dprun --metrics` file of the run whose `--save-params` were exported: its
-test accuracy must equal onnxruntime's (the same weights, the same test set; exit 1
-otherwise). Also runs ONNX's checker on the file. Needs onnx, onnxruntime and numpy
-(bench/setup.sh installs them in bench/.venv).
+`--predictions` is the `dprun --predictions` file of the same weights (a model `dpc export`
+wrote, with `dprun --predict --params` of the parameters exported; or an imported model, with
+`dprun --predict` of its plan): every sample's logits must be within `--tolerance` (default
+1e-4) of onnxruntime's, and its predicted class the same. `--metrics` is the `dprun --metrics`
+file of the run whose parameters were exported: its test accuracy must equal onnxruntime's.
+Exit 1 otherwise. Runs ONNX's checker on the file where the onnx package is installed. Needs
+onnxruntime and numpy (scripts/setup.sh installs them in .tools/python; bench/setup.sh in
+bench/.venv, with onnx).
 """
 import argparse
 import gzip
@@ -16,8 +21,22 @@ import struct
 import sys
 
 import numpy as np
-import onnx
 import onnxruntime
+
+try:
+    import onnx
+except ImportError:
+    onnx = None
+
+
+def read_predictions(path, classes):
+    """The logits of a dprun --predictions CSV, [samples, classes]."""
+    with open(path) as f:
+        header = f.readline().strip().split(",")
+        if header[:3] != ["index", "label", "predicted"] or len(header) != 3 + 2 * classes:
+            sys.exit(f"check_export: {path}: not a dprun --predictions file of {classes} classes")
+        rows = np.loadtxt(f, delimiter=",", dtype=np.float64, ndmin=2)
+    return rows[:, 3 + classes:]
 
 
 def read_idx(path):
@@ -31,9 +50,12 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("model")
     p.add_argument("--metrics")
+    p.add_argument("--predictions")
+    p.add_argument("--tolerance", type=float, default=1e-4)
     p.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
     a = p.parse_args()
-    onnx.checker.check_model(onnx.load(a.model))
+    if onnx:
+        onnx.checker.check_model(onnx.load(a.model))
     session = onnxruntime.InferenceSession(a.model, providers=["CPUExecutionProvider"])
     inp = session.get_inputs()[0]
     images = read_idx(f"{a.data}/t10k-images-idx3-ubyte.gz").astype(np.float32) / np.float32(255)
@@ -43,8 +65,20 @@ def main():
         session.run(None, {inp.name: images[i:i + 500].reshape([-1] + shape[1:])})[0]
         for i in range(0, len(labels), 500)])
     accuracy = float((logits.argmax(1) == labels).mean())
-    print(f"check_export: {a.model}: ONNX's checker passes; onnxruntime {onnxruntime.__version__} "
+    checker = "ONNX's checker passes; " if onnx else ""
+    print(f"check_export: {a.model}: {checker}onnxruntime {onnxruntime.__version__} "
           f"test accuracy {accuracy:.4f} ({len(labels)} samples)")
+    if a.predictions:
+        dp = read_predictions(a.predictions, logits.shape[1])
+        if dp.shape != logits.shape:
+            sys.exit(f"check_export: {a.predictions} holds {dp.shape[0]} samples, the test set "
+                     f"{logits.shape[0]}")
+        worst = float(np.abs(dp - logits).max())
+        differ = int((dp.argmax(1) != logits.argmax(1)).sum())
+        print(f"check_export: dp's logits within {worst:.2g} of onnxruntime's "
+              f"(tolerance {a.tolerance:g}); {differ} predicted classes differ")
+        if worst > a.tolerance or differ:
+            sys.exit("check_export: they differ")
     if a.metrics:
         dp = json.load(open(a.metrics))["test_accuracy"]
         print(f"check_export: dp's test accuracy {dp:.4f}")

@@ -177,6 +177,8 @@ void addCallbacks(CallbackList &callbacks, RunState &state, Checkpointing *&chec
     callbacks.add(makeMetrics(state));
   if (!o.paramsPath.empty())
     callbacks.add(makeSaveParams(state));
+  if (!o.predictionsPath.empty())
+    callbacks.add(makePredictionsFile(state));
   if (!o.profilePath.empty())
     callbacks.add(makeProfile(state));
 }
@@ -250,8 +252,11 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
 
   start = Clock::now();
   callbacks.onTrainBegin();
-  if (!state.resumed)
+  if (!state.resumed) {
     program.initParams(state.seed);
+    if (!options.initParamsPath.empty())
+      loadParams(program, options.initParamsPath);
+  }
   report.phases.init = secondsSince(start);
   start = Clock::now();
   try {
@@ -276,7 +281,8 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
       return report;
     report.phases.train = secondsSince(start) - report.phases.checkpoint - state.epochEvalSeconds;
     start = Clock::now();
-    report.test = trainer.evaluate(test);
+    report.test =
+        trainer.evaluate(test, options.predictionsPath.empty() ? nullptr : &state.predictions);
     report.phases.evaluate = secondsSince(start) + state.epochEvalSeconds;
     callbacks.onEvalEnd(report.test, kFinalEvaluation);
   } catch (const Error &e) {
@@ -362,6 +368,8 @@ TrainReport runTraining(const std::string &planPath, const TrainOptions &options
     checkWritable(options.metricsPath);
   if (!options.paramsPath.empty())
     checkWritable(options.paramsPath);
+  if (!options.predictionsPath.empty())
+    checkWritable(options.predictionsPath);
   if (!options.checkpointDir.empty())
     prepareCheckpointDir(options.checkpointDir);
   if (!options.tracePath.empty())
@@ -378,7 +386,7 @@ TrainReport runTraining(const std::string &planPath, const TrainOptions &options
   JobOptions jobOptions;
   jobOptions.seed = options.seed;
   jobOptions.collectiveTimeout = options.collectiveTimeout;
-  jobOptions.epochs = options.epochs;
+  jobOptions.epochs = options.predict ? 0 : options.epochs;
   jobOptions.maxSteps = options.maxSteps;
   jobOptions.sharedOptions = sharedOptions(options);
   jobOptions.checkpoints = !options.checkpointDir.empty();
@@ -405,6 +413,8 @@ TrainReport runTraining(const std::string &planPath, const TrainOptions &options
   TrainOptions run = resumed;
   if (job->pushPull())
     run.tracePerRank = true;
+  if (run.predict)
+    run.epochs = 0; // the final evaluation only
   try {
     return job->run([&] { return trainWith(*job, run, out, start); });
   } catch (Error &e) {

@@ -31,6 +31,14 @@ struct TrainOptions {
   double collectiveTimeout = 20;
   /// Where to write every parameter after training (raw f32, see dumpParams); empty for none.
   std::string paramsPath;
+  /// The weights to start from instead of the plan's initial values (--params: a file of
+  /// --save-params, see loadParams); empty for none.
+  std::string initParamsPath;
+  /// Evaluate the test set only, no training (--predict).
+  bool predict = false;
+  /// Where the printer writes the final evaluation's predictions as CSV (predictionsCsv);
+  /// empty for none.
+  std::string predictionsPath;
   /// Whether `seed` was given (--seed): a resumed run takes the checkpoint's seed and says so
   /// when it differs.
   bool seedGiven = false;
@@ -136,9 +144,14 @@ struct TrainReport {
   std::vector<LostWorker> lostWorkers;
 };
 
-/// Writes every parameter of device 0, in plan order, to `path`: its name, a NUL, its element
-/// count as a little-endian u64, then its f32 values (little-endian).
+/// Writes every parameter of device 0, in plan order, to `path` (runtime/base/ParamsFile.h).
 void dumpParams(Program &program, const std::string &path);
+
+/// Sets every weight of the plan (trained or not: batch norms' statistics too) on every
+/// device from the parameters file `path`; optimizer state keeps its initial values. Throws
+/// Error(Data) naming the first parameter the file lacks, holds in another size, or holds
+/// and the plan has not.
+void loadParams(Program &program, const std::string &path);
 
 /// The whole job behind `dprun PLAN --data DIR`: loads the plan and both data splits, draws
 /// the parameters, trains, evaluates, prints the results and the phase table to `out`, and

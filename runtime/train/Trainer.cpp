@@ -1,6 +1,7 @@
 // The training loop; see Trainer.h.
 #include "runtime/train/Trainer.h"
 
+#include "runtime/base/Bf16.h"
 #include "runtime/base/Interrupt.h"
 
 #include "runtime/base/Error.h"
@@ -40,6 +41,7 @@ Trainer::Trainer(Program &program, const std::string &planName, ProcessGroup *gr
     dev.trainCorrect = program.outputBuffer(StepKind::Train, OutputRole::Correct, d);
     dev.evalLoss = program.outputBuffer(StepKind::Eval, OutputRole::Loss, d);
     dev.evalCorrect = program.outputBuffer(StepKind::Eval, OutputRole::Correct, d);
+    dev.evalLogits = program.outputBuffer(StepKind::Eval, OutputRole::Logits, d);
     replicaBuffers_.push_back(dev);
   }
   const int ranks = group_ ? group_->size() : 1;
@@ -175,7 +177,23 @@ void Trainer::enqueueStep(const Batcher &batcher, int64_t batch, int r, StepKind
     stream.copy(scalars + 1, program_.bufferData(correct), sizeof(float));
   else
     scalars[1] = 0;
+  if (!train && keepLogits_)
+    stream.copy(slots.logits[slot].data(), program_.bufferData(dev.evalLogits),
+                program_.buffer(dev.evalLogits).bytes());
   stream.record(*slots.done[slot]);
+}
+
+void Trainer::readLogits(int r, int slot, int64_t rows, float *out) const {
+  const BufferDesc &b = program_.buffer(replicaBuffers_[r].evalLogits);
+  const int64_t n = rows * (b.numel / shardRows_);
+  const void *from = slots_[r].logits[slot].data();
+  if (b.dtype == DType::BF16) {
+    const auto *in = static_cast<const uint16_t *>(from);
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = fromBf16(in[i]);
+  } else {
+    std::memcpy(out, from, size_t(n) * sizeof(float));
+  }
 }
 
 std::pair<float, float> Trainer::collect(int r, int slot) {
@@ -430,7 +448,7 @@ EpochStats Trainer::finishEpoch(Epoch &e) {
   return stats;
 }
 
-EvalStats Trainer::evaluate(const Dataset &data) {
+EvalStats Trainer::evaluate(const Dataset &data, Predictions *predictions) {
   trace::Span span(trace::Category::Host, "evaluate");
   const int replicas = program_.devices();
   // A parameter-server worker (worker 0: its shards start each batch) evaluates alone, in
@@ -440,6 +458,32 @@ EvalStats Trainer::evaluate(const Dataset &data) {
                                         " was asked to evaluate: worker 0 does");
   Batcher batcher(data, worker_ == 0 ? shardRows_ * replicas : batch_, BatchOrder::Sequential,
                   Remainder::Pad);
+  int64_t classes = 0;
+  if (predictions) {
+    if (replicaBuffers_.front().evalLogits < 0)
+      throw Error(ErrorKind::Plan, planName_ + " has no predictions output (compiled by an "
+                                               "older dpc, or a model that scores samples "
+                                               "it combined): recompile it to predict");
+    classes = program_.buffer(replicaBuffers_.front().evalLogits).numel / shardRows_;
+    // A bound on what every rank holds: the set's logits, as f32 and (to sum them over the
+    // ranks) as f64.
+    if (data.size() * classes > (int64_t(1) << 28))
+      throw Error(ErrorKind::Data, data.imagesPath() + ": " + std::to_string(data.size()) +
+                                       " samples x " + std::to_string(classes) +
+                                       " classes are too many predictions to keep (2^28)");
+    predictions->classes = classes;
+    predictions->logits.assign(size_t(data.size() * classes), 0.0f);
+    for (int r = 0; r < replicas; ++r)
+      for (DeviceMemory &slot : slots_[r].logits)
+        if (!slot.data())
+          slot = program_.device(r).allocateHost(
+              program_.buffer(replicaBuffers_[r].evalLogits).numel * sizeof(float));
+  }
+  keepLogits_ = predictions != nullptr;
+  struct Reset {
+    bool &flag;
+    ~Reset() { flag = false; }
+  } reset{keepLogits_};
   if (callback_)
     callback_->onEvalBegin(batcher.numBatches());
   double lossSum = 0, correct = 0, samples = 0;
@@ -453,6 +497,15 @@ EvalStats Trainer::evaluate(const Dataset &data) {
       lossSum += static_cast<double>(shardLoss) * double(valid);
       correct += shardCorrect;
       samples += double(valid);
+      if (predictions) {
+        // Sequential batches: row i of the shard is sample order()[b * batch + begin + i].
+        std::vector<float> rows(size_t(valid * classes));
+        readLogits(r, b % 2, valid, rows.data());
+        const int64_t first = b * batcher.batchSize() + shardBegin(r);
+        for (int64_t i = 0; i < valid; ++i)
+          std::memcpy(&predictions->logits[size_t(batcher.order()[first + i] * classes)],
+                      &rows[size_t(i * classes)], size_t(classes) * sizeof(float));
+      }
     }
     endStep(b);
     if (callback_)
@@ -485,6 +538,17 @@ EvalStats Trainer::evaluate(const Dataset &data) {
     double totals[3] = {lossSum, correct, samples};
     group_->sumDoubles(totals, 3, timeout_);
     lossSum = totals[0], correct = totals[1], samples = totals[2];
+    if (predictions) {
+      // Each sample's row is one rank's, the others' zeros: the sums are every rank's rows.
+      // (In pieces: a bounded exchange each.)
+      std::vector<float> &all = predictions->logits;
+      std::vector<double> piece;
+      for (size_t at = 0; at < all.size(); at += piece.size()) {
+        piece.assign(all.begin() + at, all.begin() + std::min(all.size(), at + (size_t(1) << 20)));
+        group_->sumDoubles(piece.data(), int(piece.size()), timeout_);
+        std::copy(piece.begin(), piece.end(), all.begin() + at);
+      }
+    }
   }
   EvalStats stats;
   stats.samples = static_cast<int64_t>(samples);

@@ -85,6 +85,14 @@ struct EvalStats {
   double accuracy = 0;
 };
 
+/// The eval step's predictions over a data set (Trainer::evaluate with them asked for): the
+/// logits of every sample, in the set's order.
+struct Predictions {
+  int64_t classes = 0;
+  /// [samples, classes], row-major.
+  std::vector<float> logits;
+};
+
 /// Runs a loaded program's steps on data sets. Construction checks that the plan has what the
 /// loop needs (PlanCheck.h: on each device a samples input f32 [rows, ...] and a targets input
 /// i32 [rows], whatever the model named them; a scalar f32 loss output in both steps and a
@@ -138,8 +146,10 @@ public:
   /// The schedule's factor for the step after `epochsDone` epochs (with fractions).
   double lrScaleAt(double epochsDone) const;
 
-  /// Runs the eval step over every sample of `data`, the last batch padded.
-  EvalStats evaluate(const Dataset &data);
+  /// Runs the eval step over every sample of `data`, the last batch padded. With
+  /// `predictions`, also gathers every sample's logits into it (from all ranks, on every
+  /// rank); throws Error(Plan) when the plan's eval step has no predictions output.
+  EvalStats evaluate(const Dataset &data, Predictions *predictions = nullptr);
 
   /// Train steps run so far (the StepContext step counter of the last one).
   int64_t stepsRun() const { return step_; }
@@ -208,17 +218,22 @@ private:
   }
   /// Waits for host slot `slot` of replica `r` and returns its (loss, correct).
   std::pair<float, float> collect(int r, int slot);
+  /// After collect: the first `rows` predictions of replica `r`'s shard in slot `slot`, as f32
+  /// into `out`.
+  void readLogits(int r, int slot, int64_t rows, float *out) const;
 
   /// The buffers each replica (device) reads and writes.
   struct ReplicaBuffers {
     int image = -1, label = -1; // the samples and targets inputs
     int trainLoss = -1, trainCorrect = -1, evalLoss = -1, evalCorrect = -1;
+    int evalLogits = -1; // the predictions (plans of an older dpc have none)
   };
   /// Host memory and events of the two steps a replica may have in flight: while the device
   /// runs step n, the host enqueues step n + 1 and then reads the results of step n.
   struct Slots {
     DeviceMemory scalars;        // per slot: loss, correct
     DeviceMemory staging[2];     // per slot: image rows then labels (devices not host-addressable)
+    DeviceMemory logits[2];      // per slot: the eval step's predictions, when kept
     std::unique_ptr<Event> done[2];
   };
 
@@ -231,6 +246,8 @@ private:
   int64_t batch_ = 0, shardRows_ = 0, sampleElements_ = 0;
   std::vector<ReplicaBuffers> replicaBuffers_;
   std::vector<Slots> slots_;
+  /// Eval steps also copy their predictions into the slots (during evaluate(data, preds)).
+  bool keepLogits_ = false;
   int64_t step_ = 0;
   PlateauState plateau_;
   uint64_t seed_ = 1;

@@ -180,6 +180,20 @@ void declareOptions(dp::cli::Parser &p, Args &args) {
          "after training, write every parameter to FILE (per parameter: its name, NUL, u64 "
          "element count, f32 values; little-endian)",
          t.paramsPath);
+  p.text("--params", "FILE", "a file name",
+         "start from the weights in FILE (written by --save-params) instead of the plan's "
+         "initial values: to fine-tune, or with --predict to predict with them. Every weight "
+         "and batch-norm statistic of the plan must be in FILE, by name and size; optimizer "
+         "state starts afresh",
+         t.initParamsPath);
+  p.flag("--predict",
+         "evaluate the test set only, no training (with --params, with those weights), and "
+         "write its predictions to --predictions FILE",
+         t.predict);
+  p.text("--predictions", "FILE", "a file name",
+         "after the final evaluation, write every test sample's prediction to FILE as CSV: "
+         "index, label, predicted class, the probabilities (softmax) and the logits",
+         t.predictionsPath);
   p.text("--checkpoint-dir", "DIR", "a directory",
          "keep checkpoints of the run in DIR (created if missing): one when training ends and "
          "one when a signal stops it, each with every parameter, the optimizer state, the "
@@ -298,6 +312,17 @@ void checkTogether(const dp::cli::Parser &parser, Args &args) {
         " needs --checkpoint-dir DIR");
   if (t.tracePerRank && t.tracePath.empty())
     throw dp::cli::UsageError("--trace-per-rank needs --trace FILE");
+  if (t.predict && t.predictionsPath.empty())
+    throw dp::cli::UsageError("--predict needs --predictions FILE (where to write them)");
+  if (t.predict)
+    for (const char *training : {"--epochs", "--max-steps", "--checkpoint-dir", "--resume",
+                                 "--early-stop", "--save-params"})
+      if (parser.given(training))
+        throw dp::cli::UsageError(std::string("--predict trains nothing: ") + training +
+                                  " does not apply");
+  if (t.resume && !t.initParamsPath.empty())
+    throw dp::cli::UsageError("--params and --resume both say where the weights come from: "
+                              "give one");
   if (!args.inspect && !args.checkGradients && !parser.given("--data"))
     throw dp::cli::UsageError(
         "missing --data DIR (the directory with the IDX files or CIFAR-10 batches)");

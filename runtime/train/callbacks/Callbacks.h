@@ -11,6 +11,7 @@
 //   Timeline       --trace (before the files rank 0 alone writes: its merge is a collective)
 //   Metrics        --metrics
 //   SaveParams     --save-params
+//   PredictionsFile  --predictions
 //   Profile        --profile
 #pragma once
 
@@ -63,6 +64,8 @@ struct RunState {
   int signal = 0;
   /// EpochEvaluation: seconds spent evaluating after epochs (counted in the evaluate phase).
   double epochEvalSeconds = 0;
+  /// The final evaluation's predictions, with --predictions (for PredictionsFile).
+  Predictions predictions;
 };
 
 /// The live bar of each epoch (of `epochs`) and evaluation on `out` (a terminal).
@@ -85,6 +88,10 @@ std::unique_ptr<Callback> makeEarlyStop(RunState &state);
 std::unique_ptr<Callback> makeSignals(RunState &state);
 std::unique_ptr<Callback> makeMetrics(RunState &state);
 std::unique_ptr<Callback> makeSaveParams(RunState &state);
+std::unique_ptr<Callback> makePredictionsFile(RunState &state);
+/// The CSV of --predictions: a header, then per sample of `data` its index, label, predicted
+/// class (the first largest logit), its probabilities (softmax) and logits.
+std::string predictionsCsv(const Predictions &predictions, const Dataset &data);
 std::unique_ptr<Callback> makeProfile(RunState &state);
 
 /// --checkpoint-dir: takes the directory's lock (the printer) at construction; find() looks

@@ -68,11 +68,20 @@ private:
         << withCommas(report.params) << " parameters, batch " << plan.batch << ", "
         << numClasses(plan) << " classes\n";
     layout();
-    out << "train " << withCommas(s_.train->size()) << " samples: " << steps << " steps per epoch";
-    if (int64_t dropped = s_.train->size() - s_.batcher->samplesPerEpoch())
-      out << " (the last " << dropped
-          << " samples of each shuffled epoch do not fill a batch and are skipped)";
-    out << "\ntest " << withCommas(s_.test->size()) << " samples\n";
+    if (s_.options.predict) {
+      out << "predict: no training; the weights "
+          << (s_.options.initParamsPath.empty() ? std::string("the plan starts from")
+                                                : "of " + s_.options.initParamsPath)
+          << "\n";
+    } else {
+      out << "train " << withCommas(s_.train->size()) << " samples: " << steps
+          << " steps per epoch";
+      if (int64_t dropped = s_.train->size() - s_.batcher->samplesPerEpoch())
+        out << " (the last " << dropped
+            << " samples of each shuffled epoch do not fill a batch and are skipped)";
+      out << "\n";
+    }
+    out << "test " << withCommas(s_.test->size()) << " samples\n";
     if (threads.leftCoresOut())
       out << "threads: " << threads.threads << " of this process's " << threads.allowed
           << " cores: " << threads.why() << " (--threads " << threads.allowed

@@ -1,27 +1,64 @@
 // --save-params FILE: the trained parameters, written by the printing process at the end; see
-// Callbacks.h and Run.h (dumpParams).
+// Callbacks.h and Run.h (dumpParams); and --params FILE, read back (loadParams).
 #include "runtime/train/callbacks/Callbacks.h"
 
 #include "runtime/base/Files.h"
+#include "runtime/base/ParamsFile.h"
+
+#include <map>
+#include <set>
 
 namespace dp::rt {
 
 void dumpParams(Program &program, const std::string &path) {
   std::string image;
+  std::vector<float> values;
   for (const ParamDesc &p : program.plan().params) {
     const BufferDesc &b = program.buffer(p.buffer);
     if (b.device != 0)
       continue;
-    image += p.name;
-    image.push_back('\0');
-    uint64_t count = static_cast<uint64_t>(b.numel);
-    for (int i = 0; i < 8; ++i)
-      image.push_back(static_cast<char>((count >> (8 * i)) & 0xff));
-    const size_t at = image.size();
-    image.resize(at + b.bytes());
-    program.read(p.buffer, &image[at]);
+    values.resize(static_cast<size_t>(b.numel));
+    program.read(p.buffer, values.data());
+    appendParamsEntry(image, p.name, values.data(), values.size());
   }
   writeFileAtomically(path, image);
+}
+
+void loadParams(Program &program, const std::string &path) {
+  std::vector<ParamsEntry> entries;
+  if (std::string problem = readParamsFile(path, entries); !problem.empty())
+    throw Error(ErrorKind::Data, problem);
+  std::map<std::string, const ParamsEntry *> byName;
+  for (const ParamsEntry &e : entries)
+    byName[e.name] = &e;
+  const Plan &plan = program.plan();
+  std::set<std::string> known;
+  int64_t loaded = 0;
+  for (const ParamDesc &p : plan.params) {
+    known.insert(p.name);
+    if (p.kind != ParamKind::Weight)
+      continue; // optimizer state starts afresh
+    const BufferDesc &b = program.buffer(p.buffer);
+    auto found = byName.find(p.name);
+    if (found == byName.end())
+      throw Error(ErrorKind::Data, path + ": holds no parameter '" + p.name + "' of the plan " +
+                                       "(saved from another model?)");
+    if (b.dtype != DType::F32)
+      throw Error(ErrorKind::Plan, "parameter '" + p.name + "' is " + b.text() +
+                                       "; parameters files hold f32 values");
+    if (int64_t(found->second->values.size()) != b.numel)
+      throw Error(ErrorKind::Data, path + ": '" + p.name + "' has " +
+                                       std::to_string(found->second->values.size()) +
+                                       " values, the plan's parameter " + b.text());
+    program.write(p.buffer, found->second->values.data());
+    loaded += b.device == 0;
+  }
+  for (const ParamsEntry &e : entries)
+    if (!known.count(e.name))
+      throw Error(ErrorKind::Data, path + ": parameter '" + e.name + "' is not the plan's " +
+                                       "(saved from another model?)");
+  if (loaded == 0)
+    throw Error(ErrorKind::Data, path + ": the plan has no parameters to load");
 }
 
 namespace {

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -61,6 +62,52 @@ TEST(Trainer, EvaluationDoesNotDependOnBatchSize) {
     }
     EXPECT_NEAR(stats.loss, referenceLoss, 1e-6) << "batch " << batch;
     EXPECT_DOUBLE_EQ(stats.accuracy, referenceAccuracy) << "batch " << batch;
+  }
+}
+
+TEST(Trainer, PredictionsAreEverySamplesLogitsInOrder) {
+  // Whatever the batch (and so the padding of the last one), each sample's logits are the
+  // dense layer's on it: x W + b, with the weights every plan draws alike.
+  Dataset test = makeData(13);
+  std::vector<float> reference;
+  for (int64_t batch : {13, 1, 5, 20}) {
+    test::TinyPlanIds ids;
+    std::unique_ptr<Program> program = test::tinyPlan(batch, 4, 3, 0.5f, true, &ids).load();
+    program->initParams(5);
+    Trainer trainer(*program, "tiny.dpx");
+    Predictions predictions;
+    const EvalStats stats = trainer.evaluate(test, &predictions);
+    ASSERT_EQ(predictions.classes, 3);
+    ASSERT_EQ(predictions.logits.size(), 13u * 3);
+    // The accuracy the predictions imply is the evaluation's.
+    int64_t right = 0;
+    for (int64_t i = 0; i < 13; ++i) {
+      const float *row = &predictions.logits[size_t(i * 3)];
+      right += std::max_element(row, row + 3) - row == test.label(i);
+    }
+    EXPECT_DOUBLE_EQ(double(right) / 13, stats.accuracy) << "batch " << batch;
+    if (reference.empty()) {
+      std::vector<float> w(12), b(3), x(4);
+      program->read(ids.w, w.data());
+      program->read(ids.b, b.data());
+      for (int64_t i = 0; i < 13; ++i) {
+        Batcher one(test, 13, BatchOrder::Sequential, Remainder::Pad);
+        std::vector<float> images(13 * 4);
+        std::vector<int32_t> labels(13);
+        one.fillBatch(0, 0, 13, images.data(), labels.data());
+        for (int c = 0; c < 3; ++c) {
+          float expected = b[size_t(c)];
+          for (int k = 0; k < 4; ++k)
+            expected += images[size_t(i * 4 + k)] * w[size_t(k * 3 + c)];
+          EXPECT_NEAR(predictions.logits[size_t(i * 3 + c)], expected, 1e-5)
+              << "sample " << i << " class " << c;
+        }
+      }
+      reference = predictions.logits;
+      continue;
+    }
+    for (size_t k = 0; k < reference.size(); ++k)
+      EXPECT_NEAR(predictions.logits[k], reference[k], 1e-6) << "batch " << batch;
   }
 }
 
@@ -315,6 +362,17 @@ TEST(Trainer, ChecksThePlanInterface) {
   plan.samplesName = "label", plan.targetsName = "image";
   plan.labelType = DType::F32;
   expectPlanError(plan, "targets input 'image' is f32[4], expected i32[4]");
+}
+
+TEST(Trainer, PredictingNeedsThePredictionsOutput) {
+  // A plan without the output (from an older dpc) cannot predict, and says so.
+  MinimalPlan plan;
+  plan.logitsShape = {};
+  std::unique_ptr<Program> program = plan.load();
+  Trainer trainer(*program, "m.dpx");
+  Predictions predictions;
+  expectError([&] { trainer.evaluate(makeData(8), &predictions); }, ErrorKind::Plan,
+              "m.dpx has no predictions output");
 }
 
 TEST(PlanInfo, ClassesAndWeights) {
