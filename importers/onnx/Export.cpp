@@ -5,7 +5,8 @@
 
 namespace dp::onnx_import {
 
-std::string readParamsFile(const std::string &path, llvm::StringMap<std::vector<float>> &out) {
+std::string readParamsFile(const std::string &path,
+                           std::map<std::string, std::vector<float>> &out) {
   std::vector<rt::ParamsEntry> entries;
   if (std::string problem = rt::readParamsFile(path, entries); !problem.empty())
     return problem;
@@ -15,8 +16,8 @@ std::string readParamsFile(const std::string &path, llvm::StringMap<std::vector<
   return "";
 }
 
-std::string withTrainedWeights(const OnnxFile &file, llvm::ArrayRef<ParamOrigin> origins,
-                               const llvm::StringMap<std::vector<float>> &params,
+std::string withTrainedWeights(const OnnxFile &file, const std::vector<ParamOrigin> &origins,
+                               const std::map<std::string, std::vector<float>> &params,
                                onnx::ModelProto &out) {
   out = file.model;
   onnx::GraphProto &g = *out.mutable_graph();
@@ -62,6 +63,59 @@ std::string withTrainedWeights(const OnnxFile &file, llvm::ArrayRef<ParamOrigin>
       }
   }
   return "";
+}
+
+rt::ExportSourceDesc exportSource(const OnnxFile &file, const std::vector<ParamOrigin> &origins) {
+  onnx::ModelProto model = file.model;
+  rt::ExportSourceDesc source;
+  source.format = "onnx";
+  for (const ParamOrigin &o : origins) {
+    for (onnx::TensorProto &init : *model.mutable_graph()->mutable_initializer())
+      if (init.name() == o.onnxName) {
+        // The trained values replace these: keep the name, type and shape only.
+        init.clear_raw_data();
+        init.clear_float_data();
+        init.clear_data_location();
+        init.clear_external_data();
+      }
+    rt::ExportParamDesc d;
+    d.param = o.param;
+    d.value = o.onnxName;
+    d.isInitializer = o.isInitializer;
+    d.rewire.assign(o.rewire.begin(), o.rewire.end());
+    d.layout = static_cast<uint8_t>(o.layout.kind);
+    d.dims = o.layout.onnxDims;
+    d.flattenedChw = o.layout.flattenedChw;
+    source.params.push_back(std::move(d));
+  }
+  model.SerializeToString(&source.model);
+  return source;
+}
+
+std::string exportTrainedModel(const rt::ExportSourceDesc &source,
+                               const std::map<std::string, std::vector<float>> &params,
+                               const std::string &path) {
+  if (source.format != "onnx")
+    return "the plan's source model is " + source.format + ", not ONNX";
+  OnnxFile file;
+  if (!file.model.ParseFromString(source.model))
+    return "the plan's source model is not a readable ONNX model";
+  std::vector<ParamOrigin> origins;
+  for (const rt::ExportParamDesc &d : source.params) {
+    ParamOrigin o;
+    o.param = d.param;
+    o.onnxName = d.value;
+    o.isInitializer = d.isInitializer;
+    o.rewire.assign(d.rewire.begin(), d.rewire.end());
+    o.layout.kind = static_cast<WeightLayout::Kind>(d.layout);
+    o.layout.onnxDims = d.dims;
+    o.layout.flattenedChw = d.flattenedChw;
+    origins.push_back(std::move(o));
+  }
+  onnx::ModelProto model;
+  if (std::string problem = withTrainedWeights(file, origins, params, model); !problem.empty())
+    return problem;
+  return writeOnnxFile(path, model);
 }
 
 } // namespace dp::onnx_import

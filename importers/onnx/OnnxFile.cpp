@@ -2,7 +2,7 @@
 // the standard library throw, and every exception ends here as a message.
 #include "importers/onnx/OnnxFile.h"
 
-#include "dialect/Common/AtomicFile.h"
+#include "runtime/base/Files.h"
 
 #include "onnx/checker.h"
 #include "onnx/defs/schema.h"
@@ -257,9 +257,10 @@ std::string writeOnnxFile(const std::string &path, const onnx::ModelProto &model
     std::string bytes;
     if (!model.SerializeToString(&bytes))
       return path + ": the model does not serialize";
-    return dp::writeFileAtomically(path, bytes);
+    rt::writeFileAtomically(path, bytes); // throws Error naming the path
+    return "";
   } catch (const std::exception &e) {
-    return path + ": cannot write it: " + e.what();
+    return e.what();
   }
 }
 

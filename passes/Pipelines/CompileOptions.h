@@ -6,8 +6,13 @@
 #include "mlir/Support/LogicalResult.h"
 #include "runtime/format/Enums.h"
 
+#include <memory>
 #include <set>
 #include <string>
+
+namespace dp::rt {
+struct ExportSourceDesc; // runtime/format/Plan.h
+} // namespace dp::rt
 
 namespace dp {
 
@@ -47,6 +52,10 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
       llvm::cl::desc("Write the plan to this .dpx file (verified by the runtime's verifier, "
                      "atomically); empty: leave the planned IR only"),
       llvm::cl::init("")};
+
+  /// An imported model's source, recorded in the plan for `dprun --export` (set by `dpc`
+  /// for an ONNX model; not a pipeline option).
+  std::shared_ptr<const rt::ExportSourceDesc> exportSource;
 
   /// The options given explicitly, by name (the rest have their defaults). parse() records
   /// them; a driver that sets the fields itself records them too.

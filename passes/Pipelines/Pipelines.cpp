@@ -96,7 +96,7 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options) {
   if (!options.output.empty()) {
     plan::PlanWritePassOptions write;
     write.output = options.output;
-    pm.addPass(plan::createPlanWritePass(write));
+    pm.addPass(plan::createPlanWritePass(write, options.exportSource));
   }
 }
 

@@ -233,6 +233,26 @@ Plan decodeTable(const fb::Plan &p, const std::string &what) {
   plan.staleness = p.staleness();
   plan.sync = p.sync();
   plan.server = p.server();
+  if (const fb::ExportSource *e = p.export_source()) {
+    auto source = std::make_shared<ExportSourceDesc>();
+    source->format = e->format()->str();
+    source->model.assign(reinterpret_cast<const char *>(e->model()->data()), e->model()->size());
+    for (const fb::ExportParam *ep : *e->params()) {
+      ExportParamDesc d;
+      d.param = ep->param()->str();
+      d.value = ep->value()->str();
+      d.isInitializer = ep->is_initializer();
+      if (ep->rewire())
+        for (uint32_t k = 0; k + 1 < ep->rewire()->size(); k += 2)
+          d.rewire.emplace_back(ep->rewire()->Get(k), ep->rewire()->Get(k + 1));
+      d.layout = ep->layout();
+      d.dims.assign(ep->dims()->begin(), ep->dims()->end());
+      if (ep->flattened_chw())
+        d.flattenedChw.assign(ep->flattened_chw()->begin(), ep->flattened_chw()->end());
+      source->params.push_back(std::move(d));
+    }
+    plan.exportSource = std::move(source);
+  }
   return plan;
 }
 

@@ -116,6 +116,24 @@ struct CollectiveDesc {
   std::string loc;
 };
 
+/// Where a parameter of an imported model goes back to in its source model (plan.fbs
+/// ExportParam; the ONNX exporter reads these).
+struct ExportParamDesc {
+  std::string param, value;
+  bool isInitializer = true;
+  std::vector<std::pair<int, int>> rewire;
+  uint8_t layout = 0;
+  std::vector<int64_t> dims, flattenedChw;
+};
+
+/// The model an imported plan came from (plan.fbs ExportSource): its format ("onnx"), its
+/// bytes without the parameters' values, and where each parameter goes back to.
+struct ExportSourceDesc {
+  std::string format;
+  std::string model;
+  std::vector<ExportParamDesc> params;
+};
+
 /// A verified plan, decoded.
 struct Plan {
   std::string producer, model;
@@ -144,6 +162,8 @@ struct Plan {
   int64_t staleness = -1;
   bool sync = false;
   int server = -1;
+  /// An imported model's source, for dprun --export; null for a model written as text IR.
+  std::shared_ptr<const ExportSourceDesc> exportSource;
   bool parameterServer() const { return !servers.empty(); }
   /// Asynchronous servers (neither bounded nor sync): the workers share each epoch's batches,
   /// taking shards as they are free, rather than each training its fixed rows of every one.

@@ -170,6 +170,46 @@ uint64_t manifestHash(const fb::Plan &plan) {
 
 /// Checks the distribution records: devices of buffers and kernels, the collectives'
 /// buffers against the manifest, and the manifest against its hash.
+/// An imported model's source (format 7, optional): a known format, and each parameter it
+/// maps back a weight of the plan, once, whose size its shape in the model has.
+static void verifyExportSource(const fb::Plan &plan, const std::string &what) {
+  const fb::ExportSource *source = plan.export_source();
+  if (!source)
+    return;
+  if (source->format()->string_view() != "onnx")
+    fail(what, "the export source has unknown format '" + source->format()->str() + "'");
+  std::map<std::string, uint64_t> weights;
+  for (const fb::Param *p : *plan.params())
+    if (p->kind() == static_cast<uint8_t>(ParamKind::Weight))
+      weights[p->name()->str()] = numElements(*plan.buffers()->Get(p->buffer()));
+  std::set<std::string> seen;
+  for (const fb::ExportParam *e : *source->params()) {
+    const std::string where = "the export source's parameter '" + e->param()->str() + "'";
+    auto found = weights.find(e->param()->str());
+    if (found == weights.end())
+      fail(what, where + " is not a weight of the plan");
+    if (!seen.insert(found->first).second)
+      fail(what, where + " appears twice");
+    if (e->layout() > 2)
+      fail(what, where + " has unknown layout " + std::to_string(e->layout()));
+    uint64_t count = 1;
+    for (int64_t d : *e->dims()) {
+      if (d < 1 || d > (int64_t(1) << 40))
+        fail(what, where + " has a dimension " + std::to_string(d));
+      count *= uint64_t(d);
+      if (count > (uint64_t(1) << 40))
+        fail(what, where + " has too many elements");
+    }
+    if (count != found->second)
+      fail(what, where + " has " + std::to_string(count) + " values in the model, " +
+                     std::to_string(found->second) + " in the plan");
+    if (e->rewire() &&
+        (e->rewire()->size() % 2 != 0 ||
+         std::any_of(e->rewire()->begin(), e->rewire()->end(), [](int32_t v) { return v < 0; })))
+      fail(what, where + " has a malformed rewiring list");
+  }
+}
+
 static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
   const int replicas = plan.devices_per_process();
   if (replicas < 1 || replicas > 64)
@@ -586,6 +626,7 @@ static void verifyPlanTable(const fb::Plan &plan, const std::string &what) {
                   where);
       }
   }
+  verifyExportSource(plan, what);
   verifyDistribution(plan, what);
 }
 

@@ -179,6 +179,8 @@ void addCallbacks(CallbackList &callbacks, RunState &state, Checkpointing *&chec
     callbacks.add(makeSaveParams(state));
   if (!o.predictionsPath.empty())
     callbacks.add(makePredictionsFile(state));
+  if (!o.exportPath.empty())
+    callbacks.add(makeExportModel(state));
   if (!o.profilePath.empty())
     callbacks.add(makeProfile(state));
 }
@@ -212,6 +214,10 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
     report.allreduceLayout = group.allreduceLayout();
   report.threads = job.threads().effective();
   report.params = countWeights(program.plan());
+  if (!options.exportPath.empty() && (!program.plan().exportSource || !options.exportModel))
+    throw Error(ErrorKind::Usage, job.planPath() +
+                                      " was not compiled from an imported model (dpc compile "
+                                      "model.onnx): --export writes the model a plan came from");
   const double timeout = options.collectiveTimeout > 0 ? options.collectiveTimeout : 1e9;
   const int64_t traceZero = options.tracePath.empty() ? 0 : Timeline::start(group, timeout);
   // A parameter-server worker trains its shards without meeting the other workers.
@@ -370,6 +376,8 @@ TrainReport runTraining(const std::string &planPath, const TrainOptions &options
     checkWritable(options.paramsPath);
   if (!options.predictionsPath.empty())
     checkWritable(options.predictionsPath);
+  if (!options.exportPath.empty())
+    checkWritable(options.exportPath);
   if (!options.checkpointDir.empty())
     prepareCheckpointDir(options.checkpointDir);
   if (!options.tracePath.empty())

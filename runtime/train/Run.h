@@ -6,7 +6,9 @@
 #include "runtime/train/Trainer.h"
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -39,6 +41,14 @@ struct TrainOptions {
   /// Where the printer writes the final evaluation's predictions as CSV (predictionsCsv);
   /// empty for none.
   std::string predictionsPath;
+  /// Where the printer writes the plan's source model with the trained weights (--export);
+  /// empty for none. `exportModel` writes it (dprun gives the ONNX exporter; the runtime
+  /// knows no model format): returns "" or the problem.
+  std::string exportPath;
+  std::function<std::string(const ExportSourceDesc &source,
+                            const std::map<std::string, std::vector<float>> &weights,
+                            const std::string &path)>
+      exportModel;
   /// Whether `seed` was given (--seed): a resumed run takes the checkpoint's seed and says so
   /// when it differs.
   bool seedGiven = false;

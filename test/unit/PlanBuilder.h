@@ -168,6 +168,11 @@ public:
     initData_.push_back(std::move(values));
     return static_cast<int32_t>(initData_.size() - 1);
   }
+  /// The imported model's source the plan records (format "onnx" unless a test says).
+  PlanBuilder &setExportSource(ExportSourceDesc source) {
+    exportSource_ = std::move(source);
+    return *this;
+  }
   /// The parameter-server strategy: the servers' plans (in order) inside this workers' plan.
   PlanBuilder &addServer(PlanBuilder server) {
     servers_.push_back(std::move(server));
@@ -259,7 +264,7 @@ public:
         persistentBytes_.value_or(roundUp(persistentEnd)), &buffers, &params, &inputs, train, eval,
         devices_, processes_, collectives.empty() ? nullptr : &collectives, manifest, deviceKind_,
         schedule, /*nodes=*/1, servers.empty() ? nullptr : &servers, staleness_, sync_, server_,
-        initData.empty() ? nullptr : &initData);
+        initData.empty() ? nullptr : &initData, exportSource(fbb));
     return plan;
   }
   /// The complete .dpx file image.
@@ -371,6 +376,23 @@ private:
   int processes_ = 1;
   std::vector<PlanBuilder> servers_;
   std::vector<std::vector<float>> initData_;
+  std::optional<ExportSourceDesc> exportSource_;
+
+  flatbuffers::Offset<fb::ExportSource> exportSource(flatbuffers::FlatBufferBuilder &fbb) const {
+    if (!exportSource_)
+      return 0;
+    std::vector<flatbuffers::Offset<fb::ExportParam>> params;
+    for (const ExportParamDesc &p : exportSource_->params) {
+      std::vector<int32_t> rewire;
+      for (auto [node, input] : p.rewire)
+        rewire.insert(rewire.end(), {node, input});
+      params.push_back(fb::CreateExportParamDirect(fbb, p.param.c_str(), p.value.c_str(),
+                                                   p.isInitializer, &rewire, p.layout, &p.dims,
+                                                   &p.flattenedChw));
+    }
+    std::vector<uint8_t> model(exportSource_->model.begin(), exportSource_->model.end());
+    return fb::CreateExportSourceDirect(fbb, exportSource_->format.c_str(), &model, &params);
+  }
   int64_t staleness_ = -1;
   bool sync_ = false;
   int server_ = -1;

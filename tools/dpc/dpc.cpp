@@ -188,11 +188,12 @@ void printOnnxDiagnostic(Diagnostic &d) {
     printOnnxDiagnostic(n);
 }
 
-/// The ONNX model as dp's model, or null after printing why.
 /// `file` read from the input and imported as the command line says, or null after printing
-/// why. For export (`origins` given) any batch does.
+/// why; `origins` receives where each parameter came from. With `anyBatch` (export) any batch
+/// does.
 OwningOpRef<ModuleOp> importOnnx(MLIRContext &context, dp::onnx_import::OnnxFile &file,
-                                 std::vector<dp::onnx_import::ParamOrigin> *origins = nullptr) {
+                                 std::vector<dp::onnx_import::ParamOrigin> &origins,
+                                 bool anyBatch) {
   if (std::string problem = dp::onnx_import::readOnnxFile(inputFile, file); !problem.empty()) {
     llvm::errs() << "dpc: " << problem << "\n";
     return nullptr;
@@ -201,14 +202,22 @@ OwningOpRef<ModuleOp> importOnnx(MLIRContext &context, dp::onnx_import::OnnxFile
   options.batch = onnxBatch;
   options.loss = onnxLoss;
   options.optimizer = onnxOptimizer;
-  options.anyBatch = origins != nullptr;
-  return dp::onnx_import::importModel(context, file, options, origins);
+  options.anyBatch = anyBatch;
+  return dp::onnx_import::importModel(context, file, options, &origins);
 }
 
-OwningOpRef<ModuleOp> parseModel(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
+/// The model of the input file, or null after printing why; an ONNX model's source for the
+/// plan (dprun --export) into `source`.
+OwningOpRef<ModuleOp> parseModel(MLIRContext &context, llvm::SourceMgr &sourceMgr,
+                                 std::shared_ptr<const dp::rt::ExportSourceDesc> &source) {
   if (isOnnx()) {
     dp::onnx_import::OnnxFile file;
-    return importOnnx(context, file);
+    std::vector<dp::onnx_import::ParamOrigin> origins;
+    OwningOpRef<ModuleOp> module = importOnnx(context, file, origins, /*anyBatch=*/false);
+    if (module)
+      source = std::make_shared<const dp::rt::ExportSourceDesc>(
+          dp::onnx_import::exportSource(file, origins));
+    return module;
   }
   for (cl::Option *o : {static_cast<cl::Option *>(&onnxBatch), static_cast<cl::Option *>(&onnxLoss),
                         static_cast<cl::Option *>(&onnxOptimizer)})
@@ -263,9 +272,9 @@ int runExport(MLIRContext &context) {
                     2);
   dp::onnx_import::OnnxFile file;
   std::vector<dp::onnx_import::ParamOrigin> origins;
-  if (!importOnnx(context, file, &origins))
+  if (!importOnnx(context, file, origins, /*anyBatch=*/true))
     return 1;
-  llvm::StringMap<std::vector<float>> params;
+  std::map<std::string, std::vector<float>> params;
   if (std::string problem = dp::onnx_import::readParamsFile(exportParams, params); !problem.empty())
     return failWith(problem);
   onnx::ModelProto model;
@@ -291,7 +300,7 @@ int runExport(MLIRContext &context) {
   return 0;
 }
 
-int runCompile(ModuleOp module) {
+int runCompile(ModuleOp module, std::shared_ptr<const dp::rt::ExportSourceDesc> source) {
   auto start = std::chrono::steady_clock::now();
   std::string model = "model";
   if (auto funcs = dp::graph::getModelFunctions(module); funcs.size() == 1)
@@ -311,6 +320,7 @@ int runCompile(ModuleOp module) {
 #include "passes/Pipelines/CompileOptions.def"
 #undef DP_SET
   options.output = outputFile.empty() ? model + ".dpx" : outputFile.getValue();
+  options.exportSource = std::move(source);
   if (std::string error = options.verify(); !error.empty())
     return failWith("--" + error, 2);
 
@@ -417,12 +427,13 @@ static int dpcMain(int argc, char **argv) {
                     2);
   if (exportCmd)
     return runExport(context);
-  OwningOpRef<ModuleOp> module = parseModel(context, sourceMgr);
+  std::shared_ptr<const dp::rt::ExportSourceDesc> source;
+  OwningOpRef<ModuleOp> module = parseModel(context, sourceMgr, source);
   if (!module)
     return 1;
   if (importCmd)
     return runImport(*module);
-  return summaryCmd ? runSummary(*module) : runCompile(*module);
+  return summaryCmd ? runSummary(*module) : runCompile(*module, std::move(source));
 }
 
 int main(int argc, char **argv) {

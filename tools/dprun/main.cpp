@@ -1,6 +1,7 @@
 // dprun: runs a compiled plan (.dpx). Trains it on an IDX or CIFAR-10 data set and evaluates
 // it, or prints a summary of it with --inspect. Only parses the command line; the work is in
 // the runtime libraries, and nothing here or there links MLIR or LLVM.
+#include "importers/onnx/Export.h"
 #include "runtime/backends/Backends.h"
 #include "runtime/base/Error.h"
 #include "runtime/base/HostMemory.h"
@@ -194,6 +195,12 @@ void declareOptions(dp::cli::Parser &p, Args &args) {
          "after the final evaluation, write every test sample's prediction to FILE as CSV: "
          "index, label, predicted class, the probabilities (softmax) and the logits",
          t.predictionsPath);
+  p.text("--export", "FILE", "a file name",
+         "after training, write the model the plan was compiled from (an ONNX model: dpc "
+         "compile model.onnx) to FILE with the trained weights and batch-norm statistics, in "
+         "ONNX's layouts, so that it runs wherever ONNX runs (rank 0, atomically, after ONNX's "
+         "checker where the library knows the model's versions)",
+         t.exportPath);
   p.text("--checkpoint-dir", "DIR", "a directory",
          "keep checkpoints of the run in DIR (created if missing): one when training ends and "
          "one when a signal stops it, each with every parameter, the optimizer state, the "
@@ -387,6 +394,7 @@ int run(int argc, char **argv) {
     return 0;
   }
   args.train.interactive = ::isatty(STDOUT_FILENO) == 1;
+  args.train.exportModel = dp::onnx_import::exportTrainedModel;
   dp::rt::runTraining(args.plan, args.train, std::cout);
   return 0;
 }

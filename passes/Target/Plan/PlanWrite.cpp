@@ -17,6 +17,9 @@ namespace {
 
 struct PlanWritePass : dp::plan::impl::PlanWritePassBase<PlanWritePass> {
   using PlanWritePassBase::PlanWritePassBase;
+  PlanWritePass(const dp::plan::PlanWritePassOptions &options,
+                std::shared_ptr<const dp::rt::ExportSourceDesc> source)
+      : PlanWritePassBase(options), source_(std::move(source)) {}
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -25,7 +28,7 @@ struct PlanWritePass : dp::plan::impl::PlanWritePassBase<PlanWritePass> {
       return signalPassFailure();
     }
     std::string image;
-    if (failed(dp::plan::writePlan(module, dp::plan::kProducer, image)))
+    if (failed(dp::plan::writePlan(module, dp::plan::kProducer, image, source_.get())))
       return signalPassFailure();
     if (std::string error = dp::writeFileAtomically(output, image); !error.empty()) {
       module.emitError() << "cannot write '" << output << "': " << error;
@@ -33,6 +36,14 @@ struct PlanWritePass : dp::plan::impl::PlanWritePassBase<PlanWritePass> {
     }
     markAllAnalysesPreserved();
   }
+
+  std::shared_ptr<const dp::rt::ExportSourceDesc> source_;
 };
 
 } // namespace
+
+std::unique_ptr<Pass>
+dp::plan::createPlanWritePass(const PlanWritePassOptions &options,
+                              std::shared_ptr<const dp::rt::ExportSourceDesc> source) {
+  return std::make_unique<PlanWritePass>(options, std::move(source));
+}

@@ -41,8 +41,9 @@ public:
   Writer(ProgramOp program, flatbuffers::FlatBufferBuilder &fbb)
       : program_(program), fbb_(fbb) {}
 
-  FailureOr<flatbuffers::Offset<fb::Plan>>
-  run(StringRef producer, ArrayRef<flatbuffers::Offset<fb::Plan>> servers) {
+  FailureOr<flatbuffers::Offset<fb::Plan>> run(StringRef producer,
+                                               ArrayRef<flatbuffers::Offset<fb::Plan>> servers,
+                                               const rt::ExportSourceDesc *source = nullptr) {
     auto arena = program_->getAttrOfType<IntegerAttr>("arena_bytes");
     auto persistent = program_->getAttrOfType<IntegerAttr>("persistent_bytes");
     if (!arena || !persistent)
@@ -134,7 +135,7 @@ public:
         servers.empty() ? 0 : fbb_.CreateVector(servers.data(), servers.size()),
         program_.getStaleness().value_or(-1), program_.getSync(),
         server ? static_cast<int32_t>(program_.getServerAttr().getInt()) : -1,
-        initData.empty() ? 0 : fbb_.CreateVector(initData));
+        initData.empty() ? 0 : fbb_.CreateVector(initData), writeExportSource(source));
     return plan;
   }
 
@@ -347,6 +348,26 @@ private:
     return fb::CreateStep(fbb_, name, kernelsV, outputsV);
   }
 
+  flatbuffers::Offset<fb::ExportSource> writeExportSource(const rt::ExportSourceDesc *source) {
+    if (!source)
+      return 0;
+    std::vector<flatbuffers::Offset<fb::ExportParam>> params;
+    for (const rt::ExportParamDesc &p : source->params) {
+      std::vector<int32_t> rewire;
+      for (auto [node, input] : p.rewire)
+        rewire.insert(rewire.end(), {node, input});
+      params.push_back(fb::CreateExportParam(
+          fbb_, fbb_.CreateString(p.param), fbb_.CreateString(p.value), p.isInitializer,
+          rewire.empty() ? 0 : fbb_.CreateVector(rewire), p.layout, fbb_.CreateVector(p.dims),
+          p.flattenedChw.empty() ? 0 : fbb_.CreateVector(p.flattenedChw)));
+    }
+    return fb::CreateExportSource(
+        fbb_, fbb_.CreateString(source->format),
+        fbb_.CreateVector(reinterpret_cast<const uint8_t *>(source->model.data()),
+                          source->model.size()),
+        fbb_.CreateVector(params));
+  }
+
   ProgramOp program_;
   flatbuffers::FlatBufferBuilder &fbb_;
   std::vector<flatbuffers::Offset<fb::Buffer>> buffers_;
@@ -356,7 +377,8 @@ private:
 
 } // namespace
 
-LogicalResult writePlan(ModuleOp module, StringRef producer, std::string &out) {
+LogicalResult writePlan(ModuleOp module, StringRef producer, std::string &out,
+                        const rt::ExportSourceDesc *source) {
   // The workers' program (the only one without a server index) and the servers' in order.
   ProgramOp root;
   SmallVector<ProgramOp> servers;
@@ -390,7 +412,8 @@ LogicalResult writePlan(ModuleOp module, StringRef producer, std::string &out) {
       return failure();
     serverPlans.push_back(*plan);
   }
-  FailureOr<flatbuffers::Offset<fb::Plan>> plan = Writer(root, fbb).run(producer, serverPlans);
+  FailureOr<flatbuffers::Offset<fb::Plan>> plan =
+      Writer(root, fbb).run(producer, serverPlans, source);
   if (failed(plan))
     return failure();
   fb::FinishPlanBuffer(fbb, *plan);

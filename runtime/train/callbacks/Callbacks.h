@@ -12,6 +12,7 @@
 //   Metrics        --metrics
 //   SaveParams     --save-params
 //   PredictionsFile  --predictions
+//   ExportModel    --export
 //   Profile        --profile
 #pragma once
 
@@ -89,6 +90,7 @@ std::unique_ptr<Callback> makeSignals(RunState &state);
 std::unique_ptr<Callback> makeMetrics(RunState &state);
 std::unique_ptr<Callback> makeSaveParams(RunState &state);
 std::unique_ptr<Callback> makePredictionsFile(RunState &state);
+std::unique_ptr<Callback> makeExportModel(RunState &state);
 /// The CSV of --predictions: a header, then per sample of `data` its index, label, predicted
 /// class (the first largest logit), its probabilities (softmax) and logits.
 std::string predictionsCsv(const Predictions &predictions, const Dataset &data);

@@ -6,6 +6,7 @@
 #include "runtime/base/ParamsFile.h"
 
 #include <map>
+#include <ostream>
 #include <set>
 
 namespace dp::rt {
@@ -54,7 +55,9 @@ void loadParams(Program &program, const std::string &path) {
     loaded += b.device == 0;
   }
   for (const ParamsEntry &e : entries)
-    if (!known.count(e.name))
+    // Optimizer state of a weight ("<weight>/<slot>": from a run with another optimizer) is
+    // not needed; any other name is another model's.
+    if (!known.count(e.name) && !known.count(e.name.substr(0, e.name.rfind('/'))))
       throw Error(ErrorKind::Data, path + ": parameter '" + e.name + "' is not the plan's " +
                                        "(saved from another model?)");
   if (loaded == 0)
@@ -74,10 +77,44 @@ public:
   }
 };
 
+/// --export FILE: the plan's source model with the trained weights (and statistics), written
+/// by the printing process through TrainOptions::exportModel.
+class ExportModel final : public RunCallback {
+public:
+  using RunCallback::RunCallback;
+
+  void onRunEnd() override {
+    if (!s_.printer)
+      return;
+    Program &program = s_.job.program();
+    std::map<std::string, std::vector<float>> weights;
+    for (const ParamDesc &p : program.plan().params) {
+      const BufferDesc &b = program.buffer(p.buffer);
+      if (b.device != 0 || p.kind != ParamKind::Weight)
+        continue;
+      std::vector<float> &values = weights[p.name];
+      values.resize(static_cast<size_t>(b.numel));
+      program.read(p.buffer, values.data());
+    }
+    const std::string &path = s_.options.exportPath;
+    if (std::string problem = s_.options.exportModel(*program.plan().exportSource, weights, path);
+        !problem.empty())
+      throw Error(ErrorKind::Runtime, "--export " + path + ": " + problem);
+    if (!s_.options.quiet)
+      s_.out << "wrote " << path << ": the model with the trained weights ("
+             << program.plan().exportSource->params.size() << " initializers)\n"
+             << std::flush;
+  }
+};
+
 } // namespace
 
 std::unique_ptr<Callback> makeSaveParams(RunState &state) {
   return std::make_unique<SaveParams>(state);
+}
+
+std::unique_ptr<Callback> makeExportModel(RunState &state) {
+  return std::make_unique<ExportModel>(state);
 }
 
 } // namespace dp::rt

@@ -494,6 +494,63 @@ TEST(PlanFileTest, DataInitialisersNameATableOfTheirSize) {
   }
 }
 
+TEST(PlanFileTest, ExportSourceMapsWeightsOfTheirSize) {
+  // An imported model's source (dprun --export): each entry a weight of the plan, once, of the
+  // size its shape in the model has; the rest is the exporter's.
+  auto build = [](ExportSourceDesc source) {
+    PlanBuilder b(2);
+    b.param("w", {2, 3});
+    b.setExportSource(std::move(source));
+    return b;
+  };
+  ExportSourceDesc good;
+  good.format = "onnx";
+  good.model = std::string("\x08\x07", 2);
+  good.params.push_back({"w", "fc.weight", true, {{1, 2}}, 1, {3, 2}, {}});
+  {
+    Plan plan = Plan::decode(build(good).planFile(), "t.dpx");
+    ASSERT_NE(plan.exportSource, nullptr);
+    EXPECT_EQ(plan.exportSource->format, "onnx");
+    EXPECT_EQ(plan.exportSource->model, good.model);
+    ASSERT_EQ(plan.exportSource->params.size(), 1u);
+    const ExportParamDesc &p = plan.exportSource->params[0];
+    EXPECT_EQ(p.param, "w");
+    EXPECT_EQ(p.value, "fc.weight");
+    EXPECT_EQ(p.rewire, (std::vector<std::pair<int, int>>{{1, 2}}));
+    EXPECT_EQ(p.layout, 1);
+    EXPECT_EQ(p.dims, (std::vector<int64_t>{3, 2}));
+    EXPECT_EQ(Plan::decode(PlanBuilder(2).planFile(), "t.dpx").exportSource, nullptr);
+  }
+  ExportSourceDesc bad = good;
+  bad.format = "tflite";
+  EXPECT_DP_ERROR(build(bad).planFile(), ErrorKind::Plan,
+                  "the export source has unknown format 'tflite'");
+  bad = good;
+  bad.params[0].param = "v";
+  EXPECT_DP_ERROR(build(bad).planFile(), ErrorKind::Plan,
+                  "the export source's parameter 'v' is not a weight of the plan");
+  bad = good;
+  bad.params.push_back(good.params[0]);
+  EXPECT_DP_ERROR(build(bad).planFile(), ErrorKind::Plan,
+                  "the export source's parameter 'w' appears twice");
+  bad = good;
+  bad.params[0].dims = {4, 2};
+  EXPECT_DP_ERROR(build(bad).planFile(), ErrorKind::Plan,
+                  "the export source's parameter 'w' has 8 values in the model, 6 in the plan");
+  bad = good;
+  bad.params[0].dims = {0, 6};
+  EXPECT_DP_ERROR(build(bad).planFile(), ErrorKind::Plan,
+                  "the export source's parameter 'w' has a dimension 0");
+  bad = good;
+  bad.params[0].layout = 3;
+  EXPECT_DP_ERROR(build(bad).planFile(), ErrorKind::Plan,
+                  "the export source's parameter 'w' has unknown layout 3");
+  bad = good;
+  bad.params[0].rewire = {{1, -2}};
+  EXPECT_DP_ERROR(build(bad).planFile(), ErrorKind::Plan,
+                  "the export source's parameter 'w' has a malformed rewiring list");
+}
+
 TEST(PlanFileTest, ParamGradientOutOfRange) {
   PlanBuilder b = mlpPlan();
   b.paramOn("bias", 0, {}, 9);

@@ -680,7 +680,7 @@ TEST_F(ImportTest, ExportWritesTrainedWeightsTheImportReadsBack) {
   ASSERT_TRUE(importModel(context, m.file, {.batch = 2}, &origins)) << errors;
   ASSERT_EQ(origins.size(), 6u);
   // "Trained" values: each parameter's element k is k + its number / 10.
-  llvm::StringMap<std::vector<float>> trained;
+  std::map<std::string, std::vector<float>> trained;
   int number = 0;
   for (const ParamOrigin &o : origins) {
     int64_t n = 1;
@@ -702,7 +702,7 @@ TEST_F(ImportTest, ExportWritesTrainedWeightsTheImportReadsBack) {
   auto module = importModel(context, exported, {.batch = 2}, &again);
   ASSERT_TRUE(module) << errors;
   for (graph::ParamOp p : ops<graph::ParamOp>(*module))
-    EXPECT_EQ(values(p), trained[p.getName()]) << p.getName().str();
+    EXPECT_EQ(values(p), trained[p.getName().str()]) << p.getName().str();
   EXPECT_EQ(again.size(), origins.size());
   // Parameters of another model are refused, naming what is missing.
   trained.erase("fc.w");
