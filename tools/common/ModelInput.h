@@ -6,6 +6,7 @@
 
 #include "dialect/Common/Nesting.h"
 #include "runtime/base/Files.h"
+#include "runtime/format/PlanFile.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
@@ -33,6 +34,20 @@ inline std::unique_ptr<llvm::MemoryBuffer> readModelText(const std::string &path
   std::string text, error;
   if (!rt::tryReadInputFile(path, kMaxModelBytes, "model", text, error)) {
     errors << tool << ": " << error << "\n";
+    return nullptr;
+  }
+  const std::string name = path == "-" ? "<stdin>" : path;
+  // A plan or another binary file is not a model's text: say what it is, not where the
+  // parser gave up in its bytes.
+  if (text.compare(0, sizeof(rt::kPlanMagic), rt::kPlanMagic, sizeof(rt::kPlanMagic)) == 0) {
+    errors << tool << ": " << name << " is a compiled plan (.dpx), not a model: `dprun " << name
+           << " --inspect` describes it\n";
+    return nullptr;
+  }
+  if (text.find('\0') != std::string::npos) {
+    errors << tool << ": " << name
+           << " is binary, not a model's text IR (an ONNX model is read from a file named "
+              "*.onnx)\n";
     return nullptr;
   }
   if (auto at = nestingBeyond(text, kMaxNesting)) {
