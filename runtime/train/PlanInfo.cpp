@@ -194,6 +194,11 @@ void describePlan(const Plan &plan, const std::string &path, std::ostream &out) 
         << ", " << plan.batch / (replicas * processes)
         << " samples per replica and step\n";
   out << "classes: " << numClasses(plan, 0) << "\n";
+  if (plan.exportSource)
+    out << "source: an imported " << plan.exportSource->format << " model ("
+        << withCommas(static_cast<int64_t>(plan.exportSource->model.size()))
+        << " bytes without its weights; " << plan.exportSource->params.size()
+        << " parameters go back to it: dprun --export)\n";
   out << "arena" << (replicas > 1 ? " (each device)" : "") << ": "
       << withCommas(static_cast<int64_t>(plan.arenaBytes)) << " bytes ("
       << withCommas(static_cast<int64_t>(plan.persistentBytes)) << " persistent, "
