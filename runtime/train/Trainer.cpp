@@ -487,6 +487,7 @@ EvalStats Trainer::evaluate(const Dataset &data, Predictions *predictions) {
   if (callback_)
     callback_->onEvalBegin(batcher.numBatches());
   double lossSum = 0, correct = 0, samples = 0;
+  std::vector<float> rows(predictions ? size_t(shardRows_ * classes) : 0); // a shard's logits
   auto collectStep = [&](int64_t b) {
     for (int r = 0; r < replicas; ++r) {
       const int64_t valid = shardValidRows(batcher, b, r);
@@ -499,7 +500,6 @@ EvalStats Trainer::evaluate(const Dataset &data, Predictions *predictions) {
       samples += double(valid);
       if (predictions) {
         // Sequential batches: row i of the shard is sample order()[b * batch + begin + i].
-        std::vector<float> rows(size_t(valid * classes));
         readLogits(r, b % 2, valid, rows.data());
         const int64_t first = b * batcher.batchSize() + shardBegin(r);
         for (int64_t i = 0; i < valid; ++i)

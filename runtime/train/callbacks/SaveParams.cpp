@@ -11,17 +11,29 @@
 
 namespace dp::rt {
 
-void dumpParams(Program &program, const std::string &path) {
-  std::string image;
-  std::vector<float> values;
+namespace {
+
+/// Device 0's parameters, in plan order: every one, or only the weights (no optimizer state).
+std::vector<ParamsEntry> readParams(Program &program, bool weightsOnly) {
+  std::vector<ParamsEntry> out;
   for (const ParamDesc &p : program.plan().params) {
     const BufferDesc &b = program.buffer(p.buffer);
-    if (b.device != 0)
+    if (b.device != 0 || (weightsOnly && p.kind != ParamKind::Weight))
       continue;
-    values.resize(static_cast<size_t>(b.numel));
-    program.read(p.buffer, values.data());
-    appendParamsEntry(image, p.name, values.data(), values.size());
+    ParamsEntry &e = out.emplace_back();
+    e.name = p.name;
+    e.values.resize(static_cast<size_t>(b.numel));
+    program.read(p.buffer, e.values.data());
   }
+  return out;
+}
+
+} // namespace
+
+void dumpParams(Program &program, const std::string &path) {
+  std::string image;
+  for (const ParamsEntry &e : readParams(program, /*weightsOnly=*/false))
+    appendParamsEntry(image, e.name, e.values.data(), e.values.size());
   writeFileAtomically(path, image);
 }
 
@@ -88,14 +100,8 @@ public:
       return;
     Program &program = s_.job.program();
     std::map<std::string, std::vector<float>> weights;
-    for (const ParamDesc &p : program.plan().params) {
-      const BufferDesc &b = program.buffer(p.buffer);
-      if (b.device != 0 || p.kind != ParamKind::Weight)
-        continue;
-      std::vector<float> &values = weights[p.name];
-      values.resize(static_cast<size_t>(b.numel));
-      program.read(p.buffer, values.data());
-    }
+    for (ParamsEntry &e : readParams(program, /*weightsOnly=*/true))
+      weights[e.name] = std::move(e.values);
     const std::string &path = s_.options.exportPath;
     if (std::string problem = s_.options.exportModel(*program.plan().exportSource, weights, path);
         !problem.empty())
