@@ -8,6 +8,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpDefinition.h"
 
+#include <type_traits>
 #include <utility>
 
 namespace dp {
@@ -65,6 +66,9 @@ public:
     mlir::Builder b(context());
     llvm::SmallVector<mlir::NamedAttribute> attrs;
     a.visitFields([&](const rt::AttrSpec &spec, const auto &field) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(field)>, int64_t>)
+        if (!spec.required && field == spec.absent)
+          return;
       attrs.push_back(b.getNamedAttr(spec.name, attribute(b, field)));
     });
     return attrs;

@@ -1474,11 +1474,11 @@ FailureOr<Shape> pairAttr(Importer &im, llvm::StringRef name, Shape otherwise) {
 
 /// Checks the attributes dp's windows do not have: dilation, auto_pad other than NOTSET or
 /// VALID, ceil_mode. `auto_pad` SAME_UPPER is allowed where `sameAllowed`.
-LogicalResult plainWindow(Importer &im, bool sameAllowed) {
+LogicalResult plainWindow(Importer &im, bool sameAllowed, bool dilationsAllowed = false) {
   FailureOr<Shape> dilations = pairAttr(im, "dilations", {1, 1});
   if (failed(dilations))
     return failure();
-  if ((*dilations)[0] != 1 || (*dilations)[1] != 1)
+  if (!dilationsAllowed && ((*dilations)[0] != 1 || (*dilations)[1] != 1))
     return im.fail() << "dilations other than 1 are not supported yet";
   std::string autoPad = im.stringAttr("auto_pad", "NOTSET");
   if (autoPad != "NOTSET" && autoPad != "VALID" && !(sameAllowed && autoPad == "SAME_UPPER"))
@@ -1523,34 +1523,44 @@ LogicalResult convOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
   if (failed(x) || failed(w))
     return failure();
   FailureOr<Value> v = imageInput(im, **x);
-  if (failed(v) || failed(plainWindow(im, true)))
+  if (failed(v) || failed(plainWindow(im, true, /*dilationsAllowed=*/true)))
     return failure();
-  if (im.intAttr("group", 1) != 1)
-    return im.fail() << "group = " << im.intAttr("group", 1)
-                     << " (grouped or depthwise convolution) is not supported yet";
-  const Tensor &wt = **w;
   const int64_t n = (*x)->shape[0], c = (*x)->shape[1], h = (*x)->shape[2], wd = (*x)->shape[3];
-  if (!wt.isConst() || wt.shape.size() != 4 || wt.shape[1] != c)
-    return im.fail() << "its weight " << shapeText(wt.shape) << " must be a constant [F, " << c
-                     << ", KH, KW] (an initializer)";
+  const int64_t groups = im.intAttr("group", 1);
+  if (groups < 1 || c % groups != 0)
+    return im.fail() << "its group = " << groups << " does not divide its input's " << c
+                     << " channels";
+  const Tensor &wt = **w;
+  if (!wt.isConst() || wt.shape.size() != 4 || wt.shape[1] != c / groups ||
+      wt.shape[0] % groups != 0)
+    return im.fail() << "its weight " << shapeText(wt.shape) << " must be a constant [F, "
+                     << c / groups
+                     << ", KH, KW] (an initializer) with F a multiple of group = " << groups;
   const int64_t f = wt.shape[0], kh = wt.shape[2], kw = wt.shape[3];
   FailureOr<Shape> kernelShape = pairAttr(im, "kernel_shape", {kh, kw});
   FailureOr<Shape> strides = pairAttr(im, "strides", {1, 1});
-  if (failed(kernelShape) || failed(strides))
+  FailureOr<Shape> dilations = pairAttr(im, "dilations", {1, 1});
+  if (failed(kernelShape) || failed(strides) || failed(dilations))
     return failure();
   if ((*kernelShape)[0] != kh || (*kernelShape)[1] != kw)
     return im.fail() << "its kernel_shape " << shapeText(*kernelShape) << " is not its weight's";
-  FailureOr<Shape> pads = windowPads(im, h, wd, {kh, kw}, *strides);
+  // The window's extent: its taps `dilations` apart.
+  for (int a = 0; a < 2; ++a)
+    if ((*kernelShape)[a] > 1 && (*dilations)[a] > (a ? wd : h))
+      return im.fail() << "its dilations " << shapeText(*dilations) << " spread its " << kh << "x"
+                       << kw << " window beyond the " << h << "x" << wd << " image";
+  const int64_t eh = (kh - 1) * (*dilations)[0] + 1, ew = (kw - 1) * (*dilations)[1] + 1;
+  FailureOr<Shape> pads = windowPads(im, h, wd, {eh, ew}, *strides);
   if (failed(pads))
     return failure();
   // dp's padding: none, TensorFlow's "same" split, or explicit zeros around the image.
-  const Shape tfSame = samePads(h, wd, {kh, kw}, *strides);
+  const Shape tfSame = samePads(h, wd, {eh, ew}, *strides);
   std::string padding = "valid";
   Value image = *v;
   const int64_t ph = h + (*pads)[0] + (*pads)[2], pw = wd + (*pads)[1] + (*pads)[3];
-  if (ph < kh || pw < kw)
-    return im.fail() << "its " << kh << "x" << kw << " window does not fit the padded " << ph << "x"
-                     << pw << " image";
+  if (ph < eh || pw < ew)
+    return im.fail() << "its " << kh << "x" << kw << " window (" << eh << "x" << ew
+                     << " dilated) does not fit the padded " << ph << "x" << pw << " image";
   if (*pads == tfSame && llvm::any_of(*pads, [](int64_t p) { return p > 0; })) {
     padding = "same";
   } else if (llvm::any_of(*pads, [](int64_t p) { return p > 0; })) {
@@ -1562,7 +1572,7 @@ LogicalResult convOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
   // ONNX's [F, C, KH, KW] kernel is dp's [KH, KW, C, F].
   WeightLayout filter;
   filter.kind = WeightLayout::Kind::ConvFilter;
-  FailureOr<Value> kernel = im.paramOf(wt, "weight", {kh, kw, c, f}, 1, filter);
+  FailureOr<Value> kernel = im.paramOf(wt, "weight", {kh, kw, c / groups, f}, 1, filter);
   if (failed(kernel))
     return failure();
   Value bias;
@@ -1572,11 +1582,11 @@ LogicalResult convOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
       return failure();
     bias = *b0;
   }
-  const int64_t oh = (ph - kh) / (*strides)[0] + 1, ow = (pw - kw) / (*strides)[1] + 1;
+  const int64_t oh = (ph - eh) / (*strides)[0] + 1, ow = (pw - ew) / (*strides)[1] + 1;
   Shape shape{n, f, oh, ow};
-  Value y = im.b.create<graph::Conv2DOp>(im.loc, graphType(&im.ctx, shape), image, *kernel, bias,
-                                         im.b.getI64ArrayAttr(*strides), padding,
-                                         graph::Activation::none);
+  Value y = im.b.create<graph::Conv2DOp>(
+      im.loc, graphType(&im.ctx, shape), image, *kernel, bias, im.b.getI64ArrayAttr(*strides),
+      padding, graph::Activation::none, groups, im.b.getI64ArrayAttr(*dilations));
   outs.push_back(graphTensor(y, shape));
   return success();
 }
@@ -1790,10 +1800,10 @@ const std::vector<OpEntry> &opTable() {
        clipOp},
       {{"Concat", 4, "axis", "folded on constants (shape arithmetic)"}, {"axis"}, concatOp},
       {{"Conv", 1,
-        "kernel_shape, strides, pads, auto_pad NOTSET, VALID or SAME_UPPER, group = 1, "
-        "dilations = 1",
-        "graph.conv2d (W an initializer: [F, C, KH, KW] as [KH, KW, C, F]; B: the bias); pads "
-        "that are not TensorFlow's \"same\" split: graph.zero_pad2d before it"},
+        "kernel_shape, strides, pads, auto_pad NOTSET, VALID or SAME_UPPER, group, dilations",
+        "graph.conv2d (W an initializer: [F, C / group, KH, KW] as [KH, KW, C / group, F]; B: "
+        "the bias; group = C: depthwise); pads that are not TensorFlow's \"same\" split: "
+        "graph.zero_pad2d before it"},
        {"kernel_shape", "strides", "pads", "auto_pad", "group", "dilations"},
        convOp},
       {{"Constant", 9, "value, value_float(s), value_int(s)", "a constant (folded)"},

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Runs an ONNX model in onnxruntime on the Fashion-MNIST test set and compares its predictions
-with dp's own evaluation of the same weights.
+"""Runs an ONNX model in onnxruntime on a test set (Fashion-MNIST's IDX files, or CIFAR-10's
+binary test_batch.bin) and compares its predictions with dp's own evaluation of the same weights.
 
     python3 models/onnx/check_export.py model.onnx [--predictions dp.csv [--tolerance T]]
                                         [--metrics run.json] [--data DIR]
@@ -17,6 +17,7 @@ bench/.venv, with onnx).
 import argparse
 import gzip
 import json
+import os
 import struct
 import sys
 
@@ -46,6 +47,17 @@ def read_idx(path):
     return np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * dims).reshape(shape)
 
 
+def read_test_set(data):
+    """The test images (uint8, channel-planar per sample) and labels of a data folder: CIFAR-10's
+    test_batch.bin where there is one, else Fashion-MNIST's IDX files."""
+    cifar = os.path.join(data, "test_batch.bin")
+    if os.path.exists(cifar):
+        raw = np.fromfile(cifar, dtype=np.uint8).reshape(-1, 1 + 3 * 32 * 32)
+        return raw[:, 1:], raw[:, 0]
+    return (read_idx(f"{data}/t10k-images-idx3-ubyte.gz"),
+            read_idx(f"{data}/t10k-labels-idx1-ubyte.gz"))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("model")
@@ -58,8 +70,8 @@ def main():
         onnx.checker.check_model(onnx.load(a.model))
     session = onnxruntime.InferenceSession(a.model, providers=["CPUExecutionProvider"])
     inp = session.get_inputs()[0]
-    images = read_idx(f"{a.data}/t10k-images-idx3-ubyte.gz").astype(np.float32) / np.float32(255)
-    labels = read_idx(f"{a.data}/t10k-labels-idx1-ubyte.gz")
+    images, labels = read_test_set(a.data)
+    images = images.astype(np.float32) / np.float32(255)
     shape = [d if isinstance(d, int) else -1 for d in inp.shape]
     logits = np.concatenate([
         session.run(None, {inp.name: images[i:i + 500].reshape([-1] + shape[1:])})[0]

@@ -20,6 +20,11 @@ dynamic batch axis:
   resnet18.onnx (+ .data)   ResNet-18 for 32x32 images (CIFAR-10) at width 12: basic blocks with
                             batch norms and 1x1 shortcut convs, strides 2 with PyTorch's pads;
                             the default exporter without its optimizer
+  mobilenetv2.onnx (+ .data) a MobileNetV2 for 32x32 images (CIFAR-10) at width 1/2: inverted
+                            residual blocks (1x1 expansion, 3x3 depthwise convolution with
+                            group = channels, 1x1 projection, batch norms, ReLU6 as Clip) with
+                            residual adds, a 1x1 head conv, global average pooling, dropout and
+                            a Linear; the default exporter without its optimizer
 """
 import argparse
 import os
@@ -91,11 +96,69 @@ def resnet18():
     return ResNet18()
 
 
+def conv_bn(cin, cout, kernel, stride=1, groups=1, relu6=True):
+    """A convolution without bias, its batch norm and (unless a projection) ReLU6."""
+    layers = [nn.Conv2d(cin, cout, kernel, stride, kernel // 2, groups=groups, bias=False),
+              nn.BatchNorm2d(cout)]
+    if relu6:
+        layers.append(nn.ReLU6())
+    return layers
+
+
+class InvertedResidual(nn.Module):
+    """MobileNetV2's block: a 1x1 expansion by `expand` (none at 1), a 3x3 depthwise
+    convolution (one group per channel) with the block's stride, a linear 1x1 projection; the
+    input added back where the shape is unchanged."""
+
+    def __init__(self, cin, cout, stride, expand):
+        super().__init__()
+        hidden = cin * expand
+        layers = conv_bn(cin, hidden, 1) if expand != 1 else []
+        layers += conv_bn(hidden, hidden, 3, stride, groups=hidden)
+        layers += conv_bn(hidden, cout, 1, relu6=False)
+        self.body = nn.Sequential(*layers)
+        self.residual = stride == 1 and cin == cout
+
+    def forward(self, x):
+        y = self.body(x)
+        return x + y if self.residual else y
+
+
+class MobileNetV2(nn.Module):
+    """MobileNetV2 for 32x32 images: a stride-1 stem (CIFAR's variant: the image is small),
+    the paper's (expansion, channels, blocks, stride) stages at half width with the first
+    strides kept at 1, a 1x1 head conv, global average pooling, dropout, a Linear."""
+
+    STAGES = ((1, 8, 1, 1), (6, 12, 2, 1), (6, 16, 3, 2), (6, 32, 4, 2), (6, 48, 3, 1),
+              (6, 64, 2, 2), (6, 128, 1, 1))
+
+    def __init__(self, classes=10):
+        super().__init__()
+        layers, cin = conv_bn(3, 16, 3), 16
+        for expand, cout, blocks, stride in self.STAGES:
+            for i in range(blocks):
+                layers.append(InvertedResidual(cin, cout, stride if i == 0 else 1, expand))
+                cin = cout
+        layers += conv_bn(cin, 512, 1)
+        self.features = nn.Sequential(*layers)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.classifier = nn.Sequential(nn.Dropout(0.2), nn.Linear(512, classes))
+
+    def forward(self, x):
+        return self.classifier(torch.flatten(self.pool(self.features(x)), 1))
+
+
+def mobilenetv2():
+    torch.manual_seed(0)
+    return MobileNetV2()
+
+
 # name: (module factory, example input shape, exporter)
 MODELS = {
     "cnn": (cnn, (2, 1, 28, 28), "dynamo-unoptimized"),
     "cnn_ts": (cnn, (2, 1, 28, 28), "torchscript"),
     "resnet18": (resnet18, (2, 3, 32, 32), "dynamo-unoptimized"),
+    "mobilenetv2": (mobilenetv2, (2, 3, 32, 32), "dynamo-unoptimized"),
     "mlp": (mlp, (2, 1, 28, 28), "torchscript"),
     "mlp_dynamo": (mlp, (2, 1, 28, 28), "dynamo"),
 }

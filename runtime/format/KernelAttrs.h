@@ -24,9 +24,13 @@ struct AttrSpec {
   const char *name;
   AttrType type;
   bool required;
+  /// The value of an optional integer when the plan leaves it out (the compiler writes it only
+  /// when it differs, so plans without the attribute keep their bytes).
+  int64_t absent = 0;
 };
 
 #define DP_INT(name) int64_t name = 0;
+#define DP_OPT_INT(name, absent) int64_t name = absent;
 #define DP_FLOAT(name) double name = 0;
 #define DP_FLAG(name) bool name = false;
 #define DP_OPT_FLAG(name) bool name = false;
@@ -44,6 +48,7 @@ struct AttrSpec {
 #define DP_KERNEL(Enum, Name, MinIn, MaxIn, NumOut, Attrs)
 #include "runtime/format/Kernels.def"
 #undef DP_INT
+#undef DP_OPT_INT
 #undef DP_FLOAT
 #undef DP_FLAG
 #undef DP_OPT_FLAG
@@ -51,6 +56,7 @@ struct AttrSpec {
 #undef DP_OPT_ACT
 
 #define DP_INT(name) visit(AttrSpec{#name, AttrType::Int, true}, this->name);
+#define DP_OPT_INT(name, absent) visit(AttrSpec{#name, AttrType::Int, false, absent}, this->name);
 #define DP_FLOAT(name) visit(AttrSpec{#name, AttrType::Float, true}, this->name);
 #define DP_FLAG(name) visit(AttrSpec{#name, AttrType::Flag, true}, this->name);
 #define DP_OPT_FLAG(name) visit(AttrSpec{#name, AttrType::Flag, false}, this->name);
@@ -70,6 +76,7 @@ struct AttrSpec {
 #define DP_KERNEL(Enum, Name, MinIn, MaxIn, NumOut, Attrs)
 #include "runtime/format/Kernels.def"
 #undef DP_INT
+#undef DP_OPT_INT
 #undef DP_FLOAT
 #undef DP_FLAG
 #undef DP_OPT_FLAG

@@ -213,15 +213,27 @@ ConvShape convShape(const KernelSite &site, const GeometryAttrs &a, const Tensor
   s.sh = a.stride_h, s.sw = a.stride_w;
   s.pt = a.pad_top, s.pl = a.pad_left;
   s.pb = a.pad_bottom, s.pr = a.pad_right;
+  s.g = a.groups, s.dh = a.dilation_h, s.dw = a.dilation_w;
   if (s.sh < 1 || s.sw < 1 || s.pt < 0 || s.pl < 0 || s.pb < 0 || s.pr < 0)
     site.fail("strides must be positive and paddings non-negative");
-  if (w.dim(2) != s.c)
+  if (s.g < 1 || s.dh < 1 || s.dw < 1)
+    site.fail("groups and dilations must be positive");
+  if (s.c % s.g != 0 || s.f % s.g != 0)
+    site.fail(std::to_string(s.g) + " groups do not divide " + std::to_string(s.c) +
+              " channels and " + std::to_string(s.f) + " filters");
+  if (s.c / s.g != w.dim(2))
     site.fail(std::string(wRole) + " expects " + std::to_string(w.dim(2)) +
-              " input channels, the image has " + std::to_string(s.c));
-  if (s.h + s.pt + s.pb < s.kh || s.w + s.pl + s.pr < s.kw)
+              " input channels per group, the image has " + std::to_string(s.c) + " in " +
+              std::to_string(s.g) + " group(s)");
+  // The window's extent: its taps dh (dw) apart (checked before it is computed: a hostile
+  // dilation must not overflow).
+  const int64_t ph = s.h + s.pt + s.pb, pw = s.w + s.pl + s.pr;
+  if (s.kh < 1 || s.kw < 1 || ph < 1 || pw < 1 || (s.kh - 1) > (ph - 1) / s.dh ||
+      (s.kw - 1) > (pw - 1) / s.dw)
     site.fail("the kernel does not fit the padded image");
-  s.oh = (s.h + s.pt + s.pb - s.kh) / s.sh + 1;
-  s.ow = (s.w + s.pl + s.pr - s.kw) / s.sw + 1;
+  const int64_t eh = (s.kh - 1) * s.dh + 1, ew = (s.kw - 1) * s.dw + 1;
+  s.oh = (ph - eh) / s.sh + 1;
+  s.ow = (pw - ew) / s.sw + 1;
   site.expectShape(y, {s.n, s.oh, s.ow, s.f}, yRole);
   return s;
 }

@@ -100,17 +100,19 @@ PoolShape checkMaxPool2dGrad(const KernelSite &site, const PoolAttrs &attrs);
 PoolShape checkAvgPool2d(const KernelSite &site, const PoolAttrs &attrs);
 PoolShape checkAvgPool2dGrad(const KernelSite &site, const PoolAttrs &attrs);
 
-/// conv2d and its gradients: x[N,H,W,C] * w[KH,KW,C,F] -> y[N,OH,OW,F] (NHWC images, HWIO
-/// kernels), strides (sh, sw) and zero padding top, left, bottom, right.
+/// conv2d and its gradients: x[N,H,W,C] * w[KH,KW,C/G,F] -> y[N,OH,OW,F] (NHWC images, HWIO
+/// kernels), strides (sh, sw), zero padding top, left, bottom, right, G groups (filter group
+/// g reads channel group g) and dilations (dh, dw) between a window's taps.
 struct ConvShape {
   int64_t n, h, w, c, kh, kw, f, oh, ow;
   int64_t sh, sw, pt, pl, pb, pr;
+  int64_t g = 1, dh = 1, dw = 1;
   /// conv2d only: whether it adds a bias b[F].
   bool bias;
   /// The type of the two tensors the kernel reads (f32 or bf16).
   DType compute;
   /// Multiply-adds of one pass.
-  double macs() const { return double(n) * oh * ow * f * kh * kw * c; }
+  double macs() const { return double(n) * oh * ow * f * kh * kw * (c / g); }
 };
 ConvShape checkConv2d(const KernelSite &site, const Conv2dAttrs &attrs);
 ConvShape checkConv2dGradInput(const KernelSite &site, const ConvAttrs &attrs);

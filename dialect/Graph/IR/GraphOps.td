@@ -147,10 +147,14 @@ def Graph_FlattenOp : Graph_Op<"flatten", [Graph_Lowering, Graph_BatchSharding, 
 def Graph_Conv2DOp : Graph_Op<"conv2d", [Graph_MixedPrecision, Graph_Lowering, Graph_BatchSharding, Pure, Graph_Gradient]> {
   let summary = "2-D convolution layer on NHWC images: act(conv(x, kernel) + bias)";
   let description = [{
-    `input` is [N, H, W, C], `kernel` [KH, KW, C, F] (Keras's HWIO layout), the optional `bias`
-    [F]; the result is [N, OH, OW, F] with the activation applied (default none). `padding` is
-    "valid" (no padding: OH = (H - KH) / SH + 1, floored) or "same" (OH = ceil(H / SH), the
-    padding split as TensorFlow does, the extra row or column at the bottom/right).
+    `input` is [N, H, W, C], `kernel` [KH, KW, C / groups, F] (Keras's HWIO layout), the
+    optional `bias` [F]; the result is [N, OH, OW, F] with the activation applied (default
+    none). `padding` is "valid" (no padding: OH = (H - EH) / SH + 1, floored) or "same"
+    (OH = ceil(H / SH), the padding split as TensorFlow does, the extra row or column at the
+    bottom/right), where the window's extent EH = (KH - 1) * dilations[0] + 1. With `groups`
+    G (default 1) the channels and filters are split into G groups, filter group g convolving
+    channel group g only: G = C is a depthwise convolution. `dilations` (default [1, 1]) are
+    the distances between a window's taps.
 
     ```mlir
     %h = graph.conv2d %x, %w, %b {strides = [1, 1], padding = "valid",
@@ -162,7 +166,9 @@ def Graph_Conv2DOp : Graph_Op<"conv2d", [Graph_MixedPrecision, Graph_Lowering, G
                        Optional<Graph_F32Tensor>:$bias,
                        DefaultValuedAttr<I64ArrayAttr, "{1, 1}">:$strides,
                        DefaultValuedStrAttr<StrAttr, "valid">:$padding,
-                       DefaultValuedAttr<Graph_ActivationAttr, "Activation::none">:$activation);
+                       DefaultValuedAttr<Graph_ActivationAttr, "Activation::none">:$activation,
+                       DefaultValuedAttr<I64Attr, "1">:$groups,
+                       DefaultValuedAttr<I64ArrayAttr, "{1, 1}">:$dilations);
   let results = (outs Graph_F32Tensor:$result);
   let assemblyFormat = "$input `,` $kernel (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -516,8 +522,9 @@ def Graph_Conv2DGradInputOp : Graph_Op<"conv2d_grad_input", [Graph_MixedPrecisio
   let summary = "gradient of a 2-D convolution with respect to its input";
   let description = [{
     `grad` is the gradient [N, OH, OW, F] of the convolution's pre-activation output,
-    `kernel` its [KH, KW, C, F] kernel; the result is the input's shape [N, H, W, C], which
-    together with `strides` and `padding` identifies the forward convolution.
+    `kernel` its [KH, KW, C / groups, F] kernel; the result is the input's shape [N, H, W, C],
+    which together with `strides`, `padding`, `groups` and `dilations` identifies the forward
+    convolution.
 
     ```mlir
     %dx = graph.conv2d_grad_input %dz, %w {strides = [1, 1], padding = "valid"}
@@ -526,7 +533,9 @@ def Graph_Conv2DGradInputOp : Graph_Op<"conv2d_grad_input", [Graph_MixedPrecisio
   }];
   let arguments = (ins Graph_FactorTensor:$grad, Graph_FactorTensor:$kernel,
                        DefaultValuedAttr<I64ArrayAttr, "{1, 1}">:$strides,
-                       DefaultValuedStrAttr<StrAttr, "valid">:$padding);
+                       DefaultValuedStrAttr<StrAttr, "valid">:$padding,
+                       DefaultValuedAttr<I64Attr, "1">:$groups,
+                       DefaultValuedAttr<I64ArrayAttr, "{1, 1}">:$dilations);
   let results = (outs Graph_F32Tensor:$result);
   let assemblyFormat = "$grad `,` $kernel attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -536,8 +545,8 @@ def Graph_Conv2DGradFilterOp : Graph_Op<"conv2d_grad_filter", [Graph_MixedPrecis
   let summary = "gradient of a 2-D convolution with respect to its kernel";
   let description = [{
     `input` is the convolution's input [N, H, W, C], `grad` the gradient [N, OH, OW, F] of its
-    pre-activation output; the result is the kernel's shape [KH, KW, C, F] (a sum over the
-    batch).
+    pre-activation output; the result is the kernel's shape [KH, KW, C / groups, F] (a sum
+    over the batch).
 
     ```mlir
     %dw = graph.conv2d_grad_filter %x, %dz {strides = [1, 1], padding = "valid"}
@@ -546,7 +555,9 @@ def Graph_Conv2DGradFilterOp : Graph_Op<"conv2d_grad_filter", [Graph_MixedPrecis
   }];
   let arguments = (ins Graph_FactorTensor:$input, Graph_FactorTensor:$grad,
                        DefaultValuedAttr<I64ArrayAttr, "{1, 1}">:$strides,
-                       DefaultValuedStrAttr<StrAttr, "valid">:$padding);
+                       DefaultValuedStrAttr<StrAttr, "valid">:$padding,
+                       DefaultValuedAttr<I64Attr, "1">:$groups,
+                       DefaultValuedAttr<I64ArrayAttr, "{1, 1}">:$dilations);
   let results = (outs Graph_F32Tensor:$result);
   let assemblyFormat = "$input `,` $grad attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;

@@ -31,11 +31,23 @@ struct ConvShape : contract::ConvShape {
   /// where it writes them (a bf16 convolution accumulates in f32).
   memory::desc src(DType t) const { return image(h, w, c, t); }
   memory::desc dst(DType t) const { return image(oh, ow, f, t); }
-  /// oneDNN's weights are (O, I, KH, KW); HWIO storage puts O innermost.
+  /// oneDNN's weights are (O, I, KH, KW), or (G, O/G, I/G, KH, KW) in groups; HWIO storage
+  /// puts O innermost (filter o of group g at g * O/G + o).
   memory::desc weights(DType t) const {
-    return plainDesc({f, c, kh, kw}, {1, f, kw * c * f, c * f}, t);
+    const int64_t cg = c / g;
+    if (g == 1)
+      return plainDesc({f, c, kh, kw}, {1, f, kw * c * f, c * f}, t);
+    return plainDesc({g, f / g, cg, kh, kw}, {f / g, 1, f, kw * cg * f, cg * f}, t);
+  }
+  /// The weights' dimensions in the layout oneDNN picks (format any).
+  memory::dims weightDims() const {
+    if (g == 1)
+      return {f, c, kh, kw};
+    return {g, f / g, c / g, kh, kw};
   }
   memory::dims strides() const { return {sh, sw}; }
+  /// oneDNN counts the rows skipped between taps: 0 for a dense window.
+  memory::dims dilates() const { return {dh - 1, dw - 1}; }
   memory::dims padL() const { return {pt, pl}; }
   memory::dims padR() const { return {pb, pr}; }
 };
@@ -45,7 +57,7 @@ struct ConvShape : contract::ConvShape {
 /// copy lives in a buffer owned by the kernel and is reordered on every call: the optimizer
 /// changes the weights each step.
 memory::desc anyWeights(const ConvShape &s, DType t) {
-  return memory::desc({s.f, s.c, s.kh, s.kw}, dnnlType(t), memory::format_tag::any);
+  return memory::desc(s.weightDims(), dnnlType(t), memory::format_tag::any);
 }
 
 /// Output rows (batch x height x width) up to which a f32 forward convolution reads the
@@ -61,15 +73,15 @@ dnnl::convolution_forward::primitive_desc forwardDesc(const ConvShape &s, bool b
   // weights into a blocked copy every step costs as much as the convolution itself, so it
   // runs on the plain HWIO weights (oneDNN's gemm). ResNet50V2 at 32x32, batch 16: the stages
   // at 2x2 and 1x1 went from 42 to 29 ms of forward per step.
-  const memory::desc wd =
-      t == DType::F32 && s.n * s.oh * s.ow <= kPlainWeightRows ? s.weights(t) : anyWeights(s, t);
-  auto d =
-      bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
-                                             algorithm::convolution_direct, s.src(t), wd, bd,
-                                             s.dst(DType::F32), s.strides(), s.padL(), s.padR())
-           : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
-                                             algorithm::convolution_direct, s.src(t), wd,
-                                             s.dst(DType::F32), s.strides(), s.padL(), s.padR());
+  const memory::desc wd = t == DType::F32 && s.g == 1 && s.n * s.oh * s.ow <= kPlainWeightRows
+                              ? s.weights(t)
+                              : anyWeights(s, t);
+  auto d = bias ? dnnl::convolution_forward::desc(
+                      dnnl::prop_kind::forward_training, algorithm::convolution_direct, s.src(t),
+                      wd, bd, s.dst(DType::F32), s.strides(), s.dilates(), s.padL(), s.padR())
+                : dnnl::convolution_forward::desc(
+                      dnnl::prop_kind::forward_training, algorithm::convolution_direct, s.src(t),
+                      wd, s.dst(DType::F32), s.strides(), s.dilates(), s.padL(), s.padR());
   return dnnl::convolution_forward::primitive_desc(d, attr, cpuEngine());
 }
 
@@ -147,16 +159,18 @@ std::unique_ptr<Kernel> makeConv2dGradInput(const KernelSite &site, const ConvAt
   // second convolution, 7.6 against 2.8 ms). f32 keeps plain HWIO, where gemm won when
   // measured on an AMX Xeon (on an AVX-512 EPYC the jit is about 10% faster per step).
   const DType t = s.compute;
-  const bool blocked = t == DType::BF16;
+  // Grouped (depthwise) convolutions take oneDNN's choice too: its depthwise jit wants its own
+  // layout.
+  const bool blocked = t == DType::BF16 || s.g > 1;
   const memory::desc wd = blocked ? anyWeights(s, t) : s.weights(t);
   dnnl::convolution_forward::primitive_desc hint(
-      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
-                                      algorithm::convolution_direct, s.src(t), wd,
-                                      s.dst(DType::F32), s.strides(), s.padL(), s.padR()),
+      dnnl::convolution_forward::desc(
+          dnnl::prop_kind::forward_training, algorithm::convolution_direct, s.src(t), wd,
+          s.dst(DType::F32), s.strides(), s.dilates(), s.padL(), s.padR()),
       cpuEngine());
   dnnl::convolution_backward_data::primitive_desc pd(
       dnnl::convolution_backward_data::desc(algorithm::convolution_direct, s.src(DType::F32), wd,
-                                            s.dst(t), s.strides(), s.padL(), s.padR()),
+                                            s.dst(t), s.strides(), s.dilates(), s.padL(), s.padR()),
       userScratchpad(), cpuEngine(), hint);
   const memory userW(s.weights(t), cpuEngine(), w.data);
   std::vector<DnnlCall> before;
@@ -185,7 +199,7 @@ std::unique_ptr<Kernel> makeConv2dGradFilter(const KernelSite &site, const ConvA
   dnnl::convolution_backward_weights::primitive_desc pd(
       dnnl::convolution_backward_weights::desc(algorithm::convolution_direct, s.src(t),
                                                anyWeights(s, DType::F32), s.dst(t), s.strides(),
-                                               s.padL(), s.padR()),
+                                               s.dilates(), s.padL(), s.padR()),
       userScratchpad(), cpuEngine(), hint);
   const memory userDw(s.weights(DType::F32), cpuEngine(), dw.data);
   std::vector<DnnlCall> after;

@@ -10,12 +10,13 @@ size_t ConvPlan::paddedBytes() const {
 }
 
 size_t ConvPlan::filterBytes() const {
-  return static_cast<size_t>(f * kh * kw * c) * sizeof(float);
+  return static_cast<size_t>(f * kh * kw * groupChannels()) * sizeof(float);
 }
 
 ConvPlan convPlan(const contract::ConvShape &s) {
   ConvPlan p;
   p.n = s.n, p.c = s.c, p.f = s.f, p.kh = s.kh, p.kw = s.kw;
+  p.groups = s.g, p.dilationH = s.dh, p.dilationW = s.dw;
   p.strideH = s.sh, p.strideW = s.sw;
   p.outH = s.oh, p.outW = s.ow;
   p.explicitPad = s.pt != s.pb || s.pl != s.pr;
@@ -31,12 +32,12 @@ ConvPlan convPlan(const contract::ConvShape &s) {
 
 std::string convProblem(const ConvPlan &p) {
   for (int64_t v : {p.n, p.c, p.inH, p.inW, p.padH, p.padW, p.strideH, p.strideW, p.f, p.kh, p.kw,
-                    p.outH, p.outW})
+                    p.outH, p.outW, p.groups, p.dilationH, p.dilationW})
     if (v > INT_MAX)
       return "a dimension of " + std::to_string(v) + " exceeds cuDNN's 32-bit descriptors";
   // cuDNN's legacy descriptors also take each tensor's element count as an int.
-  for (int64_t count :
-       {p.n * p.inH * p.inW * p.c, p.n * p.outH * p.outW * p.f, p.f * p.kh * p.kw * p.c})
+  for (int64_t count : {p.n * p.inH * p.inW * p.c, p.n * p.outH * p.outW * p.f,
+                        p.f * p.kh * p.kw * p.groupChannels()})
     if (count > INT_MAX)
       return "a tensor of " + std::to_string(count) +
              " elements exceeds cuDNN's 32-bit descriptors (split the batch over more devices)";

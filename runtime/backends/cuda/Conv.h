@@ -24,9 +24,12 @@ struct ConvPlan {
   Pad pad{};
   /// The image cuDNN sees, [n, inH, inW, c] NHWC, its symmetric padding and strides.
   int64_t n = 0, c = 0, inH = 0, inW = 0, padH = 0, padW = 0, strideH = 1, strideW = 1;
-  /// The filter cuDNN sees: [f, kh, kw, c] (KRSC, cuDNN's NHWC filter format); dp's HWIO
-  /// kernel is transposed into it (and a filter gradient back).
-  int64_t f = 0, kh = 0, kw = 0;
+  /// The filter cuDNN sees: [f, kh, kw, c / groups] (KRSC, cuDNN's NHWC filter format); dp's
+  /// HWIO kernel is transposed into it (and a filter gradient back). Filter group g reads
+  /// channel group g (cudnnSetConvolutionGroupCount); taps are dilationH (W) apart.
+  int64_t f = 0, kh = 0, kw = 0, groups = 1, dilationH = 1, dilationW = 1;
+  /// Channels per group: the filter's C.
+  int64_t groupChannels() const { return c / groups; }
   /// The output, [n, outH, outW, f]: dp's [N, OH, OW, F] exactly.
   int64_t outH = 0, outW = 0;
   /// Bytes of the padded image (0 unless explicitPad) and of the KRSC filter.

@@ -178,7 +178,7 @@ public:
     float *filter = reinterpret_cast<float *>(scratch + filterOffset_);
     float *padded = reinterpret_cast<float *>(scratch + paddedOffset_);
     void *workspace = scratch + workspaceOffset_;
-    const int64_t rsc = plan_.kh * plan_.kw * plan_.c;
+    const int64_t rsc = plan_.kh * plan_.kw * plan_.groupChannels();
     const float one = 1.0f, zero = 0.0f;
     switch (pass_) {
     case Pass::Forward: {
@@ -239,13 +239,17 @@ private:
                               int(p.outH), int(p.outW)),
              "cudnnSetTensor4dDescriptor (output)");
     checkDnn(api_.createFilter(&w_desc_), "cudnnCreateFilterDescriptor");
-    checkDnn(api_.setFilter4d(w_desc_, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, int(p.f), int(p.c),
-                              int(p.kh), int(p.kw)),
+    checkDnn(api_.setFilter4d(w_desc_, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, int(p.f),
+                              int(p.groupChannels()), int(p.kh), int(p.kw)),
              "cudnnSetFilter4dDescriptor");
     checkDnn(api_.createConvolution(&conv_), "cudnnCreateConvolutionDescriptor");
     checkDnn(api_.setConvolution2d(conv_, int(p.padH), int(p.padW), int(p.strideH), int(p.strideW),
-                                   1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+                                   int(p.dilationH), int(p.dilationW), CUDNN_CROSS_CORRELATION,
+                                   CUDNN_DATA_FLOAT),
              "cudnnSetConvolution2dDescriptor");
+    if (p.groups != 1)
+      checkDnn(api_.setConvolutionGroupCount(conv_, int(p.groups)),
+               "cudnnSetConvolutionGroupCount");
     // Default math lets cuDNN use TF32 tensor cores; FMA math keeps full f32.
     checkDnn(api_.setConvolutionMathType(conv_, env_.tf32() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
              "cudnnSetConvolutionMathType");

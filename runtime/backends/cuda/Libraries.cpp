@@ -93,6 +93,7 @@ const CudnnApi &cudnn() {
     lib.resolve(a.createConvolution, "cudnnCreateConvolutionDescriptor");
     lib.resolve(a.setConvolution2d, "cudnnSetConvolution2dDescriptor");
     lib.resolve(a.setConvolutionMathType, "cudnnSetConvolutionMathType");
+    lib.resolve(a.setConvolutionGroupCount, "cudnnSetConvolutionGroupCount");
     lib.resolve(a.destroyConvolution, "cudnnDestroyConvolutionDescriptor");
     lib.resolve(a.forwardOutputDim, "cudnnGetConvolution2dForwardOutputDim");
     lib.resolve(a.forwardAlgorithms, "cudnnGetConvolutionForwardAlgorithm_v7");

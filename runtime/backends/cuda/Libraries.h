@@ -44,6 +44,7 @@ struct CudnnApi {
   decltype(&cudnnCreateConvolutionDescriptor) createConvolution;
   decltype(&cudnnSetConvolution2dDescriptor) setConvolution2d;
   decltype(&cudnnSetConvolutionMathType) setConvolutionMathType;
+  decltype(&cudnnSetConvolutionGroupCount) setConvolutionGroupCount;
   decltype(&cudnnDestroyConvolutionDescriptor) destroyConvolution;
   decltype(&cudnnGetConvolution2dForwardOutputDim) forwardOutputDim;
   decltype(&cudnnGetConvolutionForwardAlgorithm_v7) forwardAlgorithms;

@@ -202,18 +202,21 @@ void adamUpdate(float *param, float *m, float *v, const float *grad, int64_t n, 
 /// Calls tap(y, x, w) with the flat NHWC / NHWC / HWIO indices of every product a convolution
 /// sums: for each output element in order, its window's in-bounds taps in (i, j, c) order.
 template <typename Tap> void forEachConvTap(const ConvGeometry &g, Tap tap) {
+  const int64_t cg = g.c / g.groups, fg = g.f / g.groups; // channels and filters per group
   for (int64_t n = 0; n < g.n; ++n)
     for (int64_t oh = 0; oh < g.oh; ++oh)
       for (int64_t ow = 0; ow < g.ow; ++ow)
         for (int64_t f = 0; f < g.f; ++f) {
           const int64_t yi = ((n * g.oh + oh) * g.ow + ow) * g.f + f;
+          const int64_t c0 = f / fg * cg; // the first channel of the filter's group
           for (int64_t i = 0; i < g.kh; ++i)
             for (int64_t j = 0; j < g.kw; ++j) {
-              const int64_t ih = oh * g.sh - g.pt + i, iw = ow * g.sw - g.pl + j;
+              const int64_t ih = oh * g.sh - g.pt + i * g.dh, iw = ow * g.sw - g.pl + j * g.dw;
               if (ih < 0 || ih >= g.h || iw < 0 || iw >= g.w)
                 continue;
-              for (int64_t c = 0; c < g.c; ++c)
-                tap(yi, ((n * g.h + ih) * g.w + iw) * g.c + c, ((i * g.kw + j) * g.c + c) * g.f + f);
+              for (int64_t c = 0; c < cg; ++c)
+                tap(yi, ((n * g.h + ih) * g.w + iw) * g.c + c0 + c,
+                    ((i * g.kw + j) * cg + c) * g.f + f);
             }
         }
 }
@@ -238,7 +241,7 @@ template <typename T> void conv2dGradInput(const T *dy, const T *w, T *dx, const
 }
 
 template <typename T> void conv2dGradFilter(const T *x, const T *dy, T *dw, const ConvGeometry &g) {
-  std::fill(dw, dw + g.kh * g.kw * g.c * g.f, T(0));
+  std::fill(dw, dw + g.kh * g.kw * (g.c / g.groups) * g.f, T(0));
   forEachConvTap(g, [&](int64_t yi, int64_t xi, int64_t wi) { dw[wi] += x[xi] * dy[yi]; });
 }
 

@@ -38,10 +38,12 @@ void softmaxXentGrad(const T *logits, const int32_t *labels, T dloss, T *dlogits
 float countCorrect(const float *logits, const int32_t *labels, int64_t rows, int64_t classes,
                    int64_t validRows);
 /// Geometry of a 2-D convolution on NHWC images with an HWIO kernel: x[n,h,w,c] *
-/// w[kh,kw,c,f] -> y[n,oh,ow,f], strides (sh, sw), zero padding top/left (pt, pl); oh and ow
-/// are given (they fix the bottom/right padding).
+/// w[kh,kw,c/groups,f] -> y[n,oh,ow,f], strides (sh, sw), zero padding top/left (pt, pl),
+/// `groups` (filter group g reads channel group g) and dilations (dh, dw); oh and ow are given
+/// (they fix the bottom/right padding).
 struct ConvGeometry {
   int64_t n, h, w, c, kh, kw, f, oh, ow, sh, sw, pt, pl;
+  int64_t groups = 1, dh = 1, dw = 1;
 };
 /// y = act(conv(x, w) + b); b may be null.
 template <typename T>

@@ -19,25 +19,29 @@ namespace {
 using namespace testing;
 
 /// cuDNN's forward convolution by its definition: NHWC image x[n, inH, inW, c] padded by
-/// (padH, padW) on both sides, KRSC filter k[f, kh, kw, c], cross-correlation, output
-/// [n, (inH + 2 padH - kh) / strideH + 1, ...] NHWC.
+/// (padH, padW) on both sides, KRSC filter k[f, kh, kw, c / groups] (filter group g on
+/// channel group g), cross-correlation with taps dilation apart, output
+/// [n, (inH + 2 padH - ((kh - 1) dilationH + 1)) / strideH + 1, ...] NHWC.
 std::vector<float> cudnnForward(const ConvPlan &p, const float *x, const float *k) {
-  const int64_t oh = (p.inH + 2 * p.padH - p.kh) / p.strideH + 1;
-  const int64_t ow = (p.inW + 2 * p.padW - p.kw) / p.strideW + 1;
+  const int64_t oh = (p.inH + 2 * p.padH - (p.kh - 1) * p.dilationH - 1) / p.strideH + 1;
+  const int64_t ow = (p.inW + 2 * p.padW - (p.kw - 1) * p.dilationW - 1) / p.strideW + 1;
+  const int64_t cg = p.groupChannels();
   std::vector<float> y(p.n * oh * ow * p.f);
   for (int64_t b = 0; b < p.n; ++b)
     for (int64_t i = 0; i < oh; ++i)
       for (int64_t j = 0; j < ow; ++j)
         for (int64_t o = 0; o < p.f; ++o) {
           double sum = 0;
+          const int64_t c0 = o / (p.f / p.groups) * cg;
           for (int64_t r = 0; r < p.kh; ++r)
             for (int64_t q = 0; q < p.kw; ++q) {
-              const int64_t row = i * p.strideH - p.padH + r, col = j * p.strideW - p.padW + q;
+              const int64_t row = i * p.strideH - p.padH + r * p.dilationH,
+                            col = j * p.strideW - p.padW + q * p.dilationW;
               if (row < 0 || row >= p.inH || col < 0 || col >= p.inW)
                 continue;
-              for (int64_t ch = 0; ch < p.c; ++ch)
-                sum += double(x[((b * p.inH + row) * p.inW + col) * p.c + ch]) *
-                       k[((o * p.kh + r) * p.kw + q) * p.c + ch];
+              for (int64_t ch = 0; ch < cg; ++ch)
+                sum += double(x[((b * p.inH + row) * p.inW + col) * p.c + c0 + ch]) *
+                       k[((o * p.kh + r) * p.kw + q) * cg + ch];
             }
           y[((b * oh + i) * ow + j) * p.f + o] = static_cast<float>(sum);
         }
@@ -52,11 +56,11 @@ TEST_P(Plans, CudnnsConvolutionOfThePlanIsTheReferenceConvolution) {
   EXPECT_EQ(convProblem(p), "");
   EXPECT_EQ(p.explicitPad, s.pt != s.pb || s.pl != s.pr);
   const std::vector<float> x = uniform(s.n * s.h * s.w * s.c, 1);
-  const std::vector<float> w = uniform(s.kh * s.kw * s.c * s.f, 2);
+  const std::vector<float> w = uniform(s.kh * s.kw * (s.c / s.g) * s.f, 2);
   const std::vector<float> b(s.f, 0.0f);
 
   // What the kernel hands cuDNN: the KRSC filter and, if asked for, the padded image.
-  const int64_t rsc = s.kh * s.kw * s.c;
+  const int64_t rsc = s.kh * s.kw * (s.c / s.g);
   std::vector<float> k(s.f * rsc);
   for (int64_t i = 0; i < s.f * rsc; ++i)
     k[i] = hwioToKrscElement(w.data(), s.f, rsc, i);
@@ -69,7 +73,8 @@ TEST_P(Plans, CudnnsConvolutionOfThePlanIsTheReferenceConvolution) {
   const std::vector<float> got = cudnnForward(p, image.data(), k.data());
 
   std::vector<float> want(s.n * s.oh * s.ow * s.f);
-  const ref::ConvGeometry g{s.n, s.h, s.w, s.c, s.kh, s.kw, s.f, s.oh, s.ow, s.sh, s.sw, s.pt, s.pl};
+  const ref::ConvGeometry g{s.n,  s.h,  s.w,  s.c,  s.kh, s.kw, s.f,  s.oh,
+                            s.ow, s.sh, s.sw, s.pt, s.pl, s.g,  s.dh, s.dw};
   ref::conv2d(x.data(), w.data(), b.data(), want.data(), g, Activation::None);
   ASSERT_EQ(got.size(), want.size()) << "cuDNN's output dimensions differ from dp's";
   for (size_t i = 0; i < got.size(); ++i)

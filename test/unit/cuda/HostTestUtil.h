@@ -39,24 +39,30 @@ inline ::testing::AssertionResult near(const std::vector<float> &got,
 /// A convolution's geometry as the kernel contract returns it.
 inline contract::ConvShape convShape(int64_t n, int64_t h, int64_t w, int64_t c, int64_t kh,
                                      int64_t kw, int64_t f, int64_t sh, int64_t sw, int64_t pt,
-                                     int64_t pl, int64_t pb, int64_t pr) {
+                                     int64_t pl, int64_t pb, int64_t pr, int64_t groups = 1,
+                                     int64_t dh = 1, int64_t dw = 1) {
   contract::ConvShape s{};
   s.n = n, s.h = h, s.w = w, s.c = c, s.kh = kh, s.kw = kw, s.f = f;
   s.sh = sh, s.sw = sw, s.pt = pt, s.pl = pl, s.pb = pb, s.pr = pr;
-  s.oh = (h + pt + pb - kh) / sh + 1;
-  s.ow = (w + pl + pr - kw) / sw + 1;
+  s.g = groups, s.dh = dh, s.dw = dw;
+  s.oh = (h + pt + pb - (kh - 1) * dh - 1) / sh + 1;
+  s.ow = (w + pl + pr - (kw - 1) * dw - 1) / sw + 1;
   return s;
 }
 
 /// The seed CNNs' and ResNet's convolution geometries and the awkward ones: valid, same with
-/// odd and even kernels, TF's stride-2 same, 1x1 strided, asymmetric both ways.
+/// odd and even kernels, TF's stride-2 same, 1x1 strided, asymmetric both ways; grouped,
+/// depthwise (a group per channel, two filters each) and dilated.
 inline std::vector<contract::ConvShape> convGeometries() {
   return {convShape(2, 28, 28, 1, 3, 3, 4, 1, 1, 0, 0, 0, 0),
           convShape(1, 8, 8, 3, 3, 3, 5, 1, 1, 1, 1, 1, 1),
           convShape(2, 8, 8, 2, 2, 2, 3, 1, 1, 0, 0, 1, 1),
           convShape(1, 9, 9, 2, 3, 3, 2, 2, 2, 0, 0, 1, 1),
           convShape(1, 7, 5, 3, 1, 1, 4, 2, 1, 0, 0, 0, 0),
-          convShape(1, 6, 6, 2, 3, 2, 2, 1, 2, 2, 0, 1, 3)};
+          convShape(1, 6, 6, 2, 3, 2, 2, 1, 2, 2, 0, 1, 3),
+          convShape(2, 6, 6, 4, 3, 3, 6, 1, 1, 1, 1, 1, 1, 2),
+          convShape(1, 8, 8, 3, 3, 3, 6, 2, 2, 0, 0, 1, 1, 3),
+          convShape(1, 9, 7, 2, 3, 2, 3, 1, 1, 2, 1, 2, 1, 1, 2, 3)};
 }
 
 } // namespace dp::rt::cuda::testing

@@ -79,13 +79,14 @@ TEST(Libraries, CudnnComputesThePlansOutputDimensions) {
     EXPECT_EQ(api->setTensor4d(x, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, int(p.n), int(p.c),
                                int(p.inH), int(p.inW)),
               CUDNN_STATUS_SUCCESS);
-    EXPECT_EQ(api->setFilter4d(w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, int(p.f), int(p.c),
-                               int(p.kh), int(p.kw)),
+    EXPECT_EQ(api->setFilter4d(w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, int(p.f),
+                               int(p.groupChannels()), int(p.kh), int(p.kw)),
               CUDNN_STATUS_SUCCESS);
-    EXPECT_EQ(api->setConvolution2d(conv, int(p.padH), int(p.padW), int(p.strideH),
-                                    int(p.strideW), 1, 1, CUDNN_CROSS_CORRELATION,
+    EXPECT_EQ(api->setConvolution2d(conv, int(p.padH), int(p.padW), int(p.strideH), int(p.strideW),
+                                    int(p.dilationH), int(p.dilationW), CUDNN_CROSS_CORRELATION,
                                     CUDNN_DATA_FLOAT),
               CUDNN_STATUS_SUCCESS);
+    EXPECT_EQ(api->setConvolutionGroupCount(conv, int(p.groups)), CUDNN_STATUS_SUCCESS);
     EXPECT_EQ(api->setConvolutionMathType(conv, CUDNN_FMA_MATH), CUDNN_STATUS_SUCCESS);
     int n = 0, f = 0, oh = 0, ow = 0;
     ASSERT_EQ(api->forwardOutputDim(conv, x, w, &n, &f, &oh, &ow), CUDNN_STATUS_SUCCESS);

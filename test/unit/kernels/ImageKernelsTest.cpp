@@ -15,14 +15,19 @@ namespace {
 
 using namespace dp::rt::testing;
 
-/// One convolution: image n x h x w x c, kernel kh x kw x c x f, stride s, "same" or "valid".
+/// One convolution: image n x h x w x c, kernel kh x kw x (c / groups) x f, stride s, "same"
+/// or "valid", `groups` groups, taps d apart.
 struct ConvCase {
   int64_t n, h, w, c, kh, kw, f, s;
   bool same;
+  int64_t groups = 1, d = 1;
+
+  int64_t weights() const { return kh * kw * (c / groups) * f; }
 
   /// The geometry as the compiler computes it (TensorFlow's "same": extra padding after).
   ref::ConvGeometry geometry(int64_t &pb, int64_t &pr) const {
-    auto axis = [&](int64_t in, int64_t k, int64_t &out, int64_t &before, int64_t &after) {
+    auto axis = [&](int64_t in, int64_t taps, int64_t &out, int64_t &before, int64_t &after) {
+      const int64_t k = (taps - 1) * d + 1; // the dilated window's extent
       if (!same) {
         out = (in - k) / s + 1, before = after = 0;
         return;
@@ -31,7 +36,7 @@ struct ConvCase {
       const int64_t total = std::max<int64_t>((out - 1) * s + k - in, 0);
       before = total / 2, after = total - before;
     };
-    ref::ConvGeometry g{n, h, w, c, kh, kw, f, 0, 0, s, s, 0, 0};
+    ref::ConvGeometry g{n, h, w, c, kh, kw, f, 0, 0, s, s, 0, 0, groups, d, d};
     axis(h, kh, g.oh, g.pt, pb);
     axis(w, kw, g.ow, g.pl, pr);
     return g;
@@ -40,12 +45,25 @@ struct ConvCase {
 void PrintTo(const ConvCase &c, std::ostream *os) {
   *os << c.n << "x" << c.h << "x" << c.w << "x" << c.c << "_k" << c.kh << "x" << c.kw << "x"
       << c.f << "_s" << c.s << (c.same ? "_same" : "_valid");
+  if (c.groups != 1)
+    *os << "_g" << c.groups;
+  if (c.d != 1)
+    *os << "_d" << c.d;
 }
 
 const ConvCase kConvCases[] = {
-    {2, 6, 6, 1, 3, 3, 4, 1, false}, {3, 7, 5, 3, 3, 3, 5, 1, true},
-    {2, 9, 8, 2, 3, 2, 3, 2, false}, {2, 8, 7, 4, 3, 3, 2, 2, true},
+    {2, 6, 6, 1, 3, 3, 4, 1, false},
+    {3, 7, 5, 3, 3, 3, 5, 1, true},
+    {2, 9, 8, 2, 3, 2, 3, 2, false},
+    {2, 8, 7, 4, 3, 3, 2, 2, true},
     {4, 13, 13, 32, 3, 3, 64, 1, false}, // the shape of mnist_small_cnn's second layer
+    // Grouped, depthwise (MobileNetV2's: one channel per group, stride 2 on an even image) and
+    // dilated.
+    {2, 6, 6, 4, 3, 3, 6, 1, true, 2},
+    {2, 8, 8, 8, 3, 3, 8, 2, true, 8},
+    {3, 9, 7, 3, 3, 2, 4, 1, false, 1, 2},
+    {2, 9, 9, 6, 3, 3, 12, 1, true, 3, 2},
+    {4, 16, 16, 48, 3, 3, 48, 1, true, 48}, // a MobileNetV2 depthwise layer at 16x16
 };
 
 /// Adds a conv-family kernel with the geometry attributes of `c`.
@@ -53,13 +71,19 @@ KernelSpec &convKernel(PlanBuilder &b, KernelKind kind, const ConvCase &c,
                        std::vector<uint32_t> ins, std::vector<uint32_t> outs) {
   int64_t pb, pr;
   const ref::ConvGeometry g = c.geometry(pb, pr);
-  return b.kernel(StepKind::Train, kind, std::move(ins), std::move(outs))
-      .attrI("stride_h", c.s)
-      .attrI("stride_w", c.s)
-      .attrI("pad_top", g.pt)
-      .attrI("pad_left", g.pl)
-      .attrI("pad_bottom", pb)
-      .attrI("pad_right", pr);
+  KernelSpec &k = b.kernel(StepKind::Train, kind, std::move(ins), std::move(outs))
+                      .attrI("stride_h", c.s)
+                      .attrI("stride_w", c.s)
+                      .attrI("pad_top", g.pt)
+                      .attrI("pad_left", g.pl)
+                      .attrI("pad_bottom", pb)
+                      .attrI("pad_right", pr);
+  // Left out at 1, as the compiler does.
+  if (c.groups != 1)
+    k.attrI("groups", c.groups);
+  if (c.d != 1)
+    k.attrI("dilation_h", c.d).attrI("dilation_w", c.d);
+  return k;
 }
 
 class Conv2dTest : public ::testing::TestWithParam<std::tuple<ConvCase, Activation, bool>> {};
@@ -69,7 +93,7 @@ TEST_P(Conv2dTest, ForwardMatchesReference) {
   int64_t pb, pr;
   const ref::ConvGeometry g = c.geometry(pb, pr);
   PlanBuilder b(c.n);
-  uint32_t x = b.buffer({c.n, c.h, c.w, c.c}), w = b.buffer({c.kh, c.kw, c.c, c.f}),
+  uint32_t x = b.buffer({c.n, c.h, c.w, c.c}), w = b.buffer({c.kh, c.kw, c.c / c.groups, c.f}),
            bias = b.buffer({c.f}), y = b.buffer({c.n, g.oh, g.ow, c.f});
   std::vector<uint32_t> ins = {x, w};
   if (withBias)
@@ -78,7 +102,7 @@ TEST_P(Conv2dTest, ForwardMatchesReference) {
   auto program = b.load();
 
   RandomData rd(static_cast<uint32_t>(c.h * 100 + c.c * 10 + c.f));
-  auto xs = rd.uniform(c.n * c.h * c.w * c.c), ws = rd.uniform(c.kh * c.kw * c.c * c.f, -0.5f, 0.5f),
+  auto xs = rd.uniform(c.n * c.h * c.w * c.c), ws = rd.uniform(c.weights(), -0.5f, 0.5f),
        bs = rd.uniform(c.f);
   put(*program, x, xs);
   put(*program, w, ws);
@@ -100,9 +124,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Conv2dTest,
 struct ConvBackward {
   ConvBackward(const ConvCase &c, const ref::ConvGeometry &g) {
     PlanBuilder b(c.n);
-    x = b.buffer({c.n, c.h, c.w, c.c}), w = b.buffer({c.kh, c.kw, c.c, c.f}),
+    x = b.buffer({c.n, c.h, c.w, c.c}), w = b.buffer({c.kh, c.kw, c.c / c.groups, c.f}),
     dy = b.buffer({c.n, g.oh, g.ow, c.f}), dx = b.buffer({c.n, c.h, c.w, c.c}),
-    dw = b.buffer({c.kh, c.kw, c.c, c.f});
+    dw = b.buffer({c.kh, c.kw, c.c / c.groups, c.f});
     convKernel(b, KernelKind::Conv2dGradInput, c, {dy, w}, {dx});
     convKernel(b, KernelKind::Conv2dGradFilter, c, {x, dy}, {dw});
     program = b.load();
@@ -121,7 +145,7 @@ TEST_P(Conv2dGradTest, BackwardKernelsMatchReference) {
   auto &[program, x, w, dy, dx, dw] = p;
 
   RandomData rd(static_cast<uint32_t>(7 + c.h * 3 + c.f));
-  auto xs = rd.uniform(c.n * c.h * c.w * c.c), ws = rd.uniform(c.kh * c.kw * c.c * c.f),
+  auto xs = rd.uniform(c.n * c.h * c.w * c.c), ws = rd.uniform(c.weights()),
        dys = rd.uniform(c.n * g.oh * g.ow * c.f);
   put(*program, x, xs);
   put(*program, w, ws);
@@ -150,7 +174,7 @@ TEST_P(Conv2dGradFdTest, MatchesFiniteDifferences) {
   auto &[program, x, w, dy, dx, dw] = p;
 
   RandomData rd(31);
-  auto xs = rd.uniform(c.n * c.h * c.w * c.c), ws = rd.uniform(c.kh * c.kw * c.c * c.f),
+  auto xs = rd.uniform(c.n * c.h * c.w * c.c), ws = rd.uniform(c.weights()),
        rs = rd.uniform(c.n * g.oh * g.ow * c.f);
   put(*program, x, xs);
   put(*program, w, ws);
@@ -177,7 +201,9 @@ TEST_P(Conv2dGradFdTest, MatchesFiniteDifferences) {
 INSTANTIATE_TEST_SUITE_P(Small, Conv2dGradFdTest,
                          ::testing::Values(ConvCase{2, 5, 5, 2, 3, 3, 3, 1, false},
                                            ConvCase{2, 6, 5, 2, 3, 3, 2, 2, true},
-                                           ConvCase{1, 7, 7, 1, 2, 3, 2, 2, false}));
+                                           ConvCase{1, 7, 7, 1, 2, 3, 2, 2, false},
+                                           ConvCase{2, 6, 6, 4, 3, 3, 4, 2, true, 4},
+                                           ConvCase{1, 7, 6, 4, 3, 2, 6, 1, true, 2, 2}));
 
 // ---- max pooling ---------------------------------------------------------------------------
 

@@ -541,12 +541,64 @@ TEST_F(ImportTest, ConvBecomesConv2DWithItsPadding) {
   module = import(convModel({0, 0, 0, 0}, {1, 1}, 3));
   ASSERT_TRUE(module) << errors;
   EXPECT_EQ(ops<graph::Conv2DOp>(*module)[0].getPadding(), "valid");
-  // Grouped convolution is refused.
+  // In 2 groups, a weight of [4, 2, 3, 3] reads 4 channels per filter: refused.
   ModelBuilder grouped = convModel({0, 0, 0, 0}, {1, 1}, 3);
   ModelBuilder::setInt(*grouped.g->mutable_node(0), "group", 2);
   EXPECT_FALSE(import(grouped));
-  EXPECT_NE(errors.find("node 'conv' (Conv, opset 17): group = 2 (grouped or depthwise "
-                        "convolution) is not supported yet"),
+  EXPECT_NE(errors.find("node 'conv' (Conv, opset 17): its weight [4,2,3,3] must be a constant "
+                        "[F, 1, KH, KW] (an initializer) with F a multiple of group = 2"),
+            std::string::npos)
+      << errors;
+  // A group that does not divide the channels.
+  ModelBuilder three = convModel({0, 0, 0, 0}, {1, 1}, 3);
+  ModelBuilder::setInt(*three.g->mutable_node(0), "group", 3);
+  EXPECT_FALSE(import(three));
+  EXPECT_NE(errors.find("its group = 3 does not divide its input's 2 channels"), std::string::npos)
+      << errors;
+}
+
+TEST_F(ImportTest, GroupedAndDilatedConvolution) {
+  // x [batch, 2, 5, 5] -> Conv(W [4, 1, 3, 3], group 2, dilations 2, pads 2): each pair of
+  // filters reads one channel; the dilated window spans 5x5, so pads of 2 are TensorFlow's
+  // "same" and the output stays 5x5.
+  auto model = [](std::vector<int64_t> dilations) {
+    ModelBuilder m;
+    m.input("x", {-1, 2, 5, 5});
+    std::vector<float> w(4 * 1 * 3 * 3);
+    for (size_t k = 0; k < w.size(); ++k)
+      w[k] = float(k);
+    m.floats("W", {4, 1, 3, 3}, w);
+    auto &conv = m.node("Conv", {"x", "W"}, {"c"}, "conv");
+    ModelBuilder::setInts(conv, "pads", {2, 2, 2, 2});
+    ModelBuilder::setInts(conv, "dilations", dilations);
+    ModelBuilder::setInt(conv, "group", 2);
+    m.node("Flatten", {"c"}, {"f"});
+    m.floats("D", {4 * 25, 10}, std::vector<float>(1000, 0.5f));
+    m.node("MatMul", {"f", "D"}, {"y"});
+    m.output("y");
+    return m;
+  };
+  auto module = import(model({2, 2}));
+  ASSERT_TRUE(module) << errors;
+  auto convs = ops<graph::Conv2DOp>(*module);
+  ASSERT_EQ(convs.size(), 1u);
+  EXPECT_EQ(convs[0].getGroups(), 2);
+  for (mlir::Attribute d : convs[0].getDilations())
+    EXPECT_EQ(mlir::cast<mlir::IntegerAttr>(d).getInt(), 2);
+  EXPECT_EQ(convs[0].getPadding(), "same");
+  EXPECT_EQ(mlir::cast<mlir::RankedTensorType>(convs[0].getType()).getShape(),
+            llvm::ArrayRef<int64_t>({4, 5, 5, 4}));
+  // The [F, C / G, KH, KW] weight as [KH, KW, C / G, F]: element (kh 1, kw 2, c 0, f 3) is
+  // ONNX's ((3 * 1 + 0) * 3 + 1) * 3 + 2 = 32.
+  auto params = ops<graph::ParamOp>(*module);
+  EXPECT_EQ(mlir::cast<mlir::RankedTensorType>(params[0].getType()).getShape(),
+            llvm::ArrayRef<int64_t>({3, 3, 1, 4}));
+  std::vector<float> hwio = values(params[0]);
+  ASSERT_EQ(hwio.size(), 36u);
+  EXPECT_EQ(hwio[((1 * 3 + 2) * 1 + 0) * 4 + 3], 32.f);
+  // A dilation no image here could hold.
+  EXPECT_FALSE(import(model({6, 1})));
+  EXPECT_NE(errors.find("its dilations [6,1] spread its 3x3 window beyond the 5x5 image"),
             std::string::npos)
       << errors;
 }
