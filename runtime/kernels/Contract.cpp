@@ -222,9 +222,9 @@ ConvShape convShape(const KernelSite &site, const GeometryAttrs &a, const Tensor
     site.fail(std::to_string(s.g) + " groups do not divide " + std::to_string(s.c) +
               " channels and " + std::to_string(s.f) + " filters");
   if (s.c / s.g != w.dim(2))
-    site.fail(std::string(wRole) + " expects " + std::to_string(w.dim(2)) +
-              " input channels per group, the image has " + std::to_string(s.c) + " in " +
-              std::to_string(s.g) + " group(s)");
+    site.fail(std::string(wRole) + " expects " + std::to_string(w.dim(2)) + " input channels" +
+              (s.g > 1 ? " per group" : "") + ", the image has " + std::to_string(s.c) +
+              (s.g > 1 ? " in " + std::to_string(s.g) + " groups" : ""));
   // The window's extent: its taps dh (dw) apart (checked before it is computed: a hostile
   // dilation must not overflow).
   const int64_t ph = s.h + s.pt + s.pb, pw = s.w + s.pl + s.pr;

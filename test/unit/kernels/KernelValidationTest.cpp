@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 namespace dp::rt {
 namespace {
 
@@ -177,6 +179,41 @@ TEST(KernelValidationTest, ImageKernelShapesAndAttributes) {
     conv(b, KernelKind::Conv2d, {x, w}, y);
     EXPECT_DP_ERROR(b.load(), ErrorKind::Plan,
                     "output 0 (y) (buffer 2) is [2x6x6x4], expected [2x4x4x4]");
+  }
+  {
+    // Grouped: the kernel holds the channels of one group, the groups divide both sides.
+    PlanBuilder b(2);
+    uint32_t x = b.buffer({2, 6, 6, 4}), w = b.buffer({3, 3, 4, 4}), y = b.buffer({2, 4, 4, 4});
+    conv(b, KernelKind::Conv2d, {x, w}, y)->attrI("groups", 2);
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan,
+                    "input 1 (w) expects 4 input channels per group, the image has 4 in 2 groups");
+  }
+  {
+    PlanBuilder b(2);
+    uint32_t x = b.buffer({2, 6, 6, 4}), w = b.buffer({3, 3, 1, 6}), y = b.buffer({2, 4, 4, 6});
+    conv(b, KernelKind::Conv2d, {x, w}, y)->attrI("groups", 4);
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "4 groups do not divide 4 channels and 6 filters");
+  }
+  for (int64_t bad : {int64_t(0), int64_t(-3)}) {
+    PlanBuilder b(2);
+    uint32_t x = b.buffer({2, 6, 6, 2}), w = b.buffer({3, 3, 2, 4}), y = b.buffer({2, 4, 4, 4});
+    conv(b, KernelKind::Conv2dGradFilter, {x, y}, w)->attrI("dilation_w", bad);
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "groups and dilations must be positive");
+  }
+  {
+    // A hostile dilation: refused before the window's extent is computed (no overflow).
+    PlanBuilder b(2);
+    uint32_t x = b.buffer({2, 6, 6, 2}), w = b.buffer({3, 3, 2, 4}), y = b.buffer({2, 4, 4, 4});
+    conv(b, KernelKind::Conv2d, {x, w}, y)->attrI("dilation_h", INT64_MAX);
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "the kernel does not fit the padded image");
+  }
+  {
+    // Dilated 2, the 3x3 window spans 5x5: a 6x6 image gives 2x2.
+    PlanBuilder b(2);
+    uint32_t x = b.buffer({2, 6, 6, 2}), w = b.buffer({3, 3, 2, 4}), y = b.buffer({2, 4, 4, 4});
+    conv(b, KernelKind::Conv2d, {x, w}, y)->attrI("dilation_h", 2).attrI("dilation_w", 2);
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan,
+                    "output 0 (y) (buffer 2) is [2x4x4x4], expected [2x2x2x4]");
   }
   {
     PlanBuilder b(2);
