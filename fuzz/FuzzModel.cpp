@@ -4,9 +4,8 @@
 // placement and fusion, lowering, memory planning) and the plan writer with the runtime's
 // verifier, in memory. Diagnostics are swallowed: an error is the expected answer.
 #include "dialect/Common/Nesting.h"
+#include "fuzz/FuzzMlir.h"
 #include "tools/common/GuardedStack.h"
-#include "passes/Pipelines/Pipelines.h"
-#include "passes/Target/Plan/PlanWriter.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -21,22 +20,7 @@
 #include <cstdint>
 #include <string>
 
-// LLVM's allocators poison their free memory when the code that inlines them is built with
-// ASan: dp's code is, Debian's libMLIR is not, so memory the library's own inlined copy hands out
-// stays poisoned for dp's and every later use would be reported. Manual poisoning is ignored
-// (ASan's own checks are unaffected); ASAN_OPTIONS set by the user still come first.
-extern "C" const char *__asan_default_options() { return "allow_user_poisoning=0"; }
-
 namespace {
-
-const mlir::DialectRegistry &registry() {
-  static const mlir::DialectRegistry *r = [] {
-    auto *registry = new mlir::DialectRegistry;
-    dp::registerDialects(*registry);
-    return registry;
-  }();
-  return *r;
-}
 
 int compile(const std::string &text);
 
@@ -60,7 +44,7 @@ int compile(const std::string &text) {
   if (dp::nestingBeyond(text, dp::kMaxNesting))
     return 0; // refused before parsing, as dpc refuses it
   // A context per input: uniqued types and attributes would otherwise accumulate.
-  mlir::MLIRContext context(registry(), mlir::MLIRContext::Threading::DISABLED);
+  mlir::MLIRContext context(dp::fuzz::registry(), mlir::MLIRContext::Threading::DISABLED);
   context.loadAllAvailableDialects();
   mlir::ScopedDiagnosticHandler silence(&context,
                                         [](mlir::Diagnostic &) { return mlir::success(); });
@@ -71,14 +55,7 @@ int compile(const std::string &text) {
       mlir::parseSourceFile<mlir::ModuleOp>(sources, &context);
   if (!module)
     return 0;
-  dp::CompileOptions options;
-  options.devicesPerProcess = 2;
-  mlir::PassManager pm(&context);
-  dp::buildCompilePipeline(pm, options);
-  if (mlir::failed(pm.run(*module)))
-    return 0;
-  std::string plan;
-  (void)dp::plan::writePlan(*module, "fuzz", plan);
+  dp::fuzz::compileAndWrite(*module);
   return 0;
 }
 

@@ -7,9 +7,10 @@
 #   1. runs the runtime's unit tests under the sanitizers;
 #   2. replays every regression input of fuzz/regressions/<target>/ (and those generated into
 #      the build tree: fuzz/GeneratedRegressions.cmake);
-#   3. fuzzes each target (plan, data, model, checkpoint, simulate; default all) for N seconds
+#   3. fuzzes each target (plan, data, model, checkpoint, simulate, onnx; default all) for N seconds
 #      (default 60), from seeds made here (the models and lit inputs of the tree, plans compiled
-#      from them, small IDX and CIFAR files, the simulator's test profile with each topology)
+#      from them, small IDX and CIFAR files, the simulator's test profile with each topology,
+#      the ONNX models of the tree and fuzz/seeds/onnx/ (made by fuzz/onnx_seeds.py))
 #      plus the corpus left by earlier runs in build-fuzz/corpus/.
 # A finding is written to build-fuzz/findings/<target>/ and fails the run; once fixed, copy it
 # into fuzz/regressions/<target>/. Prints one line per target: runs, executions per second,
@@ -23,11 +24,11 @@ while [ $# -gt 0 ]; do
     --seconds) seconds=$2; shift 2 ;;
     --no-unit-tests) unit=0; shift ;;
     -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1 {sub(/^# ?/, ""); print}' "$0"; exit 0 ;;
-    plan|data|model|checkpoint|simulate) targets+=("$1"); shift ;;
+    plan|data|model|checkpoint|simulate|onnx) targets+=("$1"); shift ;;
     *) echo "fuzz: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-[ ${#targets[@]} -gt 0 ] || targets=(plan data model checkpoint simulate)
+[ ${#targets[@]} -gt 0 ] || targets=(plan data model checkpoint simulate onnx)
 case "$seconds" in ''|*[!0-9]*) echo "fuzz: --seconds takes a whole number" >&2; exit 2 ;; esac
 
 bash "$root/scripts/setup.sh"
@@ -41,7 +42,7 @@ fi
 unit_tests=(dprt_base_tests dprt_format_tests dprt_data_tests dprt_core_tests dprt_device_tests
             dprt_kernels_tests dprt_train_tests dprt_comm_tests dprt_cuda_host_tests dprun_cli_tests)
 echo "fuzz: building with ASan and UBSan in $build"
-ninja -C "$build" -j "${DP_JOBS:-$(nproc)}" dpc dprun fuzz_plan fuzz_data fuzz_model fuzz_checkpoint fuzz_simulate \
+ninja -C "$build" -j "${DP_JOBS:-$(nproc)}" dpc dprun fuzz_plan fuzz_data fuzz_model fuzz_checkpoint fuzz_simulate fuzz_onnx \
   "${unit_tests[@]}" > "$build/build.log" 2>&1 || { tail -n 30 "$build/build.log"; exit 1; }
 
 # Leaks count (a leak per input is unbounded memory); Open MPI and oneDNN keep some on purpose,
@@ -63,7 +64,7 @@ fi
 
 echo "fuzz: making seeds"
 seeds="$build/seeds"
-rm -rf "$seeds" && mkdir -p "$seeds"/{plan,data,model,checkpoint,simulate}
+rm -rf "$seeds" && mkdir -p "$seeds"/{plan,data,model,checkpoint,simulate,onnx}
 (cd "$root" && find models test -name '*.mlir' -size -64k) | while read -r f; do
   cp "$root/$f" "$seeds/model/${f//\//_}"
 done
@@ -107,6 +108,10 @@ for t in "$root"/test/tools/Inputs/simulate/topology.json "$root"/examples/topol
     > "$seeds/simulate/$(basename "$t" .json)"
 done
 cp "$root"/fuzz/regressions/simulate/* "$seeds/simulate/"
+# ONNX models: the seeds with inline weights, and the tree's (whose external data a fuzzed
+# model cannot reach: the reader's refusals).
+cp "$root"/fuzz/seeds/onnx/*.onnx "$seeds/onnx/"
+find "$root/models/onnx" -name '*.onnx' -size -128k -exec cp {} "$seeds/onnx/" \;
 # A whole checkpoint (docs/checkpoints.md), with and without the checksum fix-up byte.
 python3 "$root/fuzz/checkpoint_seed.py" "$seeds/checkpoint"
 

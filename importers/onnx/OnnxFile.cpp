@@ -205,6 +205,20 @@ std::string readOnnxFile(const std::string &path, OnnxFile &out, const OnnxLimit
     std::string bytes;
     if (std::string problem = readRange(path, 0, size, bytes); !problem.empty())
       return fail(problem);
+    return parseOnnxBytes(bytes, path, out, limits);
+  } catch (const std::exception &e) {
+    return fail(std::string("cannot read it: ") + e.what());
+  }
+}
+
+std::string parseOnnxBytes(const std::string &bytes, const std::string &path, OnnxFile &out,
+                           const OnnxLimits &limits) {
+  auto fail = [&](const std::string &problem) { return path + ": " + problem; };
+  try {
+    out = OnnxFile();
+    out.path = path;
+    if (bytes.size() > std::min<uint64_t>(limits.modelBytes, std::numeric_limits<int>::max()))
+      return fail(std::to_string(bytes.size()) + " bytes, over what a model file may have");
     if (!out.model.ParseFromString(bytes))
       return fail("not an ONNX model (its bytes do not parse as an ONNX ModelProto)");
     if (!out.model.has_graph())

@@ -40,6 +40,11 @@ struct OnnxLimits {
 /// tensor's shape and type need, or a model ONNX's checker refuses.
 std::string readOnnxFile(const std::string &path, OnnxFile &out, const OnnxLimits &limits = {});
 
+/// readOnnxFile's work after the file is read: `bytes` as the model of `path` (external data
+/// is looked for beside it).
+std::string parseOnnxBytes(const std::string &bytes, const std::string &path, OnnxFile &out,
+                           const OnnxLimits &limits = {});
+
 /// Writes `model` to `path` atomically (a reader sees the old file or the new one), after
 /// ONNX's checker where the library knows the model's IR version and opset. Returns "" or the
 /// problem, naming the file.
