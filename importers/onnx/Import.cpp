@@ -1591,6 +1591,24 @@ LogicalResult convOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
   return success();
 }
 
+/// Whether every element of `v` is known to be at least 0: the result of a ReLU (or ReLU6, or
+/// a sigmoid), alone or as a layer's activation.
+bool nonNegative(Value v) {
+  Operation *op = v.getDefiningOp();
+  if (!op)
+    return false;
+  if (isa<graph::ReluOp, graph::Relu6Op, graph::SigmoidOp, graph::HardSigmoidOp>(op))
+    return true;
+  auto act = [](graph::Activation a) {
+    return a == graph::Activation::relu || a == graph::Activation::sigmoid;
+  };
+  if (auto conv = dyn_cast<graph::Conv2DOp>(op))
+    return act(conv.getActivation());
+  if (auto dense = dyn_cast<graph::DenseOp>(op))
+    return act(dense.getActivation());
+  return false;
+}
+
 LogicalResult poolOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
                      llvm::SmallVectorImpl<Tensor> &outs) {
   FailureOr<GraphInput> g = graphInput(im, ins, 0, /*image=*/true);
@@ -1613,19 +1631,41 @@ LogicalResult poolOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
       windowPads(im, in[2], in[3], Shape(window->begin(), window->end()), *strides);
   if (failed(pads))
     return failure();
-  if (llvm::any_of(*pads, [](int64_t p) { return p > 0; }))
-    return im.fail() << "its pads " << shapeText(*pads)
-                     << " are not supported (dp's pooling windows stay inside the image)";
-  if ((*window)[0] > in[2] || (*window)[1] > in[3])
+  const bool isMax = im.node->op_type() == "MaxPool";
+  Shape padded = in;
+  if (llvm::any_of(*pads, [](int64_t p) { return p > 0; })) {
+    // dp's pooling windows stay inside the image: pads become explicit zeros around it, where
+    // the zeros give ONNX's result. An average counting the pads (count_include_pad = 1,
+    // PyTorch's default) sums them as zeros. A maximum pads with -inf: zeros give the same
+    // where no value is negative (after a ReLU) and every window holds one of the image's
+    // (each pad smaller than the window); and at a tie with a pad, the gradient a ReLU's zero
+    // misses is zero anyway.
+    if (!isMax && im.intAttr("count_include_pad", 0) != 1)
+      return im.fail() << "its pads " << shapeText(*pads)
+                       << " with count_include_pad = 0 are not supported (dp averages over the "
+                          "whole window: count_include_pad = 1)";
+    if (isMax && !nonNegative(v))
+      return im.fail() << "its pads " << shapeText(*pads)
+                       << " on an input that may be negative are not supported (dp pads with "
+                          "zeros, which equal ONNX's -inf only after a ReLU)";
+    for (int a = 0; a < 2; ++a)
+      if ((*pads)[a] >= (*window)[a] || (*pads)[a + 2] >= (*window)[a])
+        return im.fail() << "its pads " << shapeText(*pads) << " are not smaller than its window "
+                         << shapeText(*window);
+    padded = {in[0], in[1], in[2] + (*pads)[0] + (*pads)[2], in[3] + (*pads)[1] + (*pads)[3]};
+    v = im.b.create<graph::ZeroPad2DOp>(
+        im.loc, graphType(&im.ctx, padded), v,
+        im.b.getI64ArrayAttr({(*pads)[0], (*pads)[2], (*pads)[1], (*pads)[3]}));
+  }
+  if ((*window)[0] > padded[2] || (*window)[1] > padded[3])
     return im.fail() << "its window " << shapeText(*window) << " is larger than the image";
-  Shape shape{in[0], in[1], (in[2] - (*window)[0]) / (*strides)[0] + 1,
-              (in[3] - (*window)[1]) / (*strides)[1] + 1};
+  Shape shape{in[0], in[1], (padded[2] - (*window)[0]) / (*strides)[0] + 1,
+              (padded[3] - (*window)[1]) / (*strides)[1] + 1};
   auto type = graphType(&im.ctx, shape);
   auto windowAttr = im.b.getI64ArrayAttr(*window), strideAttr = im.b.getI64ArrayAttr(*strides);
   Value y =
-      im.node->op_type() == "MaxPool"
-          ? im.b.create<graph::MaxPool2DOp>(im.loc, type, v, windowAttr, strideAttr).getResult()
-          : im.b.create<graph::AvgPool2DOp>(im.loc, type, v, windowAttr, strideAttr).getResult();
+      isMax ? im.b.create<graph::MaxPool2DOp>(im.loc, type, v, windowAttr, strideAttr).getResult()
+            : im.b.create<graph::AvgPool2DOp>(im.loc, type, v, windowAttr, strideAttr).getResult();
   outs.push_back(graphTensor(y, shape));
   return success();
 }
@@ -1781,8 +1821,9 @@ const std::vector<OpEntry> &opTable() {
        {},
        addOp},
       {{"AveragePool", 7,
-        "kernel_shape, strides, pads = 0, auto_pad NOTSET or VALID, ceil_mode = 0",
-        "graph.avg_pool2d"},
+        "kernel_shape, strides, pads (with count_include_pad = 1), auto_pad NOTSET or VALID, "
+        "ceil_mode = 0",
+        "graph.avg_pool2d (pads: graph.zero_pad2d before it)"},
        {"kernel_shape", "strides", "pads", "auto_pad", "ceil_mode", "count_include_pad"},
        poolOp},
       {{"BatchNormalization", 9, "epsilon, momentum, training_mode = 0",
@@ -1836,9 +1877,9 @@ const std::vector<OpEntry> &opTable() {
        softmaxOp},
       {{"MatMul", 1, "", "graph.dense without bias (B a 2-D initializer)"}, {}, matMulOp},
       {{"MaxPool", 8,
-        "kernel_shape, strides, pads = 0, auto_pad NOTSET or VALID, ceil_mode = 0, dilations = 1, "
-        "storage_order = 0",
-        "graph.max_pool2d"},
+        "kernel_shape, strides, pads (on a ReLU's output), auto_pad NOTSET or VALID, "
+        "ceil_mode = 0, dilations = 1, storage_order = 0",
+        "graph.max_pool2d (pads: graph.zero_pad2d before it, exact on values of at least 0)"},
        {"kernel_shape", "strides", "pads", "auto_pad", "ceil_mode", "dilations", "storage_order"},
        poolOp},
       {{"Mod", 10, "fmod", "folded on constants"},

@@ -20,6 +20,9 @@ dynamic batch axis:
   resnet18.onnx (+ .data)   ResNet-18 for 32x32 images (CIFAR-10) at width 12: basic blocks with
                             batch norms and 1x1 shortcut convs, strides 2 with PyTorch's pads;
                             the default exporter without its optimizer
+  cnn_pool.onnx             torchvision's ResNet stem at small size: Conv(1, 8, 3, padding 1),
+                            BatchNorm, ReLU, MaxPool(3, 2, padding 1), AvgPool(3, 1, padding 1),
+                            Flatten, Linear(1568, 10); the TorchScript exporter, weights inline
   mobilenetv2.onnx (+ .data) a MobileNetV2 for 32x32 images (CIFAR-10) at width 1/2: inverted
                             residual blocks (1x1 expansion, 3x3 depthwise convolution with
                             group = channels, 1x1 projection, batch norms, ReLU6 as Clip) with
@@ -45,6 +48,14 @@ def cnn():
         nn.Conv2d(1, 16, 3), nn.ReLU(), nn.MaxPool2d(2),  # 28 -> 26 -> 13
         nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),  # 13 -> 6
         nn.Flatten(), nn.Linear(32 * 6 * 6, 10))
+
+
+def cnn_pool():
+    torch.manual_seed(0)
+    return nn.Sequential(
+        nn.Conv2d(1, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
+        nn.MaxPool2d(3, 2, padding=1), nn.AvgPool2d(3, 1, padding=1),  # 28 -> 14 -> 14
+        nn.Flatten(), nn.Linear(8 * 14 * 14, 10))
 
 
 class BasicBlock(nn.Module):
@@ -157,6 +168,7 @@ def mobilenetv2():
 MODELS = {
     "cnn": (cnn, (2, 1, 28, 28), "dynamo-unoptimized"),
     "cnn_ts": (cnn, (2, 1, 28, 28), "torchscript"),
+    "cnn_pool": (cnn_pool, (2, 1, 28, 28), "torchscript"),
     "resnet18": (resnet18, (2, 3, 32, 32), "dynamo-unoptimized"),
     "mobilenetv2": (mobilenetv2, (2, 3, 32, 32), "dynamo-unoptimized"),
     "mlp": (mlp, (2, 1, 28, 28), "torchscript"),

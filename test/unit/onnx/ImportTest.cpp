@@ -641,10 +641,64 @@ TEST_F(ImportTest, PoolingAndBatchNormalization) {
             llvm::ArrayRef<int64_t>({4, 3, 3, 2}));
   EXPECT_EQ(ops<graph::AvgPool2DOp>(*module).size(), 1u);
   EXPECT_EQ(ops<graph::GlobalAvgPool2DOp>(*module).size(), 1u);
-  // Padded pooling is refused.
+  // Max pooling with pads on a batch norm's output (which may be negative) is refused.
   ModelBuilder::setInts(*m.g->mutable_node(1), "pads", {1, 1, 1, 1});
   EXPECT_FALSE(import(m));
-  EXPECT_NE(errors.find("node 'pool' (MaxPool, opset 17): its pads [1,1,1,1] are not supported"),
+  EXPECT_NE(errors.find("node 'pool' (MaxPool, opset 17): its pads [1,1,1,1] on an input that "
+                        "may be negative are not supported"),
+            std::string::npos)
+      << errors;
+}
+
+TEST_F(ImportTest, PaddedPoolingBecomesZerosAroundTheImage) {
+  // torchvision's ResNet stem: ReLU, then MaxPool(3, 2, pads 1); then an AveragePool(3, 1,
+  // pads 1) counting its pads (PyTorch's default), or not.
+  auto model = [](int64_t countIncludePad, const char *before) {
+    ModelBuilder m;
+    m.input("x", {-1, 2, 8, 8});
+    m.node(before, {"x"}, {"r"});
+    auto &pool = m.node("MaxPool", {"r"}, {"p"}, "pool");
+    ModelBuilder::setInts(pool, "kernel_shape", {3, 3});
+    ModelBuilder::setInts(pool, "strides", {2, 2});
+    ModelBuilder::setInts(pool, "pads", {1, 1, 1, 1});
+    auto &avg = m.node("AveragePool", {"p"}, {"a"}, "avg");
+    ModelBuilder::setInts(avg, "kernel_shape", {3, 3});
+    ModelBuilder::setInts(avg, "pads", {1, 1, 1, 1});
+    ModelBuilder::setInt(avg, "count_include_pad", countIncludePad);
+    m.node("Flatten", {"a"}, {"f"});
+    m.floats("W", {32, 3}, std::vector<float>(96, 1));
+    m.node("MatMul", {"f", "W"}, {"y"});
+    m.output("y");
+    return m;
+  };
+  auto module = import(model(1, "Relu"));
+  ASSERT_TRUE(module) << errors;
+  auto pads = ops<graph::ZeroPad2DOp>(*module);
+  ASSERT_EQ(pads.size(), 2u);
+  auto shape = [](mlir::Value v) {
+    return mlir::cast<mlir::RankedTensorType>(v.getType()).getShape();
+  };
+  // 8x8 padded to 10x10, pooled 3 at stride 2 to 4x4 (PyTorch's size); then 4x4 padded to 6x6
+  // and averaged 3 at stride 1 back to 4x4.
+  EXPECT_EQ(shape(pads[0].getResult()), llvm::ArrayRef<int64_t>({4, 10, 10, 2}));
+  auto max = ops<graph::MaxPool2DOp>(*module);
+  ASSERT_EQ(max.size(), 1u);
+  EXPECT_EQ(max[0].getOperand(), pads[0].getResult());
+  EXPECT_EQ(shape(max[0].getResult()), llvm::ArrayRef<int64_t>({4, 4, 4, 2}));
+  auto avg = ops<graph::AvgPool2DOp>(*module);
+  ASSERT_EQ(avg.size(), 1u);
+  EXPECT_EQ(avg[0].getOperand(), pads[1].getResult());
+  EXPECT_EQ(shape(avg[0].getResult()), llvm::ArrayRef<int64_t>({4, 4, 4, 2}));
+  // An average that leaves its pads out of the count is not what zeros give.
+  EXPECT_FALSE(import(model(0, "Relu")));
+  EXPECT_NE(errors.find("node 'avg' (AveragePool, opset 17): its pads [1,1,1,1] with "
+                        "count_include_pad = 0 are not supported"),
+            std::string::npos)
+      << errors;
+  // After a Tanh, values may be negative: the max pool's -inf pads are not zeros.
+  EXPECT_FALSE(import(model(1, "Tanh")));
+  EXPECT_NE(errors.find("node 'pool' (MaxPool, opset 17): its pads [1,1,1,1] on an input that "
+                        "may be negative"),
             std::string::npos)
       << errors;
 }
