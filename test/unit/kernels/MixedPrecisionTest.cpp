@@ -206,23 +206,32 @@ TEST(MixedPrecisionTest, MatMulWithBf16Factors) {
     }
 }
 
+/// A valid convolution with stride s in `groups` groups, taps d apart.
 struct Conv {
   int64_t n, h, w, c, kh, kw, f, s;
+  int64_t groups = 1, d = 1;
+  int64_t weights() const { return kh * kw * (c / groups) * f; }
   ref::ConvGeometry geometry() const {
-    return {n, h, w, c, kh, kw, f, (h - kh) / s + 1, (w - kw) / s + 1, s, s, 0, 0};
+    const int64_t eh = (kh - 1) * d + 1, ew = (kw - 1) * d + 1;
+    return {n, h, w, c, kh, kw, f, (h - eh) / s + 1, (w - ew) / s + 1, s, s, 0, 0, groups, d, d};
   }
 };
 
-/// Adds a convolution kernel of `kind` with stride `s` and no padding.
+/// Adds a convolution kernel of `kind` with the stride, groups and dilation of `c` and no
+/// padding.
 void convKernel(PlanBuilder &b, KernelKind kind, std::vector<uint32_t> ins,
-                std::vector<uint32_t> outs, int64_t s) {
-  b.kernel(StepKind::Train, kind, std::move(ins), std::move(outs))
-      .attrI("stride_h", s)
-      .attrI("stride_w", s)
-      .attrI("pad_top", 0)
-      .attrI("pad_left", 0)
-      .attrI("pad_bottom", 0)
-      .attrI("pad_right", 0);
+                std::vector<uint32_t> outs, const Conv &c) {
+  KernelSpec &k = b.kernel(StepKind::Train, kind, std::move(ins), std::move(outs))
+                      .attrI("stride_h", c.s)
+                      .attrI("stride_w", c.s)
+                      .attrI("pad_top", 0)
+                      .attrI("pad_left", 0)
+                      .attrI("pad_bottom", 0)
+                      .attrI("pad_right", 0);
+  if (c.groups != 1)
+    k.attrI("groups", c.groups);
+  if (c.d != 1)
+    k.attrI("dilation_h", c.d).attrI("dilation_w", c.d);
 }
 
 /// A plan of the three convolution kernels on bf16 factors, f32 results.
@@ -231,14 +240,14 @@ struct ConvPlan {
     const ref::ConvGeometry g = c.geometry();
     PlanBuilder b(c.n);
     x = b.buffer({c.n, c.h, c.w, c.c}, DType::BF16);
-    w = b.buffer({c.kh, c.kw, c.c, c.f}, DType::BF16);
+    w = b.buffer({c.kh, c.kw, c.c / c.groups, c.f}, DType::BF16);
     dy = b.buffer({c.n, g.oh, g.ow, c.f}, DType::BF16);
     y = b.buffer({c.n, g.oh, g.ow, c.f});
     dx = b.buffer({c.n, c.h, c.w, c.c});
-    dw = b.buffer({c.kh, c.kw, c.c, c.f});
-    convKernel(b, KernelKind::Conv2d, {x, w}, {y}, c.s);
-    convKernel(b, KernelKind::Conv2dGradInput, {dy, w}, {dx}, c.s);
-    convKernel(b, KernelKind::Conv2dGradFilter, {x, dy}, {dw}, c.s);
+    dw = b.buffer({c.kh, c.kw, c.c / c.groups, c.f});
+    convKernel(b, KernelKind::Conv2d, {x, w}, {y}, c);
+    convKernel(b, KernelKind::Conv2dGradInput, {dy, w}, {dx}, c);
+    convKernel(b, KernelKind::Conv2dGradFilter, {x, dy}, {dw}, c);
     program = b.load();
   }
   std::unique_ptr<Program> program;
@@ -247,12 +256,14 @@ struct ConvPlan {
 
 TEST(MixedPrecisionTest, ConvolutionsWithBf16Factors) {
   SKIP_WITHOUT_BF16();
+  // Plain, strided, wide; grouped, depthwise (MobileNetV2's), dilated.
   for (const Conv &c : {Conv{2, 6, 6, 1, 3, 3, 4, 1}, Conv{2, 9, 8, 3, 3, 2, 5, 2},
-                        Conv{4, 13, 13, 32, 3, 3, 64, 1}}) {
+                        Conv{4, 13, 13, 32, 3, 3, 64, 1}, Conv{2, 8, 8, 4, 3, 3, 6, 1, 2},
+                        Conv{4, 16, 16, 48, 3, 3, 48, 2, 48}, Conv{2, 9, 9, 3, 3, 3, 4, 1, 1, 2}}) {
     const ref::ConvGeometry g = c.geometry();
     ConvPlan p(c);
     RandomData rd(static_cast<uint32_t>(c.h * 7 + c.f));
-    auto xs = rd.uniform(c.n * c.h * c.w * c.c), ws = rd.uniform(c.kh * c.kw * c.c * c.f),
+    auto xs = rd.uniform(c.n * c.h * c.w * c.c), ws = rd.uniform(c.weights()),
          dys = rd.uniform(c.n * g.oh * g.ow * c.f);
     put(*p.program, p.x, toBf16(xs));
     put(*p.program, p.w, toBf16(ws));
@@ -270,8 +281,8 @@ TEST(MixedPrecisionTest, ConvolutionsWithBf16Factors) {
                 Activation::None);
     ref::conv2dGradInput(dys.data(), ws.data(), dxe.data(), g);
     ref::conv2dGradFilter(xs.data(), dys.data(), dwe.data(), g);
-    const double taps = double(c.kh * c.kw * c.c), outTaps = double(c.kh * c.kw * c.f),
-                 rows = double(c.n * g.oh * g.ow);
+    const double taps = double(c.kh * c.kw * c.c / c.groups),
+                 outTaps = double(c.kh * c.kw * c.f / c.groups), rows = double(c.n * g.oh * g.ow);
     const auto gy = get(*p.program, p.y), gdx = get(*p.program, p.dx),
                gdw = get(*p.program, p.dw);
     EXPECT_TRUE(allNear(gy, y, 2e-6 * taps, 1e-5)) << "forward, c " << c.c;
@@ -426,7 +437,7 @@ TEST(MixedPrecisionTest, RejectsMixedFactorsAndBadCasts) {
     PlanBuilder b(1);
     uint32_t x = b.buffer({1, 4, 4, 1}, DType::BF16), w = b.buffer({3, 3, 1, 2}),
              y = b.buffer({1, 2, 2, 2});
-    convKernel(b, KernelKind::Conv2d, {x, w}, {y}, 1);
+    convKernel(b, KernelKind::Conv2d, {x, w}, {y}, Conv{1, 4, 4, 1, 3, 3, 2, 1});
     EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "input 1 (w) (buffer 1) is f32, expected bf16");
   }
   {
@@ -434,7 +445,7 @@ TEST(MixedPrecisionTest, RejectsMixedFactorsAndBadCasts) {
     PlanBuilder b(1);
     uint32_t x = b.buffer({1, 6, 6, 8}, DType::BF16), dy = b.buffer({1, 4, 4, 8}, DType::BF16),
              dw = b.buffer({3, 3, 8, 8}, DType::BF16);
-    convKernel(b, KernelKind::Conv2dGradFilter, {x, dy}, {dw}, 1);
+    convKernel(b, KernelKind::Conv2dGradFilter, {x, dy}, {dw}, Conv{1, 6, 6, 8, 3, 3, 8, 1});
     EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "output 0 (dw) (buffer 2) is bf16, expected f32");
   }
 }
