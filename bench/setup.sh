@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Creates bench/.venv (gitignored) with the benchmark peers: CPU PyTorch, TensorFlow (CPU, with
-# Keras 3) and numpy; and ONNX's Python tools for PyTorch's exporters and the ONNX peers (onnx,
-# onnxscript, onnxruntime: models/onnx/export.py).
+# Keras 3) and numpy; and ONNX's Python tools for PyTorch's exporters, Keras's converter and the
+# ONNX peers (onnx, onnxscript, tf2onnx, onnxruntime: models/onnx/export.py).
 # Idempotent: exits at once when the venv already has a working torch and tensorflow of the pinned
 # versions; installs only what is missing or broken.
 #
@@ -9,7 +9,8 @@
 #                          BENCH_ONNX=0 to skip the ONNX tools, PYTHON, TORCH_INDEX_URL, BENCH_VENV)
 #
 # ONNX tools (2026-11): onnx 1.23.2, onnxscript 0.7.2 (torch.onnx.export needs both, the
-# default exporter onnxscript) and onnxruntime 1.32.0 from PyPI: ~90 MB installed.
+# default exporter onnxscript), onnxruntime 1.32.0 and tf2onnx 1.17.0 (Keras models to ONNX,
+# docs/onnx.md) from PyPI: ~90 MB installed.
 #
 # TensorFlow (measured 2026-11, Python 3.11, x86_64): PyPI's `tensorflow-cpu==2.21.0`
 # (tensorflow_cpu-2.21.0-cp311-cp311-manylinux_2_27_x86_64.whl, 274 MB download, 1.3 GB
@@ -46,7 +47,7 @@ TORCH_VERSION="${TORCH_VERSION:-2.15.0}"
 TF_VERSION="${TF_VERSION:-2.21.0}"
 BENCH_TF="${BENCH_TF:-1}"
 BENCH_ONNX="${BENCH_ONNX:-1}"
-ONNX_PINS=(onnx==1.23.2 onnxscript==0.7.2 onnxruntime==1.32.0)
+ONNX_PINS=(onnx==1.23.2 onnxscript==0.7.2 onnxruntime==1.32.0 tf2onnx==1.17.0)
 PY="$VENV/bin/python"
 PIP=("$PY" -m pip --disable-pip-version-check --no-cache-dir -q)
 
