@@ -1517,6 +1517,16 @@ FailureOr<Shape> windowPads(Importer &im, int64_t h, int64_t w, Shape window, Sh
   return Shape(pads->begin(), pads->end());
 }
 
+/// `image` (ONNX shape `shape`, [N, C, H, W]) with ONNX's `pads` [top, left, bottom, right]
+/// of zeros around it.
+Value zeroPad(Importer &im, Value image, const Shape &shape, const Shape &pads) {
+  const Shape padded{shape[0], shape[1], shape[2] + pads[0] + pads[2],
+                     shape[3] + pads[1] + pads[3]};
+  return im.b.create<graph::ZeroPad2DOp>(
+      im.loc, graphType(&im.ctx, padded), image,
+      im.b.getI64ArrayAttr({pads[0], pads[2], pads[1], pads[3]}));
+}
+
 LogicalResult convOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
                      llvm::SmallVectorImpl<Tensor> &outs) {
   FailureOr<Tensor *> x = required(im, ins, 0), w = required(im, ins, 1);
@@ -1564,10 +1574,7 @@ LogicalResult convOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
   if (*pads == tfSame && llvm::any_of(*pads, [](int64_t p) { return p > 0; })) {
     padding = "same";
   } else if (llvm::any_of(*pads, [](int64_t p) { return p > 0; })) {
-    auto padded = graphType(&im.ctx, {n, c, ph, pw});
-    image = im.b.create<graph::ZeroPad2DOp>(
-        im.loc, padded, image,
-        im.b.getI64ArrayAttr({(*pads)[0], (*pads)[2], (*pads)[1], (*pads)[3]}));
+    image = zeroPad(im, image, {n, c, h, wd}, *pads);
   }
   // ONNX's [F, C, KH, KW] kernel is dp's [KH, KW, C, F].
   WeightLayout filter;
@@ -1652,10 +1659,8 @@ LogicalResult poolOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
       if ((*pads)[a] >= (*window)[a] || (*pads)[a + 2] >= (*window)[a])
         return im.fail() << "its pads " << shapeText(*pads) << " are not smaller than its window "
                          << shapeText(*window);
+    v = zeroPad(im, v, in, *pads);
     padded = {in[0], in[1], in[2] + (*pads)[0] + (*pads)[2], in[3] + (*pads)[1] + (*pads)[3]};
-    v = im.b.create<graph::ZeroPad2DOp>(
-        im.loc, graphType(&im.ctx, padded), v,
-        im.b.getI64ArrayAttr({(*pads)[0], (*pads)[2], (*pads)[1], (*pads)[3]}));
   }
   if ((*window)[0] > padded[2] || (*window)[1] > padded[3])
     return im.fail() << "its window " << shapeText(*window) << " is larger than the image";
