@@ -688,6 +688,22 @@ SliceShape checkSlice(const KernelSite &site, const SliceAttrs &attrs) {
   return s;
 }
 
+TransposeShape checkTranspose(const KernelSite &site, const TransposeAttrs &attrs) {
+  const TensorView x = site.input(0), y = site.output(0);
+  const int64_t a = checkedAxis(site, attrs.axis_a, x), b = checkedAxis(site, attrs.axis_b, x);
+  if (a >= b)
+    site.fail("axis_a " + std::to_string(a) + " must come before axis_b " + std::to_string(b));
+  std::vector<int64_t> shape = x.shape;
+  std::swap(shape[a], shape[b]);
+  site.expectDType(y, x.dtype, "output 0 (y)");
+  site.expectShape(y, shape, "output 0 (y)");
+  TransposeShape s;
+  s.outer = product(x.shape, 0, a), s.da = x.dim(a), s.middle = product(x.shape, a + 1, b);
+  s.db = x.dim(b), s.inner = product(x.shape, b + 1, x.rank());
+  s.elementBytes = dtypeSize(x.dtype);
+  return s;
+}
+
 std::vector<int64_t> LstmShape::yShape() const {
   return returnSequences ? std::vector<int64_t>{n, t, u} : std::vector<int64_t>{n, u};
 }

@@ -195,6 +195,14 @@ struct SliceShape {
 };
 SliceShape checkSlice(const KernelSite &site, const SliceAttrs &attrs);
 
+/// transpose: x viewed as [outer, da, middle, db, inner] elements of `elementBytes` bytes, y as
+/// [outer, db, middle, da, inner] (axes axis_a and axis_b exchanged).
+struct TransposeShape {
+  int64_t outer = 0, da = 0, middle = 0, db = 0, inner = 0, elementBytes = 0;
+  int64_t elements() const { return outer * da * middle * db * inner; }
+};
+TransposeShape checkTranspose(const KernelSite &site, const TransposeAttrs &attrs);
+
 /// The pointwise kinds (DP_POINTWISE_KERNEL of Kernels.def): x and y f32 of one element count,
 /// returned.
 int64_t checkPointwise(const KernelSite &site);

@@ -129,6 +129,23 @@ def Graph_ReshapeOp : Graph_Op<"reshape", [Graph_Lowering, Graph_BatchSharding, 
   let hasVerifier = 1;
 }
 
+def Graph_TransposeOp : Graph_Op<"transpose", [Graph_Lowering, Graph_ShardingRule, Pure, Graph_Gradient]> {
+  let summary = "the axes of a tensor in another order";
+  let description = [{
+    Result axis `i` is input axis `permutation[i]`: the result's sizes are the input's in that
+    order. Unlike a reshape, the elements move. Under data parallelism a transpose of a
+    batch-carrying tensor keeps the batch axis first (`permutation[0] = 0`).
+
+    ```mlir
+    %y = graph.transpose %x [0, 2, 1, 3] : tensor<8x49x4x32xf32> -> tensor<8x4x49x32xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$input, DenseI64ArrayAttr:$permutation);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$input $permutation attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def Graph_FlattenOp : Graph_Op<"flatten", [Graph_Lowering, Graph_BatchSharding, Pure, Graph_Gradient]> {
   let summary = "keep the batch axis, flatten the others";
   let description = [{

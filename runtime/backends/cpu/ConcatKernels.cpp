@@ -1,6 +1,8 @@
-// The CPU concat and slice kernels: pure data movement along one axis, as one memcpy per
-// contiguous block (for each index before the axis, each input's run of axis x trailing
-// elements). The same code moves f32 and i32 (a 4-byte element either way).
+// The CPU concat, slice and transpose kernels: pure data movement. Concat and slice along one
+// axis are one memcpy per contiguous block (for each index before the axis, each input's run of
+// axis x trailing elements): the same code moves f32 and i32 (a 4-byte element either way). A
+// transpose is a oneDNN reorder from the input read through exchanged strides.
+#include "runtime/backends/cpu/Dnnl.h"
 #include "runtime/backends/cpu/Internal.h"
 
 #include <cstring>
@@ -67,6 +69,22 @@ std::unique_ptr<Kernel> makeSlice(const KernelSite &site, const SliceAttrs &attr
   return std::make_unique<SliceKernel>(
       static_cast<const char *>(site.input(0).data) + s.offsetBytes, s.inBytes,
       static_cast<char *>(site.output(0).data), s.blocks, s.outBytes);
+}
+
+std::unique_ptr<Kernel> makeTranspose(const KernelSite &site, const TransposeAttrs &,
+                                      contract::TransposeShape s) {
+  // y [outer, db, middle, da, inner] is plain; x is read in y's index order: its strides for
+  // those axes are those of its own [outer, da, middle, db, inner].
+  const dnnl::memory::dims dims{s.outer, s.db, s.middle, s.da, s.inner};
+  const dnnl::memory::dims yStrides{s.db * s.middle * s.da * s.inner, s.middle * s.da * s.inner,
+                                    s.da * s.inner, s.inner, 1};
+  const dnnl::memory::dims xStrides{s.da * s.middle * s.db * s.inner, s.inner, s.db * s.inner,
+                                    s.middle * s.db * s.inner, 1};
+  const DType t = site.input(0).dtype;
+  dnnl::memory x(plainDesc(dims, xStrides, t), cpuEngine(), site.input(0).data);
+  dnnl::memory y(plainDesc(dims, yStrides, t), cpuEngine(), site.output(0).data);
+  return std::make_unique<PrimitiveKernel>(
+      reorderCall(x, y, site.where(), threadsFor(static_cast<double>(s.elements()))));
 }
 
 } // namespace dp::rt::cpu

@@ -85,14 +85,6 @@ dnnl::convolution_forward::primitive_desc forwardDesc(const ConvShape &s, bool b
   return dnnl::convolution_forward::primitive_desc(d, attr, cpuEngine());
 }
 
-/// A reorder between `from` and `to` bound to their memory, run under `threads`.
-DnnlCall reorderCall(const memory &from, const memory &to, const std::string &where, int threads) {
-  dnnl::reorder::primitive_desc pd(cpuEngine(), from.get_desc(), cpuEngine(), to.get_desc(),
-                                   userScratchpad());
-  return DnnlCall(pd, dnnl::reorder(pd), {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}}, where,
-                  threads);
-}
-
 class DnnlKernel final : public Kernel {
 public:
   DnnlKernel(DnnlCall call, float *y, int64_t rows, int64_t cols, bool softmax,

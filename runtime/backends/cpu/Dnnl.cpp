@@ -63,4 +63,12 @@ void DnnlCall::run() {
                 where_ + ": oneDNN execution failed with status " + std::to_string(int(status)));
 }
 
+DnnlCall reorderCall(const dnnl::memory &from, const dnnl::memory &to, const std::string &where,
+                     int threads) {
+  dnnl::reorder::primitive_desc pd(cpuEngine(), from.get_desc(), cpuEngine(), to.get_desc(),
+                                   userScratchpad());
+  return DnnlCall(pd, dnnl::reorder(pd), {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}}, where,
+                  threads);
+}
+
 } // namespace dp::rt::cpu

@@ -55,6 +55,10 @@ private:
   int threads_ = 0;
 };
 
+/// A reorder between `from` and `to` bound to their memory, run under `threads`.
+DnnlCall reorderCall(const dnnl::memory &from, const dnnl::memory &to, const std::string &where,
+                     int threads);
+
 /// A kernel that is one oneDNN primitive call.
 class PrimitiveKernel final : public Kernel {
 public:

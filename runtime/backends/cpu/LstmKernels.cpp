@@ -71,14 +71,6 @@ Tag LstmDims::backwardWeights() const {
   return compute == DType::BF16 ? Tag::any : kBackwardWeights;
 }
 
-/// A reorder between `from` and `to` bound to their memory, run under `threads`.
-DnnlCall reorderCall(const memory &from, const memory &to, const std::string &where, int threads) {
-  dnnl::reorder::primitive_desc pd(cpuEngine(), from.get_desc(), cpuEngine(), to.get_desc(),
-                                   userScratchpad());
-  return DnnlCall(pd, dnnl::reorder(pd), {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}}, where,
-                  threads);
-}
-
 /// The memory a primitive reads the weights `t` (stored as `user`) from when it wants them as
 /// `wanted`: the arena's when the layouts agree, else a kernel-owned copy refreshed by a reorder
 /// appended to `calls` (the optimizer changes the weights between steps).

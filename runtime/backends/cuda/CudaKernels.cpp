@@ -910,6 +910,15 @@ std::unique_ptr<Kernel> makeSlice(KernelEnvironment &env, const KernelSite &site
   });
 }
 
+std::unique_ptr<Kernel> makeTranspose(KernelEnvironment &, const KernelSite &site,
+                                      const TransposeAttrs &, contract::TransposeShape t) {
+  const void *x = site.input(0).data;
+  void *y = site.output(0).data;
+  return launching(site, [=](cudaStream_t s) {
+    return launchTranspose(s, x, y, t.elementBytes, t.da, t.middle, t.db, t.inner, t.elements());
+  });
+}
+
 std::unique_ptr<Kernel> makeConv2d(KernelEnvironment &env, const KernelSite &site,
                                    const Conv2dAttrs &attrs,
                                    contract::Geometry<KernelKind::Conv2d> geometry) {

@@ -222,4 +222,14 @@ DP_HOST_DEVICE inline uint32_t sliceWord(const uint32_t *x, int64_t inWords, int
   return x[w / outWords * inWords + offsetWords + w % outWords];
 }
 
+/// The element of x [outer, da, middle, db, inner] that element i of its transpose y
+/// [outer, db, middle, da, inner] is.
+DP_HOST_DEVICE inline int64_t transposeSource(int64_t da, int64_t middle, int64_t db, int64_t inner,
+                                              int64_t i) {
+  const int64_t c = i % inner, rest = i / inner;
+  const int64_t a = rest % da, m = rest / da % middle, b = rest / (da * middle) % db,
+                o = rest / (da * middle * db);
+  return (((o * da + a) * middle + m) * db + b) * inner + c;
+}
+
 } // namespace dp::rt::cuda

@@ -312,6 +312,14 @@ struct ConcatOp {
     out[w] = concatWord(parts, starts, words, count, outWords, w);
   }
 };
+template <typename Element> struct TransposeOp {
+  const Element *x;
+  Element *y;
+  int64_t da, middle, db, inner;
+  __device__ void operator()(int64_t i) const {
+    y[i] = x[transposeSource(da, middle, db, inner, i)];
+  }
+};
 struct SliceOp {
   const uint32_t *x;
   int64_t inWords, offsetWords;
@@ -583,6 +591,18 @@ cudaError_t launchConcat(cudaStream_t stream, const uint32_t *const *parts,
 cudaError_t launchSlice(cudaStream_t stream, const uint32_t *x, int64_t inWords,
                         int64_t offsetWords, uint32_t *out, int64_t outWords, int64_t totalWords) {
   return launchEach(stream, totalWords, SliceOp{x, inWords, offsetWords, out, outWords});
+}
+
+cudaError_t launchTranspose(cudaStream_t stream, const void *x, void *y, int64_t elementBytes,
+                            int64_t da, int64_t middle, int64_t db, int64_t inner,
+                            int64_t total) {
+  if (elementBytes == 2)
+    return launchEach(stream, total,
+                      TransposeOp<uint16_t>{static_cast<const uint16_t *>(x),
+                                            static_cast<uint16_t *>(y), da, middle, db, inner});
+  return launchEach(stream, total,
+                    TransposeOp<uint32_t>{static_cast<const uint32_t *>(x),
+                                          static_cast<uint32_t *>(y), da, middle, db, inner});
 }
 
 cudaError_t launchUpdate(cudaStream_t stream, const TensorSegment &tensor, const UpdateRule &rule,

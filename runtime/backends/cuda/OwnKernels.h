@@ -132,6 +132,10 @@ cudaError_t launchConcat(cudaStream_t stream, const uint32_t *const *parts,
                          uint32_t *out, int64_t outWords, int64_t totalWords);
 cudaError_t launchSlice(cudaStream_t stream, const uint32_t *x, int64_t inWords,
                         int64_t offsetWords, uint32_t *out, int64_t outWords, int64_t totalWords);
+/// y = x [outer, da, middle, db, inner] with the axes da and db exchanged (transposeSource), of
+/// `total` elements of 2 or 4 bytes.
+cudaError_t launchTranspose(cudaStream_t stream, const void *x, void *y, int64_t elementBytes,
+                            int64_t da, int64_t middle, int64_t db, int64_t inner, int64_t total);
 
 // ---- optimizer updates
 /// One tensor updated by `rule` (Adam's step from ctx).

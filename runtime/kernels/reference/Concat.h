@@ -1,6 +1,7 @@
-// Naive reference implementations of concatenation and slicing along one axis: the oracles of
-// the CPU backend's concat and slice kernels. Element-by-element index arithmetic, obviously
-// correct; templated on the element type (f32, i32, double).
+// Naive reference implementations of concatenation and slicing along one axis and of
+// transposition: the oracles of the backends' concat, slice and transpose kernels.
+// Element-by-element index arithmetic, obviously correct; templated on the element type (f32, i32,
+// double).
 #pragma once
 
 #include <cstddef>
@@ -58,6 +59,25 @@ void slice(const T *x, const std::vector<int64_t> &xShape, int64_t axis, int64_t
   do {
     std::vector<int64_t> in = index;
     in[axis] += offset;
+    y[flatIndex(shape, index)] = x[flatIndex(xShape, in)];
+  } while (nextIndex(shape, index));
+}
+
+/// y = x[xShape] with its axes in the order `permutation`: y's axis i is x's axis
+/// permutation[i], so y[j] = x[k] where k[permutation[i]] = j[i].
+template <typename T>
+void transpose(const T *x, const std::vector<int64_t> &xShape,
+               const std::vector<int64_t> &permutation, T *y) {
+  std::vector<int64_t> shape;
+  for (int64_t axis : permutation)
+    shape.push_back(xShape[axis]);
+  std::vector<int64_t> index(shape.size(), 0), in(shape.size());
+  for (int64_t d : shape)
+    if (d == 0)
+      return;
+  do {
+    for (size_t i = 0; i < permutation.size(); ++i)
+      in[permutation[i]] = index[i];
     y[flatIndex(shape, index)] = x[flatIndex(xShape, in)];
   } while (nextIndex(shape, index));
 }

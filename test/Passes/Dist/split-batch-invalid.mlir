@@ -83,3 +83,17 @@ func.func @m(%x: tensor<4x3xf32> {graph.input = "x"}, %l: tensor<4xi32> {graph.i
   %loss = graph.softmax_cross_entropy %z, %l : (tensor<4x2xf32>, tensor<4xi32>) -> tensor<f32>
   return %loss : tensor<f32>
 }
+
+// -----
+
+// Tests that a transpose moving the batch axis has no split: a replica's rows would become
+// columns of every sample.
+func.func @m(%x: tensor<4x4xf32> {graph.input = "x"}, %l: tensor<4xi32> {graph.input = "label"}) -> tensor<f32>
+    attributes {graph.optimizer = #graph.sgd<lr = 0.1>} {
+  // expected-error @+1 {{'graph.transpose' op reads the batch but has no rule to split it across replicas}}
+  %y = graph.transpose %x [1, 0] : tensor<4x4xf32> -> tensor<4x4xf32>
+  %k = graph.param "k" {init = #graph.glorot_uniform} : tensor<4x2xf32>
+  %z = graph.dense %y, %k : (tensor<4x4xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+  %loss = graph.softmax_cross_entropy %z, %l : (tensor<4x2xf32>, tensor<4xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}

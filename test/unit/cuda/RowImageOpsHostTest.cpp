@@ -604,5 +604,30 @@ TEST(DataMovement, ConcatAndSliceMatchTheReferenceOnEveryAxis) {
   }
 }
 
+// Every exchange of two axes of a rank-4 tensor (the contract's view [outer, da, middle, db,
+// inner]) gathers what the reference's permutation gives.
+TEST(DataMovement, TransposeMatchesTheReferenceForEveryPairOfAxes) {
+  const std::vector<int64_t> shape = {2, 3, 4, 5};
+  const std::vector<float> x = uniform(120, 7);
+  for (int64_t a = 0; a < 4; ++a)
+    for (int64_t b = a + 1; b < 4; ++b) {
+      int64_t outer = 1, middle = 1, inner = 1;
+      for (int64_t d = 0; d < a; ++d)
+        outer *= shape[d];
+      for (int64_t d = a + 1; d < b; ++d)
+        middle *= shape[d];
+      for (int64_t d = b + 1; d < 4; ++d)
+        inner *= shape[d];
+      std::vector<float> got(x.size());
+      for (int64_t i = 0; i < static_cast<int64_t>(x.size()); ++i)
+        got[i] = x[transposeSource(shape[a], middle, shape[b], inner, i)];
+      std::vector<int64_t> permutation = {0, 1, 2, 3};
+      std::swap(permutation[a], permutation[b]);
+      std::vector<float> want(x.size());
+      ref::transpose(x.data(), shape, permutation, want.data());
+      EXPECT_EQ(got, want) << "axes " << a << " and " << b << " (outer " << outer << ")";
+    }
+}
+
 } // namespace
 } // namespace dp::rt::cuda

@@ -1,5 +1,6 @@
-// Concat and slice: the CPU kernels against the naive references of Concat.h for f32 and i32
-// along every axis (slice also round-trips concat), their load-time validation, and the loss
+// Concat, slice and transpose: the CPU kernels against the naive references of Concat.h for f32
+// and i32 along every axis (slice also round-trips concat; transposes chained as a graph
+// transpose lowers them give the reference's permutation), their load-time validation, and the loss
 // kernels' valid rows on a batch stacked along its axis (each block of batch rows keeps its own
 // padding).
 #include "runtime/kernels/reference/Concat.h"
@@ -146,6 +147,108 @@ TEST(ConcatValidationTest, RefusesMismatches) {
     uint32_t x = b.buffer({4, 6}), y = b.buffer({4, 3});
     b.kernel(StepKind::Train, KernelKind::Slice, {x}, {y}).attrI("axis", 1);
     EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "(slice): missing attribute 'offset'");
+  }
+}
+
+/// x of `shape` through transpose kernels exchanging `swaps` in turn, against the reference's
+/// permutation `permutation` (what those exchanges amount to).
+struct TransposeCase {
+  std::vector<int64_t> shape;
+  std::vector<std::pair<int64_t, int64_t>> swaps;
+  std::vector<int64_t> permutation;
+};
+
+void PrintTo(const TransposeCase &c, std::ostream *os) {
+  *os << "rank " << c.shape.size() << ", " << c.swaps.size() << " exchange(s), permutation";
+  for (int64_t a : c.permutation)
+    *os << " " << a;
+}
+
+class TransposeTest : public ::testing::TestWithParam<TransposeCase> {};
+
+template <typename T> void checkTranspose(const TransposeCase &c, DType dtype) {
+  PlanBuilder b(c.shape[0]);
+  const uint32_t x = b.buffer(c.shape, dtype);
+  uint32_t current = x;
+  std::vector<int64_t> shape = c.shape;
+  for (auto [axisA, axisB] : c.swaps) {
+    std::swap(shape[axisA], shape[axisB]);
+    const uint32_t next = b.buffer(shape, dtype);
+    b.kernel(StepKind::Train, KernelKind::Transpose, {current}, {next})
+        .attrI("axis_a", axisA)
+        .attrI("axis_b", axisB);
+    current = next;
+  }
+  auto program = b.load();
+  std::vector<T> v(numel(c.shape));
+  for (size_t j = 0; j < v.size(); ++j)
+    v[j] = static_cast<T>(int64_t(j * 7919) % 1009 - 500);
+  put(*program, x, v);
+  program->run(StepKind::Train, stepContext(c.shape[0]));
+  std::vector<T> want(v.size());
+  ref::transpose(v.data(), c.shape, c.permutation, want.data());
+  EXPECT_EQ(get<T>(*program, current), want);
+}
+
+TEST_P(TransposeTest, F32MatchesReference) { checkTranspose<float>(GetParam(), DType::F32); }
+
+TEST_P(TransposeTest, I32MatchesReference) { checkTranspose<int32_t>(GetParam(), DType::I32); }
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, TransposeTest,
+    ::testing::Values(
+        // A matrix per sample: [N, T, D] -> [N, D, T].
+        TransposeCase{{3, 5, 7}, {{1, 2}}, {0, 2, 1}},
+        // Attention's heads: [N, T, H, d] -> [N, H, T, d] (middle and inner blocks of 1 and d).
+        TransposeCase{{2, 7, 4, 3}, {{1, 2}}, {0, 2, 1, 3}},
+        // Axes far apart with a middle: [N, a, b, c] -> [N, c, b, a].
+        TransposeCase{{2, 3, 4, 5}, {{1, 3}}, {0, 3, 2, 1}},
+        // A cycle in two exchanges, as graph.transpose [0, 2, 3, 1] lowers.
+        TransposeCase{{2, 3, 4, 5}, {{1, 2}, {2, 3}}, {0, 2, 3, 1}},
+        // Its inverse [0, 3, 1, 2] in two.
+        TransposeCase{{2, 5, 3, 4}, {{1, 3}, {2, 3}}, {0, 3, 1, 2}},
+        // The leading axis of a matrix without a batch, and sizes of 1.
+        TransposeCase{{6, 4}, {{0, 1}}, {1, 0}},
+        TransposeCase{{1, 1, 9, 1}, {{1, 3}}, {0, 3, 2, 1}}));
+
+// The reference itself on a hand-written case: [[1, 2, 3], [4, 5, 6]] transposed.
+TEST(TransposeReferenceTest, HandComputed) {
+  const std::vector<float> x{1, 2, 3, 4, 5, 6};
+  std::vector<float> y(6);
+  ref::transpose(x.data(), {2, 3}, {1, 0}, y.data());
+  EXPECT_EQ(y, (std::vector<float>{1, 4, 2, 5, 3, 6}));
+  // [1, 2, 3] of shape [1, 3, 1] to [1, 1, 3]: the same order.
+  ref::transpose(x.data(), {1, 3, 1}, {0, 2, 1}, y.data());
+  EXPECT_EQ(std::vector<float>(y.begin(), y.begin() + 3), (std::vector<float>{1, 2, 3}));
+}
+
+TEST(TransposeValidationTest, RefusesMismatches) {
+  struct Case {
+    std::vector<int64_t> yShape;
+    DType yType;
+    std::vector<std::pair<const char *, int64_t>> attrs;
+    const char *message;
+  };
+  const Case cases[] = {
+      {{4, 3, 2},
+       DType::F32,
+       {{"axis_a", 1}, {"axis_b", 2}},
+       "(transpose): output 0 (y) (buffer 1) is [4x3x2], expected [4x2x3]"},
+      {{4, 2, 3}, DType::F32, {{"axis_a", 2}, {"axis_b", 1}}, "axis_a 2 must come before axis_b 1"},
+      {{4, 2, 3}, DType::F32, {{"axis_a", 1}, {"axis_b", 3}}, "axis 3 is outside rank 3"},
+      {{4, 2, 3},
+       DType::I32,
+       {{"axis_a", 1}, {"axis_b", 2}},
+       "(transpose): output 0 (y) (buffer 1) is i32, expected f32"},
+      {{4, 2, 3}, DType::F32, {{"axis_a", 1}}, "(transpose): missing attribute 'axis_b'"},
+  };
+  for (const Case &c : cases) {
+    PlanBuilder b(4);
+    uint32_t x = b.buffer({4, 3, 2}), y = b.buffer(c.yShape, c.yType);
+    auto &kernel = b.kernel(StepKind::Train, KernelKind::Transpose, {x}, {y});
+    for (auto [name, value] : c.attrs)
+      kernel.attrI(name, value);
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, c.message);
   }
 }
 
