@@ -395,26 +395,54 @@ DenseShape checkDense(const KernelSite &site, const FusedActivationAttrs &) {
   return s;
 }
 
-MatMulShape checkMatMul(const KernelSite &site, const MatMulAttrs &attrs) {
+namespace {
+
+/// The products of a matmul (rank 2) or a batch_matmul (rank >= 3, one rank, the leading axes
+/// equal): a, b and c checked, the sizes returned.
+MatMulShape productShape(const KernelSite &site, bool ta, bool tb, bool batched) {
   const TensorView a = site.input(0), b = site.input(1), c = site.output(0);
   const DType compute = expectFactors(site, a, "input 0 (a)", b, "input 1 (b)");
   site.expectDType(c, DType::F32, "output 0 (c)");
-  expectRank(site, a, 2, "input 0 (a)");
-  expectRank(site, b, 2, "input 1 (b)");
-  expectRank(site, c, 2, "output 0 (c)");
+  const int rank = batched ? a.rank() : 2;
+  if (batched && rank < 3)
+    site.fail("input 0 (a) (buffer " + std::to_string(a.id) + ") has rank " + std::to_string(rank) +
+              ", expected at least 3");
+  expectRank(site, a, rank, "input 0 (a)");
+  expectRank(site, b, rank, "input 1 (b)");
+  expectRank(site, c, rank, "output 0 (c)");
   MatMulShape s;
   s.compute = compute;
-  s.ta = attrs.transpose_a, s.tb = attrs.transpose_b;
+  s.ta = ta, s.tb = tb;
+  for (int d = 0; d < rank - 2; ++d) {
+    if (b.dim(d) != a.dim(d) || c.dim(d) != a.dim(d))
+      site.fail("the sizes on axis " + std::to_string(d) + " differ: a has " +
+                std::to_string(a.dim(d)) + ", b " + std::to_string(b.dim(d)) + ", c " +
+                std::to_string(c.dim(d)));
+    s.batch *= a.dim(d);
+  }
   // op(a) is [m, k], op(b) is [k, n].
-  s.m = s.ta ? a.dim(1) : a.dim(0), s.k = s.ta ? a.dim(0) : a.dim(1);
-  const int64_t kb = s.tb ? b.dim(1) : b.dim(0);
-  s.n = s.tb ? b.dim(0) : b.dim(1);
+  const int r = rank - 2, q = rank - 1;
+  s.m = s.ta ? a.dim(q) : a.dim(r), s.k = s.ta ? a.dim(r) : a.dim(q);
+  const int64_t kb = s.tb ? b.dim(q) : b.dim(r);
+  s.n = s.tb ? b.dim(r) : b.dim(q);
   if (s.k != kb)
     site.fail("inner dimensions differ: op(a) has " + std::to_string(s.k) +
               " columns, op(b) has " + std::to_string(kb) + " rows");
-  if (c.dim(0) != s.m || c.dim(1) != s.n)
-    site.fail("output 0 (c) is [" + std::to_string(c.dim(0)) + ", " + std::to_string(c.dim(1)) +
+  if (c.dim(r) != s.m || c.dim(q) != s.n)
+    site.fail("output 0 (c) is [" + std::to_string(c.dim(r)) + ", " + std::to_string(c.dim(q)) +
               "], expected [" + std::to_string(s.m) + ", " + std::to_string(s.n) + "]");
+  return s;
+}
+
+} // namespace
+
+MatMulShape checkMatMul(const KernelSite &site, const MatMulAttrs &attrs) {
+  return productShape(site, attrs.transpose_a, attrs.transpose_b, /*batched=*/false);
+}
+
+MatMulShape checkBatchMatMul(const KernelSite &site, const BatchMatMulAttrs &attrs) {
+  MatMulShape s = productShape(site, attrs.transpose_a, attrs.transpose_b, /*batched=*/true);
+  s.alpha = attrs.alpha;
   return s;
 }
 

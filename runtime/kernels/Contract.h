@@ -65,12 +65,16 @@ struct DenseShape {
 };
 DenseShape checkDense(const KernelSite &site, const FusedActivationAttrs &);
 /// matmul: c[m,n] = op(a)[m,k] . op(b)[k,n].
+/// matmul and batch_matmul: `batch` products (1 for matmul) of op(a) [m, k] by op(b) [k, n],
+/// scaled by alpha (1 for matmul).
 struct MatMulShape {
-  int64_t m = 0, k = 0, n = 0;
+  int64_t batch = 1, m = 0, k = 0, n = 0;
   bool ta = false, tb = false;
+  double alpha = 1.0;
   DType compute = DType::F32;
 };
 MatMulShape checkMatMul(const KernelSite &site, const MatMulAttrs &attrs);
+MatMulShape checkBatchMatMul(const KernelSite &site, const BatchMatMulAttrs &attrs);
 
 /// softmax_xent, softmax_xent_grad and count_correct: logits [rows, classes], labels i32 [rows].
 struct XentShape {

@@ -483,6 +483,28 @@ def Graph_MatMulOp : Graph_Op<"matmul", [Graph_MixedPrecision, Graph_Lowering, G
   let hasVerifier = 1;
 }
 
+def Graph_BatchMatMulOp : Graph_Op<"batch_matmul", [Graph_Lowering, Graph_ShardingRule, Pure, Graph_Gradient]> {
+  let summary = "matrix products over the leading axes, scaled: alpha * op(lhs) . op(rhs)";
+  let description = [{
+    `lhs` and `rhs` have one rank (at least 3) and the same sizes on every axis but the last
+    two; for each index of those leading axes the result holds the product of the two
+    matrices there, op transposing its operand's matrices when the flag is set, times `alpha`
+    (default 1). Attention's scores are `batch_matmul %q, %k {transpose_rhs, alpha = 1/sqrt(d)}`
+    of [N, heads, T, d] tensors. Under data parallelism both operands carry the batch.
+
+    ```mlir
+    %s = graph.batch_matmul %q, %k {transpose_rhs, alpha = 0.17677669529663687 : f64}
+        : (tensor<8x4x49x32xf32>, tensor<8x4x49x32xf32>) -> tensor<8x4x49x49xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$lhs, Graph_F32Tensor:$rhs,
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs,
+                       DefaultValuedAttr<F64Attr, "1.0">:$alpha);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Graph_ReduceRowsOp : Graph_Op<"reduce_rows", [Graph_Lowering, Graph_BatchSharding, Graph_ReducesBatch, Pure]> {
   let summary = "sum over the leading (batch) axis";
   let description = [{

@@ -28,15 +28,6 @@ private:
   bool softmax_;
 };
 
-class MatMulKernel final : public Kernel {
-public:
-  explicit MatMulKernel(DnnlCall call) : call_(std::move(call)) {}
-  void run(const StepContext &) override { call_.run(); }
-
-private:
-  DnnlCall call_;
-};
-
 } // namespace
 
 std::unique_ptr<Kernel> makeDense(const KernelSite &site, const FusedActivationAttrs &attrs,
@@ -68,27 +59,50 @@ std::unique_ptr<Kernel> makeDense(const KernelSite &site, const FusedActivationA
   return std::make_unique<DenseKernel>(std::move(call), y.f32(), n, m, act == Activation::Softmax);
 }
 
-std::unique_ptr<Kernel> makeMatMul(const KernelSite &site, const MatMulAttrs &attrs,
-                                   MatMulShape shape) {
+namespace {
+
+/// matmul and batch_matmul: one oneDNN matmul over `batch` products (2-D descriptors for one,
+/// 3-D for more), alpha as its output scale.
+std::unique_ptr<Kernel> productKernel(const KernelSite &site, const MatMulShape &shape) {
   const TensorView a = site.input(0), b = site.input(1), c = site.output(0);
   const bool ta = shape.ta, tb = shape.tb;
-  const int64_t m = shape.m, k = shape.k, n = shape.n;
+  const int64_t m = shape.m, k = shape.k, n = shape.n, batch = shape.batch;
 
   // A transposed operand is the stored row-major matrix read with swapped strides.
-  const memory::desc ad =
-      plainDesc({m, k}, ta ? memory::dims{1, m} : memory::dims{k, 1}, shape.compute);
-  const memory::desc bd =
-      plainDesc({k, n}, tb ? memory::dims{1, k} : memory::dims{n, 1}, shape.compute);
-  const memory::desc cd = f32Desc({m, n}, {n, 1});
-  const int threads = threadsFor(double(m) * double(k) * double(n));
+  memory::dims ad{m, k}, as = ta ? memory::dims{1, m} : memory::dims{k, 1};
+  memory::dims bd{k, n}, bs = tb ? memory::dims{1, k} : memory::dims{n, 1};
+  memory::dims cd{m, n}, cs{n, 1};
+  if (batch > 1 || site.input(0).rank() > 2) {
+    ad.insert(ad.begin(), batch), as.insert(as.begin(), m * k);
+    bd.insert(bd.begin(), batch), bs.insert(bs.begin(), k * n);
+    cd.insert(cd.begin(), batch), cs.insert(cs.begin(), m * n);
+  }
+  const memory::desc amd = plainDesc(ad, as, shape.compute);
+  const memory::desc bmd = plainDesc(bd, bs, shape.compute);
+  const memory::desc cmd = f32Desc(cd, cs);
+  dnnl::primitive_attr attr = userScratchpad();
+  if (shape.alpha != 1.0)
+    attr.set_output_scales(0, {static_cast<float>(shape.alpha)});
+  const int threads = threadsFor(double(batch) * double(m) * double(k) * double(n));
   ThreadCap cap(threads);
-  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(ad, bd, cd), userScratchpad(), cpuEngine());
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(amd, bmd, cmd), attr, cpuEngine());
   DnnlCall call(pd, dnnl::matmul(pd),
-                {{DNNL_ARG_SRC, memory(ad, cpuEngine(), a.data)},
-                 {DNNL_ARG_WEIGHTS, memory(bd, cpuEngine(), b.data)},
-                 {DNNL_ARG_DST, memory(cd, cpuEngine(), c.data)}},
+                {{DNNL_ARG_SRC, memory(amd, cpuEngine(), a.data)},
+                 {DNNL_ARG_WEIGHTS, memory(bmd, cpuEngine(), b.data)},
+                 {DNNL_ARG_DST, memory(cmd, cpuEngine(), c.data)}},
                 site.where(), threads);
-  return std::make_unique<MatMulKernel>(std::move(call));
+  return std::make_unique<PrimitiveKernel>(std::move(call));
+}
+
+} // namespace
+
+std::unique_ptr<Kernel> makeMatMul(const KernelSite &site, const MatMulAttrs &, MatMulShape shape) {
+  return productKernel(site, shape);
+}
+
+std::unique_ptr<Kernel> makeBatchMatMul(const KernelSite &site, const BatchMatMulAttrs &,
+                                        MatMulShape shape) {
+  return productKernel(site, shape);
 }
 
 } // namespace dp::rt::cpu

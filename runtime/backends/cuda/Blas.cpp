@@ -5,7 +5,7 @@
 
 namespace dp::rt::cuda {
 
-GemmArgs rowMajorGemm(int64_t m, int64_t k, int64_t n, bool ta, bool tb) {
+GemmArgs rowMajorGemm(int64_t m, int64_t k, int64_t n, bool ta, bool tb, int64_t batch) {
   GemmArgs g;
   // cuBLAS's A is dp's b: stored [k,n] row-major it is n x k column-major with ld n, which is
   // op(b)^T already; stored [n,k] (tb) it is k x n with ld k, to be transposed.
@@ -20,11 +20,13 @@ GemmArgs rowMajorGemm(int64_t m, int64_t k, int64_t n, bool ta, bool tb) {
   g.n = m;
   g.k = k;
   g.ldc = n;
+  g.batch = batch;
+  g.strideA = k * n, g.strideB = m * k, g.strideC = m * n;
   return g;
 }
 
 std::string gemmProblem(const GemmArgs &g) {
-  for (int64_t v : {g.m, g.n, g.k, g.lda, g.ldb, g.ldc})
+  for (int64_t v : {g.m, g.n, g.k, g.lda, g.ldb, g.ldc, g.batch})
     if (v > INT_MAX)
       return "a size of " + std::to_string(v) + " exceeds cuBLAS's 32-bit sizes";
   // The stored A is m x k (k x m when transposed), B k x n (n x k), C m x n.

@@ -77,9 +77,9 @@ class GemmKernel final : public Kernel {
 public:
   GemmKernel(KernelEnvironment &env, const KernelSite &site, const float *a, const float *b,
              float *c, int64_t m, int64_t k, int64_t n, bool ta, bool tb, const float *bias,
-             Activation act)
+             Activation act, int64_t batch = 1, float alpha = 1.0f)
       : env_(env), where_(site.where()), operands_{a, b}, c_(c), rows_(m), cols_(n), bias_(bias),
-        act_(act), gemm_(rowMajorGemm(m, k, n, ta, tb)) {
+        act_(act), alpha_(alpha), gemm_(rowMajorGemm(m, k, n, ta, tb, batch)) {
     const std::string problem = gemmProblem(gemm_);
     if (!problem.empty())
       site.fail("cuBLAS cannot compute this product: " + problem);
@@ -90,13 +90,23 @@ public:
     const CublasApi &api = cublas();
     const cudaStream_t stream = launchStream();
     cublasHandle_t handle = env_.blas(stream);
-    const float one = 1.0f, zero = 0.0f;
-    checkBlas(api,
-              api.sgemm(handle, gemm_.transA ? CUBLAS_OP_T : CUBLAS_OP_N,
-                        gemm_.transB ? CUBLAS_OP_T : CUBLAS_OP_N, int(gemm_.m), int(gemm_.n),
-                        int(gemm_.k), &one, operands_[gemm_.first], int(gemm_.lda),
-                        operands_[gemm_.second], int(gemm_.ldb), &zero, c_, int(gemm_.ldc)),
-              "cublasSgemm");
+    const float zero = 0.0f;
+    const cublasOperation_t opA = gemm_.transA ? CUBLAS_OP_T : CUBLAS_OP_N,
+                            opB = gemm_.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+    if (gemm_.batch == 1)
+      checkBlas(api,
+                api.sgemm(handle, opA, opB, int(gemm_.m), int(gemm_.n), int(gemm_.k), &alpha_,
+                          operands_[gemm_.first], int(gemm_.lda), operands_[gemm_.second],
+                          int(gemm_.ldb), &zero, c_, int(gemm_.ldc)),
+                "cublasSgemm");
+    else
+      checkBlas(api,
+                api.sgemmStridedBatched(handle, opA, opB, int(gemm_.m), int(gemm_.n), int(gemm_.k),
+                                        &alpha_, operands_[gemm_.first], int(gemm_.lda),
+                                        gemm_.strideA, operands_[gemm_.second], int(gemm_.ldb),
+                                        gemm_.strideB, &zero, c_, int(gemm_.ldc), gemm_.strideC,
+                                        int(gemm_.batch)),
+                "cublasSgemmStridedBatched");
     enqueueEpilogue(stream, c_, bias_, rows_, cols_, act_, where_);
   }
 
@@ -114,6 +124,7 @@ private:
   int64_t rows_, cols_;
   const float *bias_;
   Activation act_;
+  float alpha_;
   GemmArgs gemm_;
 };
 
@@ -592,6 +603,13 @@ std::unique_ptr<Kernel> makeMatMul(KernelEnvironment &env, const KernelSite &sit
   return std::make_unique<GemmKernel>(env, site, site.input(0).f32(), site.input(1).f32(),
                                       site.output(0).f32(), s.m, s.k, s.n, s.ta, s.tb, nullptr,
                                       Activation::None);
+}
+
+std::unique_ptr<Kernel> makeBatchMatMul(KernelEnvironment &env, const KernelSite &site,
+                                        const BatchMatMulAttrs &, contract::MatMulShape s) {
+  return std::make_unique<GemmKernel>(env, site, site.input(0).f32(), site.input(1).f32(),
+                                      site.output(0).f32(), s.m, s.k, s.n, s.ta, s.tb, nullptr,
+                                      Activation::None, s.batch, static_cast<float>(s.alpha));
 }
 
 std::unique_ptr<Kernel> makeActivation(KernelEnvironment &env, const KernelSite &site,

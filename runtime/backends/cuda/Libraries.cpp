@@ -73,6 +73,7 @@ const CublasApi &cublas() {
     lib.resolve(a.setWorkspace, "cublasSetWorkspace_v2");
     lib.resolve(a.setMathMode, "cublasSetMathMode");
     lib.resolve(a.sgemm, "cublasSgemm_v2");
+    lib.resolve(a.sgemmStridedBatched, "cublasSgemmStridedBatched");
     lib.resolve(a.statusString, "cublasGetStatusString");
   });
 }

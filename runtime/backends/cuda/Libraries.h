@@ -25,6 +25,7 @@ struct CublasApi {
   decltype(&cublasSetWorkspace_v2) setWorkspace;
   decltype(&cublasSetMathMode) setMathMode;
   decltype(&cublasSgemm_v2) sgemm;
+  decltype(&cublasSgemmStridedBatched) sgemmStridedBatched;
   decltype(&cublasGetStatusString) statusString;
 };
 

@@ -100,6 +100,17 @@ void matmul(const T *a, const T *b, T *c, int64_t m, int64_t k, int64_t n, bool 
 }
 
 template <typename T>
+void batchMatMul(const T *a, const T *b, T *c, int64_t batch, int64_t m, int64_t k, int64_t n,
+                 bool ta, bool tb, T alpha) {
+  for (int64_t i = 0; i < batch; ++i) {
+    T *ci = c + i * m * n;
+    matmul(a + i * m * k, b + i * k * n, ci, m, k, n, ta, tb);
+    for (int64_t j = 0; j < m * n; ++j)
+      ci[j] *= alpha;
+  }
+}
+
+template <typename T>
 void dense(const T *x, const T *w, const T *b, T *y, int64_t n, int64_t k, int64_t m,
            Activation act) {
   std::vector<T> z(n * m);
@@ -287,6 +298,8 @@ void maxPool2dGrad(const T *x, const T *dy, T *dx, int64_t n, int64_t h, int64_t
   template void activation<T>(const T *, T *, int64_t, int64_t, Activation);                       \
   template void activationGrad<T>(const T *, const T *, T *, int64_t, int64_t, Activation);        \
   template void matmul<T>(const T *, const T *, T *, int64_t, int64_t, int64_t, bool, bool);       \
+  template void batchMatMul<T>(const T *, const T *, T *, int64_t, int64_t, int64_t, int64_t,      \
+                               bool, bool, T);                                                     \
   template void reduceRows<T>(const T *, T *, int64_t, int64_t);                                   \
   template void add<T>(const T *, const T *, T *, int64_t);                                        \
   template void conv2d<T>(const T *, const T *, const T *, T *, const ConvGeometry &, Activation); \

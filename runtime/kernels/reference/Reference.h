@@ -22,6 +22,11 @@ void activationGrad(const T *y, const T *dy, T *dx, int64_t rows, int64_t cols, 
 /// ([k,m]) when `ta`, b stored transposed ([n,k]) when `tb`.
 template <typename T>
 void matmul(const T *a, const T *b, T *c, int64_t m, int64_t k, int64_t n, bool ta, bool tb);
+/// `batch` products one after another in memory (a's, b's and c's matrices consecutive), each
+/// matmul's times alpha.
+template <typename T>
+void batchMatMul(const T *a, const T *b, T *c, int64_t batch, int64_t m, int64_t k, int64_t n,
+                 bool ta, bool tb, T alpha);
 /// y[cols] = sum over rows of x[rows, cols].
 template <typename T> void reduceRows(const T *x, T *y, int64_t rows, int64_t cols);
 /// c = a + b over n elements.

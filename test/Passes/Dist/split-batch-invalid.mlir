@@ -97,3 +97,19 @@ func.func @m(%x: tensor<4x4xf32> {graph.input = "x"}, %l: tensor<4xi32> {graph.i
   %loss = graph.softmax_cross_entropy %z, %l : (tensor<4x2xf32>, tensor<4xi32>) -> tensor<f32>
   return %loss : tensor<f32>
 }
+
+// -----
+
+// Tests that a batch_matmul of a batch-carrying value by a parameter has no split: a replica
+// would multiply its rows by the whole parameter's leading axis.
+func.func @m(%x: tensor<4x2x3xf32> {graph.input = "x"}, %l: tensor<4xi32> {graph.input = "label"}) -> tensor<f32>
+    attributes {graph.optimizer = #graph.sgd<lr = 0.1>} {
+  %w = graph.param "w" {init = #graph.glorot_uniform} : tensor<4x3x2xf32>
+  // expected-error @+1 {{'graph.batch_matmul' op reads the batch but has no rule to split it across replicas}}
+  %y = graph.batch_matmul %x, %w : (tensor<4x2x3xf32>, tensor<4x3x2xf32>) -> tensor<4x2x2xf32>
+  %f = graph.reshape %y : tensor<4x2x2xf32> -> tensor<4x4xf32>
+  %k = graph.param "k" {init = #graph.glorot_uniform} : tensor<4x2xf32>
+  %z = graph.dense %f, %k : (tensor<4x4xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+  %loss = graph.softmax_cross_entropy %z, %l : (tensor<4x2xf32>, tensor<4xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}

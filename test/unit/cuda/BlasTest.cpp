@@ -17,8 +17,9 @@ namespace {
 
 using namespace testing;
 
-/// C = op(A) . op(B) in column-major storage, as BLAS's sgemm defines it (alpha 1, beta 0).
-void columnMajorGemm(const GemmArgs &g, const float *A, const float *B, float *C) {
+/// C = alpha op(A) . op(B) in column-major storage, as BLAS's sgemm defines it (beta 0).
+void columnMajorGemm(const GemmArgs &g, const float *A, const float *B, float *C,
+                     float alpha = 1.0f) {
   for (int64_t j = 0; j < g.n; ++j)
     for (int64_t i = 0; i < g.m; ++i) {
       double sum = 0;
@@ -27,7 +28,7 @@ void columnMajorGemm(const GemmArgs &g, const float *A, const float *B, float *C
         const float b = g.transB ? B[j + l * g.ldb] : B[l + j * g.ldb];
         sum += double(a) * b;
       }
-      C[i + j * g.ldc] = static_cast<float>(sum);
+      C[i + j * g.ldc] = static_cast<float>(alpha * sum);
     }
 }
 
@@ -57,6 +58,29 @@ TEST_P(RowMajorGemm, ComputesTheRowMajorProductForEveryTranspose) {
 INSTANTIATE_TEST_SUITE_P(Shapes, RowMajorGemm,
                          ::testing::Values(Product{3, 4, 5}, Product{1, 7, 1}, Product{6, 1, 2},
                                            Product{8, 784, 10}, Product{1, 1, 1}));
+
+// A batch of products (batch_matmul): cublasSgemmStridedBatched's definition, product i of
+// A + i * strideA and B + i * strideB into C + i * strideC, times alpha, is the reference's.
+TEST_P(RowMajorGemm, StridedBatchesAreTheBatchedProduct) {
+  const Product p = GetParam();
+  const int64_t batch = 3;
+  const float alpha = 0.25f;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      const std::vector<float> a = uniform(batch * p.m * p.k, 3), b = uniform(batch * p.k * p.n, 4);
+      std::vector<float> c(batch * p.m * p.n, -7.0f), want(c.size());
+      const GemmArgs g = rowMajorGemm(p.m, p.k, p.n, ta, tb, batch);
+      EXPECT_EQ(gemmProblem(g), "");
+      const float *operands[2] = {a.data(), b.data()};
+      for (int64_t i = 0; i < g.batch; ++i)
+        columnMajorGemm(g, operands[g.first] + i * g.strideA, operands[g.second] + i * g.strideB,
+                        c.data() + i * g.strideC, alpha);
+      ref::batchMatMul(a.data(), b.data(), want.data(), batch, p.m, p.k, p.n, ta, tb, alpha);
+      for (size_t i = 0; i < c.size(); ++i)
+        ASSERT_NEAR(c[i], want[i], 1e-6 * double(p.k) + 1e-5)
+            << "element " << i << (ta ? " ta" : "") << (tb ? " tb" : "");
+    }
+}
 
 TEST(RowMajorGemm, DenseIsTheProductOfTheBatchAndTheWeights) {
   // dense x[n,k] . w[k,m]: cuBLAS sees w as A (m x k, ld m) and x as B (k x n, ld k).

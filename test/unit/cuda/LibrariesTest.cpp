@@ -55,6 +55,7 @@ TEST(Libraries, NcclResolvesEveryEntryPointAndMakesAUniqueIdWithoutAGpu) {
 TEST(Libraries, CublasResolvesEveryEntryPoint) {
   DP_LOAD_OR_SKIP(api, cublas);
   EXPECT_NE(api->sgemm, nullptr);
+  EXPECT_NE(api->sgemmStridedBatched, nullptr);
   EXPECT_STREQ(api->statusString(CUBLAS_STATUS_SUCCESS), "success");
 }
 

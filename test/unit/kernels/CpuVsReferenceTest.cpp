@@ -118,6 +118,66 @@ INSTANTIATE_TEST_SUITE_P(
              (std::get<2>(info.param) ? "_tb" : "");
     });
 
+// ---- batch_matmul ------------------------------------------------------------------------
+
+/// Products over leading axes `lead` of op(a) [m, k] by op(b) [k, n], scaled by alpha.
+struct BatchProduct {
+  std::vector<int64_t> lead;
+  int64_t m, k, n;
+  bool ta, tb;
+  double alpha;
+};
+
+void PrintTo(const BatchProduct &p, std::ostream *os) {
+  *os << p.lead.size() << " leading axes, " << p.m << "x" << p.k << "x" << p.n
+      << (p.ta ? " ta" : "") << (p.tb ? " tb" : "") << " alpha " << p.alpha;
+}
+
+class BatchMatMulTest : public ::testing::TestWithParam<BatchProduct> {};
+
+TEST_P(BatchMatMulTest, MatchesReference) {
+  const BatchProduct p = GetParam();
+  int64_t batch = 1;
+  for (int64_t d : p.lead)
+    batch *= d;
+  auto shape = [&](int64_t rows, int64_t cols) {
+    std::vector<int64_t> s = p.lead;
+    s.push_back(rows), s.push_back(cols);
+    return s;
+  };
+  PlanBuilder b(p.lead[0]);
+  const uint32_t a = b.buffer(p.ta ? shape(p.k, p.m) : shape(p.m, p.k));
+  const uint32_t bb = b.buffer(p.tb ? shape(p.n, p.k) : shape(p.k, p.n));
+  const uint32_t c = b.buffer(shape(p.m, p.n));
+  b.kernel(StepKind::Train, KernelKind::BatchMatMul, {a, bb}, {c})
+      .attrI("transpose_a", p.ta)
+      .attrI("transpose_b", p.tb)
+      .attrF("alpha", p.alpha);
+  auto program = b.load();
+  RandomData rd(static_cast<uint32_t>(batch * 131 + p.m * 31 + p.k * 7 + p.n));
+  auto as = rd.uniform(batch * p.m * p.k), bs = rd.uniform(batch * p.k * p.n);
+  put(*program, a, as);
+  put(*program, bb, bs);
+  program->run(StepKind::Train, stepContext(p.lead[0]));
+  std::vector<float> want(batch * p.m * p.n);
+  ref::batchMatMul(as.data(), bs.data(), want.data(), batch, p.m, p.k, p.n, p.ta, p.tb,
+                   static_cast<float>(p.alpha));
+  EXPECT_TRUE(allNear(get(*program, c), want, 2e-6 * p.k, 1e-5));
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, BatchMatMulTest,
+                         ::testing::Values(
+                             // Attention's scores and weighted values: [N, heads, T, d] . [N,
+                             // heads, T, d]^T, then [N, heads, T, T] . [N, heads, T, d].
+                             BatchProduct{{2, 4}, 49, 32, 49, false, true, 0.17677669529663687},
+                             BatchProduct{{2, 4}, 49, 49, 32, false, false, 1.0},
+                             // Their gradients' transposed forms.
+                             BatchProduct{{2, 4}, 49, 49, 32, true, false, 0.5},
+                             BatchProduct{{3}, 5, 7, 4, true, true, -2.0},
+                             // One product per sample, and sizes of 1.
+                             BatchProduct{{1}, 3, 5, 7, false, false, 1.0},
+                             BatchProduct{{4, 1, 2}, 1, 1, 1, false, true, 3.0}));
+
 // ---- activation and activation_grad ------------------------------------------------------
 
 class ActivationTest

@@ -58,58 +58,65 @@ INSTANTIATE_TEST_SUITE_P(All, ActivationGradFdTest,
                                            Activation::Tanh, Activation::Softmax),
                          nameOf);
 
-// For c = op(a) . op(b) and L = sum(r * c), the gradients of the stored a and b are themselves
-// matmuls with transposes: this checks all four transpose combinations of the matmul kernel
-// in the roles the compiler gives them.
-class MatMulGradFdTest : public ::testing::TestWithParam<std::tuple<bool, bool>> {};
+// For c = alpha op(a) . op(b) and L = sum(r * c), the gradients of the stored a and b are
+// themselves products with transposes: this checks all four transpose combinations of the
+// matmul kernel (alpha 1) and of batch_matmul (3 products, alpha 0.5) in the roles the
+// compiler gives them.
+class MatMulGradFdTest : public ::testing::TestWithParam<std::tuple<bool, bool, bool>> {};
 
 TEST_P(MatMulGradFdTest, TransposedMatMulsGiveTheGradients) {
-  const auto [ta, tb] = GetParam();
-  const int64_t m = 5, k = 4, n = 3;
+  const auto [ta, tb, batched] = GetParam();
+  const int64_t m = 5, k = 4, n = 3, batch = batched ? 3 : 1;
+  const double alpha = batched ? 0.5 : 1.0;
   PlanBuilder b(1);
-  std::vector<int64_t> aShape = ta ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k};
-  std::vector<int64_t> bShape = tb ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n};
-  uint32_t a = b.buffer(aShape), bb = b.buffer(bShape), r = b.buffer({m, n});
+  auto shape = [&](int64_t rows, int64_t cols) {
+    return batched ? std::vector<int64_t>{batch, rows, cols} : std::vector<int64_t>{rows, cols};
+  };
+  std::vector<int64_t> aShape = ta ? shape(k, m) : shape(m, k);
+  std::vector<int64_t> bShape = tb ? shape(n, k) : shape(k, n);
+  uint32_t a = b.buffer(aShape), bb = b.buffer(bShape), r = b.buffer(shape(m, n));
   uint32_t da = b.buffer(aShape), db = b.buffer(bShape);
-  // da (stored like a) and db (stored like b), each a single matmul of r with the other operand.
+  auto product = [&](uint32_t x, uint32_t y, uint32_t out, bool tx, bool ty) {
+    auto &kernel = b.kernel(StepKind::Train, batched ? KernelKind::BatchMatMul : KernelKind::MatMul,
+                            {x, y}, {out});
+    kernel.attrI("transpose_a", tx).attrI("transpose_b", ty);
+    if (batched)
+      kernel.attrF("alpha", alpha);
+  };
+  // da (stored like a) and db (stored like b), each a single product of r with the other operand.
   if (!ta)
-    b.kernel(StepKind::Train, KernelKind::MatMul, {r, bb}, {da}).attrI("transpose_b", !tb);
+    product(r, bb, da, false, !tb);
   else
-    b.kernel(StepKind::Train, KernelKind::MatMul, {bb, r}, {da})
-        .attrI("transpose_a", tb)
-        .attrI("transpose_b", 1);
+    product(bb, r, da, tb, true);
   if (!tb)
-    b.kernel(StepKind::Train, KernelKind::MatMul, {a, r}, {db}).attrI("transpose_a", !ta);
+    product(a, r, db, !ta, false);
   else
-    b.kernel(StepKind::Train, KernelKind::MatMul, {r, a}, {db})
-        .attrI("transpose_a", 1)
-        .attrI("transpose_b", ta);
+    product(r, a, db, true, ta);
   auto program = b.load();
 
   RandomData rd(5);
-  const auto as = rd.uniform(m * k), bs = rd.uniform(k * n), rs = rd.uniform(m * n);
+  const auto as = rd.uniform(batch * m * k), bs = rd.uniform(batch * k * n),
+             rs = rd.uniform(batch * m * n);
   put(*program, a, as);
   put(*program, bb, bs);
   put(*program, r, rs);
   program->run(StepKind::Train, stepContext(1));
 
   const std::vector<double> ad = toDouble(as), bd = toDouble(bs), rd64 = toDouble(rs);
-  auto lossOfA = [&](const std::vector<double> &v) {
-    std::vector<double> c(m * n);
-    ref::matmul(v.data(), bd.data(), c.data(), m, k, n, ta, tb);
+  auto loss = [&](const std::vector<double> &av, const std::vector<double> &bv) {
+    std::vector<double> c(batch * m * n);
+    ref::batchMatMul(av.data(), bv.data(), c.data(), batch, m, k, n, ta, tb, alpha);
     return dot(c, rd64);
   };
-  auto lossOfB = [&](const std::vector<double> &v) {
-    std::vector<double> c(m * n);
-    ref::matmul(ad.data(), v.data(), c.data(), m, k, n, ta, tb);
-    return dot(c, rd64);
-  };
+  auto lossOfA = [&](const std::vector<double> &v) { return loss(v, bd); };
+  auto lossOfB = [&](const std::vector<double> &v) { return loss(ad, v); };
   EXPECT_TRUE(allNear(get(*program, da), numericGradient(ad, lossOfA), 1e-5, 1e-4));
   EXPECT_TRUE(allNear(get(*program, db), numericGradient(bd, lossOfB), 1e-5, 1e-4));
 }
 
 INSTANTIATE_TEST_SUITE_P(All, MatMulGradFdTest,
-                         ::testing::Combine(::testing::Bool(), ::testing::Bool()));
+                         ::testing::Combine(::testing::Bool(), ::testing::Bool(),
+                                            ::testing::Bool()));
 
 // The whole backward pass of a dense layer as the compiler lowers it: activation_grad, then
 // matmuls for dx and dw and reduce_rows for db, against finite differences of y = act(xw + b).

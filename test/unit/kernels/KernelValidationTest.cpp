@@ -72,6 +72,42 @@ TEST(KernelValidationTest, MatMulShapes) {
   }
 }
 
+TEST(KernelValidationTest, BatchMatMulShapes) {
+  struct Case {
+    std::vector<int64_t> a, b, c;
+    std::vector<std::pair<const char *, double>> attrs;
+    const char *message;
+  };
+  const Case cases[] = {
+      {{2, 3},
+       {3, 4},
+       {2, 4},
+       {{"alpha", 1}},
+       "input 0 (a) (buffer 0) has rank 2, expected at least 3"},
+      {{2, 5, 3}, {2, 3, 4, 1}, {2, 5, 4}, {{"alpha", 1}}, "input 1 (b)"},
+      {{2, 5, 3},
+       {3, 3, 4},
+       {2, 5, 4},
+       {{"alpha", 1}},
+       "the sizes on axis 0 differ: a has 2, b 3, c 2"},
+      {{2, 5, 3},
+       {2, 4, 3},
+       {2, 5, 4},
+       {{"alpha", 1}},
+       "inner dimensions differ: op(a) has 3 columns, op(b) has 4 rows"},
+      {{2, 5, 3}, {2, 3, 4}, {2, 4, 5}, {{"alpha", 1}}, "output 0 (c) is [4, 5], expected [5, 4]"},
+      {{2, 5, 3}, {2, 3, 4}, {2, 5, 4}, {}, "(batch_matmul): missing attribute 'alpha'"},
+  };
+  for (const Case &c : cases) {
+    PlanBuilder b(2);
+    uint32_t a = b.buffer(c.a), bb = b.buffer(c.b), out = b.buffer(c.c);
+    auto &kernel = b.kernel(StepKind::Train, KernelKind::BatchMatMul, {a, bb}, {out});
+    for (auto [name, value] : c.attrs)
+      kernel.attrF(name, value);
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, c.message);
+  }
+}
+
 TEST(KernelValidationTest, DTypes) {
   {
     PlanBuilder b(2);
