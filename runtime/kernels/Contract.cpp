@@ -328,6 +328,17 @@ int64_t checkAdd(const KernelSite &site, const NoAttrs &) {
   return a.numel;
 }
 
+Rows checkAddRows(const KernelSite &site, const NoAttrs &) {
+  expectAllF32(site);
+  const TensorView x = site.input(0), b = site.input(1), y = site.output(0);
+  if (b.numel < 1 || x.numel % b.numel != 0)
+    site.fail("input 1 (b) (buffer " + std::to_string(b.id) + ") has " + std::to_string(b.numel) +
+              " elements, which do not divide input 0 (x)'s " + std::to_string(x.numel) +
+              " into rows");
+  site.expectNumel(y, x.numel, "output 0 (y)");
+  return {x.numel / b.numel, b.numel};
+}
+
 int64_t checkCopy(const KernelSite &site, const NoAttrs &) {
   const TensorView x = site.input(0), y = site.output(0);
   site.expectDType(y, x.dtype, "output 0 (y)");

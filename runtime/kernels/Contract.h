@@ -46,6 +46,8 @@ Rows checkActivation(const KernelSite &site, const ActivationAttrs &attrs);
 Rows checkActivationGrad(const KernelSite &site, const ActivationAttrs &attrs);
 /// add: f32, equal element counts; returns the count.
 int64_t checkAdd(const KernelSite &site, const NoAttrs &);
+/// add_rows: f32; x as rows of b's element count (cols), y x's element count.
+Rows checkAddRows(const KernelSite &site, const NoAttrs &);
 /// copy: one dtype, equal element counts; returns the count.
 int64_t checkCopy(const KernelSite &site, const NoAttrs &);
 /// cast: f32 to bf16 or bf16 to f32, same element count; returns it.

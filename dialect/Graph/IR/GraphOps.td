@@ -438,6 +438,24 @@ def Graph_AddOp : Graph_Op<"add", [Graph_Lowering, Graph_BatchSharding, Pure, Gr
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
 }
 
+def Graph_BiasAddOp : Graph_Op<"bias_add", [Graph_Lowering, Graph_ShardingRule, Pure, Graph_Gradient]> {
+  let summary = "a tensor added to every sample: input + bias, bias broadcast over the leading axes";
+  let description = [{
+    `bias` has the shape of `input`'s trailing axes (at least the batch axis is left out); it
+    is added to each of `input`'s slices of that shape. A vision transformer's position
+    embedding `[T, D]` is added to every sample of `[N, T, D]` tokens. The bias's gradient is
+    the sum of the result's over the leading axes.
+
+    ```mlir
+    %y = graph.bias_add %x, %pos : (tensor<8x49x128xf32>, tensor<49x128xf32>) -> tensor<8x49x128xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$input, Graph_F32Tensor:$bias);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$input `,` $bias attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Graph_CastOp : Graph_Op<"cast", [Graph_Lowering, Graph_BatchSharding, Pure]> {
   let summary = "elementwise conversion between f32 and bf16";
   let description = [{

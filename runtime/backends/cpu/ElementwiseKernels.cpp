@@ -171,6 +171,26 @@ private:
   int64_t n_;
 };
 
+class AddRowsKernel final : public Kernel {
+public:
+  AddRowsKernel(const float *x, const float *b, float *y, Rows r) : x_(x), b_(b), y_(y), r_(r) {}
+  void run(const StepContext &) override {
+    const float *x = x_, *b = b_;
+    float *y = y_;
+    const int64_t cols = r_.cols;
+    parallelChunks(r_.rows, [=](int64_t begin, int64_t end) {
+      for (int64_t row = begin; row < end; ++row)
+        for (int64_t j = 0; j < cols; ++j)
+          y[row * cols + j] = x[row * cols + j] + b[j];
+    });
+  }
+
+private:
+  const float *x_, *b_;
+  float *y_;
+  Rows r_;
+};
+
 class CopyKernel final : public Kernel {
 public:
   CopyKernel(TensorView from, TensorView to) : from_(std::move(from)), to_(std::move(to)) {}
@@ -268,6 +288,11 @@ std::unique_ptr<Kernel> makeActivationGrad(const KernelSite &site, const Activat
 std::unique_ptr<Kernel> makeAdd(const KernelSite &site, const NoAttrs &, int64_t n) {
   return std::make_unique<AddKernel>(site.input(0).f32(), site.input(1).f32(), site.output(0).f32(),
                                      n);
+}
+
+std::unique_ptr<Kernel> makeAddRows(const KernelSite &site, const NoAttrs &, Rows r) {
+  return std::make_unique<AddRowsKernel>(site.input(0).f32(), site.input(1).f32(),
+                                         site.output(0).f32(), r);
 }
 
 std::unique_ptr<Kernel> makeCopy(const KernelSite &site, const NoAttrs &, int64_t) {

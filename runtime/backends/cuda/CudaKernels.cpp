@@ -661,6 +661,13 @@ std::unique_ptr<Kernel> makeAdd(KernelEnvironment &env, const KernelSite &site, 
   return launching(site, [=](cudaStream_t s) { return launchAdd(s, a, b, c, n); });
 }
 
+std::unique_ptr<Kernel> makeAddRows(KernelEnvironment &, const KernelSite &site, const NoAttrs &,
+                                    Rows r) {
+  const float *x = site.input(0).f32(), *b = site.input(1).f32();
+  float *y = site.output(0).f32();
+  return launching(site, [=](cudaStream_t s) { return launchAddRows(s, x, b, y, r.rows, r.cols); });
+}
+
 std::unique_ptr<Kernel> makeCopy(KernelEnvironment &env, const KernelSite &site, const NoAttrs &,
                                  int64_t) {
   return launching(site, copying(site.input(0).data, site.output(0).data, site.output(0).bytes()));

@@ -36,6 +36,12 @@ DP_HOST_DEVICE inline float biasActivationElement(const float *y, const float *b
   return activate(act, b ? y[i] + b[i % cols] : y[i]);
 }
 
+/// Element i of add_rows: x's element plus the bias's element of its column.
+DP_HOST_DEVICE inline float addRowsElement(const float *x, const float *b, int64_t cols,
+                                           int64_t i) {
+  return x[i] + b[i % cols];
+}
+
 /// dy * act'(x) expressed through the forward output y = act(x).
 DP_HOST_DEVICE inline float activationGrad(Activation act, float y, float dy) {
   switch (act) {

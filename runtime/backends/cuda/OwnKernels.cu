@@ -118,6 +118,12 @@ struct AddOp {
   float *c;
   __device__ void operator()(int64_t i) const { c[i] = a[i] + b[i]; }
 };
+struct AddRowsOp {
+  const float *x, *b;
+  float *y;
+  int64_t cols;
+  __device__ void operator()(int64_t i) const { y[i] = addRowsElement(x, b, cols, i); }
+};
 struct MultiplyOp {
   const float *a, *b;
   float *c;
@@ -437,6 +443,10 @@ cudaError_t launchBiasActivation(cudaStream_t stream, float *y, const float *b, 
 }
 cudaError_t launchAdd(cudaStream_t stream, const float *a, const float *b, float *c, int64_t n) {
   return launchEach(stream, n, AddOp{a, b, c});
+}
+cudaError_t launchAddRows(cudaStream_t stream, const float *x, const float *b, float *y,
+                          int64_t rows, int64_t cols) {
+  return launchEach(stream, rows * cols, AddRowsOp{x, b, y, cols});
 }
 cudaError_t launchMultiply(cudaStream_t stream, const float *a, const float *b, float *c,
                            int64_t n) {

@@ -43,6 +43,9 @@ cudaError_t launchBiasActivation(cudaStream_t stream, float *y, const float *b, 
                                  int64_t cols, Activation act);
 /// c = a + b over n elements.
 cudaError_t launchAdd(cudaStream_t stream, const float *a, const float *b, float *c, int64_t n);
+/// y = x + b over `rows` rows of `cols` (addRowsElement).
+cudaError_t launchAddRows(cudaStream_t stream, const float *x, const float *b, float *y,
+                          int64_t rows, int64_t cols);
 /// c = a * b over n elements.
 cudaError_t launchMultiply(cudaStream_t stream, const float *a, const float *b, float *c,
                            int64_t n);

@@ -131,6 +131,12 @@ template <typename T> void reduceRows(const T *x, T *y, int64_t rows, int64_t co
   }
 }
 
+template <typename T> void addRows(const T *x, const T *b, T *y, int64_t rows, int64_t cols) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < cols; ++j)
+      y[r * cols + j] = x[r * cols + j] + b[j];
+}
+
 template <typename T> void add(const T *a, const T *b, T *c, int64_t n) {
   for (int64_t i = 0; i < n; ++i)
     c[i] = a[i] + b[i];
@@ -301,6 +307,7 @@ void maxPool2dGrad(const T *x, const T *dy, T *dx, int64_t n, int64_t h, int64_t
   template void batchMatMul<T>(const T *, const T *, T *, int64_t, int64_t, int64_t, int64_t,      \
                                bool, bool, T);                                                     \
   template void reduceRows<T>(const T *, T *, int64_t, int64_t);                                   \
+  template void addRows<T>(const T *, const T *, T *, int64_t, int64_t);                           \
   template void add<T>(const T *, const T *, T *, int64_t);                                        \
   template void conv2d<T>(const T *, const T *, const T *, T *, const ConvGeometry &, Activation); \
   template void conv2dGradInput<T>(const T *, const T *, T *, const ConvGeometry &);               \

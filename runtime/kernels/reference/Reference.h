@@ -31,6 +31,8 @@ void batchMatMul(const T *a, const T *b, T *c, int64_t batch, int64_t m, int64_t
 template <typename T> void reduceRows(const T *x, T *y, int64_t rows, int64_t cols);
 /// c = a + b over n elements.
 template <typename T> void add(const T *a, const T *b, T *c, int64_t n);
+/// y[r, j] = x[r, j] + b[j] over `rows` rows of `cols`.
+template <typename T> void addRows(const T *x, const T *b, T *y, int64_t rows, int64_t cols);
 /// Mean over the first `validRows` rows of -log softmax(logits)[label]; NaN for a bad label.
 template <typename T>
 T softmaxXent(const T *logits, const int32_t *labels, int64_t rows, int64_t classes,

@@ -113,3 +113,22 @@ func.func @m(%x: tensor<4x2x3xf32> {graph.input = "x"}, %l: tensor<4xi32> {graph
   %loss = graph.softmax_cross_entropy %z, %l : (tensor<4x2xf32>, tensor<4xi32>) -> tensor<f32>
   return %loss : tensor<f32>
 }
+
+// -----
+
+// Tests that a bias carrying the batch has no split: each replica would add its rows to its
+// own samples only where they happen to align.
+func.func @m(%x: tensor<4x3xf32> {graph.input = "x"}, %l: tensor<4xi32> {graph.input = "label"}) -> tensor<f32>
+    attributes {graph.optimizer = #graph.sgd<lr = 0.1>} {
+  %k = graph.param "k" {init = #graph.glorot_uniform} : tensor<3x12xf32>
+  %h = graph.dense %x, %k : (tensor<4x3xf32>, tensor<3x12xf32>) -> tensor<4x12xf32>
+  %r = graph.reshape %h : tensor<4x12xf32> -> tensor<4x4x3xf32>
+  %w = graph.reshape %x : tensor<4x3xf32> -> tensor<4x3xf32>
+  // expected-error @+1 {{'graph.bias_add' op reads the batch but has no rule to split it across replicas}}
+  %y = graph.bias_add %r, %w : (tensor<4x4x3xf32>, tensor<4x3xf32>) -> tensor<4x4x3xf32>
+  %f = graph.reshape %y : tensor<4x4x3xf32> -> tensor<4x12xf32>
+  %k2 = graph.param "k2" {init = #graph.glorot_uniform} : tensor<12x2xf32>
+  %z = graph.dense %f, %k2 : (tensor<4x12xf32>, tensor<12x2xf32>) -> tensor<4x2xf32>
+  %loss = graph.softmax_cross_entropy %z, %l : (tensor<4x2xf32>, tensor<4xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}

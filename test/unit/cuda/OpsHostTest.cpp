@@ -84,6 +84,16 @@ TEST(Elementwise, DenseEpilogueOverTheProductIsTheReferenceDense) {
   }
 }
 
+TEST(Elementwise, AddRowsIsTheReference) {
+  const int64_t rows = 13, cols = 7;
+  const std::vector<float> x = uniform(rows * cols, 11), b = uniform(cols, 12);
+  std::vector<float> out(rows * cols), want(rows * cols);
+  gridStride(rows * cols, 2, 32,
+             [&](int64_t i) { out[i] = addRowsElement(x.data(), b.data(), cols, i); });
+  ref::addRows(x.data(), b.data(), want.data(), rows, cols);
+  EXPECT_EQ(out, want);
+}
+
 TEST(Optimizers, SgdMatchesTheReference) {
   const int64_t n = 777;
   std::vector<float> p = uniform(n, 4), want = p;

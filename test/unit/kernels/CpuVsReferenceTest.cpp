@@ -1,6 +1,7 @@
 // Every CPU kernel against the naive reference on random data, including odd sizes, sizes large
 // enough to take the multi-threaded paths, in-place use and the valid-row handling of the losses.
 #include "runtime/kernels/reference/Reference.h"
+#include "test/unit/ErrorMatchers.h"
 #include "test/unit/kernels/KernelTestUtil.h"
 
 #include <gtest/gtest.h>
@@ -325,6 +326,37 @@ TEST(AddTest, MatchesReferenceAndWorksInPlace) {
     ref::add(want.data(), bs.data(), want.data(), n);
     EXPECT_TRUE(allNear(get(*program, c), want, 0)) << n;
   }
+}
+
+TEST(AddRowsTest, MatchesReference) {
+  // x's shape and the bias's (x's trailing axes).
+  const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> cases = {
+      {{8, 49, 128}, {49, 128}}, {{8, 49, 128}, {128}}, {{3, 1}, {1}}, {{1000, 70}, {70}}};
+  for (const auto &[xShape, bShape] : cases) {
+    PlanBuilder b(xShape[0]);
+    uint32_t x = b.buffer(xShape), bias = b.buffer(bShape), y = b.buffer(xShape);
+    b.kernel(StepKind::Train, KernelKind::AddRows, {x, bias}, {y});
+    auto program = b.load();
+    int64_t n = 1, cols = 1;
+    for (int64_t d : xShape)
+      n *= d;
+    for (int64_t d : bShape)
+      cols *= d;
+    RandomData rd(static_cast<uint32_t>(n + cols));
+    auto xs = rd.uniform(n), bs = rd.uniform(cols);
+    put(*program, x, xs);
+    put(*program, bias, bs);
+    program->run(StepKind::Train, stepContext(xShape[0]));
+    std::vector<float> want(n);
+    ref::addRows(xs.data(), bs.data(), want.data(), n / cols, cols);
+    EXPECT_TRUE(allNear(get(*program, y), want, 0)) << n << " by " << cols;
+  }
+  PlanBuilder b(4);
+  uint32_t x = b.buffer({4, 6}), bias = b.buffer({5}), y = b.buffer({4, 6});
+  b.kernel(StepKind::Train, KernelKind::AddRows, {x, bias}, {y});
+  EXPECT_DP_ERROR(b.load(), ErrorKind::Plan,
+                  "(add_rows): input 1 (b) (buffer 1) has 5 elements, which do not divide input 0 "
+                  "(x)'s 24 into rows");
 }
 
 TEST(CopyTest, CopiesAcrossShapesAndDTypes) {

@@ -1,5 +1,6 @@
-// graph.add, graph.cast, graph.fill and graph.reduce_rows. Each op's verifier, gradient rule,
-// batch sharding and lowering (those it has) are here; see docs/architecture.md, "Adding an op".
+// graph.add, graph.bias_add, graph.cast, graph.fill and graph.reduce_rows. Each op's verifier,
+// gradient rule, batch sharding and lowering (those it has) are here; see docs/architecture.md,
+// "Adding an op".
 #include "dialect/Graph/IR/Ops/Common.h"
 
 using namespace mlir;
@@ -47,5 +48,48 @@ LogicalResult FillOp::lowerToKernels(KernelLowering &l) {
 
 LogicalResult ReduceRowsOp::lowerToKernels(KernelLowering &l) {
   l.kernel(*this, KernelKind::ReduceRows);
+  return success();
+}
+
+LogicalResult BiasAddOp::verify() {
+  auto in = tensorType(getInput()), bias = tensorType(getBias());
+  if (bias.getRank() < 1 || bias.getRank() >= in.getRank() ||
+      in.getShape().take_back(bias.getRank()) != bias.getShape())
+    return emitOpError() << "adds a bias of " << bias << " to " << in
+                         << ": the bias must have the shape of the input's trailing axes, the "
+                            "batch axis left out";
+  if (getType() != in)
+    return emitOpError() << "result should be " << in << ", found " << getType();
+  return success();
+}
+
+// dx = dy; db = the sum of dy over the leading axes: dy seen as rows of the bias's shape.
+LogicalResult BiasAddOp::buildGradient(OpBuilder &b, ValueRange resultGrads, ArrayRef<bool> wanted,
+                                       SmallVectorImpl<Value> &operandGrads) {
+  Value dy = resultGrads[0];
+  operandGrads.assign({wanted[0] ? dy : Value(), Value()});
+  if (!wanted[1])
+    return success();
+  auto bias = tensorType(getBias()), in = tensorType(getInput());
+  if (bias.getRank() + 1 != in.getRank()) {
+    SmallVector<int64_t> rows{in.getNumElements() / bias.getNumElements()};
+    rows.append(bias.getShape().begin(), bias.getShape().end());
+    dy = b.create<ReshapeOp>(getLoc(), RankedTensorType::get(rows, in.getElementType()), dy);
+  }
+  operandGrads[1] = b.create<ReduceRowsOp>(getLoc(), bias, dy);
+  return success();
+}
+
+// Row-wise in the input; a bias carrying the batch would be added to other replicas' samples.
+LogicalResult BiasAddOp::getResultSharding(ArrayRef<bool> batched,
+                                           SmallVectorImpl<BatchSharding> &results) {
+  if (batched[1])
+    return failure();
+  results.assign(1, BatchSharding::Rows);
+  return success();
+}
+
+LogicalResult BiasAddOp::lowerToKernels(KernelLowering &l) {
+  l.kernel(*this, KernelKind::AddRows);
   return success();
 }
