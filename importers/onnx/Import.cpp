@@ -879,10 +879,26 @@ LogicalResult addOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
   const int64_t m = x->shape.back();
   const bool biasShape =
       c0.size() == m && (c0.dims.size() == 1 || (c0.dims.size() == 2 && c0.dims[0] == 1));
-  if (!dense || dense.getBias() || !xv->use_empty() || im.readers(x->name) != 1 || !biasShape)
-    return im.fail() << "it adds the constant " << shapeText(c0.dims) << " to "
-                     << shapeText(x->shape)
-                     << ": dp takes a constant in an Add only as the bias of the MatMul before it";
+  if (!dense || dense.getBias() || !xv->use_empty() || im.readers(x->name) != 1 || !biasShape) {
+    // Else a constant of the input's trailing axes (leading 1s aside) added to every sample: a
+    // position embedding, or the bias of a product over tokens.
+    llvm::ArrayRef<int64_t> dims(c0.dims);
+    while (!dims.empty() && dims.front() == 1 && dims.size() >= x->shape.size())
+      dims = dims.drop_front();
+    if (x->shape.size() == 4 || dims.empty() || dims.size() >= x->shape.size() ||
+        llvm::ArrayRef<int64_t>(x->shape).take_back(dims.size()) != dims)
+      return im.fail() << "it adds the constant " << shapeText(c0.dims) << " to "
+                       << shapeText(x->shape)
+                       << ": dp takes a constant in an Add as the bias of the MatMul before it, "
+                          "or as a tensor of the input's trailing axes added to every sample "
+                          "(not of an image's)";
+    FailureOr<Value> p = im.paramOf(*bias, "bias", dims, bias == *c ? 1 : 0);
+    if (failed(p))
+      return failure();
+    outs.push_back(
+        graphTensor(im.b.create<graph::BiasAddOp>(im.loc, xv->getType(), *xv, *p), x->shape));
+    return success();
+  }
   FailureOr<Value> b0 = im.paramOf(*bias, "bias", {m}, bias == *c ? 1 : 0);
   if (failed(b0))
     return failure();
@@ -963,15 +979,26 @@ LogicalResult matMulOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
   FailureOr<Value> x = productInput(im, **a);
   if (failed(x))
     return failure();
-  if ((*a)->shape.size() != 2)
-    return im.fail() << "its input A is " << shapeText((*a)->shape)
-                     << ": batched products are not supported yet";
-  FailureOr<Value> kernel = kernelOf(im, **w, (*a)->shape[1], false, (*a)->flattenedChw);
+  const Shape &in = (*a)->shape;
+  if (in.size() != 2 && in.size() != 3)
+    return im.fail() << "its input A is " << shapeText(in)
+                     << ": products of an initializer with tensors other than [batch, features] "
+                        "and [batch, tokens, features] are not supported yet";
+  FailureOr<Value> kernel = kernelOf(im, **w, in.back(), false, (*a)->flattenedChw);
   if (failed(kernel))
     return failure();
-  Shape shape{(*a)->shape[0], cast<RankedTensorType>(kernel->getType()).getDimSize(1)};
-  Value y = im.b.create<graph::DenseOp>(im.loc, graphType(&im.ctx, shape), *x, *kernel, Value(),
-                                        graph::Activation::none);
+  const int64_t m = cast<RankedTensorType>(kernel->getType()).getDimSize(1);
+  // Tokens [N, T, K] are N * T rows of one product (free reshapes around it).
+  const int64_t rows = in.size() == 3 ? in[0] * in[1] : in[0];
+  Value rowsIn = *x;
+  if (in.size() == 3)
+    rowsIn = im.b.create<graph::ReshapeOp>(im.loc, graphType(&im.ctx, {rows, in[2]}), *x);
+  Value y = im.b.create<graph::DenseOp>(im.loc, graphType(&im.ctx, {rows, m}), rowsIn, *kernel,
+                                        Value(), graph::Activation::none);
+  Shape shape(in.begin(), in.end() - 1);
+  shape.push_back(m);
+  if (in.size() == 3)
+    y = im.b.create<graph::ReshapeOp>(im.loc, graphType(&im.ctx, shape), y);
   outs.push_back(graphTensor(y, shape));
   return success();
 }
@@ -1063,6 +1090,38 @@ LogicalResult geluOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
     return im.fail() << "approximate = \"" << approximate
                      << "\" is not supported (dp computes the exact, erf form)";
   return activationOp<graph::GeluOp>(im, ins, outs);
+}
+
+LogicalResult layerNormOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
+                          llvm::SmallVectorImpl<Tensor> &outs) {
+  FailureOr<GraphInput> x = graphInput(im, ins, 0);
+  if (failed(x))
+    return failure();
+  const Shape &shape = x->tensor->shape;
+  const int64_t rank = int64_t(shape.size());
+  if (rank != 2 && rank != 3)
+    return im.fail() << "its input " << shapeText(shape)
+                     << " is not [batch, features] or [batch, tokens, features]";
+  if (int64_t axis = im.intAttr("axis", -1); axis != -1 && axis != rank - 1)
+    return im.fail() << "axis = " << axis << " is not supported (dp normalises the last axis)";
+  for (int k = 1; k < im.node->output_size(); ++k)
+    if (!im.node->output(k).empty())
+      return im.fail() << "its output " << k << " (the statistics) is not supported";
+  FailureOr<Tensor *> scale = required(im, ins, 1);
+  Tensor *bias = input(ins, 2);
+  if (failed(scale))
+    return failure();
+  if (!bias)
+    return im.fail() << "it has no bias B: dp's layer norm takes one (an initializer)";
+  const int64_t c = shape.back();
+  FailureOr<Value> gamma = im.paramOf(**scale, "scale", {c}, 1);
+  FailureOr<Value> beta = failed(gamma) ? FailureOr<Value>() : im.paramOf(*bias, "bias", {c}, 2);
+  if (failed(gamma) || failed(beta))
+    return failure();
+  Value y = im.b.create<graph::LayerNormOp>(im.loc, x->value.getType(), x->value, *gamma, *beta,
+                                            im.b.getF64FloatAttr(im.floatAttr("epsilon", 1e-5f)));
+  outs.push_back(graphTensor(y, shape));
+  return success();
 }
 
 LogicalResult identityOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
@@ -1821,8 +1880,8 @@ LogicalResult batchNormOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
 const std::vector<OpEntry> &opTable() {
   static const std::vector<OpEntry> table = {
       {{"Add", 7, "",
-        "graph.add of equal shapes; a constant [M] after a MatMul: its bias; "
-        "folded on constants"},
+        "graph.add of equal shapes; a constant [M] after a MatMul: its bias; a constant of "
+        "the input's trailing axes (not an image's): graph.bias_add; folded on constants"},
        {},
        addOp},
       {{"AveragePool", 7,
@@ -1876,11 +1935,19 @@ const std::vector<OpEntry> &opTable() {
        hardSigmoidOp},
       {{"HardSwish", 14, "", "graph.hard_swish"}, {}, activationOp<graph::HardSwishOp>},
       {{"Identity", 1, "", "nothing (the same value)"}, {}, identityOp},
+      {{"LayerNormalization", 17, "axis (the last), epsilon; B required",
+        "graph.layer_norm of [batch, features] or [batch, tokens, features]"},
+       {"axis", "epsilon", "stash_type"},
+       layerNormOp},
       {{"LogSoftmax", 1, "axis (the last)",
         "as the model's output only: folded into softmax-cross-entropy"},
        {"axis"},
        softmaxOp},
-      {{"MatMul", 1, "", "graph.dense without bias (B a 2-D initializer)"}, {}, matMulOp},
+      {{"MatMul", 1, "",
+        "graph.dense without bias (B a 2-D initializer; A [batch, tokens, K] as batch * tokens "
+        "rows)"},
+       {},
+       matMulOp},
       {{"MaxPool", 8,
         "kernel_shape, strides, pads (on a ReLU's output), auto_pad NOTSET or VALID, "
         "ceil_mode = 0, dilations = 1, storage_order = 0",

@@ -214,7 +214,7 @@ TEST_F(ImportTest, MatMulAndAddBecomeOneDenseWithBias) {
   EXPECT_EQ(values(params[0]), (std::vector<float>{1, 2, 3, 4, 5, 6})); // already [in, out]
 }
 
-TEST_F(ImportTest, AConstantAddIsTakenOnlyAsTheBiasOfTheProductBefore) {
+TEST_F(ImportTest, AConstantAddIsABiasOrAddedToEverySample) {
   ModelBuilder m;
   m.input("x", {-1, 3});
   m.floats("W", {3, 2}, {1, 2, 3, 4, 5, 6});
@@ -223,9 +223,70 @@ TEST_F(ImportTest, AConstantAddIsTakenOnlyAsTheBiasOfTheProductBefore) {
   m.node("Add", {"h", "b"}, {"y"}, "bias_add");
   m.node("Add", {"h", "y"}, {"z"}); // h is read twice: the bias cannot be folded into it
   m.output("z");
-  EXPECT_FALSE(import(m));
-  EXPECT_NE(errors.find("node 'bias_add' (Add, opset 17): it adds the constant [2] to [4,2]: dp "
-                        "takes a constant in an Add only as the bias of the MatMul before it"),
+  auto module = import(m);
+  ASSERT_TRUE(module) << errors;
+  auto biasAdds = ops<graph::BiasAddOp>(*module);
+  ASSERT_EQ(biasAdds.size(), 1u);
+  EXPECT_FALSE(ops<graph::DenseOp>(*module)[0].getBias());
+  // A constant that is not of the input's trailing axes is refused.
+  ModelBuilder other;
+  other.input("x", {-1, 3});
+  other.floats("b", {2}, {1, 2});
+  other.node("Add", {"x", "b"}, {"y"}, "odd_add");
+  other.output("y");
+  EXPECT_FALSE(import(other));
+  EXPECT_NE(errors.find("node 'odd_add' (Add, opset 17): it adds the constant [2] to [4,3]: dp "
+                        "takes a constant in an Add as the bias of the MatMul before it, or as a "
+                        "tensor of the input's trailing axes added to every sample (not of an "
+                        "image's)"),
+            std::string::npos)
+      << errors;
+}
+
+// A transformer's token path: [N, T, K] tokens through a MatMul (N * T rows of one dense), its
+// bias and a position embedding [1, T, M] (bias_add), and a LayerNormalization over the last
+// axis, with the initializers' values.
+TEST_F(ImportTest, TokensThroughProductsPositionEmbeddingAndLayerNorm) {
+  ModelBuilder m(17);
+  m.input("x", {-1, 3, 2});
+  m.floats("W", {2, 4}, {1, 2, 3, 4, 5, 6, 7, 8});
+  m.floats("b", {4}, {1, 2, 3, 4});
+  m.floats("pos", {1, 3, 4}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
+  m.floats("gamma", {4}, {1, 1, 1, 1});
+  m.floats("beta", {4}, {0, 0, 0, 0});
+  m.node("MatMul", {"x", "W"}, {"h"});
+  m.node("Add", {"h", "b"}, {"hb"});
+  m.node("Add", {"hb", "pos"}, {"e"});
+  auto &ln = m.node("LayerNormalization", {"e", "gamma", "beta"}, {"y"}, "ln");
+  ModelBuilder::setFloat(ln, "epsilon", 1e-6f);
+  m.node("Flatten", {"y"}, {"logits"}); // [batch, classes] for the loss
+  m.output("logits");
+  auto module = import(m);
+  ASSERT_TRUE(module) << errors;
+  auto dense = ops<graph::DenseOp>(*module);
+  ASSERT_EQ(dense.size(), 1u);
+  EXPECT_EQ(mlir::cast<mlir::RankedTensorType>(dense[0].getInput().getType()).getShape(),
+            (llvm::ArrayRef<int64_t>{12, 2}));
+  auto biasAdds = ops<graph::BiasAddOp>(*module);
+  ASSERT_EQ(biasAdds.size(), 2u);
+  EXPECT_EQ(mlir::cast<mlir::RankedTensorType>(biasAdds[1].getBias().getType()).getShape(),
+            (llvm::ArrayRef<int64_t>{3, 4}));
+  auto norms = ops<graph::LayerNormOp>(*module);
+  ASSERT_EQ(norms.size(), 1u);
+  EXPECT_NEAR(norms[0].getEpsilon().convertToDouble(), 1e-6, 1e-12);
+  EXPECT_EQ(mlir::cast<mlir::RankedTensorType>(norms[0].getType()).getShape(),
+            (llvm::ArrayRef<int64_t>{4, 3, 4}));
+  // The position embedding keeps its values, and its ONNX shape for export.
+  auto params = ops<graph::ParamOp>(*module);
+  auto pos = llvm::find_if(params, [](graph::ParamOp p) { return p.getName() == "pos"; });
+  ASSERT_NE(pos, params.end());
+  EXPECT_EQ(values(*pos), (std::vector<float>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}));
+  // A layer norm over another axis is refused (the default axis, -1, was the last).
+  ModelBuilder other = m;
+  ModelBuilder::setInt(*other.g->mutable_node(3), "axis", 1);
+  EXPECT_FALSE(import(other));
+  EXPECT_NE(errors.find("node 'ln' (LayerNormalization, opset 17): axis = 1 is not supported (dp "
+                        "normalises the last axis)"),
             std::string::npos)
       << errors;
 }
