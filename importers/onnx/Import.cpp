@@ -826,6 +826,35 @@ LogicalResult binary(Importer &im, llvm::ArrayRef<Tensor *> ins,
   return im.fail() << "on computed tensors it is not supported yet (dp folds it on constants)";
 }
 
+/// Mul or Div of a computed tensor by a scalar constant: a scale the product before it takes
+/// (attention's 1 / sqrt(d)). Constants are folded as binary() does.
+LogicalResult scaleOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
+                      llvm::SmallVectorImpl<Tensor> &outs, double (*fn)(double, double, bool)) {
+  FailureOr<Tensor *> a = required(im, ins, 0), c = required(im, ins, 1);
+  if (failed(a) || failed(c))
+    return failure();
+  if ((*a)->isConst() && (*c)->isConst())
+    return binary(im, ins, outs, fn);
+  const bool divide = im.node->op_type() == "Div";
+  Tensor *x = *a, *k = *c;
+  if (x->isConst() && !divide)
+    std::swap(x, k);
+  FailureOr<Value> xv = k->isConst() && k->constant->size() == 1 && k->constant->isFloat
+                            ? im.graphValue(*x, "its input")
+                            : FailureOr<Value>();
+  auto product = succeeded(xv) ? xv->getDefiningOp<graph::BatchMatMulOp>() : nullptr;
+  if (!product || !xv->use_empty() || im.readers(x->name) != 1)
+    return im.fail() << "on computed tensors dp supports it only as the scale of a product of "
+                        "two computed tensors by a scalar constant (and folds it on constants)";
+  const double scale = fn(product.getAlpha().convertToDouble(), k->constant->at(0), true);
+  if (!std::isfinite(scale))
+    return im.fail() << "it scales a product by " << num(float(k->constant->at(0)))
+                     << ", which gives a factor that is not finite";
+  product.setAlphaAttr(im.b.getF64FloatAttr(scale));
+  outs.push_back(graphTensor(product, x->shape));
+  return success();
+}
+
 double addFn(double a, double b, bool) { return a + b; }
 double subFn(double a, double b, bool) { return a - b; }
 double mulFn(double a, double b, bool) { return a * b; }
@@ -971,11 +1000,34 @@ LogicalResult gemmOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
   return success();
 }
 
+/// A MatMul of two computed [batch, M, K] and [batch, K, N] tensors: one product per sample
+/// (graph.batch_matmul).
+LogicalResult batchedProduct(Importer &im, const Tensor &a, const Tensor &b,
+                             llvm::SmallVectorImpl<Tensor> &outs) {
+  if (a.shape.size() != 3 || b.shape.size() != 3 || a.shape[0] != b.shape[0] ||
+      a.shape[2] != b.shape[1])
+    return im.fail() << "it multiplies the computed tensors " << shapeText(a.shape) << " and "
+                     << shapeText(b.shape)
+                     << ": dp supports [batch, M, K] by [batch, K, N] (and 4-D attention heads "
+                        "not yet)";
+  FailureOr<Value> av = im.graphValue(a, "its input A"), bv = im.graphValue(b, "its input B");
+  if (failed(av) || failed(bv))
+    return failure();
+  Shape shape{a.shape[0], a.shape[1], b.shape[2]};
+  outs.push_back(
+      graphTensor(im.b.create<graph::BatchMatMulOp>(im.loc, graphType(&im.ctx, shape), *av, *bv,
+                                                    false, false, llvm::APFloat(1.0)),
+                  shape));
+  return success();
+}
+
 LogicalResult matMulOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
                        llvm::SmallVectorImpl<Tensor> &outs) {
   FailureOr<Tensor *> a = required(im, ins, 0), w = required(im, ins, 1);
   if (failed(a) || failed(w))
     return failure();
+  if (!(*w)->isConst())
+    return batchedProduct(im, **a, **w, outs);
   FailureOr<Value> x = productInput(im, **a);
   if (failed(x))
     return failure();
@@ -1024,10 +1076,16 @@ LogicalResult softmaxOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
   Value v = in->value;
   const int64_t rank = int64_t(x->shape.size());
   const int64_t axis = normalizeAxis(im.intAttr("axis", im.file.opset >= 13 ? -1 : 1), rank);
-  if (rank != 2 || axis != 1)
+  const bool scores = rank == 3 && im.node->op_type() == "Softmax";
+  if ((rank != 2 && !scores) || axis != rank - 1)
     return im.fail() << "it is taken over axis " << axis << " of " << shapeText(x->shape)
-                     << ": dp supports the last axis of a [batch, classes] tensor";
+                     << ": dp supports the last axis of a [batch, classes] tensor (and, for "
+                        "Softmax, of [batch, rows, columns] scores)";
   Tensor out;
+  if (scores) {
+    outs.push_back(graphTensor(im.b.create<graph::SoftmaxOp>(im.loc, v.getType(), v), x->shape));
+    return success();
+  }
   if (im.node->op_type() == "Softmax") {
     out = graphTensor(im.b.create<graph::SoftmaxOp>(im.loc, v.getType(), v), x->shape);
   } else {
@@ -1121,6 +1179,60 @@ LogicalResult layerNormOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
   Value y = im.b.create<graph::LayerNormOp>(im.loc, x->value.getType(), x->value, *gamma, *beta,
                                             im.b.getF64FloatAttr(im.floatAttr("epsilon", 1e-5f)));
   outs.push_back(graphTensor(y, shape));
+  return success();
+}
+
+/// Transpose: folded on constants; a computed [batch, ...] tensor of rank 3 keeping its batch
+/// axis first becomes graph.transpose.
+LogicalResult transposeOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
+                          llvm::SmallVectorImpl<Tensor> &outs) {
+  FailureOr<Tensor *> x = required(im, ins, 0);
+  if (failed(x))
+    return failure();
+  const Shape &in = (*x)->shape;
+  const int64_t rank = int64_t(in.size());
+  std::vector<int64_t> perm = im.intsAttr("perm").value_or(std::vector<int64_t>{});
+  if (perm.empty())
+    for (int64_t k = rank - 1; k >= 0; --k)
+      perm.push_back(k);
+  std::vector<int64_t> sorted = perm;
+  llvm::sort(sorted);
+  if (int64_t(perm.size()) != rank ||
+      llvm::any_of(llvm::enumerate(sorted), [](auto p) { return p.value() != int64_t(p.index()); }))
+    return im.fail() << "its perm " << shapeText(perm) << " is not an order of the axes of "
+                     << shapeText(in);
+  Shape shape;
+  for (int64_t k : perm)
+    shape.push_back(in[k]);
+  if ((*x)->isConst()) {
+    const Const &c = *(*x)->constant;
+    Const out;
+    out.isFloat = c.isFloat;
+    out.dims = shape;
+    forEachIndex(shape, [&](llvm::ArrayRef<int64_t> index) {
+      int64_t flat = 0;
+      Shape from(rank);
+      for (int64_t k = 0; k < rank; ++k)
+        from[perm[k]] = index[k];
+      for (int64_t k = 0; k < rank; ++k)
+        flat = flat * in[k] + from[k];
+      if (c.isFloat)
+        out.f.push_back(c.f[flat]);
+      else
+        out.i.push_back(c.i[flat]);
+    });
+    outs.push_back(constTensor(std::move(out)));
+    return success();
+  }
+  if (rank != 3 || perm[0] != 0)
+    return im.fail() << "its perm " << shapeText(perm) << " on the computed " << shapeText(in)
+                     << " is not supported: dp transposes [batch, ...] tensors of rank 3 keeping "
+                        "the batch axis first (4-D attention heads not yet)";
+  FailureOr<Value> v = im.graphValue(**x, "its input");
+  if (failed(v))
+    return failure();
+  outs.push_back(graphTensor(
+      im.b.create<graph::TransposeOp>(im.loc, graphType(&im.ctx, shape), *v, perm), shape));
   return success();
 }
 
@@ -1770,10 +1882,28 @@ LogicalResult reduceMeanOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
   for (int64_t &a : axes)
     a = normalizeAxis(a, rank);
   llvm::sort(axes);
+  const bool keep = im.intAttr("keepdims", 1) != 0;
+  if (rank == 3 && axes == std::vector<int64_t>{1} && !im.intAttr("noop_with_empty_axes", 0)) {
+    // The mean over the tokens of [N, T, D]: a global average pool of the NHWC image
+    // [N, T, 1, D] (a free reshape).
+    const Shape &in = x->tensor->shape;
+    auto f32 = Float32Type::get(&im.ctx);
+    Value image = im.b.create<graph::ReshapeOp>(
+        im.loc, RankedTensorType::get({in[0], in[1], 1, in[2]}, f32), x->value);
+    Value mean = im.b.create<graph::GlobalAvgPool2DOp>(
+        im.loc, RankedTensorType::get({in[0], in[2]}, f32), image);
+    Shape shape = keep ? Shape{in[0], 1, in[2]} : Shape{in[0], in[2]};
+    if (keep)
+      mean = im.b.create<graph::ReshapeOp>(im.loc, RankedTensorType::get(shape, f32), mean);
+    outs.push_back(graphTensor(mean, shape));
+    return success();
+  }
   if (rank != 4 || axes != std::vector<int64_t>{2, 3} || im.intAttr("noop_with_empty_axes", 0))
-    return im.fail() << "it averages axes " << shapeText(axes) << " of " << shapeText(x->tensor->shape)
-                     << ": dp supports the mean over an image's H and W (axes [2,3])";
-  outs.push_back(spatialMean(im, *x, im.intAttr("keepdims", 1) != 0));
+    return im.fail() << "it averages axes " << shapeText(axes) << " of "
+                     << shapeText(x->tensor->shape)
+                     << ": dp supports the mean over an image's H and W (axes [2,3]) and over "
+                        "the tokens of [batch, tokens, features] (axis 1)";
+  outs.push_back(spatialMean(im, *x, keep));
   return success();
 }
 
@@ -1872,6 +2002,11 @@ LogicalResult batchNormOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
   return success();
 }
 
+#define DP_SCALE(Fn)                                                                               \
+  [](Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {            \
+    return scaleOp(im, ins, outs, Fn);                                                             \
+  }
+
 #define DP_BINARY(Fn)                                                                              \
   [](Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {            \
     return binary(im, ins, outs, Fn);                                                              \
@@ -1914,7 +2049,11 @@ const std::vector<OpEntry> &opTable() {
       {{"Constant", 9, "value, value_float(s), value_int(s)", "a constant (folded)"},
        {"value", "value_float", "value_floats", "value_int", "value_ints"},
        constantOp},
-      {{"Div", 7, "", "folded on constants"}, {}, DP_BINARY(divFn)},
+      {{"Div", 7, "",
+        "folded on constants; by a scalar constant after a product of computed tensors: its "
+        "scale (graph.batch_matmul's alpha)"},
+       {},
+       DP_SCALE(divFn)},
       {{"Dropout", 7, "ratio (before 12; from 12 an input)",
         "graph.dropout: active in the train step, the identity in the eval step"},
        {"ratio"},
@@ -1945,7 +2084,7 @@ const std::vector<OpEntry> &opTable() {
        softmaxOp},
       {{"MatMul", 1, "",
         "graph.dense without bias (B a 2-D initializer; A [batch, tokens, K] as batch * tokens "
-        "rows)"},
+        "rows); of computed [batch, M, K] and [batch, K, N]: graph.batch_matmul"},
        {},
        matMulOp},
       {{"MaxPool", 8,
@@ -1959,9 +2098,14 @@ const std::vector<OpEntry> &opTable() {
        [](Importer &im, llvm::ArrayRef<Tensor *> ins, llvm::SmallVectorImpl<Tensor> &outs) {
          return binary(im, ins, outs, im.intAttr("fmod", 0) ? fmodFn : modFn);
        }},
-      {{"Mul", 7, "", "folded on constants"}, {}, DP_BINARY(mulFn)},
-      {{"ReduceMean", 1, "axes [2, 3] (an input from opset 18), keepdims",
-        "graph.global_avg_pool2d (the mean over an image's H and W)"},
+      {{"Mul", 7, "",
+        "folded on constants; by a scalar constant after a product of computed tensors: its "
+        "scale (graph.batch_matmul's alpha)"},
+       {},
+       DP_SCALE(mulFn)},
+      {{"ReduceMean", 1,
+        "axes [2, 3] or, of [batch, tokens, features], [1] (an input from opset 18), keepdims",
+        "graph.global_avg_pool2d (the mean over an image's H and W, or over the tokens)"},
        {"axes", "keepdims", "noop_with_empty_axes"},
        reduceMeanOp},
       {{"Relu", 6, "", "graph.relu"}, {}, activationOp<graph::ReluOp>},
@@ -1973,7 +2117,7 @@ const std::vector<OpEntry> &opTable() {
        shapeOp},
       {{"Sigmoid", 6, "", "graph.sigmoid"}, {}, activationOp<graph::SigmoidOp>},
       {{"Slice", 10, "", "folded on constants (shape arithmetic)"}, {}, sliceOp},
-      {{"Softmax", 1, "axis (the last)",
+      {{"Softmax", 1, "axis (the last; of [batch, classes] or [batch, rows, columns])",
         "graph.softmax; as the model's output, folded into softmax-cross-entropy"},
        {"axis"},
        softmaxOp},
@@ -1982,6 +2126,11 @@ const std::vector<OpEntry> &opTable() {
        squeezeOp},
       {{"Sub", 7, "", "folded on constants"}, {}, DP_BINARY(subFn)},
       {{"Tanh", 6, "", "graph.tanh"}, {}, activationOp<graph::TanhOp>},
+      {{"Transpose", 1, "perm",
+        "folded on constants; graph.transpose of a computed [batch, ...] tensor of rank 3 "
+        "keeping the batch axis first"},
+       {"perm"},
+       transposeOp},
       {{"Unsqueeze", 1, "axes (before 13; from 13 an input)", "graph.reshape; folded on constants"},
        {"axes"},
        unsqueezeOp},

@@ -291,6 +291,67 @@ TEST_F(ImportTest, TokensThroughProductsPositionEmbeddingAndLayerNorm) {
       << errors;
 }
 
+// Single-head attention on [N, T, D] tokens: q k^T through a Transpose and a MatMul of two
+// computed tensors (graph.batch_matmul), its Div by sqrt(d) folded into the product's alpha,
+// Softmax over the last axis, the weighted values, and ReduceMean over the tokens.
+TEST_F(ImportTest, SingleHeadAttentionOnTokens) {
+  ModelBuilder m;
+  m.input("x", {-1, 3, 2});
+  m.floats("Wq", {2, 4}, {1, 0, 0, 1, 0, 1, 1, 0});
+  m.floats("Wk", {2, 4}, {0, 1, 1, 0, 1, 0, 0, 1});
+  m.floats("Wv", {2, 4}, {1, 1, 0, 0, 0, 0, 1, 1});
+  m.floats("sqrt_d", {}, {2});
+  m.node("MatMul", {"x", "Wq"}, {"q"});
+  m.node("MatMul", {"x", "Wk"}, {"k"});
+  m.node("MatMul", {"x", "Wv"}, {"v"});
+  auto &t = m.node("Transpose", {"k"}, {"kt"}, "kt");
+  ModelBuilder::setInts(t, "perm", {0, 2, 1});
+  m.node("MatMul", {"q", "kt"}, {"s"});
+  m.node("Div", {"s", "sqrt_d"}, {"scaled"});
+  auto &sm = m.node("Softmax", {"scaled"}, {"p"});
+  ModelBuilder::setInt(sm, "axis", -1);
+  m.node("MatMul", {"p", "v"}, {"o"});
+  auto &mean = m.node("ReduceMean", {"o"}, {"y"});
+  ModelBuilder::setInts(mean, "axes", {1});
+  ModelBuilder::setInt(mean, "keepdims", 0);
+  m.output("y");
+  auto module = import(m);
+  ASSERT_TRUE(module) << errors;
+  auto products = ops<graph::BatchMatMulOp>(*module);
+  ASSERT_EQ(products.size(), 2u);
+  EXPECT_EQ(products[0].getAlpha().convertToDouble(), 0.5);
+  EXPECT_EQ(products[1].getAlpha().convertToDouble(), 1.0);
+  auto transposes = ops<graph::TransposeOp>(*module);
+  ASSERT_EQ(transposes.size(), 1u);
+  EXPECT_EQ(transposes[0].getPermutation(), (llvm::ArrayRef<int64_t>{0, 2, 1}));
+  EXPECT_EQ(ops<graph::SoftmaxOp>(*module).size(), 1u);
+  EXPECT_EQ(ops<graph::GlobalAvgPool2DOp>(*module).size(), 1u);
+  EXPECT_EQ(ops<graph::DenseOp>(*module).size(), 3u);
+
+  // A transpose that moves the batch axis, and a scale that is not a scalar, are refused.
+  ModelBuilder moved;
+  moved.input("x", {-1, 3, 2});
+  auto &bad = moved.node("Transpose", {"x"}, {"y"}, "swap");
+  ModelBuilder::setInts(bad, "perm", {1, 0, 2});
+  moved.output("y");
+  EXPECT_FALSE(import(moved));
+  EXPECT_NE(errors.find("node 'swap' (Transpose, opset 17): its perm [1,0,2] on the computed "
+                        "[4,3,2] is not supported: dp transposes [batch, ...] tensors of rank 3 "
+                        "keeping the batch axis first"),
+            std::string::npos)
+      << errors;
+  ModelBuilder scaled;
+  scaled.input("x", {-1, 3});
+  scaled.floats("two", {3}, {2, 2, 2});
+  scaled.node("Mul", {"x", "two"}, {"y"}, "times");
+  scaled.output("y");
+  EXPECT_FALSE(import(scaled));
+  EXPECT_NE(errors.find("node 'times' (Mul, opset 17): on computed tensors dp supports it only as "
+                        "the scale of a product of two computed tensors by a scalar constant"),
+            std::string::npos)
+      << errors;
+}
+
 TEST_F(ImportTest, ShapeArithmeticIsFoldedAtTheBatch) {
   // x.view(x.size(0), -1) as the TorchScript exporter writes it.
   ModelBuilder m;
