@@ -1013,10 +1013,22 @@ LogicalResult batchedProduct(Importer &im, const Tensor &a, const Tensor &b,
   FailureOr<Value> av = im.graphValue(a, "its input A"), bv = im.graphValue(b, "its input B");
   if (failed(av) || failed(bv))
     return failure();
+  // An operand that is a transpose of the last two axes read only here (attention's k^T) is
+  // the product's transpose flag instead: the transpose is not made.
+  auto untransposed = [&](const Tensor &t, Value &v) {
+    auto tr = v.getDefiningOp<graph::TransposeOp>();
+    if (!tr || !v.use_empty() || im.readers(t.name) != 1 ||
+        tr.getPermutation() != llvm::ArrayRef<int64_t>{0, 2, 1})
+      return false;
+    v = tr.getInput();
+    tr.erase();
+    return true;
+  };
+  const bool ta = untransposed(a, *av), tb = untransposed(b, *bv);
   Shape shape{a.shape[0], a.shape[1], b.shape[2]};
   outs.push_back(
-      graphTensor(im.b.create<graph::BatchMatMulOp>(im.loc, graphType(&im.ctx, shape), *av, *bv,
-                                                    false, false, llvm::APFloat(1.0)),
+      graphTensor(im.b.create<graph::BatchMatMulOp>(im.loc, graphType(&im.ctx, shape), *av, *bv, ta,
+                                                    tb, llvm::APFloat(1.0)),
                   shape));
   return success();
 }
@@ -2084,7 +2096,8 @@ const std::vector<OpEntry> &opTable() {
        softmaxOp},
       {{"MatMul", 1, "",
         "graph.dense without bias (B a 2-D initializer; A [batch, tokens, K] as batch * tokens "
-        "rows); of computed [batch, M, K] and [batch, K, N]: graph.batch_matmul"},
+        "rows); of computed [batch, M, K] and [batch, K, N]: graph.batch_matmul (an operand's "
+        "Transpose of the last two axes: its transpose flag)"},
        {},
        matMulOp},
       {{"MaxPool", 8,

@@ -317,13 +317,30 @@ TEST_F(ImportTest, SingleHeadAttentionOnTokens) {
   m.output("y");
   auto module = import(m);
   ASSERT_TRUE(module) << errors;
+  // k's Transpose, read only by the scores' MatMul, is the product's transpose flag.
   auto products = ops<graph::BatchMatMulOp>(*module);
   ASSERT_EQ(products.size(), 2u);
   EXPECT_EQ(products[0].getAlpha().convertToDouble(), 0.5);
+  EXPECT_TRUE(products[0].getTransposeRhs());
+  EXPECT_FALSE(products[0].getTransposeLhs());
   EXPECT_EQ(products[1].getAlpha().convertToDouble(), 1.0);
-  auto transposes = ops<graph::TransposeOp>(*module);
-  ASSERT_EQ(transposes.size(), 1u);
+  EXPECT_FALSE(products[1].getTransposeRhs());
+  EXPECT_TRUE(ops<graph::TransposeOp>(*module).empty());
+  // Read twice, the transpose is made.
+  ModelBuilder twice = m;
+  twice.g->mutable_output(0)->set_name("y2");
+  auto &back = twice.node("Transpose", {"kt"}, {"k_again"});
+  ModelBuilder::setInts(back, "perm", {0, 2, 1});
+  auto &kMean = twice.node("ReduceMean", {"k_again"}, {"kt_mean"});
+  ModelBuilder::setInts(kMean, "axes", {1});
+  ModelBuilder::setInt(kMean, "keepdims", 0);
+  twice.node("Add", {"y", "kt_mean"}, {"y2"});
+  auto module2 = import(twice);
+  ASSERT_TRUE(module2) << errors;
+  auto transposes = ops<graph::TransposeOp>(*module2);
+  ASSERT_EQ(transposes.size(), 2u);
   EXPECT_EQ(transposes[0].getPermutation(), (llvm::ArrayRef<int64_t>{0, 2, 1}));
+  EXPECT_FALSE(ops<graph::BatchMatMulOp>(*module2)[0].getTransposeRhs());
   EXPECT_EQ(ops<graph::SoftmaxOp>(*module).size(), 1u);
   EXPECT_EQ(ops<graph::GlobalAvgPool2DOp>(*module).size(), 1u);
   EXPECT_EQ(ops<graph::DenseOp>(*module).size(), 3u);
