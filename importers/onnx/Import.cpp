@@ -1078,7 +1078,8 @@ LogicalResult activationOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
   return success();
 }
 
-/// Softmax and LogSoftmax over the last axis of a [batch, classes] tensor.
+/// Softmax and LogSoftmax over the last axis of a [batch, classes] tensor (Softmax also of
+/// [batch, rows, columns] scores).
 LogicalResult softmaxOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
                         llvm::SmallVectorImpl<Tensor> &outs) {
   FailureOr<GraphInput> in = graphInput(im, ins, 0);
@@ -1094,17 +1095,15 @@ LogicalResult softmaxOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
                      << ": dp supports the last axis of a [batch, classes] tensor (and, for "
                         "Softmax, of [batch, rows, columns] scores)";
   Tensor out;
-  if (scores) {
-    outs.push_back(graphTensor(im.b.create<graph::SoftmaxOp>(im.loc, v.getType(), v), x->shape));
-    return success();
-  }
   if (im.node->op_type() == "Softmax") {
     out = graphTensor(im.b.create<graph::SoftmaxOp>(im.loc, v.getType(), v), x->shape);
   } else {
     out.shape = x->shape;
     out.onlyAsOutput = "LogSoftmax";
   }
-  out.logits = std::make_shared<Tensor>(*x);
+  // Only a [batch, classes] softmax may be the model's output, folded into the loss.
+  if (!scores)
+    out.logits = std::make_shared<Tensor>(*x);
   outs.push_back(out);
   return success();
 }
