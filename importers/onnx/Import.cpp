@@ -20,6 +20,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -71,10 +72,19 @@ struct Const {
 struct Tensor {
   Value value;
   std::shared_ptr<const Const> constant;
-  /// The ONNX (logical) shape; for a graph value of rank 4 the graph's type is NHWC.
+  /// The ONNX (logical) shape.
   Shape shape;
+  /// How the graph value holds it: graph axis j is ONNX axis layout[j]; empty when in ONNX's
+  /// order. Images (convolutions, pools, 4-D inputs) are NHWC (kNhwc). A Transpose of a
+  /// computed tensor changes only this; the elements move where a reader needs another order
+  /// (Importer::laidOut). The batch stays the graph's first axis (layout[0] = 0).
+  Shape layout;
   /// The initializer the constant is (its name names the parameter made of it).
   std::string initializer;
+  /// A constant that is a Transpose of a 2-D initializer (a Linear's weight as the default
+  /// exporter writes it unoptimized): that initializer, which a parameter made of this holds
+  /// transposed (Importer::paramOf).
+  std::shared_ptr<const Tensor> transposeOf;
   /// A Softmax or LogSoftmax over the last axis: the logits it was taken of. The loss takes
   /// those when this is the model's output.
   std::shared_ptr<Tensor> logits;
@@ -90,18 +100,54 @@ struct Tensor {
   bool isConst() const { return constant != nullptr; }
 };
 
-/// A 4-D graph value is NHWC in the graph while ONNX orders it NCHW. Its elements are in the
-/// same order either way when C is 1 or H * W is 1.
-bool orderMatchesOnnx(const Tensor &t) {
-  return t.shape.size() != 4 || t.shape[1] == 1 || t.shape[2] * t.shape[3] == 1;
+/// dp's image layout: [N, H, W, C] holding ONNX's [N, C, H, W].
+const Shape kNhwc{0, 2, 3, 1};
+
+Shape identityLayout(int64_t rank) {
+  Shape p(rank);
+  for (int64_t k = 0; k < rank; ++k)
+    p[k] = k;
+  return p;
 }
 
-/// The graph's type of a value of ONNX shape `shape`.
-RankedTensorType graphType(MLIRContext *ctx, llvm::ArrayRef<int64_t> shape) {
-  Shape s(shape.begin(), shape.end());
-  if (s.size() == 4)
-    s = {shape[0], shape[2], shape[3], shape[1]};
-  return RankedTensorType::get(s, Float32Type::get(ctx));
+/// `layout` with the identity written out.
+Shape fullLayout(llvm::ArrayRef<int64_t> layout, int64_t rank) {
+  return layout.empty() ? identityLayout(rank) : Shape(layout.begin(), layout.end());
+}
+
+/// The graph's shape of ONNX shape `shape` held in `layout`.
+Shape graphShape(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> layout) {
+  if (layout.empty())
+    return Shape(shape.begin(), shape.end());
+  Shape s;
+  for (int64_t a : layout)
+    s.push_back(shape[a]);
+  return s;
+}
+
+/// Whether ONNX shape `shape` held in `layout` has its elements in ONNX's order: only axes of
+/// size 1 are out of place.
+bool inOnnxOrder(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> layout) {
+  int64_t last = -1;
+  for (int64_t a : layout) {
+    if (shape[a] == 1)
+      continue;
+    if (a < last)
+      return false;
+    last = a;
+  }
+  return true;
+}
+
+/// The graph's type of ONNX shape `shape` held in `layout` (ONNX's order when empty).
+RankedTensorType typeIn(MLIRContext *ctx, llvm::ArrayRef<int64_t> shape,
+                        llvm::ArrayRef<int64_t> layout = {}) {
+  return RankedTensorType::get(graphShape(shape, layout), Float32Type::get(ctx));
+}
+
+/// The graph's type of the ONNX image `shape` ([N, C, H, W]): NHWC.
+RankedTensorType imageType(MLIRContext *ctx, llvm::ArrayRef<int64_t> shape) {
+  return typeIn(ctx, shape, kNhwc);
 }
 
 std::string decodeTensor(const onnx::TensorProto &t, Const &out) {
@@ -300,9 +346,42 @@ public:
     return std::vector<int64_t>(a->ints().begin(), a->ints().end());
   }
 
-  /// The graph value of `t`, or failure (reported) for a constant or a value only the loss
-  /// may take.
+  /// The graph value of `t` in ONNX's order of its axes, or failure (reported) for a constant
+  /// or a value only the loss may take.
   FailureOr<Value> graphValue(const Tensor &t, llvm::StringRef what) {
+    FailureOr<Value> v = valueAsHeld(t, what);
+    if (failed(v))
+      return failure();
+    return laidOut(t, {});
+  }
+
+  /// `t`'s graph value with its axes in `layout` (ONNX's order when empty): moved by a
+  /// graph.transpose, or by a free graph.reshape where only axes of size 1 move; made once per
+  /// value and layout.
+  Value laidOut(const Tensor &t, llvm::ArrayRef<int64_t> layout) {
+    const int64_t rank = int64_t(t.shape.size());
+    const Shape have = fullLayout(t.layout, rank), want = fullLayout(layout, rank);
+    if (have == want)
+      return t.value;
+    auto key = std::make_pair(t.value.getAsOpaquePointer(), want);
+    if (auto found = relaid.find(key); found != relaid.end())
+      return found->second;
+    Shape at(rank), perm(rank);
+    for (int64_t j = 0; j < rank; ++j)
+      at[have[j]] = j;
+    for (int64_t k = 0; k < rank; ++k)
+      perm[k] = at[want[k]];
+    RankedTensorType type = typeIn(&ctx, t.shape, want);
+    Value v = inOnnxOrder(graphShape(t.shape, have), perm)
+                  ? b.create<graph::ReshapeOp>(loc, type, t.value).getResult()
+                  : b.create<graph::TransposeOp>(loc, type, t.value, perm).getResult();
+    relaid[key] = v;
+    return v;
+  }
+
+  /// The graph value of `t` in the layout it is held in (t.layout), or failure (reported) as
+  /// graphValue.
+  FailureOr<Value> valueAsHeld(const Tensor &t, llvm::StringRef what) {
     if (!t.onlyAsOutput.empty()) {
       fail() << what << " comes from a " << t.onlyAsOutput
              << ", which dp takes only as the model's output (folded into the loss)";
@@ -359,6 +438,14 @@ public:
   FailureOr<Value> paramOf(const Tensor &t, llvm::StringRef what, llvm::ArrayRef<int64_t> shape,
                            int input, WeightLayout layout = {},
                            std::optional<bool> trainable = {}) {
+    if (t.transposeOf && (layout.kind == WeightLayout::Kind::Same ||
+                          layout.kind == WeightLayout::Kind::Transposed)) {
+      // The initializer itself, trained, in the other layout: export writes it back there and
+      // the Transpose stays in the model.
+      layout.kind = layout.kind == WeightLayout::Kind::Same ? WeightLayout::Kind::Transposed
+                                                            : WeightLayout::Kind::Same;
+      return paramOf(*t.transposeOf, what, shape, input, layout, trainable);
+    }
     if (!t.isConst()) {
       fail() << what
              << " is computed from the model's inputs; dp takes it only as a constant "
@@ -405,6 +492,8 @@ private:
   llvm::StringMap<Tensor> values;
   llvm::StringMap<Value> params;
   llvm::StringMap<int64_t> readCounts;
+  /// Values moved to another layout (laidOut), by value and layout.
+  std::map<std::pair<void *, Shape>, Value> relaid;
   /// A placeholder at the end of the function: ops are made before it.
   Operation *end = nullptr;
 
@@ -463,6 +552,9 @@ LogicalResult Importer::importInputs(llvm::SmallVectorImpl<std::pair<std::string
                               << ": dp needs every axis but the batch fixed";
       t.shape.push_back(d.dim_value());
     }
+    // dp feeds images NHWC.
+    if (t.shape.size() == 4)
+      t.layout = kNhwc;
     inputs.push_back({in.name(), t});
   }
   if (inputs.empty())
@@ -515,7 +607,7 @@ OwningOpRef<ModuleOp> Importer::run() {
       targetsName = "targets";
   llvm::SmallVector<Type> argTypes;
   for (auto &in : inputs)
-    argTypes.push_back(graphType(&ctx, in.second.shape));
+    argTypes.push_back(typeIn(&ctx, in.second.shape, in.second.layout));
   argTypes.push_back(RankedTensorType::get({batch}, b.getI32Type()));
   auto lossType = RankedTensorType::get({}, b.getF32Type());
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
@@ -661,20 +753,26 @@ FailureOr<Tensor *> required(Importer &im, llvm::ArrayRef<Tensor *> ins, size_t 
   return failure();
 }
 
-/// A 4-D graph value (an NCHW image in ONNX, NHWC in the graph).
+/// A 4-D graph value (an NCHW image in ONNX) in the graph's NHWC.
 FailureOr<Value> imageInput(Importer &im, const Tensor &t);
 
-/// Input `k`, required, and its graph value (an image where `image`).
+/// How a handler takes a graph input: in ONNX's order of its axes, as an NHWC image, or in
+/// whatever layout it is held (an elementwise op, whose result keeps it).
+enum class Order { Onnx, Image, AsHeld };
+
+/// Input `k`, required, and its graph value in `order`.
 struct GraphInput {
   Tensor *tensor;
   Value value;
 };
 FailureOr<GraphInput> graphInput(Importer &im, llvm::ArrayRef<Tensor *> ins, size_t k,
-                                 bool image = false) {
+                                 Order order = Order::Onnx) {
   FailureOr<Tensor *> t = required(im, ins, k);
   if (failed(t))
     return failure();
-  FailureOr<Value> v = image ? imageInput(im, **t) : im.graphValue(**t, "its input");
+  FailureOr<Value> v = order == Order::Image    ? imageInput(im, **t)
+                       : order == Order::AsHeld ? im.valueAsHeld(**t, "its input")
+                                                : im.graphValue(**t, "its input");
   if (failed(v))
     return failure();
   return GraphInput{*t, *v};
@@ -699,14 +797,62 @@ Tensor constTensor(Const c) {
   return t;
 }
 
-Tensor graphTensor(Value v, llvm::ArrayRef<int64_t> shape) {
+/// A graph value of ONNX shape `shape` held in `layout` (ONNX's order when empty).
+Tensor graphTensor(Value v, llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> layout = {}) {
   Tensor t;
   t.value = v;
   t.shape.assign(shape.begin(), shape.end());
+  if (layout != llvm::ArrayRef<int64_t>(identityLayout(int64_t(shape.size()))))
+    t.layout.assign(layout.begin(), layout.end());
+  assert(cast<RankedTensorType>(v.getType()).getShape() ==
+             llvm::ArrayRef<int64_t>(graphShape(shape, t.layout)) &&
+         "a graph value's type is its ONNX shape in its layout");
   return t;
 }
 
-/// `t` as a graph value of ONNX shape `shape` (same element count), through graph.reshape.
+/// An NHWC image of ONNX shape `shape`.
+Tensor imageTensor(Value v, llvm::ArrayRef<int64_t> shape) { return graphTensor(v, shape, kNhwc); }
+
+/// The layout of a reshape of ONNX shape `from`, held in `layout`, to `to` when it only merges
+/// runs of axes that are side by side and in order in the layout too (no axis of size 1, none
+/// split); nullopt otherwise.
+std::optional<Shape> mergedLayout(llvm::ArrayRef<int64_t> from, llvm::ArrayRef<int64_t> layout,
+                                  llvm::ArrayRef<int64_t> to) {
+  const int64_t rank = int64_t(from.size());
+  if (layout.empty() || llvm::is_contained(from, 1) || llvm::is_contained(to, 1))
+    return std::nullopt;
+  Shape at(rank); // the graph axis of each ONNX axis
+  for (int64_t j = 0; j < rank; ++j)
+    at[layout[j]] = j;
+  // The run of `from`'s axes each axis of `to` merges: [first, last].
+  Shape first, graphFirst;
+  int64_t a = 0;
+  for (int64_t k = 0; k < int64_t(to.size()); ++k) {
+    if (a >= rank)
+      return std::nullopt;
+    int64_t size = from[a], start = a;
+    while (size < to[k] && a + 1 < rank) {
+      ++a;
+      size *= from[a];
+      if (at[a] != at[a - 1] + 1)
+        return std::nullopt;
+    }
+    if (size != to[k])
+      return std::nullopt;
+    first.push_back(start);
+    graphFirst.push_back(at[start]);
+    ++a;
+  }
+  if (a != rank)
+    return std::nullopt;
+  // The result's layout: its axes in the order their runs have in the graph.
+  Shape order = identityLayout(int64_t(to.size()));
+  llvm::sort(order, [&](int64_t x, int64_t y) { return graphFirst[x] < graphFirst[y]; });
+  return order;
+}
+
+/// `t` as a graph value of ONNX shape `shape` (same element count), through graph.reshape
+/// (and a transpose first where the elements are not in an order the reshape may keep).
 FailureOr<Tensor> reshapeTo(Importer &im, const Tensor &t, llvm::ArrayRef<int64_t> shape) {
   if (t.isConst()) {
     Const c = *t.constant;
@@ -715,24 +861,33 @@ FailureOr<Tensor> reshapeTo(Importer &im, const Tensor &t, llvm::ArrayRef<int64_
     r.initializer = t.initializer;
     return r;
   }
-  FailureOr<Value> v = im.graphValue(t, "the tensor reshaped");
+  FailureOr<Value> v = im.valueAsHeld(t, "the tensor reshaped");
   if (failed(v))
     return failure();
   if (shape.empty() || t.shape.empty() || shape[0] != t.shape[0])
     return im.fail() << "it reshapes " << shapeText(t.shape) << " to " << shapeText(shape)
                      << ", moving the batch axis: dp keeps the batch as the first axis";
-  Tensor result = graphTensor(*v, shape);
-  if (!orderMatchesOnnx(t) && shape.size() == 2 && shape[1] == elementCount(t.shape) / shape[0]) {
+  auto reshaped = [&](Value from, llvm::ArrayRef<int64_t> layout) {
+    RankedTensorType type = typeIn(&im.ctx, shape, layout);
+    Value y = type == from.getType() ? from : im.b.create<graph::ReshapeOp>(im.loc, type, from);
+    return graphTensor(y, shape, layout);
+  };
+  // A 4-D result whose elements are in the same order in NCHW and NHWC is held NHWC: an image
+  // a convolution takes as it is.
+  const Shape resultLayout = shape.size() == 4 && inOnnxOrder(shape, kNhwc) ? kNhwc : Shape();
+  if (inOnnxOrder(t.shape, fullLayout(t.layout, int64_t(t.shape.size()))))
+    return reshaped(*v, resultLayout);
+  if (t.layout == kNhwc && shape.size() == 2 && shape[1] == elementCount(t.shape) / shape[0]) {
     // Flattening an image: the features come out in H, W, C order (see flattenedChw).
+    Tensor result = reshaped(*v, {});
     result.flattenedChw = {t.shape[1], t.shape[2], t.shape[3]};
-  } else if (!orderMatchesOnnx(t) || !orderMatchesOnnx(result))
-    return im.fail() << "it reshapes " << shapeText(t.shape) << " to " << shapeText(shape)
-                     << ", which needs the NCHW element order dp's NHWC images do not have "
-                        "(a transpose to NCHW is not supported yet)";
-  RankedTensorType type = graphType(&im.ctx, shape);
-  if (type != v->getType())
-    result.value = im.b.create<graph::ReshapeOp>(im.loc, type, *v);
-  return result;
+    return result;
+  }
+  // Merging runs of axes that lie side by side, in order, in the layout too (an NHWC image's
+  // H and W into tokens): the result is held in the layout the runs have.
+  if (std::optional<Shape> layout = mergedLayout(t.shape, t.layout, shape))
+    return reshaped(*v, *layout);
+  return reshaped(im.laidOut(t, {}), resultLayout);
 }
 
 /// Resolves a Reshape target (0 copies the input's axis, -1 takes the rest).
@@ -889,19 +1044,21 @@ LogicalResult addOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
   Tensor *x = *a, *bias = *c;
   if (x->isConst())
     std::swap(x, bias);
-  FailureOr<Value> xv = im.graphValue(*x, "its input");
+  FailureOr<Value> xv = im.valueAsHeld(*x, "its input");
   if (failed(xv))
     return failure();
   if (!bias->isConst()) {
-    FailureOr<Value> yv = im.graphValue(*bias, "its input");
-    if (failed(yv))
+    if (failed(im.valueAsHeld(*bias, "its input")))
       return failure();
     if (x->shape != bias->shape)
       return im.fail() << "it adds " << shapeText(x->shape) << " and " << shapeText(bias->shape)
                        << ": broadcasting between computed tensors is not supported yet";
-    outs.push_back(graphTensor(im.b.create<graph::AddOp>(im.loc, *xv, *yv), x->shape));
+    // In the first operand's layout (a residual add of two images: NHWC both).
+    Value y = im.b.create<graph::AddOp>(im.loc, *xv, im.laidOut(*bias, x->layout));
+    outs.push_back(graphTensor(y, x->shape, x->layout));
     return success();
   }
+  xv = im.laidOut(*x, {});
   // A bias: a constant of the last axis's size added to a dense layer without one.
   const Const &c0 = *bias->constant;
   auto dense = xv->getDefiningOp<graph::DenseOp>();
@@ -994,42 +1151,41 @@ LogicalResult gemmOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
     bias = *b0;
   }
   Shape shape{(*a)->shape[0], m};
-  Value y = im.b.create<graph::DenseOp>(im.loc, graphType(&im.ctx, shape), *x, *kernel, bias,
+  Value y = im.b.create<graph::DenseOp>(im.loc, typeIn(&im.ctx, shape), *x, *kernel, bias,
                                         graph::Activation::none);
   outs.push_back(graphTensor(y, shape));
   return success();
 }
 
-/// A MatMul of two computed [batch, M, K] and [batch, K, N] tensors: one product per sample
-/// (graph.batch_matmul).
+/// A MatMul of two computed tensors [..., M, K] and [..., K, N] of rank 3 or more with equal
+/// leading axes (the batch, attention's heads): one product each (graph.batch_matmul).
 LogicalResult batchedProduct(Importer &im, const Tensor &a, const Tensor &b,
                              llvm::SmallVectorImpl<Tensor> &outs) {
-  if (a.shape.size() != 3 || b.shape.size() != 3 || a.shape[0] != b.shape[0] ||
-      a.shape[2] != b.shape[1])
+  const size_t rank = a.shape.size();
+  if (rank < 3 || b.shape.size() != rank ||
+      !std::equal(a.shape.begin(), a.shape.end() - 2, b.shape.begin()) ||
+      a.shape[rank - 1] != b.shape[rank - 2])
     return im.fail() << "it multiplies the computed tensors " << shapeText(a.shape) << " and "
                      << shapeText(b.shape)
-                     << ": dp supports [batch, M, K] by [batch, K, N] (and 4-D attention heads "
-                        "not yet)";
-  FailureOr<Value> av = im.graphValue(a, "its input A"), bv = im.graphValue(b, "its input B");
-  if (failed(av) || failed(bv))
+                     << ": dp supports [batch, ..., M, K] by [batch, ..., K, N] with equal "
+                        "leading axes (no broadcasting)";
+  if (failed(im.valueAsHeld(a, "its input A")) || failed(im.valueAsHeld(b, "its input B")))
     return failure();
-  // An operand that is a transpose of the last two axes read only here (attention's k^T) is
-  // the product's transpose flag instead: the transpose is not made.
-  auto untransposed = [&](const Tensor &t, Value &v) {
-    auto tr = v.getDefiningOp<graph::TransposeOp>();
-    if (!tr || !v.use_empty() || im.readers(t.name) != 1 ||
-        tr.getPermutation() != llvm::ArrayRef<int64_t>{0, 2, 1})
-      return false;
-    v = tr.getInput();
-    tr.erase();
-    return true;
+  // An operand held with its last two axes exchanged (attention's k^T: a Transpose, which
+  // moves no element here) is taken as it is, with the product's transpose flag.
+  Shape swapped = identityLayout(int64_t(rank));
+  std::swap(swapped[rank - 1], swapped[rank - 2]);
+  auto operand = [&](const Tensor &t, bool &transposed) {
+    transposed = fullLayout(t.layout, int64_t(rank)) == swapped;
+    return im.laidOut(t, transposed ? swapped : Shape());
   };
-  const bool ta = untransposed(a, *av), tb = untransposed(b, *bv);
-  Shape shape{a.shape[0], a.shape[1], b.shape[2]};
-  outs.push_back(
-      graphTensor(im.b.create<graph::BatchMatMulOp>(im.loc, graphType(&im.ctx, shape), *av, *bv, ta,
-                                                    tb, llvm::APFloat(1.0)),
-                  shape));
+  bool ta = false, tb = false;
+  Value av = operand(a, ta), bv = operand(b, tb);
+  Shape shape = a.shape;
+  shape.back() = b.shape.back();
+  outs.push_back(graphTensor(im.b.create<graph::BatchMatMulOp>(im.loc, typeIn(&im.ctx, shape), av,
+                                                               bv, ta, tb, llvm::APFloat(1.0)),
+                             shape));
   return success();
 }
 
@@ -1056,13 +1212,13 @@ LogicalResult matMulOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
   const int64_t rows = in.size() == 3 ? in[0] * in[1] : in[0];
   Value rowsIn = *x;
   if (in.size() == 3)
-    rowsIn = im.b.create<graph::ReshapeOp>(im.loc, graphType(&im.ctx, {rows, in[2]}), *x);
-  Value y = im.b.create<graph::DenseOp>(im.loc, graphType(&im.ctx, {rows, m}), rowsIn, *kernel,
+    rowsIn = im.b.create<graph::ReshapeOp>(im.loc, typeIn(&im.ctx, {rows, in[2]}), *x);
+  Value y = im.b.create<graph::DenseOp>(im.loc, typeIn(&im.ctx, {rows, m}), rowsIn, *kernel,
                                         Value(), graph::Activation::none);
   Shape shape(in.begin(), in.end() - 1);
   shape.push_back(m);
   if (in.size() == 3)
-    y = im.b.create<graph::ReshapeOp>(im.loc, graphType(&im.ctx, shape), y);
+    y = im.b.create<graph::ReshapeOp>(im.loc, typeIn(&im.ctx, shape), y);
   outs.push_back(graphTensor(y, shape));
   return success();
 }
@@ -1070,16 +1226,16 @@ LogicalResult matMulOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
 template <class Op>
 LogicalResult activationOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
                            llvm::SmallVectorImpl<Tensor> &outs) {
-  FailureOr<GraphInput> x = graphInput(im, ins, 0);
+  FailureOr<GraphInput> x = graphInput(im, ins, 0, Order::AsHeld);
   if (failed(x))
     return failure();
-  outs.push_back(
-      graphTensor(im.b.create<Op>(im.loc, x->value.getType(), x->value), x->tensor->shape));
+  outs.push_back(graphTensor(im.b.create<Op>(im.loc, x->value.getType(), x->value),
+                             x->tensor->shape, x->tensor->layout));
   return success();
 }
 
 /// Softmax and LogSoftmax over the last axis of a [batch, classes] tensor (Softmax also of
-/// [batch, rows, columns] scores).
+/// [batch, ..., rows, columns] scores: attention's, per head).
 LogicalResult softmaxOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
                         llvm::SmallVectorImpl<Tensor> &outs) {
   FailureOr<GraphInput> in = graphInput(im, ins, 0);
@@ -1089,11 +1245,11 @@ LogicalResult softmaxOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
   Value v = in->value;
   const int64_t rank = int64_t(x->shape.size());
   const int64_t axis = normalizeAxis(im.intAttr("axis", im.file.opset >= 13 ? -1 : 1), rank);
-  const bool scores = rank == 3 && im.node->op_type() == "Softmax";
+  const bool scores = rank >= 3 && im.node->op_type() == "Softmax";
   if ((rank != 2 && !scores) || axis != rank - 1)
     return im.fail() << "it is taken over axis " << axis << " of " << shapeText(x->shape)
                      << ": dp supports the last axis of a [batch, classes] tensor (and, for "
-                        "Softmax, of [batch, rows, columns] scores)";
+                        "Softmax, of [batch, ..., rows, columns] scores)";
   Tensor out;
   if (im.node->op_type() == "Softmax") {
     out = graphTensor(im.b.create<graph::SoftmaxOp>(im.loc, v.getType(), v), x->shape);
@@ -1111,7 +1267,7 @@ LogicalResult softmaxOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
 /// Clip to [0, 6] (ReLU6) or [0, inf) (ReLU): bounds attributes before opset 11, inputs from.
 LogicalResult clipOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
                      llvm::SmallVectorImpl<Tensor> &outs) {
-  FailureOr<GraphInput> x = graphInput(im, ins, 0);
+  FailureOr<GraphInput> x = graphInput(im, ins, 0, Order::AsHeld);
   if (failed(x))
     return failure();
   const float inf = std::numeric_limits<float>::infinity();
@@ -1138,7 +1294,7 @@ LogicalResult clipOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
   else
     return im.fail() << "it clips to [" << num(lo) << ", " << num(hi)
                      << "]: dp supports [0, 6] (ReLU6) and [0, inf) (ReLU)";
-  outs.push_back(graphTensor(y, x->tensor->shape));
+  outs.push_back(graphTensor(y, x->tensor->shape, x->tensor->layout));
   return success();
 }
 
@@ -1193,8 +1349,9 @@ LogicalResult layerNormOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
   return success();
 }
 
-/// Transpose: folded on constants; a computed [batch, ...] tensor of rank 3 keeping its batch
-/// axis first becomes graph.transpose.
+/// Transpose: folded on constants; of a computed tensor keeping its batch axis first, a new
+/// layout of the same graph value (the elements move where a reader needs them in another
+/// order).
 LogicalResult transposeOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
                           llvm::SmallVectorImpl<Tensor> &outs) {
   FailureOr<Tensor *> x = required(im, ins, 0);
@@ -1232,18 +1389,27 @@ LogicalResult transposeOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
       else
         out.i.push_back(c.i[flat]);
     });
-    outs.push_back(constTensor(std::move(out)));
+    Tensor folded = constTensor(std::move(out));
+    if (rank == 2 && perm[0] == 1 && !(*x)->initializer.empty())
+      folded.transposeOf = std::make_shared<Tensor>(**x);
+    outs.push_back(std::move(folded));
     return success();
   }
-  if (rank != 3 || perm[0] != 0)
+  if (perm[0] != 0)
     return im.fail() << "its perm " << shapeText(perm) << " on the computed " << shapeText(in)
-                     << " is not supported: dp transposes [batch, ...] tensors of rank 3 keeping "
-                        "the batch axis first (4-D attention heads not yet)";
-  FailureOr<Value> v = im.graphValue(**x, "its input");
+                     << " is not supported: dp keeps the batch axis first";
+  FailureOr<Value> v = im.valueAsHeld(**x, "its input");
   if (failed(v))
     return failure();
-  outs.push_back(graphTensor(
-      im.b.create<graph::TransposeOp>(im.loc, graphType(&im.ctx, shape), *v, perm), shape));
+  // No element moves here: the result is the input held in another layout, moved where a
+  // reader needs another (Importer::laidOut).
+  Shape inverse(rank), layout(rank);
+  for (int64_t k = 0; k < rank; ++k)
+    inverse[perm[k]] = k;
+  const Shape held = fullLayout((*x)->layout, rank);
+  for (int64_t j = 0; j < rank; ++j)
+    layout[j] = inverse[held[j]];
+  outs.push_back(graphTensor(*v, shape, layout));
   return success();
 }
 
@@ -1279,7 +1445,7 @@ LogicalResult dropoutOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
   }
   if (!(ratio >= 0 && ratio < 1))
     return im.fail() << "its ratio " << num(ratio) << " is not in [0, 1)";
-  FailureOr<Value> v = im.graphValue(**x, "its input");
+  FailureOr<Value> v = im.valueAsHeld(**x, "its input");
   if (failed(v))
     return failure();
   if (ratio == 0) {
@@ -1289,7 +1455,7 @@ LogicalResult dropoutOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
   // Active in the train step, the identity in the eval step (ONNX's training_mode is the
   // step's, not the file's).
   Value y = im.b.create<graph::DropoutOp>(im.loc, v->getType(), *v, im.b.getF64FloatAttr(ratio));
-  outs.push_back(graphTensor(y, (*x)->shape));
+  outs.push_back(graphTensor(y, (*x)->shape, (*x)->layout));
   return success();
 }
 
@@ -1634,12 +1800,12 @@ LogicalResult sliceOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
 // --- images ---
 
 FailureOr<Value> imageInput(Importer &im, const Tensor &t) {
-  FailureOr<Value> v = im.graphValue(t, "its input");
+  FailureOr<Value> v = im.valueAsHeld(t, "its input");
   if (failed(v))
     return failure();
   if (t.shape.size() != 4)
     return im.fail() << "its input is " << shapeText(t.shape) << ", not an NCHW image";
-  return v;
+  return im.laidOut(t, kNhwc);
 }
 
 /// The 2-D window attributes all nodes of images share: an INTS attribute of two values, or
@@ -1705,7 +1871,7 @@ Value zeroPad(Importer &im, Value image, const Shape &shape, const Shape &pads) 
   const Shape padded{shape[0], shape[1], shape[2] + pads[0] + pads[2],
                      shape[3] + pads[1] + pads[3]};
   return im.b.create<graph::ZeroPad2DOp>(
-      im.loc, graphType(&im.ctx, padded), image,
+      im.loc, imageType(&im.ctx, padded), image,
       im.b.getI64ArrayAttr({pads[0], pads[2], pads[1], pads[3]}));
 }
 
@@ -1774,9 +1940,9 @@ LogicalResult convOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
   const int64_t oh = (ph - eh) / (*strides)[0] + 1, ow = (pw - ew) / (*strides)[1] + 1;
   Shape shape{n, f, oh, ow};
   Value y = im.b.create<graph::Conv2DOp>(
-      im.loc, graphType(&im.ctx, shape), image, *kernel, bias, im.b.getI64ArrayAttr(*strides),
+      im.loc, imageType(&im.ctx, shape), image, *kernel, bias, im.b.getI64ArrayAttr(*strides),
       padding, graph::Activation::none, groups, im.b.getI64ArrayAttr(*dilations));
-  outs.push_back(graphTensor(y, shape));
+  outs.push_back(imageTensor(y, shape));
   return success();
 }
 
@@ -1800,7 +1966,7 @@ bool nonNegative(Value v) {
 
 LogicalResult poolOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
                      llvm::SmallVectorImpl<Tensor> &outs) {
-  FailureOr<GraphInput> g = graphInput(im, ins, 0, /*image=*/true);
+  FailureOr<GraphInput> g = graphInput(im, ins, 0, Order::Image);
   if (failed(g) || failed(plainWindow(im, false)))
     return failure();
   Tensor *x = g->tensor;
@@ -1848,12 +2014,12 @@ LogicalResult poolOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
     return im.fail() << "its window " << shapeText(*window) << " is larger than the image";
   Shape shape{in[0], in[1], (padded[2] - (*window)[0]) / (*strides)[0] + 1,
               (padded[3] - (*window)[1]) / (*strides)[1] + 1};
-  auto type = graphType(&im.ctx, shape);
+  auto type = imageType(&im.ctx, shape);
   auto windowAttr = im.b.getI64ArrayAttr(*window), strideAttr = im.b.getI64ArrayAttr(*strides);
   Value y =
       isMax ? im.b.create<graph::MaxPool2DOp>(im.loc, type, v, windowAttr, strideAttr).getResult()
             : im.b.create<graph::AvgPool2DOp>(im.loc, type, v, windowAttr, strideAttr).getResult();
-  outs.push_back(graphTensor(y, shape));
+  outs.push_back(imageTensor(y, shape));
   return success();
 }
 
@@ -1861,7 +2027,7 @@ Tensor spatialMean(Importer &im, const GraphInput &x, bool keepDims);
 
 LogicalResult globalAvgPoolOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
                               llvm::SmallVectorImpl<Tensor> &outs) {
-  FailureOr<GraphInput> x = graphInput(im, ins, 0, /*image=*/true);
+  FailureOr<GraphInput> x = graphInput(im, ins, 0, Order::Image);
   if (failed(x))
     return failure();
   outs.push_back(spatialMean(im, *x, /*keepDims=*/true));
@@ -1876,7 +2042,7 @@ Tensor spatialMean(Importer &im, const GraphInput &x, bool keepDims) {
   if (!keepDims)
     return graphTensor(pooled, {n, c});
   Shape shape{n, c, 1, 1};
-  return graphTensor(im.b.create<graph::ReshapeOp>(im.loc, graphType(&im.ctx, shape), pooled),
+  return imageTensor(im.b.create<graph::ReshapeOp>(im.loc, imageType(&im.ctx, shape), pooled),
                      shape);
 }
 
@@ -1884,7 +2050,7 @@ Tensor spatialMean(Importer &im, const GraphInput &x, bool keepDims) {
 /// writes it): axes an attribute before opset 18, an input from 18.
 LogicalResult reduceMeanOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
                            llvm::SmallVectorImpl<Tensor> &outs) {
-  FailureOr<GraphInput> x = graphInput(im, ins, 0);
+  FailureOr<GraphInput> x = graphInput(im, ins, 0, Order::AsHeld);
   FailureOr<std::vector<int64_t>> given = axesOf(im, ins, false, 18);
   if (failed(x) || failed(given))
     return failure();
@@ -1900,7 +2066,7 @@ LogicalResult reduceMeanOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
     const Shape &in = x->tensor->shape;
     auto f32 = Float32Type::get(&im.ctx);
     Value image = im.b.create<graph::ReshapeOp>(
-        im.loc, RankedTensorType::get({in[0], in[1], 1, in[2]}, f32), x->value);
+        im.loc, RankedTensorType::get({in[0], in[1], 1, in[2]}, f32), im.laidOut(*x->tensor, {}));
     Value mean = im.b.create<graph::GlobalAvgPool2DOp>(
         im.loc, RankedTensorType::get({in[0], in[2]}, f32), image);
     Shape shape = keep ? Shape{in[0], 1, in[2]} : Shape{in[0], in[2]};
@@ -1914,6 +2080,7 @@ LogicalResult reduceMeanOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
                      << shapeText(x->tensor->shape)
                      << ": dp supports the mean over an image's H and W (axes [2,3]) and over "
                         "the tokens of [batch, tokens, features] (axis 1)";
+  x->value = im.laidOut(*x->tensor, kNhwc);
   outs.push_back(spatialMean(im, *x, keep));
   return success();
 }
@@ -1982,13 +2149,13 @@ LogicalResult batchNormOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
     return im.fail() << "training_mode = 1 is not supported: export the model in eval mode";
   if (!im.intAttr("spatial", 1))
     return im.fail() << "spatial = 0 is not supported";
-  FailureOr<Value> v = im.graphValue(**x, "its input");
-  if (failed(v))
-    return failure();
   const Shape &shape = (*x)->shape;
   if (shape.size() != 4 && shape.size() != 2)
     return im.fail() << "its input " << shapeText(shape)
                      << " is neither an image nor [batch, features]";
+  FailureOr<Value> v = shape.size() == 4 ? imageInput(im, **x) : im.graphValue(**x, "its input");
+  if (failed(v))
+    return failure();
   const int64_t c = shape[1];
   const char *roles[4] = {"scale", "bias", "mean", "var"};
   Value operands[4];
@@ -2009,7 +2176,7 @@ LogicalResult batchNormOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
   Value y = im.b.create<graph::BatchNormOp>(
       im.loc, v->getType(), *v, operands[0], operands[1], operands[2], operands[3],
       im.b.getF64FloatAttr(im.floatAttr("epsilon", 1e-5f)), im.b.getF64FloatAttr(momentum));
-  outs.push_back(graphTensor(y, shape));
+  outs.push_back(graphTensor(y, shape, shape.size() == 4 ? kNhwc : Shape()));
   return success();
 }
 
@@ -2094,9 +2261,10 @@ const std::vector<OpEntry> &opTable() {
        {"axis"},
        softmaxOp},
       {{"MatMul", 1, "",
-        "graph.dense without bias (B a 2-D initializer; A [batch, tokens, K] as batch * tokens "
-        "rows); of computed [batch, M, K] and [batch, K, N]: graph.batch_matmul (an operand's "
-        "Transpose of the last two axes: its transpose flag)"},
+        "graph.dense without bias (B a 2-D initializer, or a Transpose of one; A [batch, tokens, "
+        "K] as batch * tokens rows); of computed [batch, ..., M, K] and [batch, ..., K, N] "
+        "(attention's heads): graph.batch_matmul (an operand held with its last two axes "
+        "exchanged: its transpose flag)"},
        {},
        matMulOp},
       {{"MaxPool", 8,
@@ -2121,7 +2289,9 @@ const std::vector<OpEntry> &opTable() {
        {"axes", "keepdims", "noop_with_empty_axes"},
        reduceMeanOp},
       {{"Relu", 6, "", "graph.relu"}, {}, activationOp<graph::ReluOp>},
-      {{"Reshape", 5, "allowzero = 0", "graph.reshape (batch axis kept); folded on constants"},
+      {{"Reshape", 5, "allowzero = 0",
+        "graph.reshape (batch axis kept; a graph.transpose first where the value is held in "
+        "another order and the reshape cannot keep it); folded on constants"},
        {"allowzero"},
        reshapeOp},
       {{"Shape", 1, "start, end", "the input's shape as a constant (folded)"},
@@ -2129,7 +2299,7 @@ const std::vector<OpEntry> &opTable() {
        shapeOp},
       {{"Sigmoid", 6, "", "graph.sigmoid"}, {}, activationOp<graph::SigmoidOp>},
       {{"Slice", 10, "", "folded on constants (shape arithmetic)"}, {}, sliceOp},
-      {{"Softmax", 1, "axis (the last; of [batch, classes] or [batch, rows, columns])",
+      {{"Softmax", 1, "axis (the last; of [batch, classes] or [batch, ..., rows, columns])",
         "graph.softmax; as the model's output, folded into softmax-cross-entropy"},
        {"axis"},
        softmaxOp},
@@ -2139,8 +2309,8 @@ const std::vector<OpEntry> &opTable() {
       {{"Sub", 7, "", "folded on constants"}, {}, DP_BINARY(subFn)},
       {{"Tanh", 6, "", "graph.tanh"}, {}, activationOp<graph::TanhOp>},
       {{"Transpose", 1, "perm",
-        "folded on constants; graph.transpose of a computed [batch, ...] tensor of rank 3 "
-        "keeping the batch axis first"},
+        "folded on constants; of a computed tensor keeping the batch axis first: the order it is "
+        "held in (a graph.transpose where a reader needs another)"},
        {"perm"},
        transposeOp},
       {{"Unsqueeze", 1, "axes (before 13; from 13 an input)", "graph.reshape; folded on constants"},

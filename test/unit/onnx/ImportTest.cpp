@@ -317,7 +317,8 @@ TEST_F(ImportTest, SingleHeadAttentionOnTokens) {
   m.output("y");
   auto module = import(m);
   ASSERT_TRUE(module) << errors;
-  // k's Transpose, read only by the scores' MatMul, is the product's transpose flag.
+  // k's Transpose moves no element: the scores' MatMul takes k as it is, with its transpose
+  // flag.
   auto products = ops<graph::BatchMatMulOp>(*module);
   ASSERT_EQ(products.size(), 2u);
   EXPECT_EQ(products[0].getAlpha().convertToDouble(), 0.5);
@@ -326,7 +327,8 @@ TEST_F(ImportTest, SingleHeadAttentionOnTokens) {
   EXPECT_EQ(products[1].getAlpha().convertToDouble(), 1.0);
   EXPECT_FALSE(products[1].getTransposeRhs());
   EXPECT_TRUE(ops<graph::TransposeOp>(*module).empty());
-  // Read twice, the transpose is made.
+  // Read twice (by the product, and by a Transpose back to k's order that a mean reads), it
+  // still moves no element: each reader takes k in the order it needs.
   ModelBuilder twice = m;
   twice.g->mutable_output(0)->set_name("y2");
   auto &back = twice.node("Transpose", {"kt"}, {"k_again"});
@@ -337,10 +339,8 @@ TEST_F(ImportTest, SingleHeadAttentionOnTokens) {
   twice.node("Add", {"y", "kt_mean"}, {"y2"});
   auto module2 = import(twice);
   ASSERT_TRUE(module2) << errors;
-  auto transposes = ops<graph::TransposeOp>(*module2);
-  ASSERT_EQ(transposes.size(), 2u);
-  EXPECT_EQ(transposes[0].getPermutation(), (llvm::ArrayRef<int64_t>{0, 2, 1}));
-  EXPECT_FALSE(ops<graph::BatchMatMulOp>(*module2)[0].getTransposeRhs());
+  EXPECT_TRUE(ops<graph::TransposeOp>(*module2).empty());
+  EXPECT_TRUE(ops<graph::BatchMatMulOp>(*module2)[0].getTransposeRhs());
   EXPECT_EQ(ops<graph::SoftmaxOp>(*module).size(), 1u);
   EXPECT_EQ(ops<graph::GlobalAvgPool2DOp>(*module).size(), 1u);
   EXPECT_EQ(ops<graph::DenseOp>(*module).size(), 3u);
@@ -353,8 +353,7 @@ TEST_F(ImportTest, SingleHeadAttentionOnTokens) {
   moved.output("y");
   EXPECT_FALSE(import(moved));
   EXPECT_NE(errors.find("node 'swap' (Transpose, opset 17): its perm [1,0,2] on the computed "
-                        "[4,3,2] is not supported: dp transposes [batch, ...] tensors of rank 3 "
-                        "keeping the batch axis first"),
+                        "[4,3,2] is not supported: dp keeps the batch axis first"),
             std::string::npos)
       << errors;
   ModelBuilder scaled;
@@ -367,6 +366,118 @@ TEST_F(ImportTest, SingleHeadAttentionOnTokens) {
                         "the scale of a product of two computed tensors by a scalar constant"),
             std::string::npos)
       << errors;
+}
+
+// A vision transformer's layouts: a strided Conv's NHWC patches become tokens through a
+// Reshape and a Transpose that move no element; multi-head attention splits heads with
+// Reshape and Transpose (k's fused into one [0, 2, 3, 1]), multiplies [N, H, T, D] products
+// (graph.batch_matmul of rank 4), and merges the heads back. Elements move (graph.transpose)
+// only where a reader needs another order than the one a value is held in.
+/// Patches of a [N, 1, 4, 4] image (a 2x2 Conv of stride 2, 4 filters) as 4 tokens of width
+/// 4, and multi-head attention on them (2 heads of 2), as a ViT writes it: k^T by one
+/// Transpose [0, 2, 3, 1] of the split k (the default exporter's fused form), or, where
+/// `ktOfHeads`, by k.transpose(-2, -1) of the [N, H, T, D] heads (PyTorch's code).
+ModelBuilder attentionModel(bool ktOfHeads) {
+  ModelBuilder m;
+  m.input("x", {-1, 1, 4, 4});
+  std::vector<float> filter(4 * 1 * 2 * 2), square(16);
+  for (size_t k = 0; k < filter.size(); ++k)
+    filter[k] = float(k % 5) - 2;
+  for (size_t k = 0; k < square.size(); ++k)
+    square[k] = float(k % 3) - 1;
+  m.floats("patch_w", {4, 1, 2, 2}, filter);
+  for (const char *w : {"Wq", "Wk", "Wv"})
+    m.floats(w, {4, 4}, square);
+  m.ints("tokens_shape", {3}, {0, 4, -1});
+  m.ints("heads_shape", {4}, {0, 4, 2, 2});
+  m.ints("merged_shape", {3}, {0, 4, 4});
+  auto &conv = m.node("Conv", {"x", "patch_w"}, {"p"}, "patches");
+  ModelBuilder::setInts(conv, "strides", {2, 2});
+  m.node("Reshape", {"p", "tokens_shape"}, {"p3"}); // [N, 4 channels, 4 positions]
+  ModelBuilder::setInts(m.node("Transpose", {"p3"}, {"t"}), "perm", {0, 2, 1});
+  auto heads = [&](const char *w, const std::string &name, std::vector<int64_t> perm) {
+    m.node("MatMul", {"t", w}, {name + "_y"});
+    m.node("Reshape", {name + "_y", "heads_shape"}, {name + "_split"});
+    ModelBuilder::setInts(m.node("Transpose", {name + "_split"}, {name}), "perm", perm);
+  };
+  heads("Wq", "q", {0, 2, 1, 3});
+  if (ktOfHeads) {
+    heads("Wk", "k", {0, 2, 1, 3});
+    ModelBuilder::setInts(m.node("Transpose", {"k"}, {"kt"}), "perm", {0, 1, 3, 2});
+  } else {
+    heads("Wk", "kt", {0, 2, 3, 1});
+  }
+  heads("Wv", "v", {0, 2, 1, 3});
+  m.node("MatMul", {"q", "kt"}, {"s"});
+  ModelBuilder::setInt(m.node("Softmax", {"s"}, {"a"}), "axis", -1);
+  m.node("MatMul", {"a", "v"}, {"o"});
+  ModelBuilder::setInts(m.node("Transpose", {"o"}, {"o_t"}), "perm", {0, 2, 1, 3});
+  m.node("Reshape", {"o_t", "merged_shape"}, {"merged"});
+  auto &mean = m.node("ReduceMean", {"merged"}, {"y"});
+  ModelBuilder::setInts(mean, "axes", {1});
+  ModelBuilder::setInt(mean, "keepdims", 0);
+  m.output("y");
+  return m;
+}
+
+// A vision transformer's layouts: a strided Conv's NHWC patches become tokens through a
+// Reshape and a Transpose that move no element; multi-head attention splits heads with
+// Reshape and Transpose, multiplies [N, H, T, D] products (graph.batch_matmul of rank 4), and
+// merges the heads back. Elements move (graph.transpose) only where a reader needs another
+// order than the one a value is held in.
+TEST_F(ImportTest, PatchTokensAndMultiHeadAttentionMoveElementsOnlyWhereReadersNeedIt) {
+  ModelBuilder m = attentionModel(false);
+  auto module = import(m);
+  ASSERT_TRUE(module) << errors;
+  // The patches: the NHWC convolution [4, 2, 2, 4] is the tokens [4, 4, 4] as it is.
+  auto reshapes = ops<graph::ReshapeOp>(*module);
+  ASSERT_FALSE(reshapes.empty());
+  EXPECT_TRUE(mlir::isa<graph::Conv2DOp>(reshapes[0].getInput().getDefiningOp()));
+  EXPECT_EQ(mlir::cast<mlir::RankedTensorType>(reshapes[0].getType()).getShape(),
+            (llvm::ArrayRef<int64_t>{4, 4, 4}));
+  // Products of [N, H, T, D]: q, k^T and v each moved once into the heads' order, and the
+  // heads' outputs once back into the tokens' order before they merge.
+  auto products = ops<graph::BatchMatMulOp>(*module);
+  ASSERT_EQ(products.size(), 2u);
+  EXPECT_EQ(mlir::cast<mlir::RankedTensorType>(products[0].getType()).getShape(),
+            (llvm::ArrayRef<int64_t>{4, 2, 4, 4}));
+  EXPECT_FALSE(products[0].getTransposeRhs());
+  auto transposes = ops<graph::TransposeOp>(*module);
+  ASSERT_EQ(transposes.size(), 4u);
+  EXPECT_EQ(transposes[0].getPermutation(), (llvm::ArrayRef<int64_t>{0, 2, 1, 3}));
+  EXPECT_EQ(transposes[1].getPermutation(), (llvm::ArrayRef<int64_t>{0, 2, 3, 1}));
+  EXPECT_EQ(transposes[3].getInput(), products[1].getResult());
+  EXPECT_EQ(ops<graph::SoftmaxOp>(*module).size(), 1u);
+
+  // k^T as PyTorch's k.transpose(-2, -1) of the [N, H, T, D] heads: k is held as the tokens
+  // it was split from, and moved once into [N, H, D, T], as before.
+  ModelBuilder pytorch = attentionModel(true);
+  auto module2 = import(pytorch);
+  ASSERT_TRUE(module2) << errors;
+  auto transposes2 = ops<graph::TransposeOp>(*module2);
+  ASSERT_EQ(transposes2.size(), 4u);
+  EXPECT_EQ(transposes2[1].getPermutation(), (llvm::ArrayRef<int64_t>{0, 2, 3, 1}));
+
+  // An image's H and W merged into a row but not transposed: a product reads it in ONNX's
+  // order, so it moves once (it was refused before layouts were the importer's).
+  ModelBuilder rows;
+  std::vector<float> filter(16);
+  for (size_t k = 0; k < filter.size(); ++k)
+    filter[k] = float(k % 5) - 2;
+  rows.input("x", {-1, 1, 4, 4});
+  rows.floats("patch_w", {4, 1, 2, 2}, filter);
+  rows.floats("W", {4, 3}, std::vector<float>(12, 0.5f));
+  rows.ints("rows_shape", {3}, {0, 4, -1});
+  ModelBuilder::setInts(rows.node("Conv", {"x", "patch_w"}, {"p"}), "strides", {2, 2});
+  rows.node("Reshape", {"p", "rows_shape"}, {"r"});
+  rows.node("MatMul", {"r", "W"}, {"h"});
+  rows.node("Flatten", {"h"}, {"y"});
+  rows.output("y");
+  auto module3 = import(rows);
+  ASSERT_TRUE(module3) << errors;
+  auto moved = ops<graph::TransposeOp>(*module3);
+  ASSERT_EQ(moved.size(), 1u);
+  EXPECT_EQ(moved[0].getPermutation(), (llvm::ArrayRef<int64_t>{0, 2, 1}));
 }
 
 TEST_F(ImportTest, ShapeArithmeticIsFoldedAtTheBatch) {
