@@ -552,8 +552,12 @@ LogicalResult Importer::importInputs(llvm::SmallVectorImpl<std::pair<std::string
                               << ": dp needs every axis but the batch fixed";
       t.shape.push_back(d.dim_value());
     }
-    // dp feeds images NHWC.
-    if (t.shape.size() == 4)
+    // dp feeds images NHWC. A 4-D input whose last axis is the channels' (at most 4, smaller
+    // than H and W: Keras's [N, H, W, C] through tf2onnx) is in that order as ONNX sees it;
+    // another is ONNX's [N, C, H, W], held NHWC.
+    const bool channelsLast = t.shape.size() == 4 && t.shape[3] <= 4 && t.shape[3] < t.shape[1] &&
+                              t.shape[3] < t.shape[2];
+    if (t.shape.size() == 4 && !channelsLast)
       t.layout = kNhwc;
     inputs.push_back({in.name(), t});
   }

@@ -28,8 +28,14 @@ dynamic batch axis:
                             group = channels, 1x1 projection, batch norms, ReLU6 as Clip) with
                             residual adds, a 1x1 head conv, global average pooling, dropout and
                             a Linear; the default exporter without its optimizer
+  vit.onnx (+ .data)        a vision transformer for 28x28 images: 4x4 patches as 49 tokens of
+                            width 64, a position embedding, 4 pre-norm blocks of 4-head
+                            attention written out and a GELU MLP, a final LayerNorm, the mean
+                            over the tokens, a Linear; the default exporter without its
+                            optimizer (which would share the LayerNorms' equal initializers)
 """
 import argparse
+import math
 import os
 import sys
 
@@ -164,6 +170,65 @@ def mobilenetv2():
     return MobileNetV2()
 
 
+class Attention(nn.Module):
+    """Multi-head self-attention written out (as many ViTs do): q, k and v projections, heads
+    split by a reshape and a transpose, softmax(q k^T / sqrt(d)) v, heads merged, a projection."""
+
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.heads = heads
+        self.q, self.k, self.v, self.proj = (nn.Linear(dim, dim) for _ in range(4))
+
+    def forward(self, x):
+        b, t, d = x.shape
+        h = self.heads
+
+        def split(y):  # [b, t, d] -> [b, h, t, d / h]
+            return y.reshape(b, t, h, d // h).transpose(1, 2)
+
+        q, k, v = split(self.q(x)), split(self.k(x)), split(self.v(x))
+        p = (q @ k.transpose(-2, -1) / math.sqrt(d // h)).softmax(-1)
+        return self.proj((p @ v).transpose(1, 2).reshape(b, t, d))
+
+
+class Block(nn.Module):
+    """A pre-norm transformer encoder block: x + attention(norm(x)), x + mlp(norm(x))."""
+
+    def __init__(self, dim, heads, hidden):
+        super().__init__()
+        self.norm1, self.norm2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
+        self.attention = Attention(dim, heads)
+        self.mlp = nn.Sequential(nn.Linear(dim, hidden), nn.GELU(), nn.Linear(hidden, dim))
+
+    def forward(self, x):
+        x = x + self.attention(self.norm1(x))
+        return x + self.mlp(self.norm2(x))
+
+
+class ViT(nn.Module):
+    """A small vision transformer for 28x28 images: 4x4 patches (a strided Conv) as 49 tokens of
+    width 64 with a learned position embedding, 4 pre-norm blocks of 4 heads, a final norm, the
+    mean over the tokens and a Linear head."""
+
+    def __init__(self, dim=64, heads=4, depth=4, hidden=128, patch=4, image=28, classes=10):
+        super().__init__()
+        tokens = (image // patch) ** 2
+        self.patches = nn.Conv2d(1, dim, patch, stride=patch)
+        self.position = nn.Parameter(torch.randn(1, tokens, dim) * 0.02)
+        self.blocks = nn.Sequential(*(Block(dim, heads, hidden) for _ in range(depth)))
+        self.norm = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, classes)
+
+    def forward(self, x):
+        x = self.patches(x).flatten(2).transpose(1, 2) + self.position  # [b, 49, 64]
+        return self.head(self.norm(self.blocks(x)).mean(1))
+
+
+def vit():
+    torch.manual_seed(0)
+    return ViT()
+
+
 # name: (module factory, example input shape, exporter)
 MODELS = {
     "cnn": (cnn, (2, 1, 28, 28), "dynamo-unoptimized"),
@@ -173,6 +238,7 @@ MODELS = {
     "mobilenetv2": (mobilenetv2, (2, 3, 32, 32), "dynamo-unoptimized"),
     "mlp": (mlp, (2, 1, 28, 28), "torchscript"),
     "mlp_dynamo": (mlp, (2, 1, 28, 28), "dynamo"),
+    "vit": (vit, (2, 1, 28, 28), "dynamo-unoptimized"),
 }
 
 

@@ -119,6 +119,24 @@ def make_optimizer(spec, params):
     sys.exit(f"pytorch_steps: optimizer {name} is not mapped (sgd, adam)")
 
 
+def load_module(name, here):
+    """export.py's NAME with the weights of NAME.onnx (read from its initializers): the module,
+    its example input shape and the ONNX model."""
+    make, shape, _ = export.MODELS[name]
+    module = make()
+    model = onnx.load(os.path.join(here, name + ".onnx"))
+    inits = {t.name: torch.from_numpy(onnx.numpy_helper.to_array(t).copy()) for t in model.graph.initializer}
+    state = module.state_dict()
+    for key in state:
+        if key.endswith("num_batches_tracked"):
+            continue  # a counter the ONNX file has no use for
+        if key not in inits or tuple(inits[key].shape) != tuple(state[key].shape):
+            sys.exit(f"pytorch: {name}.onnx has no initializer {key} of shape {tuple(state[key].shape)}")
+        state[key] = inits[key]
+    module.load_state_dict(state)
+    return module, shape, model
+
+
 def save_params(path, named):
     with open(path, "wb") as f:
         for name, value in named:
@@ -141,18 +159,7 @@ def main():
 
     torch.use_deterministic_algorithms(True)
     torch.set_num_threads(1)
-    make, shape, _ = export.MODELS[a.name]
-    module = make()
-    model = onnx.load(os.path.join(here, a.name + ".onnx"))
-    inits = {t.name: torch.from_numpy(onnx.numpy_helper.to_array(t).copy()) for t in model.graph.initializer}
-    state = module.state_dict()
-    for key in state:
-        if key.endswith("num_batches_tracked"):
-            continue  # a counter the ONNX file has no use for
-        if key not in inits or tuple(inits[key].shape) != tuple(state[key].shape):
-            sys.exit(f"pytorch_steps: {a.name}.onnx has no initializer {key} of shape {tuple(state[key].shape)}")
-        state[key] = inits[key]
-    module.load_state_dict(state)
+    module, shape, model = load_module(a.name, here)
     module.train()
 
     images, labels = read_train_set(a.data)

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -1012,6 +1013,75 @@ TEST(WeightLayoutTest, ToOnnxUndoesToDp) {
   std::vector<float> dp = layouts[3].toDp(values);
   EXPECT_EQ(dp[1 * 2 + 0], values[0 * 12 + 4]);
   EXPECT_EQ(dp[1 * 2 + 1], values[1 * 12 + 4]);
+}
+
+// A Keras model through tf2onnx keeps Keras's [N, H, W, C] input and converts it to NCHW for
+// its Conv nodes: by a Transpose, or, with one channel, a Reshape. dp feeds that input in its
+// order, and both conversions move no element: the convolution reads the input as it is.
+TEST_F(ImportTest, AKerasInputConvertedToNchwIsTheImageAsItIs) {
+  for (bool reshape : {false, true}) {
+    ModelBuilder m;
+    const int64_t c = reshape ? 1 : 3;
+    m.input("x", {-1, 6, 6, c});
+    m.floats("w", {2, c, 3, 3}, std::vector<float>(2 * c * 9, 0.5f));
+    if (reshape) {
+      m.ints("nchw", {4}, {-1, 1, 6, 6});
+      m.node("Reshape", {"x", "nchw"}, {"xc"});
+    } else {
+      ModelBuilder::setInts(m.node("Transpose", {"x"}, {"xc"}), "perm", {0, 3, 1, 2});
+    }
+    m.node("Conv", {"xc", "w"}, {"y"});
+    m.node("Flatten", {"y"}, {"f"});
+    m.floats("fc", {32, 2}, std::vector<float>(64, 0.25f));
+    m.node("MatMul", {"f", "fc"}, {"logits"});
+    m.output("logits");
+    auto module = import(m);
+    ASSERT_TRUE(module) << errors;
+    auto func = *module->getOps<mlir::func::FuncOp>().begin();
+    EXPECT_EQ(mlir::cast<mlir::RankedTensorType>(func.getArgumentTypes()[0]).getShape(),
+              (llvm::ArrayRef<int64_t>{4, 6, 6, c}));
+    auto convs = ops<graph::Conv2DOp>(*module);
+    ASSERT_EQ(convs.size(), 1u);
+    EXPECT_EQ(convs[0].getInput(), func.getArgument(0)) << (reshape ? "Reshape" : "Transpose");
+    EXPECT_TRUE(ops<graph::TransposeOp>(*module).empty());
+  }
+}
+
+// A Linear as the default exporter writes it unoptimized: MatMul(x, Transpose(W)). The
+// folded Transpose is no new constant: the kernel is W itself, trained, held transposed, and
+// written back to W (the Transpose stays in the exported model).
+TEST_F(ImportTest, ATransposedInitializerIsTrainedAsItself) {
+  ModelBuilder m;
+  m.input("x", {-1, 3});
+  m.floats("W", {2, 3}, {1, 2, 3, 4, 5, 6});
+  ModelBuilder::setInts(m.node("Transpose", {"W"}, {"Wt"}), "perm", {1, 0});
+  m.node("MatMul", {"x", "Wt"}, {"y"});
+  m.output("y");
+  std::vector<ParamOrigin> origins;
+  errors.clear();
+  auto module = importModel(context, m.file, {.batch = 2}, &origins);
+  ASSERT_TRUE(module) << errors;
+  auto params = ops<graph::ParamOp>(*module);
+  ASSERT_EQ(params.size(), 1u);
+  EXPECT_EQ(params[0].getName(), "W");
+  EXPECT_TRUE(params[0].getTrainable());
+  EXPECT_EQ(values(params[0]), (std::vector<float>{1, 4, 2, 5, 3, 6})); // [K, M] = W^T
+  ASSERT_EQ(origins.size(), 1u);
+  EXPECT_EQ(origins[0].layout.kind, WeightLayout::Kind::Transposed);
+  EXPECT_EQ(origins[0].layout.onnxDims, (std::vector<int64_t>{2, 3}));
+  EXPECT_TRUE(origins[0].rewire.empty());
+  std::map<std::string, std::vector<float>> trained{{"W", {0, 1, 2, 3, 4, 5}}};
+  OnnxFile exported = m.file;
+  ASSERT_EQ(withTrainedWeights(m.file, origins, trained, exported.model), "");
+  const onnx::TensorProto &w = exported.model.graph().initializer(0);
+  std::vector<float> written(6);
+  ASSERT_EQ(w.raw_data().size(), written.size() * 4);
+  std::memcpy(written.data(), w.raw_data().data(), w.raw_data().size());
+  EXPECT_EQ(written, (std::vector<float>{0, 2, 4, 1, 3, 5}));
+  EXPECT_EQ(exported.model.graph().node(0).op_type(), "Transpose");
+  auto again = importModel(context, exported, {.batch = 2});
+  ASSERT_TRUE(again) << errors;
+  EXPECT_EQ(values(ops<graph::ParamOp>(*again)[0]), trained["W"]);
 }
 
 TEST_F(ImportTest, ExportWritesTrainedWeightsTheImportReadsBack) {
