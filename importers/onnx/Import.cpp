@@ -68,6 +68,11 @@ struct Const {
   int64_t intAt(int64_t k) const { return isFloat ? int64_t(f[k]) : i[k]; }
 };
 
+/// GELU's erf form, x * 0.5 * (1 + erf(x / sqrt(2))), as the TorchScript exporter writes it
+/// (Div, Erf, Add, Mul, Mul; or the half of x first): each step is a Tensor that only the next
+/// step takes (Tensor::gelu), and the last is graph.gelu of x.
+enum class GeluStep { None, Scaled, Erf, OnePlus, Product, Half };
+
 /// One ONNX value as the importer holds it: a graph value (with its ONNX shape) or a constant.
 struct Tensor {
   Value value;
@@ -90,6 +95,9 @@ struct Tensor {
   std::shared_ptr<Tensor> logits;
   /// The ONNX op that made this value when only its logits may be used (LogSoftmax).
   std::string onlyAsOutput;
+  /// A step of GELU's erf form (no graph value), and its x.
+  GeluStep gelu = GeluStep::None;
+  std::shared_ptr<const Tensor> geluOf;
   /// The ONNX value's name.
   std::string name;
   /// A [batch, C * H * W] flattening of an image whose features are in dp's H, W, C order, not
@@ -382,6 +390,12 @@ public:
   /// The graph value of `t` in the layout it is held in (t.layout), or failure (reported) as
   /// graphValue.
   FailureOr<Value> valueAsHeld(const Tensor &t, llvm::StringRef what) {
+    if (t.gelu != GeluStep::None) {
+      fail() << what
+             << " is a step of GELU's erf form, x * 0.5 * (1 + erf(x / sqrt(2))), which dp "
+                "takes only whole (as graph.gelu)";
+      return failure();
+    }
     if (!t.onlyAsOutput.empty()) {
       fail() << what << " comes from a " << t.onlyAsOutput
              << ", which dp takes only as the model's output (folded into the loss)";
@@ -985,8 +999,34 @@ LogicalResult binary(Importer &im, llvm::ArrayRef<Tensor *> ins,
   return im.fail() << "on computed tensors it is not supported yet (dp folds it on constants)";
 }
 
+/// The next step of GELU's erf form after `x` (x itself where it is no step).
+Tensor geluStep(GeluStep step, const Tensor &x) {
+  Tensor t;
+  t.shape = x.shape;
+  t.gelu = step;
+  t.geluOf = x.gelu == GeluStep::None ? std::make_shared<Tensor>(x) : x.geluOf;
+  return t;
+}
+
+/// Whether `t` is the scalar float constant `v` (to float's precision).
+bool isScalar(const Tensor &t, double v) {
+  return t.isConst() && t.constant->size() == 1 && t.constant->isFloat &&
+         std::abs(t.constant->at(0) - v) <= 1e-6 * std::abs(v);
+}
+
+/// graph.gelu of `x`, in the layout x is held in: GELU's erf form complete.
+LogicalResult geluOfTensor(Importer &im, const Tensor &x, llvm::SmallVectorImpl<Tensor> &outs) {
+  FailureOr<Value> v = im.valueAsHeld(x, "its input");
+  if (failed(v))
+    return failure();
+  outs.push_back(
+      graphTensor(im.b.create<graph::GeluOp>(im.loc, v->getType(), *v), x.shape, x.layout));
+  return success();
+}
+
 /// Mul or Div of a computed tensor by a scalar constant: a scale the product before it takes
-/// (attention's 1 / sqrt(d)). Constants are folded as binary() does.
+/// (attention's 1 / sqrt(d)), or a step of GELU's erf form (x / sqrt(2), x * 0.5, and the
+/// product x * (1 + erf(...)) of two computed tensors). Constants are folded as binary() does.
 LogicalResult scaleOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
                       llvm::SmallVectorImpl<Tensor> &outs, double (*fn)(double, double, bool)) {
   FailureOr<Tensor *> a = required(im, ins, 0), c = required(im, ins, 1);
@@ -998,19 +1038,64 @@ LogicalResult scaleOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
   Tensor *x = *a, *k = *c;
   if (x->isConst() && !divide)
     std::swap(x, k);
-  FailureOr<Value> xv = k->isConst() && k->constant->size() == 1 && k->constant->isFloat
-                            ? im.graphValue(*x, "its input")
-                            : FailureOr<Value>();
+  const bool scalar = k->isConst() && k->constant->size() == 1 && k->constant->isFloat;
+  if (!divide && !k->isConst()) {
+    // GELU: x times (1 + erf(x / sqrt(2))), or half of x times it.
+    if (k->gelu == GeluStep::OnePlus)
+      std::swap(x, k);
+    if (x->gelu == GeluStep::OnePlus && k->gelu == GeluStep::None && k->name == x->geluOf->name) {
+      outs.push_back(geluStep(GeluStep::Product, *k));
+      return success();
+    }
+    if (x->gelu == GeluStep::OnePlus && k->gelu == GeluStep::Half &&
+        k->geluOf->name == x->geluOf->name)
+      return geluOfTensor(im, *x->geluOf, outs);
+  }
+  if (scalar && x->gelu == GeluStep::Product && !divide && isScalar(*k, 0.5))
+    return geluOfTensor(im, *x->geluOf, outs);
+  FailureOr<Value> xv = scalar ? im.valueAsHeld(*x, "its input") : FailureOr<Value>();
   auto product = succeeded(xv) ? xv->getDefiningOp<graph::BatchMatMulOp>() : nullptr;
-  if (!product || !xv->use_empty() || im.readers(x->name) != 1)
-    return im.fail() << "on computed tensors dp supports it only as the scale of a product of "
-                        "two computed tensors by a scalar constant (and folds it on constants)";
-  const double scale = fn(product.getAlpha().convertToDouble(), k->constant->at(0), true);
-  if (!std::isfinite(scale))
-    return im.fail() << "it scales a product by " << num(float(k->constant->at(0)))
-                     << ", which gives a factor that is not finite";
-  product.setAlphaAttr(im.b.getF64FloatAttr(scale));
-  outs.push_back(graphTensor(product, x->shape));
+  if (product && xv->use_empty() && im.readers(x->name) == 1) {
+    const double scale = fn(product.getAlpha().convertToDouble(), k->constant->at(0), true);
+    if (!std::isfinite(scale))
+      return im.fail() << "it scales a product by " << num(float(k->constant->at(0)))
+                       << ", which gives a factor that is not finite";
+    product.setAlphaAttr(im.b.getF64FloatAttr(scale));
+    outs.push_back(graphTensor(product, x->shape));
+    return success();
+  }
+  if (succeeded(xv)) {
+    Tensor factor = *k;
+    if (divide)
+      factor.constant =
+          std::make_shared<Const>(Const{true, {}, {float(1 / k->constant->at(0))}, {}});
+    if (isScalar(factor, M_SQRT1_2) || isScalar(factor, 0.5)) {
+      outs.push_back(geluStep(isScalar(factor, 0.5) ? GeluStep::Half : GeluStep::Scaled, *x));
+      return success();
+    }
+  }
+  return im.fail() << "on computed tensors dp supports it only as the scale of a product of "
+                      "two computed tensors by a scalar constant, and in GELU's erf form (and "
+                      "folds it on constants)";
+}
+
+/// Erf: only in GELU's erf form (see GeluStep); folded on constants.
+LogicalResult erfOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
+                    llvm::SmallVectorImpl<Tensor> &outs) {
+  FailureOr<Tensor *> x = required(im, ins, 0);
+  if (failed(x))
+    return failure();
+  if ((*x)->isConst() && (*x)->constant->isFloat) {
+    Const c = *(*x)->constant;
+    for (float &v : c.f)
+      v = std::erf(v);
+    outs.push_back(constTensor(std::move(c)));
+    return success();
+  }
+  if ((*x)->gelu != GeluStep::Scaled)
+    return im.fail() << "dp takes Erf on computed tensors only in GELU's erf form, x * 0.5 * (1 + "
+                        "erf(x / sqrt(2)))";
+  outs.push_back(geluStep(GeluStep::Erf, **x));
   return success();
 }
 
@@ -1048,6 +1133,10 @@ LogicalResult addOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
   Tensor *x = *a, *bias = *c;
   if (x->isConst())
     std::swap(x, bias);
+  if (x->gelu == GeluStep::Erf && isScalar(*bias, 1)) { // GELU: 1 + erf(x / sqrt(2))
+    outs.push_back(geluStep(GeluStep::OnePlus, *x));
+    return success();
+  }
   FailureOr<Value> xv = im.valueAsHeld(*x, "its input");
   if (failed(xv))
     return failure();
@@ -2198,7 +2287,8 @@ const std::vector<OpEntry> &opTable() {
   static const std::vector<OpEntry> table = {
       {{"Add", 7, "",
         "graph.add of equal shapes; a constant [M] after a MatMul: its bias; a constant of "
-        "the input's trailing axes (not an image's): graph.bias_add; folded on constants"},
+        "the input's trailing axes (not an image's): graph.bias_add; 1 + erf(...) in GELU's erf "
+        "form; folded on constants"},
        {},
        addOp},
       {{"AveragePool", 7,
@@ -2233,13 +2323,14 @@ const std::vector<OpEntry> &opTable() {
        constantOp},
       {{"Div", 7, "",
         "folded on constants; by a scalar constant after a product of computed tensors: its "
-        "scale (graph.batch_matmul's alpha)"},
+        "scale (graph.batch_matmul's alpha); x / sqrt(2) in GELU's erf form"},
        {},
        DP_SCALE(divFn)},
       {{"Dropout", 7, "ratio (before 12; from 12 an input)",
         "graph.dropout: active in the train step, the identity in the eval step"},
        {"ratio"},
        dropoutOp},
+      {{"Erf", 9, "", "in GELU's erf form (see Mul); folded on constants"}, {}, erfOp},
       {{"Expand", 8, "", "folded on constants (the default exporter's zero biases)"}, {}, expandOp},
       {{"Flatten", 1, "axis", "graph.reshape to [batch, features] (axis 1)"}, {"axis"}, flattenOp},
       {{"Gather", 1, "axis", "folded on constants (shape arithmetic)"}, {"axis"}, gatherOp},
@@ -2284,7 +2375,8 @@ const std::vector<OpEntry> &opTable() {
        }},
       {{"Mul", 7, "",
         "folded on constants; by a scalar constant after a product of computed tensors: its "
-        "scale (graph.batch_matmul's alpha)"},
+        "scale (graph.batch_matmul's alpha); the products of GELU's erf form, x * 0.5 * (1 + "
+        "erf(x / sqrt(2))): with its Div, Erf and Add, graph.gelu"},
        {},
        DP_SCALE(mulFn)},
       {{"ReduceMean", 1,

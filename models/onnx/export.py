@@ -33,6 +33,8 @@ dynamic batch axis:
                             attention written out and a GELU MLP, a final LayerNorm, the mean
                             over the tokens, a Linear; the default exporter without its
                             optimizer (which would share the LayerNorms' equal initializers)
+  vit_ts.onnx               the same through the TorchScript exporter (opset 17: GELU in its
+                            erf form), weights inline
 """
 import argparse
 import math
@@ -239,6 +241,7 @@ MODELS = {
     "mlp": (mlp, (2, 1, 28, 28), "torchscript"),
     "mlp_dynamo": (mlp, (2, 1, 28, 28), "dynamo"),
     "vit": (vit, (2, 1, 28, 28), "dynamo-unoptimized"),
+    "vit_ts": (vit, (2, 1, 28, 28), "torchscript"),
 }
 
 

@@ -606,9 +606,9 @@ TEST_F(ImportTest, RefusalsNameWhatIsMissing) {
       {"unknown op",
        [](ModelBuilder &m) {
          m.g->mutable_output(0)->set_name("e");
-         m.node("Erf", {"y"}, {"e"}, "erf1");
+         m.node("Cos", {"y"}, {"e"}, "cos1");
        },
-       "node 'erf1' (Erf, opset 17): the op type Erf is not supported (docs/onnx.md lists what dp "
+       "node 'cos1' (Cos, opset 17): the op type Cos is not supported (docs/onnx.md lists what dp "
        "imports)"},
       {"unsupported attribute value",
        [](ModelBuilder &m) { ModelBuilder::setInt(*m.g->mutable_node(0), "transA", 1); },
@@ -1045,6 +1045,62 @@ TEST_F(ImportTest, AKerasInputConvertedToNchwIsTheImageAsItIs) {
     EXPECT_EQ(convs[0].getInput(), func.getArgument(0)) << (reshape ? "Reshape" : "Transpose");
     EXPECT_TRUE(ops<graph::TransposeOp>(*module).empty());
   }
+}
+
+// GELU's erf form as the TorchScript exporter writes it (Div by sqrt(2), Erf, Add 1, Mul by
+// x, Mul by 0.5), and with the half of x taken first: graph.gelu of x, in the layout x is held
+// in. Its steps taken by anything else, and an Erf elsewhere, are refused.
+TEST_F(ImportTest, GeluErfFormIsGelu) {
+  for (bool halfFirst : {false, true}) {
+    ModelBuilder m;
+    m.input("x", {-1, 3});
+    m.floats("sqrt2", {}, {1.4142135f});
+    m.floats("one", {}, {1});
+    m.floats("half", {}, {0.5f});
+    m.node("Div", {"x", "sqrt2"}, {"d"});
+    m.node("Erf", {"d"}, {"e"});
+    m.node("Add", {"one", "e"}, {"onePlus"});
+    if (halfFirst) {
+      m.node("Mul", {"x", "half"}, {"h"});
+      m.node("Mul", {"onePlus", "h"}, {"y"});
+    } else {
+      m.node("Mul", {"x", "onePlus"}, {"p"});
+      m.node("Mul", {"p", "half"}, {"y"});
+    }
+    m.floats("W", {3, 2}, {1, 2, 3, 4, 5, 6});
+    m.node("MatMul", {"y", "W"}, {"logits"});
+    m.output("logits");
+    auto module = import(m);
+    ASSERT_TRUE(module) << errors;
+    auto gelus = ops<graph::GeluOp>(*module);
+    ASSERT_EQ(gelus.size(), 1u) << halfFirst;
+    auto func = *module->getOps<mlir::func::FuncOp>().begin();
+    EXPECT_EQ(gelus[0].getInput(), func.getArgument(0));
+  }
+  ModelBuilder partial;
+  partial.input("x", {-1, 3});
+  partial.floats("sqrt2", {}, {1.4142135f});
+  partial.node("Div", {"x", "sqrt2"}, {"d"});
+  partial.node("Relu", {"d"}, {"y"}, "relu");
+  partial.floats("W", {3, 2}, {1, 2, 3, 4, 5, 6});
+  partial.node("MatMul", {"y", "W"}, {"logits"});
+  partial.output("logits");
+  EXPECT_FALSE(import(partial));
+  EXPECT_NE(errors.find("node 'relu' (Relu, opset 17): its input is a step of GELU's erf form, x "
+                        "* 0.5 * (1 + erf(x / sqrt(2))), which dp takes only whole"),
+            std::string::npos)
+      << errors;
+  ModelBuilder stray;
+  stray.input("x", {-1, 3});
+  stray.node("Erf", {"x"}, {"y"}, "erf");
+  stray.floats("W", {3, 2}, {1, 2, 3, 4, 5, 6});
+  stray.node("MatMul", {"y", "W"}, {"logits"});
+  stray.output("logits");
+  EXPECT_FALSE(import(stray));
+  EXPECT_NE(errors.find("node 'erf' (Erf, opset 17): dp takes Erf on computed tensors only in "
+                        "GELU's erf form"),
+            std::string::npos)
+      << errors;
 }
 
 // A Linear as the default exporter writes it unoptimized: MatMul(x, Transpose(W)). The
