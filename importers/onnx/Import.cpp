@@ -1747,8 +1747,46 @@ LogicalResult gatherOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
   return success();
 }
 
+/// Concat of computed tensors along a feature axis (DenseNet's and Inception's channels, tokens):
+/// graph.concat, in the first input's layout.
+LogicalResult computedConcat(Importer &im, llvm::ArrayRef<Tensor *> ins,
+                             llvm::SmallVectorImpl<Tensor> &outs) {
+  const Tensor &first = *ins[0];
+  const int64_t rank = int64_t(first.shape.size());
+  const int64_t axis = normalizeAxis(im.intAttr("axis", 0), rank);
+  if (axis < 1 || axis >= rank)
+    return im.fail() << "its axis " << im.intAttr("axis", 0) << " on " << shapeText(first.shape)
+                     << " is not supported: dp joins computed tensors along an axis after the "
+                        "batch";
+  Shape shape = first.shape;
+  shape[axis] = 0;
+  llvm::SmallVector<Value> values;
+  for (size_t k = 0; k < ins.size(); ++k) {
+    const Tensor &t = *ins[k];
+    if (failed(im.valueAsHeld(t, "its input #" + std::to_string(k))))
+      return failure();
+    for (int64_t a = 0; a < rank; ++a)
+      if (int64_t(t.shape.size()) != rank || (a != axis && t.shape[a] != first.shape[a]))
+        return im.fail() << "its inputs " << shapeText(first.shape) << " and " << shapeText(t.shape)
+                         << " differ off the axis";
+    shape[axis] += t.shape[axis];
+    values.push_back(im.laidOut(t, first.layout));
+  }
+  const Shape layout = fullLayout(first.layout, rank);
+  const int64_t graphAxis = llvm::find(layout, axis) - layout.begin();
+  Value y = im.b.create<graph::ConcatOp>(im.loc, typeIn(&im.ctx, shape, first.layout), values,
+                                         im.b.getI64IntegerAttr(graphAxis));
+  outs.push_back(graphTensor(y, shape, first.layout));
+  return success();
+}
+
 LogicalResult concatOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
                        llvm::SmallVectorImpl<Tensor> &outs) {
+  if (!ins.empty() && llvm::all_of(ins, [](Tensor *t) { return t && !t->isConst(); }))
+    return computedConcat(im, ins, outs);
+  if (llvm::any_of(ins, [](Tensor *t) { return t && !t->isConst(); }))
+    return im.fail() << "it joins constants and computed tensors: dp joins only constants "
+                        "(folded) or only computed tensors";
   llvm::SmallVector<const Const *> parts;
   for (size_t k = 0; k < ins.size(); ++k) {
     FailureOr<const Const *> c = constInput(im, ins, k, "#" + std::to_string(k));
@@ -2310,7 +2348,11 @@ const std::vector<OpEntry> &opTable() {
         "graph.relu6 (ReLU6), graph.relu"},
        {"min", "max"},
        clipOp},
-      {{"Concat", 4, "axis", "folded on constants (shape arithmetic)"}, {"axis"}, concatOp},
+      {{"Concat", 4, "axis",
+        "folded on constants (shape arithmetic); of computed tensors along an axis after the "
+        "batch: graph.concat"},
+       {"axis"},
+       concatOp},
       {{"Conv", 1,
         "kernel_shape, strides, pads, auto_pad NOTSET, VALID or SAME_UPPER, group, dilations",
         "graph.conv2d (W an initializer: [F, C / group, KH, KW] as [KH, KW, C / group, F]; B: "

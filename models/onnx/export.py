@@ -28,6 +28,10 @@ dynamic batch axis:
                             group = channels, 1x1 projection, batch norms, ReLU6 as Clip) with
                             residual adds, a 1x1 head conv, global average pooling, dropout and
                             a Linear; the default exporter without its optimizer
+  cnn_concat.onnx           Conv(1, 8, 3), ReLU, MaxPool(2), an Inception-style block (a 3x3
+                            and a 1x1 Conv of one input joined by Concat along the channels),
+                            BatchNorm, ReLU, MaxPool(2), Flatten, Linear; the TorchScript
+                            exporter with TrainingMode.PRESERVE, weights inline
   vit.onnx (+ .data)        a vision transformer for 28x28 images: 4x4 patches as 49 tokens of
                             width 64, a position embedding, 4 pre-norm blocks of 4-head
                             attention written out and a GELU MLP, a final LayerNorm, the mean
@@ -172,6 +176,26 @@ def mobilenetv2():
     return MobileNetV2()
 
 
+class TwoBranches(nn.Module):
+    """An Inception-style block: a 3x3 and a 1x1 convolution of one input, their channels
+    joined (Concat along axis 1)."""
+
+    def __init__(self, cin, c3, c1):
+        super().__init__()
+        self.wide, self.narrow = nn.Conv2d(cin, c3, 3, padding=1), nn.Conv2d(cin, c1, 1)
+
+    def forward(self, x):
+        return torch.cat([self.wide(x), self.narrow(x)], 1)
+
+
+def cnn_concat():
+    torch.manual_seed(0)
+    return nn.Sequential(
+        nn.Conv2d(1, 8, 3), nn.ReLU(), nn.MaxPool2d(2),  # 28 -> 26 -> 13
+        TwoBranches(8, 8, 4), nn.BatchNorm2d(12), nn.ReLU(), nn.MaxPool2d(2),  # 13 -> 6
+        nn.Flatten(), nn.Linear(12 * 6 * 6, 10))
+
+
 class Attention(nn.Module):
     """Multi-head self-attention written out (as many ViTs do): q, k and v projections, heads
     split by a reshape and a transpose, softmax(q k^T / sqrt(d)) v, heads merged, a projection."""
@@ -240,6 +264,7 @@ MODELS = {
     "mobilenetv2": (mobilenetv2, (2, 3, 32, 32), "dynamo-unoptimized"),
     "mlp": (mlp, (2, 1, 28, 28), "torchscript"),
     "mlp_dynamo": (mlp, (2, 1, 28, 28), "dynamo"),
+    "cnn_concat": (cnn_concat, (2, 1, 28, 28), "torchscript"),
     "vit": (vit, (2, 1, 28, 28), "dynamo-unoptimized"),
     "vit_ts": (vit, (2, 1, 28, 28), "torchscript"),
 }

@@ -1103,6 +1103,42 @@ TEST_F(ImportTest, GeluErfFormIsGelu) {
       << errors;
 }
 
+// Concat of computed tensors along a feature axis: two convolutions' NHWC images joined along
+// their channels (graph.concat on the graph's last axis); along the batch, or of a constant
+// and a computed tensor, refused.
+TEST_F(ImportTest, ConcatOfComputedTensorsJoinsTheirHeldAxis) {
+  ModelBuilder m;
+  m.input("x", {-1, 1, 4, 4});
+  m.floats("wa", {2, 1, 1, 1}, {1, 2});
+  m.floats("wb", {3, 1, 1, 1}, {3, 4, 5});
+  m.node("Conv", {"x", "wa"}, {"a"});
+  m.node("Conv", {"x", "wb"}, {"b"});
+  ModelBuilder::setInt(m.node("Concat", {"a", "b"}, {"c"}, "join"), "axis", 1);
+  m.node("GlobalAveragePool", {"c"}, {"p"});
+  m.node("Flatten", {"p"}, {"y"});
+  m.output("y");
+  auto module = import(m);
+  ASSERT_TRUE(module) << errors;
+  auto joins = ops<graph::ConcatOp>(*module);
+  ASSERT_EQ(joins.size(), 1u);
+  EXPECT_EQ(joins[0].getAxis(), 3);
+  EXPECT_EQ(mlir::cast<mlir::RankedTensorType>(joins[0].getType()).getShape(),
+            (llvm::ArrayRef<int64_t>{4, 4, 4, 5}));
+  EXPECT_TRUE(ops<graph::TransposeOp>(*module).empty());
+  ModelBuilder batch = m;
+  batch.g->mutable_node(2)->mutable_attribute(0)->set_i(0);
+  EXPECT_FALSE(import(batch));
+  EXPECT_NE(errors.find("node 'join' (Concat, opset 17): its axis 0 on [4,2,4,4] is not "
+                        "supported: dp joins computed tensors along an axis after the batch"),
+            std::string::npos)
+      << errors;
+  ModelBuilder mixed = m;
+  mixed.floats("k", {1, 3, 4, 4}, std::vector<float>(48, 1));
+  mixed.g->mutable_node(2)->set_input(1, "k");
+  EXPECT_FALSE(import(mixed));
+  EXPECT_NE(errors.find("it joins constants and computed tensors"), std::string::npos) << errors;
+}
+
 // A Linear as the default exporter writes it unoptimized: MatMul(x, Transpose(W)). The
 // folded Transpose is no new constant: the kernel is W itself, trained, held transposed, and
 // written back to W (the Transpose stays in the exported model).
