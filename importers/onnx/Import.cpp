@@ -1327,33 +1327,61 @@ LogicalResult activationOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
   return success();
 }
 
-/// Softmax and LogSoftmax over the last axis of a [batch, classes] tensor (Softmax also of
-/// [batch, ..., rows, columns] scores: attention's, per head).
+/// Softmax and LogSoftmax over the classes of a [batch, classes] tensor (a model's output, folded
+/// into the loss); Softmax also over any axis after the batch: graph.softmax of the value held
+/// with that axis last (moved there where it is not). Before opset 13 the axes from `axis` on
+/// are one.
 LogicalResult softmaxOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
                         llvm::SmallVectorImpl<Tensor> &outs) {
-  FailureOr<GraphInput> in = graphInput(im, ins, 0);
+  FailureOr<GraphInput> in = graphInput(im, ins, 0, Order::AsHeld);
   if (failed(in))
     return failure();
   Tensor *x = in->tensor;
-  Value v = in->value;
   const int64_t rank = int64_t(x->shape.size());
   const int64_t axis = normalizeAxis(im.intAttr("axis", im.file.opset >= 13 ? -1 : 1), rank);
-  const bool scores = rank >= 3 && im.node->op_type() == "Softmax";
-  if ((rank != 2 && !scores) || axis != rank - 1)
-    return im.fail() << "it is taken over axis " << axis << " of " << shapeText(x->shape)
-                     << ": dp supports the last axis of a [batch, classes] tensor (and, for "
-                        "Softmax, of [batch, ..., rows, columns] scores)";
-  Tensor out;
-  if (im.node->op_type() == "Softmax") {
-    out = graphTensor(im.b.create<graph::SoftmaxOp>(im.loc, v.getType(), v), x->shape);
-  } else {
-    out.shape = x->shape;
-    out.onlyAsOutput = "LogSoftmax";
-  }
-  // Only a [batch, classes] softmax may be the model's output, folded into the loss.
-  if (!scores)
+  const bool isSoftmax = im.node->op_type() == "Softmax";
+  if (rank == 2 && axis == 1) {
+    Tensor out;
+    if (isSoftmax) {
+      Value v = im.laidOut(*x, {});
+      out = graphTensor(im.b.create<graph::SoftmaxOp>(im.loc, v.getType(), v), x->shape);
+    } else {
+      out.shape = x->shape;
+      out.onlyAsOutput = "LogSoftmax";
+    }
     out.logits = std::make_shared<Tensor>(*x);
-  outs.push_back(out);
+    outs.push_back(out);
+    return success();
+  }
+  if (!isSoftmax || axis < 1 || axis >= rank)
+    return im.fail() << "it is taken over axis " << axis << " of " << shapeText(x->shape)
+                     << ": dp supports the classes of a [batch, classes] tensor (and, for "
+                        "Softmax, any axis after the batch)";
+  if (im.file.opset < 13 && axis != rank - 1) {
+    // The axes from `axis` on as one: [batch, outer, inner], and back.
+    int64_t outer = 1, inner = 1;
+    for (int64_t k = 1; k < rank; ++k)
+      (k < axis ? outer : inner) *= x->shape[k];
+    FailureOr<Tensor> rows = reshapeTo(im, *x, {x->shape[0], outer, inner});
+    if (failed(rows))
+      return failure();
+    Value v = im.laidOut(*rows, {});
+    Tensor soft = graphTensor(im.b.create<graph::SoftmaxOp>(im.loc, v.getType(), v), rows->shape);
+    FailureOr<Tensor> back = reshapeTo(im, soft, x->shape);
+    if (failed(back))
+      return failure();
+    outs.push_back(*back);
+    return success();
+  }
+  // Held with `axis` last: as it is where it already is, else moved there.
+  Shape layout = fullLayout(x->layout, rank);
+  if (layout.back() != axis) {
+    llvm::erase(layout, axis);
+    layout.push_back(axis);
+  }
+  Value v = im.laidOut(*x, layout);
+  outs.push_back(
+      graphTensor(im.b.create<graph::SoftmaxOp>(im.loc, v.getType(), v), x->shape, layout));
   return success();
 }
 
@@ -2437,8 +2465,9 @@ const std::vector<OpEntry> &opTable() {
        shapeOp},
       {{"Sigmoid", 6, "", "graph.sigmoid"}, {}, activationOp<graph::SigmoidOp>},
       {{"Slice", 10, "", "folded on constants (shape arithmetic)"}, {}, sliceOp},
-      {{"Softmax", 1, "axis (the last; of [batch, classes] or [batch, ..., rows, columns])",
-        "graph.softmax; as the model's output, folded into softmax-cross-entropy"},
+      {{"Softmax", 1, "axis (any after the batch; before opset 13 the axes from it on as one)",
+        "graph.softmax (of the value held with the axis last); as the model's output, folded "
+        "into softmax-cross-entropy"},
        {"axis"},
        softmaxOp},
       {{"Squeeze", 1, "axes (before 13; from 13 an input)", "graph.reshape; folded on constants"},

@@ -1139,6 +1139,48 @@ TEST_F(ImportTest, ConcatOfComputedTensorsJoinsTheirHeldAxis) {
   EXPECT_NE(errors.find("it joins constants and computed tensors"), std::string::npos) << errors;
 }
 
+// Softmax over an axis that is not the last: the value moved to be held with that axis last,
+// the result held so (moved back where a reader needs ONNX's order). Before opset 13, the axes
+// from `axis` on are one: a softmax over them, through free reshapes.
+TEST_F(ImportTest, SoftmaxOverAnyAxisAfterTheBatch) {
+  for (int64_t opset : {17, 11}) {
+    ModelBuilder m(opset);
+    m.input("x", {-1, 3, 4});
+    ModelBuilder::setInt(m.node("Softmax", {"x"}, {"s"}, "soft"), "axis", 1);
+    auto &mean = m.node("ReduceMean", {"s"}, {"r"});
+    ModelBuilder::setInts(mean, "axes", {1});
+    ModelBuilder::setInt(mean, "keepdims", 0);
+    m.floats("W", {4, 2}, {1, 2, 3, 4, 5, 6, 7, 8});
+    m.node("MatMul", {"r", "W"}, {"y"});
+    m.output("y");
+    auto module = import(m);
+    ASSERT_TRUE(module) << errors;
+    auto soft = ops<graph::SoftmaxOp>(*module);
+    ASSERT_EQ(soft.size(), 1u);
+    auto shape = mlir::cast<mlir::RankedTensorType>(soft[0].getType()).getShape();
+    if (opset == 17) {
+      EXPECT_EQ(shape, (llvm::ArrayRef<int64_t>{4, 4, 3}));
+      auto moves = ops<graph::TransposeOp>(*module);
+      ASSERT_EQ(moves.size(), 2u);
+      EXPECT_EQ(moves[0].getResult(), soft[0].getInput());
+      EXPECT_EQ(moves[1].getInput(), soft[0].getResult());
+    } else {
+      EXPECT_EQ(shape, (llvm::ArrayRef<int64_t>{4, 1, 12}));
+      EXPECT_TRUE(ops<graph::TransposeOp>(*module).empty());
+    }
+  }
+  ModelBuilder batch;
+  batch.input("x", {-1, 3});
+  ModelBuilder::setInt(batch.node("Softmax", {"x"}, {"y"}, "soft"), "axis", 0);
+  batch.output("y");
+  EXPECT_FALSE(import(batch));
+  EXPECT_NE(errors.find("node 'soft' (Softmax, opset 17): it is taken over axis 0 of [4,3]: dp "
+                        "supports the classes of a [batch, classes] tensor (and, for Softmax, any "
+                        "axis after the batch)"),
+            std::string::npos)
+      << errors;
+}
+
 // A Linear as the default exporter writes it unoptimized: MatMul(x, Transpose(W)). The
 // folded Transpose is no new constant: the kernel is W itself, trained, held transposed, and
 // written back to W (the Transpose stays in the exported model).
