@@ -2,16 +2,21 @@
 """Compares dp's training of an ONNX model with PyTorch's recorded one (models/onnx/pytorch_steps.py).
 
 Usage: compare_peer_steps.py RECORDED.json DP_METRICS.json DP_PARAMS [--loss-tol REL] [--param-tol REL]
+                             [--unchecked REGEX]
 
 Every step's loss must be within --loss-tol (default 1e-4) relative of PyTorch's, and every
 parameter (and batch-norm statistic) within --param-tol (default 1e-3) of PyTorch's, measured
 as the largest element difference over the parameter's largest magnitude. dp keeps PyTorch's
 names and its own layouts (in_dp_layout). Prints one line per check and exits 1 on the first
-failure. Pure Python: no numpy needed.
+failure. --unchecked names parameters no step can check (a full match of the name): those
+that change no output, whose gradient is zero in exact arithmetic (attention's key bias: a
+softmax does not see its rows shifted), so that each side's values are its rounding noise
+as an optimizer scales it. Pure Python: no numpy needed.
 """
 import argparse
 import json
 import os
+import re
 import struct
 import sys
 
@@ -55,6 +60,7 @@ p.add_argument("metrics")
 p.add_argument("params")
 p.add_argument("--loss-tol", type=float, default=1e-4)
 p.add_argument("--param-tol", type=float, default=1e-3)
+p.add_argument("--unchecked", default="", help="a regular expression of parameters not compared")
 a = p.parse_args()
 
 recorded = json.load(open(a.recorded))
@@ -74,6 +80,9 @@ mine = {n: v for n, v in read_params(a.params).items() if "/" not in n}
 if set(peer) != set(mine):
     sys.exit(f"FAIL: parameters differ: dp {sorted(mine)}, PyTorch {sorted(peer)}")
 for name in sorted(peer):
+    if a.unchecked and re.fullmatch(a.unchecked, name):
+        print(f"{name}: not compared (--unchecked: it changes no output)")
+        continue
     x, y = mine[name], peer[name]
     if len(x) != len(y):
         sys.exit(f"FAIL: {name}: dp holds {len(x)} values, PyTorch {len(y)}")
