@@ -33,6 +33,8 @@ using Shape = llvm::SmallVector<int64_t, 4>;
 
 /// The most elements a constant the importer computes with may have (shapes, indices, weights).
 constexpr int64_t kMaxConstElements = int64_t(1) << 31;
+/// The most elements a model's input may hold in a batch.
+constexpr int64_t kMaxInputElements = int64_t(1) << 40;
 
 /// A number as people write it: 0.2, 6, inf.
 std::string num(double v) {
@@ -329,6 +331,17 @@ public:
   }
   /// How many node inputs and graph outputs read the ONNX value `name`.
   int64_t readers(const std::string &name) const { return readCounts.lookup(name); }
+  /// Whether the node being imported is the only reader of t's graph value, so that it may
+  /// change the op that makes it: nothing uses the value yet, t is read once, and no other
+  /// ONNX value that is read holds it (a Transpose, an Identity or a no-op Reshape shares it).
+  bool soleReader(const Tensor &t) const {
+    if (!t.value || !t.value.use_empty() || readers(t.name) != 1)
+      return false;
+    for (const auto &e : values)
+      if (e.first() != t.name && e.second.value == t.value && readers(e.first().str()) > 0)
+        return false;
+    return true;
+  }
   std::string nodeName() const {
     return node && !node->name().empty() ? node->name() : "#" + std::to_string(nodeIndex);
   }
@@ -371,14 +384,16 @@ public:
     const Shape have = fullLayout(t.layout, rank), want = fullLayout(layout, rank);
     if (have == want)
       return t.value;
-    auto key = std::make_pair(t.value.getAsOpaquePointer(), want);
-    if (auto found = relaid.find(key); found != relaid.end())
-      return found->second;
     Shape at(rank), perm(rank);
     for (int64_t j = 0; j < rank; ++j)
       at[have[j]] = j;
     for (int64_t k = 0; k < rank; ++k)
       perm[k] = at[want[k]];
+    // Keyed by the graph value and the move of its axes (tensors that share a value through a
+    // Transpose hold it in different layouts).
+    auto key = std::make_pair(t.value.getAsOpaquePointer(), perm);
+    if (auto found = relaid.find(key); found != relaid.end())
+      return found->second;
     RankedTensorType type = typeIn(&ctx, t.shape, want);
     Value v = inOnnxOrder(graphShape(t.shape, have), perm)
                   ? b.create<graph::ReshapeOp>(loc, type, t.value).getResult()
@@ -487,6 +502,12 @@ public:
     if (origin == origins.end()) {
       origins.push_back({actual, actual, initializerNames.contains(actual), {}, layout});
       origin = std::prev(origins.end());
+    } else if (origin->layout.kind != layout.kind ||
+               origin->layout.flattenedChw != layout.flattenedChw) {
+      fail() << "the initializer '" << actual
+             << "' is read in two layouts (as it is and transposed, or as rows of two orders): "
+                "not supported (one parameter holds one layout)";
+      return failure();
     }
     if (t.name != actual)
       origin->rewire.push_back({int(nodeIndex), input});
@@ -506,7 +527,7 @@ private:
   llvm::StringMap<Tensor> values;
   llvm::StringMap<Value> params;
   llvm::StringMap<int64_t> readCounts;
-  /// Values moved to another layout (laidOut), by value and layout.
+  /// Values moved to another layout (laidOut), by value and the permutation of its axes.
   std::map<std::pair<void *, Shape>, Value> relaid;
   /// A placeholder at the end of the function: ops are made before it.
   Operation *end = nullptr;
@@ -566,11 +587,31 @@ LogicalResult Importer::importInputs(llvm::SmallVectorImpl<std::pair<std::string
                               << ": dp needs every axis but the batch fixed";
       t.shape.push_back(d.dim_value());
     }
+    // Bounded: no shape arithmetic on the input's axes may overflow.
+    int64_t elements = 1;
+    for (int64_t d : t.shape)
+      if (__builtin_mul_overflow(elements, d, &elements) || elements > kMaxInputElements)
+        return emitError(loc) << "the model's input '" << in.name() << "' of shape "
+                              << shapeText(t.shape) << " holds more than " << kMaxInputElements
+                              << " elements in a batch: more than dp feeds";
     // dp feeds images NHWC. A 4-D input whose last axis is the channels' (at most 4, smaller
-    // than H and W: Keras's [N, H, W, C] through tf2onnx) is in that order as ONNX sees it;
-    // another is ONNX's [N, C, H, W], held NHWC.
-    const bool channelsLast = t.shape.size() == 4 && t.shape[3] <= 4 && t.shape[3] < t.shape[1] &&
-                              t.shape[3] < t.shape[2];
+    // than H and W) and that only Transposes to NCHW or Reshapes read (Keras's [N, H, W, C]
+    // through tf2onnx) is in that order as ONNX sees it; another is ONNX's [N, C, H, W], held
+    // NHWC.
+    bool channelsLast = t.shape.size() == 4 && t.shape[3] <= 4 && t.shape[3] < t.shape[1] &&
+                        t.shape[3] < t.shape[2];
+    for (const onnx::NodeProto &n : g.node())
+      for (const std::string &name : n.input()) {
+        if (name != in.name())
+          continue;
+        std::vector<int64_t> perm;
+        for (const onnx::AttributeProto &a : n.attribute())
+          if (a.name() == "perm")
+            perm.assign(a.ints().begin(), a.ints().end());
+        if (n.op_type() != "Reshape" &&
+            (n.op_type() != "Transpose" || perm != std::vector<int64_t>{0, 3, 1, 2}))
+          channelsLast = false;
+      }
     if (t.shape.size() == 4 && !channelsLast)
       t.layout = kNhwc;
     inputs.push_back({in.name(), t});
@@ -698,6 +739,11 @@ OwningOpRef<ModuleOp> Importer::run() {
                    << "' is a flattened image, whose features dp holds in another order";
     return nullptr;
   }
+  if (out.gelu != GeluStep::None) {
+    emitError(loc) << "the model's output '" << outName
+                   << "' is a step of GELU's erf form, which dp takes only whole";
+    return nullptr;
+  }
   if (out.isConst() || !out.value) {
     emitError(loc) << "the model's output '" << outName << "' is a constant: nothing to train";
     return nullptr;
@@ -752,6 +798,9 @@ LogicalResult Importer::importNode(const onnx::NodeProto &n) {
     return failure();
   for (size_t k = 0; k < outs.size() && k < size_t(n.output_size()); ++k)
     if (!n.output(k).empty()) {
+      if (values.count(n.output(k)))
+        return fail() << "its output '" << n.output(k)
+                      << "' is already a value of the model (ONNX assigns each value once)";
       outs[k].name = n.output(k);
       values[n.output(k)] = outs[k];
     }
@@ -885,6 +934,8 @@ FailureOr<Tensor> reshapeTo(Importer &im, const Tensor &t, llvm::ArrayRef<int64_
   if (shape.empty() || t.shape.empty() || shape[0] != t.shape[0])
     return im.fail() << "it reshapes " << shapeText(t.shape) << " to " << shapeText(shape)
                      << ", moving the batch axis: dp keeps the batch as the first axis";
+  if (llvm::ArrayRef<int64_t>(shape) == llvm::ArrayRef<int64_t>(t.shape))
+    return t; // the same tensor (a softmax's logits stay known)
   auto reshaped = [&](Value from, llvm::ArrayRef<int64_t> layout) {
     RankedTensorType type = typeIn(&im.ctx, shape, layout);
     Value y = type == from.getType() ? from : im.b.create<graph::ReshapeOp>(im.loc, type, from);
@@ -1038,30 +1089,37 @@ LogicalResult scaleOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
   Tensor *x = *a, *k = *c;
   if (x->isConst() && !divide)
     std::swap(x, k);
-  const bool scalar = k->isConst() && k->constant->size() == 1 && k->constant->isFloat;
+  // A scalar that broadcasting does not give more axes than x has.
+  const bool scalar = k->isConst() && k->constant->size() == 1 && k->constant->isFloat &&
+                      k->constant->dims.size() <= x->shape.size();
   if (!divide && !k->isConst()) {
     // GELU: x times (1 + erf(x / sqrt(2))), or half of x times it.
     if (k->gelu == GeluStep::OnePlus)
       std::swap(x, k);
-    if (x->gelu == GeluStep::OnePlus && k->gelu == GeluStep::None && k->name == x->geluOf->name) {
+    auto same = [](const Tensor &p, const Tensor &q) {
+      return p.value && p.value == q.value && p.layout == q.layout && p.shape == q.shape;
+    };
+    if (x->gelu == GeluStep::OnePlus && k->gelu == GeluStep::None && same(*k, *x->geluOf)) {
       outs.push_back(geluStep(GeluStep::Product, *k));
       return success();
     }
-    if (x->gelu == GeluStep::OnePlus && k->gelu == GeluStep::Half &&
-        k->geluOf->name == x->geluOf->name)
+    if (x->gelu == GeluStep::OnePlus && k->gelu == GeluStep::Half && same(*k->geluOf, *x->geluOf))
       return geluOfTensor(im, *x->geluOf, outs);
   }
   if (scalar && x->gelu == GeluStep::Product && !divide && isScalar(*k, 0.5))
     return geluOfTensor(im, *x->geluOf, outs);
   FailureOr<Value> xv = scalar ? im.valueAsHeld(*x, "its input") : FailureOr<Value>();
   auto product = succeeded(xv) ? xv->getDefiningOp<graph::BatchMatMulOp>() : nullptr;
-  if (product && xv->use_empty() && im.readers(x->name) == 1) {
+  if (product) {
     const double scale = fn(product.getAlpha().convertToDouble(), k->constant->at(0), true);
     if (!std::isfinite(scale))
       return im.fail() << "it scales a product by " << num(float(k->constant->at(0)))
                        << ", which gives a factor that is not finite";
+    // The product's own scale where this node alone reads it; else a scaled copy of it.
+    if (!im.soleReader(*x))
+      product = cast<graph::BatchMatMulOp>(im.b.clone(*product));
     product.setAlphaAttr(im.b.getF64FloatAttr(scale));
-    outs.push_back(graphTensor(product, x->shape));
+    outs.push_back(graphTensor(product, x->shape, x->layout));
     return success();
   }
   if (succeeded(xv)) {
@@ -1133,7 +1191,8 @@ LogicalResult addOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
   Tensor *x = *a, *bias = *c;
   if (x->isConst())
     std::swap(x, bias);
-  if (x->gelu == GeluStep::Erf && isScalar(*bias, 1)) { // GELU: 1 + erf(x / sqrt(2))
+  if (x->gelu == GeluStep::Erf && isScalar(*bias, 1) &&
+      bias->constant->dims.size() <= x->shape.size()) { // GELU: 1 + erf(x / sqrt(2))
     outs.push_back(geluStep(GeluStep::OnePlus, *x));
     return success();
   }
@@ -1158,7 +1217,7 @@ LogicalResult addOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
   const int64_t m = x->shape.back();
   const bool biasShape =
       c0.size() == m && (c0.dims.size() == 1 || (c0.dims.size() == 2 && c0.dims[0] == 1));
-  if (!dense || dense.getBias() || !xv->use_empty() || im.readers(x->name) != 1 || !biasShape) {
+  if (!dense || dense.getBias() || !im.soleReader(*x) || !biasShape) {
     // Else a constant of the input's trailing axes (leading 1s aside) added to every sample: a
     // position embedding, or the bias of a product over tokens.
     llvm::ArrayRef<int64_t> dims(c0.dims);
@@ -1516,9 +1575,14 @@ LogicalResult transposeOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
     outs.push_back(std::move(folded));
     return success();
   }
-  if (perm[0] != 0)
+  if (rank == 0 || perm[0] != 0)
     return im.fail() << "its perm " << shapeText(perm) << " on the computed " << shapeText(in)
                      << " is not supported: dp keeps the batch axis first";
+  if (llvm::ArrayRef<int64_t>(perm) == llvm::ArrayRef<int64_t>(identityLayout(rank))) {
+    // The same tensor (a softmax's logits stay known).
+    outs.push_back(**x);
+    return success();
+  }
   FailureOr<Value> v = im.valueAsHeld(**x, "its input");
   if (failed(v))
     return failure();

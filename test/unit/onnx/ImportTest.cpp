@@ -1181,6 +1181,123 @@ TEST_F(ImportTest, SoftmaxOverAnyAxisAfterTheBatch) {
       << errors;
 }
 
+// Two Transposes of one value are two layouts of it: each reader gets the order it needs,
+// even where the two moves give tensors of one shape.
+TEST_F(ImportTest, TwoTransposesOfOneValueAreMovedApart) {
+  ModelBuilder m;
+  m.input("tokens", {-1, 6, 3});
+  m.ints("split", {4}, {0, 3, 2, 3});
+  m.node("Reshape", {"tokens", "split"}, {"x"}); // [N, 3, 2, 3] in ONNX's order
+  ModelBuilder::setInts(m.node("Transpose", {"x"}, {"q"}), "perm", {0, 2, 1, 3});
+  ModelBuilder::setInts(m.node("Transpose", {"x"}, {"kt"}), "perm", {0, 2, 3, 1});
+  m.node("MatMul", {"q", "kt"}, {"s"}); // [N, 2, 3, 3]
+  m.node("Flatten", {"s"}, {"f"});
+  m.floats("W", {18, 2}, std::vector<float>(36, 0.5f));
+  m.node("MatMul", {"f", "W"}, {"y"});
+  m.output("y");
+  auto module = import(m);
+  ASSERT_TRUE(module) << errors;
+  auto products = ops<graph::BatchMatMulOp>(*module);
+  ASSERT_EQ(products.size(), 1u);
+  EXPECT_NE(products[0].getLhs(), products[0].getRhs());
+  auto moves = ops<graph::TransposeOp>(*module);
+  ASSERT_EQ(moves.size(), 2u);
+  EXPECT_EQ(moves[0].getPermutation(), (llvm::ArrayRef<int64_t>{0, 2, 1, 3}));
+  EXPECT_EQ(moves[1].getPermutation(), (llvm::ArrayRef<int64_t>{0, 2, 3, 1}));
+  // Of an NHWC image, the same two Transposes move nothing: q is the image with its last two
+  // axes exchanged (the product's flag), k^T the image as it is held.
+  ModelBuilder image;
+  image.input("x", {-1, 3, 2, 3});
+  ModelBuilder::setInts(image.node("Transpose", {"x"}, {"q"}), "perm", {0, 2, 1, 3});
+  ModelBuilder::setInts(image.node("Transpose", {"x"}, {"kt"}), "perm", {0, 2, 3, 1});
+  for (int k = 3; k < m.g->node_size(); ++k)
+    *image.g->add_node() = m.g->node(k);
+  image.floats("W", {18, 2}, std::vector<float>(36, 0.5f));
+  image.output("y");
+  auto module2 = import(image);
+  ASSERT_TRUE(module2) << errors;
+  auto product = ops<graph::BatchMatMulOp>(*module2);
+  ASSERT_EQ(product.size(), 1u);
+  EXPECT_TRUE(product[0].getTransposeLhs());
+  EXPECT_FALSE(product[0].getTransposeRhs());
+  EXPECT_TRUE(ops<graph::TransposeOp>(*module2).empty());
+}
+
+// A node changes the op that makes its input (a product's scale, a dense layer's bias) only
+// where it alone reads that value: another name of it (an identity Transpose) still read keeps
+// the op as it was.
+TEST_F(ImportTest, ASharedProductOrDenseIsNotChangedInPlace) {
+  ModelBuilder m;
+  m.input("x", {-1, 2, 2});
+  m.floats("half", {}, {0.5f});
+  m.node("MatMul", {"x", "x"}, {"p"});
+  ModelBuilder::setInts(m.node("Transpose", {"p"}, {"same"}), "perm", {0, 1, 2});
+  m.node("Mul", {"same", "half"}, {"scaled"});
+  m.node("Add", {"p", "scaled"}, {"sum"});
+  m.node("Flatten", {"sum"}, {"f"});
+  m.floats("W", {4, 4}, std::vector<float>(16, 0.25f));
+  m.node("MatMul", {"f", "W"}, {"d"});
+  ModelBuilder::setInts(m.node("Transpose", {"d"}, {"d2"}), "perm", {0, 1});
+  m.floats("b", {4}, {1, 2, 3, 4});
+  m.node("Add", {"d2", "b"}, {"biased"});
+  m.node("Add", {"biased", "d"}, {"y"});
+  m.output("y");
+  auto module = import(m);
+  ASSERT_TRUE(module) << errors;
+  auto products = ops<graph::BatchMatMulOp>(*module);
+  ASSERT_EQ(products.size(), 2u);
+  EXPECT_EQ(products[0].getAlpha().convertToDouble(), 1.0);
+  EXPECT_EQ(products[1].getAlpha().convertToDouble(), 0.5);
+  auto dense = ops<graph::DenseOp>(*module);
+  ASSERT_EQ(dense.size(), 1u);
+  EXPECT_FALSE(dense[0].getBias());
+  EXPECT_EQ(ops<graph::BiasAddOp>(*module).size(), 1u);
+}
+
+// Refused rather than changed: one initializer read in two layouts (one parameter holds
+// one), a value assigned twice, an input too large to index; and a 4-D input with a small last
+// axis that a Conv reads is ONNX's NCHW, not Keras's NHWC.
+TEST_F(ImportTest, InputsAndInitializersThatWouldChangeMeaningAreRefused) {
+  ModelBuilder tied;
+  tied.input("x", {-1, 2});
+  tied.floats("W", {2, 2}, {1, 2, 3, 4});
+  ModelBuilder::setInts(tied.node("Transpose", {"W"}, {"Wt"}), "perm", {1, 0});
+  tied.node("MatMul", {"x", "Wt"}, {"h"});
+  tied.node("MatMul", {"h", "W"}, {"y"}, "second");
+  tied.output("y");
+  EXPECT_FALSE(import(tied));
+  EXPECT_NE(errors.find("node 'second' (MatMul, opset 17): the initializer 'W' is read in two "
+                        "layouts"),
+            std::string::npos)
+      << errors;
+  ModelBuilder twice = linearModel();
+  twice.node("Relu", {"y"}, {"y"}, "again");
+  EXPECT_FALSE(import(twice));
+  EXPECT_NE(errors.find("node 'again' (Relu, opset 17): its output 'y' is already a value of "
+                        "the model"),
+            std::string::npos)
+      << errors;
+  ModelBuilder huge;
+  huge.input("x", {-1, int64_t(1) << 30, int64_t(1) << 30});
+  huge.node("Flatten", {"x"}, {"y"});
+  huge.output("y");
+  EXPECT_FALSE(import(huge));
+  EXPECT_NE(errors.find("holds more than"), std::string::npos) << errors;
+  ModelBuilder nchw;
+  nchw.input("x", {-1, 16, 16, 2});
+  nchw.floats("w", {1, 16, 1, 1}, std::vector<float>(16, 1));
+  nchw.node("Conv", {"x", "w"}, {"c"});
+  nchw.node("Flatten", {"c"}, {"f"});
+  nchw.floats("W", {32, 2}, std::vector<float>(64, 1));
+  nchw.node("MatMul", {"f", "W"}, {"y"});
+  nchw.output("y");
+  auto module = import(nchw);
+  ASSERT_TRUE(module) << errors;
+  auto func = *module->getOps<mlir::func::FuncOp>().begin();
+  EXPECT_EQ(mlir::cast<mlir::RankedTensorType>(func.getArgumentTypes()[0]).getShape(),
+            (llvm::ArrayRef<int64_t>{4, 16, 2, 16}));
+}
+
 // A Linear as the default exporter writes it unoptimized: MatMul(x, Transpose(W)). The
 // folded Transpose is no new constant: the kernel is W itself, trained, held transposed, and
 // written back to W (the Transpose stays in the exported model).
