@@ -891,8 +891,8 @@ std::optional<Shape> mergedLayout(llvm::ArrayRef<int64_t> from, llvm::ArrayRef<i
   Shape at(rank); // the graph axis of each ONNX axis
   for (int64_t j = 0; j < rank; ++j)
     at[layout[j]] = j;
-  // The run of `from`'s axes each axis of `to` merges: [first, last].
-  Shape first, graphFirst;
+  // Where in the graph the run of `from`'s axes that each axis of `to` merges begins.
+  Shape graphFirst;
   int64_t a = 0;
   for (int64_t k = 0; k < int64_t(to.size()); ++k) {
     if (a >= rank)
@@ -906,7 +906,6 @@ std::optional<Shape> mergedLayout(llvm::ArrayRef<int64_t> from, llvm::ArrayRef<i
     }
     if (size != to[k])
       return std::nullopt;
-    first.push_back(start);
     graphFirst.push_back(at[start]);
     ++a;
   }
@@ -1059,10 +1058,13 @@ Tensor geluStep(GeluStep step, const Tensor &x) {
   return t;
 }
 
+/// Whether `a` is `v` to float's precision.
+bool near(double a, double v) { return std::abs(a - v) <= 1e-6 * std::abs(v); }
+
 /// Whether `t` is the scalar float constant `v` (to float's precision).
 bool isScalar(const Tensor &t, double v) {
   return t.isConst() && t.constant->size() == 1 && t.constant->isFloat &&
-         std::abs(t.constant->at(0) - v) <= 1e-6 * std::abs(v);
+         near(t.constant->at(0), v);
 }
 
 /// graph.gelu of `x`, in the layout x is held in: GELU's erf form complete.
@@ -1123,12 +1125,9 @@ LogicalResult scaleOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
     return success();
   }
   if (succeeded(xv)) {
-    Tensor factor = *k;
-    if (divide)
-      factor.constant =
-          std::make_shared<Const>(Const{true, {}, {float(1 / k->constant->at(0))}, {}});
-    if (isScalar(factor, M_SQRT1_2) || isScalar(factor, 0.5)) {
-      outs.push_back(geluStep(isScalar(factor, 0.5) ? GeluStep::Half : GeluStep::Scaled, *x));
+    const double factor = divide ? 1 / k->constant->at(0) : k->constant->at(0);
+    if (near(factor, M_SQRT1_2) || near(factor, 0.5)) {
+      outs.push_back(geluStep(near(factor, 0.5) ? GeluStep::Half : GeluStep::Scaled, *x));
       return success();
     }
   }
