@@ -376,6 +376,20 @@ public:
     return laidOut(t, {});
   }
 
+  /// A computed `t` with its elements in ONNX's order (a flattened image's features moved to
+  /// C, H, W order: back to the image, a transpose, and flat again).
+  Value onnxOrdered(const Tensor &t) {
+    if (t.flattenedChw.empty())
+      return laidOut(t, {});
+    const Shape image{t.shape[0], t.flattenedChw[0], t.flattenedChw[1], t.flattenedChw[2]};
+    Value nhwc = b.create<graph::ReshapeOp>(loc, typeIn(&ctx, image, kNhwc), t.value);
+    Tensor held;
+    held.value = nhwc;
+    held.shape = image;
+    held.layout = kNhwc;
+    return b.create<graph::ReshapeOp>(loc, typeIn(&ctx, t.shape), laidOut(held, {}));
+  }
+
   /// `t`'s graph value with its axes in `layout` (ONNX's order when empty): moved by a
   /// graph.transpose, or by a free graph.reshape where only axes of size 1 move; made once per
   /// value and layout.
@@ -516,6 +530,7 @@ public:
 
   std::vector<ParamOrigin> origins;
   std::vector<ParamOrigin> *originsOut = nullptr;
+  std::vector<std::vector<int64_t>> *inputLayoutsOut = nullptr;
   std::string stringAttr(llvm::StringRef name, llvm::StringRef otherwise) const {
     const onnx::AttributeProto *a = attr(name);
     return a ? a->s() : otherwise.str();
@@ -535,6 +550,13 @@ private:
   LogicalResult importInputs(llvm::SmallVectorImpl<std::pair<std::string, Tensor>> &inputs,
                              int64_t &batch);
   LogicalResult importNode(const onnx::NodeProto &n);
+  /// The initializers, then every node in order (ops go before `end`).
+  LogicalResult importNodes();
+
+public:
+  /// The model's output folded on the host (every input an initializer), or failure
+  /// (reported).
+  FailureOr<Tensor> foldedOutput();
 };
 
 LogicalResult Importer::importInputs(llvm::SmallVectorImpl<std::pair<std::string, Tensor>> &inputs,
@@ -653,6 +675,13 @@ OwningOpRef<ModuleOp> Importer::run() {
   int64_t batch = 0;
   if (failed(importInputs(inputs, batch)))
     return nullptr;
+  if (inputLayoutsOut) {
+    inputLayoutsOut->clear();
+    for (auto &in : inputs) {
+      Shape layout = fullLayout(in.second.layout, int64_t(in.second.shape.size()));
+      inputLayoutsOut->emplace_back(layout.begin(), layout.end());
+    }
+  }
   if (g.output_size() != 1) {
     emitError(loc) << "the model has " << g.output_size()
                    << " outputs; dp trains a model of one output (the logits the loss takes)";
@@ -692,17 +721,81 @@ OwningOpRef<ModuleOp> Importer::run() {
   b.setInsertionPointToEnd(entry);
   // Ops are made in the nodes' order, each parameter just before its first use.
   end = b.create<func::ReturnOp>(loc);
+  if (failed(importNodes()))
+    return nullptr;
+
+  // The loss on the output: a Softmax or LogSoftmax at the end is the loss's own.
+  const std::string &outName = g.output(0).name();
+  loc = FileLineColLoc::get(&ctx, file.path, 0, 0);
+  auto found = values.find(outName);
+  if (found == values.end()) {
+    emitError(loc) << "the model's output '" << outName << "' is made by no node";
+    return nullptr;
+  }
+  Tensor out = found->second;
+  if (out.logits && !options.flattenOutput) {
+    Operation *softmax = out.value ? out.value.getDefiningOp() : nullptr;
+    out = *out.logits;
+    if (softmax && softmax->use_empty())
+      softmax->erase();
+  }
+  if (!out.flattenedChw.empty() && !options.flattenOutput) {
+    emitError(loc) << "the model's output '" << outName
+                   << "' is a flattened image, whose features dp holds in another order";
+    return nullptr;
+  }
+  if (out.gelu != GeluStep::None) {
+    emitError(loc) << "the model's output '" << outName
+                   << "' is a step of GELU's erf form, which dp takes only whole";
+    return nullptr;
+  }
+  if (!out.onlyAsOutput.empty() && !out.value) {
+    emitError(loc) << "the model's output '" << outName << "' comes from a " << out.onlyAsOutput
+                   << ", which dp takes only folded into the loss (its values are not computed)";
+    return nullptr;
+  }
+  if (out.isConst() || !out.value) {
+    emitError(loc) << "the model's output '" << outName << "' is a constant: nothing to train";
+    return nullptr;
+  }
+  b.setInsertionPoint(end);
+  Value logits = out.value;
+  if (options.flattenOutput) {
+    if (out.shape.empty()) {
+      emitError(loc) << "the model's output '" << outName << "' is a scalar: it has no batch axis";
+      return nullptr;
+    }
+    logits = onnxOrdered(out);
+    const int64_t rows = out.shape[0],
+                  features = elementCount(out.shape) / std::max<int64_t>(rows, 1);
+    auto type = RankedTensorType::get({rows, features}, b.getF32Type());
+    if (logits.getType() != type)
+      logits = b.create<graph::ReshapeOp>(loc, type, logits);
+  } else if (out.shape.size() != 2) {
+    emitError(loc) << "the model's output '" << outName << "' has shape " << shapeText(out.shape)
+                   << ": softmax-cross-entropy takes logits of shape [batch, classes]";
+    return nullptr;
+  }
+  Value loss = b.create<graph::SoftmaxCrossEntropyOp>(loc, lossType, logits, targets);
+  b.create<func::ReturnOp>(loc, loss);
+  end->erase();
+  if (originsOut)
+    *originsOut = std::move(origins);
+  return module;
+}
+
+LogicalResult Importer::importNodes() {
+  const onnx::GraphProto &g = file.model.graph();
   for (const onnx::NodeProto &n : g.node())
     for (const std::string &in : n.input())
       ++readCounts[in];
   ++readCounts[g.output(0).name()];
-
   for (const onnx::TensorProto &t : g.initializer()) {
     Tensor c;
     auto constant = std::make_shared<Const>();
     if (std::string problem = decodeTensor(t, *constant); !problem.empty()) {
       emitError(loc) << "the initializer '" << t.name() << "' " << problem;
-      return nullptr;
+      return failure();
     }
     c.shape = constant->dims;
     c.constant = std::move(constant);
@@ -714,52 +807,38 @@ OwningOpRef<ModuleOp> Importer::run() {
   b.setInsertionPoint(end);
   for (const onnx::NodeProto &n : g.node()) {
     if (failed(importNode(n)))
-      return nullptr;
+      return failure();
     ++nodeIndex;
   }
   node = nullptr;
+  return success();
+}
 
-  // The loss on the output: a Softmax or LogSoftmax at the end is the loss's own.
-  const std::string &outName = g.output(0).name();
+FailureOr<Tensor> Importer::foldedOutput() {
+  const onnx::GraphProto &g = file.model.graph();
   loc = FileLineColLoc::get(&ctx, file.path, 0, 0);
-  auto found = values.find(outName);
-  if (found == values.end()) {
-    emitError(loc) << "the model's output '" << outName << "' is made by no node";
-    return nullptr;
-  }
-  Tensor out = found->second;
-  if (out.logits) {
-    Operation *softmax = out.value ? out.value.getDefiningOp() : nullptr;
-    out = *out.logits;
-    if (softmax && softmax->use_empty())
-      softmax->erase();
-  }
-  if (!out.flattenedChw.empty()) {
-    emitError(loc) << "the model's output '" << outName
-                   << "' is a flattened image, whose features dp holds in another order";
-    return nullptr;
-  }
-  if (out.gelu != GeluStep::None) {
-    emitError(loc) << "the model's output '" << outName
-                   << "' is a step of GELU's erf form, which dp takes only whole";
-    return nullptr;
-  }
-  if (out.isConst() || !out.value) {
-    emitError(loc) << "the model's output '" << outName << "' is a constant: nothing to train";
-    return nullptr;
-  }
-  if (out.shape.size() != 2) {
-    emitError(loc) << "the model's output '" << outName << "' has shape " << shapeText(out.shape)
-                   << ": softmax-cross-entropy takes logits of shape [batch, classes]";
-    return nullptr;
-  }
-  b.setInsertionPoint(end);
-  Value loss = b.create<graph::SoftmaxCrossEntropyOp>(loc, lossType, out.value, targets);
-  b.create<func::ReturnOp>(loc, loss);
-  end->erase();
-  if (originsOut)
-    *originsOut = std::move(origins);
-  return module;
+  if (g.output_size() != 1)
+    return emitError(loc) << "the model has " << g.output_size() << " outputs, not 1";
+  for (const onnx::ValueInfoProto &in : g.input())
+    if (llvm::none_of(g.initializer(),
+                      [&](const onnx::TensorProto &t) { return t.name() == in.name(); }))
+      return emitError(loc) << "the model's input '" << in.name() << "' is not an initializer";
+  // Ops a node might make (none, where everything folds) go into a function thrown away.
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+  auto func = b.create<func::FuncOp>(loc, "folded", b.getFunctionType({}, {}));
+  b.setInsertionPointToEnd(func.addEntryBlock());
+  end = b.create<func::ReturnOp>(loc);
+  if (failed(importNodes()))
+    return failure();
+  loc = FileLineColLoc::get(&ctx, file.path, 0, 0);
+  auto found = values.find(g.output(0).name());
+  if (found == values.end())
+    return emitError(loc) << "the model's output '" << g.output(0).name() << "' is made by no node";
+  if (!found->second.isConst())
+    return emitError(loc) << "the model's output '" << g.output(0).name()
+                          << "' is computed, not folded";
+  return found->second;
 }
 
 LogicalResult Importer::importNode(const onnx::NodeProto &n) {
@@ -2459,9 +2538,11 @@ const std::vector<OpEntry> &opTable() {
         "scale (graph.batch_matmul's alpha); x / sqrt(2) in GELU's erf form"},
        {},
        DP_SCALE(divFn)},
-      {{"Dropout", 7, "ratio (before 12; from 12 an input)",
-        "graph.dropout: active in the train step, the identity in the eval step"},
-       {"ratio"},
+      {{"Dropout", 7,
+        "ratio (before 12; from 12 an input), seed (not used: dp draws masks from `dprun --seed`)",
+        "graph.dropout: active in the train step, the identity in the eval step (training_mode is "
+        "the step's)"},
+       {"ratio", "seed"},
        dropoutOp},
       {{"Erf", 9, "", "in GELU's erf form (see Mul); folded on constants"}, {}, erfOp},
       {{"Expand", 8, "", "folded on constants (the default exporter's zero biases)"}, {}, expandOp},
@@ -2591,10 +2672,31 @@ std::string optimizerAttributeText(const std::string &spec, std::string &error) 
 }
 
 OwningOpRef<ModuleOp> importModel(MLIRContext &context, const OnnxFile &file,
-                                  const ImportOptions &options, std::vector<ParamOrigin> *origins) {
+                                  const ImportOptions &options, std::vector<ParamOrigin> *origins,
+                                  std::vector<std::vector<int64_t>> *inputLayouts) {
   Importer importer(context, file, options);
   importer.originsOut = origins;
+  importer.inputLayoutsOut = inputLayouts;
   return importer.run();
+}
+
+std::string foldedOutput(MLIRContext &context, const OnnxFile &file, std::vector<double> &values,
+                         std::vector<int64_t> &dims) {
+  std::string error;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
+    if (d.getSeverity() == DiagnosticSeverity::Error && error.empty())
+      error = d.str();
+    return success();
+  });
+  Importer importer(context, file, {});
+  FailureOr<Tensor> out = importer.foldedOutput();
+  if (failed(out))
+    return error.empty() ? "the model does not fold" : error;
+  values.clear();
+  for (int64_t k = 0; k < out->constant->size(); ++k)
+    values.push_back(out->constant->at(k));
+  dims.assign(out->constant->dims.begin(), out->constant->dims.end());
+  return "";
 }
 
 llvm::ArrayRef<OpSupport> supportedOps() {

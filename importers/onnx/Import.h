@@ -34,6 +34,10 @@ struct ImportOptions {
   std::string name;
   /// A dynamic batch without `batch` is 1 (for export, where the batch does not matter).
   bool anyBatch = false;
+  /// The output may have any rank >= 1 with the batch first: the loss takes it flattened to
+  /// [batch, features] in ONNX's order of its elements, and the eval step's predictions are
+  /// that (ONNX's operator conformance tests read any op's result so).
+  bool flattenOutput = false;
 };
 
 /// The losses `--loss` takes, for help texts.
@@ -46,10 +50,19 @@ std::string optimizerAttributeText(const std::string &spec, std::string &error);
 /// The model as a module holding one model function, or null after reporting every problem
 /// as an error diagnostic on `context` (located at the ONNX node: a NameLoc of the node's name
 /// around the file's location). `context` must have dp's dialects loaded.
-/// `origins`, where given, receives each parameter's ONNX value and layout (for export).
-mlir::OwningOpRef<mlir::ModuleOp> importModel(mlir::MLIRContext &context, const OnnxFile &file,
-                                              const ImportOptions &options,
-                                              std::vector<ParamOrigin> *origins = nullptr);
+/// `origins`, where given, receives each parameter's ONNX value and layout (for export);
+/// `inputLayouts`, each model input's layout in the model function (axis j of the argument is
+/// ONNX axis layout[j]: {0, 2, 3, 1} for an image fed NHWC).
+mlir::OwningOpRef<mlir::ModuleOp>
+importModel(mlir::MLIRContext &context, const OnnxFile &file, const ImportOptions &options,
+            std::vector<ParamOrigin> *origins = nullptr,
+            std::vector<std::vector<int64_t>> *inputLayouts = nullptr);
+
+/// The output of a model whose every input is an initializer, folded on the host as the
+/// importer folds shape arithmetic (ONNX's conformance tests of those ops): its values in
+/// ONNX's order and its shape. Returns "" or the first problem.
+std::string foldedOutput(mlir::MLIRContext &context, const OnnxFile &file,
+                         std::vector<double> &values, std::vector<int64_t> &dims);
 
 /// One accepted ONNX op type: from which default-domain opset, the attributes it takes, and
 /// what it becomes in dp.

@@ -542,7 +542,8 @@ TEST_F(ImportTest, DropoutTrainsAndActivationsMap) {
   ModelBuilder m = linearModel();
   m.g->mutable_output(0)->set_name("t");
   m.floats("ratio", {}, {0.25f});
-  m.node("Dropout", {"y", "ratio"}, {"d"});
+  // ONNX's seed is not dp's: masks are drawn from dprun's --seed.
+  ModelBuilder::setInt(m.node("Dropout", {"y", "ratio"}, {"d"}), "seed", 3);
   m.node("Sigmoid", {"d"}, {"s"});
   m.node("Tanh", {"s"}, {"r"});
   m.node("Relu", {"r"}, {"t"});
@@ -736,6 +737,83 @@ TEST_F(ImportTest, AFlattenedImageFeedsAProductWithItsRowsPermuted) {
                         "whose features dp holds in H, W, C order"),
             std::string::npos)
       << errors;
+}
+
+TEST_F(ImportTest, AFlattenedOutputIsInOnnxOrder) {
+  // flattenOutput: an output of any rank is the loss's [batch, features] in ONNX's order. An
+  // NHWC image moves to NCHW first; a flattened image goes back to one, then the same.
+  for (bool flattenFirst : {false, true}) {
+    ModelBuilder m;
+    m.input("x", {-1, 3, 2, 2});
+    if (flattenFirst) {
+      m.node("Relu", {"x"}, {"r"});
+      m.node("Flatten", {"r"}, {"y"});
+    } else {
+      m.node("Relu", {"x"}, {"y"});
+    }
+    m.output("y");
+    std::vector<std::vector<int64_t>> layouts;
+    errors.clear();
+    auto module =
+        importModel(context, m.file, {.batch = 2, .flattenOutput = true}, nullptr, &layouts);
+    ASSERT_TRUE(module) << errors;
+    EXPECT_EQ(layouts, (std::vector<std::vector<int64_t>>{{0, 2, 3, 1}})) << "fed NHWC";
+    auto transposes = ops<graph::TransposeOp>(*module);
+    ASSERT_EQ(transposes.size(), 1u) << flattenFirst;
+    EXPECT_EQ(mlir::cast<mlir::RankedTensorType>(transposes[0].getType()).getShape(),
+              (llvm::ArrayRef<int64_t>{2, 3, 2, 2}));
+    auto loss = ops<graph::SoftmaxCrossEntropyOp>(*module);
+    ASSERT_EQ(loss.size(), 1u);
+    EXPECT_EQ(mlir::cast<mlir::RankedTensorType>(loss[0]->getOperand(0).getType()).getShape(),
+              (llvm::ArrayRef<int64_t>{2, 12}));
+  }
+  // Without it, an output that is not [batch, classes] is refused, and with it a LogSoftmax
+  // (whose values dp never computes) is.
+  ModelBuilder m;
+  m.input("x", {-1, 3, 4});
+  m.node("Relu", {"x"}, {"y"});
+  m.output("y");
+  EXPECT_FALSE(import(m));
+  EXPECT_NE(errors.find("softmax-cross-entropy takes logits of shape [batch, classes]"),
+            std::string::npos)
+      << errors;
+  ModelBuilder log;
+  log.input("x", {-1, 5});
+  log.node("LogSoftmax", {"x"}, {"y"});
+  log.output("y");
+  EXPECT_TRUE(importModel(context, log.file, {.batch = 2}));
+  EXPECT_FALSE(import(log, {.flattenOutput = true}));
+  EXPECT_NE(errors.find("comes from a LogSoftmax, which dp takes only folded into the loss"),
+            std::string::npos)
+      << errors;
+}
+
+TEST_F(ImportTest, FoldedOutputsAreTheShapeArithmetic) {
+  // Every input an initializer: the importer folds the model on the host.
+  ModelBuilder m;
+  m.floats("x", {2, 3}, {1, 2, 3, 4, 5, 6});
+  m.node("Shape", {"x"}, {"s"});
+  m.node("Transpose", {"x"}, {"t"}); // default perm: the axes reversed
+  m.node("Shape", {"t"}, {"st"});
+  ModelBuilder::setInt(m.node("Concat", {"s", "st"}, {"y"}), "axis", 0);
+  m.output("y");
+  std::vector<double> values;
+  std::vector<int64_t> dims;
+  ASSERT_EQ(foldedOutput(context, m.file, values, dims), "");
+  EXPECT_EQ(values, (std::vector<double>{2, 3, 3, 2}));
+  EXPECT_EQ(dims, (std::vector<int64_t>{4}));
+  // A computed output, or an input that is not an initializer, is no folding.
+  ModelBuilder computed;
+  computed.floats("x", {2, 3}, {1, 2, 3, 4, 5, 6});
+  computed.node("Relu", {"x"}, {"y"}, "relu");
+  computed.output("y");
+  EXPECT_NE(foldedOutput(context, computed.file, values, dims).find("relu"), std::string::npos);
+  ModelBuilder fed;
+  fed.input("x", {2, 3});
+  fed.node("Shape", {"x"}, {"y"});
+  fed.output("y");
+  EXPECT_NE(foldedOutput(context, fed.file, values, dims).find("'x' is not an initializer"),
+            std::string::npos);
 }
 
 /// x [batch, 2, size, size] -> Conv(W [4, 2, 3, 3], B [4]) with `pads`, `strides` -> y,
