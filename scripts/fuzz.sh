@@ -4,7 +4,7 @@
 #   bash scripts/fuzz.sh [--seconds N] [--no-unit-tests] [TARGET...]
 #
 # Builds dp with clang, AddressSanitizer and UndefinedBehaviorSanitizer in build-fuzz/, then:
-#   1. runs the runtime's unit tests under the sanitizers;
+#   1. runs the runtime's unit tests and ONNX's operator conformance cases under the sanitizers;
 #   2. replays every regression input of fuzz/regressions/<target>/ (and those generated into
 #      the build tree: fuzz/GeneratedRegressions.cmake);
 #   3. fuzzes each target (plan, data, model, checkpoint, simulate, onnx; default all) for N seconds
@@ -43,7 +43,7 @@ unit_tests=(dprt_base_tests dprt_format_tests dprt_data_tests dprt_core_tests dp
             dprt_kernels_tests dprt_train_tests dprt_comm_tests dprt_cuda_host_tests dprun_cli_tests)
 echo "fuzz: building with ASan and UBSan in $build"
 ninja -C "$build" -j "${DP_JOBS:-$(nproc)}" dpc dprun fuzz_plan fuzz_data fuzz_model fuzz_checkpoint fuzz_simulate fuzz_onnx \
-  "${unit_tests[@]}" > "$build/build.log" 2>&1 || { tail -n 30 "$build/build.log"; exit 1; }
+  "${unit_tests[@]}" dp_onnx_conformance > "$build/build.log" 2>&1 || { tail -n 30 "$build/build.log"; exit 1; }
 
 # Leaks count (a leak per input is unbounded memory); Open MPI and oneDNN keep some on purpose,
 # so the unit tests run without leak checks.
@@ -60,6 +60,17 @@ if [ $unit = 1 ]; then
       echo "fuzz: sanitizers: $t FAILED (log: $build/$t.log)"; tail -n 25 "$build/$t.log"; failed=1
     fi
   done
+  # ONNX's conformance cases through the importer, the compiler and the runtime
+  # (allow_user_poisoning=0: see the seeds below).
+  start=$SECONDS
+  if ASAN_OPTIONS=detect_leaks=0:allow_user_poisoning=0 "$build/bin/dp_onnx_conformance" \
+      /usr/share/libonnx-testdata/data/node --expected "$root/test/onnx-conformance/conformance.txt" \
+      > "$build/dp_onnx_conformance.log" 2>&1; then
+    echo "fuzz: sanitizers: dp_onnx_conformance passed ($((SECONDS - start)) s)"
+  else
+    echo "fuzz: sanitizers: dp_onnx_conformance FAILED (log: $build/dp_onnx_conformance.log)"
+    tail -n 25 "$build/dp_onnx_conformance.log"; failed=1
+  fi
 fi
 
 echo "fuzz: making seeds"
