@@ -9,8 +9,11 @@ lr, epochs, precision and thread count; prints a table and writes bench/results/
 --precision bf16: dp's mixed precision against PyTorch autocast and Keras mixed_bfloat16, with
 PyTorch fp32 (pytorch-fp32) as the baseline.
 --model: mnist_mlp (default), mnist_small_cnn, mnist_cnn, mnist_lstm, resnet50v2_32 (or a .mlir
-path). resnet50v2_32 trains on CIFAR-10 binary batches: --data DIR, else batches generated for the
-run (test/e2e/make_cifar.py: learnable coloured squares over noise).
+path), and the ONNX models onnx_resnet18 and onnx_vit (models/onnx/*.onnx: dp compiles the file,
+PyTorch trains the module that wrote it, from the file's weights; --peers pytorch,pytorch-compile
+adds torch.compile). resnet50v2_32 and onnx_resnet18 train on CIFAR-10 binary batches: --data
+DIR, else batches generated for the run (test/e2e/make_cifar.py: learnable coloured squares over
+noise).
 Standard library only: run it with any python3. See bench/README.md for the fairness rules.
 """
 import argparse
@@ -48,6 +51,10 @@ DESCRIPTIONS = {
     "mnist_cnn": "CNN conv32/128/256 + pools, dropout 0.5, dense 1000-100-10 (690,590 params)",
     "mnist_lstm": "LSTM 3x256 (dropout 0.2) + dense 256-256-10 (1,476,618 params)",
     "resnet50v2_32": "Keras ResNet50V2 on 32x32x3, 10 classes (23,539,850 trainable params)",
+    "onnx_resnet18": "models/onnx/resnet18.onnx: ResNet-18 at width 12 for 32x32x3 from PyTorch's "
+                     "exporter (395,350 trainable params)",
+    "onnx_vit": "models/onnx/vit.onnx: ViT, 49 tokens of width 128, 4 blocks of 4 heads, from "
+                "PyTorch's exporter (474,122 params)",
 }
 MAKE_CIFAR = os.path.join(ROOT, "test", "e2e", "make_cifar.py")
 
@@ -344,6 +351,15 @@ class Dp:
             cmd += ["--precision", a.precision]
         if a.device != "cpu":
             cmd += ["--device", a.device]
+        if a.model.endswith(".onnx"):
+            # The batch and the optimizer are the import's: the peers' settings.
+            opt = f"sgd:lr={a.lr!r}" if a.optimizer == "sgd" else (
+                f"adam:lr={a.lr!r},beta1={common.ADAM['beta1']!r},"
+                f"beta2={common.ADAM['beta2']!r},epsilon={common.ADAM['eps']!r}")
+            cmd += [f"--batch={a.batch}", f"--optimizer={opt}"]
+            self.flags_passed.append(f"dpc --batch={a.batch} --optimizer={opt}")
+            self.model_lr, self.model_batch = a.lr, a.batch
+            return self._compile(cmd, env)
         dpc_help = help_text(self.dpc, "compile")
         model_lr, model_batch = model_hyper(a.model)
         self.model_lr, self.model_batch = model_lr, model_batch
@@ -369,6 +385,10 @@ class Dp:
             else:
                 raise BenchError(f"{a.model} has lr {model_lr} but --lr is {a.lr}, and dpc "
                                  "cannot change it")
+        return self._compile(cmd, env)
+
+    def _compile(self, cmd, env):
+        a = self.args
         log(f"compiling: {' '.join(shlex.quote(c) for c in cmd)}")
         log_path = os.path.join(self.tmp, "dpc.log")
         rc, wall, _, _ = run_child(cmd, env, log_path, a.timeout)
@@ -489,7 +509,8 @@ def main():
                     help="mnist_mlp (default), mnist_small_cnn, mnist_cnn, mnist_lstm, "
                          "resnet50v2_32: "
                          "models/<model>.mlir for dp and the same network in the peers; or a "
-                         ".mlir path whose file name is one of those")
+                         ".mlir path whose file name is one of those; onnx_resnet18, onnx_vit: "
+                         "models/onnx/*.onnx for dp, the module that exported it in PyTorch")
     ap.add_argument("--peers", default=None,
                     help="comma-separated framework peers: pytorch,tensorflow (default: those "
                          "installed in bench/.venv)")
@@ -542,7 +563,10 @@ def main():
         args.model_name = args.model
         args.model = os.path.join(ROOT, "models", f"{args.model_name}.mlir")
     spec = common.MODELS.get(args.model_name)
-    hyper = model_optimizer(args.model)
+    if spec and spec.get("onnx"):
+        # An ONNX model: dp compiles the file, PyTorch trains export.py's module from it.
+        args.model = os.path.join(ROOT, "models", "onnx", spec["onnx"] + ".onnx")
+    hyper = {} if args.model.endswith(".onnx") else model_optimizer(args.model)
     if spec is None and args.only != "dp":
         ap.error(f"the peers know {', '.join(sorted(common.MODELS))}, not {args.model_name!r} "
                  "(use --only dp for another model)")
@@ -575,6 +599,8 @@ def main():
                 default = [n for n in default if n != "pytorch-fp32"]
             if args.device == "cuda":
                 default = [n for n in default if n in CUDA_PEERS]
+            if spec.get("onnx"):  # the Keras peer has no ONNX models
+                default = [n for n in default if n != "tensorflow"]
             installed = [n for n in default if venv_has(PEER_MODULES[n])]
             for n in default:
                 if n not in installed:

@@ -27,6 +27,12 @@ MODELS = {
     # the batch normalisations' moving statistics).
     "resnet50v2_32": {"params": 23_539_850, "batch": 16, "optimizer": "sgd", "lr": 0.01,
                       "input": "cifar"},
+    # ONNX models of models/onnx/ (export.py): dp compiles the file, PyTorch trains export.py's
+    # module with the file's initial weights (pytorch_steps.load_module). Images NCHW.
+    "onnx_resnet18": {"params": 395_350, "batch": 32, "optimizer": "sgd", "lr": 0.01,
+                      "input": "cifar", "onnx": "resnet18"},
+    "onnx_vit": {"params": 474_122, "batch": 64, "optimizer": "adam", "lr": 1e-3,
+                 "input": "image", "onnx": "vit"},
 }
 # Keras's Adam defaults (dp's #graph.adam in the seed models uses the same).
 ADAM = {"beta1": 0.9, "beta2": 0.999, "eps": 1e-7}

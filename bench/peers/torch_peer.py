@@ -219,6 +219,8 @@ class ResNet50V2(torch.nn.Module):
 
 BUILDERS = {"mnist_mlp": MLP, "mnist_small_cnn": SmallCNN, "mnist_cnn": CNN, "mnist_lstm": LSTM,
             "resnet50v2_32": ResNet50V2}
+ONNX_MODELS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                           "models", "onnx")
 VIEWS = {"flat": lambda x: x, "image": lambda x: x.view(-1, 1, 28, 28),
          "sequence": lambda x: x.view(-1, 28, 28),
          "cifar": lambda x: x.view(-1, 32, 32, 3).permute(0, 3, 1, 2).contiguous()}
@@ -256,7 +258,15 @@ def main():
         x_test, y_test = x_test.to(device), y_test.to(device)
     rss_data_mb = common.vm_hwm_mb()
 
-    model = MLP(n_in=x_train.shape[1]) if args.model == "mnist_mlp" else BUILDERS[args.model]()
+    if spec.get("onnx"):
+        # The module export.py wrote to models/onnx/<name>.onnx, with the file's weights.
+        sys.path.insert(0, ONNX_MODELS)
+        import pytorch_steps
+        model = pytorch_steps.load_module(spec["onnx"], ONNX_MODELS)[0]
+    elif args.model == "mnist_mlp":
+        model = MLP(n_in=x_train.shape[1])
+    else:
+        model = BUILDERS[args.model]()
     model = model.to(device)
     params = [p for p in model.parameters() if p.requires_grad]
     n_params = sum(p.numel() for p in params)

@@ -1159,6 +1159,31 @@ LogicalResult geluOfTensor(Importer &im, const Tensor &x, llvm::SmallVectorImpl<
 /// Mul or Div of a computed tensor by a scalar constant: a scale the product before it takes
 /// (attention's 1 / sqrt(d)), or a step of GELU's erf form (x / sqrt(2), x * 0.5, and the
 /// product x * (1 + erf(...)) of two computed tensors). Constants are folded as binary() does.
+/// Mul of two computed tensors (a squeeze-and-excitation block's channel weights times its
+/// image): graph.mul in the layout of the operand of the result's shape, the other broadcast
+/// along its axes of size 1.
+LogicalResult computedProduct(Importer &im, const Tensor &x, const Tensor &k,
+                              llvm::SmallVectorImpl<Tensor> &outs) {
+  if (x.shape.size() != k.shape.size())
+    return im.fail() << "it multiplies " << shapeText(x.shape) << " by " << shapeText(k.shape)
+                     << ": dp multiplies computed tensors of one rank";
+  Shape result;
+  if (!broadcastShapes(x.shape, k.shape, result))
+    return im.fail() << "it multiplies " << shapeText(x.shape) << " by " << shapeText(k.shape)
+                     << ", which do not broadcast";
+  const bool xFull = llvm::ArrayRef<int64_t>(result) == llvm::ArrayRef<int64_t>(x.shape);
+  const Tensor &full = xFull ? x : k, &small = xFull ? k : x;
+  if (llvm::ArrayRef<int64_t>(result) != llvm::ArrayRef<int64_t>(full.shape))
+    return im.fail() << "it multiplies " << shapeText(x.shape) << " by " << shapeText(k.shape)
+                     << ": dp broadcasts one operand to the other's shape, not both";
+  FailureOr<Value> fv = im.valueAsHeld(full, "its input"), sv = im.valueAsHeld(small, "its input");
+  if (failed(fv) || failed(sv))
+    return failure();
+  Value y = im.b.create<graph::MulOp>(im.loc, fv->getType(), *fv, im.laidOut(small, full.layout));
+  outs.push_back(graphTensor(y, full.shape, full.layout));
+  return success();
+}
+
 LogicalResult scaleOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
                       llvm::SmallVectorImpl<Tensor> &outs, double (*fn)(double, double, bool)) {
   FailureOr<Tensor *> a = required(im, ins, 0), c = required(im, ins, 1);
@@ -1210,9 +1235,11 @@ LogicalResult scaleOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
       return success();
     }
   }
+  if (!divide && !x->isConst() && !k->isConst())
+    return computedProduct(im, *x, *k, outs);
   return im.fail() << "on computed tensors dp supports it only as the scale of a product of "
-                      "two computed tensors by a scalar constant, and in GELU's erf form (and "
-                      "folds it on constants)";
+                      "two computed tensors by a scalar constant, as the product of two "
+                      "computed tensors, and in GELU's erf form (and folds it on constants)";
 }
 
 /// Erf: only in GELU's erf form (see GeluStep); folded on constants.
@@ -2590,7 +2617,9 @@ const std::vector<OpEntry> &opTable() {
       {{"Mul", 7, "",
         "folded on constants; by a scalar constant after a product of computed tensors: its "
         "scale (graph.batch_matmul's alpha); the products of GELU's erf form, x * 0.5 * (1 + "
-        "erf(x / sqrt(2))): with its Div, Erf and Add, graph.gelu"},
+        "erf(x / sqrt(2))): with its Div, Erf and Add, graph.gelu; of two computed tensors of "
+        "one rank, one broadcast to the other's shape (squeeze-and-excitation's [N, C, 1, 1] "
+        "weights times its image): graph.mul"},
        {},
        DP_SCALE(mulFn)},
       {{"ReduceMean", 1,

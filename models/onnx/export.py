@@ -32,6 +32,10 @@ dynamic batch axis:
                             and a 1x1 Conv of one input joined by Concat along the channels),
                             BatchNorm, ReLU, MaxPool(2), Flatten, Linear; the TorchScript
                             exporter with TrainingMode.PRESERVE, weights inline
+  cnn_se.onnx               Conv(1, 16, 3), ReLU, squeeze-and-excitation (the channel means by
+                            GlobalAveragePool, 1x1 Conv to 4, ReLU, 1x1 Conv to 16, Sigmoid, Mul
+                            with the image), MaxPool(2), the same at 32 channels after Conv(16,
+                            32, 3, padding 1), Flatten, Linear; the TorchScript exporter
   vit.onnx (+ .data)        a vision transformer for 28x28 images: 4x4 patches as 49 tokens of
                             width 128, a position embedding, 4 pre-norm blocks of 4-head
                             attention written out and a GELU MLP (128-192-128), a final
@@ -60,6 +64,28 @@ def cnn():
     return nn.Sequential(
         nn.Conv2d(1, 16, 3), nn.ReLU(), nn.MaxPool2d(2),  # 28 -> 26 -> 13
         nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),  # 13 -> 6
+        nn.Flatten(), nn.Linear(32 * 6 * 6, 10))
+
+
+class SqueezeExcite(nn.Module):
+    """Squeeze-and-excitation (Hu et al.; MobileNetV3 and EfficientNet have it): each channel
+    scaled by a weight in (0, 1) computed from the image's channel means by two 1x1 convs."""
+
+    def __init__(self, channels, squeezed):
+        super().__init__()
+        self.reduce = nn.Conv2d(channels, squeezed, 1)
+        self.expand = nn.Conv2d(squeezed, channels, 1)
+
+    def forward(self, x):
+        s = torch.nn.functional.adaptive_avg_pool2d(x, 1)
+        return x * torch.sigmoid(self.expand(torch.relu(self.reduce(s))))
+
+
+def cnn_se():
+    torch.manual_seed(0)
+    return nn.Sequential(
+        nn.Conv2d(1, 16, 3), nn.ReLU(), SqueezeExcite(16, 4), nn.MaxPool2d(2),  # 28 -> 26 -> 13
+        nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), SqueezeExcite(32, 8), nn.MaxPool2d(2),  # -> 6
         nn.Flatten(), nn.Linear(32 * 6 * 6, 10))
 
 
@@ -266,6 +292,7 @@ MODELS = {
     "mlp": (mlp, (2, 1, 28, 28), "torchscript"),
     "mlp_dynamo": (mlp, (2, 1, 28, 28), "dynamo"),
     "cnn_concat": (cnn_concat, (2, 1, 28, 28), "torchscript"),
+    "cnn_se": (cnn_se, (2, 1, 28, 28), "torchscript"),
     "vit": (vit, (2, 1, 28, 28), "dynamo-unoptimized"),
     "vit_ts": (vit, (2, 1, 28, 28), "torchscript"),
 }

@@ -339,6 +339,68 @@ Rows checkAddRows(const KernelSite &site, const NoAttrs &) {
   return {x.numel / b.numel, b.numel};
 }
 
+namespace {
+
+/// `full`'s shape with `small` broadcast to it (each of small's axes full's or 1), merged into
+/// runs (BroadcastShape); `fullRole` and `smallRole` name the two in messages.
+BroadcastShape broadcastShape(const KernelSite &site, const TensorView &full, const char *fullRole,
+                              const TensorView &small, const char *smallRole) {
+  auto shapeText = [](const TensorView &t) {
+    std::string s;
+    for (int64_t d : t.shape)
+      s += (s.empty() ? "" : "x") + std::to_string(d);
+    return "[" + s + "]";
+  };
+  if (small.rank() != full.rank())
+    site.fail(std::string(smallRole) + " (buffer " + std::to_string(small.id) + ") is " +
+              shapeText(small) + ", not of the rank of " + fullRole + "'s " + shapeText(full));
+  BroadcastShape s;
+  s.elements = full.numel;
+  s.bElements = small.numel;
+  for (int k = 0; k < full.rank(); ++k) {
+    const int64_t d = full.dim(k);
+    if (small.dim(k) != d && small.dim(k) != 1)
+      site.fail(std::string(smallRole) + " (buffer " + std::to_string(small.id) + ") " +
+                shapeText(small) + " does not broadcast to " + fullRole + "'s " + shapeText(full) +
+                " along axis " + std::to_string(k));
+    if (d == 1)
+      continue; // an axis of size 1 is both kept and broadcast: it merges with any run
+    const bool broadcast = small.dim(k) == 1;
+    if (s.rank > 0 && s.broadcast[s.rank - 1] == broadcast) {
+      s.dims[s.rank - 1] *= d;
+      continue;
+    }
+    if (s.rank == BroadcastShape::kMaxRank)
+      site.fail("the broadcast of " + std::string(smallRole) + " alternates more than " +
+                std::to_string(BroadcastShape::kMaxRank) + " times");
+    s.dims[s.rank] = d;
+    s.broadcast[s.rank] = broadcast;
+    ++s.rank;
+  }
+  if (s.rank == 0) { // every axis of size 1: one element
+    s.dims[0] = 1;
+    s.rank = 1;
+  }
+  return s;
+}
+
+} // namespace
+
+BroadcastShape checkMul(const KernelSite &site, const NoAttrs &) {
+  expectAllF32(site);
+  const TensorView a = site.input(0), b = site.input(1), y = site.output(0);
+  BroadcastShape s = broadcastShape(site, a, "input 0 (a)", b, "input 1 (b)");
+  site.expectShape(y, a.shape, "output 0 (y)");
+  return s;
+}
+
+BroadcastShape checkMulReduce(const KernelSite &site, const NoAttrs &) {
+  expectAllF32(site);
+  const TensorView dy = site.input(0), a = site.input(1), db = site.output(0);
+  site.expectShape(a, dy.shape, "input 1 (a)");
+  return broadcastShape(site, dy, "input 0 (dy)", db, "output 0 (db)");
+}
+
 int64_t checkCopy(const KernelSite &site, const NoAttrs &) {
   const TensorView x = site.input(0), y = site.output(0);
   site.expectDType(y, x.dtype, "output 0 (y)");

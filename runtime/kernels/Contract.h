@@ -6,6 +6,7 @@
 #pragma once
 
 #include "runtime/device/Kernel.h"
+#include "runtime/kernels/Broadcast.h"
 
 #include <cstdint>
 #include <memory>
@@ -48,6 +49,10 @@ Rows checkActivationGrad(const KernelSite &site, const ActivationAttrs &attrs);
 int64_t checkAdd(const KernelSite &site, const NoAttrs &);
 /// add_rows: f32; x as rows of b's element count (cols), y x's element count.
 Rows checkAddRows(const KernelSite &site, const NoAttrs &);
+/// mul: f32; b of a's rank, each axis a's or 1; y a's shape. mul_reduce: dy and a of one
+/// shape, db of its rank with each axis that or 1. Both return the merged geometry.
+BroadcastShape checkMul(const KernelSite &site, const NoAttrs &);
+BroadcastShape checkMulReduce(const KernelSite &site, const NoAttrs &);
 /// copy: one dtype, equal element counts; returns the count.
 int64_t checkCopy(const KernelSite &site, const NoAttrs &);
 /// cast: f32 to bf16 or bf16 to f32, same element count; returns it.

@@ -456,6 +456,42 @@ def Graph_BiasAddOp : Graph_Op<"bias_add", [Graph_Lowering, Graph_ShardingRule, 
   let hasVerifier = 1;
 }
 
+def Graph_MulOp : Graph_Op<"mul", [Graph_Lowering, Graph_ShardingRule, Pure, Graph_Gradient]> {
+  let summary = "elementwise product, the right operand broadcast along its axes of size 1";
+  let description = [{
+    `rhs` has the rank of `lhs`, and each of its axes is `lhs`'s or of size 1, along which it
+    is repeated (ONNX's and NumPy's broadcasting, one-sided). A squeeze-and-excitation block
+    scales each channel of its image by a weight computed from the image:
+    `[N, H, W, C] * [N, 1, 1, C]`. The gradient for `lhs` is `dy * rhs` (the same product);
+    for `rhs`, `graph.mul_reduce` of `dy` and `lhs`.
+
+    ```mlir
+    %y = graph.mul %x, %s : (tensor<8x4x4x16xf32>, tensor<8x1x1x16xf32>) -> tensor<8x4x4x16xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$lhs, Graph_F32Tensor:$rhs);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_MulReduceOp : Graph_Op<"mul_reduce", [Graph_Lowering, Graph_ShardingRule, Pure]> {
+  let summary = "the product of two tensors summed over the result's axes of size 1";
+  let description = [{
+    `lhs` and `rhs` have one shape; the result has their rank, each axis theirs or of size 1,
+    and holds the sum of `lhs * rhs` over the axes where it has size 1: the gradient of
+    `graph.mul`'s broadcast operand.
+
+    ```mlir
+    %ds = graph.mul_reduce %dy, %x : (tensor<8x4x4x16xf32>, tensor<8x4x4x16xf32>) -> tensor<8x1x1x16xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$lhs, Graph_F32Tensor:$rhs);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Graph_CastOp : Graph_Op<"cast", [Graph_Lowering, Graph_BatchSharding, Pure]> {
   let summary = "elementwise conversion between f32 and bf16";
   let description = [{

@@ -1,6 +1,6 @@
 // Elementwise and row kernels: activation (sigmoid/tanh on oneDNN eltwise, the rest as loops),
-// activation_grad, add, copy, cast, fill and reduce_rows. The loops are written so that the
-// compiler vectorises them, and split across threads only when large.
+// activation_grad, add, add_rows, mul, mul_reduce, copy, cast, fill and reduce_rows. The loops are
+// written so that the compiler vectorises them, and split across threads only when large.
 #include "runtime/backends/cpu/Dnnl.h"
 #include "runtime/backends/cpu/Internal.h"
 #include "runtime/backends/cpu/Parallel.h"
@@ -191,6 +191,58 @@ private:
   Rows r_;
 };
 
+// mul and mul_reduce through Broadcast.h's element functions, which the CUDA backend runs too.
+class MulKernel final : public Kernel {
+public:
+  MulKernel(const float *a, const float *b, float *y, BroadcastShape s)
+      : a_(a), b_(b), y_(y), s_(s) {}
+  void run(const StepContext &) override {
+    const float *a = a_, *b = b_;
+    float *y = y_;
+    const BroadcastShape s = s_;
+    // Along the last merged axis b's index moves by 1 (kept) or not at all (broadcast).
+    const int64_t inner = s.dims[s.rank - 1], step = s.broadcast[s.rank - 1] ? 0 : 1;
+    parallelChunks(
+        s.elements / inner,
+        [=](int64_t begin, int64_t end) {
+          for (int64_t row = begin; row < end; ++row) {
+            const int64_t i = row * inner, j = broadcast::bIndex(s, i);
+            for (int64_t k = 0; k < inner; ++k)
+              y[i + k] = a[i + k] * b[j + k * step];
+          }
+        },
+        s.elements);
+  }
+
+private:
+  const float *a_, *b_;
+  float *y_;
+  BroadcastShape s_;
+};
+
+class MulReduceKernel final : public Kernel {
+public:
+  MulReduceKernel(const float *dy, const float *a, float *db, BroadcastShape s)
+      : dy_(dy), a_(a), db_(db), s_(s) {}
+  void run(const StepContext &) override {
+    const float *dy = dy_, *a = a_;
+    float *db = db_;
+    const BroadcastShape s = s_;
+    parallelChunks(
+        s.bElements,
+        [=](int64_t begin, int64_t end) {
+          for (int64_t j = begin; j < end; ++j)
+            db[j] = broadcast::mulReduceElement(s, dy, a, j);
+        },
+        s.elements);
+  }
+
+private:
+  const float *dy_, *a_;
+  float *db_;
+  BroadcastShape s_;
+};
+
 class CopyKernel final : public Kernel {
 public:
   CopyKernel(TensorView from, TensorView to) : from_(std::move(from)), to_(std::move(to)) {}
@@ -293,6 +345,16 @@ std::unique_ptr<Kernel> makeAdd(const KernelSite &site, const NoAttrs &, int64_t
 std::unique_ptr<Kernel> makeAddRows(const KernelSite &site, const NoAttrs &, Rows r) {
   return std::make_unique<AddRowsKernel>(site.input(0).f32(), site.input(1).f32(),
                                          site.output(0).f32(), r);
+}
+
+std::unique_ptr<Kernel> makeMul(const KernelSite &site, const NoAttrs &, BroadcastShape s) {
+  return std::make_unique<MulKernel>(site.input(0).f32(), site.input(1).f32(), site.output(0).f32(),
+                                     s);
+}
+
+std::unique_ptr<Kernel> makeMulReduce(const KernelSite &site, const NoAttrs &, BroadcastShape s) {
+  return std::make_unique<MulReduceKernel>(site.input(0).f32(), site.input(1).f32(),
+                                           site.output(0).f32(), s);
 }
 
 std::unique_ptr<Kernel> makeCopy(const KernelSite &site, const NoAttrs &, int64_t) {

@@ -668,6 +668,20 @@ std::unique_ptr<Kernel> makeAddRows(KernelEnvironment &, const KernelSite &site,
   return launching(site, [=](cudaStream_t s) { return launchAddRows(s, x, b, y, r.rows, r.cols); });
 }
 
+std::unique_ptr<Kernel> makeMul(KernelEnvironment &, const KernelSite &site, const NoAttrs &,
+                                BroadcastShape s) {
+  const float *a = site.input(0).f32(), *b = site.input(1).f32();
+  float *y = site.output(0).f32();
+  return launching(site, [=](cudaStream_t st) { return launchMulBroadcast(st, a, b, y, s); });
+}
+
+std::unique_ptr<Kernel> makeMulReduce(KernelEnvironment &, const KernelSite &site, const NoAttrs &,
+                                      BroadcastShape s) {
+  const float *dy = site.input(0).f32(), *a = site.input(1).f32();
+  float *db = site.output(0).f32();
+  return launching(site, [=](cudaStream_t st) { return launchMulReduce(st, dy, a, db, s); });
+}
+
 std::unique_ptr<Kernel> makeCopy(KernelEnvironment &env, const KernelSite &site, const NoAttrs &,
                                  int64_t) {
   return launching(site, copying(site.input(0).data, site.output(0).data, site.output(0).bytes()));

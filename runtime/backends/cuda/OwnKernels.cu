@@ -124,6 +124,20 @@ struct AddRowsOp {
   int64_t cols;
   __device__ void operator()(int64_t i) const { y[i] = addRowsElement(x, b, cols, i); }
 };
+struct MulBroadcastOp {
+  const float *a, *b;
+  float *y;
+  BroadcastShape s;
+  __device__ void operator()(int64_t i) const { y[i] = broadcast::mulElement(s, a, b, i); }
+};
+struct MulReduceOp {
+  const float *dy, *a;
+  float *db;
+  BroadcastShape s;
+  __device__ void operator()(int64_t j) const {
+    db[j] = broadcast::mulReduceElement(s, dy, a, j);
+  }
+};
 struct MultiplyOp {
   const float *a, *b;
   float *c;
@@ -447,6 +461,14 @@ cudaError_t launchAdd(cudaStream_t stream, const float *a, const float *b, float
 cudaError_t launchAddRows(cudaStream_t stream, const float *x, const float *b, float *y,
                           int64_t rows, int64_t cols) {
   return launchEach(stream, rows * cols, AddRowsOp{x, b, y, cols});
+}
+cudaError_t launchMulBroadcast(cudaStream_t stream, const float *a, const float *b, float *y,
+                               const BroadcastShape &s) {
+  return launchEach(stream, s.elements, MulBroadcastOp{a, b, y, s});
+}
+cudaError_t launchMulReduce(cudaStream_t stream, const float *dy, const float *a, float *db,
+                            const BroadcastShape &s) {
+  return launchEach(stream, s.bElements, MulReduceOp{dy, a, db, s});
 }
 cudaError_t launchMultiply(cudaStream_t stream, const float *a, const float *b, float *c,
                            int64_t n) {

@@ -10,6 +10,7 @@
 #include "runtime/backends/cuda/RnnOps.h"
 #include "runtime/backends/cuda/RowOps.h"
 #include "runtime/device/StepContext.h"
+#include "runtime/kernels/Broadcast.h"
 #include "runtime/kernels/Pointwise.h"
 
 #include <cuda_runtime_api.h>
@@ -46,6 +47,12 @@ cudaError_t launchAdd(cudaStream_t stream, const float *a, const float *b, float
 /// y = x + b over `rows` rows of `cols` (addRowsElement).
 cudaError_t launchAddRows(cudaStream_t stream, const float *x, const float *b, float *y,
                           int64_t rows, int64_t cols);
+/// y = a * b with b broadcast (broadcast::mulElement), and db = mul_reduce(dy, a)
+/// (broadcast::mulReduceElement): one thread per element of y or of db.
+cudaError_t launchMulBroadcast(cudaStream_t stream, const float *a, const float *b, float *y,
+                               const BroadcastShape &s);
+cudaError_t launchMulReduce(cudaStream_t stream, const float *dy, const float *a, float *db,
+                            const BroadcastShape &s);
 /// c = a * b over n elements.
 cudaError_t launchMultiply(cudaStream_t stream, const float *a, const float *b, float *c,
                            int64_t n);

@@ -137,6 +137,47 @@ template <typename T> void addRows(const T *x, const T *b, T *y, int64_t rows, i
       y[r * cols + j] = x[r * cols + j] + b[j];
 }
 
+namespace {
+
+/// The index into a tensor of shape `small` (a's rank, each axis a's or 1) of a's element at
+/// flat index `i`: the coordinates along axes of size 1 dropped.
+int64_t broadcastIndex(int64_t i, const std::vector<int64_t> &full,
+                       const std::vector<int64_t> &small) {
+  std::vector<int64_t> coord(full.size());
+  for (size_t k = full.size(); k-- > 0;) {
+    coord[k] = i % full[k];
+    i /= full[k];
+  }
+  int64_t j = 0;
+  for (size_t k = 0; k < full.size(); ++k)
+    j = j * small[k] + (small[k] == 1 ? 0 : coord[k]);
+  return j;
+}
+
+int64_t count(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+} // namespace
+
+template <typename T>
+void mul(const T *a, const T *b, T *y, const std::vector<int64_t> &aShape,
+         const std::vector<int64_t> &bShape) {
+  for (int64_t i = 0; i < count(aShape); ++i)
+    y[i] = a[i] * b[broadcastIndex(i, aShape, bShape)];
+}
+
+template <typename T>
+void mulReduce(const T *dy, const T *a, T *db, const std::vector<int64_t> &aShape,
+               const std::vector<int64_t> &bShape) {
+  std::fill(db, db + count(bShape), T(0));
+  for (int64_t i = 0; i < count(aShape); ++i)
+    db[broadcastIndex(i, aShape, bShape)] += dy[i] * a[i];
+}
+
 template <typename T> void add(const T *a, const T *b, T *c, int64_t n) {
   for (int64_t i = 0; i < n; ++i)
     c[i] = a[i] + b[i];
@@ -309,6 +350,10 @@ void maxPool2dGrad(const T *x, const T *dy, T *dx, int64_t n, int64_t h, int64_t
   template void reduceRows<T>(const T *, T *, int64_t, int64_t);                                   \
   template void addRows<T>(const T *, const T *, T *, int64_t, int64_t);                           \
   template void add<T>(const T *, const T *, T *, int64_t);                                        \
+  template void mul<T>(const T *, const T *, T *, const std::vector<int64_t> &,                    \
+                       const std::vector<int64_t> &);                                              \
+  template void mulReduce<T>(const T *, const T *, T *, const std::vector<int64_t> &,              \
+                             const std::vector<int64_t> &);                                        \
   template void conv2d<T>(const T *, const T *, const T *, T *, const ConvGeometry &, Activation); \
   template void conv2dGradInput<T>(const T *, const T *, T *, const ConvGeometry &);               \
   template void conv2dGradFilter<T>(const T *, const T *, T *, const ConvGeometry &);              \

@@ -6,6 +6,7 @@
 #include "runtime/format/Enums.h"
 
 #include <cstdint>
+#include <vector>
 
 namespace dp::rt::ref {
 
@@ -33,6 +34,14 @@ template <typename T> void reduceRows(const T *x, T *y, int64_t rows, int64_t co
 template <typename T> void add(const T *a, const T *b, T *c, int64_t n);
 /// y[r, j] = x[r, j] + b[j] over `rows` rows of `cols`.
 template <typename T> void addRows(const T *x, const T *b, T *y, int64_t rows, int64_t cols);
+/// y = a * b with b (of a's rank, each axis a's or 1) repeated along its axes of size 1.
+template <typename T>
+void mul(const T *a, const T *b, T *y, const std::vector<int64_t> &aShape,
+         const std::vector<int64_t> &bShape);
+/// db = the sum of dy * a over the axes where db's shape has size 1 (mul's gradient for b).
+template <typename T>
+void mulReduce(const T *dy, const T *a, T *db, const std::vector<int64_t> &aShape,
+               const std::vector<int64_t> &bShape);
 /// Mean over the first `validRows` rows of -log softmax(logits)[label]; NaN for a bad label.
 template <typename T>
 T softmaxXent(const T *logits, const int32_t *labels, int64_t rows, int64_t classes,

@@ -2,6 +2,7 @@
 // compiles into the device kernels, compiled here by the host compiler and run over arrays the
 // way the grid-stride loops run it, against the reference kernels.
 #include "runtime/backends/cuda/Ops.h"
+#include "runtime/kernels/Broadcast.h"
 #include "runtime/kernels/reference/Reference.h"
 
 #include "test/unit/cuda/HostTestUtil.h"
@@ -92,6 +93,29 @@ TEST(Elementwise, AddRowsIsTheReference) {
              [&](int64_t i) { out[i] = addRowsElement(x.data(), b.data(), cols, i); });
   ref::addRows(x.data(), b.data(), want.data(), rows, cols);
   EXPECT_EQ(out, want);
+}
+
+TEST(Elementwise, BroadcastMulAndItsReductionAreTheReference) {
+  // The geometry the contract makes of a [6, 3, 5, 4] image and [6, 1, 1, 4] weights: the
+  // batch kept, H and W merged and broadcast, the channels kept.
+  BroadcastShape s;
+  s.rank = 3;
+  s.dims[0] = 6, s.dims[1] = 15, s.dims[2] = 4;
+  s.broadcast[1] = true;
+  s.elements = 6 * 15 * 4, s.bElements = 6 * 4;
+  const std::vector<int64_t> aShape{6, 3, 5, 4}, bShape{6, 1, 1, 4};
+  const std::vector<float> a = uniform(s.elements, 21), b = uniform(s.bElements, 22),
+                           dy = uniform(s.elements, 23);
+  std::vector<float> y(s.elements), wantY(s.elements), db(s.bElements), wantDb(s.bElements);
+  gridStride(s.elements, 2, 32,
+             [&](int64_t i) { y[i] = broadcast::mulElement(s, a.data(), b.data(), i); });
+  gridStride(s.bElements, 2, 8,
+             [&](int64_t j) { db[j] = broadcast::mulReduceElement(s, dy.data(), a.data(), j); });
+  ref::mul(a.data(), b.data(), wantY.data(), aShape, bShape);
+  ref::mulReduce(dy.data(), a.data(), wantDb.data(), aShape, bShape);
+  EXPECT_EQ(y, wantY);
+  for (int64_t j = 0; j < s.bElements; ++j) // the same order; a multiply-add may round apart
+    EXPECT_NEAR(db[j], wantDb[j], 1e-5f) << j;
 }
 
 TEST(Optimizers, SgdMatchesTheReference) {

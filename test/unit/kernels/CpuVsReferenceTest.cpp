@@ -359,6 +359,62 @@ TEST(AddRowsTest, MatchesReference) {
                   "(x)'s 24 into rows");
 }
 
+TEST(MulTest, MulAndMulReduceMatchReference) {
+  // a's shape and b's: squeeze-and-excitation, equal shapes, a parameter broadcast over the
+  // batch, several alternations, one element, and sizes that take the threaded paths.
+  const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> cases = {
+      {{8, 4, 4, 16}, {8, 1, 1, 16}},
+      {{5, 7}, {5, 7}},
+      {{6, 3, 3, 4}, {1, 3, 1, 4}},
+      {{2, 3, 4, 5, 6}, {2, 1, 4, 1, 6}},
+      {{1, 1}, {1, 1}},
+      {{64, 32, 32, 24}, {64, 1, 1, 24}},
+      {{64, 3000}, {64, 1}},
+      {{3, 1, 5}, {1, 1, 5}}};
+  for (const auto &[aShape, bShape] : cases) {
+    PlanBuilder pb(aShape[0]);
+    uint32_t a = pb.buffer(aShape), b = pb.buffer(bShape), y = pb.buffer(aShape);
+    uint32_t dy = pb.buffer(aShape), db = pb.buffer(bShape);
+    pb.kernel(StepKind::Train, KernelKind::Mul, {a, b}, {y});
+    pb.kernel(StepKind::Train, KernelKind::MulReduce, {dy, a}, {db});
+    auto program = pb.load();
+    int64_t n = 1, m = 1;
+    for (int64_t d : aShape)
+      n *= d;
+    for (int64_t d : bShape)
+      m *= d;
+    RandomData rd(static_cast<uint32_t>(n + m));
+    auto as = rd.uniform(n), bs = rd.uniform(m), dys = rd.uniform(n);
+    put(*program, a, as);
+    put(*program, b, bs);
+    put(*program, dy, dys);
+    program->run(StepKind::Train, stepContext(aShape[0]));
+    std::vector<float> wantY(n), wantDb(m);
+    ref::mul(as.data(), bs.data(), wantY.data(), aShape, bShape);
+    ref::mulReduce(dys.data(), as.data(), wantDb.data(), aShape, bShape);
+    EXPECT_TRUE(allNear(get(*program, y), wantY, 0)) << n << " by " << m;
+    // The sums in one order on both sides, but the reference adds each term as it comes.
+    EXPECT_TRUE(allNear(get(*program, db), wantDb, 1e-5)) << n << " to " << m;
+  }
+  // b of another rank, or an axis that is neither a's nor 1.
+  for (std::vector<int64_t> bad : {std::vector<int64_t>{4}, std::vector<int64_t>{4, 3}}) {
+    PlanBuilder pb(4);
+    uint32_t a = pb.buffer({4, 6}), b = pb.buffer(bad), y = pb.buffer({4, 6});
+    pb.kernel(StepKind::Train, KernelKind::Mul, {a, b}, {y});
+    EXPECT_DP_ERROR(pb.load(), ErrorKind::Plan,
+                    bad.size() == 1 ? "(mul): input 1 (b) (buffer 1) is [4], not of the rank of "
+                                      "input 0 (a)'s [4x6]"
+                                    : "(mul): input 1 (b) (buffer 1) [4x3] does not broadcast to "
+                                      "input 0 (a)'s [4x6] along axis 1");
+  }
+  PlanBuilder pb(4);
+  uint32_t dy = pb.buffer({4, 6}), a = pb.buffer({4, 6}), db = pb.buffer({4, 2});
+  pb.kernel(StepKind::Train, KernelKind::MulReduce, {dy, a}, {db});
+  EXPECT_DP_ERROR(pb.load(), ErrorKind::Plan,
+                  "(mul_reduce): output 0 (db) (buffer 2) [4x2] does not broadcast to input 0 "
+                  "(dy)'s [4x6] along axis 1");
+}
+
 TEST(CopyTest, CopiesAcrossShapesAndDTypes) {
   PlanBuilder b(2);
   uint32_t x = b.buffer({2, 6}), y = b.buffer({3, 4});

@@ -932,6 +932,43 @@ TEST_F(ImportTest, GroupedAndDilatedConvolution) {
       << errors;
 }
 
+TEST_F(ImportTest, SqueezeAndExcitationMultipliesTheImageByChannelWeights) {
+  // x * sigmoid(mean of x over H and W): graph.mul of the NHWC image by [N, 1, 1, C] weights,
+  // and x * x of equal shapes; a product that broadcasts both ways, or of two ranks, is refused.
+  ModelBuilder m;
+  m.input("x", {-1, 4, 3, 3});
+  m.node("GlobalAveragePool", {"x"}, {"p"});
+  m.node("Sigmoid", {"p"}, {"s"});
+  m.node("Mul", {"x", "s"}, {"e"}, "excite");
+  m.node("Mul", {"e", "e"}, {"q"}, "square");
+  m.node("Flatten", {"q"}, {"f"});
+  m.floats("W", {36, 2}, std::vector<float>(72, 0.5f));
+  m.node("MatMul", {"f", "W"}, {"y"});
+  m.output("y");
+  auto module = import(m);
+  ASSERT_TRUE(module) << errors;
+  auto muls = ops<graph::MulOp>(*module);
+  ASSERT_EQ(muls.size(), 2u);
+  auto type = [](mlir::Value v) { return mlir::cast<mlir::RankedTensorType>(v.getType()); };
+  EXPECT_EQ(type(muls[0].getLhs()).getShape(), (llvm::ArrayRef<int64_t>{4, 3, 3, 4}));
+  EXPECT_EQ(type(muls[0].getRhs()).getShape(), (llvm::ArrayRef<int64_t>{4, 1, 1, 4}));
+  EXPECT_EQ(muls[1].getLhs(), muls[1].getRhs());
+  EXPECT_TRUE(ops<graph::TransposeOp>(*module).empty()) << "both operands are held NHWC";
+
+  ModelBuilder both;
+  both.input("x", {-1, 4, 3});
+  // [N, 1, 3] (the mean over axis 1) times [N, 4, 1] (over axis 2): [N, 4, 3] both ways.
+  ModelBuilder::setInts(both.node("ReduceMean", {"x"}, {"rows"}), "axes", {1});
+  ModelBuilder::setInts(both.node("Transpose", {"x"}, {"t"}), "perm", {0, 2, 1});
+  ModelBuilder::setInts(both.node("ReduceMean", {"t"}, {"cols"}), "axes", {1});
+  ModelBuilder::setInts(both.node("Transpose", {"cols"}, {"colsT"}), "perm", {0, 2, 1});
+  both.node("Mul", {"rows", "colsT"}, {"y"}, "outer");
+  both.output("y");
+  EXPECT_FALSE(import(both));
+  EXPECT_NE(errors.find("node 'outer' (Mul, opset 17): it multiplies"), std::string::npos)
+      << errors;
+}
+
 TEST_F(ImportTest, PoolingAndBatchNormalization) {
   ModelBuilder m;
   m.input("x", {-1, 2, 6, 6});
