@@ -1184,6 +1184,43 @@ LogicalResult computedProduct(Importer &im, const Tensor &x, const Tensor &k,
   return success();
 }
 
+/// Mul of a computed tensor by a constant tensor of more than one element (a learned
+/// per-channel scale such as LayerScale, a layer norm's gamma written out): graph.mul by a
+/// parameter of the constant's shape aligned to x's rank (ONNX's broadcasting) and held in x's
+/// layout, trainable where the constant is an initializer. `input` is the node input the
+/// constant is.
+LogicalResult constantProduct(Importer &im, const Tensor &x, const Tensor &k, int input,
+                              llvm::SmallVectorImpl<Tensor> &outs) {
+  const int64_t rank = int64_t(x.shape.size());
+  if (int64_t(k.shape.size()) > rank)
+    return im.fail() << "it multiplies " << shapeText(x.shape) << " by the constant "
+                     << shapeText(k.shape) << ", of more axes";
+  Shape aligned(rank, 1);
+  std::copy(k.shape.begin(), k.shape.end(), aligned.end() - k.shape.size());
+  for (int64_t d = 0; d < rank; ++d)
+    if (aligned[d] != x.shape[d] && aligned[d] != 1)
+      return im.fail() << "it multiplies " << shapeText(x.shape) << " by the constant "
+                       << shapeText(k.shape) << ", which does not broadcast to it";
+  if (rank == 0 || (aligned[0] != 1 && x.shape[0] != 1))
+    return im.fail() << "it multiplies " << shapeText(x.shape) << " by the constant "
+                     << shapeText(k.shape)
+                     << " along the batch axis: dp multiplies every sample by the same constant";
+  const Shape layout = fullLayout(x.layout, rank);
+  if (!inOnnxOrder(aligned, layout))
+    return im.fail() << "it multiplies " << shapeText(x.shape) << " (held in another order of "
+                     << "its axes) by the constant " << shapeText(k.shape)
+                     << ", whose elements would need moving: not supported yet";
+  FailureOr<Value> xv = im.valueAsHeld(x, "its input");
+  if (failed(xv))
+    return failure();
+  FailureOr<Value> scale = im.paramOf(k, "scale", graphShape(aligned, layout), input);
+  if (failed(scale))
+    return failure();
+  Value y = im.b.create<graph::MulOp>(im.loc, xv->getType(), *xv, *scale);
+  outs.push_back(graphTensor(y, x.shape, x.layout));
+  return success();
+}
+
 LogicalResult scaleOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
                       llvm::SmallVectorImpl<Tensor> &outs, double (*fn)(double, double, bool)) {
   FailureOr<Tensor *> a = required(im, ins, 0), c = required(im, ins, 1);
@@ -1237,6 +1274,8 @@ LogicalResult scaleOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
   }
   if (!divide && !x->isConst() && !k->isConst())
     return computedProduct(im, *x, *k, outs);
+  if (!divide && !x->isConst() && k->isConst() && k->constant->size() > 1)
+    return constantProduct(im, *x, *k, k == *c ? 1 : 0, outs);
   return im.fail() << "on computed tensors dp supports it only as the scale of a product of "
                       "two computed tensors by a scalar constant, as the product of two "
                       "computed tensors, and in GELU's erf form (and folds it on constants)";
@@ -2619,7 +2658,9 @@ const std::vector<OpEntry> &opTable() {
         "scale (graph.batch_matmul's alpha); the products of GELU's erf form, x * 0.5 * (1 + "
         "erf(x / sqrt(2))): with its Div, Erf and Add, graph.gelu; of two computed tensors of "
         "one rank, one broadcast to the other's shape (squeeze-and-excitation's [N, C, 1, 1] "
-        "weights times its image): graph.mul"},
+        "weights times its image): graph.mul; of a computed tensor by a constant tensor that "
+        "broadcasts to it without the batch axis (a learned per-channel scale): graph.mul by a "
+        "parameter, trained where an initializer"},
        {},
        DP_SCALE(mulFn)},
       {{"ReduceMean", 1,

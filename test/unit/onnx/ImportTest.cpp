@@ -346,7 +346,8 @@ TEST_F(ImportTest, SingleHeadAttentionOnTokens) {
   EXPECT_EQ(ops<graph::GlobalAvgPool2DOp>(*module).size(), 1u);
   EXPECT_EQ(ops<graph::DenseOp>(*module).size(), 3u);
 
-  // A transpose that moves the batch axis, and a scale that is not a scalar, are refused.
+  // A transpose that moves the batch axis, and a division by a constant that is not a scalar,
+  // are refused.
   ModelBuilder moved;
   moved.input("x", {-1, 3, 2});
   auto &bad = moved.node("Transpose", {"x"}, {"y"}, "swap");
@@ -360,10 +361,10 @@ TEST_F(ImportTest, SingleHeadAttentionOnTokens) {
   ModelBuilder scaled;
   scaled.input("x", {-1, 3});
   scaled.floats("two", {3}, {2, 2, 2});
-  scaled.node("Mul", {"x", "two"}, {"y"}, "times");
+  scaled.node("Div", {"x", "two"}, {"y"}, "times");
   scaled.output("y");
   EXPECT_FALSE(import(scaled));
-  EXPECT_NE(errors.find("node 'times' (Mul, opset 17): on computed tensors dp supports it only as "
+  EXPECT_NE(errors.find("node 'times' (Div, opset 17): on computed tensors dp supports it only as "
                         "the scale of a product of two computed tensors by a scalar constant"),
             std::string::npos)
       << errors;
@@ -966,6 +967,55 @@ TEST_F(ImportTest, SqueezeAndExcitationMultipliesTheImageByChannelWeights) {
   both.output("y");
   EXPECT_FALSE(import(both));
   EXPECT_NE(errors.find("node 'outer' (Mul, opset 17): it multiplies"), std::string::npos)
+      << errors;
+}
+
+TEST_F(ImportTest, AConstantScaleIsAParameterInTheImagesLayout) {
+  // x [N, 2, 3, 3] * s [2, 1, 1] (a learned per-channel scale): a trainable [1, 1, 1, 2]
+  // parameter (ONNX's [1, 2, 1, 1] held NHWC), written back as [2, 1, 1] on export.
+  ModelBuilder m;
+  m.input("x", {-1, 2, 3, 3});
+  m.floats("s", {2, 1, 1}, {0.5f, 2.0f});
+  m.node("Mul", {"s", "x"}, {"e"}, "scale");
+  m.node("Flatten", {"e"}, {"f"});
+  m.floats("W", {18, 2}, std::vector<float>(36, 0.5f));
+  m.node("MatMul", {"f", "W"}, {"y"});
+  m.output("y");
+  std::vector<ParamOrigin> origins;
+  errors.clear();
+  auto module = importModel(context, m.file, {.batch = 2}, &origins);
+  ASSERT_TRUE(module) << errors;
+  auto muls = ops<graph::MulOp>(*module);
+  ASSERT_EQ(muls.size(), 1u);
+  auto scale = muls[0].getRhs().getDefiningOp<graph::ParamOp>();
+  ASSERT_TRUE(scale);
+  EXPECT_TRUE(scale.getTrainable());
+  EXPECT_EQ(mlir::cast<mlir::RankedTensorType>(scale.getType()).getShape(),
+            (llvm::ArrayRef<int64_t>{1, 1, 1, 2}));
+  std::map<std::string, std::vector<float>> trained{{"s", {3, 4}},
+                                                    {"W", std::vector<float>(36, 1.0f)}};
+  OnnxFile exported = m.file;
+  ASSERT_EQ(withTrainedWeights(m.file, origins, trained, exported.model), "");
+  for (const onnx::TensorProto &t : exported.model.graph().initializer())
+    if (t.name() == "s") {
+      EXPECT_EQ(std::vector<int64_t>(t.dims().begin(), t.dims().end()),
+                (std::vector<int64_t>{2, 1, 1}));
+    }
+  auto again = importModel(context, exported, {.batch = 2});
+  ASSERT_TRUE(again) << errors;
+  EXPECT_EQ(values(ops<graph::MulOp>(*again)[0].getRhs().getDefiningOp<graph::ParamOp>()),
+            (std::vector<float>{3, 4}));
+
+  // A constant along the batch axis would scale each sample differently: refused.
+  ModelBuilder rows;
+  rows.input("x", {4, 3});
+  rows.floats("s", {4, 3}, std::vector<float>(12, 1.0f));
+  rows.node("Mul", {"x", "s"}, {"y"}, "per_row");
+  rows.output("y");
+  EXPECT_FALSE(import(rows));
+  EXPECT_NE(errors.find("node 'per_row' (Mul, opset 17): it multiplies [4,3] by the constant "
+                        "[4,3] along the batch axis"),
+            std::string::npos)
       << errors;
 }
 
