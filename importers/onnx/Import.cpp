@@ -1774,6 +1774,20 @@ LogicalResult dropoutOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
   }
   if (!(ratio >= 0 && ratio < 1))
     return im.fail() << "its ratio " << num(ratio) << " is not in [0, 1)";
+  if (im.file.opset >= 12 && input(ins, 2)) {
+    // training_mode: dp's dropout is active in the train step and the identity in the eval
+    // step, whatever the file says; a file that asks for it always (a training-mode export)
+    // is refused, as a training-mode batch norm is.
+    FailureOr<const Const *> mode = constInput(im, ins, 2, "training_mode");
+    if (failed(mode))
+      return failure();
+    if ((*mode)->size() != 1)
+      return im.fail() << "its training_mode is not a scalar";
+    if ((*mode)->at(0) != 0 && ratio != 0)
+      return im.fail() << "its training_mode = 1 (a training-mode export) is not supported: "
+                          "export the model in eval mode (dp's dropout is active in the train "
+                          "step and the identity in the eval step)";
+  }
   FailureOr<Value> v = im.valueAsHeld(**x, "its input");
   if (failed(v))
     return failure();
@@ -2605,7 +2619,8 @@ const std::vector<OpEntry> &opTable() {
        {},
        DP_SCALE(divFn)},
       {{"Dropout", 7,
-        "ratio (before 12; from 12 an input), seed (not used: dp draws masks from `dprun --seed`)",
+        "ratio (before 12; from 12 an input), training_mode = 0 (an input; 1 only with ratio 0), "
+        "seed (not used: dp draws masks from `dprun --seed`)",
         "graph.dropout: active in the train step, the identity in the eval step (training_mode is "
         "the step's)"},
        {"ratio", "seed"},
@@ -2751,7 +2766,7 @@ OwningOpRef<ModuleOp> importModel(MLIRContext &context, const OnnxFile &file,
 }
 
 std::string foldedOutput(MLIRContext &context, const OnnxFile &file, std::vector<double> &values,
-                         std::vector<int64_t> &dims) {
+                         std::vector<int64_t> &dims, bool &isFloat) {
   std::string error;
   ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
     if (d.getSeverity() == DiagnosticSeverity::Error && error.empty())
@@ -2766,6 +2781,7 @@ std::string foldedOutput(MLIRContext &context, const OnnxFile &file, std::vector
   for (int64_t k = 0; k < out->constant->size(); ++k)
     values.push_back(out->constant->at(k));
   dims.assign(out->constant->dims.begin(), out->constant->dims.end());
+  isFloat = out->constant->isFloat;
   return "";
 }
 

@@ -60,9 +60,10 @@ importModel(mlir::MLIRContext &context, const OnnxFile &file, const ImportOption
 
 /// The output of a model whose every input is an initializer, folded on the host as the
 /// importer folds shape arithmetic (ONNX's conformance tests of those ops): its values in
-/// ONNX's order and its shape. Returns "" or the first problem.
+/// ONNX's order, its shape, and whether it holds floating-point values (else integers or
+/// booleans). Returns "" or the first problem.
 std::string foldedOutput(mlir::MLIRContext &context, const OnnxFile &file,
-                         std::vector<double> &values, std::vector<int64_t> &dims);
+                         std::vector<double> &values, std::vector<int64_t> &dims, bool &isFloat);
 
 /// One accepted ONNX op type: from which default-domain opset, the attributes it takes, and
 /// what it becomes in dp.

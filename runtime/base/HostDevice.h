@@ -8,3 +8,12 @@
 #else
 #define DP_HOST_DEVICE
 #endif
+
+// DP_UNROLL before a loop of a constant trip count unrolls it on the device, so that the
+// arrays it indexes by its counter stay in registers (a dynamic index puts them on the
+// thread's stack, in local memory).
+#if defined(__CUDA_ARCH__)
+#define DP_UNROLL _Pragma("unroll")
+#else
+#define DP_UNROLL
+#endif

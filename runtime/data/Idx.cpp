@@ -85,6 +85,11 @@ uint64_t readSome(gzFile file, uint8_t *out, uint64_t size, const std::string &p
         return done;
       if (code == Z_DATA_ERROR)
         fail(path, std::string("corrupt gzip data: ") + message);
+      // zlib could not allocate its buffers: the process's memory, not the file (exit 7).
+      if (code == Z_MEM_ERROR || (code == Z_ERRNO && errno == ENOMEM))
+        throw Error(ErrorKind::Memory, path + ": out of memory while reading it (" +
+                                           (code == Z_ERRNO ? std::strerror(errno) : message) +
+                                           ")");
       fail(path, std::string("read error: ") + (code == Z_ERRNO ? std::strerror(errno) : message));
     }
     if (got == 0)

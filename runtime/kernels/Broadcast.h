@@ -30,10 +30,17 @@ struct BroadcastShape {
 
 namespace broadcast {
 
+// The loops run over every possible merged axis, last first, and skip those past the rank:
+// unrolled on the device (DP_UNROLL), every index into the arrays is a constant.
+
 /// The element of b that a's element `i` is multiplied by.
 DP_HOST_DEVICE inline int64_t bIndex(const BroadcastShape &s, int64_t i) {
   int64_t b = 0, bStride = 1;
-  for (int k = s.rank - 1; k >= 0; --k) {
+  DP_UNROLL
+  for (int j = 0; j < BroadcastShape::kMaxRank; ++j) {
+    const int k = BroadcastShape::kMaxRank - 1 - j;
+    if (k >= s.rank)
+      continue;
     const int64_t at = i % s.dims[k];
     i /= s.dims[k];
     if (!s.broadcast[k]) {
@@ -57,7 +64,11 @@ DP_HOST_DEVICE inline float mulReduceElement(const BroadcastShape &s, const floa
   // j's coordinates along the kept axes, and how many positions the broadcast axes span.
   int64_t kept[BroadcastShape::kMaxRank] = {};
   int64_t spread = 1;
-  for (int k = s.rank - 1; k >= 0; --k) {
+  DP_UNROLL
+  for (int q = 0; q < BroadcastShape::kMaxRank; ++q) {
+    const int k = BroadcastShape::kMaxRank - 1 - q;
+    if (k >= s.rank)
+      continue;
     if (s.broadcast[k]) {
       spread *= s.dims[k];
     } else {
@@ -69,7 +80,11 @@ DP_HOST_DEVICE inline float mulReduceElement(const BroadcastShape &s, const floa
   for (int64_t r = 0; r < spread; ++r) {
     // The r-th position (in a's order) among those with j's kept coordinates.
     int64_t rest = r, index = 0, stride = 1;
-    for (int k = s.rank - 1; k >= 0; --k) {
+    DP_UNROLL
+    for (int q = 0; q < BroadcastShape::kMaxRank; ++q) {
+      const int k = BroadcastShape::kMaxRank - 1 - q;
+      if (k >= s.rank)
+        continue;
       int64_t at = kept[k];
       if (s.broadcast[k]) {
         at = rest % s.dims[k];

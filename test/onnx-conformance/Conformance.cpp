@@ -241,8 +241,17 @@ Outcome foldOutput(const Case &c, const std::vector<onnx::TensorProto> &inputs,
   std::unique_ptr<MLIRContext> context = newContext();
   std::vector<double> got;
   std::vector<int64_t> dims;
-  if (std::string e = oi::foldedOutput(*context, file, got, dims); !e.empty())
+  bool isFloat = false;
+  if (std::string e = oi::foldedOutput(*context, file, got, dims, isFloat); !e.empty())
     return {Status::Refused, e};
+  using TP = onnx::TensorProto;
+  const int32_t type = expected.data_type();
+  const bool wantFloat =
+      type == TP::FLOAT || type == TP::DOUBLE || type == TP::FLOAT16 || type == TP::BFLOAT16;
+  if (isFloat != wantFloat)
+    return {Status::Failed, "the importer folded output " + std::to_string(k) + " to " +
+                                (isFloat ? "floats" : "integers") +
+                                ", the case expects data type " + std::to_string(type)};
   std::optional<std::vector<double>> want = numbers(expected);
   if (!want)
     return {Status::Failed, "the importer folded output " + std::to_string(k) +
@@ -310,9 +319,9 @@ Outcome runOutput(const Case &c, const std::vector<onnx::TensorProto> &inputs,
   if (failed(pm.run(*module)))
     return {Status::Failed, "dpc compile: " + firstError};
 
-  std::vector<float> fed = *samples;
-  if (!layouts.empty() && layouts[0].size() == sampleShape.size())
-    fed = permuted(*samples, sampleShape, layouts[0]);
+  if (layouts.size() != 1 || layouts[0].size() != sampleShape.size())
+    return {Status::Failed, "the importer gave no layout of the samples' rank"};
+  const std::vector<float> fed = permuted(*samples, sampleShape, layouts[0]);
   std::vector<float> got;
   if (std::string e = dp::conformance::runEval(planPath, fed, got); !e.empty())
     return {Status::Failed, "dprun: " + e};
@@ -342,16 +351,6 @@ Outcome runCase(const Case &c, const std::string &planPath) {
     for (int k = 0; k < g.input_size(); ++k)
       if (!tensor("input", k, inputs[size_t(k)]))
         return {Status::Failed, set + ": input_" + std::to_string(k) + ".pb is unreadable"};
-    if (c.opType == "Dropout" && inputs.size() > 2) {
-      // training_mode = 1: the case's output is under ONNX's random mask. dp's dropout is
-      // active in the train step whatever the file says, and the identity in the eval step
-      // this harness runs.
-      std::optional<std::vector<double>> ratio = numbers(inputs[1]), mode = numbers(inputs[2]);
-      if (ratio && mode && !ratio->empty() && !mode->empty() && (*ratio)[0] != 0 && (*mode)[0])
-        return {Status::Refused, "training_mode = 1 with a ratio above 0: the expected output "
-                                 "is under ONNX's random mask (dp's eval step, which the "
-                                 "harness runs, takes dropout as the identity)"};
-    }
     for (int k = 0; k < g.output_size(); ++k) {
       onnx::TensorProto expected;
       if (!tensor("output", k, expected))

@@ -62,3 +62,12 @@ func.func @f(%dy: tensor<8x16xf32>, %x: tensor<8x16xf32>) {
   %y = graph.mul_reduce %dy, %x : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x2xf32>
   return
 }
+
+// -----
+
+// Tests that mul_reduce has an axis to sum over.
+func.func @f(%dy: tensor<f32>, %x: tensor<f32>) {
+  // expected-error @+1 {{'graph.mul_reduce' op sums 'tensor<f32>', which has no axis}}
+  %y = graph.mul_reduce %dy, %x : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  return
+}

@@ -132,3 +132,18 @@ func.func @m(%x: tensor<4x3xf32> {graph.input = "x"}, %l: tensor<4xi32> {graph.i
   %loss = graph.softmax_cross_entropy %z, %l : (tensor<4x2xf32>, tensor<4xi32>) -> tensor<f32>
   return %loss : tensor<f32>
 }
+
+// -----
+
+// Tests that a product by a tensor of the batch's size that does not carry the batch (a
+// parameter of N rows) has no split: each replica would scale its rows by the first rows.
+func.func @m(%x: tensor<4x3xf32> {graph.input = "x"}, %l: tensor<4xi32> {graph.input = "label"}) -> tensor<f32>
+    attributes {graph.optimizer = #graph.sgd<lr = 0.1>} {
+  %k = graph.param "k" {init = #graph.glorot_uniform} : tensor<3x2xf32>
+  %h = graph.dense %x, %k : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+  %s = graph.param "s" {init = #graph.ones} : tensor<4x1xf32>
+  // expected-error @+1 {{'graph.mul' op reads the batch but has no rule to split it across replicas}}
+  %y = graph.mul %h, %s : (tensor<4x2xf32>, tensor<4x1xf32>) -> tensor<4x2xf32>
+  %loss = graph.softmax_cross_entropy %y, %l : (tensor<4x2xf32>, tensor<4xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}

@@ -276,6 +276,14 @@ std::vector<Case> cases() {
     b.kernel(T, KernelKind::Slice, {y}, {s}).attrI("axis", 1).attrI("offset", 3);
     c.inputs = {p, q}, c.outputs = {y, s};
   });
+  add("mul_and_mul_reduce", [T](PlanBuilder &b, Case &c) {
+    // Squeeze-and-excitation: NHWC images times per-sample channel weights, and back.
+    uint32_t x = b.buffer({4, 6, 5, 8}), s = b.buffer({4, 1, 1, 8}), y = b.buffer({4, 6, 5, 8}),
+             dy = b.buffer({4, 6, 5, 8}), ds = b.buffer({4, 1, 1, 8});
+    b.kernel(T, KernelKind::Mul, {x, s}, {y});
+    b.kernel(T, KernelKind::MulReduce, {dy, x}, {ds});
+    c.inputs = {x, s, dy}, c.outputs = {y, ds};
+  });
   add("gelu_and_grad", [T](PlanBuilder &b, Case &c) {
     uint32_t x = b.buffer({4, 3000}), y = b.buffer({4, 3000}), dy = b.buffer({4, 3000}),
              dx = b.buffer({4, 3000});

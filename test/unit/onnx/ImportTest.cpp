@@ -543,8 +543,10 @@ TEST_F(ImportTest, DropoutTrainsAndActivationsMap) {
   ModelBuilder m = linearModel();
   m.g->mutable_output(0)->set_name("t");
   m.floats("ratio", {}, {0.25f});
-  // ONNX's seed is not dp's: masks are drawn from dprun's --seed.
-  ModelBuilder::setInt(m.node("Dropout", {"y", "ratio"}, {"d"}), "seed", 3);
+  // ONNX's seed is not dp's: masks are drawn from dprun's --seed. training_mode is the step's:
+  // a constant 0 is taken, a 1 (a training-mode export) refused.
+  m.ints("mode", {}, {0});
+  ModelBuilder::setInt(m.node("Dropout", {"y", "ratio", "mode"}, {"d"}, "drop"), "seed", 3);
   m.node("Sigmoid", {"d"}, {"s"});
   m.node("Tanh", {"s"}, {"r"});
   m.node("Relu", {"r"}, {"t"});
@@ -556,6 +558,14 @@ TEST_F(ImportTest, DropoutTrainsAndActivationsMap) {
   EXPECT_EQ(ops<graph::SigmoidOp>(*module).size(), 1u);
   EXPECT_EQ(ops<graph::TanhOp>(*module).size(), 1u);
   EXPECT_EQ(ops<graph::ReluOp>(*module).size(), 1u);
+  for (onnx::TensorProto &t : *m.g->mutable_initializer())
+    if (t.name() == "mode")
+      t.set_int64_data(0, 1);
+  EXPECT_FALSE(import(m));
+  EXPECT_NE(errors.find("node 'drop' (Dropout, opset 17): its training_mode = 1 (a training-mode "
+                        "export) is not supported"),
+            std::string::npos)
+      << errors;
 }
 
 TEST_F(ImportTest, MobileNetActivations) {
@@ -800,21 +810,25 @@ TEST_F(ImportTest, FoldedOutputsAreTheShapeArithmetic) {
   m.output("y");
   std::vector<double> values;
   std::vector<int64_t> dims;
-  ASSERT_EQ(foldedOutput(context, m.file, values, dims), "");
+  bool isFloat = true;
+  ASSERT_EQ(foldedOutput(context, m.file, values, dims, isFloat), "");
   EXPECT_EQ(values, (std::vector<double>{2, 3, 3, 2}));
   EXPECT_EQ(dims, (std::vector<int64_t>{4}));
+  EXPECT_FALSE(isFloat) << "a shape is integers";
   // A computed output, or an input that is not an initializer, is no folding.
   ModelBuilder computed;
   computed.floats("x", {2, 3}, {1, 2, 3, 4, 5, 6});
   computed.node("Relu", {"x"}, {"y"}, "relu");
   computed.output("y");
-  EXPECT_NE(foldedOutput(context, computed.file, values, dims).find("relu"), std::string::npos);
+  EXPECT_NE(foldedOutput(context, computed.file, values, dims, isFloat).find("relu"),
+            std::string::npos);
   ModelBuilder fed;
   fed.input("x", {2, 3});
   fed.node("Shape", {"x"}, {"y"});
   fed.output("y");
-  EXPECT_NE(foldedOutput(context, fed.file, values, dims).find("'x' is not an initializer"),
-            std::string::npos);
+  EXPECT_NE(
+      foldedOutput(context, fed.file, values, dims, isFloat).find("'x' is not an initializer"),
+      std::string::npos);
 }
 
 /// x [batch, 2, size, size] -> Conv(W [4, 2, 3, 3], B [4]) with `pads`, `strides` -> y,

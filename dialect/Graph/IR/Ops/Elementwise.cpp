@@ -62,6 +62,8 @@ LogicalResult MulReduceOp::verify() {
   auto lhs = tensorType(getLhs()), rhs = tensorType(getRhs()), out = tensorType(getResult());
   if (lhs != rhs)
     return emitOpError() << "multiplies " << lhs << " by " << rhs << ": they must have one type";
+  if (lhs.getRank() < 1)
+    return emitOpError() << "sums " << lhs << ", which has no axis";
   if (!broadcastsTo(out, lhs))
     return emitOpError() << "sums " << lhs << " to " << out
                          << ": the result must have the operands' rank, each axis theirs or of "
@@ -82,10 +84,13 @@ LogicalResult MulOp::buildGradient(OpBuilder &b, ValueRange resultGrads, ArrayRe
   return success();
 }
 
-// Row-wise in lhs; rhs either carries the batch too or is the same on every replica.
+// Row-wise in lhs; rhs either carries the batch too or is the same on every replica, then
+// broadcast along the batch axis (size 1 there).
 LogicalResult MulOp::getResultSharding(ArrayRef<bool> batched,
                                        SmallVectorImpl<BatchSharding> &results) {
   if (batched[1] && !batched[0])
+    return failure();
+  if (batched[0] && !batched[1] && tensorType(getRhs()).getDimSize(0) != 1)
     return failure();
   results.assign(1, batched[0] ? BatchSharding::Rows : BatchSharding::None);
   return success();
