@@ -2248,12 +2248,18 @@ FailureOr<Shape> windowPads(Importer &im, int64_t h, int64_t w, Shape window, Sh
 
 /// `image` (ONNX shape `shape`, [N, C, H, W]) with ONNX's `pads` [top, left, bottom, right]
 /// of zeros around it.
-Value zeroPad(Importer &im, Value image, const Shape &shape, const Shape &pads) {
+/// `image` (ONNX shape `shape`) padded by ONNX's `pads` [top, left, bottom, right]: with zeros,
+/// or with the lowest float (`lowest`: a max pool's padding).
+Value zeroPad(Importer &im, Value image, const Shape &shape, const Shape &pads,
+              bool lowest = false) {
   const Shape padded{shape[0], shape[1], shape[2] + pads[0] + pads[2],
                      shape[3] + pads[1] + pads[3]};
-  return im.b.create<graph::ZeroPad2DOp>(
-      im.loc, imageType(&im.ctx, padded), image,
-      im.b.getI64ArrayAttr({pads[0], pads[2], pads[1], pads[3]}));
+  auto op =
+      im.b.create<graph::ZeroPad2DOp>(im.loc, imageType(&im.ctx, padded), image,
+                                      im.b.getI64ArrayAttr({pads[0], pads[2], pads[1], pads[3]}));
+  if (lowest)
+    op.setLowest(true);
+  return op;
 }
 
 LogicalResult convOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
@@ -2370,25 +2376,21 @@ LogicalResult poolOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
   const bool isMax = im.node->op_type() == "MaxPool";
   Shape padded = in;
   if (llvm::any_of(*pads, [](int64_t p) { return p > 0; })) {
-    // dp's pooling windows stay inside the image: pads become explicit zeros around it, where
-    // the zeros give ONNX's result. An average counting the pads (count_include_pad = 1,
-    // PyTorch's default) sums them as zeros. A maximum pads with -inf: zeros give the same
-    // where no value is negative (after a ReLU) and every window holds one of the image's
-    // (each pad smaller than the window); and at a tie with a pad, the gradient a ReLU's zero
-    // misses is zero anyway.
+    // dp's pooling windows stay inside the image: pads become explicit values around it. An
+    // average counting the pads (count_include_pad = 1, PyTorch's default) sums them as
+    // zeros. A maximum pads with -inf: zeros give the same where no value is negative (after
+    // a ReLU) and every window holds one of the image's (each pad smaller than the window), and
+    // at a tie with a pad the gradient a ReLU's zero misses is zero anyway; elsewhere the pads
+    // are the lowest float, which no window that covers the image picks.
     if (!isMax && im.intAttr("count_include_pad", 0) != 1)
       return im.fail() << "its pads " << shapeText(*pads)
                        << " with count_include_pad = 0 are not supported (dp averages over the "
                           "whole window: count_include_pad = 1)";
-    if (isMax && !nonNegative(v))
-      return im.fail() << "its pads " << shapeText(*pads)
-                       << " on an input that may be negative are not supported (dp pads with "
-                          "zeros, which equal ONNX's -inf only after a ReLU)";
     for (int a = 0; a < 2; ++a)
       if ((*pads)[a] >= (*window)[a] || (*pads)[a + 2] >= (*window)[a])
         return im.fail() << "its pads " << shapeText(*pads) << " are not smaller than its window "
                          << shapeText(*window);
-    v = zeroPad(im, v, in, *pads);
+    v = zeroPad(im, v, in, *pads, /*lowest=*/isMax && !nonNegative(v));
     padded = {in[0], in[1], in[2] + (*pads)[0] + (*pads)[2], in[3] + (*pads)[1] + (*pads)[3]};
   }
   if ((*window)[0] > padded[2] || (*window)[1] > padded[3])
@@ -2658,9 +2660,10 @@ const std::vector<OpEntry> &opTable() {
        {},
        matMulOp},
       {{"MaxPool", 8,
-        "kernel_shape, strides, pads (on a ReLU's output), auto_pad NOTSET or VALID, "
-        "ceil_mode = 0, dilations = 1, storage_order = 0",
-        "graph.max_pool2d (pads: graph.zero_pad2d before it, exact on values of at least 0)"},
+        "kernel_shape, strides, pads, auto_pad NOTSET or VALID, ceil_mode = 0, dilations = 1, "
+        "storage_order = 0",
+        "graph.max_pool2d (pads: graph.zero_pad2d before it: zeros on values of at least 0, "
+        "such as a ReLU's, else the lowest float)"},
        {"kernel_shape", "strides", "pads", "auto_pad", "ceil_mode", "dilations", "storage_order"},
        poolOp},
       {{"Mod", 10, "fmod", "folded on constants"},

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 namespace dp::rt::contract {
 namespace {
@@ -615,10 +616,14 @@ PoolShape checkAvgPool2dGrad(const KernelSite &site, const PoolAttrs &attrs) {
 }
 
 PadShape checkZeroPad2d(const KernelSite &site, const PadAttrs &attrs) {
-  return padShape(site, attrs, site.input(0), site.output(0), "input 0 (x)", "output 0 (y)");
+  PadShape p = padShape(site, attrs, site.input(0), site.output(0), "input 0 (x)", "output 0 (y)");
+  p.value = attrs.lowest ? std::numeric_limits<float>::lowest() : 0.0f;
+  return p;
 }
 
 PadShape checkZeroPad2dGrad(const KernelSite &site, const PadAttrs &attrs) {
+  if (attrs.lowest)
+    site.fail("lowest is zero_pad2d's: its gradient only crops");
   return padShape(site, attrs, site.output(0), site.input(0), "output 0 (dx)", "input 0 (dy)");
 }
 

@@ -132,6 +132,8 @@ ConvShape checkConv2dGradFilter(const KernelSite &site, const ConvAttrs &attrs);
 /// A zero padding: x[n,h,w,c] in the middle of y[n,ph,pw,c].
 struct PadShape {
   int64_t n, h, w, c, pt, pb, pl, pr, ph, pw;
+  /// What surrounds the image: 0, or the lowest float (PadAttrs::lowest).
+  float value = 0.0f;
 };
 PadShape checkZeroPad2d(const KernelSite &site, const PadAttrs &attrs);
 PadShape checkZeroPad2dGrad(const KernelSite &site, const PadAttrs &attrs);

@@ -211,17 +211,21 @@ def Graph_MaxPool2DOp : Graph_Op<"max_pool2d", [Graph_Lowering, Graph_BatchShard
 }
 
 def Graph_ZeroPad2DOp : Graph_Op<"zero_pad2d", [Graph_Lowering, Graph_BatchSharding, Pure, Graph_Gradient]> {
-  let summary = "surround NHWC images with zeros";
+  let summary = "surround NHWC images with zeros (or the lowest float, before a max pool)";
   let description = [{
     `input` is [N, H, W, C]; `padding` = [top, bottom, left, right] rows and columns of zeros
     are added (Keras's ZeroPadding2D): the result is [N, H + top + bottom, W + left + right, C].
+    With `lowest` they hold the lowest float (-3.40282347e38) instead: a max pool's padding
+    (ONNX's and PyTorch's -inf), which no window that also covers the image picks.
 
     ```mlir
     %p = graph.zero_pad2d %x {padding = [3, 3, 3, 3]}
         : tensor<8x32x32x3xf32> -> tensor<8x38x38x3xf32>
+    %q = graph.zero_pad2d %y {padding = [1, 1, 1, 1], lowest}
+        : tensor<8x16x16x8xf32> -> tensor<8x18x18x8xf32>
     ```
   }];
-  let arguments = (ins Graph_F32Tensor:$input, I64ArrayAttr:$padding);
+  let arguments = (ins Graph_F32Tensor:$input, I64ArrayAttr:$padding, UnitAttr:$lowest);
   let results = (outs Graph_F32Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;

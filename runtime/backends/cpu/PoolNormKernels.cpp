@@ -43,8 +43,9 @@ public:
     const PadShape p = p_;
     const float *x = x_;
     float *y = y_;
-    // One padded image row at a time: zeros, or zeros around a copied row of x.
+    // One padded image row at a time: the padding value, or it around a copied row of x.
     const int64_t row = p.pw * p.c, left = p.pl * p.c, inner = p.w * p.c;
+    const float value = p.value;
     parallelChunks(
         p.n * p.ph,
         [=](int64_t begin, int64_t end) {
@@ -52,12 +53,12 @@ public:
             float *out = y + r * row;
             const int64_t i = r % p.ph - p.pt;
             if (i < 0 || i >= p.h) {
-              std::fill(out, out + row, 0.0f);
+              std::fill(out, out + row, value);
               continue;
             }
-            std::fill(out, out + left, 0.0f);
+            std::fill(out, out + left, value);
             std::memcpy(out + left, x + (r / p.ph * p.h + i) * inner, inner * sizeof(float));
-            std::fill(out + left + inner, out + row, 0.0f);
+            std::fill(out + left + inner, out + row, value);
           }
         },
         p.n * p.ph * row);

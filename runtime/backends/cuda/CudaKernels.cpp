@@ -586,7 +586,9 @@ std::unique_ptr<Kernel> update(KernelEnvironment &env, const KernelSite &site, i
 Pool devicePool(const contract::PoolShape &p) {
   return {p.n, p.h, p.w, p.c, p.kh, p.kw, p.sh, p.sw, p.oh, p.ow};
 }
-Pad devicePad(const contract::PadShape &p) { return {p.n, p.h, p.w, p.c, p.pt, p.pl, p.ph, p.pw}; }
+Pad devicePad(const contract::PadShape &p) {
+  return {p.n, p.h, p.w, p.c, p.pt, p.pl, p.ph, p.pw, p.value};
+}
 
 /// The scratch of a sum over rows, as the enqueue reads it at run time.
 double *partials(KernelEnvironment &env) { return static_cast<double *>(env.scratch()); }

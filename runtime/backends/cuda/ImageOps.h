@@ -19,17 +19,19 @@ struct Pool {
 };
 struct Pad {
   int64_t n, h, w, c, pt, pl, ph, pw;
+  /// What surrounds the image (zero_pad2d's: 0, or the lowest float before a max pool).
+  float value = 0.0f;
 };
 
 // -------------------------------------------------------------------------------- padding
 
-/// Element i of y[n,ph,pw,c]: x's element where the image lies, zero around it.
+/// Element i of y[n,ph,pw,c]: x's element where the image lies, p.value around it.
 DP_HOST_DEVICE inline float zeroPadElement(const float *x, const Pad &p, int64_t i) {
   const int64_t ch = i % p.c, col = i / p.c % p.pw, row = i / (p.c * p.pw) % p.ph,
                 img = i / (p.c * p.pw * p.ph);
   const int64_t r = row - p.pt, q = col - p.pl;
   if (r < 0 || r >= p.h || q < 0 || q >= p.w)
-    return 0.0f;
+    return p.value;
   return x[((img * p.h + r) * p.w + q) * p.c + ch];
 }
 

@@ -9,9 +9,9 @@ namespace dp::rt::ref {
 
 template <typename T>
 void zeroPad2d(const T *x, T *y, int64_t n, int64_t h, int64_t w, int64_t c, int64_t pt, int64_t pb,
-               int64_t pl, int64_t pr) {
+               int64_t pl, int64_t pr, T value) {
   const int64_t ph = h + pt + pb, pw = w + pl + pr;
-  std::fill(y, y + n * ph * pw * c, T(0));
+  std::fill(y, y + n * ph * pw * c, value);
   for (int64_t b = 0; b < n; ++b)
     for (int64_t i = 0; i < h; ++i)
       for (int64_t j = 0; j < w; ++j)
@@ -148,7 +148,7 @@ void movingStatsUpdate(const T *stats, T *movingMean, T *movingVar, int64_t c, d
 
 #define DP_REF_INSTANTIATE(T)                                                                      \
   template void zeroPad2d<T>(const T *, T *, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, \
-                             int64_t, int64_t);                                                    \
+                             int64_t, int64_t, T);                                                 \
   template void zeroPad2dGrad<T>(const T *, T *, int64_t, int64_t, int64_t, int64_t, int64_t,      \
                                  int64_t, int64_t, int64_t);                                       \
   template void avgPool2d<T>(const T *, T *, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, \

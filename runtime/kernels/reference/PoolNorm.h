@@ -9,11 +9,11 @@
 
 namespace dp::rt::ref {
 
-/// y[n, h+pt+pb, w+pl+pr, c] = x[n,h,w,c] surrounded by pt rows of zeros above, pb below, pl
-/// columns on the left and pr on the right.
+/// y[n, h+pt+pb, w+pl+pr, c] = x[n,h,w,c] surrounded by pt rows of `value` (zeros) above, pb
+/// below, pl columns on the left and pr on the right.
 template <typename T>
 void zeroPad2d(const T *x, T *y, int64_t n, int64_t h, int64_t w, int64_t c, int64_t pt, int64_t pb,
-               int64_t pl, int64_t pr);
+               int64_t pl, int64_t pr, T value = T(0));
 /// Its gradient: dx[n,h,w,c] = the interior of dy[n, h+pt+pb, w+pl+pr, c].
 template <typename T>
 void zeroPad2dGrad(const T *dy, T *dx, int64_t n, int64_t h, int64_t w, int64_t c, int64_t pt,

@@ -34,6 +34,8 @@ func.func @pad_and_pool(%x: tensor<2x4x4x3xf32>, %dp: tensor<2x7x7x3xf32>) {
   %0 = graph.zero_pad2d %x {padding = [1, 2, 0, 3]} : tensor<2x4x4x3xf32> -> tensor<2x7x7x3xf32>
   // CHECK: graph.zero_pad2d %[[X]] {padding = [0, 0, 0, 0]} : tensor<2x4x4x3xf32> -> tensor<2x4x4x3xf32>
   %1 = graph.zero_pad2d %x {padding = [0, 0, 0, 0]} : tensor<2x4x4x3xf32> -> tensor<2x4x4x3xf32>
+  // CHECK: graph.zero_pad2d %[[X]] {lowest, padding = [1, 1, 1, 1]} : tensor<2x4x4x3xf32> -> tensor<2x6x6x3xf32>
+  %lo = graph.zero_pad2d %x {padding = [1, 1, 1, 1], lowest} : tensor<2x4x4x3xf32> -> tensor<2x6x6x3xf32>
   // CHECK: graph.zero_pad2d_grad %[[DP]] {padding = [1, 2, 0, 3]} : tensor<2x7x7x3xf32> -> tensor<2x4x4x3xf32>
   %2 = graph.zero_pad2d_grad %dp {padding = [1, 2, 0, 3]} : tensor<2x7x7x3xf32> -> tensor<2x4x4x3xf32>
   // CHECK: %[[A:.*]] = graph.avg_pool2d %[[X]] : tensor<2x4x4x3xf32> -> tensor<2x2x2x3xf32>

@@ -17,6 +17,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -543,6 +544,13 @@ TEST(Images, ZeroPaddingAndItsGradientMatchTheReference) {
     dx[i] = zeroPadGradElement(dy.data(), p, i);
   ref::zeroPad2dGrad(dy.data(), wantDx.data(), n, h, w, c, pt, pb, pl, pr);
   EXPECT_EQ(dx, wantDx);
+  // A max pool's padding: the lowest float around the image.
+  Pad lowest = p;
+  lowest.value = std::numeric_limits<float>::lowest();
+  for (int64_t i = 0; i < out; ++i)
+    y[i] = zeroPadElement(x.data(), lowest, i);
+  ref::zeroPad2d(x.data(), want.data(), n, h, w, c, pt, pb, pl, pr, lowest.value);
+  EXPECT_EQ(y, want);
 }
 
 // -------------------------------------------------------------------------- data movement

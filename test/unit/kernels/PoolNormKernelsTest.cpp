@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -84,6 +85,29 @@ INSTANTIATE_TEST_SUITE_P(Shapes, ZeroPadTest,
                                            PadCase{2, 1, 1, 5, 2, 1, 0, 3},
                                            PadCase{4, 32, 32, 3, 3, 3, 3, 3},    // a ResNet stem
                                            PadCase{4, 56, 56, 64, 1, 1, 1, 1})); // large: threads
+
+// With `lowest`, the pads hold the lowest float (a max pool's padding); the gradient refuses
+// the flag, which only the forward kernel has a use for.
+TEST(ZeroPadLowestTest, PadsWithTheLowestFloat) {
+  const PadCase p{2, 5, 4, 3, 1, 2, 0, 1};
+  PlanBuilder b(p.n);
+  uint32_t x = b.buffer({p.n, p.h, p.w, p.c}), y = b.buffer({p.n, p.ph(), p.pw(), p.c});
+  padKernel(b, KernelKind::ZeroPad2d, p, x, y).attrI("lowest", 1);
+  auto program = b.load();
+  auto xs = RandomData(3).uniform(p.n * p.h * p.w * p.c);
+  put(*program, x, xs);
+  program->run(StepKind::Train, stepContext(p.n));
+  std::vector<float> want(p.n * p.ph() * p.pw() * p.c);
+  ref::zeroPad2d(xs.data(), want.data(), p.n, p.h, p.w, p.c, p.pt, p.pb, p.pl, p.pr,
+                 std::numeric_limits<float>::lowest());
+  EXPECT_TRUE(allNear(get(*program, y), want, 0, 0));
+  EXPECT_EQ(get(*program, y)[0], std::numeric_limits<float>::lowest());
+
+  PlanBuilder g(p.n);
+  uint32_t dy = g.buffer({p.n, p.ph(), p.pw(), p.c}), dx = g.buffer({p.n, p.h, p.w, p.c});
+  padKernel(g, KernelKind::ZeroPad2dGrad, p, dy, dx).attrI("lowest", 1);
+  EXPECT_DP_ERROR(g.load(), ErrorKind::Plan, "lowest is zero_pad2d's: its gradient only crops");
+}
 
 // L = sum(r * pad(x)): dL/dx is zero_pad2d_grad of r.
 TEST(ZeroPadGradFdTest, MatchesFiniteDifferences) {

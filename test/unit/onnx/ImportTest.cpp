@@ -1071,13 +1071,15 @@ TEST_F(ImportTest, PoolingAndBatchNormalization) {
             llvm::ArrayRef<int64_t>({4, 3, 3, 2}));
   EXPECT_EQ(ops<graph::AvgPool2DOp>(*module).size(), 1u);
   EXPECT_EQ(ops<graph::GlobalAvgPool2DOp>(*module).size(), 1u);
-  // Max pooling with pads on a batch norm's output (which may be negative) is refused.
+  // Max pooling with pads on a batch norm's output (which may be negative): the pads hold the
+  // lowest float.
   ModelBuilder::setInts(*m.g->mutable_node(1), "pads", {1, 1, 1, 1});
-  EXPECT_FALSE(import(m));
-  EXPECT_NE(errors.find("node 'pool' (MaxPool, opset 17): its pads [1,1,1,1] on an input that "
-                        "may be negative are not supported"),
-            std::string::npos)
-      << errors;
+  auto padded = import(m);
+  ASSERT_TRUE(padded) << errors;
+  auto pads = ops<graph::ZeroPad2DOp>(*padded);
+  ASSERT_EQ(pads.size(), 1u);
+  EXPECT_TRUE(pads[0].getLowest());
+  EXPECT_EQ(ops<graph::MaxPool2DOp>(*padded)[0].getOperand(), pads[0].getResult());
 }
 
 TEST_F(ImportTest, PaddedPoolingBecomesZerosAroundTheImage) {
@@ -1125,12 +1127,15 @@ TEST_F(ImportTest, PaddedPoolingBecomesZerosAroundTheImage) {
                         "count_include_pad = 0 are not supported"),
             std::string::npos)
       << errors;
-  // After a Tanh, values may be negative: the max pool's -inf pads are not zeros.
-  EXPECT_FALSE(import(model(1, "Tanh")));
-  EXPECT_NE(errors.find("node 'pool' (MaxPool, opset 17): its pads [1,1,1,1] on an input that "
-                        "may be negative"),
-            std::string::npos)
-      << errors;
+  EXPECT_FALSE(pads[0].getLowest()) << "after a ReLU, zeros are the max pool's -inf";
+  EXPECT_FALSE(pads[1].getLowest());
+  // After a Tanh, values may be negative: the max pool's pads are the lowest float.
+  auto tanh = import(model(1, "Tanh"));
+  ASSERT_TRUE(tanh) << errors;
+  auto lowest = ops<graph::ZeroPad2DOp>(*tanh);
+  ASSERT_EQ(lowest.size(), 2u);
+  EXPECT_TRUE(lowest[0].getLowest());
+  EXPECT_FALSE(lowest[1].getLowest()) << "an average's pads are zeros";
 }
 
 TEST_F(ImportTest, SharedConstantsAreNotSharedStatistics) {

@@ -59,7 +59,9 @@ LogicalResult ZeroPad2DOp::buildGradient(OpBuilder &b, ValueRange resultGrads, A
 }
 
 LogicalResult ZeroPad2DOp::lowerToKernels(KernelLowering &l) {
-  l.kernel(*this, KernelKind::ZeroPad2d, padding(getPadding()));
+  rt::PadAttrs attrs = padding(getPadding());
+  attrs.lowest = getLowest();
+  l.kernel(*this, KernelKind::ZeroPad2d, attrs);
   return success();
 }
 
