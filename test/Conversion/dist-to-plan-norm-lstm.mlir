@@ -29,7 +29,7 @@
 // CHECK-NEXT: %[[R:.*]] = plan.alloc : memref<4x6x6x2xf32>
 // CHECK-NEXT: plan.kernel "activation" ins(%[[N]] : memref<4x6x6x2xf32>) outs(%[[R]] : memref<4x6x6x2xf32>) {activation = "relu"}
 // CHECK-NEXT: %[[Z:.*]] = plan.alloc : memref<4x8x8x2xf32>
-// CHECK-NEXT: plan.kernel "zero_pad2d" ins(%[[R]] : memref<4x6x6x2xf32>) outs(%[[Z]] : memref<4x8x8x2xf32>) {pad_bottom = 1 : i64, pad_left = 0 : i64, pad_right = 2 : i64, pad_top = 1 : i64}
+// CHECK-NEXT: plan.kernel "zero_pad2d" ins(%[[R]] : memref<4x6x6x2xf32>) outs(%[[Z]] : memref<4x8x8x2xf32>) {lowest = 0 : i64, pad_bottom = 1 : i64, pad_left = 0 : i64, pad_right = 2 : i64, pad_top = 1 : i64}
 // CHECK-NEXT: %[[A:.*]] = plan.alloc : memref<4x6x4x2xf32>
 // CHECK-NEXT: plan.kernel "avg_pool2d" ins(%[[Z]] : memref<4x8x8x2xf32>) outs(%[[A]] : memref<4x6x4x2xf32>) {stride_h = 1 : i64, stride_w = 2 : i64, window_h = 3 : i64, window_w = 2 : i64}
 // CHECK-NEXT: %[[P:.*]] = plan.alloc : memref<4x2xf32>
@@ -42,7 +42,7 @@
 // CHECK-NEXT: %[[DZ:.*]] = plan.alloc : memref<4x8x8x2xf32>
 // CHECK-NEXT: plan.kernel "avg_pool2d_grad" ins(%[[DA]] : memref<4x6x4x2xf32>) outs(%[[DZ]] : memref<4x8x8x2xf32>) {stride_h = 1 : i64, stride_w = 2 : i64, window_h = 3 : i64, window_w = 2 : i64}
 // CHECK-NEXT: %[[DR:.*]] = plan.alloc : memref<4x6x6x2xf32>
-// CHECK-NEXT: plan.kernel "zero_pad2d_grad" ins(%[[DZ]] : memref<4x8x8x2xf32>) outs(%[[DR]] : memref<4x6x6x2xf32>) {pad_bottom = 1 : i64, pad_left = 0 : i64, pad_right = 2 : i64, pad_top = 1 : i64}
+// CHECK-NEXT: plan.kernel "zero_pad2d_grad" ins(%[[DZ]] : memref<4x8x8x2xf32>) outs(%[[DR]] : memref<4x6x6x2xf32>) {lowest = 0 : i64, pad_bottom = 1 : i64, pad_left = 0 : i64, pad_right = 2 : i64, pad_top = 1 : i64}
 // CHECK-NEXT: %[[DN:.*]] = plan.alloc : memref<4x6x6x2xf32>
 // CHECK-NEXT: plan.kernel "activation_grad" ins(%[[R]], %[[DR]] : memref<4x6x6x2xf32>, memref<4x6x6x2xf32>) outs(%[[DN]] : memref<4x6x6x2xf32>) {activation = "relu"}
 // CHECK-NEXT: plan.kernel "batch_norm_grad_params" ins(%[[C]], %[[S]], %[[DN]] : memref<4x6x6x2xf32>, memref<2x2xf32>, memref<4x6x6x2xf32>) outs(%[[GG]], %[[GB]] : memref<2xf32>, memref<2xf32>) {epsilon = 1.001000e-05 : f64}
@@ -59,7 +59,7 @@
 // CHECK-NEXT: plan.kernel "batch_norm_infer" ins(%[[C]], %[[G]], %[[B]], %[[M]], %[[V]] : memref<4x6x6x2xf32>, memref<2xf32>, memref<2xf32>, memref<2xf32>, memref<2xf32>) outs(%[[N]] : memref<4x6x6x2xf32>) {epsilon = 1.001000e-05 : f64}
 // CHECK-NOT: batch_moments
 // CHECK-NOT: moving_stats_update
-// CHECK: plan.kernel "zero_pad2d" {{.*}} {pad_bottom = 1 : i64, pad_left = 0 : i64, pad_right = 2 : i64, pad_top = 1 : i64}
+// CHECK: plan.kernel "zero_pad2d" {{.*}} {lowest = 0 : i64, pad_bottom = 1 : i64, pad_left = 0 : i64, pad_right = 2 : i64, pad_top = 1 : i64}
 // CHECK-NEXT: plan.alloc
 // CHECK-NEXT: plan.kernel "avg_pool2d" {{.*}} {stride_h = 1 : i64, stride_w = 2 : i64, window_h = 3 : i64, window_w = 2 : i64}
 // CHECK-NEXT: plan.alloc
