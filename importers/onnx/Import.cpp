@@ -1156,9 +1156,6 @@ LogicalResult geluOfTensor(Importer &im, const Tensor &x, llvm::SmallVectorImpl<
   return success();
 }
 
-/// Mul or Div of a computed tensor by a scalar constant: a scale the product before it takes
-/// (attention's 1 / sqrt(d)), or a step of GELU's erf form (x / sqrt(2), x * 0.5, and the
-/// product x * (1 + erf(...)) of two computed tensors). Constants are folded as binary() does.
 /// Mul of two computed tensors (a squeeze-and-excitation block's channel weights times its
 /// image): graph.mul in the layout of the operand of the result's shape, the other broadcast
 /// along its axes of size 1.
@@ -1221,6 +1218,11 @@ LogicalResult constantProduct(Importer &im, const Tensor &x, const Tensor &k, in
   return success();
 }
 
+/// Mul or Div of a computed tensor by a scalar constant: a scale the product before it takes
+/// (attention's 1 / sqrt(d)), or a step of GELU's erf form (x / sqrt(2), x * 0.5, and the
+/// product x * (1 + erf(...)) of two computed tensors). Constants are folded as binary()
+/// does; two computed tensors, or one by a constant tensor, are computedProduct's and
+/// constantProduct's.
 LogicalResult scaleOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
                       llvm::SmallVectorImpl<Tensor> &outs, double (*fn)(double, double, bool)) {
   FailureOr<Tensor *> a = required(im, ins, 0), c = required(im, ins, 1);
@@ -2246,10 +2248,8 @@ FailureOr<Shape> windowPads(Importer &im, int64_t h, int64_t w, Shape window, Sh
   return Shape(pads->begin(), pads->end());
 }
 
-/// `image` (ONNX shape `shape`, [N, C, H, W]) with ONNX's `pads` [top, left, bottom, right]
-/// of zeros around it.
-/// `image` (ONNX shape `shape`) padded by ONNX's `pads` [top, left, bottom, right]: with zeros,
-/// or with the lowest float (`lowest`: a max pool's padding).
+/// `image` (ONNX shape `shape`, [N, C, H, W]) padded by ONNX's `pads` [top, left, bottom,
+/// right]: with zeros, or with the lowest float (`lowest`: a max pool's padding).
 Value zeroPad(Importer &im, Value image, const Shape &shape, const Shape &pads,
               bool lowest = false) {
   const Shape padded{shape[0], shape[1], shape[2] + pads[0] + pads[2],
