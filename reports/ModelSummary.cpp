@@ -63,7 +63,7 @@ ParamCounts printModelSummary(func::FuncOp model, llvm::raw_ostream &os) {
   for (Operation &op : model.getBody().front().without_terminator()) {
     if (isa<ParamOp>(op))
       continue;
-    if (isa<SoftmaxCrossEntropyOp>(op)) {
+    if (isa<dp::LossOpInterface>(op)) {
       loss = op.getName().stripDialect().str();
       continue;
     }

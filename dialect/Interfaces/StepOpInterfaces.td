@@ -10,7 +10,8 @@ def LossOpInterface : OpInterface<"LossOpInterface"> {
   let cppNamespace = "::dp";
   let description = [{
     A loss a model may return: a scalar mean over the batch's valid rows. It also builds the
-    step's `correct` output, the number of rows it predicts right, and names the operand it
+    step's `correct` output, the number of rows it predicts right (a classification loss
+    has one, a regression none), and names the operand it
     compares the predictions with: the model input the runtime feeds the batch's targets, and
     the operand holding the predictions themselves (the eval step's `logits` output).
   }];
@@ -24,7 +25,7 @@ def LossOpInterface : OpInterface<"LossOpInterface"> {
       "::mlir::Value", "getPredictions", (ins)>,
     InterfaceMethod<
       "Builds, at the builder's insertion point, the count of the batch's correct predictions "
-      "(an f32 scalar, like the loss).",
+      "(an f32 scalar, like the loss); a null value for a loss without one (a regression).",
       "::mlir::Value", "buildCorrectCount", (ins "::mlir::OpBuilder &":$builder)>,
   ];
 }

@@ -655,7 +655,8 @@ std::string symbolName(const std::string &text) {
 OwningOpRef<ModuleOp> Importer::run() {
   const onnx::GraphProto &g = file.model.graph();
   loc = FileLineColLoc::get(&ctx, file.path, 0, 0);
-  if (options.loss != "softmax-cross-entropy") {
+  const bool regression = options.loss == "mean-squared-error" || options.loss == "mse";
+  if (options.loss != "softmax-cross-entropy" && !regression) {
     emitError(loc) << "unknown loss '" << options.loss << "' (dp knows: " << kLossNames << ")";
     return nullptr;
   }
@@ -688,8 +689,9 @@ OwningOpRef<ModuleOp> Importer::run() {
     return nullptr;
   }
 
-  // The function: the model's inputs, then the loss's targets.
-  std::string targetsName = "label";
+  // The function: the model's inputs, then the loss's targets (class labels, or a
+  // regression's floats of the output's shape, set once the output is known).
+  std::string targetsName = regression ? "target" : "label";
   for (auto &in : inputs)
     if (in.first == targetsName)
       targetsName = "targets";
@@ -733,13 +735,14 @@ OwningOpRef<ModuleOp> Importer::run() {
     return nullptr;
   }
   Tensor out = found->second;
-  if (out.logits && !options.flattenOutput) {
+  // A regression's output is its predictions as computed: a Softmax at the end stays.
+  if (out.logits && !options.flattenOutput && !regression) {
     Operation *softmax = out.value ? out.value.getDefiningOp() : nullptr;
     out = *out.logits;
     if (softmax && softmax->use_empty())
       softmax->erase();
   }
-  if (!out.flattenedChw.empty() && !options.flattenOutput) {
+  if (!out.flattenedChw.empty() && !options.flattenOutput && !regression) {
     emitError(loc) << "the model's output '" << outName
                    << "' is a flattened image, whose features dp holds in another order";
     return nullptr;
@@ -760,7 +763,8 @@ OwningOpRef<ModuleOp> Importer::run() {
   }
   b.setInsertionPoint(end);
   Value logits = out.value;
-  if (options.flattenOutput) {
+  // A regression's predictions, as its targets, are [batch, features] in ONNX's order.
+  if (options.flattenOutput || regression) {
     if (out.shape.empty()) {
       emitError(loc) << "the model's output '" << outName << "' is a scalar: it has no batch axis";
       return nullptr;
@@ -773,10 +777,18 @@ OwningOpRef<ModuleOp> Importer::run() {
       logits = b.create<graph::ReshapeOp>(loc, type, logits);
   } else if (out.shape.size() != 2) {
     emitError(loc) << "the model's output '" << outName << "' has shape " << shapeText(out.shape)
-                   << ": softmax-cross-entropy takes logits of shape [batch, classes]";
+                   << ": softmax-cross-entropy takes logits of shape [batch, classes] (a "
+                      "regression's values: --loss mean-squared-error)";
     return nullptr;
   }
-  Value loss = b.create<graph::SoftmaxCrossEntropyOp>(loc, lossType, logits, targets);
+  Value loss;
+  if (regression) {
+    targets.setType(logits.getType());
+    func.setType(b.getFunctionType(entry->getArgumentTypes(), {lossType}));
+    loss = b.create<graph::MeanSquaredErrorOp>(loc, lossType, logits, targets);
+  } else {
+    loss = b.create<graph::SoftmaxCrossEntropyOp>(loc, lossType, logits, targets);
+  }
   b.create<func::ReturnOp>(loc, loss);
   end->erase();
   if (originsOut)

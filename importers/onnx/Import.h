@@ -26,7 +26,9 @@ namespace dp::onnx_import {
 struct ImportOptions {
   /// The batch size; 0: the model's own, where its inputs fix one.
   int64_t batch = 0;
-  /// The loss on the model's output: "softmax-cross-entropy" (integer class labels).
+  /// The loss on the model's output: "softmax-cross-entropy" (integer class labels), or
+  /// "mean-squared-error" ("mse"; a regression: float targets of the output's shape, the
+  /// output as computed, flattened to [batch, features] in ONNX's order).
   std::string loss = "softmax-cross-entropy";
   /// The optimizer as NAME[:key=value,...] (sgd, momentum, adam), as in `--optimizer`.
   std::string optimizer = "sgd:lr=0.01";
@@ -41,7 +43,7 @@ struct ImportOptions {
 };
 
 /// The losses `--loss` takes, for help texts.
-inline constexpr const char *kLossNames = "softmax-cross-entropy";
+inline constexpr const char *kLossNames = "softmax-cross-entropy, mean-squared-error (mse)";
 
 /// `NAME[:key=value,...]` as the text of a graph optimizer attribute (`#graph.adam<lr = 1e-3>`),
 /// or "" after setting `error`.

@@ -10,6 +10,10 @@ wrote, with `dprun --predict --params` of the parameters exported; or an importe
 `dprun --predict` of its plan): every sample's logits must be within `--tolerance` (default
 1e-4) of onnxruntime's, and its predicted class the same. `--metrics` is the `dprun --metrics`
 file of the run whose parameters were exported: its test accuracy must equal onnxruntime's.
+A regression's predictions file (`index,target_0,...,predicted_0,...`, a model trained with
+--loss mse) is compared value for value, and `--metrics`' test loss with onnxruntime's mean
+squared error against the file's targets (within 1e-4 relative); --data then needs only the
+test images.
 Exit 1 otherwise. Runs ONNX's checker on the file where the onnx package is installed. Needs
 onnxruntime and numpy (scripts/setup.sh installs them in .tools/python; bench/setup.sh in
 bench/.venv, with onnx).
@@ -38,6 +42,18 @@ def read_predictions(path, classes):
             sys.exit(f"check_export: {path}: not a dprun --predictions file of {classes} classes")
         rows = np.loadtxt(f, delimiter=",", dtype=np.float64, ndmin=2)
     return rows[:, 3 + classes:]
+
+
+def read_regression(path):
+    """A regression's dprun --predictions CSV: its targets and predicted values, [samples, K]
+    each; None for a classifier's file."""
+    with open(path) as f:
+        header = f.readline().strip().split(",")
+        if header[:2] != ["index", "target_0"]:
+            return None
+        rows = np.loadtxt(f, delimiter=",", dtype=np.float64, ndmin=2)
+    width = (len(header) - 1) // 2
+    return rows[:, 1:1 + width], rows[:, 1 + width:]
 
 
 def read_idx(path):
@@ -70,12 +86,19 @@ def main():
         onnx.checker.check_model(onnx.load(a.model))
     session = onnxruntime.InferenceSession(a.model, providers=["CPUExecutionProvider"])
     inp = session.get_inputs()[0]
-    images, labels = read_test_set(a.data)
+    regression = read_regression(a.predictions) if a.predictions else None
+    if regression is not None:
+        images = read_idx(f"{a.data}/t10k-images-idx3-ubyte.gz")
+        labels = np.zeros(len(images))
+    else:
+        images, labels = read_test_set(a.data)
     images = images.astype(np.float32) / np.float32(255)
     shape = [d if isinstance(d, int) else -1 for d in inp.shape]
     logits = np.concatenate([
         session.run(None, {inp.name: images[i:i + 500].reshape([-1] + shape[1:])})[0]
         for i in range(0, len(labels), 500)])
+    if regression is not None:
+        return check_regression(a, logits.reshape(len(images), -1), *regression)
     accuracy = float((logits.argmax(1) == labels).mean())
     checker = "ONNX's checker passes; " if onnx else ""
     print(f"check_export: {a.model}: {checker}onnxruntime {onnxruntime.__version__} "
@@ -95,6 +118,28 @@ def main():
         dp = json.load(open(a.metrics))["test_accuracy"]
         print(f"check_export: dp's test accuracy {dp:.4f}")
         if abs(dp - accuracy) > 0.5 / len(labels):
+            sys.exit("check_export: they differ")
+        print("check_export: the same")
+
+
+def check_regression(a, outputs, targets, dp):
+    """A regression's check: dp's predicted values against onnxruntime's, and dp's test loss
+    against onnxruntime's mean squared error."""
+    checker = "ONNX's checker passes; " if onnx else ""
+    mse = float(((outputs.astype(np.float64) - targets) ** 2).mean())
+    print(f"check_export: {a.model}: {checker}onnxruntime {onnxruntime.__version__} "
+          f"test mean squared error {mse:.6f} ({len(outputs)} samples)")
+    if dp.shape != outputs.shape:
+        sys.exit(f"check_export: {a.predictions} holds {dp.shape}, onnxruntime {outputs.shape}")
+    worst = float(np.abs(dp - outputs).max())
+    print(f"check_export: dp's predictions within {worst:.2g} of onnxruntime's "
+          f"(tolerance {a.tolerance:g})")
+    if worst > a.tolerance:
+        sys.exit("check_export: they differ")
+    if a.metrics:
+        loss = json.load(open(a.metrics))["test_loss"]
+        print(f"check_export: dp's test loss {loss:.6f}")
+        if abs(loss - mse) > 1e-4 * mse:
             sys.exit("check_export: they differ")
         print("check_export: the same")
 

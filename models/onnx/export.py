@@ -44,6 +44,10 @@ dynamic batch axis:
                             equal initializers); the MLP's 192 keeps vit.onnx.data under 2 MiB
   vit_ts.onnx               the same through the TorchScript exporter (opset 17: GELU in its
                             erf form), weights inline
+  thumbnail.onnx            a regression (trained with --loss mse): a 28x28 image's 7x7
+                            thumbnail (regression_data.py's targets) from Conv(1, 16, 3,
+                            padding 1), ReLU, Conv(16, 16, 4, stride 4), ReLU, Conv(16, 1, 1),
+                            Sigmoid: an image out; the TorchScript exporter, weights inline
 """
 import argparse
 import math
@@ -282,6 +286,14 @@ def vit():
     return ViT()
 
 
+def thumbnail():
+    torch.manual_seed(0)
+    return nn.Sequential(
+        nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(),
+        nn.Conv2d(16, 16, 4, stride=4), nn.ReLU(),  # 28 -> 7
+        nn.Conv2d(16, 1, 1), nn.Sigmoid())
+
+
 # name: (module factory, example input shape, exporter)
 MODELS = {
     "cnn": (cnn, (2, 1, 28, 28), "dynamo-unoptimized"),
@@ -295,6 +307,7 @@ MODELS = {
     "cnn_se": (cnn_se, (2, 1, 28, 28), "torchscript"),
     "vit": (vit, (2, 1, 28, 28), "dynamo-unoptimized"),
     "vit_ts": (vit, (2, 1, 28, 28), "torchscript"),
+    "thumbnail": (thumbnail, (2, 1, 28, 28), "torchscript"),
 }
 
 
@@ -303,13 +316,14 @@ def export(name, out_dir):
     module = make().eval()
     example = (torch.zeros(shape),)
     path = os.path.join(out_dir, name + ".onnx")
-    names = dict(input_names=["image"], output_names=["logits"])
+    output = "thumbnail" if name == "thumbnail" else "logits"
+    names = dict(input_names=["image"], output_names=[output])
     if exporter == "torchscript":
         # PRESERVE: an eval-mode export would fold each BatchNorm into its Conv, and a model to
         # train needs both.
         torch.onnx.export(module, example, path, dynamo=False, opset_version=17,
                           training=torch.onnx.TrainingMode.PRESERVE,
-                          dynamic_axes={"image": {0: "batch"}, "logits": {0: "batch"}}, **names)
+                          dynamic_axes={"image": {0: "batch"}, output: {0: "batch"}}, **names)
     else:
         batch = torch.export.Dim("batch")
         # The default exporter's optimizer folds each BatchNorm into its Conv (right for

@@ -10,7 +10,8 @@ PyTorch starts from exactly the exported weights dp imports). The batches are th
 `dprun --seed S` draws in its first epoch: dp's shuffle (runtime/data/Batcher.cpp: the
 Fisher-Yates walk over xoshiro256** seeded through splitmix64) is computed here the same way,
 and pixels are scaled by 1/255 as dp's loader does. The loss is the mean softmax cross-entropy
-of the logits. Optimizers: sgd (torch.optim.SGD), adam (torch.optim.Adam; dp's epsilon is
+of the logits, or with --loss mse the mean squared error of the output (flattened per sample)
+against DIR's float targets (train-targets-idx2-float, as regression_data.py makes them). Optimizers: sgd (torch.optim.SGD), adam (torch.optim.Adam; dp's epsilon is
 Keras's, added to sqrt(v) before bias correction, so the spec should give a small one).
 
 Writes OUT/NAME-OPTIMIZER.json (the setup and the per-step losses) and
@@ -89,10 +90,11 @@ def epoch_order(n, seed, epoch=0):
 
 
 def read_idx(path):
-    raw = gzip.open(path).read()
+    raw = (gzip.open if path.endswith(".gz") else open)(path, "rb").read()
     dims = raw[3]
     shape = struct.unpack(">" + "I" * dims, raw[4:4 + 4 * dims])
-    return np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * dims).reshape(shape)
+    dtype = ">f4" if raw[2] == 0x0D else np.uint8
+    return np.frombuffer(raw, dtype=dtype, offset=4 + 4 * dims).reshape(shape)
 
 
 def read_train_set(data):
@@ -155,6 +157,7 @@ def main():
     p.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
     p.add_argument("--out", default=os.path.join(here, "recorded"))
     p.add_argument("--data-note", default="", help="how the data was made (recorded)")
+    p.add_argument("--loss", default="softmax-cross-entropy", choices=["softmax-cross-entropy", "mse"])
     a = p.parse_args()
 
     torch.use_deterministic_algorithms(True)
@@ -162,17 +165,26 @@ def main():
     module, shape, model = load_module(a.name, here)
     module.train()
 
-    images, labels = read_train_set(a.data)
+    if a.loss == "mse":
+        images = read_idx(os.path.join(a.data, "train-images-idx3-ubyte.gz"))
+        labels = read_idx(os.path.join(a.data, "train-targets-idx2-float")).astype(np.float32)
+    else:
+        images, labels = read_train_set(a.data)
     order = epoch_order(len(labels), a.seed)
     opt = make_optimizer(a.optimizer, module.parameters())
-    loss_fn = torch.nn.CrossEntropyLoss()
+    loss_fn = torch.nn.MSELoss() if a.loss == "mse" else torch.nn.CrossEntropyLoss()
     losses = []
     for step in range(a.steps):
         rows = order[step * a.batch:(step + 1) * a.batch]
         x = torch.from_numpy(images[rows].astype(np.float32) / np.float32(255)).reshape((a.batch,) + tuple(shape[1:]))
-        y = torch.from_numpy(labels[rows].astype(np.int64))
+        if a.loss == "mse":
+            y = torch.from_numpy(labels[rows])
+            out = module(x).reshape(a.batch, -1)
+        else:
+            y = torch.from_numpy(labels[rows].astype(np.int64))
+            out = module(x)
         opt.zero_grad()
-        loss = loss_fn(module(x), y)
+        loss = loss_fn(out, y)
         loss.backward()
         opt.step()
         losses.append(loss.item())
@@ -199,7 +211,8 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     base = os.path.join(a.out, f"{a.name}-{tag}")
     with open(base + ".json", "w") as f:
-        json.dump({"model": a.name + ".onnx", "optimizer": a.optimizer, "steps": a.steps,
+        json.dump({"model": a.name + ".onnx", "optimizer": a.optimizer, "loss": a.loss,
+                   "steps": a.steps,
                    "data": a.data_note or a.data,
                    "batch": a.batch, "seed": a.seed, "torch": torch.__version__,
                    "shapes": {n: list(v.shape) for n, v in module.state_dict().items()

@@ -19,7 +19,8 @@ using namespace dp::graph;
 
 namespace {
 
-/// Makes `func` a step: returns (loss, correct), and the eval step its predictions too
+/// Makes `func` a step: returns (loss, correct) (a regression's loss alone), and the eval step
+/// its predictions too
 /// (`logits`, where they have a row per sample), and carries the step and model names. Its
 /// arguments and results get the roles the runtime finds them by: the loss's targets are the
 /// `targets` input, every other input `samples`.
@@ -28,8 +29,8 @@ LogicalResult makeStep(func::FuncOp func, StringRef step, StringRef model, bool 
   auto lossOp = ret.getNumOperands() == 1 ? ret.getOperand(0).getDefiningOp<dp::LossOpInterface>()
                                           : dp::LossOpInterface();
   if (!lossOp)
-    return ret.emitError("a model must return its loss, a graph.softmax_cross_entropy "
-                         "(run graph-verify-model first)");
+    return ret.emitError("a model must return its loss, a graph.softmax_cross_entropy or "
+                         "graph.mean_squared_error (run graph-verify-model first)");
   // The targets input is the one the loss's targets come from (directly, or through ops
   // such as a concat of the labels).
   llvm::SetVector<BlockArgument> sources;
@@ -50,8 +51,11 @@ LogicalResult makeStep(func::FuncOp func, StringRef step, StringRef model, bool 
   BlockArgument targets = sources.front();
   Value loss = ret.getOperand(0);
   OpBuilder b(ret);
+  // A classification loss counts the rows it predicts right; a regression has no count.
   Value correct = lossOp.buildCorrectCount(b);
-  SmallVector<Value> results{loss, correct};
+  SmallVector<Value> results{loss};
+  if (correct)
+    results.push_back(correct);
   // The predictions are an output where they are one row per sample the runtime feeds (not,
   // say, of samples the model concatenated).
   Value logits = lossOp.getPredictions();
@@ -72,11 +76,14 @@ LogicalResult makeStep(func::FuncOp func, StringRef step, StringRef model, bool 
                                                               : dp::rt::InputRole::Samples)));
   func.setResultAttr(0, kOutputAttr, b.getStringAttr("loss"));
   func.setResultAttr(0, kRoleAttr, role(dp::rt::outputRoleName(dp::rt::OutputRole::Loss)));
-  func.setResultAttr(1, kOutputAttr, b.getStringAttr("correct"));
-  func.setResultAttr(1, kRoleAttr, role(dp::rt::outputRoleName(dp::rt::OutputRole::Correct)));
+  if (correct) {
+    func.setResultAttr(1, kOutputAttr, b.getStringAttr("correct"));
+    func.setResultAttr(1, kRoleAttr, role(dp::rt::outputRoleName(dp::rt::OutputRole::Correct)));
+  }
   if (predictions) {
-    func.setResultAttr(2, kOutputAttr, b.getStringAttr("logits"));
-    func.setResultAttr(2, kRoleAttr, role(dp::rt::outputRoleName(dp::rt::OutputRole::Logits)));
+    const unsigned index = results.size() - 1;
+    func.setResultAttr(index, kOutputAttr, b.getStringAttr("logits"));
+    func.setResultAttr(index, kRoleAttr, role(dp::rt::outputRoleName(dp::rt::OutputRole::Logits)));
   }
   func.setSymName(step);
   func->setAttr(kStepAttr, b.getStringAttr(step));

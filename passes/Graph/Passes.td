@@ -31,7 +31,8 @@ def VerifyModelPass : Pass<"graph-verify-model", "mlir::ModuleOp"> {
     trainable model: exactly one model function; every argument named by `graph.input`
     (unique names) with the same leading (batch) dimension; a `graph.optimizer`; parameter
     names declared once (or again with the same type); at least one trainable parameter; a
-    single result, the scalar produced by a loss op (`graph.softmax_cross_entropy`).
+    single result, the scalar produced by a loss op (`graph.softmax_cross_entropy`,
+    `graph.mean_squared_error`).
     Changes nothing.
   }];
   let dependentDialects = ["dp::graph::GraphDialect"];
@@ -43,7 +44,8 @@ def DeriveStepsPass : Pass<"graph-derive-steps", "mlir::ModuleOp"> {
     Replaces the model function `@m` by `@train` and `@eval` (`graph.step` = "train" /
     "eval", `graph.model` = "m"). Both compute the forward pass, the loss and the number of
     correctly classified rows (`graph.count_correct` on the loss's logits), and return
-    `(loss, correct)` with results named by `graph.output`. Each result and argument gets the
+    `(loss, correct)` with results named by `graph.output` (a regression loss,
+    `graph.mean_squared_error`, has no count: its steps return the loss alone). Each result and argument gets the
     role (`graph.role`) the runtime finds it by, whatever the model named it: the results
     `loss` and `correct`, the argument the loss takes its targets from `targets` (which must
     be an argument, not a computed value), every other argument `samples`. Later passes add

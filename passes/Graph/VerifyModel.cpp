@@ -114,7 +114,8 @@ LogicalResult verifyLossAndOptimizer(func::FuncOp func) {
     return ret.emitError() << "a model returns exactly one value, its loss; found "
                            << ret.getNumOperands();
   if (!ret.getOperand(0).getDefiningOp<dp::LossOpInterface>())
-    return ret.emitError() << "the returned value must be a loss (graph.softmax_cross_entropy)";
+    return ret.emitError() << "the returned value must be a loss (graph.softmax_cross_entropy or "
+                              "graph.mean_squared_error)";
   return success();
 }
 

@@ -1,5 +1,6 @@
 // graph-verify-steps: the contract of the graph phase, checked on its output (see Passes.td):
-// a train and an eval step returning the loss and the correct count, its inputs with their
+// a train and an eval step returning the loss and the correct count (a regression's none), its
+// inputs with their
 // roles, every op lowerable to
 // kernels, each parameter updated at most once and only in the train step.
 #include "dialect/Graph/IR/Model.h"
@@ -22,23 +23,30 @@ using namespace dp::graph;
 namespace {
 
 LogicalResult verifyStep(func::FuncOp func, StringRef step) {
-  for (StringRef output :
-       {rt::outputRoleName(rt::OutputRole::Loss), rt::outputRoleName(rt::OutputRole::Correct)})
-    if (!getStepOutput(func, output))
-      return func.emitError() << "the " << step << " step does not return '" << output << "'";
   // The runtime feeds the inputs by role: the targets in one, the samples in the others.
   unsigned targets = 0;
+  bool regression = false;
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
     auto role = func.getArgAttrOfType<StringAttr>(i, kRoleAttr);
     rt::InputRole parsed;
     if (!role || !rt::inputRoleByName(role.getValue(), parsed))
       return func.emitError() << "argument " << i << " of the " << step
                               << " step has no input role (samples or targets)";
-    targets += parsed == rt::InputRole::Targets;
+    if (parsed == rt::InputRole::Targets) {
+      ++targets;
+      regression = getElementTypeOrSelf(func.getArgument(i).getType()).isF32();
+    }
   }
   if (targets > 1)
     return func.emitError() << "the " << step << " step has " << targets
                             << " targets inputs; the runtime feeds one";
+  // A classifier's steps count the rows they predict right; a regression's (float targets)
+  // have no count.
+  for (StringRef output :
+       {rt::outputRoleName(rt::OutputRole::Loss), rt::outputRoleName(rt::OutputRole::Correct)})
+    if (!getStepOutput(func, output) &&
+        !(regression && output == rt::outputRoleName(rt::OutputRole::Correct)))
+      return func.emitError() << "the " << step << " step does not return '" << output << "'";
   llvm::StringMap<Operation *> updated;
   WalkResult walk = func.walk([&](Operation *op) {
     if (isa<func::FuncOp, func::ReturnOp, ParamOp>(op))

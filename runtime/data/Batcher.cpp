@@ -57,7 +57,7 @@ int64_t Batcher::validRows(int64_t batch) const {
 }
 
 int64_t Batcher::fillBatch(int64_t batch, int64_t rowBegin, int64_t rowEnd, float *images,
-                           int32_t *labels) const {
+                           void *targets) const {
   if (batch < 0 || batch >= numBatches_ || rowBegin < 0 || rowBegin > rowEnd || rowEnd > batchSize_)
     throw Error(ErrorKind::Runtime, "fillBatch: rows [" + std::to_string(rowBegin) + ", " +
                                         std::to_string(rowEnd) + ") of batch " +
@@ -66,17 +66,28 @@ int64_t Batcher::fillBatch(int64_t batch, int64_t rowBegin, int64_t rowEnd, floa
                                         std::to_string(batchSize_) + " rows");
   const int64_t pixels = data_.pixels();
   const int64_t valid = validRows(batch);
+  // A class label per row (i32), or a regression's targetWidth floats.
+  const int64_t width = data_.targetWidth();
+  auto *labels = static_cast<int32_t *>(targets);
+  auto *values = static_cast<float *>(targets);
   int64_t real = 0;
   for (int64_t row = rowBegin; row < rowEnd; ++row) {
     float *out = images + (row - rowBegin) * pixels;
+    float *value = width > 0 ? values + (row - rowBegin) * width : nullptr;
     if (row < valid) {
       const int64_t sample = order_[batch * batchSize_ + row];
       scalePixels(data_.image(sample), out, pixels);
-      labels[row - rowBegin] = data_.label(sample);
+      if (width > 0)
+        std::copy(data_.target(sample), data_.target(sample) + width, value);
+      else
+        labels[row - rowBegin] = data_.label(sample);
       ++real;
     } else {
       std::fill(out, out + pixels, 0.0f);
-      labels[row - rowBegin] = 0;
+      if (width > 0)
+        std::fill(value, value + width, 0.0f);
+      else
+        labels[row - rowBegin] = 0;
     }
   }
   return real;

@@ -37,11 +37,13 @@ public:
 
   /// Gathers rows [rowBegin, rowEnd) of global batch `batch` of the current epoch: `images`
   /// receives (rowEnd - rowBegin) x pixels() floats scaled to [0, 1] (each sample HWC, as the
-  /// Dataset holds it), `labels` one label per row.
-  /// Padding rows (past the data, in a padded last batch) get zero pixels and label 0. Returns
-  /// how many of the rows written are real samples. Throws Error(Runtime) on a bad range.
+  /// Dataset holds it), `targets` one i32 label per row, or a regression's targetWidth()
+  /// floats per row (Dataset::targetBytes() per row either way).
+  /// Padding rows (past the data, in a padded last batch) get zero pixels and label 0 (zero
+  /// targets). Returns how many of the rows written are real samples. Throws Error(Runtime)
+  /// on a bad range.
   int64_t fillBatch(int64_t batch, int64_t rowBegin, int64_t rowEnd, float *images,
-                    int32_t *labels) const;
+                    void *targets) const;
 
   /// The sample indices of the current epoch in visiting order (covers the whole data set,
   /// including samples a dropped remainder leaves out).

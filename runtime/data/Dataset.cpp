@@ -191,6 +191,32 @@ uint64_t resizedBytes(int64_t count, int64_t height, int64_t width, int64_t chan
   return bytes;
 }
 
+/// The header of an IDX images file, checked: at least one image, each side in range.
+IdxHeader readImagesHeader(const std::string &imagesPath) {
+  const IdxHeader imagesHeader = readIdxHeader(imagesPath, 3, "images");
+  const uint32_t count = imagesHeader.dims[0], height = imagesHeader.dims[1],
+                 width = imagesHeader.dims[2];
+  if (count == 0)
+    throw Error(ErrorKind::Data, imagesPath + ": holds no samples (its header declares 0 images)");
+  if (height < 1 || height > kMaxImageSide || width < 1 || width > kMaxImageSide)
+    throw Error(ErrorKind::Data, imagesPath + ": header declares images of " +
+                                     std::to_string(height) + "x" + std::to_string(width) +
+                                     " pixels; each side must be from 1 to " +
+                                     std::to_string(kMaxImageSide));
+  return imagesHeader;
+}
+
+/// Refuses a labels or targets header whose count is not the images'.
+void checkPair(const IdxHeader &images, const std::string &imagesPath, const IdxHeader &other,
+               const std::string &otherPath, const std::string &items) {
+  if (other.dims[0] != images.dims[0])
+    throw Error(ErrorKind::Data, otherPath + ": header declares " + std::to_string(other.dims[0]) +
+                                     " " + items + " but " + imagesPath + " declares " +
+                                     std::to_string(images.dims[0]) +
+                                     " images; the two files are not a pair (nothing was read "
+                                     "past their headers)");
+}
+
 Dataset maybeResize(Dataset data, ImageSize size) {
   if (size.height == 0 && size.width == 0)
     return data;
@@ -218,11 +244,13 @@ DataFormat detectDataFormat(const std::string &dir) {
                   std::string(kCifarFolder) + "/)");
 }
 
-std::string findIdxFile(const std::string &dir, const std::string &stem, const std::string &kind) {
+std::string findIdxFile(const std::string &dir, const std::string &stem, const std::string &kind,
+                        const std::string &type) {
   if (!isDirectory(dir))
     throw Error(ErrorKind::Data, dir + ": data directory not found");
-  const std::string names[] = {stem + "-" + kind + "-ubyte.gz", stem + "-" + kind + "-ubyte",
-                               stem + "." + kind + "-ubyte", stem + "." + kind + "-ubyte.gz"};
+  const std::string dashed = stem + "-" + kind + "-" + type,
+                    dotted = stem + "." + kind + "-" + type;
+  const std::string names[] = {dashed + ".gz", dashed, dotted, dotted + ".gz"};
   for (const std::string &name : names)
     if (isFile(joinPath(dir, name)))
       return joinPath(dir, name);
@@ -237,22 +265,10 @@ Dataset Dataset::load(const std::string &imagesPath, const std::string &labelsPa
   // the images showed would be the cost of any such file. Labels first: a wrong path or a bad
   // file is reported at once.
   const IdxHeader labelsHeader = readIdxHeader(labelsPath, 1, "labels");
-  const IdxHeader imagesHeader = readIdxHeader(imagesPath, 3, "images");
+  const IdxHeader imagesHeader = readImagesHeader(imagesPath);
   const uint32_t count = imagesHeader.dims[0], height = imagesHeader.dims[1],
                  width = imagesHeader.dims[2];
-  if (count == 0)
-    throw Error(ErrorKind::Data, imagesPath + ": holds no samples (its header declares 0 images)");
-  if (height < 1 || height > kMaxImageSide || width < 1 || width > kMaxImageSide)
-    throw Error(ErrorKind::Data, imagesPath + ": header declares images of " +
-                                     std::to_string(height) + "x" + std::to_string(width) +
-                                     " pixels; each side must be from 1 to " +
-                                     std::to_string(kMaxImageSide));
-  if (labelsHeader.dims[0] != count)
-    throw Error(ErrorKind::Data, labelsPath + ": header declares " +
-                                     std::to_string(labelsHeader.dims[0]) + " labels but " +
-                                     imagesPath + " declares " + std::to_string(count) +
-                                     " images; the two files are not a pair (nothing was read "
-                                     "past their headers)");
+  checkPair(imagesHeader, imagesPath, labelsHeader, labelsPath, "labels");
   // What the headers declare is all that will be allocated (readIdx holds each file to its
   // header): refused now if this process cannot get it, rather than failing in malloc.
   checkMemoryFits(imagesHeader.payload + labelsHeader.payload,
@@ -260,24 +276,66 @@ Dataset Dataset::load(const std::string &imagesPath, const std::string &labelsPa
                       std::to_string(height) + "x" + std::to_string(width) + " and their labels, " +
                       bytesText(imagesHeader.payload + labelsHeader.payload) + ")");
   IdxArray labels = readIdx(labelsPath, 1, "labels", labelsHeader);
-  IdxArray images = readIdx(imagesPath, 3, "images", imagesHeader);
+  Dataset data = ofImages(readIdx(imagesPath, 3, "images", imagesHeader), imagesPath, labelsPath);
+  data.labels_ = std::move(labels.data);
+  data.check(numClasses);
+  return data;
+}
+
+Dataset Dataset::loadWithTargets(const std::string &imagesPath, const std::string &targetsPath,
+                                 int64_t targetWidth) {
+  // As load: both headers first, the targets' first.
+  const IdxHeader targetsHeader =
+      readIdxHeader(targetsPath, 2, "targets", kMaxIdxBytes, IdxElement::F32);
+  const IdxHeader imagesHeader = readImagesHeader(imagesPath);
+  checkPair(imagesHeader, imagesPath, targetsHeader, targetsPath, "rows of targets");
+  if (targetsHeader.dims[1] != targetWidth)
+    throw Error(ErrorKind::Data, targetsPath + ": header declares " +
+                                     std::to_string(targetsHeader.dims[1]) +
+                                     " targets per sample, but the model predicts " +
+                                     std::to_string(targetWidth) + " values per sample");
+  const uint64_t bytes = imagesHeader.payload + 2 * targetsHeader.payload;
+  checkMemoryFits(bytes, "the data set " + imagesPath + " (" +
+                             std::to_string(imagesHeader.dims[0]) + " images and their targets, " +
+                             bytesText(bytes) + ")");
+  const IdxArray targets = readIdx(targetsPath, 2, "targets", targetsHeader);
+  Dataset data = ofImages(readIdx(imagesPath, 3, "images", imagesHeader), imagesPath, targetsPath);
+  data.targets_ = idxFloats(targets);
+  data.targetWidth_ = targetWidth;
+  data.check(1);
+  return data;
+}
+
+Dataset Dataset::ofImages(IdxArray images, const std::string &imagesPath,
+                          const std::string &targetsPath) {
   Dataset data;
   data.size_ = images.dims[0];
   data.height_ = images.dims[1];
   data.width_ = images.dims[2];
   data.images_ = std::move(images.data);
-  data.labels_ = std::move(labels.data);
   data.imagesPath_ = imagesPath;
-  data.labelsPath_ = labelsPath;
-  data.check(numClasses);
+  data.labelsPath_ = targetsPath;
   return data;
 }
 
 Dataset Dataset::loadSplit(const std::string &dir, const std::string &split, int numClasses,
-                           ImageSize resize) {
+                           ImageSize resize, int64_t targetWidth) {
+  const std::string stem = split == "test" ? "t10k" : split;
+  if (targetWidth > 0) {
+    // A regression's targets are floats: IDX only (CIFAR-10's records hold class labels).
+    if (detectDataFormat(dir) == DataFormat::Cifar10)
+      throw Error(ErrorKind::Data,
+                  dir +
+                      ": holds CIFAR-10 batches, whose records have class labels, but the "
+                      "model is a regression: it needs " +
+                      stem + "-images-idx3-ubyte and " + stem +
+                      "-targets-idx2-float (IDX files of its samples and float targets)");
+    std::string targets = findIdxFile(dir, stem + "-targets", "idx2", "float");
+    std::string images = findIdxFile(dir, stem + "-images", "idx3");
+    return maybeResize(loadWithTargets(images, targets, targetWidth), resize);
+  }
   if (detectDataFormat(dir) == DataFormat::Cifar10)
     return loadCifar10(dir, split, numClasses, resize);
-  const std::string stem = split == "test" ? "t10k" : split;
   std::string labels = findIdxFile(dir, stem + "-labels", "idx1");
   std::string images = findIdxFile(dir, stem + "-images", "idx3");
   return maybeResize(load(images, labels, numClasses), resize);
@@ -352,8 +410,49 @@ Dataset Dataset::fromBytes(std::vector<uint8_t> images, std::vector<uint8_t> lab
   return data;
 }
 
+Dataset Dataset::fromTargets(std::vector<uint8_t> images, std::vector<float> targets,
+                             int64_t targetWidth, int64_t height, int64_t width,
+                             const std::string &name, int64_t channels) {
+  if (targetWidth <= 0)
+    throw Error(ErrorKind::Data, name + ": " + std::to_string(targetWidth) +
+                                     " targets per sample; a regression has at least one");
+  if (height <= 0 || width <= 0 || channels <= 0 ||
+      images.size() % (height * width * channels) != 0)
+    throw Error(ErrorKind::Data, name + ": " + std::to_string(images.size()) +
+                                     " image bytes are not a whole number of " +
+                                     std::to_string(height * width * channels) + "-byte images");
+  Dataset data;
+  data.size_ = static_cast<int64_t>(images.size()) / (height * width * channels);
+  data.height_ = height;
+  data.width_ = width;
+  data.channels_ = channels;
+  data.images_ = std::move(images);
+  data.targets_ = std::move(targets);
+  data.targetWidth_ = targetWidth;
+  data.imagesPath_ = data.labelsPath_ = name;
+  data.check(1);
+  return data;
+}
+
 void Dataset::check(int numClasses) const {
   const int64_t numLabels = static_cast<int64_t>(labels_.size());
+  if (targetWidth_ > 0) {
+    // A regression's data set.
+    if (size_ == 0)
+      throw Error(ErrorKind::Data, imagesPath_ + ": holds no samples");
+    const int64_t expected = size_ * targetWidth_;
+    if (static_cast<int64_t>(targets_.size()) != expected)
+      throw Error(ErrorKind::Data, labelsPath_ + ": holds " + std::to_string(targets_.size()) +
+                                       " targets but " + imagesPath_ + " holds " +
+                                       std::to_string(size_) + " images of " +
+                                       std::to_string(targetWidth_) + " targets each");
+    for (int64_t i = 0; i < expected; ++i)
+      if (!std::isfinite(targets_[i]))
+        throw Error(ErrorKind::Data, labelsPath_ + ": target " + std::to_string(i % targetWidth_) +
+                                         " of sample " + std::to_string(i / targetWidth_) + " is " +
+                                         std::to_string(targets_[i]) + ", not a finite number");
+    return;
+  }
   if (numLabels != size_)
     throw Error(ErrorKind::Data, labelsPath_ + ": holds " + std::to_string(numLabels) +
                                      " labels but " + imagesPath_ + " holds " +
@@ -383,6 +482,8 @@ Dataset Dataset::resized(int64_t height, int64_t width) const {
   out.width_ = width;
   out.channels_ = channels_;
   out.labels_ = labels_;
+  out.targets_ = targets_;
+  out.targetWidth_ = targetWidth_;
   out.imagesPath_ = imagesPath_;
   out.labelsPath_ = labelsPath_;
   out.images_.resize(static_cast<size_t>(bytes));

@@ -19,6 +19,10 @@ namespace dp::rt {
 namespace {
 
 constexpr uint32_t kU8Type = 0x08;
+constexpr uint32_t kF32Type = 0x0d;
+
+uint32_t typeCode(IdxElement element) { return element == IdxElement::F32 ? kF32Type : kU8Type; }
+uint64_t typeBytes(IdxElement element) { return element == IdxElement::F32 ? 4 : 1; }
 
 [[noreturn]] void fail(const std::string &path, const std::string &problem) {
   throw Error(ErrorKind::Data, path + ": " + problem);
@@ -130,7 +134,8 @@ struct OpenIdx {
   uint64_t fileBytes = 0, headerBytes = 0;
 };
 
-OpenIdx openIdx(const std::string &path, int rank, const std::string &items, uint64_t maxBytes) {
+OpenIdx openIdx(const std::string &path, int rank, const std::string &items, uint64_t maxBytes,
+                IdxElement element) {
   if (rank < 1 || rank > 8)
     throw Error(ErrorKind::Runtime, "readIdx: rank " + std::to_string(rank) + " is not supported");
   struct stat info;
@@ -153,7 +158,7 @@ OpenIdx openIdx(const std::string &path, int rank, const std::string &items, uin
                         : "too short for an IDX header (" + std::to_string(got) + " bytes)");
   uint32_t magic = (uint32_t(header[0]) << 24) | (uint32_t(header[1]) << 16) |
                    (uint32_t(header[2]) << 8) | header[3];
-  const uint32_t expected = (kU8Type << 8) | static_cast<uint32_t>(rank);
+  const uint32_t expected = (typeCode(element) << 8) | static_cast<uint32_t>(rank);
   if (magic != expected)
     fail(path, "bad magic " + hex32(magic) + " (" + describeMagic(magic) + "), expected " +
                    hex32(expected) + " (" + describeMagic(expected) + ") for " + items);
@@ -162,7 +167,7 @@ OpenIdx openIdx(const std::string &path, int rank, const std::string &items, uin
                    std::to_string(headerBytes) + " header bytes");
 
   IdxHeader &h = open.header;
-  uint64_t itemBytes = 1; // bytes per outer item
+  uint64_t itemBytes = typeBytes(element); // bytes per outer item
   bool tooLarge = false;
   for (int i = 0; i < rank; ++i) {
     const uint8_t *p = header + 4 + 4 * i;
@@ -183,6 +188,7 @@ OpenIdx openIdx(const std::string &path, int rank, const std::string &items, uin
                    std::to_string(maxBytes >> 20) +
                    " MiB limit of this reader; the file is corrupt");
   h.itemBytes = itemBytes;
+  h.element = element;
   h.payload = count * itemBytes;
   h.compressed = gzdirect(file) == 0;
   open.fileBytes = static_cast<uint64_t>(info.st_size);
@@ -228,12 +234,12 @@ std::vector<uint8_t> readBody(OpenIdx &open, const std::string &path, const std:
 } // namespace
 
 IdxHeader readIdxHeader(const std::string &path, int rank, const std::string &items,
-                        uint64_t maxBytes) {
-  return openIdx(path, rank, items, maxBytes).header;
+                        uint64_t maxBytes, IdxElement element) {
+  return openIdx(path, rank, items, maxBytes, element).header;
 }
 
 IdxArray readIdx(const std::string &path, int rank, const std::string &items, uint64_t maxBytes) {
-  OpenIdx open = openIdx(path, rank, items, maxBytes);
+  OpenIdx open = openIdx(path, rank, items, maxBytes, IdxElement::U8);
   IdxArray array;
   array.data = readBody(open, path, items);
   array.dims = std::move(open.header.dims);
@@ -244,7 +250,7 @@ IdxArray readIdx(const std::string &path, int rank, const std::string &items,
                  const IdxHeader &declared) {
   // No limit of its own: a header that declares anything but what was checked is refused
   // below, before the body, so no more than `declared.payload` is allocated.
-  OpenIdx open = openIdx(path, rank, items, UINT64_MAX);
+  OpenIdx open = openIdx(path, rank, items, UINT64_MAX, declared.element);
   if (open.header.dims != declared.dims)
     fail(path, "header changed while being read: it declared " +
                    describeItems(declared.dims, items) + ", now " +
@@ -255,13 +261,26 @@ IdxArray readIdx(const std::string &path, int rank, const std::string &items,
   return array;
 }
 
-void writeIdx(const std::string &path, const std::vector<uint32_t> &dims,
-              const std::vector<uint8_t> &data, bool gzip) {
-  std::string bytes = {0, 0, static_cast<char>(kU8Type), static_cast<char>(dims.size())};
+std::vector<float> idxFloats(const IdxArray &array) {
+  std::vector<float> values(array.data.size() / 4);
+  for (size_t i = 0; i < values.size(); ++i) {
+    const uint8_t *p = array.data.data() + 4 * i;
+    const uint32_t word =
+        (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3];
+    std::memcpy(&values[i], &word, 4);
+  }
+  return values;
+}
+
+namespace {
+
+void writeIdxBytes(const std::string &path, const std::vector<uint32_t> &dims, IdxElement element,
+                   const uint8_t *data, size_t size, bool gzip) {
+  std::string bytes = {0, 0, static_cast<char>(typeCode(element)), static_cast<char>(dims.size())};
   for (uint32_t d : dims)
     for (int shift = 24; shift >= 0; shift -= 8)
       bytes.push_back(static_cast<char>((d >> shift) & 0xff));
-  bytes.append(reinterpret_cast<const char *>(data.data()), data.size());
+  bytes.append(reinterpret_cast<const char *>(data), size);
   // "wb" writes gzip; "wT" writes the bytes through unchanged.
   GzHandle file(gzopen(path.c_str(), gzip ? "wb" : "wT"));
   if (!file)
@@ -275,6 +294,25 @@ void writeIdx(const std::string &path, const std::vector<uint32_t> &dims,
   }
   if (gzclose(file.release()) != Z_OK)
     throw Error(ErrorKind::Runtime, path + ": write failed");
+}
+
+} // namespace
+
+void writeIdx(const std::string &path, const std::vector<uint32_t> &dims,
+              const std::vector<uint8_t> &data, bool gzip) {
+  writeIdxBytes(path, dims, IdxElement::U8, data.data(), data.size(), gzip);
+}
+
+void writeIdxFloats(const std::string &path, const std::vector<uint32_t> &dims,
+                    const std::vector<float> &values, bool gzip) {
+  std::vector<uint8_t> bytes(values.size() * 4);
+  for (size_t i = 0; i < values.size(); ++i) {
+    uint32_t word;
+    std::memcpy(&word, &values[i], 4);
+    for (int b = 0; b < 4; ++b)
+      bytes[4 * i + b] = static_cast<uint8_t>(word >> (24 - 8 * b));
+  }
+  writeIdxBytes(path, dims, IdxElement::F32, bytes.data(), bytes.size(), gzip);
 }
 
 } // namespace dp::rt

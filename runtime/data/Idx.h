@@ -13,7 +13,12 @@ namespace dp::rt {
 /// training images are 47 MB); a header beyond this is rejected before anything is allocated.
 inline constexpr uint64_t kMaxIdxBytes = uint64_t(4) << 30;
 
-/// An unsigned-byte IDX array: its dimensions (outermost first) and its row-major bytes.
+/// The element types this reader takes: unsigned bytes (images, labels) and 32-bit floats
+/// (regression targets), big-endian as IDX stores them.
+enum class IdxElement { U8, F32 };
+
+/// An IDX array: its dimensions (outermost first) and its row-major bytes as the file holds
+/// them (idxFloats converts a float array's).
 struct IdxArray {
   std::vector<uint32_t> dims;
   std::vector<uint8_t> data;
@@ -25,16 +30,18 @@ struct IdxHeader {
   uint64_t itemBytes = 0; // bytes of one outer item (the product of the inner dimensions)
   uint64_t payload = 0;   // bytes of the body: dims[0] x itemBytes
   bool compressed = false;
+  IdxElement element = IdxElement::U8;
 };
 
-/// Reads and checks the header of `path`, which must hold an unsigned-byte IDX array of `rank`
-/// dimensions (magic 0x00000800 + rank: 3 for images, 1 for labels), declaring at most `maxBytes`.
+/// Reads and checks the header of `path`, which must hold an IDX array of `element`s (unsigned
+/// bytes by default) of `rank` dimensions (magic 0x00000800 + rank for bytes: 3 for images, 1
+/// for labels; 0x00000d00 + rank for floats), declaring at most `maxBytes`.
 /// Nothing past the header is decompressed or read: a loader checks the headers of both files of a
 /// data set against each other first, so that a file whose body is a decompression bomb costs
 /// nothing when its header does not fit. gzip is detected from the content, not the name. `items`
 /// names the outer dimension in messages ("images", "labels"). Throws as readIdx.
 IdxHeader readIdxHeader(const std::string &path, int rank, const std::string &items,
-                        uint64_t maxBytes = kMaxIdxBytes);
+                        uint64_t maxBytes = kMaxIdxBytes, IdxElement element = IdxElement::U8);
 
 /// Reads `path` whole: readIdxHeader's checks, then the body: a plain file's size is checked
 /// against the declared size before anything is allocated; a gzip stream is decompressed into
@@ -52,13 +59,20 @@ IdxArray readIdx(const std::string &path, int rank, const std::string &items,
 
 /// The same, for a file whose header was read (and checked against another file's) before:
 /// refuses it if the header now declares anything else (the file was replaced in between),
-/// so no more than `declared.payload` is ever allocated.
+/// so no more than `declared.payload` is ever allocated. Reads the element type declared.
 IdxArray readIdx(const std::string &path, int rank, const std::string &items,
                  const IdxHeader &declared);
+
+/// The values of a float IDX array (its big-endian bytes converted).
+std::vector<float> idxFloats(const IdxArray &array);
 
 /// Writes an unsigned-byte IDX file (plain, or gzipped when `gzip`). For tests and tools that
 /// make small data sets. Throws Error(ErrorKind::Runtime) on I/O failure.
 void writeIdx(const std::string &path, const std::vector<uint32_t> &dims,
               const std::vector<uint8_t> &data, bool gzip);
+
+/// Writes a float IDX file (plain, or gzipped when `gzip`); `values` has the product of `dims`.
+void writeIdxFloats(const std::string &path, const std::vector<uint32_t> &dims,
+                    const std::vector<float> &values, bool gzip);
 
 } // namespace dp::rt

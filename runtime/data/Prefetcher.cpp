@@ -7,10 +7,11 @@
 namespace dp::rt {
 
 Prefetcher::Prefetcher(int64_t rowBegin, int64_t rowEnd, int64_t sampleElements,
-                       std::vector<void *> memory)
+                       std::vector<void *> memory, int64_t targetBytes)
     : rowBegin_(rowBegin), rowEnd_(rowEnd), sampleElements_(sampleElements),
-      memory_(std::move(memory)) {
-  if (memory_.empty() || rowBegin < 0 || rowEnd < rowBegin || sampleElements <= 0)
+      targetBytes_(targetBytes), memory_(std::move(memory)) {
+  if (memory_.empty() || rowBegin < 0 || rowEnd < rowBegin || sampleElements <= 0 ||
+      targetBytes <= 0)
     throw Error(ErrorKind::Runtime, "prefetch: bad rows [" + std::to_string(rowBegin) + ", " +
                                         std::to_string(rowEnd) + ") or " +
                                         std::to_string(memory_.size()) + " slots");
@@ -18,9 +19,9 @@ Prefetcher::Prefetcher(int64_t rowBegin, int64_t rowEnd, int64_t sampleElements,
 
 Prefetcher::~Prefetcher() { stop(); }
 
-size_t Prefetcher::slotBytes(int64_t rows, int64_t sampleElements) {
-  return static_cast<size_t>(rows) * (static_cast<size_t>(sampleElements) * sizeof(float) +
-                                      sizeof(int32_t));
+size_t Prefetcher::slotBytes(int64_t rows, int64_t sampleElements, int64_t targetBytes) {
+  return static_cast<size_t>(rows) *
+         (static_cast<size_t>(sampleElements) * sizeof(float) + static_cast<size_t>(targetBytes));
 }
 
 void Prefetcher::start(const Batcher &batcher, int64_t first, int64_t last) {
@@ -69,9 +70,7 @@ void Prefetcher::load(const Batcher *batcher) {
       {
         trace::Span span(trace::Category::Input, "gather batch", b);
         batcher->fillBatch(b, rowBegin_, rowEnd_, reinterpret_cast<float *>(slot),
-                           reinterpret_cast<int32_t *>(slot + static_cast<size_t>(rows) *
-                                                                  sampleElements_ *
-                                                                  sizeof(float)));
+                           slot + static_cast<size_t>(rows) * sampleElements_ * sizeof(float));
       }
       {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -110,7 +109,7 @@ Prefetcher::Batch Prefetcher::acquire(int64_t b) {
   uint8_t *slot = slotMemory(b);
   const size_t imageBytes =
       static_cast<size_t>(rowEnd_ - rowBegin_) * sampleElements_ * sizeof(float);
-  return {reinterpret_cast<const float *>(slot), reinterpret_cast<const int32_t *>(slot + imageBytes)};
+  return {reinterpret_cast<const float *>(slot), slot + imageBytes};
 }
 
 void Prefetcher::release(int64_t b) {

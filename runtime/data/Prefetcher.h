@@ -18,18 +18,20 @@ namespace dp::rt {
 
 class Prefetcher {
 public:
-  /// Gathers rows [rowBegin, rowEnd) of each global batch of `sampleElements` values per
-  /// sample into `slots` ring slots (at least 1). `memory[i]` is slot i's memory, owned by the
-  /// caller and at least slotBytes() long (pinned host memory, where a device copies from it).
-  Prefetcher(int64_t rowBegin, int64_t rowEnd, int64_t sampleElements,
-             std::vector<void *> memory);
+  /// Gathers rows [rowBegin, rowEnd) of each global batch of `sampleElements` values and
+  /// `targetBytes` bytes of targets (an i32 label, or a regression's floats) per sample into
+  /// `slots` ring slots (at least 1). `memory[i]` is slot i's memory, owned by the caller and
+  /// at least slotBytes() long (pinned host memory, where a device copies from it).
+  Prefetcher(int64_t rowBegin, int64_t rowEnd, int64_t sampleElements, std::vector<void *> memory,
+             int64_t targetBytes = sizeof(int32_t));
   /// Stops and joins the loader thread.
   ~Prefetcher();
   Prefetcher(const Prefetcher &) = delete;
   Prefetcher &operator=(const Prefetcher &) = delete;
 
-  /// Bytes one slot needs: the rows' images (f32), then their labels (i32).
-  static size_t slotBytes(int64_t rows, int64_t sampleElements);
+  /// Bytes one slot needs: the rows' images (f32), then their targets.
+  static size_t slotBytes(int64_t rows, int64_t sampleElements,
+                          int64_t targetBytes = sizeof(int32_t));
   int slots() const { return static_cast<int>(memory_.size()); }
 
   /// Starts gathering batches [first, last) of `batcher`'s current epoch, in order, one
@@ -37,11 +39,11 @@ public:
   /// `batcher` must not change (setEpoch) until stop() or the next start().
   void start(const Batcher &batcher, int64_t first, int64_t last);
 
-  /// A gathered batch: its rows' images and labels, in slot memory that stays valid until
-  /// the batch is released.
+  /// A gathered batch: its rows' images and targets (targetBytes per row), in slot memory
+  /// that stays valid until the batch is released.
   struct Batch {
     const float *images = nullptr;
-    const int32_t *labels = nullptr;
+    const uint8_t *targets = nullptr;
   };
   /// Waits until batch `b` of the current pass is gathered, and returns it; the seconds
   /// waited count in waitSeconds(). Any thread may call it, several threads for the same
@@ -63,7 +65,7 @@ private:
     return static_cast<uint8_t *>(memory_[static_cast<size_t>(b % slots())]);
   }
 
-  int64_t rowBegin_, rowEnd_, sampleElements_;
+  int64_t rowBegin_, rowEnd_, sampleElements_, targetBytes_;
   std::vector<void *> memory_;
   std::mutex mutex_;
   std::condition_variable changed_;

@@ -542,6 +542,35 @@ XentShape checkCountCorrect(const KernelSite &site, const NoAttrs &) {
   return shape;
 }
 
+namespace {
+
+Rows squaredErrorShape(const KernelSite &site) {
+  const TensorView prediction = site.input(0), target = site.input(1);
+  site.expectDType(prediction, DType::F32, "input 0 (prediction)");
+  site.expectDType(target, DType::F32, "input 1 (target)");
+  if (prediction.rank() != 2)
+    site.fail("input 0 (prediction, buffer " + std::to_string(prediction.id) + ") has rank " +
+              std::to_string(prediction.rank()) + ", expected 2");
+  site.expectShape(target, {prediction.dim(0), prediction.dim(1)}, "input 1 (target)");
+  return {prediction.dim(0), prediction.dim(1)};
+}
+
+} // namespace
+
+Rows checkSquaredError(const KernelSite &site, const NoAttrs &) {
+  const Rows shape = squaredErrorShape(site);
+  expectScalar(site, site.output(0), "output 0 (loss)");
+  return shape;
+}
+
+Rows checkSquaredErrorGrad(const KernelSite &site, const NoAttrs &) {
+  const Rows shape = squaredErrorShape(site);
+  expectScalar(site, site.input(2), "input 2 (dloss)");
+  site.expectDType(site.output(0), DType::F32, "output 0 (dprediction)");
+  site.expectNumel(site.output(0), shape.elements(), "output 0 (dprediction)");
+  return shape;
+}
+
 // ---- optimizer updates ---------------------------------------------------------------------
 
 int64_t checkSgdUpdate(const KernelSite &site, const SgdAttrs &) {

@@ -91,6 +91,10 @@ XentShape checkSoftmaxXent(const KernelSite &site, const NoAttrs &);
 XentShape checkSoftmaxXentGrad(const KernelSite &site, const NoAttrs &);
 XentShape checkCountCorrect(const KernelSite &site, const NoAttrs &);
 
+/// squared_error and squared_error_grad: prediction and target f32 [rows, cols] (of one shape).
+Rows checkSquaredError(const KernelSite &site, const NoAttrs &);
+Rows checkSquaredErrorGrad(const KernelSite &site, const NoAttrs &);
+
 /// The optimizer updates: the gradient and every state output f32 of one size, returned.
 int64_t checkSgdUpdate(const KernelSite &site, const SgdAttrs &);
 int64_t checkMomentumUpdate(const KernelSite &site, const MomentumAttrs &);

@@ -23,7 +23,7 @@ template <typename T> std::vector<T> values(Program &program, uint32_t id) {
 }
 
 /// Fills the inputs with random data: samples uniform in [0, 1), targets uniform over the
-/// classes.
+/// classes (a regression's uniform in [0, 1)).
 void randomInputs(Program &program, uint64_t seed) {
   const Plan &plan = program.plan();
   int64_t classes = numClasses(plan);
@@ -31,7 +31,13 @@ void randomInputs(Program &program, uint64_t seed) {
   for (const InputDesc &input : plan.inputs) {
     const BufferDesc &buf = program.buffer(input.buffer);
     int64_t n = buf.numel;
-    if (input.role == InputRole::Targets) {
+    if (input.role == InputRole::Targets && buf.dtype == DType::F32) {
+      // A regression's targets: floats in [0, 1), as the samples.
+      std::vector<float> p(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i)
+        p[i] = static_cast<float>(rng.uniform());
+      program.write(input.buffer, p.data());
+    } else if (input.role == InputRole::Targets) {
       std::vector<int32_t> p(static_cast<size_t>(n));
       for (int64_t i = 0; i < n; ++i)
         p[i] = static_cast<int32_t>(rng.below(static_cast<uint64_t>(classes)));

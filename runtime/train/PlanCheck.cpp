@@ -78,9 +78,13 @@ void checkTrainingInterface(const Plan &plan, const std::string &path) {
            (shardRows != batch ? " split into " + std::to_string(replicas * processes) + " shards"
                                : std::string()) +
            ")");
-    if (label.dtype != DType::I32 || label.numel != shardRows)
+    // Class labels, or a regression's rows of float targets.
+    const bool regression = label.dtype == DType::F32;
+    if (regression ? label.shape.size() != 2 || label.shape[0] != shardRows || label.numel < 1
+                   : label.dtype != DType::I32 || label.numel != shardRows)
       fail("targets input '" + targets->name + "' is " + label.text() + ", expected i32[" +
-           std::to_string(shardRows) + "] (class labels)");
+           std::to_string(shardRows) + "] (class labels) or f32[" + std::to_string(shardRows) +
+           ", K] (a regression's targets)");
     // The loop gathers every replica's shard with device 0's sample size.
     if (d > 0 && (image.shape != plan.buffers[plan.input(InputRole::Samples, 0)->buffer].shape ||
                   label.shape != plan.buffers[plan.input(InputRole::Targets, 0)->buffer].shape))
@@ -90,7 +94,8 @@ void checkTrainingInterface(const Plan &plan, const std::string &path) {
     scalarOutput(StepKind::Train, OutputRole::Loss, true, d);
     scalarOutput(StepKind::Train, OutputRole::Correct, false, d);
     scalarOutput(StepKind::Eval, OutputRole::Loss, true, d);
-    scalarOutput(StepKind::Eval, OutputRole::Correct, true, d);
+    // A classifier's eval step counts its right predictions; a regression has no count.
+    scalarOutput(StepKind::Eval, OutputRole::Correct, !regression, d);
     // The predictions (plans of dpc before them have none): a row per sample of the shard.
     if (const OutputDesc *out = plan.output(StepKind::Eval, OutputRole::Logits, d)) {
       const BufferDesc &b = plan.buffers[out->buffer];
@@ -111,9 +116,10 @@ void checkRunnable(const Plan &plan, const std::string &path) {
   for (size_t s = 0; s < plan.servers.size(); ++s)
     checkOwnRecords(plan.servers[s], path + " (server " + std::to_string(s) + ")");
   checkTrainingInterface(plan, path);
-  // Labels are bytes; the data loader checks them against the classes.
+  // Labels are bytes; the data loader checks them against the classes. (A regression's
+  // targets are floats.)
   const int64_t classes = numClasses(plan);
-  if (classes < 1 || classes > 256)
+  if (targetWidth(plan) == 0 && (classes < 1 || classes > 256))
     throw Error(ErrorKind::Plan, path + ": the model predicts " + std::to_string(classes) +
                                      " classes; byte labels allow 1 to 256");
   if (plan.parameterServer() && !plan.lrSchedule.isConstant())

@@ -113,6 +113,14 @@ int64_t numClasses(const Plan &plan, int64_t fallback) {
   return fallback;
 }
 
+int64_t targetWidth(const Plan &plan) {
+  const InputDesc *targets = plan.input(InputRole::Targets, 0);
+  if (!targets || targets->buffer >= plan.buffers.size())
+    return 0;
+  const BufferDesc &b = plan.buffers[targets->buffer];
+  return b.dtype == DType::F32 && b.shape.size() == 2 ? b.shape[1] : 0;
+}
+
 namespace {
 
 /// Whether `plan` was compiled with --precision bf16 (it has bf16 buffers).
@@ -193,7 +201,10 @@ void describePlan(const Plan &plan, const std::string &path, std::ostream &out) 
         << (plan.nodes > 1 ? " on " + std::to_string(plan.nodes) + " nodes" : std::string())
         << ", " << plan.batch / (replicas * processes)
         << " samples per replica and step\n";
-  out << "classes: " << numClasses(plan, 0) << "\n";
+  if (const int64_t width = targetWidth(plan))
+    out << "regression: " << width << " float target(s) per sample\n";
+  else
+    out << "classes: " << numClasses(plan, 0) << "\n";
   if (plan.exportSource)
     out << "source: an imported " << plan.exportSource->format << " model ("
         << withCommas(static_cast<int64_t>(plan.exportSource->model.size()))

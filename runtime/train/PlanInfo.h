@@ -18,6 +18,10 @@ int64_t countWeights(const Plan &plan);
 /// accuracy (count_correct) kernel of either step; `fallback` when the plan has neither.
 int64_t numClasses(const Plan &plan, int64_t fallback = 10);
 
+/// Floats of targets per sample: K where the plan's targets input is a regression's f32
+/// [rows, K]; 0 where it takes class labels (i32), or has no targets input.
+int64_t targetWidth(const Plan &plan);
+
 /// Writes a summary of `plan` read from `path`: producer, model, batch, arena and persistent
 /// bytes, inputs, parameters with shapes and initialisers, buffers, and each step's kernels.
 void describePlan(const Plan &plan, const std::string &path, std::ostream &out);

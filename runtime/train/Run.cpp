@@ -51,8 +51,17 @@ uint64_t fingerprint(const Dataset &data) {
   }
   for (; i < total; ++i)
     mix(bytes[i]);
-  for (int64_t s = 0; s < data.size(); ++s)
-    mix(data.label(s));
+  if (data.targetWidth() > 0) {
+    for (int64_t s = 0; s < data.size(); ++s)
+      for (int64_t k = 0; k < data.targetWidth(); ++k) {
+        uint32_t word;
+        std::memcpy(&word, data.target(s) + k, 4);
+        mix(word);
+      }
+  } else {
+    for (int64_t s = 0; s < data.size(); ++s)
+      mix(data.label(s));
+  }
   return h;
 }
 
@@ -136,13 +145,15 @@ std::pair<Dataset, Dataset> loadData(Job &job, Trainer &trainer, const std::stri
                                      double timeout) {
   // 1 to 256, as Job::launch checked (checkRunnable).
   const int classes = static_cast<int>(numClasses(job.program().plan()));
+  // A regression reads float targets instead of the labels.
+  const int64_t targetWidth = trainer.targetWidth();
   // CIFAR-10 images are resized once, at load, to an NHWC model's input size (as seed 002
   // trains ResNets at 128x128); IDX images are taken as they are.
   ImageSize resize;
   if (detectDataFormat(dir) == DataFormat::Cifar10)
     resize = trainer.imageSize();
-  Dataset train = Dataset::loadSplit(dir, "train", classes, resize);
-  Dataset test = Dataset::loadSplit(dir, "t10k", classes, resize);
+  Dataset train = Dataset::loadSplit(dir, "train", classes, resize, targetWidth);
+  Dataset test = Dataset::loadSplit(dir, "t10k", classes, resize, targetWidth);
   trainer.checkData(train);
   trainer.checkData(test);
   agreeOnData(job.group(), train, test, timeout);

@@ -37,6 +37,10 @@ Trainer::Trainer(Program &program, const std::string &planName, ProcessGroup *gr
     dev.image = program.inputBuffer(InputRole::Samples, d);
     dev.label = program.inputBuffer(InputRole::Targets, d);
     sampleElements_ = program.buffer(dev.image).numel / shardRows_;
+    // A class label (i32) per row, or a regression's float targets.
+    const BufferDesc &targets = program.buffer(dev.label);
+    targetWidth_ = targets.dtype == DType::F32 ? targets.numel / shardRows_ : 0;
+    targetBytes_ = static_cast<int64_t>(targets.bytes()) / shardRows_;
     dev.trainLoss = program.outputBuffer(StepKind::Train, OutputRole::Loss, d);
     dev.trainCorrect = program.outputBuffer(StepKind::Train, OutputRole::Correct, d);
     dev.evalLoss = program.outputBuffer(StepKind::Eval, OutputRole::Loss, d);
@@ -97,14 +101,14 @@ void Trainer::setPrefetch(int ahead) {
   // This process's rows of each global batch; its replicas' shards follow each other. The
   // ring holds the batches gathered ahead, and the two a replica may have in flight.
   const int64_t rows = shardRows_ * program_.devices();
-  const size_t bytes = Prefetcher::slotBytes(rows, sampleElements_);
+  const size_t bytes = Prefetcher::slotBytes(rows, sampleElements_, targetBytes_);
   std::vector<void *> memory;
   for (int i = 0; i < ahead + 2; ++i) {
     prefetchMemory_.push_back(program_.device(0).allocateHost(bytes));
     memory.push_back(prefetchMemory_.back().data());
   }
   prefetch_ = std::make_unique<Prefetcher>(shardBegin(0), shardBegin(0) + rows, sampleElements_,
-                                           std::move(memory));
+                                           std::move(memory), targetBytes_);
 }
 
 double Trainer::inputWaitSeconds() const {
@@ -125,7 +129,7 @@ void Trainer::enqueueStep(const Batcher &batcher, int64_t batch, int r, StepKind
   Slots &slots = slots_[r];
   Stream &stream = program_.stream(r);
   auto *image = static_cast<float *>(program_.bufferData(dev.image));
-  auto *label = static_cast<int32_t *>(program_.bufferData(dev.label));
+  auto *label = static_cast<uint8_t *>(program_.bufferData(dev.label));
   const int64_t begin = ctx.firstRow, end = begin + shardRows_;
   const size_t imageBytes = program_.buffer(dev.image).bytes();
   const size_t labelBytes = program_.buffer(dev.label).bytes();
@@ -133,20 +137,21 @@ void Trainer::enqueueStep(const Batcher &batcher, int64_t batch, int r, StepKind
   if (prefetch_) {
     // The replica's rows of the process's gathered batch.
     Prefetcher *prefetcher = prefetch_.get();
-    const int64_t row = int64_t(r) * shardRows_, elements = sampleElements_;
+    const int64_t row = int64_t(r) * shardRows_, elements = sampleElements_,
+                  targetBytes = targetBytes_;
     if (hostAccessible) {
       // Taken on the device's stream: its compute waits only when the loader is behind.
       stream.host([=] {
         const Prefetcher::Batch in = prefetcher->acquire(batch);
         std::memcpy(image, in.images + row * elements, imageBytes);
-        std::memcpy(label, in.labels + row, labelBytes);
+        std::memcpy(label, in.targets + row * targetBytes, labelBytes);
       });
     } else {
       // Copied from the slot (host memory of the device's kind); the slot is released after
       // the step's results were read, so after the copy.
       const Prefetcher::Batch in = prefetcher->acquire(batch);
       stream.copy(image, in.images + row * elements, imageBytes);
-      stream.copy(label, in.labels + row, labelBytes);
+      stream.copy(label, in.targets + row * targetBytes, labelBytes);
     }
   } else if (hostAccessible) {
     // Gathered on the device's own stream, in order after the step before.
@@ -162,8 +167,7 @@ void Trainer::enqueueStep(const Batcher &batcher, int64_t batch, int r, StepKind
     // before the host read the slot's results.
     auto *staged = static_cast<uint8_t *>(slots.staging[slot].data());
     const int64_t start = trace::now();
-    batcher.fillBatch(batch, begin, end, reinterpret_cast<float *>(staged),
-                      reinterpret_cast<int32_t *>(staged + imageBytes));
+    batcher.fillBatch(batch, begin, end, reinterpret_cast<float *>(staged), staged + imageBytes);
     gatherNanos_.fetch_add(trace::now() - start, std::memory_order_relaxed);
     stream.copy(image, staged, imageBytes);
     stream.copy(label, staged + imageBytes, labelBytes);
@@ -203,6 +207,16 @@ std::pair<float, float> Trainer::collect(int r, int slot) {
 }
 
 void Trainer::checkData(const Dataset &data) const {
+  if (data.targetWidth() != targetWidth_)
+    throw Error(ErrorKind::Data,
+                data.labelsPath() + ": " +
+                    (data.targetWidth() > 0
+                         ? std::to_string(data.targetWidth()) + " float targets per sample"
+                         : std::string("class labels")) +
+                    " but " + planName_ + " takes " +
+                    (targetWidth_ > 0
+                         ? std::to_string(targetWidth_) + " float targets per sample (a regression)"
+                         : std::string("class labels")));
   if (data.pixels() != sampleElements_)
     throw Error(ErrorKind::Data, data.imagesPath() + ": samples have " +
                                      std::to_string(data.height()) + "x" +
@@ -553,7 +567,9 @@ EvalStats Trainer::evaluate(const Dataset &data, Predictions *predictions) {
   EvalStats stats;
   stats.samples = static_cast<int64_t>(samples);
   stats.loss = samples ? lossSum / samples : std::nan("");
-  stats.accuracy = samples ? correct / samples : std::nan("");
+  // A regression's plan counts no correct predictions: it has no accuracy.
+  const bool hasCorrect = replicaBuffers_.front().evalCorrect >= 0;
+  stats.accuracy = samples && hasCorrect ? correct / samples : std::nan("");
   return stats;
 }
 

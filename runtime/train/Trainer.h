@@ -116,7 +116,11 @@ public:
 
   /// Elements per sample of the samples input (784 for 28x28 images).
   int64_t sampleElements() const { return sampleElements_; }
-  /// Throws Error(Data) unless `data`'s samples have sampleElements() values.
+  /// Floats of targets per sample a regression's plan takes (its loss's [rows, K] targets);
+  /// 0 for a plan that takes class labels.
+  int64_t targetWidth() const { return targetWidth_; }
+  /// Throws Error(Data) unless `data`'s samples have sampleElements() values and its targets
+  /// are what the plan takes (class labels, or targetWidth() floats).
   void checkData(const Dataset &data) const;
   /// Height and width of an NHWC image input; zero for a flat one.
   ImageSize imageSize() const;
@@ -244,6 +248,8 @@ private:
   int worker_; // a parameter-server worker's index, else -1
   std::function<int64_t(int64_t, int64_t)> unitSource_;
   int64_t batch_ = 0, shardRows_ = 0, sampleElements_ = 0;
+  // Floats of targets per sample (0: an i32 class label), and the bytes of either.
+  int64_t targetWidth_ = 0, targetBytes_ = 4;
   std::vector<ReplicaBuffers> replicaBuffers_;
   std::vector<Slots> slots_;
   /// Eval steps also copy their predictions into the slots (during evaluate(data, preds)).

@@ -67,10 +67,11 @@ static cl::opt<int64_t> onnxBatch(
     cl::sub(exportCmd), cl::cat(onnxCategory));
 static cl::opt<std::string>
     onnxLoss("loss",
-             cl::desc(std::string("Loss on the model's output: ") + dp::onnx_import::kLossNames +
-                      " (default; integer class labels, the output the logits)"),
+             cl::desc("Loss on the model's output: softmax-cross-entropy (the default: integer "
+                      "class labels, the output the logits) or mean-squared-error, also mse (a "
+                      "regression: float targets, the output's values as computed)"),
              cl::init("softmax-cross-entropy"), cl::value_desc("name"), cl::sub(compileCmd),
-             cl::sub(summaryCmd), cl::sub(importCmd), cl::cat(onnxCategory));
+             cl::sub(summaryCmd), cl::sub(importCmd), cl::sub(exportCmd), cl::cat(onnxCategory));
 static cl::opt<std::string>
     onnxOptimizer("optimizer",
                   cl::desc("Optimizer as NAME[:key=value,...]: sgd:lr=0.01 (default), "

@@ -351,6 +351,25 @@ def Graph_SoftmaxCrossEntropyOp : Graph_Op<"softmax_cross_entropy", [DeclareOpIn
   let hasVerifier = 1;
 }
 
+def Graph_MeanSquaredErrorOp : Graph_Op<"mean_squared_error", [DeclareOpInterfaceMethods<LossOpInterface>, Graph_Lowering, Graph_BatchSharding, Graph_ReducesBatch, Pure, Graph_Gradient]> {
+  let summary = "mean squared error of predictions against float targets (regression)";
+  let description = [{
+    `prediction` and `target` are [N, K] f32. The result is the mean over the batch's
+    elements of (prediction - target)^2, a scalar: the sum over the rows and the K columns
+    divided by N K (PyTorch's `MSELoss()`, Keras's `mean_squared_error`). A model with this
+    loss has no accuracy: its steps return no `correct` count.
+
+    ```mlir
+    %loss = graph.mean_squared_error %y, %target
+        : (tensor<100x16xf32>, tensor<100x16xf32>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$prediction, Graph_F32Tensor:$target);
+  let results = (outs Graph_F32Scalar:$loss);
+  let assemblyFormat = "$prediction `,` $target attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Graph_CountCorrectOp : Graph_Op<"count_correct", [Graph_Lowering, Graph_BatchSharding, Graph_ReducesBatch, Pure]> {
   let summary = "number of rows whose largest logit is at the label";
   let description = [{
@@ -612,6 +631,23 @@ def Graph_SoftmaxCrossEntropyGradOp : Graph_Op<"softmax_cross_entropy_grad", [Gr
                        Graph_F32Scalar:$loss_grad);
   let results = (outs Graph_F32Tensor:$result);
   let assemblyFormat = "$logits `,` $labels `,` $loss_grad attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_MeanSquaredErrorGradOp : Graph_Op<"mean_squared_error_grad", [Graph_Lowering, Graph_BatchSharding, Pure]> {
+  let summary = "gradient of the mean squared error with respect to the predictions";
+  let description = [{
+    `2 (prediction - target) * loss_grad / (N K)`, the prediction's shape.
+
+    ```mlir
+    %dy = graph.mean_squared_error_grad %y, %target, %one
+        : (tensor<100x16xf32>, tensor<100x16xf32>, tensor<f32>) -> tensor<100x16xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$prediction, Graph_F32Tensor:$target,
+                       Graph_F32Scalar:$loss_grad);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$prediction `,` $target `,` $loss_grad attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
 

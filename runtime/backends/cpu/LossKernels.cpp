@@ -1,12 +1,15 @@
-// softmax cross-entropy, its gradient, and the count of correct predictions. Only the step's
+// softmax cross-entropy, its gradient, and the count of correct predictions; the mean squared
+// error and its gradient (runtime/kernels/SquaredError.h). Only the step's
 // valid rows count; labels are validated by the data loader, so an out-of-range label is a
 // broken precondition that shows up as NaN rather than an out-of-bounds read.
 #include "runtime/backends/cpu/Internal.h"
 #include "runtime/backends/cpu/Parallel.h"
+#include "runtime/kernels/SquaredError.h"
 #include "runtime/kernels/ValidRows.h"
 
 #include <algorithm>
 #include <limits>
+#include <vector>
 
 namespace dp::rt::cpu {
 namespace {
@@ -140,6 +143,64 @@ private:
   XentShape shape_;
 };
 
+class SquaredErrorKernel final : public Kernel {
+public:
+  SquaredErrorKernel(const KernelSite &site, contract::Rows shape)
+      : prediction_(site.input(0).f32()), target_(site.input(1).f32()), loss_(site.output(0).f32()),
+        shape_(shape) {}
+
+  void run(const StepContext &ctx) override {
+    const int64_t rows = shape_.rows, cols = shape_.cols;
+    const ValidRows valid(ctx, rows);
+    const float *prediction = prediction_, *target = target_;
+    double total = 0;
+    if (shape_.elements() >= kParallelMinWork && omp_get_max_threads() > 1) {
+      // Each thread sums every threads-th row; the shares are added in thread order, so a
+      // thread count always gives the same bits.
+      std::vector<double> shares(omp_get_max_threads(), 0.0);
+#pragma omp parallel
+      {
+        const int t = omp_get_thread_num(), threads = omp_get_num_threads();
+        shares[t] = squaredErrorShare(prediction, target, rows, cols, valid, t, threads);
+      }
+      for (double share : shares)
+        total += share;
+    } else {
+      total = squaredErrorShare(prediction, target, rows, cols, valid, 0, 1);
+    }
+    loss_[0] = squaredErrorLoss(total, valid, rows, cols);
+  }
+
+private:
+  const float *prediction_, *target_;
+  float *loss_;
+  contract::Rows shape_;
+};
+
+class SquaredErrorGradKernel final : public Kernel {
+public:
+  SquaredErrorGradKernel(const KernelSite &site, contract::Rows shape)
+      : prediction_(site.input(0).f32()), target_(site.input(1).f32()), dloss_(site.input(2).f32()),
+        dprediction_(site.output(0).f32()), shape_(shape) {}
+
+  void run(const StepContext &ctx) override {
+    const int64_t rows = shape_.rows, cols = shape_.cols;
+    const ValidRows valid(ctx, rows);
+    const float scale = squaredErrorGradScale(dloss_[0], valid, rows, cols);
+    const float *prediction = prediction_, *target = target_;
+    float *g = dprediction_;
+    parallelChunks(shape_.elements(), [=](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i)
+        squaredErrorGradElement(prediction, target, scale, g, cols, valid, i);
+    });
+  }
+
+private:
+  const float *prediction_, *target_, *dloss_;
+  float *dprediction_;
+  contract::Rows shape_;
+};
+
 } // namespace
 
 std::unique_ptr<Kernel> makeSoftmaxXent(const KernelSite &site, const NoAttrs &,
@@ -155,6 +216,16 @@ std::unique_ptr<Kernel> makeSoftmaxXentGrad(const KernelSite &site, const NoAttr
 std::unique_ptr<Kernel> makeCountCorrect(const KernelSite &site, const NoAttrs &,
                                          XentShape geometry) {
   return std::make_unique<CountCorrectKernel>(site, geometry);
+}
+
+std::unique_ptr<Kernel> makeSquaredError(const KernelSite &site, const NoAttrs &,
+                                         contract::Rows geometry) {
+  return std::make_unique<SquaredErrorKernel>(site, geometry);
+}
+
+std::unique_ptr<Kernel> makeSquaredErrorGrad(const KernelSite &site, const NoAttrs &,
+                                             contract::Rows geometry) {
+  return std::make_unique<SquaredErrorGradKernel>(site, geometry);
 }
 
 } // namespace dp::rt::cpu

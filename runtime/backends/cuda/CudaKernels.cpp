@@ -722,6 +722,31 @@ makeSoftmaxXentGrad(KernelEnvironment &env, const KernelSite &site, const NoAttr
   });
 }
 
+std::unique_ptr<Kernel> makeSquaredError(KernelEnvironment &env, const KernelSite &site,
+                                         const NoAttrs &,
+                                         contract::Geometry<KernelKind::SquaredError> geometry) {
+  const StepContext *ctx = env.deviceContext();
+  const contract::Rows x = geometry;
+  const float *prediction = site.input(0).f32(), *target = site.input(1).f32();
+  float *loss = site.output(0).f32();
+  return launching(site, [=](cudaStream_t s) {
+    return launchSquaredError(s, prediction, target, loss, x.rows, x.cols, ctx);
+  });
+}
+
+std::unique_ptr<Kernel>
+makeSquaredErrorGrad(KernelEnvironment &env, const KernelSite &site, const NoAttrs &,
+                     contract::Geometry<KernelKind::SquaredErrorGrad> geometry) {
+  const StepContext *ctx = env.deviceContext();
+  const contract::Rows x = geometry;
+  const float *prediction = site.input(0).f32(), *target = site.input(1).f32();
+  const float *dloss = site.input(2).f32();
+  float *dprediction = site.output(0).f32();
+  return launching(site, [=](cudaStream_t s) {
+    return launchSquaredErrorGrad(s, prediction, target, dloss, dprediction, x.rows, x.cols, ctx);
+  });
+}
+
 std::unique_ptr<Kernel> makeCountCorrect(KernelEnvironment &env, const KernelSite &site,
                                          const NoAttrs &,
                                          contract::Geometry<KernelKind::CountCorrect> geometry) {

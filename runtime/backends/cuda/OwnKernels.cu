@@ -174,6 +174,17 @@ struct XentGradOp {
                 ValidRows(*ctx, rows), rows, r);
   }
 };
+struct SquaredErrorGradOp {
+  const float *prediction, *target, *dloss;
+  float *dprediction;
+  int64_t rows, cols;
+  const StepContext *ctx;
+  __device__ void operator()(int64_t i) const {
+    const ValidRows valid(*ctx, rows);
+    squaredErrorGradElement(prediction, target, squaredErrorGradScale(dloss[0], valid, rows, cols),
+                            dprediction, cols, valid, i);
+  }
+};
 struct DropoutOp {
   const float *x;
   float *y, *mask;
@@ -369,6 +380,22 @@ struct XentFinishOp {
     loss[0] = xentLoss(sum, ValidRows(*ctx, rows), rows);
   }
 };
+struct SquaredErrorShareOp {
+  const float *prediction, *target;
+  int64_t rows, cols;
+  const StepContext *ctx;
+  __device__ double operator()(int t, int threads) const {
+    return squaredErrorShare(prediction, target, rows, cols, ValidRows(*ctx, rows), t, threads);
+  }
+};
+struct SquaredErrorFinishOp {
+  float *loss;
+  int64_t rows, cols;
+  const StepContext *ctx;
+  __device__ void operator()(double sum) const {
+    loss[0] = squaredErrorLoss(sum, ValidRows(*ctx, rows), rows, cols);
+  }
+};
 struct CorrectShareOp {
   const float *logits;
   const int32_t *labels;
@@ -495,6 +522,17 @@ cudaError_t launchSoftmaxXentGrad(cudaStream_t stream, const float *logits, cons
                                   const float *dloss, float *dlogits, int64_t rows, int64_t classes,
                                   const StepContext *ctx) {
   return launchEach(stream, rows, XentGradOp{logits, labels, dloss, dlogits, rows, classes, ctx});
+}
+cudaError_t launchSquaredError(cudaStream_t stream, const float *prediction, const float *target,
+                               float *loss, int64_t rows, int64_t cols, const StepContext *ctx) {
+  return launchBlockSum(stream, SquaredErrorShareOp{prediction, target, rows, cols, ctx},
+                        SquaredErrorFinishOp{loss, rows, cols, ctx});
+}
+cudaError_t launchSquaredErrorGrad(cudaStream_t stream, const float *prediction,
+                                   const float *target, const float *dloss, float *dprediction,
+                                   int64_t rows, int64_t cols, const StepContext *ctx) {
+  return launchEach(stream, rows * cols,
+                    SquaredErrorGradOp{prediction, target, dloss, dprediction, rows, cols, ctx});
 }
 cudaError_t launchCountCorrect(cudaStream_t stream, const float *logits, const int32_t *labels,
                                float *correct, int64_t rows, int64_t classes,

@@ -12,6 +12,7 @@
 #include "runtime/device/StepContext.h"
 #include "runtime/kernels/Broadcast.h"
 #include "runtime/kernels/Pointwise.h"
+#include "runtime/kernels/SquaredError.h"
 
 #include <cuda_runtime_api.h>
 
@@ -71,6 +72,13 @@ cudaError_t launchSoftmaxXent(cudaStream_t stream, const float *logits, const in
 cudaError_t launchSoftmaxXentGrad(cudaStream_t stream, const float *logits, const int32_t *labels,
                                   const float *dloss, float *dlogits, int64_t rows, int64_t classes,
                                   const StepContext *ctx);
+/// The mean squared error of prediction against target [rows, cols] over the valid rows (one
+/// block, summed in a fixed order), and its gradient (runtime/kernels/SquaredError.h).
+cudaError_t launchSquaredError(cudaStream_t stream, const float *prediction, const float *target,
+                               float *loss, int64_t rows, int64_t cols, const StepContext *ctx);
+cudaError_t launchSquaredErrorGrad(cudaStream_t stream, const float *prediction,
+                                   const float *target, const float *dloss, float *dprediction,
+                                   int64_t rows, int64_t cols, const StepContext *ctx);
 cudaError_t launchCountCorrect(cudaStream_t stream, const float *logits, const int32_t *labels,
                                float *correct, int64_t rows, int64_t classes,
                                const StepContext *ctx);

@@ -215,6 +215,23 @@ void softmaxXentGrad(const T *logits, const int32_t *labels, T dloss, T *dlogits
   }
 }
 
+template <typename T>
+T squaredError(const T *prediction, const T *target, int64_t rows, int64_t cols,
+               int64_t validRows) {
+  T total = 0;
+  for (int64_t i = 0; i < validRows * cols; ++i)
+    total += (prediction[i] - target[i]) * (prediction[i] - target[i]);
+  return validRows > 0 ? total / T(validRows * cols) : 0;
+}
+
+template <typename T>
+void squaredErrorGrad(const T *prediction, const T *target, T dloss, T *dprediction, int64_t rows,
+                      int64_t cols, int64_t validRows) {
+  for (int64_t i = 0; i < rows * cols; ++i)
+    dprediction[i] =
+        i < validRows * cols ? 2 * (prediction[i] - target[i]) * dloss / T(validRows * cols) : 0;
+}
+
 float countCorrect(const float *logits, const int32_t *labels, int64_t rows, int64_t classes,
                    int64_t validRows) {
   float correct = 0;
@@ -362,7 +379,9 @@ void maxPool2dGrad(const T *x, const T *dy, T *dx, int64_t n, int64_t h, int64_t
   template void maxPool2dGrad<T>(const T *, const T *, T *, int64_t, int64_t, int64_t, int64_t,    \
                                  int64_t, int64_t, int64_t, int64_t);                              \
   template T softmaxXent<T>(const T *, const int32_t *, int64_t, int64_t, int64_t);                \
-  template void softmaxXentGrad<T>(const T *, const int32_t *, T, T *, int64_t, int64_t, int64_t);
+  template void softmaxXentGrad<T>(const T *, const int32_t *, T, T *, int64_t, int64_t, int64_t); \
+  template T squaredError<T>(const T *, const T *, int64_t, int64_t, int64_t);                     \
+  template void squaredErrorGrad<T>(const T *, const T *, T, T *, int64_t, int64_t, int64_t);
 DP_REF_INSTANTIATE(float)
 DP_REF_INSTANTIATE(double)
 #undef DP_REF_INSTANTIATE

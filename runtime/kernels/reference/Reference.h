@@ -50,6 +50,13 @@ T softmaxXent(const T *logits, const int32_t *labels, int64_t rows, int64_t clas
 template <typename T>
 void softmaxXentGrad(const T *logits, const int32_t *labels, T dloss, T *dlogits, int64_t rows,
                      int64_t classes, int64_t validRows);
+/// Mean over the first `validRows` rows' elements of (prediction - target)^2 ([rows, cols]).
+template <typename T>
+T squaredError(const T *prediction, const T *target, int64_t rows, int64_t cols, int64_t validRows);
+/// 2 (prediction - target) dloss / (validRows cols) for rows < validRows, zero after.
+template <typename T>
+void squaredErrorGrad(const T *prediction, const T *target, T dloss, T *dprediction, int64_t rows,
+                      int64_t cols, int64_t validRows);
 /// Number of rows < validRows whose first argmax equals the label.
 float countCorrect(const float *logits, const int32_t *labels, int64_t rows, int64_t classes,
                    int64_t validRows);

@@ -4,12 +4,23 @@
 #include "runtime/train/Report.h"
 #include "runtime/train/callbacks/Callbacks.h"
 
+#include <cmath>
 #include <cstdio>
 #include <iomanip>
 #include <ostream>
+#include <string>
 
 namespace dp::rt {
 namespace {
+
+/// "  accuracy 0.8123", or nothing for a model without one (a regression).
+std::string accuracyText(double accuracy) {
+  if (std::isnan(accuracy))
+    return "";
+  char text[32];
+  std::snprintf(text, sizeof(text), "  accuracy %.4f", accuracy);
+  return text;
+}
 
 class Console final : public RunCallback {
 public:
@@ -29,10 +40,10 @@ public:
     if (epoch == kFinalEvaluation || s_.quiet)
       return;
     char line[160];
-    std::snprintf(line, sizeof(line),
-                  "epoch %lld/%lld  test loss %.4f  accuracy %.4f  learning rate x %.4g\n",
+    std::snprintf(line, sizeof(line), "epoch %lld/%lld  test loss %.4f%s  learning rate x %.4g\n",
                   static_cast<long long>(epoch), static_cast<long long>(s_.options.epochs),
-                  result.loss, result.accuracy, s_.report.epochs.back().lrScale);
+                  result.loss, accuracyText(result.accuracy).c_str(),
+                  s_.report.epochs.back().lrScale);
     s_.out << line;
   }
 
@@ -41,8 +52,9 @@ public:
       return;
     const TrainReport &report = s_.report;
     char line[120];
-    std::snprintf(line, sizeof(line), "test  loss %.4f  accuracy %.4f  (%s samples)\n",
-                  report.test.loss, report.test.accuracy, withCommas(report.test.samples).c_str());
+    std::snprintf(line, sizeof(line), "test  loss %.4f%s  (%s samples)\n", report.test.loss,
+                  accuracyText(report.test.accuracy).c_str(),
+                  withCommas(report.test.samples).c_str());
     s_.out << line;
     if (!s_.options.quiet)
       printPhaseTable(report.phases, s_.out);
@@ -66,7 +78,9 @@ private:
       steps = s_.options.maxSteps;
     out << "model " << (plan.model.empty() ? "(unnamed)" : plan.model) << ": "
         << withCommas(report.params) << " parameters, batch " << plan.batch << ", "
-        << numClasses(plan) << " classes\n";
+        << (targetWidth(plan) > 0 ? std::to_string(targetWidth(plan)) + " regression targets"
+                                  : std::to_string(numClasses(plan)) + " classes")
+        << "\n";
     layout();
     if (s_.options.predict) {
       out << "predict: no training; the weights "

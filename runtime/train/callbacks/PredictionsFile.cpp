@@ -11,7 +11,36 @@
 
 namespace dp::rt {
 
+namespace {
+
+/// A regression's predictions: per sample its targets and the model's values, each %.9g (the
+/// f32 value exactly, read back).
+std::string regressionCsv(const Predictions &p, const Dataset &data) {
+  const int64_t width = p.classes;
+  std::string text = "index";
+  for (int64_t k = 0; k < width; ++k)
+    text += ",target_" + std::to_string(k);
+  for (int64_t k = 0; k < width; ++k)
+    text += ",predicted_" + std::to_string(k);
+  text += "\n";
+  char number[32];
+  for (int64_t i = 0; i < data.size(); ++i) {
+    text += std::to_string(i);
+    for (const float *row : {data.target(i), &p.logits[size_t(i * width)]})
+      for (int64_t k = 0; k < width; ++k) {
+        std::snprintf(number, sizeof(number), ",%.9g", double(row[k]));
+        text += number;
+      }
+    text += "\n";
+  }
+  return text;
+}
+
+} // namespace
+
 std::string predictionsCsv(const Predictions &p, const Dataset &data) {
+  if (data.targetWidth() > 0)
+    return regressionCsv(p, data);
   const int64_t classes = p.classes;
   std::string text = "index,label,predicted";
   for (int64_t c = 0; c < classes; ++c)
@@ -56,7 +85,9 @@ public:
     writeFileAtomically(s_.options.predictionsPath, predictionsCsv(s_.predictions, *s_.test));
     if (!s_.options.quiet)
       s_.out << "wrote " << s_.options.predictionsPath << ": " << s_.test->size()
-             << " predictions (class, probabilities and logits of each test sample)\n"
+             << (s_.test->targetWidth() > 0
+                     ? " predictions (the targets and predicted values of each test sample)\n"
+                     : " predictions (class, probabilities and logits of each test sample)\n")
              << std::flush;
   }
 };

@@ -185,7 +185,7 @@ func.func @m(%x: tensor<8x4xf32> {graph.input = "x"}, %l: tensor<8xi32> {graph.i
   %w = graph.param "w" {init = #graph.glorot_uniform} : tensor<4x3xf32>
   %y = graph.dense %x, %w : (tensor<8x4xf32>, tensor<4x3xf32>) -> tensor<8x3xf32>
   %c = graph.count_correct %y, %l : (tensor<8x3xf32>, tensor<8xi32>) -> tensor<f32>
-  // expected-error @+1 {{the returned value must be a loss (graph.softmax_cross_entropy)}}
+  // expected-error @+1 {{the returned value must be a loss (graph.softmax_cross_entropy or graph.mean_squared_error)}}
   return %c : tensor<f32>
 }
 

@@ -5,6 +5,7 @@
 // reference kernels.
 #include "runtime/backends/cuda/ImageOps.h"
 #include "runtime/backends/cuda/RowOps.h"
+#include "runtime/kernels/SquaredError.h"
 #include "runtime/kernels/ValidRows.h"
 #include "runtime/kernels/reference/Concat.h"
 #include "runtime/kernels/reference/LayerNorm.h"
@@ -174,6 +175,44 @@ TEST(RowOps, CrossEntropyGradientMatchesTheReferenceAndFiniteDifferences) {
     const float h = 1e-2f;
     plus[i] += h, minus[i] -= h;
     EXPECT_NEAR(g[i], (loss(plus) - loss(minus)) / (2 * h), 2e-3) << "entry " << i;
+  }
+}
+
+// The mean squared error (runtime/kernels/SquaredError.h) as the device computes it: one
+// block's shares summed in its fixed tree, the gradient an element per thread.
+TEST(RowOps, SquaredErrorAndItsGradientMatchTheReferenceAndFiniteDifferences) {
+  const int64_t rows = 53, cols = 7;
+  const std::vector<float> p = uniform(rows * cols, 7, -2, 2), t = uniform(rows * cols, 8, -1, 1);
+  for (int64_t valid : {int64_t(53), int64_t(40), int64_t(1), int64_t(0)}) {
+    const ValidRows v(context(valid), rows);
+    const double sum = blockSum(256, [&](int th, int threads) {
+      return squaredErrorShare(p.data(), t.data(), rows, cols, v, th, threads);
+    });
+    EXPECT_NEAR(squaredErrorLoss(sum, v, rows, cols),
+                ref::squaredError(p.data(), t.data(), rows, cols, valid), 1e-6)
+        << valid << " valid rows";
+    std::vector<float> g(p.size(), 123.0f), want(p.size());
+    const float scale = squaredErrorGradScale(0.5f, v, rows, cols);
+    for (int64_t i = 0; i < rows * cols; ++i)
+      squaredErrorGradElement(p.data(), t.data(), scale, g.data(), cols, v, i);
+    ref::squaredErrorGrad(p.data(), t.data(), 0.5f, want.data(), rows, cols, valid);
+    EXPECT_TRUE(near(g, want, 1e-6, 1e-9)) << valid << " valid rows";
+  }
+  // d(0.5 * loss)/dp by central differences of the device loss, on a few entries.
+  const ValidRows v(context(40), rows);
+  auto loss = [&](const std::vector<float> &pp) {
+    return 0.5 * squaredErrorLoss(squaredErrorShare(pp.data(), t.data(), rows, cols, v, 0, 1), v,
+                                  rows, cols);
+  };
+  std::vector<float> g(p.size());
+  for (int64_t i = 0; i < rows * cols; ++i)
+    squaredErrorGradElement(p.data(), t.data(), squaredErrorGradScale(0.5f, v, rows, cols),
+                            g.data(), cols, v, i);
+  for (int64_t i : {int64_t(0), int64_t(9), int64_t(100), int64_t(279), int64_t(300)}) {
+    std::vector<float> plus = p, minus = p;
+    const float h = 1e-2f;
+    plus[i] += h, minus[i] -= h;
+    EXPECT_NEAR(g[i], (loss(plus) - loss(minus)) / (2 * h), 1e-5) << "entry " << i;
   }
 }
 

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <algorithm>
 #include <chrono>
 #include <fstream>
@@ -380,6 +382,58 @@ TEST(Idx, WriterRoundTrip) {
     EXPECT_EQ(array.dims, (std::vector<uint32_t>{2, 3, 1}));
     EXPECT_EQ(array.data, bytes);
   }
+}
+
+// A regression's targets: an IDX array of big-endian floats [samples, K] beside the images,
+// found as <split>-targets-idx2-float, checked against the images and the model's K.
+TEST_P(IdxFiles, RegressionTargetsLoadBesideTheImages) {
+  writeRaw(dir.file(name("train-images-idx3-ubyte")), idxHeader({6, 2, 2}) + imageBytes(6, 2, 2),
+           gzip());
+  std::vector<float> values;
+  for (int i = 0; i < 18; ++i)
+    values.push_back(0.25f * float(i) - 1.0f);
+  writeIdxFloats(dir.file(name("train-targets-idx2-float")), {6, 3}, values, gzip());
+  Dataset data = Dataset::loadSplit(dir.path(), "train", 10, {}, 3);
+  ASSERT_EQ(data.size(), 6);
+  EXPECT_EQ(data.targetWidth(), 3);
+  EXPECT_EQ(data.targetBytes(), 12);
+  EXPECT_EQ(data.target(5)[2], values[17]);
+  EXPECT_EQ(data.image(5)[1], (5 * 7 + 1) % 256);
+  // Another K than the model's, and labels asked of a directory without them.
+  expectDataError([&] { Dataset::loadSplit(dir.path(), "train", 10, {}, 4); },
+                  {"train-targets-idx2-float", "header declares 3 targets per sample, but the "
+                                               "model predicts 4 values per sample"});
+  expectDataError([&] { Dataset::loadSplit(dir.path(), "train", 10); },
+                  {"train-labels-idx1-ubyte.gz: file not found"});
+}
+
+TEST_P(IdxFiles, BadRegressionTargetsAreRefusedByName) {
+  const std::string images = dir.file(name("train-images-idx3-ubyte"));
+  const std::string targets = dir.file(name("train-targets-idx2-float"));
+  writeRaw(images, idxHeader({4, 2, 2}) + imageBytes(4, 2, 2), gzip());
+  // Bytes, not floats.
+  writeRaw(targets, idxHeader({4, 2}) + std::string(8, '\1'), gzip());
+  expectDataError([&] { Dataset::loadWithTargets(images, targets, 2); },
+                  {targets, "IDX of unsigned bytes", "expected 0x00000d02 (IDX of 32-bit floats"});
+  // Another count than the images'.
+  writeIdxFloats(targets, {5, 2}, std::vector<float>(10, 0.5f), gzip());
+  expectDataError([&] { Dataset::loadWithTargets(images, targets, 2); },
+                  {"header declares 5 rows of targets but", "declares 4 images"});
+  // Cut short.
+  writeRaw(targets, idxHeader({4, 2}, 0x0d02) + std::string(30, '\0'), gzip());
+  expectDataError([&] { Dataset::loadWithTargets(images, targets, 2); },
+                  {targets, "header claims 4 targets", "holds 3 (30 bytes)"});
+  // A target that is not a number.
+  std::vector<float> values(8, 0.5f);
+  values[5] = std::numeric_limits<float>::quiet_NaN();
+  writeIdxFloats(targets, {4, 2}, values, gzip());
+  expectDataError([&] { Dataset::loadWithTargets(images, targets, 2); },
+                  {"target 1 of sample 2 is", "not a finite number"});
+  // A regression's directory of CIFAR-10 batches has no float targets.
+  TempDir cifar;
+  writeRaw(cifar.file("test_batch.bin"), test::cifarRecords(0, 2), false);
+  expectDataError([&] { Dataset::loadSplit(cifar.path(), "test", 10, {}, 2); },
+                  {"holds CIFAR-10 batches", "t10k-targets-idx2-float"});
 }
 
 TEST(Dataset, FromBytesChecksLikeLoad) {

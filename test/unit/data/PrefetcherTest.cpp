@@ -26,7 +26,8 @@ Dataset makeData(int64_t n) {
 
 /// Slot memory for a prefetcher of `rows` rows of 4 values.
 struct Slots {
-  Slots(int count, int64_t rows) : bytes(Prefetcher::slotBytes(rows, 4)) {
+  Slots(int count, int64_t rows, int64_t targetBytes = 4)
+      : bytes(Prefetcher::slotBytes(rows, 4, targetBytes)) {
     for (int i = 0; i < count; ++i)
       memory.emplace_back(bytes);
   }
@@ -55,8 +56,37 @@ TEST(Prefetcher, BatchesEqualTheBatchersGather) {
     batcher.fillBatch(b, 30, 70, images.data(), labels.data());
     EXPECT_EQ(0, std::memcmp(got.images, images.data(), images.size() * sizeof(float)))
         << "batch " << b;
-    EXPECT_EQ(0, std::memcmp(got.labels, labels.data(), labels.size() * sizeof(int32_t)))
+    EXPECT_EQ(0, std::memcmp(got.targets, labels.data(), labels.size() * sizeof(int32_t)))
         << "batch " << b;
+    prefetcher.release(b);
+  }
+  prefetcher.stop();
+}
+
+// A regression's rows of 3 float targets travel beside the images as the batcher gathers them.
+TEST(Prefetcher, ARegressionsFloatTargetsEqualTheBatchersGather) {
+  std::vector<uint8_t> images;
+  std::vector<float> targets;
+  for (int64_t i = 0; i < 300; ++i) {
+    images.insert(images.end(), {uint8_t(i % 256), uint8_t(i * 3), 7, uint8_t(i / 256)});
+    targets.insert(targets.end(), {float(i), -0.5f * float(i), 1.0f / float(i + 1)});
+  }
+  Dataset data = Dataset::fromTargets(images, targets, 3, 2, 2, "synthetic regression");
+  Batcher batcher(data, 64, BatchOrder::Shuffled, Remainder::Drop, 5);
+  Slots slots(2, 32, 3 * sizeof(float));
+  Prefetcher prefetcher(16, 48, 4, slots.pointers(), 3 * sizeof(float));
+  prefetcher.start(batcher, 0, batcher.numBatches());
+  std::vector<float> want(32 * 4), wantTargets(32 * 3);
+  for (int64_t b = 0; b < batcher.numBatches(); ++b) {
+    Prefetcher::Batch got = prefetcher.acquire(b);
+    batcher.fillBatch(b, 16, 48, want.data(), wantTargets.data());
+    EXPECT_EQ(0, std::memcmp(got.images, want.data(), want.size() * sizeof(float)));
+    EXPECT_EQ(0, std::memcmp(got.targets, wantTargets.data(), wantTargets.size() * sizeof(float)))
+        << "batch " << b;
+    // Each row's targets are its sample's: the first is the sample's index.
+    const auto *rows = reinterpret_cast<const float *>(got.targets);
+    for (int row = 0; row < 32; ++row)
+      EXPECT_FLOAT_EQ(rows[row * 3 + 1], -0.5f * rows[row * 3]) << "row " << row;
     prefetcher.release(b);
   }
   prefetcher.stop();
@@ -73,7 +103,7 @@ TEST(Prefetcher, APaddedEvaluationBatchHasZeroRowsPastTheData) {
     if (b == 2) {
       EXPECT_FLOAT_EQ(got.images[49 * 4 + 2], 1.0f) << "row 49 is sample 249";
       for (int row = 50; row < 100; ++row) {
-        EXPECT_EQ(got.labels[row], 0);
+        EXPECT_EQ(reinterpret_cast<const int32_t *>(got.targets)[row], 0);
         EXPECT_EQ(got.images[row * 4 + 2], 0.0f) << "padding row " << row;
       }
     }

@@ -508,6 +508,62 @@ INSTANTIATE_TEST_SUITE_P(Shapes, LossTest,
                                            std::make_tuple(4000, 10, 3999),
                                            std::make_tuple(37, 1001, 36)));
 
+// squared_error and squared_error_grad (a regression's loss) against the reference, with
+// rows past the valid count and sizes on both sides of the threaded path (the threads' shares
+// are added in a fixed order).
+class SquaredErrorTest : public ::testing::TestWithParam<std::tuple<int64_t, int64_t, int64_t>> {};
+
+TEST_P(SquaredErrorTest, MatchesReference) {
+  const auto [rows, cols, valid] = GetParam();
+  PlanBuilder b(rows);
+  const uint32_t pred = b.buffer({rows, cols}), target = b.buffer({rows, cols}),
+                 dloss = b.buffer({}), loss = b.buffer({}), dpred = b.buffer({rows, cols});
+  b.kernel(StepKind::Train, KernelKind::SquaredError, {pred, target}, {loss});
+  b.kernel(StepKind::Train, KernelKind::SquaredErrorGrad, {pred, target, dloss}, {dpred});
+  std::unique_ptr<Program> program = b.load();
+  RandomData rd(static_cast<uint32_t>(rows * cols + valid));
+  auto p = rd.uniform(rows * cols, -2.0f, 2.0f), t = rd.uniform(rows * cols, -1.0f, 1.0f);
+  put(*program, pred, p);
+  put(*program, target, t);
+  put(*program, dloss, std::vector<float>{0.75f});
+  // Garbage in the gradient must be overwritten, including the rows past the valid ones.
+  put(*program, dpred, std::vector<float>(rows * cols, 123.0f));
+  program->run(StepKind::Train, stepContext(valid));
+
+  const double want = ref::squaredError(toDouble(p).data(), toDouble(t).data(), rows, cols, valid);
+  EXPECT_NEAR(get(*program, loss)[0], want, 1e-6 * want + 1e-7);
+  std::vector<float> wantGrad(rows * cols);
+  ref::squaredErrorGrad(p.data(), t.data(), 0.75f, wantGrad.data(), rows, cols, valid);
+  EXPECT_TRUE(allNear(get(*program, dpred), wantGrad, 1e-9, 1e-5));
+  // Twice the same bits: the threaded sum does not depend on timing.
+  const float first = get(*program, loss)[0];
+  program->run(StepKind::Train, stepContext(valid));
+  EXPECT_EQ(get(*program, loss)[0], first);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, SquaredErrorTest,
+                         ::testing::Values(std::make_tuple(1, 1, 1), std::make_tuple(8, 3, 8),
+                                           std::make_tuple(8, 3, 5), std::make_tuple(100, 49, 37),
+                                           std::make_tuple(2000, 49, 1999),
+                                           std::make_tuple(3, 40000, 2)));
+
+TEST(LossEdgeTest, SquaredErrorIgnoresRowsPastTheValidCount) {
+  PlanBuilder b(3);
+  const uint32_t pred = b.buffer({3, 2}), target = b.buffer({3, 2}), dloss = b.buffer({}),
+                 loss = b.buffer({}), dpred = b.buffer({3, 2});
+  b.kernel(StepKind::Train, KernelKind::SquaredError, {pred, target}, {loss});
+  b.kernel(StepKind::Train, KernelKind::SquaredErrorGrad, {pred, target, dloss}, {dpred});
+  std::unique_ptr<Program> program = b.load();
+  // Row 2 is padding: a NaN there must not matter.
+  put(*program, pred, std::vector<float>{1, 2, 3, 4, NAN, 1e30f});
+  put(*program, target, std::vector<float>{0, 0, 3, 2, 0, 0});
+  put(*program, dloss, std::vector<float>{1.0f});
+  program->run(StepKind::Train, stepContext(2));
+  // (1 + 4 + 0 + 4) / (2 rows x 2 values).
+  EXPECT_FLOAT_EQ(get(*program, loss)[0], 9.0f / 4.0f);
+  EXPECT_EQ(get(*program, dpred), (std::vector<float>{0.5f, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f}));
+}
+
 TEST(LossEdgeTest, RowsPastTheValidCountAreIgnored) {
   LossPlan p = lossPlan(4, 3);
   // Rows 2 and 3 are padding: garbage logits and labels that must not matter.

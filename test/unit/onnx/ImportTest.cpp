@@ -539,6 +539,53 @@ TEST_F(ImportTest, ASoftmaxOutputIsTheLossesOwn) {
       << errors;
 }
 
+// --loss mse: a regression's loss on the output as computed (a Softmax at the end stays), the
+// targets an f32 input of the output's shape; an output of rank 1 is one value per sample.
+TEST_F(ImportTest, ARegressionsLossTakesTheOutputAsComputed) {
+  auto module = import(linearModel(), ImportOptions{.loss = "mse"});
+  ASSERT_TRUE(module) << errors;
+  auto loss = ops<graph::MeanSquaredErrorOp>(*module);
+  ASSERT_EQ(loss.size(), 1u);
+  EXPECT_TRUE(ops<graph::SoftmaxCrossEntropyOp>(*module).empty());
+  EXPECT_EQ(loss[0].getPrediction(), ops<graph::DenseOp>(*module)[0].getResult());
+  auto func = *module->getOps<mlir::func::FuncOp>().begin();
+  ASSERT_EQ(func.getNumArguments(), 2u);
+  EXPECT_EQ(loss[0].getTarget(), func.getArgument(1));
+  EXPECT_EQ(func.getArgument(1).getType(), loss[0].getPrediction().getType());
+  EXPECT_EQ(func.getFunctionType().getInput(1), func.getArgument(1).getType());
+  EXPECT_EQ(func.getArgAttrOfType<mlir::StringAttr>(1, graph::kInputAttr).getValue(), "target");
+
+  ModelBuilder m = linearModel();
+  m.g->mutable_output(0)->set_name("p");
+  m.node("Softmax", {"y"}, {"p"});
+  module = import(m, ImportOptions{.loss = "mean-squared-error"});
+  ASSERT_TRUE(module) << errors;
+  auto softmax = ops<graph::SoftmaxOp>(*module);
+  ASSERT_EQ(softmax.size(), 1u);
+  EXPECT_EQ(ops<graph::MeanSquaredErrorOp>(*module)[0].getPrediction(), softmax[0].getResult());
+
+  // One value per sample: [batch] is [batch, 1].
+  m = linearModel();
+  m.g->mutable_output(0)->set_name("v");
+  m.floats("W2", {2, 1}, {1, -1});
+  m.node("MatMul", {"y", "W2"}, {"u"});
+  m.ints("axes", {1}, {1});
+  m.node("Squeeze", {"u", "axes"}, {"v"});
+  module = import(m, ImportOptions{.loss = "mse"});
+  ASSERT_TRUE(module) << errors;
+  EXPECT_EQ(mlir::cast<mlir::RankedTensorType>(
+                ops<graph::MeanSquaredErrorOp>(*module)[0].getPrediction().getType())
+                .getShape(),
+            llvm::ArrayRef<int64_t>({4, 1}));
+
+  // A LogSoftmax output is computed only folded into softmax cross-entropy.
+  m = linearModel();
+  m.g->mutable_output(0)->set_name("p");
+  m.node("LogSoftmax", {"y"}, {"p"});
+  EXPECT_FALSE(import(m, ImportOptions{.loss = "mse"}));
+  EXPECT_NE(errors.find("which dp takes only folded into the loss"), std::string::npos) << errors;
+}
+
 TEST_F(ImportTest, DropoutTrainsAndActivationsMap) {
   ModelBuilder m = linearModel();
   m.g->mutable_output(0)->set_name("t");
@@ -705,7 +752,8 @@ TEST_F(ImportTest, RefusalsNameWhatIsMissing) {
       {"dynamic batch without --batch", [](ModelBuilder &) {},
        "the model's input 'x' has a dynamic batch axis: give the batch size (--batch N)",
        ImportOptions{.batch = -1}},
-      {"unknown loss", [](ModelBuilder &) {}, "unknown loss 'mse'", ImportOptions{.loss = "mse"}},
+      {"unknown loss", [](ModelBuilder &) {}, "unknown loss 'hinge'",
+       ImportOptions{.loss = "hinge"}},
   };
   for (Refusal &c : cases) {
     ModelBuilder m = linearModel();

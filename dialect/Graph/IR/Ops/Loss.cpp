@@ -1,4 +1,5 @@
-// graph.softmax_cross_entropy, its gradient, and graph.count_correct. Each op's verifier,
+// graph.softmax_cross_entropy, its gradient, and graph.count_correct; graph.mean_squared_error
+// and its gradient. Each op's verifier,
 // gradient rule, batch sharding and lowering (those it has) are here; see docs/architecture.md,
 // "Adding an op".
 #include "dialect/Graph/IR/Ops/Common.h"
@@ -69,3 +70,56 @@ Value SoftmaxCrossEntropyOp::buildCorrectCount(OpBuilder &b) {
 Value SoftmaxCrossEntropyOp::getTargets() { return getLabels(); }
 
 Value SoftmaxCrossEntropyOp::getPredictions() { return getLogits(); }
+
+// ---- mean squared error -------------------------------------------------------------------
+
+/// Common checks of ops taking [N, K] predictions and targets of their shape.
+static LogicalResult verifyPredictionsAndTargets(Operation *op, Value predictions, Value targets) {
+  if (failed(checkRank(op, predictions, 2, "predictions")))
+    return failure();
+  if (predictions.getType() != targets.getType())
+    return op->emitOpError() << "has predictions " << predictions.getType() << " but targets "
+                             << targets.getType() << ": each prediction needs its target";
+  return success();
+}
+
+LogicalResult MeanSquaredErrorOp::verify() {
+  return verifyPredictionsAndTargets(*this, getPrediction(), getTarget());
+}
+
+LogicalResult MeanSquaredErrorGradOp::verify() {
+  if (failed(verifyPredictionsAndTargets(*this, getPrediction(), getTarget())))
+    return failure();
+  if (getType() != getPrediction().getType())
+    return emitOpError() << "result type should be " << getPrediction().getType() << ", found "
+                         << getType();
+  return success();
+}
+
+LogicalResult MeanSquaredErrorOp::buildGradient(OpBuilder &b, ValueRange resultGrads,
+                                                ArrayRef<bool> wanted,
+                                                SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(2, Value());
+  if (wanted[0])
+    operandGrads[0] = b.create<MeanSquaredErrorGradOp>(
+        getLoc(), getPrediction().getType(), getPrediction(), getTarget(), resultGrads[0]);
+  // The targets are data the runtime feeds: nothing trains them.
+  return success();
+}
+
+LogicalResult MeanSquaredErrorOp::lowerToKernels(KernelLowering &l) {
+  l.kernel(*this, KernelKind::SquaredError);
+  return success();
+}
+
+LogicalResult MeanSquaredErrorGradOp::lowerToKernels(KernelLowering &l) {
+  l.kernel(*this, KernelKind::SquaredErrorGrad);
+  return success();
+}
+
+// A regression has no correct predictions to count.
+Value MeanSquaredErrorOp::buildCorrectCount(OpBuilder &) { return Value(); }
+
+Value MeanSquaredErrorOp::getTargets() { return getTarget(); }
+
+Value MeanSquaredErrorOp::getPredictions() { return getPrediction(); }
