@@ -106,6 +106,9 @@ struct Tensor {
   /// ONNX's C, H, W: {C, H, W}. Only a product with a constant weight takes it (its rows are
   /// permuted to match).
   Shape flattenedChw;
+  /// A computed integer tensor: the model's input of token ids (i32 in the graph), which only
+  /// a Gather takes (as an embedding's indices).
+  bool integer = false;
 
   bool isConst() const { return constant != nullptr; }
 };
@@ -570,14 +573,19 @@ LogicalResult Importer::importInputs(llvm::SmallVectorImpl<std::pair<std::string
     if (initializers.contains(in.name()))
       continue; // older exporters list the initializers among the inputs
     const onnx::TypeProto &type = in.type();
-    if (!type.has_tensor_type() || type.tensor_type().elem_type() != onnx::TensorProto::FLOAT)
+    // Float samples (pixels), or integers: token ids an embedding (Gather) looks up, fed as i32.
+    const int elem = type.has_tensor_type() ? type.tensor_type().elem_type() : 0;
+    const bool integer = elem == onnx::TensorProto::INT64 || elem == onnx::TensorProto::INT32;
+    if (elem != onnx::TensorProto::FLOAT && !integer)
       return emitError(loc) << "the model's input '" << in.name()
-                            << "' is not a float tensor: dp feeds float samples only";
+                            << "' is not a float or integer tensor: dp feeds float samples, or "
+                               "integer token ids";
     if (!type.tensor_type().has_shape() || type.tensor_type().shape().dim_size() < 1)
       return emitError(loc)
              << "the model's input '" << in.name()
              << "' has no shape: dp needs its rank and every dimension but the batch";
     Tensor t;
+    t.integer = integer;
     const auto &dims = type.tensor_type().shape().dim();
     for (int k = 0; k < dims.size(); ++k) {
       const onnx::TensorShapeProto::Dimension &d = dims[k];
@@ -634,7 +642,7 @@ LogicalResult Importer::importInputs(llvm::SmallVectorImpl<std::pair<std::string
             (n.op_type() != "Transpose" || perm != std::vector<int64_t>{0, 3, 1, 2}))
           channelsLast = false;
       }
-    if (t.shape.size() == 4 && !channelsLast)
+    if (t.shape.size() == 4 && !channelsLast && !integer)
       t.layout = kNhwc;
     inputs.push_back({in.name(), t});
   }
@@ -696,8 +704,10 @@ OwningOpRef<ModuleOp> Importer::run() {
     if (in.first == targetsName)
       targetsName = "targets";
   llvm::SmallVector<Type> argTypes;
-  for (auto &in : inputs)
-    argTypes.push_back(typeIn(&ctx, in.second.shape, in.second.layout));
+  for (auto &in : inputs) {
+    RankedTensorType type = typeIn(&ctx, in.second.shape, in.second.layout);
+    argTypes.push_back(in.second.integer ? type.clone(b.getI32Type()) : type);
+  }
   argTypes.push_back(RankedTensorType::get({batch}, b.getI32Type()));
   auto lossType = RankedTensorType::get({}, b.getF32Type());
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
@@ -754,7 +764,15 @@ OwningOpRef<ModuleOp> Importer::run() {
   }
   if (!out.onlyAsOutput.empty() && !out.value) {
     emitError(loc) << "the model's output '" << outName << "' comes from a " << out.onlyAsOutput
-                   << ", which dp takes only folded into the loss (its values are not computed)";
+                   << ", which dp takes only folded into the loss (its values are not computed)"
+                   << (regression ? ": a regression's loss needs the values; end the model "
+                                    "before it"
+                                  : "");
+    return nullptr;
+  }
+  if (out.integer) {
+    emitError(loc) << "the model's output '" << outName
+                   << "' is its integer input (token ids): nothing to train";
     return nullptr;
   }
   if (out.isConst() || !out.value) {
@@ -882,6 +900,11 @@ LogicalResult Importer::importNode(const onnx::NodeProto &n) {
     auto found = values.find(in);
     if (found == values.end())
       return fail() << "its input '" << in << "' is made by no earlier node";
+    // Token ids are indices only: a Gather's (an embedding's).
+    if (found->second.integer && !(n.op_type() == "Gather" && ins.size() == 1))
+      return fail() << "its input '" << in
+                    << "' is the model's integer input (token ids), which dp takes only as the "
+                       "indices of a Gather (an embedding)";
     ins.push_back(&found->second);
   }
   llvm::SmallVector<Tensor, 2> outs;
@@ -1969,8 +1992,35 @@ LogicalResult shapeOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
   return success();
 }
 
+/// Gather of a [V, D] initializer by the model's token ids on axis 0: an embedding lookup
+/// (graph.gather), the table a trained parameter.
+LogicalResult embeddingOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
+                          llvm::SmallVectorImpl<Tensor> &outs) {
+  Tensor &table = *ins[0], &indices = *ins[1];
+  if (!table.isConst())
+    return im.fail() << "its data is computed: dp gathers token ids from a table that is an "
+                        "initializer (an embedding)";
+  if (table.shape.size() != 2)
+    return im.fail() << "its data has shape " << shapeText(table.shape)
+                     << ": an embedding's table is [vocabulary, width]";
+  if (normalizeAxis(im.intAttr("axis", 0), 2) != 0)
+    return im.fail() << "it gathers along axis " << im.intAttr("axis", 0)
+                     << ": an embedding picks rows (axis 0)";
+  FailureOr<Value> weight = im.paramOf(table, "table", table.shape, 0);
+  FailureOr<Value> ids = im.graphValue(indices, "its indices");
+  if (failed(weight) || failed(ids))
+    return failure();
+  Shape shape(indices.shape.begin(), indices.shape.end());
+  shape.push_back(table.shape[1]);
+  auto type = RankedTensorType::get(shape, im.b.getF32Type());
+  outs.push_back(graphTensor(im.b.create<graph::GatherOp>(im.loc, type, *weight, *ids), shape));
+  return success();
+}
+
 LogicalResult gatherOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
                        llvm::SmallVectorImpl<Tensor> &outs) {
+  if (input(ins, 1) && ins[1]->integer && input(ins, 0))
+    return embeddingOp(im, ins, outs);
   FailureOr<const Const *> data = constInput(im, ins, 0, "data");
   FailureOr<const Const *> indices = constInput(im, ins, 1, "indices");
   if (failed(data) || failed(indices))
@@ -2642,7 +2692,11 @@ const std::vector<OpEntry> &opTable() {
       {{"Erf", 9, "", "in GELU's erf form (see Mul); folded on constants"}, {}, erfOp},
       {{"Expand", 8, "", "folded on constants (the default exporter's zero biases)"}, {}, expandOp},
       {{"Flatten", 1, "axis", "graph.reshape to [batch, features] (axis 1)"}, {"axis"}, flattenOp},
-      {{"Gather", 1, "axis", "folded on constants (shape arithmetic)"}, {"axis"}, gatherOp},
+      {{"Gather", 1, "axis",
+        "folded on constants (shape arithmetic); an initializer [V, D] by the model's integer "
+        "input on axis 0: an embedding (graph.gather, the table trained)"},
+       {"axis"},
+       gatherOp},
       {{"GlobalAveragePool", 1, "", "graph.global_avg_pool2d (and a free reshape to [N, C, 1, 1])"},
        {},
        globalAvgPoolOp},

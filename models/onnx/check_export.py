@@ -92,7 +92,12 @@ def main():
         labels = np.zeros(len(images))
     else:
         images, labels = read_test_set(a.data)
-    images = images.astype(np.float32) / np.float32(255)
+    # Scaled pixels, or each pixel's byte as a token id where the input is integer (an
+    # embedding's), as dp feeds them.
+    if inp.type in ("tensor(int64)", "tensor(int32)"):
+        images = images.astype(np.int64 if inp.type == "tensor(int64)" else np.int32)
+    else:
+        images = images.astype(np.float32) / np.float32(255)
     shape = [d if isinstance(d, int) else -1 for d in inp.shape]
     logits = np.concatenate([
         session.run(None, {inp.name: images[i:i + 500].reshape([-1] + shape[1:])})[0]

@@ -48,6 +48,10 @@ dynamic batch axis:
                             thumbnail (regression_data.py's targets) from Conv(1, 16, 3,
                             padding 1), ReLU, Conv(16, 16, 4, stride 4), ReLU, Conv(16, 1, 1),
                             Sigmoid: an image out; the TorchScript exporter, weights inline
+  embedding.onnx            each pixel's byte (0..255) a token id: Embedding(256, 8) of the 784
+                            pixels (an int64 input [N, 28, 28]; ONNX's Gather), Flatten,
+                            Linear(6272, 32), ReLU, Linear(32, 10); the TorchScript exporter,
+                            weights inline
 """
 import argparse
 import math
@@ -294,6 +298,28 @@ def thumbnail():
         nn.Conv2d(16, 1, 1), nn.Sigmoid())
 
 
+class PixelEmbedding(nn.Module):
+    """Each pixel's byte a token id looked up in a learned table (an embedding, as a language
+    model's first layer), then a ReLU MLP on the embedded pixels."""
+
+    def __init__(self, width=8):
+        super().__init__()
+        self.embed = nn.Embedding(256, width)
+        self.head = nn.Sequential(nn.Flatten(), nn.Linear(784 * width, 32), nn.ReLU(),
+                                  nn.Linear(32, 10))
+
+    def forward(self, x):
+        return self.head(self.embed(x))
+
+
+def embedding():
+    torch.manual_seed(0)
+    return PixelEmbedding()
+
+
+# Models whose input is integer token ids (each pixel's byte), not scaled pixels.
+TOKEN_MODELS = {"embedding"}
+
 # name: (module factory, example input shape, exporter)
 MODELS = {
     "cnn": (cnn, (2, 1, 28, 28), "dynamo-unoptimized"),
@@ -308,13 +334,14 @@ MODELS = {
     "vit": (vit, (2, 1, 28, 28), "dynamo-unoptimized"),
     "vit_ts": (vit, (2, 1, 28, 28), "torchscript"),
     "thumbnail": (thumbnail, (2, 1, 28, 28), "torchscript"),
+    "embedding": (embedding, (2, 28, 28), "torchscript"),
 }
 
 
 def export(name, out_dir):
     make, shape, exporter = MODELS[name]
     module = make().eval()
-    example = (torch.zeros(shape),)
+    example = (torch.zeros(shape, dtype=torch.int64 if name in TOKEN_MODELS else torch.float32),)
     path = os.path.join(out_dir, name + ".onnx")
     output = "thumbnail" if name == "thumbnail" else "logits"
     names = dict(input_names=["image"], output_names=[output])

@@ -176,7 +176,10 @@ def main():
     losses = []
     for step in range(a.steps):
         rows = order[step * a.batch:(step + 1) * a.batch]
-        x = torch.from_numpy(images[rows].astype(np.float32) / np.float32(255)).reshape((a.batch,) + tuple(shape[1:]))
+        if a.name in export.TOKEN_MODELS:  # each pixel's byte a token id, as dp feeds them
+            x = torch.from_numpy(images[rows].astype(np.int64)).reshape((a.batch,) + tuple(shape[1:]))
+        else:
+            x = torch.from_numpy(images[rows].astype(np.float32) / np.float32(255)).reshape((a.batch,) + tuple(shape[1:]))
         if a.loss == "mse":
             y = torch.from_numpy(labels[rows])
             out = module(x).reshape(a.batch, -1)
@@ -196,15 +199,18 @@ def main():
              for n, m in module.named_modules() if isinstance(m, torch.nn.Flatten)]
     module.eval()
     with torch.no_grad():
-        module(torch.zeros((1,) + tuple(shape[1:])))
+        module(torch.zeros((1,) + tuple(shape[1:]),
+                           dtype=torch.int64 if a.name in export.TOKEN_MODELS else torch.float32))
     for h in hooks:
         h.remove()
     last_flatten = None
+    # An embedding's [N, ..., D] is not an image: dp flattens it in ONNX's order.
+    embedded = any(isinstance(m, torch.nn.Embedding) for m in module.modules())
     for n, m in module.named_modules():
         if isinstance(m, torch.nn.Flatten):
             last_flatten = seen.get(n)
         elif isinstance(m, torch.nn.Linear):
-            if last_flatten is not None and len(last_flatten) == 4:
+            if last_flatten is not None and len(last_flatten) == 4 and not embedded:
                 flattened[n + ".weight"] = list(last_flatten[1:])
             last_flatten = None
     tag = a.optimizer.split(":")[0]
@@ -218,6 +224,10 @@ def main():
                    "shapes": {n: list(v.shape) for n, v in module.state_dict().items()
                               if v.is_floating_point()},
                    "flattened_chw": flattened,
+                   # 2-D weights dp holds as PyTorch does (an embedding's [V, D] table), not
+                   # transposed as a Linear's.
+                   "same_layout": [n + ".weight" for n, m in module.named_modules()
+                                   if isinstance(m, torch.nn.Embedding)],
                    "losses": losses}, f, indent=1)
         f.write("\n")
     save_params(base + ".params", [(n, v) for n, v in module.state_dict().items()

@@ -34,7 +34,12 @@ LogicalResult verifyStep(func::FuncOp func, StringRef step) {
                               << " step has no input role (samples or targets)";
     if (parsed == rt::InputRole::Targets) {
       ++targets;
-      regression = getElementTypeOrSelf(func.getArgument(i).getType()).isF32();
+      auto type = cast<ShapedType>(func.getArgument(i).getType());
+      regression = type.getElementType().isF32();
+      // The runtime feeds a regression's K floats per sample as [rows, K].
+      if (regression && type.getRank() != 2)
+        return func.emitError() << "the " << step << " step's float targets are " << type
+                                << ": the runtime feeds a regression's targets as [batch, K]";
     }
   }
   if (targets > 1)

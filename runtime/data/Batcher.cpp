@@ -24,8 +24,9 @@ constexpr uint64_t kShuffleStream = 0x53485546464c4531ull; // "SHUFFLE1"
 } // namespace
 
 Batcher::Batcher(const Dataset &data, int64_t batchSize, BatchOrder order, Remainder remainder,
-                 uint64_t seed)
-    : data_(data), batchSize_(batchSize), orderKind_(order), remainder_(remainder), seed_(seed) {
+                 uint64_t seed, SampleForm form)
+    : data_(data), batchSize_(batchSize), orderKind_(order), remainder_(remainder), seed_(seed),
+      form_(form) {
   if (batchSize <= 0)
     throw Error(ErrorKind::Runtime, "batch size " + std::to_string(batchSize) + " is not positive");
   if (data.size() > std::numeric_limits<uint32_t>::max())
@@ -56,7 +57,7 @@ int64_t Batcher::validRows(int64_t batch) const {
   return std::max<int64_t>(0, std::min(batchSize_, data_.size() - begin));
 }
 
-int64_t Batcher::fillBatch(int64_t batch, int64_t rowBegin, int64_t rowEnd, float *images,
+int64_t Batcher::fillBatch(int64_t batch, int64_t rowBegin, int64_t rowEnd, void *images,
                            void *targets) const {
   if (batch < 0 || batch >= numBatches_ || rowBegin < 0 || rowBegin > rowEnd || rowEnd > batchSize_)
     throw Error(ErrorKind::Runtime, "fillBatch: rows [" + std::to_string(rowBegin) + ", " +
@@ -71,12 +72,18 @@ int64_t Batcher::fillBatch(int64_t batch, int64_t rowBegin, int64_t rowEnd, floa
   auto *labels = static_cast<int32_t *>(targets);
   auto *values = static_cast<float *>(targets);
   int64_t real = 0;
+  // Floats and i32 values both take 4 bytes: a padding row is zero bits either way.
+  const bool integer = form_ == SampleForm::Integer;
   for (int64_t row = rowBegin; row < rowEnd; ++row) {
-    float *out = images + (row - rowBegin) * pixels;
+    float *out = static_cast<float *>(images) + (row - rowBegin) * pixels;
     float *value = width > 0 ? values + (row - rowBegin) * width : nullptr;
     if (row < valid) {
       const int64_t sample = order_[batch * batchSize_ + row];
-      scalePixels(data_.image(sample), out, pixels);
+      if (integer)
+        std::copy(data_.image(sample), data_.image(sample) + pixels,
+                  reinterpret_cast<int32_t *>(out));
+      else
+        scalePixels(data_.image(sample), out, pixels);
       if (width > 0)
         std::copy(data_.target(sample), data_.target(sample) + width, value);
       else

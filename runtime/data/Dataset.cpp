@@ -239,7 +239,9 @@ DataFormat detectDataFormat(const std::string &dir) {
                   ": no data set found: expected the IDX files (MNIST format) "
                   "train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte "
                   "and t10k-labels-idx1-ubyte (each may be gzipped, .gz, or spelled "
-                  "train-images.idx3-ubyte), or the CIFAR-10 binary batches data_batch_1.bin .. "
+                  "train-images.idx3-ubyte; a regression's train-targets-idx2-float and "
+                  "t10k-targets-idx2-float instead of the labels), or the CIFAR-10 binary "
+                  "batches data_batch_1.bin .. "
                   "data_batch_5.bin and test_batch.bin (in the directory or in its " +
                   std::string(kCifarFolder) + "/)");
 }

@@ -571,6 +571,37 @@ Rows checkSquaredErrorGrad(const KernelSite &site, const NoAttrs &) {
   return shape;
 }
 
+// ---- embeddings ----------------------------------------------------------------------------
+
+namespace {
+
+/// A gather's geometry from its [V, D] table (`table`, f32 of rank 2) and its indices.
+GatherShape gatherShape(const KernelSite &site, const TensorView &table, const char *tableRole,
+                        const TensorView &indices) {
+  site.expectDType(table, DType::F32, tableRole);
+  site.expectDType(indices, DType::I32, "input 1 (indices)");
+  if (table.rank() != 2)
+    site.fail(std::string(tableRole) + " (buffer " + std::to_string(table.id) + ") has rank " +
+              std::to_string(table.rank()) + ", expected 2 ([vocabulary, width])");
+  return {indices.numel, table.dim(0), table.dim(1)};
+}
+
+} // namespace
+
+GatherShape checkGather(const KernelSite &site, const NoAttrs &) {
+  const GatherShape s = gatherShape(site, site.input(0), "input 0 (table)", site.input(1));
+  site.expectDType(site.output(0), DType::F32, "output 0 (rows)");
+  site.expectNumel(site.output(0), s.n * s.width, "output 0 (rows)");
+  return s;
+}
+
+GatherShape checkGatherGrad(const KernelSite &site, const NoAttrs &) {
+  const GatherShape s = gatherShape(site, site.output(0), "output 0 (dtable)", site.input(1));
+  site.expectDType(site.input(0), DType::F32, "input 0 (dy)");
+  site.expectNumel(site.input(0), s.n * s.width, "input 0 (dy)");
+  return s;
+}
+
 // ---- optimizer updates ---------------------------------------------------------------------
 
 int64_t checkSgdUpdate(const KernelSite &site, const SgdAttrs &) {

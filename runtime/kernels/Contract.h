@@ -7,6 +7,7 @@
 
 #include "runtime/device/Kernel.h"
 #include "runtime/kernels/Broadcast.h"
+#include "runtime/kernels/Gather.h"
 
 #include <cstdint>
 #include <memory>
@@ -94,6 +95,11 @@ XentShape checkCountCorrect(const KernelSite &site, const NoAttrs &);
 /// squared_error and squared_error_grad: prediction and target f32 [rows, cols] (of one shape).
 Rows checkSquaredError(const KernelSite &site, const NoAttrs &);
 Rows checkSquaredErrorGrad(const KernelSite &site, const NoAttrs &);
+
+/// gather: table f32 [V, D], indices i32 (n values), out f32 of n x D values. gather_grad: dy
+/// f32 of n x D values, indices i32, dtable f32 [V, D].
+GatherShape checkGather(const KernelSite &site, const NoAttrs &);
+GatherShape checkGatherGrad(const KernelSite &site, const NoAttrs &);
 
 /// The optimizer updates: the gradient and every state output f32 of one size, returned.
 int64_t checkSgdUpdate(const KernelSite &site, const SgdAttrs &);

@@ -22,8 +22,8 @@ template <typename T> std::vector<T> values(Program &program, uint32_t id) {
   return v;
 }
 
-/// Fills the inputs with random data: samples uniform in [0, 1), targets uniform over the
-/// classes (a regression's uniform in [0, 1)).
+/// Fills the inputs with random data: samples uniform in [0, 1) (token ids uniform over the
+/// embedding's rows), targets uniform over the classes (a regression's uniform in [0, 1)).
 void randomInputs(Program &program, uint64_t seed) {
   const Plan &plan = program.plan();
   int64_t classes = numClasses(plan);
@@ -41,6 +41,13 @@ void randomInputs(Program &program, uint64_t seed) {
       std::vector<int32_t> p(static_cast<size_t>(n));
       for (int64_t i = 0; i < n; ++i)
         p[i] = static_cast<int32_t>(rng.below(static_cast<uint64_t>(classes)));
+      program.write(input.buffer, p.data());
+    } else if (buf.dtype == DType::I32) {
+      // Token ids: uniform over the smallest embedding's rows.
+      const int64_t vocabulary = std::max<int64_t>(1, tokenVocabulary(plan));
+      std::vector<int32_t> p(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i)
+        p[i] = static_cast<int32_t>(rng.below(static_cast<uint64_t>(vocabulary)));
       program.write(input.buffer, p.data());
     } else {
       std::vector<float> p(static_cast<size_t>(n));

@@ -71,9 +71,10 @@ void checkTrainingInterface(const Plan &plan, const std::string &path) {
            "; dprun feeds one samples and one targets input");
     const BufferDesc &image = plan.buffers[samples->buffer];
     const BufferDesc &label = plan.buffers[targets->buffer];
-    if (image.dtype != DType::F32 || image.shape.size() < 2 || image.shape[0] != shardRows ||
-        image.numel % shardRows != 0)
-      fail("samples input '" + samples->name + "' is " + image.text() + ", expected f32[" +
+    // Pixels as floats, or token ids (i32) an embedding looks up.
+    if ((image.dtype != DType::F32 && image.dtype != DType::I32) || image.shape.size() < 2 ||
+        image.shape[0] != shardRows || image.numel % shardRows != 0)
+      fail("samples input '" + samples->name + "' is " + image.text() + ", expected f32 or i32[" +
            std::to_string(shardRows) + ", ...] (batch " + std::to_string(batch) +
            (shardRows != batch ? " split into " + std::to_string(replicas * processes) + " shards"
                                : std::string()) +

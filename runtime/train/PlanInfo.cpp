@@ -113,6 +113,18 @@ int64_t numClasses(const Plan &plan, int64_t fallback) {
   return fallback;
 }
 
+int64_t tokenVocabulary(const Plan &plan) {
+  int64_t vocabulary = 0;
+  for (const StepDesc *step : {&plan.train, &plan.eval})
+    for (const KernelDesc &k : step->kernels)
+      if (k.kind == KernelKind::Gather && !k.inputs.empty() && k.inputs[0] < plan.buffers.size()) {
+        const std::vector<int64_t> &shape = plan.buffers[k.inputs[0]].shape;
+        if (!shape.empty() && (vocabulary == 0 || shape[0] < vocabulary))
+          vocabulary = shape[0];
+      }
+  return vocabulary;
+}
+
 int64_t targetWidth(const Plan &plan) {
   const InputDesc *targets = plan.input(InputRole::Targets, 0);
   if (!targets || targets->buffer >= plan.buffers.size())

@@ -22,6 +22,10 @@ int64_t numClasses(const Plan &plan, int64_t fallback = 10);
 /// [rows, K]; 0 where it takes class labels (i32), or has no targets input.
 int64_t targetWidth(const Plan &plan);
 
+/// The rows of the smallest table a gather (an embedding) looks token ids up in; 0 when the
+/// plan has none.
+int64_t tokenVocabulary(const Plan &plan);
+
 /// Writes a summary of `plan` read from `path`: producer, model, batch, arena and persistent
 /// bytes, inputs, parameters with shapes and initialisers, buffers, and each step's kernels.
 void describePlan(const Plan &plan, const std::string &path, std::ostream &out);

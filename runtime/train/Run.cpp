@@ -259,7 +259,8 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
     checkpointing->find();
   trainer.setSeed(state.seed);
   trainer.setCallback(&callbacks);
-  Batcher batcher(train, program.plan().batch, BatchOrder::Shuffled, Remainder::Drop, state.seed);
+  Batcher batcher(train, program.plan().batch, BatchOrder::Shuffled, Remainder::Drop, state.seed,
+                  trainer.sampleForm());
   state.batcher = &batcher;
   if (batcher.numBatches() == 0)
     throw Error(ErrorKind::Data, train.imagesPath() + ": holds " + std::to_string(train.size()) +

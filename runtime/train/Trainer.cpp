@@ -9,6 +9,7 @@
 #include "runtime/base/Trace.h"
 #include "runtime/train/Callback.h"
 #include "runtime/train/PlanCheck.h"
+#include "runtime/train/PlanInfo.h"
 #include "runtime/train/Progress.h"
 
 #include <algorithm>
@@ -37,6 +38,10 @@ Trainer::Trainer(Program &program, const std::string &planName, ProcessGroup *gr
     dev.image = program.inputBuffer(InputRole::Samples, d);
     dev.label = program.inputBuffer(InputRole::Targets, d);
     sampleElements_ = program.buffer(dev.image).numel / shardRows_;
+    // Pixels as scaled floats, or bytes as the token ids an embedding looks up (i32).
+    sampleForm_ =
+        program.buffer(dev.image).dtype == DType::I32 ? SampleForm::Integer : SampleForm::Scaled;
+    tokenVocabulary_ = tokenVocabulary(program.plan());
     // A class label (i32) per row, or a regression's float targets.
     const BufferDesc &targets = program.buffer(dev.label);
     targetWidth_ = targets.dtype == DType::F32 ? targets.numel / shardRows_ : 0;
@@ -128,7 +133,7 @@ void Trainer::enqueueStep(const Batcher &batcher, int64_t batch, int r, StepKind
   const ReplicaBuffers &dev = replicaBuffers_[r];
   Slots &slots = slots_[r];
   Stream &stream = program_.stream(r);
-  auto *image = static_cast<float *>(program_.bufferData(dev.image));
+  auto *image = static_cast<uint8_t *>(program_.bufferData(dev.image));
   auto *label = static_cast<uint8_t *>(program_.bufferData(dev.label));
   const int64_t begin = ctx.firstRow, end = begin + shardRows_;
   const size_t imageBytes = program_.buffer(dev.image).bytes();
@@ -167,7 +172,7 @@ void Trainer::enqueueStep(const Batcher &batcher, int64_t batch, int r, StepKind
     // before the host read the slot's results.
     auto *staged = static_cast<uint8_t *>(slots.staging[slot].data());
     const int64_t start = trace::now();
-    batcher.fillBatch(batch, begin, end, reinterpret_cast<float *>(staged), staged + imageBytes);
+    batcher.fillBatch(batch, begin, end, staged, staged + imageBytes);
     gatherNanos_.fetch_add(trace::now() - start, std::memory_order_relaxed);
     stream.copy(image, staged, imageBytes);
     stream.copy(label, staged + imageBytes, labelBytes);
@@ -206,7 +211,32 @@ std::pair<float, float> Trainer::collect(int r, int slot) {
   return {scalars[0], scalars[1]};
 }
 
+void Trainer::checkFeeds(const Dataset &data, SampleForm form) const {
+  // What the batches are gathered into is sized by the plan: a sample of another size, or
+  // targets of another kind, would be written past it.
+  if (data.pixels() != sampleElements_ || data.targetBytes() != targetBytes_ ||
+      data.targetWidth() != targetWidth_ || form != sampleForm_)
+    throw Error(ErrorKind::Runtime,
+                "the data set " + data.imagesPath() + " (" + std::to_string(data.pixels()) +
+                    " values and " + std::to_string(data.targetBytes()) +
+                    " bytes of targets per sample) is not what " + planName_ + " feeds (" +
+                    std::to_string(sampleElements_) + " values and " +
+                    std::to_string(targetBytes_) + " bytes): check it with checkData first");
+}
+
 void Trainer::checkData(const Dataset &data) const {
+  // Token ids must pick a row of every table an embedding looks them up in.
+  if (sampleForm_ == SampleForm::Integer && tokenVocabulary_ > 0 && tokenVocabulary_ < 256) {
+    const int64_t total = data.size() * data.pixels();
+    const uint8_t *bytes = data.size() > 0 ? data.image(0) : nullptr;
+    for (int64_t i = 0; i < total; ++i)
+      if (bytes[i] >= tokenVocabulary_)
+        throw Error(ErrorKind::Data, data.imagesPath() + ": value " + std::to_string(bytes[i]) +
+                                         " of sample " + std::to_string(i / data.pixels()) +
+                                         " is a token id past " + planName_ + "'s vocabulary of " +
+                                         std::to_string(tokenVocabulary_) +
+                                         " (its embedding's rows)");
+  }
   if (data.targetWidth() != targetWidth_)
     throw Error(ErrorKind::Data,
                 data.labelsPath() + ": " +
@@ -273,6 +303,7 @@ EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, 
                                const TrainPosition *resume, int64_t firstBatch) {
   trace::Span span(trace::Category::Host, "epoch", epoch);
   testEvents::note("epoch " + std::to_string(epoch));
+  checkFeeds(batcher.data(), batcher.sampleForm());
   Epoch e;
   e.batcher = &batcher;
   e.epoch = epoch;
@@ -470,8 +501,9 @@ EvalStats Trainer::evaluate(const Dataset &data, Predictions *predictions) {
   if (worker_ > 0)
     throw Error(ErrorKind::Runtime, "parameter-server worker " + std::to_string(worker_) +
                                         " was asked to evaluate: worker 0 does");
+  checkFeeds(data, sampleForm_);
   Batcher batcher(data, worker_ == 0 ? shardRows_ * replicas : batch_, BatchOrder::Sequential,
-                  Remainder::Pad);
+                  Remainder::Pad, 0, sampleForm_);
   int64_t classes = 0;
   if (predictions) {
     if (replicaBuffers_.front().evalLogits < 0)
@@ -484,7 +516,7 @@ EvalStats Trainer::evaluate(const Dataset &data, Predictions *predictions) {
     if (data.size() * classes > (int64_t(1) << 28))
       throw Error(ErrorKind::Data, data.imagesPath() + ": " + std::to_string(data.size()) +
                                        " samples x " + std::to_string(classes) +
-                                       " classes are too many predictions to keep (2^28)");
+                                       " values each are too many predictions to keep (2^28)");
     predictions->classes = classes;
     predictions->logits.assign(size_t(data.size() * classes), 0.0f);
     for (int r = 0; r < replicas; ++r)

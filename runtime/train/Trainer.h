@@ -116,12 +116,18 @@ public:
 
   /// Elements per sample of the samples input (784 for 28x28 images).
   int64_t sampleElements() const { return sampleElements_; }
+  /// How the samples input takes the data's bytes: scaled floats, or i32 token ids.
+  SampleForm sampleForm() const { return sampleForm_; }
   /// Floats of targets per sample a regression's plan takes (its loss's [rows, K] targets);
   /// 0 for a plan that takes class labels.
   int64_t targetWidth() const { return targetWidth_; }
   /// Throws Error(Data) unless `data`'s samples have sampleElements() values and its targets
-  /// are what the plan takes (class labels, or targetWidth() floats).
+  /// are what the plan takes (class labels, or targetWidth() floats), and, where the samples
+  /// are token ids, each picks a row of every embedding table.
   void checkData(const Dataset &data) const;
+  /// Throws Error(Runtime) unless `data` fills what the plan's inputs hold (the sizes checkData
+  /// checks, fed in `form`): the guard of every gather into them.
+  void checkFeeds(const Dataset &data, SampleForm form) const;
   /// Height and width of an NHWC image input; zero for a flat one.
   ImageSize imageSize() const;
 
@@ -250,6 +256,10 @@ private:
   int64_t batch_ = 0, shardRows_ = 0, sampleElements_ = 0;
   // Floats of targets per sample (0: an i32 class label), and the bytes of either.
   int64_t targetWidth_ = 0, targetBytes_ = 4;
+  // How the samples are fed, and the rows of the smallest embedding table token ids pick
+  // (0: no embedding).
+  SampleForm sampleForm_ = SampleForm::Scaled;
+  int64_t tokenVocabulary_ = 0;
   std::vector<ReplicaBuffers> replicaBuffers_;
   std::vector<Slots> slots_;
   /// Eval steps also copy their predictions into the slots (during evaluate(data, preds)).

@@ -38,8 +38,10 @@ def read_params(path):
 def in_dp_layout(name, values, recorded):
     """PyTorch's values of `name` in dp's layout: a Linear weight [out, in] as [in, out] (its
     rows in H, W, C order after a flattened image), a Conv weight [F, C, KH, KW] as
-    [KH, KW, C, F]."""
+    [KH, KW, C, F]; an embedding's table (listed in "same_layout") as it is."""
     shape = recorded.get("shapes", {}).get(name, [])
+    if name in recorded.get("same_layout", []):  # an embedding's [V, D] table
+        return values
     if len(shape) == 2 and name.endswith(".weight"):
         out, inp = shape
         rows = list(range(inp))

@@ -52,7 +52,8 @@ static cl::opt<std::string> inputFile(cl::Positional,
 static cl::opt<std::string> outputFile(
     "o",
     cl::desc("File to write (compile: the plan, default <model>.dpx; import: the IR, default "
-             "<model>.mlir; export: the model, default <model>-trained.onnx)"),
+             "<model>.mlir, - for standard output; export: the model, default "
+             "<model>-trained.onnx)"),
     cl::value_desc("file"), cl::sub(compileCmd), cl::sub(importCmd), cl::sub(exportCmd),
     cl::cat(dpcCategory));
 static cl::opt<std::string>
@@ -258,6 +259,11 @@ int runImport(ModuleOp module) {
   OpPrintingFlags flags;
   flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
   module.print(os, flags);
+  // `-o -`: the text IR on standard output, to read or pipe.
+  if (out == "-") {
+    llvm::outs() << text;
+    return 0;
+  }
   if (std::string error = dp::writeFileAtomically(out, text); !error.empty())
     return failWith(error);
   if (!quiet)

@@ -154,7 +154,9 @@ void declareOptions(dp::cli::Parser &p, Args &args) {
          "directory with the IDX files train-images-idx3-ubyte, train-labels-idx1-ubyte, "
          "t10k-images-idx3-ubyte and t10k-labels-idx1-ubyte, gzipped (.gz) or not; or with "
          "the CIFAR-10 binary batches data_batch_1.bin .. data_batch_5.bin and test_batch.bin "
-         "(directly or in cifar-10-batches-bin/), read as 32x32x3 images (HWC)",
+         "(directly or in cifar-10-batches-bin/), read as 32x32x3 images (HWC). A regression's "
+         "plan (dpc --loss mse) reads train-targets-idx2-float and t10k-targets-idx2-float (IDX "
+         "floats, samples x K) instead of the labels",
          t.dataDir)
       .inUsage = false;
   p.count("--epochs", "N", 1, kMaxEpochs, "passes over the training set (default 1)", t.epochs);
@@ -193,7 +195,8 @@ void declareOptions(dp::cli::Parser &p, Args &args) {
          t.predict);
   p.text("--predictions", "FILE", "a file name",
          "after the final evaluation, write every test sample's prediction to FILE as CSV: "
-         "index, label, predicted class, the probabilities (softmax) and the logits",
+         "index, label, predicted class, the probabilities (softmax) and the logits (a "
+         "regression: index, the targets and the predicted values)",
          t.predictionsPath);
   p.text("--export", "FILE", "a file name",
          "after training, write the model the plan was compiled from (an ONNX model: dpc "

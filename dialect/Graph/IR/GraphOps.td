@@ -515,6 +515,42 @@ def Graph_MulReduceOp : Graph_Op<"mul_reduce", [Graph_Lowering, Graph_ShardingRu
   let hasVerifier = 1;
 }
 
+def Graph_GatherOp : Graph_Op<"gather", [Graph_Lowering, Graph_ShardingRule, Pure, Graph_Gradient]> {
+  let summary = "rows of a table picked by integer indices: an embedding lookup";
+  let description = [{
+    `table` is [V, D], `indices` integers of any shape with values in [0, V); the result has
+    the indices' shape and a last axis D: row `indices[i...]` of the table (PyTorch's
+    `nn.Embedding`, ONNX's `Gather` on axis 0). An index outside [0, V) gives a row of NaN
+    (the data loader refuses such samples first). The table's gradient is
+    `graph.gather_grad`, a scatter-add; the indices have none.
+
+    ```mlir
+    %e = graph.gather %table, %tokens : (tensor<256x8xf32>, tensor<32x784xi32>) -> tensor<32x784x8xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$table, Graph_I32Tensor:$indices);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$table `,` $indices attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_GatherGradOp : Graph_Op<"gather_grad", [Graph_Lowering, Graph_BatchSharding, Graph_ReducesBatch, Pure]> {
+  let summary = "the gradient of graph.gather for its table: a scatter-add";
+  let description = [{
+    `grad` has the indices' shape and a last axis D; the result is the table's [V, D]: row v
+    holds the sum of the rows of `grad` whose index is v (zero for a row no index picks),
+    summed in the order of the indices. Indices outside [0, V) add nothing.
+
+    ```mlir
+    %dt = graph.gather_grad %de, %tokens : (tensor<32x784x8xf32>, tensor<32x784xi32>) -> tensor<256x8xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$grad, Graph_I32Tensor:$indices);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$grad `,` $indices attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Graph_CastOp : Graph_Op<"cast", [Graph_Lowering, Graph_BatchSharding, Pure]> {
   let summary = "elementwise conversion between f32 and bf16";
   let description = [{

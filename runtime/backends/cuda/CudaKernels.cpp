@@ -747,6 +747,23 @@ makeSquaredErrorGrad(KernelEnvironment &env, const KernelSite &site, const NoAtt
   });
 }
 
+std::unique_ptr<Kernel> makeGather(KernelEnvironment &, const KernelSite &site, const NoAttrs &,
+                                   GatherShape s) {
+  const float *table = site.input(0).f32();
+  const int32_t *indices = site.input(1).i32();
+  float *out = site.output(0).f32();
+  return launching(site, [=](cudaStream_t st) { return launchGather(st, table, indices, out, s); });
+}
+
+std::unique_ptr<Kernel> makeGatherGrad(KernelEnvironment &, const KernelSite &site, const NoAttrs &,
+                                       GatherShape s) {
+  const float *dy = site.input(0).f32();
+  const int32_t *indices = site.input(1).i32();
+  float *dtable = site.output(0).f32();
+  return launching(site,
+                   [=](cudaStream_t st) { return launchGatherGrad(st, dy, indices, dtable, s); });
+}
+
 std::unique_ptr<Kernel> makeCountCorrect(KernelEnvironment &env, const KernelSite &site,
                                          const NoAttrs &,
                                          contract::Geometry<KernelKind::CountCorrect> geometry) {

@@ -185,6 +185,23 @@ struct SquaredErrorGradOp {
                             dprediction, cols, valid, i);
   }
 };
+struct GatherOp {
+  const float *table;
+  const int32_t *indices;
+  float *out;
+  GatherShape s;
+  __device__ void operator()(int64_t i) const { gatherElement(table, indices, out, s, i); }
+};
+// A thread per column: each sums its column's rows in the indices' order.
+struct GatherGradOp {
+  const float *dy;
+  const int32_t *indices;
+  float *dtable;
+  GatherShape s;
+  __device__ void operator()(int64_t k) const {
+    gatherGradColumns(dy, indices, dtable, s, k, k + 1);
+  }
+};
 struct DropoutOp {
   const float *x;
   float *y, *mask;
@@ -533,6 +550,14 @@ cudaError_t launchSquaredErrorGrad(cudaStream_t stream, const float *prediction,
                                    int64_t rows, int64_t cols, const StepContext *ctx) {
   return launchEach(stream, rows * cols,
                     SquaredErrorGradOp{prediction, target, dloss, dprediction, rows, cols, ctx});
+}
+cudaError_t launchGather(cudaStream_t stream, const float *table, const int32_t *indices,
+                         float *out, const GatherShape &s) {
+  return launchEach(stream, s.n * s.width, GatherOp{table, indices, out, s});
+}
+cudaError_t launchGatherGrad(cudaStream_t stream, const float *dy, const int32_t *indices,
+                             float *dtable, const GatherShape &s) {
+  return launchEach(stream, s.width, GatherGradOp{dy, indices, dtable, s});
 }
 cudaError_t launchCountCorrect(cudaStream_t stream, const float *logits, const int32_t *labels,
                                float *correct, int64_t rows, int64_t classes,

@@ -11,6 +11,7 @@
 #include "runtime/backends/cuda/RowOps.h"
 #include "runtime/device/StepContext.h"
 #include "runtime/kernels/Broadcast.h"
+#include "runtime/kernels/Gather.h"
 #include "runtime/kernels/Pointwise.h"
 #include "runtime/kernels/SquaredError.h"
 
@@ -79,6 +80,12 @@ cudaError_t launchSquaredError(cudaStream_t stream, const float *prediction, con
 cudaError_t launchSquaredErrorGrad(cudaStream_t stream, const float *prediction,
                                    const float *target, const float *dloss, float *dprediction,
                                    int64_t rows, int64_t cols, const StepContext *ctx);
+/// An embedding lookup, and its table's gradient with a thread per column
+/// (runtime/kernels/Gather.h).
+cudaError_t launchGather(cudaStream_t stream, const float *table, const int32_t *indices,
+                         float *out, const GatherShape &s);
+cudaError_t launchGatherGrad(cudaStream_t stream, const float *dy, const int32_t *indices,
+                             float *dtable, const GatherShape &s);
 cudaError_t launchCountCorrect(cudaStream_t stream, const float *logits, const int32_t *labels,
                                float *correct, int64_t rows, int64_t classes,
                                const StepContext *ctx);

@@ -232,6 +232,26 @@ void squaredErrorGrad(const T *prediction, const T *target, T dloss, T *dpredict
         i < validRows * cols ? 2 * (prediction[i] - target[i]) * dloss / T(validRows * cols) : 0;
 }
 
+void gather(const float *table, const int32_t *indices, float *out, int64_t n, int64_t vocab,
+            int64_t width) {
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t k = 0; k < width; ++k)
+      out[r * width + k] = indices[r] >= 0 && indices[r] < vocab
+                               ? table[indices[r] * width + k]
+                               : std::numeric_limits<float>::quiet_NaN();
+}
+
+void gatherGrad(const float *dy, const int32_t *indices, float *dtable, int64_t n, int64_t vocab,
+                int64_t width) {
+  std::vector<double> sums(static_cast<size_t>(vocab * width), 0.0);
+  for (int64_t r = 0; r < n; ++r)
+    if (indices[r] >= 0 && indices[r] < vocab)
+      for (int64_t k = 0; k < width; ++k)
+        sums[indices[r] * width + k] += dy[r * width + k];
+  for (int64_t i = 0; i < vocab * width; ++i)
+    dtable[i] = static_cast<float>(sums[i]);
+}
+
 float countCorrect(const float *logits, const int32_t *labels, int64_t rows, int64_t classes,
                    int64_t validRows) {
   float correct = 0;

@@ -57,6 +57,12 @@ T squaredError(const T *prediction, const T *target, int64_t rows, int64_t cols,
 template <typename T>
 void squaredErrorGrad(const T *prediction, const T *target, T dloss, T *dprediction, int64_t rows,
                       int64_t cols, int64_t validRows);
+/// out[r, k] = table[indices[r], k] for n indices into a [vocab, width] table (NaN outside it).
+void gather(const float *table, const int32_t *indices, float *out, int64_t n, int64_t vocab,
+            int64_t width);
+/// dtable[v, k] = the sum of dy[r, k] over the indices r equal to v (in double).
+void gatherGrad(const float *dy, const int32_t *indices, float *dtable, int64_t n, int64_t vocab,
+                int64_t width);
 /// Number of rows < validRows whose first argmax equals the label.
 float countCorrect(const float *logits, const int32_t *labels, int64_t rows, int64_t classes,
                    int64_t validRows);

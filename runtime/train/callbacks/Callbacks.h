@@ -92,7 +92,8 @@ std::unique_ptr<Callback> makeSaveParams(RunState &state);
 std::unique_ptr<Callback> makePredictionsFile(RunState &state);
 std::unique_ptr<Callback> makeExportModel(RunState &state);
 /// The CSV of --predictions: a header, then per sample of `data` its index, label, predicted
-/// class (the first largest logit), its probabilities (softmax) and logits.
+/// class (the first largest logit), its probabilities (softmax) and logits; for a
+/// regression's data, its index, targets and predicted values.
 std::string predictionsCsv(const Predictions &predictions, const Dataset &data);
 std::unique_ptr<Callback> makeProfile(RunState &state);
 

@@ -16,21 +16,26 @@ namespace {
 /// A regression's predictions: per sample its targets and the model's values, each %.9g (the
 /// f32 value exactly, read back).
 std::string regressionCsv(const Predictions &p, const Dataset &data) {
-  const int64_t width = p.classes;
+  // The targets' width is the data's, the predictions' the model's output (they may differ
+  // where the model's loss combines its targets).
+  const int64_t targets = data.targetWidth(), width = p.classes;
   std::string text = "index";
-  for (int64_t k = 0; k < width; ++k)
+  for (int64_t k = 0; k < targets; ++k)
     text += ",target_" + std::to_string(k);
   for (int64_t k = 0; k < width; ++k)
     text += ",predicted_" + std::to_string(k);
   text += "\n";
   char number[32];
+  auto values = [&](const float *row, int64_t n) {
+    for (int64_t k = 0; k < n; ++k) {
+      std::snprintf(number, sizeof(number), ",%.9g", double(row[k]));
+      text += number;
+    }
+  };
   for (int64_t i = 0; i < data.size(); ++i) {
     text += std::to_string(i);
-    for (const float *row : {data.target(i), &p.logits[size_t(i * width)]})
-      for (int64_t k = 0; k < width; ++k) {
-        std::snprintf(number, sizeof(number), ",%.9g", double(row[k]));
-        text += number;
-      }
+    values(data.target(i), targets);
+    values(&p.logits[size_t(i * width)], width);
     text += "\n";
   }
   return text;

@@ -5,6 +5,7 @@
 // reference kernels.
 #include "runtime/backends/cuda/ImageOps.h"
 #include "runtime/backends/cuda/RowOps.h"
+#include "runtime/kernels/Gather.h"
 #include "runtime/kernels/SquaredError.h"
 #include "runtime/kernels/ValidRows.h"
 #include "runtime/kernels/reference/Concat.h"
@@ -214,6 +215,35 @@ TEST(RowOps, SquaredErrorAndItsGradientMatchTheReferenceAndFiniteDifferences) {
     plus[i] += h, minus[i] -= h;
     EXPECT_NEAR(g[i], (loss(plus) - loss(minus)) / (2 * h), 1e-5) << "entry " << i;
   }
+}
+
+// The embedding lookup as the device runs it (an element per thread) and its table's
+// scatter-add (a thread per column, each summing its rows in the indices' order).
+TEST(RowOps, GatherAndItsScatterAddMatchTheReference) {
+  const int64_t n = 41, vocab = 6, width = 5;
+  const GatherShape s{n, vocab, width};
+  const std::vector<float> table = uniform(vocab * width, 9, -1, 1),
+                           dy = uniform(n * width, 10, -1, 1);
+  std::vector<int32_t> ids = labels(n, vocab, 11);
+  ids[3] = -2, ids[7] = int32_t(vocab);
+  std::vector<float> out(n * width), want(n * width);
+  for (int64_t i = 0; i < n * width; ++i)
+    gatherElement(table.data(), ids.data(), out.data(), s, i);
+  ref::gather(table.data(), ids.data(), want.data(), n, vocab, width);
+  for (int64_t i = 0; i < n * width; ++i)
+    if (std::isnan(want[i]))
+      EXPECT_TRUE(std::isnan(out[i])) << i;
+    else
+      EXPECT_EQ(out[i], want[i]) << i;
+  std::vector<float> dtable(vocab * width, 123.0f), wantGrad(vocab * width);
+  for (int64_t k = 0; k < width; ++k)
+    gatherGradColumns(dy.data(), ids.data(), dtable.data(), s, k, k + 1);
+  ref::gatherGrad(dy.data(), ids.data(), wantGrad.data(), n, vocab, width);
+  EXPECT_TRUE(near(dtable, wantGrad, 1e-6, 1e-6));
+  // One worker over every column gives the same bits as a thread per column.
+  std::vector<float> whole(vocab * width);
+  gatherGradColumns(dy.data(), ids.data(), whole.data(), s, 0, width);
+  EXPECT_EQ(whole, dtable);
 }
 
 TEST(RowOps, CrossEntropyOfABadLabelIsNaN) {

@@ -295,7 +295,8 @@ TEST_F(Dprun, InspectRefusesWhatARunRefuses) {
   testing::PlanBuilder shards = test::tinyPlan(8, 4, 3);
   shards.setProcesses(3);
   Case cases[] = {
-      {"batch", "samples input 'image' is f32[8,4], expected f32[16, ...] (batch 16)", batch},
+      {"batch", "samples input 'image' is f32[8,4], expected f32 or i32[16, ...] (batch 16)",
+       batch},
       {"shards", "global batch 8 is not a multiple of 1 x 3 replicas", shards},
   };
   const std::string data = writeData();

@@ -284,6 +284,24 @@ std::vector<Case> cases() {
     b.kernel(T, KernelKind::MulReduce, {dy, x}, {ds});
     c.inputs = {x, s, dy}, c.outputs = {y, ds};
   });
+  add("squared_error_and_grad", [T](PlanBuilder &b, Case &c) {
+    // A regression's loss over the valid rows, and its gradient (zero on the padding row).
+    uint32_t p = b.buffer({4, 49}), t = b.buffer({4, 49}), loss = b.buffer({}),
+             dloss = b.buffer({}), dp = b.buffer({4, 49});
+    b.kernel(T, KernelKind::SquaredError, {p, t}, {loss});
+    b.kernel(T, KernelKind::Fill, {}, {dloss}).attrF("value", 1.0);
+    b.kernel(T, KernelKind::SquaredErrorGrad, {p, t, dloss}, {dp});
+    c.inputs = {p, t}, c.outputs = {loss, dp};
+  });
+  add("gather_and_grad", [T](PlanBuilder &b, Case &c) {
+    // An embedding of token ids (the labels' draw: ids below 10, so rows repeat) and its
+    // table's scatter-add.
+    uint32_t table = b.buffer({10, 6}), ids = b.buffer({4, 7}, DType::I32), e = b.buffer({4, 7, 6}),
+             de = b.buffer({4, 7, 6}), dt = b.buffer({10, 6});
+    b.kernel(T, KernelKind::Gather, {table, ids}, {e});
+    b.kernel(T, KernelKind::GatherGrad, {de, ids}, {dt});
+    c.inputs = {table, de}, c.labels = {ids}, c.outputs = {e, dt};
+  });
   add("gelu_and_grad", [T](PlanBuilder &b, Case &c) {
     uint32_t x = b.buffer({4, 3000}), y = b.buffer({4, 3000}), dy = b.buffer({4, 3000}),
              dx = b.buffer({4, 3000});

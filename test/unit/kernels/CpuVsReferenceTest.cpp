@@ -564,6 +564,53 @@ TEST(LossEdgeTest, SquaredErrorIgnoresRowsPastTheValidCount) {
   EXPECT_EQ(get(*program, dpred), (std::vector<float>{0.5f, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f}));
 }
 
+// gather (an embedding lookup) and gather_grad (its table's scatter-add) against the reference:
+// token ids that repeat (a small vocabulary) and ones outside the table (a NaN row; no
+// contribution to the gradient); sizes on both sides of the threaded path. The scatter-add
+// gives the same bits on a second run.
+class GatherTest : public ::testing::TestWithParam<std::tuple<int64_t, int64_t, int64_t>> {};
+
+TEST_P(GatherTest, MatchesReference) {
+  const auto [n, vocab, width] = GetParam();
+  PlanBuilder b(n);
+  const uint32_t table = b.buffer({vocab, width}), ids = b.buffer({n}, DType::I32),
+                 rows = b.buffer({n, width}), dy = b.buffer({n, width}),
+                 dtable = b.buffer({vocab, width});
+  b.kernel(StepKind::Train, KernelKind::Gather, {table, ids}, {rows});
+  b.kernel(StepKind::Train, KernelKind::GatherGrad, {dy, ids}, {dtable});
+  std::unique_ptr<Program> program = b.load();
+  RandomData rd(static_cast<uint32_t>(n * vocab + width));
+  auto t = rd.uniform(vocab * width, -1.0f, 1.0f), g = rd.uniform(n * width, -1.0f, 1.0f);
+  std::vector<int32_t> index = rd.labels(n, static_cast<int32_t>(vocab));
+  index[0] = -1;
+  if (n > 2)
+    index[n - 1] = static_cast<int32_t>(vocab);
+  put(*program, table, t);
+  put(*program, ids, index);
+  put(*program, dy, g);
+  put(*program, dtable, std::vector<float>(vocab * width, 123.0f));
+  program->run(StepKind::Train, stepContext(n));
+
+  std::vector<float> want(n * width), wantGrad(vocab * width);
+  ref::gather(t.data(), index.data(), want.data(), n, vocab, width);
+  const std::vector<float> got = get(*program, rows);
+  for (int64_t i = 0; i < n * width; ++i)
+    if (std::isnan(want[i]))
+      EXPECT_TRUE(std::isnan(got[i])) << "element " << i;
+    else
+      EXPECT_EQ(got[i], want[i]) << "element " << i;
+  ref::gatherGrad(g.data(), index.data(), wantGrad.data(), n, vocab, width);
+  const std::vector<float> first = get(*program, dtable);
+  EXPECT_TRUE(allNear(first, wantGrad, 1e-6, 1e-5));
+  program->run(StepKind::Train, stepContext(n));
+  EXPECT_EQ(get(*program, dtable), first);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, GatherTest,
+                         ::testing::Values(std::make_tuple(1, 1, 1), std::make_tuple(12, 5, 3),
+                                           std::make_tuple(25088, 256, 8),
+                                           std::make_tuple(300, 7, 200)));
+
 TEST(LossEdgeTest, RowsPastTheValidCountAreIgnored) {
   LossPlan p = lossPlan(4, 3);
   // Rows 2 and 3 are padding: garbage logits and labels that must not matter.

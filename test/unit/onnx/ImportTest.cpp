@@ -586,6 +586,72 @@ TEST_F(ImportTest, ARegressionsLossTakesTheOutputAsComputed) {
   EXPECT_NE(errors.find("which dp takes only folded into the loss"), std::string::npos) << errors;
 }
 
+/// ids int64 [batch, 3] -> Gather(E [5, 2], ids) -> Flatten -> Gemm(W [4, 6]) -> y.
+ModelBuilder embeddingModel() {
+  ModelBuilder m;
+  m.input("ids", {-1, 3}, onnx::TensorProto::INT64);
+  std::vector<float> table(10), w(24);
+  for (size_t i = 0; i < table.size(); ++i)
+    table[i] = 0.1f * float(i);
+  m.floats("E", {5, 2}, table);
+  m.floats("W", {4, 6}, w);
+  m.node("Gather", {"E", "ids"}, {"e"}, "embed");
+  m.node("Flatten", {"e"}, {"f"});
+  ModelBuilder::setInt(m.node("Gemm", {"f", "W"}, {"y"}), "transB", 1);
+  m.output("y");
+  return m;
+}
+
+// An integer input is token ids: fed as i32, looked up by a Gather of an initializer (an
+// embedding, its table trained as it is); any other reader of it is refused.
+TEST_F(ImportTest, AGatherOfTokenIdsIsAnEmbedding) {
+  auto module = import(embeddingModel());
+  ASSERT_TRUE(module) << errors;
+  auto func = *module->getOps<mlir::func::FuncOp>().begin();
+  EXPECT_EQ(func.getArgument(0).getType(),
+            mlir::RankedTensorType::get({4, 3}, mlir::IntegerType::get(&context, 32)));
+  auto gather = ops<graph::GatherOp>(*module);
+  ASSERT_EQ(gather.size(), 1u);
+  EXPECT_EQ(gather[0].getIndices(), func.getArgument(0));
+  EXPECT_EQ(mlir::cast<mlir::RankedTensorType>(gather[0].getType()).getShape(),
+            llvm::ArrayRef<int64_t>({4, 3, 2}));
+  auto table = gather[0].getTable().getDefiningOp<graph::ParamOp>();
+  ASSERT_TRUE(table);
+  EXPECT_EQ(table.getName(), "E");
+  EXPECT_TRUE(table.getTrainable());
+  // [V, D] as PyTorch holds it: not transposed.
+  EXPECT_EQ(values(table)[3], 0.3f);
+
+  struct Refusal {
+    const char *what;
+    std::function<void(ModelBuilder &)> change;
+    const char *message;
+  };
+  const Refusal cases[] = {
+      {"another reader", [](ModelBuilder &m) { m.node("Relu", {"ids"}, {"r"}, "relu"); },
+       "node 'relu' (Relu, opset 17): its input 'ids' is the model's integer input (token ids), "
+       "which dp takes only as the indices of a Gather (an embedding)"},
+      {"another axis",
+       [](ModelBuilder &m) { ModelBuilder::setInt(*m.g->mutable_node(0), "axis", 1); },
+       "node 'embed' (Gather, opset 17): it gathers along axis 1: an embedding picks rows (axis "
+       "0)"},
+      {"a table of rank 3",
+       [](ModelBuilder &m) {
+         m.g->mutable_initializer(0)->clear_dims();
+         for (int64_t d : {5, 1, 2})
+           m.g->mutable_initializer(0)->add_dims(d);
+       },
+       "its data has shape [5,1,2]: an embedding's table is [vocabulary, width]"},
+  };
+  for (const Refusal &c : cases) {
+    ModelBuilder m = embeddingModel();
+    c.change(m);
+    errors.clear();
+    EXPECT_FALSE(import(m)) << c.what;
+    EXPECT_NE(errors.find(c.message), std::string::npos) << c.what << ": " << errors;
+  }
+}
+
 TEST_F(ImportTest, DropoutTrainsAndActivationsMap) {
   ModelBuilder m = linearModel();
   m.g->mutable_output(0)->set_name("t");

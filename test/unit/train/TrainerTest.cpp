@@ -308,8 +308,8 @@ TEST(Trainer, ChecksThePlanInterface) {
   plan.label = false;
   expectPlanError(plan, "the plan has no targets input");
   plan = {};
-  plan.imageType = DType::I32;
-  expectPlanError(plan, "samples input 'image' is i32[4,2,2], expected f32[4, ...]");
+  plan.imageType = DType::BF16;
+  expectPlanError(plan, "samples input 'image' is bf16[4,2,2], expected f32 or i32[4, ...]");
   plan = {};
   plan.imageShape = {2, 8};
   expectPlanError(plan, "samples input 'image' is f32[2,8]");
