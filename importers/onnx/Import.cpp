@@ -75,6 +75,22 @@ struct Const {
 /// step takes (Tensor::gelu), and the last is graph.gelu of x.
 enum class GeluStep { None, Scaled, Erf, OnePlus, Product, Half };
 
+/// LayerNormalization written out, as exporters write it before opset 17: mean =
+/// ReduceMean(x) over the last axis, d = Sub(x, mean), var = ReduceMean(Pow(d, 2)),
+/// Div(d, Sqrt(Add(var, epsilon))), Mul by a weight and Add a bias. Each step is a Tensor that
+/// only the next step takes (Tensor::norm), and the last is graph.layer_norm of x.
+enum class NormStep {
+  None,
+  Mean,
+  Centered,
+  Squared,
+  Variance,
+  VarianceEps,
+  Deviation,
+  Normalized,
+  Scaled
+};
+
 /// One ONNX value as the importer holds it: a graph value (with its ONNX shape) or a constant.
 struct Tensor {
   Value value;
@@ -100,6 +116,12 @@ struct Tensor {
   /// A step of GELU's erf form (no graph value), and its x.
   GeluStep gelu = GeluStep::None;
   std::shared_ptr<const Tensor> geluOf;
+  /// A step of a written-out layer norm (no graph value), its x, its epsilon (from
+  /// VarianceEps on) and its weight's parameter (Scaled).
+  NormStep norm = NormStep::None;
+  std::shared_ptr<const Tensor> normOf;
+  double normEps = 0;
+  Value normScale;
   /// The ONNX value's name.
   std::string name;
   /// A [batch, C * H * W] flattening of an image whose features are in dp's H, W, C order, not
@@ -426,6 +448,13 @@ public:
       fail() << what
              << " is a step of GELU's erf form, x * 0.5 * (1 + erf(x / sqrt(2))), which dp "
                 "takes only whole (as graph.gelu)";
+      return failure();
+    }
+    if (t.norm != NormStep::None) {
+      fail() << what
+             << " is a step of a layer norm written out (ReduceMean, Sub, Pow, ReduceMean, Add, "
+                "Sqrt, Div, Mul by a weight, Add a bias), which dp takes only whole (as "
+                "graph.layer_norm)";
       return failure();
     }
     if (!t.onlyAsOutput.empty()) {
@@ -1172,6 +1201,22 @@ Tensor geluStep(GeluStep step, const Tensor &x) {
   return t;
 }
 
+/// The next step of a written-out layer norm after `x` (x itself where it is no step).
+Tensor normStep(NormStep step, const Tensor &x) {
+  Tensor t;
+  t.shape = x.shape;
+  t.norm = step;
+  t.normOf = x.norm == NormStep::None ? std::make_shared<Tensor>(x) : x.normOf;
+  t.normEps = x.normEps;
+  t.normScale = x.normScale;
+  return t;
+}
+
+/// Whether `p` and `q` are the same computed value, held alike.
+bool sameValue(const Tensor &p, const Tensor &q) {
+  return p.value && p.value == q.value && p.layout == q.layout && p.shape == q.shape;
+}
+
 /// Whether `a` is `v` to float's precision.
 bool near(double a, double v) { return std::abs(a - v) <= 1e-6 * std::abs(v); }
 
@@ -1269,6 +1314,21 @@ LogicalResult scaleOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
   Tensor *x = *a, *k = *c;
   if (x->isConst() && !divide)
     std::swap(x, k);
+  // A written-out layer norm: the deviations over their standard deviation, times a weight.
+  if (divide && x->norm == NormStep::Centered && k->norm == NormStep::Deviation &&
+      sameValue(*x->normOf, *k->normOf)) {
+    outs.push_back(normStep(NormStep::Normalized, *k));
+    return success();
+  }
+  if (!divide && x->norm == NormStep::Normalized && k->isConst()) {
+    FailureOr<Value> weight = im.paramOf(*k, "scale", {x->shape.back()}, k == *c ? 1 : 0);
+    if (failed(weight))
+      return failure();
+    Tensor scaled = normStep(NormStep::Scaled, *x);
+    scaled.normScale = *weight;
+    outs.push_back(std::move(scaled));
+    return success();
+  }
   // A scalar that broadcasting does not give more axes than x has.
   const bool scalar = k->isConst() && k->constant->size() == 1 && k->constant->isFloat &&
                       k->constant->dims.size() <= x->shape.size();
@@ -1362,6 +1422,99 @@ double modFn(double a, double b, bool isFloat) {
   return double(r);
 }
 
+/// The last step of a written-out layer norm (NormStep): the bias added to its scaled
+/// normalised x, graph.layer_norm of x with the weight and bias as its parameters.
+LogicalResult writtenOutLayerNorm(Importer &im, const Tensor &scaled, const Tensor &bias, int input,
+                                  llvm::SmallVectorImpl<Tensor> &outs) {
+  const Tensor &x = *scaled.normOf;
+  const int64_t rank = int64_t(x.shape.size());
+  if (rank != 2 && rank != 3)
+    return im.fail() << "it completes a layer norm of " << shapeText(x.shape)
+                     << ", which is not [batch, features] or [batch, tokens, features]";
+  FailureOr<Value> beta = im.paramOf(bias, "bias", {x.shape.back()}, input);
+  if (failed(beta))
+    return failure();
+  Value in = im.laidOut(x, {});
+  Value y = im.b.create<graph::LayerNormOp>(im.loc, in.getType(), in, scaled.normScale, *beta,
+                                            im.b.getF64FloatAttr(scaled.normEps));
+  outs.push_back(graphTensor(y, x.shape));
+  return success();
+}
+
+/// Sub: folded on constants; x minus its mean over the last axis, a step of a written-out
+/// layer norm (NormStep).
+LogicalResult subOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
+                    llvm::SmallVectorImpl<Tensor> &outs) {
+  Tensor *x = input(ins, 0), *mean = input(ins, 1);
+  if (x && mean && mean->norm == NormStep::Mean && x->norm == NormStep::None &&
+      sameValue(*x, *mean->normOf)) {
+    outs.push_back(normStep(NormStep::Centered, *x));
+    return success();
+  }
+  if (x && mean && (!x->isConst() || !mean->isConst()))
+    return im.fail() << "on computed tensors dp takes it only in a layer norm written out (x "
+                        "minus its mean over the last axis), and folds it on constants";
+  return binary(im, ins, outs, subFn);
+}
+
+double powFn(double a, double b, bool isFloat) {
+  return isFloat ? std::pow(a, b) : double(int64_t(std::llround(std::pow(a, b))));
+}
+
+/// Pow: folded on constants; the square of a written-out layer norm's deviations.
+LogicalResult powOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
+                    llvm::SmallVectorImpl<Tensor> &outs) {
+  FailureOr<Tensor *> x = required(im, ins, 0), e = required(im, ins, 1);
+  if (failed(x) || failed(e))
+    return failure();
+  if ((*x)->isConst() && (*e)->isConst()) {
+    // The result has the base's type (an integer base to a float power stays an integer).
+    Const r;
+    if (failed(constBinary(im, *(*x)->constant, *(*e)->constant, powFn, r)))
+      return failure();
+    if (r.isFloat && !(*x)->constant->isFloat) {
+      for (float v : r.f)
+        r.i.push_back(int64_t(std::llround(v)));
+      r.f.clear();
+      r.isFloat = false;
+    } else if (!r.isFloat && (*x)->constant->isFloat) {
+      for (int64_t v : r.i)
+        r.f.push_back(float(v));
+      r.i.clear();
+      r.isFloat = true;
+    }
+    outs.push_back(constTensor(std::move(r)));
+    return success();
+  }
+  if ((*x)->norm == NormStep::Centered && isScalar(**e, 2)) {
+    outs.push_back(normStep(NormStep::Squared, **x));
+    return success();
+  }
+  return im.fail() << "on computed tensors dp takes it only in a layer norm written out (the "
+                      "square of the deviations from the mean), and folds it on constants";
+}
+
+/// Sqrt: folded on constants; the standard deviation of a written-out layer norm.
+LogicalResult sqrtOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
+                     llvm::SmallVectorImpl<Tensor> &outs) {
+  FailureOr<Tensor *> x = required(im, ins, 0);
+  if (failed(x))
+    return failure();
+  if ((*x)->isConst() && (*x)->constant->isFloat) {
+    Const c = *(*x)->constant;
+    for (float &v : c.f)
+      v = std::sqrt(v);
+    outs.push_back(constTensor(std::move(c)));
+    return success();
+  }
+  if ((*x)->norm == NormStep::VarianceEps) {
+    outs.push_back(normStep(NormStep::Deviation, **x));
+    return success();
+  }
+  return im.fail() << "on computed tensors dp takes it only in a layer norm written out (the "
+                      "square root of the variance plus epsilon), and folds it on constants";
+}
+
 LogicalResult addOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
                     llvm::SmallVectorImpl<Tensor> &outs) {
   FailureOr<Tensor *> a = required(im, ins, 0), c = required(im, ins, 1);
@@ -1372,6 +1525,16 @@ LogicalResult addOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
   Tensor *x = *a, *bias = *c;
   if (x->isConst())
     std::swap(x, bias);
+  // A written-out layer norm: epsilon added to the variance, and the bias that completes it.
+  if (x->norm == NormStep::Variance && bias->isConst() && bias->constant->isFloat &&
+      bias->constant->size() == 1) {
+    Tensor t = normStep(NormStep::VarianceEps, *x);
+    t.normEps = bias->constant->at(0);
+    outs.push_back(std::move(t));
+    return success();
+  }
+  if (x->norm == NormStep::Scaled && bias->isConst())
+    return writtenOutLayerNorm(im, *x, *bias, bias == *c ? 1 : 0, outs);
   if (x->gelu == GeluStep::Erf && isScalar(*bias, 1) &&
       bias->constant->dims.size() <= x->shape.size()) { // GELU: 1 + erf(x / sqrt(2))
     outs.push_back(geluStep(GeluStep::OnePlus, *x));
@@ -2495,6 +2658,26 @@ Tensor spatialMean(Importer &im, const GraphInput &x, bool keepDims) {
 /// writes it): axes an attribute before opset 18, an input from 18.
 LogicalResult reduceMeanOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
                            llvm::SmallVectorImpl<Tensor> &outs) {
+  // A written-out layer norm (NormStep): the mean of x over its last axis, kept, and of its
+  // squared deviations.
+  if (Tensor *in = input(ins, 0); in && !in->isConst()) {
+    const int64_t rank = int64_t(in->shape.size());
+    FailureOr<std::vector<int64_t>> axes = axesOf(im, ins, false, 18);
+    if (failed(axes))
+      return failure();
+    if (rank >= 2 && axes->size() == 1 && normalizeAxis(axes->front(), rank) == rank - 1 &&
+        im.intAttr("keepdims", 1) != 0) {
+      if (in->norm == NormStep::None && in->gelu == GeluStep::None && in->value &&
+          in->onlyAsOutput.empty() && in->flattenedChw.empty()) {
+        outs.push_back(normStep(NormStep::Mean, *in));
+        return success();
+      }
+      if (in->norm == NormStep::Squared) {
+        outs.push_back(normStep(NormStep::Variance, *in));
+        return success();
+      }
+    }
+  }
   FailureOr<GraphInput> x = graphInput(im, ins, 0, Order::AsHeld);
   FailureOr<std::vector<int64_t>> given = axesOf(im, ins, false, 18);
   if (failed(x) || failed(given))
@@ -2640,7 +2823,7 @@ const std::vector<OpEntry> &opTable() {
       {{"Add", 7, "",
         "graph.add of equal shapes; a constant [M] after a MatMul: its bias; a constant of "
         "the input's trailing axes (not an image's): graph.bias_add; 1 + erf(...) in GELU's erf "
-        "form; folded on constants"},
+        "form; in a layer norm written out (see ReduceMean); folded on constants"},
        {},
        addOp},
       {{"AveragePool", 7,
@@ -2679,7 +2862,8 @@ const std::vector<OpEntry> &opTable() {
        constantOp},
       {{"Div", 7, "",
         "folded on constants; by a scalar constant after a product of computed tensors: its "
-        "scale (graph.batch_matmul's alpha); x / sqrt(2) in GELU's erf form"},
+        "scale (graph.batch_matmul's alpha); x / sqrt(2) in GELU's erf form; in a layer norm "
+        "written out (see ReduceMean)"},
        {},
        DP_SCALE(divFn)},
       {{"Dropout", 7,
@@ -2744,14 +2928,24 @@ const std::vector<OpEntry> &opTable() {
         "one rank, one broadcast to the other's shape (squeeze-and-excitation's [N, C, 1, 1] "
         "weights times its image): graph.mul; of a computed tensor by a constant tensor that "
         "broadcasts to it without the batch axis (a learned per-channel scale): graph.mul by a "
-        "parameter, trained where an initializer"},
+        "parameter, trained where an initializer; in a layer norm written out (see "
+        "ReduceMean)"},
        {},
        DP_SCALE(mulFn)},
       {{"ReduceMean", 1,
-        "axes [2, 3] or, of [batch, tokens, features], [1] (an input from opset 18), keepdims",
-        "graph.global_avg_pool2d (the mean over an image's H and W, or over the tokens)"},
+        "axes [2, 3] or, of [batch, tokens, features], [1]; the last axis, kept, in a layer norm "
+        "(an input from opset 18), keepdims",
+        "graph.global_avg_pool2d (the mean over an image's H and W, or over the tokens); a "
+        "layer norm written out as exporters write it before opset 17 (ReduceMean, Sub, Pow, "
+        "ReduceMean, Add of epsilon, Sqrt, Div, Mul by a weight, Add of a bias): "
+        "graph.layer_norm"},
        {"axes", "keepdims", "noop_with_empty_axes"},
        reduceMeanOp},
+      {{"Pow", 7, "",
+        "in a layer norm written out: the square of the deviations (see ReduceMean); folded on "
+        "constants"},
+       {},
+       powOp},
       {{"Relu", 6, "", "graph.relu"}, {}, activationOp<graph::ReluOp>},
       {{"Reshape", 5, "allowzero = 0",
         "graph.reshape (batch axis kept; a graph.transpose first where the value is held in "
@@ -2771,7 +2965,13 @@ const std::vector<OpEntry> &opTable() {
       {{"Squeeze", 1, "axes (before 13; from 13 an input)", "graph.reshape; folded on constants"},
        {"axes"},
        squeezeOp},
-      {{"Sub", 7, "", "folded on constants"}, {}, DP_BINARY(subFn)},
+      {{"Sqrt", 6, "", "in a layer norm written out (see ReduceMean); folded on constants"},
+       {},
+       sqrtOp},
+      {{"Sub", 7, "",
+        "in a layer norm written out: x minus its mean (see ReduceMean); folded on constants"},
+       {},
+       subOp},
       {{"Tanh", 6, "", "graph.tanh"}, {}, activationOp<graph::TanhOp>},
       {{"Transpose", 1, "perm",
         "folded on constants; of a computed tensor keeping the batch axis first: the order it is "

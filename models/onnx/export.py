@@ -48,6 +48,10 @@ dynamic batch axis:
                             thumbnail (regression_data.py's targets) from Conv(1, 16, 3,
                             padding 1), ReLU, Conv(16, 16, 4, stride 4), ReLU, Conv(16, 1, 1),
                             Sigmoid: an image out; the TorchScript exporter, weights inline
+  rows_ln.onnx              the image's 28 rows as tokens: Linear(28, 32), LayerNorm(32), ReLU,
+                            the mean over the tokens, Linear(32, 10); the TorchScript exporter
+                            at opset 14, which writes the layer norm out (ReduceMean, Sub, Pow,
+                            ReduceMean, Add, Sqrt, Div, Mul, Add), weights inline
   embedding.onnx            each pixel's byte (0..255) a token id: Embedding(256, 8) of the 784
                             pixels (an int64 input [N, 28, 28]; ONNX's Gather), Flatten,
                             Linear(6272, 32), ReLU, Linear(32, 10); the TorchScript exporter,
@@ -298,6 +302,25 @@ def thumbnail():
         nn.Conv2d(16, 1, 1), nn.Sigmoid())
 
 
+class RowsLayerNorm(nn.Module):
+    """The image's rows as tokens through a Linear and a LayerNorm, averaged."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(28, 32)
+        self.norm = nn.LayerNorm(32)
+        self.head = nn.Linear(32, 10)
+
+    def forward(self, x):
+        t = torch.relu(self.norm(self.proj(x.reshape(-1, 28, 28))))
+        return self.head(t.mean(1))
+
+
+def rows_ln():
+    torch.manual_seed(0)
+    return RowsLayerNorm()
+
+
 class PixelEmbedding(nn.Module):
     """Each pixel's byte a token id looked up in a learned table (an embedding, as a language
     model's first layer), then a ReLU MLP on the embedded pixels."""
@@ -335,6 +358,7 @@ MODELS = {
     "vit_ts": (vit, (2, 1, 28, 28), "torchscript"),
     "thumbnail": (thumbnail, (2, 1, 28, 28), "torchscript"),
     "embedding": (embedding, (2, 28, 28), "torchscript"),
+    "rows_ln": (rows_ln, (2, 1, 28, 28), "torchscript-14"),
 }
 
 
@@ -345,10 +369,11 @@ def export(name, out_dir):
     path = os.path.join(out_dir, name + ".onnx")
     output = "thumbnail" if name == "thumbnail" else "logits"
     names = dict(input_names=["image"], output_names=[output])
-    if exporter == "torchscript":
+    if exporter.startswith("torchscript"):
         # PRESERVE: an eval-mode export would fold each BatchNorm into its Conv, and a model to
         # train needs both.
-        torch.onnx.export(module, example, path, dynamo=False, opset_version=17,
+        opset = int(exporter.split("-")[1]) if "-" in exporter else 17
+        torch.onnx.export(module, example, path, dynamo=False, opset_version=opset,
                           training=torch.onnx.TrainingMode.PRESERVE,
                           dynamic_axes={"image": {0: "batch"}, output: {0: "batch"}}, **names)
     else:

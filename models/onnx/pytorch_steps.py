@@ -129,13 +129,23 @@ def load_module(name, here):
     model = onnx.load(os.path.join(here, name + ".onnx"))
     inits = {t.name: torch.from_numpy(onnx.numpy_helper.to_array(t).copy()) for t in model.graph.initializer}
     state = module.state_dict()
+    renamed = {}
     for key in state:
         if key.endswith("num_batches_tracked"):
             continue  # a counter the ONNX file has no use for
         if key not in inits or tuple(inits[key].shape) != tuple(state[key].shape):
-            sys.exit(f"pytorch: {name}.onnx has no initializer {key} of shape {tuple(state[key].shape)}")
+            # The TorchScript exporter names a Linear's weight that it writes as a MatMul's
+            # transposed initializer "onnx::MatMul_N": found by its values (the module's own,
+            # drawn from the same seed as the export's).
+            found = [n for n, t in inits.items() if state[key].dim() == 2 and
+                     tuple(t.shape) == tuple(state[key].t().shape) and torch.equal(t, state[key].t())]
+            if len(found) != 1:
+                sys.exit(f"pytorch: {name}.onnx has no initializer {key} of shape {tuple(state[key].shape)}")
+            renamed[key] = found[0]
+            continue
         state[key] = inits[key]
     module.load_state_dict(state)
+    module.onnx_names = renamed
     return module, shape, model
 
 
@@ -228,6 +238,8 @@ def main():
                    # transposed as a Linear's.
                    "same_layout": [n + ".weight" for n, m in module.named_modules()
                                    if isinstance(m, torch.nn.Embedding)],
+                   # PyTorch's names of weights the exporter renamed, and dp's (the ONNX) names.
+                   "onnx_names": module.onnx_names,
                    "losses": losses}, f, indent=1)
         f.write("\n")
     save_params(base + ".params", [(n, v) for n, v in module.state_dict().items()

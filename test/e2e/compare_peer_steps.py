@@ -77,8 +77,10 @@ if worst > a.loss_tol:
     sys.exit(f"FAIL: a step's loss differs from PyTorch's by more than {a.loss_tol}")
 
 peer = read_params(os.path.splitext(a.recorded)[0] + ".params")
-# dp's optimizer state (NAME/m, NAME/v, ...) has no counterpart in PyTorch's parameters.
-mine = {n: v for n, v in read_params(a.params).items() if "/" not in n}
+# dp's optimizer state (NAME/m, NAME/v, ...) has no counterpart in PyTorch's parameters. A
+# weight the exporter renamed (a MatMul's "onnx::MatMul_7") is dp's under the ONNX name.
+renamed = {onnx: torch for torch, onnx in recorded.get("onnx_names", {}).items()}
+mine = {renamed.get(n, n): v for n, v in read_params(a.params).items() if "/" not in n}
 if set(peer) != set(mine):
     sys.exit(f"FAIL: parameters differ: dp {sorted(mine)}, PyTorch {sorted(peer)}")
 for name in sorted(peer):

@@ -652,6 +652,63 @@ TEST_F(ImportTest, AGatherOfTokenIdsIsAnEmbedding) {
   }
 }
 
+/// x [batch, 3, 4] -> LayerNormalization written out, as exporters write it before opset 17
+/// (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add) -> y.
+ModelBuilder writtenOutLayerNorm() {
+  ModelBuilder m(14);
+  m.input("x", {-1, 3, 4});
+  m.floats("two", {}, {2.0f});
+  m.floats("eps", {}, {1e-5f});
+  m.floats("g", {4}, {1, 2, 3, 4});
+  m.floats("b", {4}, {0.5f, 0, 0, -0.5f});
+  ModelBuilder::setInts(m.node("ReduceMean", {"x"}, {"mean"}, "mean"), "axes", {-1});
+  m.node("Sub", {"x", "mean"}, {"d"});
+  m.node("Pow", {"d", "two"}, {"sq"});
+  ModelBuilder::setInts(m.node("ReduceMean", {"sq"}, {"var"}), "axes", {-1});
+  m.node("Add", {"var", "eps"}, {"ve"});
+  m.node("Sqrt", {"ve"}, {"sd"});
+  m.node("Div", {"d", "sd"}, {"n"});
+  m.node("Mul", {"n", "g"}, {"s"});
+  m.node("Add", {"s", "b"}, {"y"}, "norm");
+  m.output("y");
+  return m;
+}
+
+// The written-out form is graph.layer_norm of x with the weight and bias trained, at the
+// exporter's epsilon; a step of it read elsewhere is refused by name.
+TEST_F(ImportTest, ALayerNormWrittenOutIsALayerNorm) {
+  auto module = import(writtenOutLayerNorm(), ImportOptions{.flattenOutput = true});
+  ASSERT_TRUE(module) << errors;
+  auto norms = ops<graph::LayerNormOp>(*module);
+  ASSERT_EQ(norms.size(), 1u);
+  auto func = *module->getOps<mlir::func::FuncOp>().begin();
+  EXPECT_EQ(norms[0].getInput(), func.getArgument(0));
+  EXPECT_FLOAT_EQ(float(norms[0].getEpsilon().convertToDouble()), 1e-5f);
+  auto gamma = norms[0].getGamma().getDefiningOp<graph::ParamOp>();
+  auto beta = norms[0].getBeta().getDefiningOp<graph::ParamOp>();
+  ASSERT_TRUE(gamma && beta);
+  EXPECT_EQ(gamma.getName(), "g");
+  EXPECT_EQ(beta.getName(), "b");
+  EXPECT_EQ(values(gamma), (std::vector<float>{1, 2, 3, 4}));
+
+  // The mean read by something else than the centring Sub.
+  ModelBuilder m = writtenOutLayerNorm();
+  m.node("Relu", {"mean"}, {"r"}, "after");
+  EXPECT_FALSE(import(m, ImportOptions{.flattenOutput = true}));
+  EXPECT_NE(errors.find("node 'after' (Relu, opset 14): its input is a step of a layer norm "
+                        "written out"),
+            std::string::npos)
+      << errors;
+  // A centring by another tensor's mean.
+  m = writtenOutLayerNorm();
+  m.g->mutable_node(1)->set_input(0, "y0");
+  m.input("y0", {-1, 3, 4});
+  EXPECT_FALSE(import(m, ImportOptions{.flattenOutput = true}));
+  EXPECT_NE(errors.find("dp takes it only in a layer norm written out (x minus its mean"),
+            std::string::npos)
+      << errors;
+}
+
 TEST_F(ImportTest, DropoutTrainsAndActivationsMap) {
   ModelBuilder m = linearModel();
   m.g->mutable_output(0)->set_name("t");
@@ -752,12 +809,19 @@ TEST_F(ImportTest, RefusalsNameWhatIsMissing) {
        "opset)"},
       {"other domain", [](ModelBuilder &m) { m.g->mutable_node(0)->set_domain("com.microsoft"); },
        "the op domain 'com.microsoft' is not supported"},
-      {"integer input",
+      {"integer input read by a Gemm",
        [](ModelBuilder &m) {
          m.g->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
              onnx::TensorProto::INT64);
        },
-       "the model's input 'x' is not a float tensor"},
+       "node 'fc' (Gemm, opset 17): its input 'x' is the model's integer input (token ids), "
+       "which dp takes only as the indices of a Gather (an embedding)"},
+      {"string input",
+       [](ModelBuilder &m) {
+         m.g->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
+             onnx::TensorProto::STRING);
+       },
+       "the model's input 'x' is not a float or integer tensor"},
       {"dynamic feature axis",
        [](ModelBuilder &m) {
          m.g->mutable_input(0)
