@@ -1378,19 +1378,27 @@ LogicalResult scaleOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
                       "computed tensors, and in GELU's erf form (and folds it on constants)";
 }
 
+/// A float constant `x` with `fn` applied to each value, into `outs`; false (nothing done)
+/// where x is not one.
+bool foldUnary(const Tensor &x, float (*fn)(float), llvm::SmallVectorImpl<Tensor> &outs) {
+  if (!x.isConst() || !x.constant->isFloat)
+    return false;
+  Const c = *x.constant;
+  for (float &v : c.f)
+    v = fn(v);
+  outs.push_back(constTensor(std::move(c)));
+  return true;
+}
+
 /// Erf: only in GELU's erf form (see GeluStep); folded on constants.
 LogicalResult erfOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
                     llvm::SmallVectorImpl<Tensor> &outs) {
   FailureOr<Tensor *> x = required(im, ins, 0);
   if (failed(x))
     return failure();
-  if ((*x)->isConst() && (*x)->constant->isFloat) {
-    Const c = *(*x)->constant;
-    for (float &v : c.f)
-      v = std::erf(v);
-    outs.push_back(constTensor(std::move(c)));
+  if (foldUnary(
+          **x, [](float v) { return std::erf(v); }, outs))
     return success();
-  }
   if ((*x)->gelu != GeluStep::Scaled)
     return im.fail() << "dp takes Erf on computed tensors only in GELU's erf form, x * 0.5 * (1 + "
                         "erf(x / sqrt(2)))";
@@ -1500,13 +1508,9 @@ LogicalResult sqrtOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
   FailureOr<Tensor *> x = required(im, ins, 0);
   if (failed(x))
     return failure();
-  if ((*x)->isConst() && (*x)->constant->isFloat) {
-    Const c = *(*x)->constant;
-    for (float &v : c.f)
-      v = std::sqrt(v);
-    outs.push_back(constTensor(std::move(c)));
+  if (foldUnary(
+          **x, [](float v) { return std::sqrt(v); }, outs))
     return success();
-  }
   if ((*x)->norm == NormStep::VarianceEps) {
     outs.push_back(normStep(NormStep::Deviation, **x));
     return success();
