@@ -1,7 +1,8 @@
 // Fuzz target: bytes as a data file, through the readers dprun's --data uses. The first byte
 // picks the reader: 0 an IDX image file (rank 3), 1 an IDX label file (rank 1), 2 a CIFAR-10
 // test batch, 3 a pair of IDX files loaded as one data set (Dataset::load: both headers read
-// and checked against each other before either body); the rest is the file, written to a
+// and checked against each other before either body; then the second file as a regression's
+// float targets, Dataset::loadWithTargets); the rest is the file, written to a
 // private temporary directory (the readers take paths, as dprun gives them). For a pair, 4
 // bytes (big-endian) give the length of the images file, which comes next; the labels file is
 // the rest. gzip is detected from the content, so the seeds' gzipped IDX files fuzz the
@@ -63,6 +64,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       (void)dp::rt::Dataset::load(images, labels);
     } catch (const dp::rt::Error &) {
       // The expected answer to a broken pair.
+    }
+    // The second file as a regression's float targets (IDX of floats, samples x K), K from
+    // the length's top byte.
+    try {
+      (void)dp::rt::Dataset::loadWithTargets(images, labels, 1 + data[1] % 64);
+    } catch (const dp::rt::Error &) {
     }
     unlink(images.c_str());
     unlink(labels.c_str());
