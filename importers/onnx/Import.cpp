@@ -3009,8 +3009,21 @@ std::string optimizerAttributeText(const std::string &spec, std::string &error) 
       std::tie(key, value) = params[k].split('=');
       key = key.trim(), value = value.trim();
       double number;
-      if (key.empty() || !llvm::all_of(key, [](char c) { return std::isalnum(c) || c == '_'; }) ||
-          value.getAsDouble(number)) {
+      if (key.empty() || !llvm::all_of(key, [](char c) { return std::isalnum(c) || c == '_'; })) {
+        error = "expected NAME[:key=value,...] with numbers as values, not '" + spec + "'";
+        return "";
+      }
+      // A flag (momentum's nesterov, adam's torch_epsilon): true or false, or 1 or 0.
+      if (key == "nesterov" || key == "torch_epsilon") {
+        const bool on = value == "true" || value == "1", off = value == "false" || value == "0";
+        if (!on && !off) {
+          error = key.str() + " takes true or false (1 or 0), not '" + value.str() + "'";
+          return "";
+        }
+        text += (k ? ", " : "") + key.str() + " = " + (on ? "true" : "false");
+        continue;
+      }
+      if (value.getAsDouble(number)) {
         error = "expected NAME[:key=value,...] with numbers as values, not '" + spec + "'";
         return "";
       }

@@ -168,6 +168,7 @@ def main():
     p.add_argument("--out", default=os.path.join(here, "recorded"))
     p.add_argument("--data-note", default="", help="how the data was made (recorded)")
     p.add_argument("--loss", default="softmax-cross-entropy", choices=["softmax-cross-entropy", "mse"])
+    p.add_argument("--tag", help="the recording's name after NAME- (default: the optimizer's)")
     a = p.parse_args()
 
     torch.use_deterministic_algorithms(True)
@@ -223,7 +224,7 @@ def main():
             if last_flatten is not None and len(last_flatten) == 4 and not embedded:
                 flattened[n + ".weight"] = list(last_flatten[1:])
             last_flatten = None
-    tag = a.optimizer.split(":")[0]
+    tag = a.tag or a.optimizer.split(":")[0]
     os.makedirs(a.out, exist_ok=True)
     base = os.path.join(a.out, f"{a.name}-{tag}")
     with open(base + ".json", "w") as f:

@@ -68,21 +68,26 @@ struct ExpandOptimizerPass : dp::graph::impl::ExpandOptimizerPassBase<ExpandOpti
     auto paramOp = param.getDefiningOp<ParamOp>();
     auto lr = [&](APFloat value) { return b.getF64FloatAttr(value.convertToDouble() * lrScale); };
     auto f64 = [&](APFloat value) { return b.getF64FloatAttr(value.convertToDouble()); };
-    Operation *update = llvm::TypeSwitch<Attribute, Operation *>(optimizer)
-        .Case([&](SgdAttr sgd) { return b.create<SgdUpdateOp>(loc, param, grad, lr(sgd.getLr())); })
-        .Case([&](MomentumAttr m) {
-          Value velocity = stateFor(paramOp, "velocity");
-          return b.create<MomentumUpdateOp>(loc, param, velocity, grad, lr(m.getLr()),
-                                     f64(m.getMomentum()),
-                                     m.getNesterov() ? b.getUnitAttr() : UnitAttr());
-        })
-        .Case([&](AdamAttr adam) {
-          Value m = stateFor(paramOp, "m");
-          Value v = stateFor(paramOp, "v");
-          return b.create<AdamUpdateOp>(loc, param, m, v, grad, lr(adam.getLr()), f64(adam.getBeta1()),
-                                 f64(adam.getBeta2()), f64(adam.getEpsilon()));
-        })
-        .Default([](Attribute) -> Operation * { return nullptr; });
+    Operation *update =
+        llvm::TypeSwitch<Attribute, Operation *>(optimizer)
+            .Case([&](SgdAttr sgd) {
+              return b.create<SgdUpdateOp>(loc, param, grad, lr(sgd.getLr()));
+            })
+            .Case([&](MomentumAttr m) {
+              Value velocity = stateFor(paramOp, "velocity");
+              return b.create<MomentumUpdateOp>(loc, param, velocity, grad, lr(m.getLr()),
+                                                f64(m.getMomentum()),
+                                                m.getNesterov() ? b.getUnitAttr() : UnitAttr());
+            })
+            .Case([&](AdamAttr adam) {
+              Value m = stateFor(paramOp, "m");
+              Value v = stateFor(paramOp, "v");
+              return b.create<AdamUpdateOp>(loc, param, m, v, grad, lr(adam.getLr()),
+                                            f64(adam.getBeta1()), f64(adam.getBeta2()),
+                                            f64(adam.getEpsilon()),
+                                            adam.getTorchEpsilon() ? b.getUnitAttr() : UnitAttr());
+            })
+            .Default([](Attribute) -> Operation * { return nullptr; });
     // Placement and other annotations of later phases stay with the op.
     if (update)
       copyDiscardableAttrs(apply, update);

@@ -114,7 +114,7 @@ func.func @conv(%img: tensor<8x2x2xf32> {graph.input = "image"}, %l: tensor<8xi3
 // CHECK: %[[DW2:.*]] = plan.alloc : memref<4x4xf32>
 // CHECK-NEXT: plan.kernel "matmul" ins({{.*}}) outs(%[[DW2]] : memref<4x4xf32>) {transpose_a = 1 : i64, transpose_b = 0 : i64}
 // CHECK-NEXT: plan.kernel "add" ins(%{{.*}}, %[[DW2]] : memref<4x4xf32>, memref<4x4xf32>) outs(%[[G]] : memref<4x4xf32>)
-// CHECK-NEXT: plan.kernel "adam_update" ins(%[[G]] : memref<4x4xf32>) outs(%[[W]], %[[M]], %[[V]] : memref<4x4xf32>, memref<4x4xf32>, memref<4x4xf32>) {beta1 = 9.000000e-01 : f64, beta2 = {{.*}} : f64, epsilon = {{.*}} : f64, lr = 1.000000e-03 : f64}
+// CHECK-NEXT: plan.kernel "adam_update" ins(%[[G]] : memref<4x4xf32>) outs(%[[W]], %[[M]], %[[V]] : memref<4x4xf32>, memref<4x4xf32>, memref<4x4xf32>) {beta1 = 9.000000e-01 : f64, beta2 = {{.*}} : f64, epsilon = {{.*}} : f64, lr = 1.000000e-03 : f64, torch_epsilon = 0 : i64}
 // CHECK: plan.step "eval" {
 // CHECK-NOT: _update
 // CHECK: plan.output "correct"

@@ -63,7 +63,7 @@ LogicalResult MomentumAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 LogicalResult AdamAttr::verify(function_ref<InFlightDiagnostic()> emitError, APFloat lr,
-                               APFloat beta1F, APFloat beta2F, APFloat epsilonF) {
+                               APFloat beta1F, APFloat beta2F, APFloat epsilonF, bool) {
   double beta1 = beta1F.convertToDouble(), beta2 = beta2F.convertToDouble();
   double epsilon = epsilonF.convertToDouble();
   if (failed(verifyLearningRate(emitError, lr.convertToDouble())))

@@ -78,10 +78,16 @@ def Graph_MomentumAttr : Graph_Attr<"Momentum", "momentum"> {
 }
 def Graph_AdamAttr : Graph_Attr<"Adam", "adam"> {
   let summary = "Adam with Keras's defaults";
+  let description = [{
+    Keras adds `epsilon` to sqrt(v) before the bias correction; with `torch_epsilon = true` it
+    is added to the bias-corrected sqrt(v_hat), as `torch.optim.Adam` and the paper's
+    algorithm do (the same as Keras's form with epsilon * sqrt(1 - beta2^t)).
+  }];
   let parameters = (ins DP_F64Param<"0.001">:$lr,
                         DP_F64Param<"0.9">:$beta1,
                         DP_F64Param<"0.999">:$beta2,
-                        DP_F64Param<"1.0e-7">:$epsilon);
+                        DP_F64Param<"1.0e-7">:$epsilon,
+                        DefaultValuedParameter<"bool", "false">:$torch_epsilon);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

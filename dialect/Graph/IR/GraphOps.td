@@ -920,7 +920,9 @@ def Graph_AdamUpdateOp : Graph_Op<"adam_update",
   let summary = "Adam step on a parameter and its two moments, in place";
   let description = [{
     With the 1-based step t: `m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
-    param -= lr sqrt(1-b2^t)/(1-b1^t) * m / (sqrt(v) + epsilon)` (Keras).
+    param -= lr sqrt(1-b2^t)/(1-b1^t) * m / (sqrt(v) + epsilon)` (Keras); with
+    `torch_epsilon`, epsilon is added to the bias-corrected sqrt(v) (PyTorch): the same with
+    epsilon sqrt(1-b2^t) in its place.
 
     ```mlir
     graph.adam_update %w, %m, %v, %dw {lr = 1.0e-03, beta1 = 9.0e-01, beta2 = 9.990e-01,
@@ -929,7 +931,7 @@ def Graph_AdamUpdateOp : Graph_Op<"adam_update",
   }];
   let arguments = (ins Graph_F32Tensor:$param, Graph_F32Tensor:$m, Graph_F32Tensor:$v,
                        Graph_F32Tensor:$gradient, F64Attr:$lr, F64Attr:$beta1, F64Attr:$beta2,
-                       F64Attr:$epsilon);
+                       F64Attr:$epsilon, UnitAttr:$torch_epsilon);
   let assemblyFormat = "$param `,` $m `,` $v `,` $gradient attr-dict `:` type($param)";
   let hasVerifier = 1;
 }

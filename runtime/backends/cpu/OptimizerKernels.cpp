@@ -69,9 +69,9 @@ private:
 class AdamKernel final : public Kernel {
 public:
   AdamKernel(const float *grad, float *param, float *m, float *v, int64_t n, double lr,
-             double beta1, double beta2, double epsilon)
+             double beta1, double beta2, double epsilon, bool torchEpsilon)
       : grad_(grad), param_(param), m_(m), v_(v), n_(n), lr_(lr), beta1_(beta1), beta2_(beta2),
-        epsilon_(epsilon) {}
+        epsilon_(epsilon), torchEpsilon_(torchEpsilon) {}
   void run(const StepContext &ctx) override {
     const double t = static_cast<double>(ctx.step);
     const float lrT = static_cast<float>(lr_ * ctx.lrScale * std::sqrt(1.0 - std::pow(beta2_, t)) /
@@ -79,7 +79,9 @@ public:
     // 1 - beta is formed in double: in f32, 1 - 0.999f is off by 1e-5 relative.
     const float b1 = static_cast<float>(beta1_), b2 = static_cast<float>(beta2_);
     const float c1 = static_cast<float>(1.0 - beta1_), c2 = static_cast<float>(1.0 - beta2_);
-    const float eps = static_cast<float>(epsilon_);
+    // PyTorch's epsilon, added to the corrected sqrt(v_hat), is Keras's times sqrt(1 - b2^t).
+    const float eps = static_cast<float>(
+        torchEpsilon_ ? epsilon_ * std::sqrt(1.0 - std::pow(beta2_, t)) : epsilon_);
     const float *g = grad_;
     float *p = param_, *m = m_, *v = v_;
     parallelChunks(n_, [=](int64_t begin, int64_t end) {
@@ -98,6 +100,7 @@ private:
   float *param_, *m_, *v_;
   int64_t n_;
   double lr_, beta1_, beta2_, epsilon_;
+  bool torchEpsilon_;
 };
 
 } // namespace
@@ -117,7 +120,7 @@ std::unique_ptr<Kernel> makeMomentumUpdate(const KernelSite &site, const Momentu
 std::unique_ptr<Kernel> makeAdamUpdate(const KernelSite &site, const AdamAttrs &attrs, int64_t n) {
   return std::make_unique<AdamKernel>(site.input(0).f32(), site.output(0).f32(),
                                       site.output(1).f32(), site.output(2).f32(), n, attrs.lr,
-                                      attrs.beta1, attrs.beta2, attrs.epsilon);
+                                      attrs.beta1, attrs.beta2, attrs.epsilon, attrs.torch_epsilon);
 }
 
 } // namespace dp::rt::cpu

@@ -569,6 +569,7 @@ UpdateRule adamRule(const AdamAttrs &a) {
   r.beta1 = a.beta1;
   r.beta2 = a.beta2;
   r.epsilon = a.epsilon;
+  r.torchEpsilon = a.torch_epsilon;
   return r;
 }
 

@@ -78,9 +78,10 @@ struct AdamStep {
   float lrT, beta1, beta2, oneMinusBeta1, oneMinusBeta2, epsilon;
 };
 
-/// The constants of Adam at 1-based step `t`.
+/// The constants of Adam at 1-based step `t` (`torchEpsilon`: PyTorch's epsilon, added to the
+/// corrected sqrt(v_hat), which is Keras's times sqrt(1 - beta2^t)).
 DP_HOST_DEVICE inline AdamStep adamStep(double lr, double beta1, double beta2, double epsilon,
-                                        int64_t t) {
+                                        int64_t t, bool torchEpsilon = false) {
   const double step = static_cast<double>(t);
   AdamStep s;
   s.lrT = static_cast<float>(lr * sqrt(1.0 - pow(beta2, step)) / (1.0 - pow(beta1, step)));
@@ -89,7 +90,7 @@ DP_HOST_DEVICE inline AdamStep adamStep(double lr, double beta1, double beta2, d
   // 1 - beta in double: in f32, 1 - 0.999f is off by 1e-5 relative.
   s.oneMinusBeta1 = static_cast<float>(1.0 - beta1);
   s.oneMinusBeta2 = static_cast<float>(1.0 - beta2);
-  s.epsilon = static_cast<float>(epsilon);
+  s.epsilon = static_cast<float>(torchEpsilon ? epsilon * sqrt(1.0 - pow(beta2, step)) : epsilon);
   return s;
 }
 
@@ -121,7 +122,7 @@ struct TensorSegment {
 struct UpdateRule {
   enum class Kind : uint8_t { Sgd, Momentum, Adam } kind = Kind::Sgd;
   double lr = 0, momentum = 0, beta1 = 0, beta2 = 0, epsilon = 0;
-  bool nesterov = false;
+  bool nesterov = false, torchEpsilon = false;
 };
 
 /// `rule` with its rate times the schedule's factor of the step (StepContext::lrScale).
@@ -133,7 +134,7 @@ DP_HOST_DEVICE inline UpdateRule scheduled(UpdateRule rule, double lrScale) {
 /// Adam's constants of `rule` at 1-based step `t` (unused by the other rules).
 DP_HOST_DEVICE inline AdamStep stepOf(const UpdateRule &rule, int64_t t) {
   return rule.kind == UpdateRule::Kind::Adam
-             ? adamStep(rule.lr, rule.beta1, rule.beta2, rule.epsilon, t)
+             ? adamStep(rule.lr, rule.beta1, rule.beta2, rule.epsilon, t, rule.torchEpsilon)
              : AdamStep{};
 }
 

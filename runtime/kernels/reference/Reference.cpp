@@ -285,12 +285,16 @@ void momentumUpdate(float *param, float *velocity, const float *grad, int64_t n,
 }
 
 void adamUpdate(float *param, float *m, float *v, const float *grad, int64_t n, double lr,
-                double beta1, double beta2, double epsilon, int64_t t) {
+                double beta1, double beta2, double epsilon, int64_t t, bool torchEpsilon) {
   const double lrT = lr * std::sqrt(1 - std::pow(beta2, t)) / (1 - std::pow(beta1, t));
+  const double c1 = 1 - std::pow(beta1, t), c2 = 1 - std::pow(beta2, t);
   for (int64_t i = 0; i < n; ++i) {
     m[i] = static_cast<float>(beta1 * m[i] + (1 - beta1) * grad[i]);
     v[i] = static_cast<float>(beta2 * v[i] + (1 - beta2) * double(grad[i]) * grad[i]);
-    param[i] = static_cast<float>(param[i] - lrT * m[i] / (std::sqrt(double(v[i])) + epsilon));
+    // PyTorch's form as PyTorch writes it: the moments corrected, epsilon on sqrt(v_hat).
+    param[i] = static_cast<float>(
+        torchEpsilon ? param[i] - lr * (m[i] / c1) / (std::sqrt(double(v[i]) / c2) + epsilon)
+                     : param[i] - lrT * m[i] / (std::sqrt(double(v[i])) + epsilon));
   }
 }
 

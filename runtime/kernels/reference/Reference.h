@@ -95,8 +95,9 @@ void sgdUpdate(float *param, const float *grad, int64_t n, float lr);
 /// Keras 2 momentum SGD.
 void momentumUpdate(float *param, float *velocity, const float *grad, int64_t n, float lr,
                     float momentum, bool nesterov);
-/// Keras 2 Adam at 1-based step `t`.
+/// Keras 2 Adam at 1-based step `t`; with `torchEpsilon`, PyTorch's (epsilon added to the
+/// bias-corrected sqrt(v_hat)), computed as PyTorch writes it.
 void adamUpdate(float *param, float *m, float *v, const float *grad, int64_t n, double lr,
-                double beta1, double beta2, double epsilon, int64_t t);
+                double beta1, double beta2, double epsilon, int64_t t, bool torchEpsilon = false);
 
 } // namespace dp::rt::ref

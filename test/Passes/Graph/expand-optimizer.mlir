@@ -3,6 +3,7 @@
 // RUN: dp-opt %s -split-input-file -graph-derive-steps -graph-autodiff -dist-replicate=devices-per-process=2 -graph-expand-optimizer | FileCheck %s --check-prefix=REPL
 // RUN: dp-opt %s -split-input-file -graph-derive-steps -graph-autodiff -graph-expand-optimizer="lr-schedule=warmup-linear:epochs=2+cosine:epochs=10" | FileCheck %s --check-prefix=SCHED
 // RUN: dp-opt %s -split-input-file -graph-derive-steps -graph-autodiff -graph-expand-optimizer=lr-schedule=constant | FileCheck %s --check-prefix=CONST
+// RUN: dp-opt %s -split-input-file -graph-derive-steps -graph-autodiff -graph-expand-optimizer | FileCheck %s --check-prefix=TORCH
 
 // With lr-schedule, the train step records the schedule's canonical text (the warmup's start
 // filled in) and the updates keep the compiled rate, which the runtime scales per step; a
@@ -136,6 +137,20 @@ func.func @adam(%x: tensor<8x4xf32> {graph.input = "x"}, %l: tensor<8xi32> {grap
   %w = graph.param "w" {init = #graph.glorot_uniform} : tensor<4x3xf32>
   %b = graph.param "b" {init = #graph.zeros} : tensor<3xf32>
   %y = graph.dense %x, %w, %b : (tensor<8x4xf32>, tensor<4x3xf32>, tensor<3xf32>) -> tensor<8x3xf32>
+  %loss = graph.softmax_cross_entropy %y, %l : (tensor<8x3xf32>, tensor<8xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// Tests that adam's torch_epsilon (PyTorch's epsilon, on the corrected sqrt(v_hat)) reaches
+// the update.
+// TORCH-LABEL: func.func @train(
+// TORCH: graph.adam_update {{.*}} {beta1 = {{.*}}, epsilon = 1.000000e-08 : f64, lr = {{.*}}, torch_epsilon} : tensor<4x3xf32>
+func.func @adam_torch(%x: tensor<8x4xf32> {graph.input = "x"}, %l: tensor<8xi32> {graph.input = "label"}) -> tensor<f32>
+    attributes {graph.optimizer = #graph.adam<lr = 0.001, epsilon = 1.0e-8, torch_epsilon = true>} {
+  %w = graph.param "w" {init = #graph.glorot_uniform} : tensor<4x3xf32>
+  %y = graph.dense %x, %w : (tensor<8x4xf32>, tensor<4x3xf32>) -> tensor<8x3xf32>
   %loss = graph.softmax_cross_entropy %y, %l : (tensor<8x3xf32>, tensor<8xi32>) -> tensor<f32>
   return %loss : tensor<f32>
 }

@@ -161,6 +161,25 @@ TEST(Optimizers, AdamMatchesTheReferenceOverSteps) {
   EXPECT_TRUE(near(v, wantV, 1e-4, 1e-9));
 }
 
+// PyTorch's epsilon (on the corrected sqrt(v_hat)) as the device's step constants fold it,
+// against the reference written as PyTorch writes it, where epsilon matters (small gradients).
+TEST(Ops, AdamWithPyTorchsEpsilonMatchesTheReference) {
+  const int64_t n = 300;
+  std::vector<float> p = uniform(n, 40), m(n, 0), v(n, 0);
+  std::vector<float> wantP = p, wantM = m, wantV = v;
+  for (int64_t t = 1; t <= 4; ++t) {
+    std::vector<float> g = uniform(n, 41 + t);
+    for (float &x : g)
+      x *= 1e-3f;
+    const AdamStep s = adamStep(1e-2, 0.9, 0.999, 1e-3, t, /*torchEpsilon=*/true);
+    for (int64_t i = 0; i < n; ++i)
+      adamElement(p.data(), m.data(), v.data(), g.data(), i, s);
+    ref::adamUpdate(wantP.data(), wantM.data(), wantV.data(), g.data(), n, 1e-2, 0.9, 0.999, 1e-3,
+                    t, /*torchEpsilon=*/true);
+  }
+  EXPECT_TRUE(near(p, wantP, 1e-5, 1e-6));
+}
+
 TEST(Optimizers, TheScheduleFactorScalesEveryRule) {
   // The update kernels take the rule with its rate times the step's factor (scheduled()): the
   // same as the reference at the scaled rate, for each rule.

@@ -145,5 +145,46 @@ TEST(OptimizerTest, LargeVectorsMatchTheReference) {
   EXPECT_TRUE(allNear(get(*program, v), wantV, 1e-6));
 }
 
+// torch_epsilon: PyTorch's Adam (epsilon added to the bias-corrected sqrt(v_hat)), against the
+// reference written as PyTorch writes it; where epsilon is large beside sqrt(v) it differs
+// from Keras's form, so the flag is seen.
+TEST(Optimizers, AdamWithPyTorchsEpsilonMatchesReference) {
+  const int64_t n = 1000;
+  RandomData rd(21);
+  const auto g = rd.uniform(n, -1e-3f, 1e-3f), p0 = rd.uniform(n);
+  PlanBuilder b(1);
+  uint32_t grad = b.buffer({n});
+  uint32_t pk = b.persistentBuffer({n}), mk = b.persistentBuffer({n}), vk = b.persistentBuffer({n});
+  uint32_t pt = b.persistentBuffer({n}), mt = b.persistentBuffer({n}), vt = b.persistentBuffer({n});
+  b.kernel(StepKind::Train, KernelKind::AdamUpdate, {grad}, {pk, mk, vk})
+      .attrF("lr", 0.01)
+      .attrF("beta1", 0.9)
+      .attrF("beta2", 0.999)
+      .attrF("epsilon", 1e-3);
+  b.kernel(StepKind::Train, KernelKind::AdamUpdate, {grad}, {pt, mt, vt})
+      .attrF("lr", 0.01)
+      .attrF("beta1", 0.9)
+      .attrF("beta2", 0.999)
+      .attrF("epsilon", 1e-3)
+      .attrI("torch_epsilon", 1);
+  auto program = b.load();
+  put(*program, grad, g);
+  for (uint32_t id : {pk, pt})
+    put(*program, id, p0);
+  for (uint32_t id : {mk, vk, mt, vt})
+    put(*program, id, std::vector<float>(n, 0.0f));
+  std::vector<float> wantK = p0, wantT = p0, m1(n, 0), v1(n, 0), m2(n, 0), v2(n, 0);
+  for (int64_t step = 1; step <= 3; ++step) {
+    program->run(StepKind::Train, stepContext(1, step));
+    ref::adamUpdate(wantK.data(), m1.data(), v1.data(), g.data(), n, 0.01, 0.9, 0.999, 1e-3, step);
+    ref::adamUpdate(wantT.data(), m2.data(), v2.data(), g.data(), n, 0.01, 0.9, 0.999, 1e-3, step,
+                    /*torchEpsilon=*/true);
+  }
+  EXPECT_TRUE(allNear(get(*program, pk), wantK, 1e-6));
+  EXPECT_TRUE(allNear(get(*program, pt), wantT, 1e-6));
+  // The two forms differ by far more than the tolerance here.
+  EXPECT_FALSE(allNear(wantK, wantT, 1e-5));
+}
+
 } // namespace
 } // namespace dp::rt

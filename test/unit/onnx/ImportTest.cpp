@@ -1765,6 +1765,15 @@ TEST_F(ImportTest, OptimizerSpecs) {
   EXPECT_EQ(optimizerAttributeText("sgd:lr=fast", error), "");
   EXPECT_EQ(optimizerAttributeText("sgd:lr", error), "");
   EXPECT_EQ(optimizerAttributeText("sgd:l r=1", error), "");
+  // Flags: true or false, 1 or 0.
+  error.clear();
+  EXPECT_EQ(optimizerAttributeText("adam:lr=1e-3,epsilon=1e-8,torch_epsilon=1", error),
+            "#graph.adam<lr = 0.001, epsilon = 1.0e-08, torch_epsilon = true>");
+  EXPECT_EQ(optimizerAttributeText("momentum:nesterov=false", error),
+            "#graph.momentum<nesterov = false>");
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(optimizerAttributeText("adam:torch_epsilon=2", error), "");
+  EXPECT_EQ(error, "torch_epsilon takes true or false (1 or 0), not '2'");
 }
 
 TEST_F(ImportTest, TheDocsListTheImportersTable) {

@@ -62,6 +62,7 @@ LogicalResult AdamUpdateOp::lowerToKernels(KernelLowering &l) {
   rt::AdamAttrs attrs;
   attrs.lr = getLr().convertToDouble(), attrs.beta1 = getBeta1().convertToDouble();
   attrs.beta2 = getBeta2().convertToDouble(), attrs.epsilon = getEpsilon().convertToDouble();
+  attrs.torch_epsilon = getTorchEpsilon();
   l.emit(getLoc(), KernelKind::AdamUpdate, {l.buffer(getGradient())},
          {l.buffer(getParam()), l.buffer(getM()), l.buffer(getV())}, attrs);
   return success();
