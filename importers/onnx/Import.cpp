@@ -2433,7 +2433,7 @@ FailureOr<Shape> pairAttr(Importer &im, llvm::StringRef name, Shape otherwise) {
 }
 
 /// Checks the attributes dp's windows do not have: dilation, auto_pad other than NOTSET or
-/// VALID, ceil_mode. `auto_pad` SAME_UPPER is allowed where `sameAllowed`.
+/// VALID, ceil_mode. `auto_pad` SAME_UPPER and SAME_LOWER are allowed where `sameAllowed`.
 LogicalResult plainWindow(Importer &im, bool sameAllowed, bool dilationsAllowed = false) {
   FailureOr<Shape> dilations = pairAttr(im, "dilations", {1, 1});
   if (failed(dilations))
@@ -2441,7 +2441,8 @@ LogicalResult plainWindow(Importer &im, bool sameAllowed, bool dilationsAllowed 
   if (!dilationsAllowed && ((*dilations)[0] != 1 || (*dilations)[1] != 1))
     return im.fail() << "dilations other than 1 are not supported yet";
   std::string autoPad = im.stringAttr("auto_pad", "NOTSET");
-  if (autoPad != "NOTSET" && autoPad != "VALID" && !(sameAllowed && autoPad == "SAME_UPPER"))
+  if (autoPad != "NOTSET" && autoPad != "VALID" &&
+      !(sameAllowed && (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER")))
     return im.fail() << "auto_pad " << autoPad << " is not supported";
   if (im.intAttr("ceil_mode", 0))
     return im.fail() << "ceil_mode = 1 is not supported";
@@ -2449,15 +2450,16 @@ LogicalResult plainWindow(Importer &im, bool sameAllowed, bool dilationsAllowed 
 }
 
 /// TensorFlow's "same" padding of a window over [H, W] (ONNX's SAME_UPPER): [top, left,
-/// bottom, right], the odd row or column after.
+/// bottom, right], the odd row or column after (before, for SAME_LOWER: `lower`).
 Shape samePads(int64_t h, int64_t w, llvm::ArrayRef<int64_t> window,
-               llvm::ArrayRef<int64_t> strides) {
+               llvm::ArrayRef<int64_t> strides, bool lower = false) {
   Shape pads(4, 0);
   const int64_t size[2] = {h, w};
   for (int a = 0; a < 2; ++a) {
     const int64_t out = (size[a] + strides[a] - 1) / strides[a];
     const int64_t total = std::max<int64_t>((out - 1) * strides[a] + window[a] - size[a], 0);
-    pads[a] = total / 2, pads[a + 2] = total - total / 2;
+    const int64_t small = total / 2, large = total - total / 2;
+    pads[a] = lower ? large : small, pads[a + 2] = lower ? small : large;
   }
   return pads;
 }
@@ -2465,8 +2467,8 @@ Shape samePads(int64_t h, int64_t w, llvm::ArrayRef<int64_t> window,
 /// The padding of a window over [H, W]: [top, left, bottom, right] from `pads` or auto_pad.
 FailureOr<Shape> windowPads(Importer &im, int64_t h, int64_t w, Shape window, Shape strides) {
   std::string autoPad = im.stringAttr("auto_pad", "NOTSET");
-  if (autoPad == "SAME_UPPER")
-    return samePads(h, w, window, strides);
+  if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER")
+    return samePads(h, w, window, strides, autoPad == "SAME_LOWER");
   if (autoPad == "VALID")
     return Shape(4, 0);
   auto pads = im.intsAttr("pads");
@@ -2583,7 +2585,7 @@ bool nonNegative(Value v) {
 LogicalResult poolOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
                      llvm::SmallVectorImpl<Tensor> &outs) {
   FailureOr<GraphInput> g = graphInput(im, ins, 0, Order::Image);
-  if (failed(g) || failed(plainWindow(im, false)))
+  if (failed(g) || failed(plainWindow(im, true)))
     return failure();
   Tensor *x = g->tensor;
   Value v = g->value;
@@ -2611,10 +2613,6 @@ LogicalResult poolOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
     // a ReLU) and every window holds one of the image's (each pad smaller than the window), and
     // at a tie with a pad the gradient a ReLU's zero misses is zero anyway; elsewhere the pads
     // are the lowest float, which no window that covers the image picks.
-    if (!isMax && im.intAttr("count_include_pad", 0) != 1)
-      return im.fail() << "its pads " << shapeText(*pads)
-                       << " with count_include_pad = 0 are not supported (dp averages over the "
-                          "whole window: count_include_pad = 1)";
     for (int a = 0; a < 2; ++a)
       if ((*pads)[a] >= (*window)[a] || (*pads)[a + 2] >= (*window)[a])
         return im.fail() << "its pads " << shapeText(*pads) << " are not smaller than its window "
@@ -2631,6 +2629,27 @@ LogicalResult poolOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
   Value y =
       isMax ? im.b.create<graph::MaxPool2DOp>(im.loc, type, v, windowAttr, strideAttr).getResult()
             : im.b.create<graph::AvgPool2DOp>(im.loc, type, v, windowAttr, strideAttr).getResult();
+  // An average that does not count the pads (count_include_pad = 0, ONNX's default and
+  // TensorFlow's "same" pooling): the whole window's average times window / the taps inside
+  // the image, a fixed factor per output position (graph.mul by an untrained [1, OH, OW, 1]).
+  if (!isMax && im.intAttr("count_include_pad", 0) == 0 &&
+      llvm::any_of(*pads, [](int64_t p) { return p > 0; })) {
+    std::vector<float> factor;
+    auto inside = [](int64_t start, int64_t window, int64_t size) {
+      return std::min(start + window, size) - std::max<int64_t>(start, 0);
+    };
+    for (int64_t oh = 0; oh < shape[2]; ++oh)
+      for (int64_t ow = 0; ow < shape[3]; ++ow) {
+        const int64_t taps = inside(oh * (*strides)[0] - (*pads)[0], (*window)[0], in[2]) *
+                             inside(ow * (*strides)[1] - (*pads)[1], (*window)[1], in[3]);
+        factor.push_back(float(double((*window)[0] * (*window)[1]) / double(taps)));
+      }
+    FailureOr<Value> scale = im.param(im.node->output(0) + ".pad_excluding_scale",
+                                      {1, shape[2], shape[3], 1}, factor, /*trainable=*/false);
+    if (failed(scale))
+      return failure();
+    y = im.b.create<graph::MulOp>(im.loc, type, y, *scale);
+  }
   outs.push_back(imageTensor(y, shape));
   return success();
 }
@@ -2831,9 +2850,10 @@ const std::vector<OpEntry> &opTable() {
        {},
        addOp},
       {{"AveragePool", 7,
-        "kernel_shape, strides, pads (with count_include_pad = 1), auto_pad NOTSET or VALID, "
-        "ceil_mode = 0",
-        "graph.avg_pool2d (pads: graph.zero_pad2d before it)"},
+        "kernel_shape, strides, pads, count_include_pad, auto_pad NOTSET, VALID, SAME_UPPER or "
+        "SAME_LOWER, ceil_mode = 0",
+        "graph.avg_pool2d (pads: graph.zero_pad2d before it; count_include_pad = 0: a graph.mul "
+        "by window / the taps inside the image, per output position)"},
        {"kernel_shape", "strides", "pads", "auto_pad", "ceil_mode", "count_include_pad"},
        poolOp},
       {{"BatchNormalization", 9, "epsilon, momentum, training_mode = 0",
@@ -2855,7 +2875,8 @@ const std::vector<OpEntry> &opTable() {
        {"axis"},
        concatOp},
       {{"Conv", 1,
-        "kernel_shape, strides, pads, auto_pad NOTSET, VALID or SAME_UPPER, group, dilations",
+        "kernel_shape, strides, pads, auto_pad NOTSET, VALID, SAME_UPPER or SAME_LOWER, group, "
+        "dilations",
         "graph.conv2d (W an initializer: [F, C / group, KH, KW] as [KH, KW, C / group, F]; B: "
         "the bias; group = C: depthwise); pads that are not TensorFlow's \"same\" split: "
         "graph.zero_pad2d before it"},
@@ -2914,8 +2935,8 @@ const std::vector<OpEntry> &opTable() {
        {},
        matMulOp},
       {{"MaxPool", 8,
-        "kernel_shape, strides, pads, auto_pad NOTSET or VALID, ceil_mode = 0, dilations = 1, "
-        "storage_order = 0",
+        "kernel_shape, strides, pads, auto_pad NOTSET, VALID, SAME_UPPER or SAME_LOWER, "
+        "ceil_mode = 0, dilations = 1, storage_order = 0",
         "graph.max_pool2d (pads: graph.zero_pad2d before it: zeros on values of at least 0, "
         "such as a ReLU's, else the lowest float)"},
        {"kernel_shape", "strides", "pads", "auto_pad", "ceil_mode", "dilations", "storage_order"},
