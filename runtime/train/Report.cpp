@@ -117,8 +117,12 @@ std::string epochLine(const EpochStats &stats, int64_t epochs) {
   else
     std::snprintf(accuracy, sizeof(accuracy), "%.4f", stats.trainAccuracy);
   std::snprintf(seconds, sizeof(seconds), "%.1f", stats.seconds);
+  // A regression has no accuracy to report; a classifier without a train count says n/a.
+  const std::string accuracyPart = stats.regression && std::isnan(stats.trainAccuracy)
+                                       ? ""
+                                       : std::string("  accuracy ") + accuracy;
   return "epoch " + std::to_string(stats.epoch) + "/" + std::to_string(epochs) + "  loss " + loss +
-         "  accuracy " + accuracy + "  " + seconds + " s  " +
+         accuracyPart + "  " + seconds + " s  " +
          withCommas(static_cast<int64_t>(std::llround(stats.samplesPerSec))) + " samples/s";
 }
 

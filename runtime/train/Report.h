@@ -18,7 +18,8 @@ std::string metricsJson(const TrainReport &report);
 /// "1.5 MiB", "12.0 KiB".
 std::string sizeText(uint64_t bytes);
 
-/// "epoch 1/2  loss 0.5123  accuracy 0.8123  12.3 s  48,780 samples/s".
+/// "epoch 1/2  loss 0.5123  accuracy 0.8123  12.3 s  48,780 samples/s" (a regression's without the
+/// accuracy).
 std::string epochLine(const EpochStats &stats, int64_t epochs);
 
 /// "  server 0: 1,872 updates (4,012/s); staleness 0: 51.2% 1: 48.8%": a parameter server's

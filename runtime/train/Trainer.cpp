@@ -487,6 +487,7 @@ EpochStats Trainer::finishEpoch(Epoch &e) {
   const int64_t counted = worker_ >= 0 ? e.trained * shardRows_ * replicas : stats.samples;
   stats.trainAccuracy = hasCorrect && counted ? e.correct / static_cast<double>(counted)
                                               : std::numeric_limits<double>::quiet_NaN();
+  stats.regression = targetWidth_ > 0;
   stats.samplesPerSec = stats.seconds > 0 ? stats.samples / stats.seconds : 0;
   stats.stepLosses = std::move(e.stepLosses);
   stats.lrScale = e.lastScale;

@@ -34,9 +34,10 @@ struct ServerEpochStats {
 };
 
 /// Figures of one training epoch. trainAccuracy is NaN when the plan's train step has no
-/// correct-count output.
+/// correct-count output; `regression` says it never has one (a regression's loss).
 struct EpochStats {
   int64_t epoch = 0;
+  bool regression = false;
   int64_t steps = 0;
   int64_t samples = 0;
   double loss = 0;

@@ -125,6 +125,9 @@ TEST(Report, EpochLine) {
   EXPECT_EQ(epochLine(e, 2), "epoch 1/2  loss 0.5123  accuracy 0.8123  12.3 s  48,780 samples/s");
   e.trainAccuracy = std::nan("");
   EXPECT_NE(epochLine(e, 2).find("accuracy n/a"), std::string::npos);
+  // A regression has none to report.
+  e.regression = true;
+  EXPECT_EQ(epochLine(e, 2), "epoch 1/2  loss 0.5123  12.3 s  48,780 samples/s");
 }
 
 TEST(Report, PhaseTable) {
