@@ -673,6 +673,13 @@ LogicalResult Importer::importInputs(llvm::SmallVectorImpl<std::pair<std::string
       }
     if (t.shape.size() == 4 && !channelsLast && !integer)
       t.layout = kNhwc;
+    // Token ids are fed in the order of the data's bytes (an image's H, W, C): a 4-D input
+    // of one channel has them in that order whichever axis the channel is.
+    if (integer && t.shape.size() == 4 && t.shape[1] != 1 && t.shape[3] != 1)
+      return emitError(loc) << "the model's integer input '" << in.name() << "' has shape "
+                            << shapeText(t.shape)
+                            << ": dp feeds token ids in the order of the data's bytes, so an "
+                               "input of 4 axes must have one channel ([batch, 1, H, W])";
     inputs.push_back({in.name(), t});
   }
   if (inputs.empty())
@@ -789,6 +796,12 @@ OwningOpRef<ModuleOp> Importer::run() {
   if (out.gelu != GeluStep::None) {
     emitError(loc) << "the model's output '" << outName
                    << "' is a step of GELU's erf form, which dp takes only whole";
+    return nullptr;
+  }
+  if (out.norm != NormStep::None) {
+    emitError(loc) << "the model's output '" << outName
+                   << "' is a step of a layer norm written out, which dp takes only whole (with "
+                      "its weight and bias)";
     return nullptr;
   }
   if (!out.onlyAsOutput.empty() && !out.value) {
@@ -1204,12 +1217,25 @@ Tensor geluStep(GeluStep step, const Tensor &x) {
 /// The next step of a written-out layer norm after `x` (x itself where it is no step).
 Tensor normStep(NormStep step, const Tensor &x) {
   Tensor t;
-  t.shape = x.shape;
   t.norm = step;
   t.normOf = x.norm == NormStep::None ? std::make_shared<Tensor>(x) : x.normOf;
+  // ONNX's shape of the step: x's, or with the last axis reduced to 1 (the statistics).
+  t.shape = t.normOf->shape;
+  if (step == NormStep::Mean || step == NormStep::Variance || step == NormStep::VarianceEps ||
+      step == NormStep::Deviation)
+    t.shape.back() = 1;
   t.normEps = x.normEps;
   t.normScale = x.normScale;
   return t;
+}
+
+/// Whether the constant `k` is a vector of the last axis of `shape` ([D], or with leading 1s, of
+/// no more axes than `shape`): what broadcasts along the last axis alone.
+bool isFeatureVector(const Tensor &k, llvm::ArrayRef<int64_t> shape) {
+  llvm::ArrayRef<int64_t> dims(k.shape);
+  if (dims.empty() || dims.size() > shape.size() || dims.back() != shape.back())
+    return false;
+  return llvm::all_of(dims.drop_back(), [](int64_t d) { return d == 1; });
 }
 
 /// Whether `p` and `q` are the same computed value, held alike.
@@ -1321,6 +1347,10 @@ LogicalResult scaleOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
     return success();
   }
   if (!divide && x->norm == NormStep::Normalized && k->isConst()) {
+    if (!isFeatureVector(*k, x->shape))
+      return im.fail() << "it scales a layer norm written out by " << shapeText(k->shape)
+                       << ": dp takes a weight of the last axis's size, [" << x->shape.back()
+                       << "]";
     FailureOr<Value> weight = im.paramOf(*k, "scale", {x->shape.back()}, k == *c ? 1 : 0);
     if (failed(weight))
       return failure();
@@ -1439,6 +1469,10 @@ LogicalResult writtenOutLayerNorm(Importer &im, const Tensor &scaled, const Tens
   if (rank != 2 && rank != 3)
     return im.fail() << "it completes a layer norm of " << shapeText(x.shape)
                      << ", which is not [batch, features] or [batch, tokens, features]";
+  if (!isFeatureVector(bias, x.shape))
+    return im.fail() << "it adds " << shapeText(bias.shape)
+                     << " to a layer norm written out: dp takes a bias of the last axis's size, ["
+                     << x.shape.back() << "]";
   FailureOr<Value> beta = im.paramOf(bias, "bias", {x.shape.back()}, input);
   if (failed(beta))
     return failure();
@@ -1481,8 +1515,9 @@ LogicalResult powOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
     if (failed(constBinary(im, *(*x)->constant, *(*e)->constant, powFn, r)))
       return failure();
     if (r.isFloat && !(*x)->constant->isFloat) {
+      // As ONNX's reference casts the power back to the base's type: truncated.
       for (float v : r.f)
-        r.i.push_back(int64_t(std::llround(v)));
+        r.i.push_back(int64_t(std::trunc(v)));
       r.f.clear();
       r.isFloat = false;
     } else if (!r.isFloat && (*x)->constant->isFloat) {
@@ -2148,6 +2183,9 @@ LogicalResult shapeOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
   FailureOr<Tensor *> x = required(im, ins, 0);
   if (failed(x))
     return failure();
+  if ((*x)->norm != NormStep::None || (*x)->gelu != GeluStep::None)
+    return im.fail() << "its input is a step of a layer norm or of GELU written out, which dp "
+                        "takes only whole";
   const int64_t rank = int64_t((*x)->shape.size());
   auto clamp = [&](int64_t a) { return std::clamp<int64_t>(a < 0 ? a + rank : a, 0, rank); };
   const int64_t start = clamp(im.intAttr("start", 0)), end = clamp(im.intAttr("end", rank));

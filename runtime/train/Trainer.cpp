@@ -258,7 +258,8 @@ void Trainer::checkData(const Dataset &data) const {
 
 ImageSize Trainer::imageSize() const {
   const BufferDesc &image = program_.buffer(replicaBuffers_.front().image);
-  if (image.shape.size() != 4)
+  // Token ids are never resized: interpolating them would make ids the data does not hold.
+  if (image.shape.size() != 4 || sampleForm_ == SampleForm::Integer)
     return {};
   return {image.shape[1], image.shape[2]};
 }

@@ -707,6 +707,36 @@ TEST_F(ImportTest, ALayerNormWrittenOutIsALayerNorm) {
   EXPECT_NE(errors.find("dp takes it only in a layer norm written out (x minus its mean"),
             std::string::npos)
       << errors;
+  // A weight that broadcasts along another axis than the last ([4, 1] of x [N, 4, 4]) is
+  // another model: refused, not read as a per-feature weight.
+  m = writtenOutLayerNorm();
+  m.g->mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(1)
+      ->set_dim_value(4);
+  m.g->mutable_initializer(2)->clear_dims();
+  m.g->mutable_initializer(2)->add_dims(4);
+  m.g->mutable_initializer(2)->add_dims(1);
+  EXPECT_FALSE(import(m, ImportOptions{.flattenOutput = true}));
+  EXPECT_NE(errors.find("it scales a layer norm written out by [4,1]: dp takes a weight of the "
+                        "last axis's size, [4]"),
+            std::string::npos)
+      << errors;
+  // A step as the model's output, or read by Shape.
+  m = writtenOutLayerNorm();
+  m.g->mutable_output(0)->set_name("sd");
+  EXPECT_FALSE(import(m, ImportOptions{.flattenOutput = true}));
+  EXPECT_NE(errors.find("the model's output 'sd' is a step of a layer norm written out"),
+            std::string::npos)
+      << errors;
+  m = writtenOutLayerNorm();
+  m.node("Shape", {"mean"}, {"s"}, "shape");
+  EXPECT_FALSE(import(m, ImportOptions{.flattenOutput = true}));
+  EXPECT_NE(errors.find("node 'shape' (Shape, opset 14): its input is a step of a layer norm"),
+            std::string::npos)
+      << errors;
 }
 
 TEST_F(ImportTest, DropoutTrainsAndActivationsMap) {
