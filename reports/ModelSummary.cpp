@@ -7,10 +7,36 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Format.h"
 
+#include <cstdio>
+
 using namespace mlir;
 using namespace dp::graph;
 
 namespace dp::reports {
+
+/// The optimizer with every setting, defaults included: "adam (lr 0.001, beta1 0.9, beta2
+/// 0.999, epsilon 1e-07)", where the attribute prints only what differs from them.
+std::string optimizerSettings(Attribute opt) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  auto num = [](const APFloat &v) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%g", v.convertToDouble());
+    return std::string(text);
+  };
+  if (auto sgd = dyn_cast<SgdAttr>(opt))
+    os << "sgd (lr " << num(sgd.getLr()) << ")";
+  else if (auto m = dyn_cast<MomentumAttr>(opt))
+    os << "momentum (lr " << num(m.getLr()) << ", momentum " << num(m.getMomentum())
+       << (m.getNesterov() ? ", nesterov" : "") << ")";
+  else if (auto a = dyn_cast<AdamAttr>(opt))
+    os << "adam (lr " << num(a.getLr()) << ", beta1 " << num(a.getBeta1()) << ", beta2 "
+       << num(a.getBeta2()) << ", epsilon " << num(a.getEpsilon())
+       << (a.getTorchEpsilon() ? ", PyTorch's epsilon" : ", Keras's epsilon") << ")";
+  else
+    os << opt;
+  return text;
+}
 
 std::string withThousands(int64_t n) { return rt::withCommas(n); }
 
@@ -88,7 +114,7 @@ ParamCounts printModelSummary(func::FuncOp model, llvm::raw_ostream &os) {
   if (!loss.empty())
     os << "Loss: " << loss << "\n";
   if (Attribute opt = model->getAttr(kOptimizerAttr))
-    os << "Optimizer: " << opt << "\n";
+    os << "Optimizer: " << optimizerSettings(opt) << "\n";
   return counts;
 }
 

@@ -3097,6 +3097,9 @@ std::string optimizerAttributeText(const std::string &spec, std::string &error) 
       text += (k ? ", " : "") + key.str() + " = " + v;
     }
     text += ">";
+  } else {
+    // Every parameter at its default: the attribute still has its brackets.
+    text += "<>";
   }
   return text;
 }

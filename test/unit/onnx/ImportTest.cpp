@@ -1799,7 +1799,8 @@ TEST_F(ImportTest, OptimizerSpecs) {
   EXPECT_EQ(optimizerAttributeText("momentum:lr=1,momentum=0.9", error),
             "#graph.momentum<lr = 1.0, momentum = 0.90000000000000002>");
   EXPECT_EQ(optimizerAttributeText("sgd:lr=1e-10", error), "#graph.sgd<lr = 1.0e-10>");
-  EXPECT_EQ(optimizerAttributeText("sgd", error), "#graph.sgd");
+  EXPECT_EQ(optimizerAttributeText("sgd", error), "#graph.sgd<>");
+  EXPECT_EQ(optimizerAttributeText("adam:", error), "#graph.adam<>");
   EXPECT_EQ(error, "");
   EXPECT_EQ(optimizerAttributeText("rmsprop", error), "");
   EXPECT_EQ(error, "unknown optimizer 'rmsprop' (dp knows sgd, momentum, adam)");
