@@ -2458,8 +2458,8 @@ FailureOr<Value> imageInput(Importer &im, const Tensor &t) {
   return im.laidOut(t, kNhwc);
 }
 
-/// The 2-D window attributes all nodes of images share: an INTS attribute of two values, or
-/// `otherwise`.
+/// The 2-D window attributes all nodes of images share: an INTS attribute of two positive values,
+/// or `otherwise`.
 FailureOr<Shape> pairAttr(Importer &im, llvm::StringRef name, Shape otherwise) {
   auto v = im.intsAttr(name);
   if (!v)
@@ -2467,6 +2467,9 @@ FailureOr<Shape> pairAttr(Importer &im, llvm::StringRef name, Shape otherwise) {
   if (v->size() != otherwise.size())
     return im.fail() << "its " << name << " has " << v->size() << " values, not "
                      << otherwise.size() << " (dp imports 2-D images only)";
+  // Window sizes, strides and dilations: each at least 1.
+  if (llvm::any_of(*v, [](int64_t x) { return x < 1; }))
+    return im.fail() << "its " << name << " " << shapeText(*v) << " must be positive";
   return Shape(v->begin(), v->end());
 }
 
