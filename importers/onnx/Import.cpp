@@ -50,10 +50,13 @@ std::string shapeText(llvm::ArrayRef<int64_t> shape) {
   return s + "]";
 }
 
+/// The product of `shape`, saturated at INT64_MAX (a hostile shape's product is refused by the
+/// bound it is compared with, not wrapped).
 int64_t elementCount(llvm::ArrayRef<int64_t> shape) {
   int64_t n = 1;
   for (int64_t d : shape)
-    n *= d;
+    if (__builtin_mul_overflow(n, d, &n))
+      return std::numeric_limits<int64_t>::max();
   return n;
 }
 
