@@ -4,7 +4,8 @@
 #   bash scripts/fuzz.sh [--seconds N] [--no-unit-tests] [TARGET...]
 #
 # Builds dp with clang, AddressSanitizer and UndefinedBehaviorSanitizer in build-fuzz/, then:
-#   1. runs the runtime's unit tests and ONNX's operator conformance cases under the sanitizers;
+#   1. runs the runtime's and the importer's unit tests and ONNX's operator conformance cases
+#      under the sanitizers;
 #   2. replays every regression input of fuzz/regressions/<target>/ (and those generated into
 #      the build tree: fuzz/GeneratedRegressions.cmake);
 #   3. fuzzes each target (plan, data, model, checkpoint, simulate, onnx; default all) for N seconds
@@ -40,7 +41,8 @@ if [ ! -f "$build/build.ninja" ]; then
     -DDP_SANITIZE=ON -DDP_BUILD_CUDA=OFF > /dev/null
 fi
 unit_tests=(dprt_base_tests dprt_format_tests dprt_data_tests dprt_core_tests dprt_device_tests
-            dprt_kernels_tests dprt_train_tests dprt_comm_tests dprt_cuda_host_tests dprun_cli_tests)
+            dprt_kernels_tests dprt_train_tests dprt_comm_tests dprt_cuda_host_tests dprun_cli_tests
+            dp_onnx_tests)
 echo "fuzz: building with ASan and UBSan in $build"
 ninja -C "$build" -j "${DP_JOBS:-$(nproc)}" dpc dprun fuzz_plan fuzz_data fuzz_model fuzz_checkpoint fuzz_simulate fuzz_onnx \
   "${unit_tests[@]}" dp_onnx_conformance > "$build/build.log" 2>&1 || { tail -n 30 "$build/build.log"; exit 1; }

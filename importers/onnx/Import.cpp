@@ -33,8 +33,28 @@ using Shape = llvm::SmallVector<int64_t, 4>;
 
 /// The most elements a constant the importer computes with may have (shapes, indices, weights).
 constexpr int64_t kMaxConstElements = int64_t(1) << 31;
-/// The most elements a model's input may hold in a batch.
+/// The most elements a model's input, or any tensor a node makes, may hold in a batch.
 constexpr int64_t kMaxInputElements = int64_t(1) << 40;
+/// Integers the importer interprets (axes, shapes, indices, integer attributes) are clamped to
+/// +-kIntBound, beyond any real shape: a slice's INT64_MAX still means "to the end", and sums
+/// and differences of such numbers cannot overflow.
+constexpr int64_t kIntBound = int64_t(1) << 40;
+/// The largest window size, stride, dilation or padding a convolution or pool may have, so that
+/// their products with a shape cannot overflow.
+constexpr int64_t kMaxWindow = int64_t(1) << 20;
+
+int64_t clampInt(int64_t v) { return std::clamp(v, -kIntBound, kIntBound); }
+
+/// `v` as an int64, saturated (NaN is 0): C++ leaves an out-of-range conversion undefined.
+int64_t saturatedInt(double v) {
+  if (std::isnan(v))
+    return 0;
+  if (v >= 9.2233720368547758e18) // 2^63
+    return std::numeric_limits<int64_t>::max();
+  if (v < -9.2233720368547758e18)
+    return std::numeric_limits<int64_t>::min();
+  return int64_t(v);
+}
 
 /// A number as people write it: 0.2, 6, inf.
 std::string num(double v) {
@@ -70,7 +90,8 @@ struct Const {
 
   int64_t size() const { return isFloat ? int64_t(f.size()) : int64_t(i.size()); }
   double at(int64_t k) const { return isFloat ? double(f[k]) : double(i[k]); }
-  int64_t intAt(int64_t k) const { return isFloat ? int64_t(f[k]) : i[k]; }
+  /// Value `k` read as an axis, a dimension or an index: clamped to +-kIntBound.
+  int64_t intAt(int64_t k) const { return clampInt(isFloat ? saturatedInt(f[k]) : i[k]); }
 };
 
 /// GELU's erf form, x * 0.5 * (1 + erf(x / sqrt(2))), as the TorchScript exporter writes it
@@ -382,7 +403,7 @@ public:
   }
   int64_t intAttr(llvm::StringRef name, int64_t otherwise) const {
     const onnx::AttributeProto *a = attr(name);
-    return a ? a->i() : otherwise;
+    return a ? clampInt(a->i()) : otherwise;
   }
   float floatAttr(llvm::StringRef name, float otherwise) const {
     const onnx::AttributeProto *a = attr(name);
@@ -392,7 +413,10 @@ public:
     const onnx::AttributeProto *a = attr(name);
     if (!a)
       return std::nullopt;
-    return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+    std::vector<int64_t> v;
+    for (int64_t x : a->ints())
+      v.push_back(clampInt(x));
+    return v;
   }
 
   /// The graph value of `t` in ONNX's order of its axes, or failure (reported) for a constant
@@ -955,6 +979,13 @@ LogicalResult Importer::importNode(const onnx::NodeProto &n) {
   llvm::SmallVector<Tensor, 2> outs;
   if (failed(entry->handle(*this, ins, outs)))
     return failure();
+  // Every tensor a node makes is bounded, so the shape arithmetic of the nodes after it
+  // cannot overflow.
+  for (const Tensor &t : outs)
+    if (llvm::any_of(t.shape, [](int64_t d) { return d < 0; }) ||
+        elementCount(t.shape) > kMaxInputElements)
+      return fail() << "it makes a tensor of shape " << shapeText(t.shape)
+                    << ", more than dp's bound of " << kMaxInputElements << " elements";
   for (size_t k = 0; k < outs.size() && k < size_t(n.output_size()); ++k)
     if (!n.output(k).empty()) {
       if (values.count(n.output(k)))
@@ -1139,7 +1170,9 @@ FailureOr<Shape> resolveShape(Importer &im, llvm::ArrayRef<int64_t> from, const 
     }
     if (d < 0)
       return im.fail() << "its shape " << shapeText(target.i) << " has a negative axis";
-    known *= d;
+    if (__builtin_mul_overflow(known, d, &known) || known > kMaxInputElements)
+      return im.fail() << "its shape " << shapeText(target.i) << " holds more than "
+                       << kMaxInputElements << " elements";
     out.push_back(d);
   }
   const int64_t total = elementCount(from);
@@ -1178,6 +1211,9 @@ LogicalResult constBinary(Importer &im, const Const &x, const Const &y, F fn, Co
   Shape shape;
   if (!broadcastShapes(x.dims, y.dims, shape))
     return im.fail() << "cannot broadcast " << shapeText(x.dims) << " with " << shapeText(y.dims);
+  if (elementCount(shape) > kMaxConstElements)
+    return im.fail() << "its folded result " << shapeText(shape) << " holds more than "
+                     << kMaxConstElements << " elements";
   out = Const();
   out.dims = shape;
   out.isFloat = x.isFloat || y.isFloat;
@@ -1188,7 +1224,7 @@ LogicalResult constBinary(Importer &im, const Const &x, const Const &y, F fn, Co
     if (out.isFloat)
       out.f.push_back(float(r));
     else
-      out.i.push_back(int64_t(r));
+      out.i.push_back(saturatedInt(r));
   });
   return success();
 }
@@ -1445,21 +1481,26 @@ double mulFn(double a, double b, bool) { return a * b; }
 double divFn(double a, double b, bool isFloat) {
   if (isFloat)
     return a / b;
-  return b == 0 ? 0 : double(int64_t(a) / int64_t(b));
+  const int64_t x = saturatedInt(a), y = saturatedInt(b);
+  if (y == -1) // INT64_MIN / -1 overflows: negate with wraparound, as numpy does
+    return double(int64_t(0 - uint64_t(x)));
+  return y == 0 ? 0 : double(x / y);
 }
 double fmodFn(double a, double b, bool isFloat) {
   if (isFloat)
     return std::fmod(a, b);
-  return b == 0 ? 0 : double(int64_t(a) % int64_t(b)); // C's: the dividend's sign
+  const int64_t x = saturatedInt(a), y = saturatedInt(b);
+  return y == 0 || y == -1 ? 0 : double(x % y); // C's: the dividend's sign
 }
 double modFn(double a, double b, bool isFloat) {
   if (isFloat)
     return std::fmod(a, b); // ONNX requires fmod = 1 for floats
-  if (b == 0)
+  const int64_t x = saturatedInt(a), y = saturatedInt(b);
+  if (y == 0 || y == -1)
     return 0;
-  int64_t r = int64_t(a) % int64_t(b); // ONNX's integer Mod takes the divisor's sign
-  if (r != 0 && ((r < 0) != (b < 0)))
-    r += int64_t(b);
+  int64_t r = x % y; // ONNX's integer Mod takes the divisor's sign
+  if (r != 0 && ((r < 0) != (y < 0)))
+    r += y;
   return double(r);
 }
 
@@ -2380,7 +2421,7 @@ LogicalResult castOp(Importer &im, llvm::ArrayRef<Tensor *> ins,
     else if (to == onnx::TensorProto::BOOL)
       out.i.push_back(v != 0);
     else
-      out.i.push_back(c.isFloat ? int64_t(std::trunc(v)) : c.i[k]);
+      out.i.push_back(c.isFloat ? saturatedInt(std::trunc(v)) : c.i[k]);
   }
   outs.push_back(constTensor(std::move(out)));
   return success();
@@ -2471,8 +2512,9 @@ FailureOr<Shape> pairAttr(Importer &im, llvm::StringRef name, Shape otherwise) {
     return im.fail() << "its " << name << " has " << v->size() << " values, not "
                      << otherwise.size() << " (dp imports 2-D images only)";
   // Window sizes, strides and dilations: each at least 1.
-  if (llvm::any_of(*v, [](int64_t x) { return x < 1; }))
-    return im.fail() << "its " << name << " " << shapeText(*v) << " must be positive";
+  if (llvm::any_of(*v, [](int64_t x) { return x < 1 || x > kMaxWindow; }))
+    return im.fail() << "its " << name << " " << shapeText(*v) << " must be between 1 and "
+                     << kMaxWindow;
   return Shape(v->begin(), v->end());
 }
 
@@ -2518,8 +2560,9 @@ FailureOr<Shape> windowPads(Importer &im, int64_t h, int64_t w, Shape window, Sh
   auto pads = im.intsAttr("pads");
   if (!pads)
     return Shape(4, 0);
-  if (pads->size() != 4 || llvm::any_of(*pads, [](int64_t p) { return p < 0; }))
-    return im.fail() << "its pads " << shapeText(*pads) << " are not 4 values of at least 0";
+  if (pads->size() != 4 || llvm::any_of(*pads, [](int64_t p) { return p < 0 || p > kMaxWindow; }))
+    return im.fail() << "its pads " << shapeText(*pads) << " are not 4 values from 0 to "
+                     << kMaxWindow;
   return Shape(pads->begin(), pads->end());
 }
 

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <string>
@@ -1060,6 +1061,89 @@ ModelBuilder convModel(std::vector<int64_t> pads, std::vector<int64_t> strides, 
   m.node("MatMul", {"f", "D"}, {"y"});
   m.output("y");
   return m;
+}
+
+TEST_F(ImportTest, HostileIntegersAreRefusedOrSaturatedNeverOverflowed) {
+  // Each of these once reached signed overflow or an out-of-range float conversion (undefined
+  // behaviour, found by fuzz_onnx); the sanitizer stage runs this test too.
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  std::vector<double> values;
+  std::vector<int64_t> dims;
+  bool isFloat = true;
+  auto fold = [&](const ModelBuilder &m) {
+    return foldedOutput(context, m.file, values, dims, isFloat);
+  };
+  {
+    // A Reshape target whose product overflows int64 before it is compared.
+    ModelBuilder m;
+    m.floats("x", {2, 3}, {1, 2, 3, 4, 5, 6});
+    m.ints("shape", {3}, {int64_t(1008806514099486748), 28, 1});
+    m.node("Reshape", {"x", "shape"}, {"y"}, "huge");
+    m.output("y");
+    EXPECT_NE(fold(m).find("node 'huge' (Reshape, opset 17): its shape"), std::string::npos);
+  }
+  {
+    // Integer arithmetic wraps as numpy's does, or saturates where it comes from a float.
+    ModelBuilder m;
+    m.ints("a", {4}, {kMin, kMax, kMin, 7});
+    m.ints("b", {4}, {-1, 1, -1, 0});
+    m.node("Div", {"a", "b"}, {"q"});
+    m.node("Add", {"a", "b"}, {"s"});
+    ModelBuilder::setInt(m.node("Mod", {"a", "b"}, {"r"}), "fmod", 1);
+    m.floats("f", {3}, {1e30f, -1e30f, NAN});
+    ModelBuilder::setInt(m.node("Cast", {"f"}, {"c"}), "to", onnx::TensorProto::INT64);
+    ModelBuilder::setInt(m.node("Concat", {"q", "s", "r", "c"}, {"y"}), "axis", 0);
+    m.output("y");
+    ASSERT_EQ(fold(m), "");
+    ASSERT_EQ(values.size(), 15u);
+    EXPECT_EQ(values[0], double(kMin)) << "INT64_MIN / -1 wraps";
+    EXPECT_EQ(values[3], 0) << "a division by zero is 0";
+    EXPECT_EQ(values[5], double(kMax)) << "INT64_MAX + 1 saturates (computed in double)";
+    EXPECT_EQ(values[8], 0) << "INT64_MIN fmod -1 is 0";
+    EXPECT_EQ(values[12], double(kMax));
+    EXPECT_EQ(values[13], double(kMin));
+    EXPECT_EQ(values[14], 0) << "NaN casts to 0";
+  }
+  {
+    // Slice steps and ends at the extremes: INT64_MAX still means "to the end".
+    ModelBuilder m;
+    m.ints("d", {5}, {10, 11, 12, 13, 14});
+    m.ints("starts", {1}, {kMax});
+    m.ints("ends", {1}, {kMin});
+    m.ints("axes", {1}, {0});
+    m.ints("steps", {1}, {kMin});
+    m.node("Slice", {"d", "starts", "ends", "axes", "steps"}, {"back"});
+    m.ints("s2", {1}, {1});
+    m.ints("e2", {1}, {kMax});
+    m.ints("st2", {1}, {kMax});
+    m.node("Slice", {"d", "s2", "e2", "axes", "st2"}, {"fwd"});
+    ModelBuilder::setInt(m.node("Concat", {"back", "fwd"}, {"y"}), "axis", 0);
+    m.output("y");
+    ASSERT_EQ(fold(m), "");
+    EXPECT_EQ(values, (std::vector<double>{14, 11}));
+  }
+  {
+    // A folded broadcast beyond the bound on constants is refused before it is allocated.
+    ModelBuilder m;
+    m.ints("a", {1 << 16, 1}, std::vector<int64_t>(1 << 16, 1));
+    m.ints("b", {1, 1 << 16}, std::vector<int64_t>(1 << 16, 1));
+    m.node("Mul", {"a", "b"}, {"y"}, "outer");
+    m.output("y");
+    EXPECT_NE(fold(m).find("its folded result [65536,65536] holds more than"), std::string::npos);
+  }
+  for (const char *attr : {"strides", "pads"}) {
+    // A window attribute beyond any image is refused, not multiplied.
+    ModelBuilder m = convModel({0, 0, 0, 0}, {1, 1}, 3);
+    for (onnx::AttributeProto &a : *m.g->mutable_node(0)->mutable_attribute())
+      if (a.name() == attr)
+        for (int k = 0; k < a.ints_size(); ++k)
+          a.set_ints(k, kMax / 3);
+    EXPECT_FALSE(import(m)) << attr;
+    EXPECT_NE(errors.find("node 'conv' (Conv, opset 17): its " + std::string(attr)),
+              std::string::npos)
+        << errors;
+  }
 }
 
 TEST_F(ImportTest, ConvBecomesConv2DWithItsPadding) {
