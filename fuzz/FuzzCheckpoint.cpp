@@ -36,7 +36,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     putLE(bytes, 16, payload, 8);
     const auto *start = reinterpret_cast<const Bytef *>(bytes.data()) +
                         dp::rt::kCheckpointHeaderBytes;
-    putLE(bytes, 24, crc32(crc32(0L, Z_NULL, 0), start, static_cast<uInt>(payload)), 4);
+    // From version 3 the CRC-32 covers the header's version bytes, then the payload.
+    uLong crc = crc32(0L, Z_NULL, 0);
+    if (static_cast<uint8_t>(bytes[8]) >= 3 || bytes[9] || bytes[10] || bytes[11])
+      crc = crc32(crc, reinterpret_cast<const Bytef *>(bytes.data()) + 8, 4);
+    putLE(bytes, 24, crc32(crc, start, static_cast<uInt>(payload)), 4);
   }
   const int64_t epochSamples = int64_t(64) << ((data[0] >> 1) & 31);
   try {

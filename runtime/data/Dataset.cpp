@@ -476,6 +476,32 @@ void Dataset::check(int numClasses) const {
                                        std::to_string(numClasses) + " classes");
 }
 
+Dataset Dataset::takeLast(int64_t count, const std::string &name) {
+  if (count <= 0 || count >= size_)
+    throw Error(ErrorKind::Usage, imagesPath_ + ": cannot hold out " + std::to_string(count) +
+                                      " of its " + std::to_string(size_) + " samples");
+  const int64_t kept = size_ - count;
+  Dataset out;
+  out.size_ = count;
+  out.height_ = height_;
+  out.width_ = width_;
+  out.channels_ = channels_;
+  out.targetWidth_ = targetWidth_;
+  out.imagesPath_ = out.labelsPath_ = name;
+  out.images_.assign(images_.begin() + kept * pixels(), images_.end());
+  images_.resize(size_t(kept * pixels()));
+  images_.shrink_to_fit();
+  if (targetWidth_ > 0) {
+    out.targets_.assign(targets_.begin() + kept * targetWidth_, targets_.end());
+    targets_.resize(size_t(kept * targetWidth_));
+  } else {
+    out.labels_.assign(labels_.begin() + kept, labels_.end());
+    labels_.resize(size_t(kept));
+  }
+  size_ = kept;
+  return out;
+}
+
 Dataset Dataset::resized(int64_t height, int64_t width) const {
   const uint64_t bytes = resizedBytes(size_, height, width, channels_, imagesPath_);
   Dataset out;

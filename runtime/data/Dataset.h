@@ -92,6 +92,11 @@ public:
   /// larger than kMaxDatasetBytes.
   Dataset resized(int64_t height, int64_t width) const;
 
+  /// Moves the last `count` samples (0 < count < size()) out into a data set of their own,
+  /// which messages name `name` (a validation split: the same rows whatever the seed, the
+  /// layout or a resume). Throws Error(ErrorKind::Usage) for a count out of range.
+  Dataset takeLast(int64_t count, const std::string &name);
+
   int64_t size() const { return size_; }
   int64_t height() const { return height_; }
   int64_t width() const { return width_; }

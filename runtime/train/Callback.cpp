@@ -52,9 +52,9 @@ void CallbackList::onEvalStepEnd(int64_t done, double runningLoss) {
     c->onEvalStepEnd(done, runningLoss);
 }
 
-void CallbackList::onEvalEnd(const EvalStats &stats, int64_t epoch) {
+void CallbackList::onEvalEnd(const Evaluation &evaluation) {
   for (auto &c : list_)
-    c->onEvalEnd(stats, epoch);
+    c->onEvalEnd(evaluation);
 }
 
 void CallbackList::onTrainEnd() {

@@ -11,7 +11,8 @@
 //     onStepEnd                       after each train step's results are read
 //     wantsBoundary / onBoundary      at a step every rank reaches with its devices idle
 //     onEpochEnd                      after the epoch's figures are summed over the ranks
-//       onEvalBegin, onEvalStepEnd, onEvalEnd   (when a callback evaluates then)
+//       onEvalBegin, onEvalStepEnd, onEvalEnd   (when a callback evaluates then; also at
+//                                       boundaries within the epoch, --eval-every)
 //   onTrainEnd                        after the last epoch
 //   onEvalBegin, onEvalStepEnd, onEvalEnd       the test set, once
 //   onRunEnd                          the results are final
@@ -42,9 +43,6 @@ struct Stop {
   std::string message;
 };
 
-/// Which evaluation onEvalEnd reports: the one after an epoch, or the test set's at the end.
-constexpr int64_t kFinalEvaluation = -1;
-
 class Callback {
 public:
   virtual ~Callback() = default;
@@ -67,8 +65,8 @@ public:
   virtual void onEpochEnd(EpochStats &epoch) {}
   virtual void onEvalBegin(int64_t batches) {}
   virtual void onEvalStepEnd(int64_t done, double runningLoss) {}
-  /// `epoch`: the epoch after which the test set was evaluated, or kFinalEvaluation.
-  virtual void onEvalEnd(const EvalStats &stats, int64_t epoch) {}
+  /// An evaluation's figures, and which one it was.
+  virtual void onEvalEnd(const Evaluation &evaluation) {}
   virtual void onTrainEnd() {}
   virtual void onRunEnd() {}
   virtual void onStop(Stop &stop) {}
@@ -93,7 +91,7 @@ public:
   void onEpochEnd(EpochStats &epoch) override;
   void onEvalBegin(int64_t batches) override;
   void onEvalStepEnd(int64_t done, double runningLoss) override;
-  void onEvalEnd(const EvalStats &stats, int64_t epoch) override;
+  void onEvalEnd(const Evaluation &evaluation) override;
   void onTrainEnd() override;
   void onRunEnd() override;
   void onStop(Stop &stop) override;

@@ -44,6 +44,17 @@ uint32_t crcUpdate(uint32_t crc, const void *data, uint64_t size) {
   return crc;
 }
 
+/// The CRC-32 a payload's starts from: from version 3 on it covers the header's version too,
+/// so that a flipped version bit (3 to 2: the same records read another way) is caught.
+uint32_t crcStart(uint32_t version) {
+  const uint32_t empty = crcUpdate(0, nullptr, 0);
+  if (version < 3)
+    return empty;
+  const uint8_t bytes[4] = {uint8_t(version), uint8_t(version >> 8), uint8_t(version >> 16),
+                            uint8_t(version >> 24)};
+  return crcUpdate(empty, bytes, 4);
+}
+
 /// Little-endian records appended to a string.
 class Writer {
 public:
@@ -187,6 +198,10 @@ void putMeta(Writer &w, const CheckpointMeta &m) {
       w.f32(loss);
   }
   w.u32(static_cast<uint32_t>(m.threads)); // since version 2
+  for (const EpochStats &e : m.epochs) {   // since version 3
+    w.f64(e.valLoss);
+    w.f64(e.valAccuracy);
+  }
 }
 
 CheckpointMeta getMeta(Reader &r, uint32_t version) {
@@ -244,6 +259,11 @@ CheckpointMeta getMeta(Reader &r, uint32_t version) {
       r.fail("the compute threads are " + std::to_string(threads));
     m.threads = static_cast<int32_t>(threads);
   }
+  if (version >= 3)
+    for (EpochStats &e : m.epochs) {
+      e.valLoss = r.f64("an epoch's validation loss");
+      e.valAccuracy = r.f64("an epoch's validation accuracy");
+    }
   return m;
 }
 
@@ -393,8 +413,8 @@ Checkpoint Checkpoint::fromBytes(std::string bytes, const std::string &what) {
     throw Error(ErrorKind::Checkpoint,
                 what + ": truncated or padded: the header records " + std::to_string(payload) +
                     " payload bytes but the file holds " + std::to_string(actual));
-  const uint32_t actualCrc = crcUpdate(crcUpdate(0, nullptr, 0), b.data() + kCheckpointHeaderBytes,
-                                       actual);
+  const uint32_t actualCrc =
+      crcUpdate(crcStart(version), b.data() + kCheckpointHeaderBytes, actual);
   if (actualCrc != crc) {
     char text[96];
     std::snprintf(text, sizeof(text), "checksum mismatch (CRC-32 0x%08x recorded, 0x%08x read)",
@@ -497,7 +517,7 @@ uint64_t writeCheckpoint(Program &program, const CheckpointMeta &meta, const std
   AtomicFileWriter file(path);
   static const char zeros[kAlign] = {};
   file.write(header(0, 0).data(), kCheckpointHeaderBytes);
-  uint32_t crc = crcUpdate(0, nullptr, 0);
+  uint32_t crc = crcStart(kCheckpointVersion);
   auto put = [&](const void *data, uint64_t bytes) {
     file.write(data, bytes);
     crc = crcUpdate(crc, data, bytes);

@@ -22,8 +22,9 @@
 namespace dp::rt {
 
 /// The checkpoint format version this build writes and reads.
-inline constexpr uint32_t kCheckpointVersion = 2;
-/// Version 1 lacks the compute threads (CheckpointMeta::threads); it is still read.
+inline constexpr uint32_t kCheckpointVersion = 3;
+/// Version 1 lacks the compute threads (CheckpointMeta::threads), versions 1 and 2 the
+/// epochs' validation figures; both are still read.
 inline constexpr uint32_t kOldestCheckpointVersion = 1;
 /// The first 8 bytes of every checkpoint file (a non-ASCII byte first, as PNG does, so that
 /// a text file is never taken for one).

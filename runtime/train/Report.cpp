@@ -51,6 +51,9 @@ std::string metricsJson(const TrainReport &report) {
     if (std::isfinite(e.testLoss))
       json += ", \"test_loss\": " + jsonNumber(e.testLoss) +
               ", \"test_accuracy\": " + jsonNumber(e.testAccuracy);
+    if (std::isfinite(e.valLoss))
+      json += ", \"val_loss\": " + jsonNumber(e.valLoss) +
+              ", \"val_accuracy\": " + jsonNumber(e.valAccuracy);
     if (!e.servers.empty()) {
       json += ", \"servers\": [";
       for (size_t k = 0; k < e.servers.size(); ++k) {
@@ -96,6 +99,25 @@ std::string metricsJson(const TrainReport &report) {
   }
   if (report.earlyStoppedAfter > 0)
     json += "  \"early_stopped_after\": " + std::to_string(report.earlyStoppedAfter) + ",\n";
+  if (!report.monitor.empty())
+    json += "  \"monitor\": " + jsonString(report.monitor) + ",\n";
+  if (!report.validations.empty()) {
+    json += "  \"validations\": [";
+    for (size_t i = 0; i < report.validations.size(); ++i) {
+      const Evaluation &v = report.validations[i];
+      json += std::string(i ? ",\n    " : "\n    ") + "{\"step\": " + std::to_string(v.step) +
+              ", \"epoch\": " + std::to_string(v.epoch) +
+              ", \"epoch_end\": " + (v.epochEnd ? "true" : "false") +
+              ", \"loss\": " + jsonNumber(v.stats.loss) +
+              ", \"accuracy\": " + jsonNumber(v.stats.accuracy) + "}";
+    }
+    json += "\n  ],\n";
+  }
+  if (report.best.step > 0)
+    json += "  \"best\": {\"step\": " + std::to_string(report.best.step) +
+            ", \"epoch\": " + std::to_string(report.best.epoch) +
+            ", \"value\": " + jsonNumber(report.best.value) +
+            ", \"restored\": " + (report.best.restored ? "true" : "false") + "},\n";
   const CheckpointReport &c = report.checkpoints;
   if (!c.resumedFrom.empty())
     json += "  \"resumed_from\": " + jsonString(c.resumedFrom) +

@@ -70,17 +70,19 @@ uint64_t fingerprint(const Dataset &data) {
 /// timeout); one with other samples trains other parameters. Throws Error(Launch) on every
 /// rank, naming the ranks and what each reads.
 void agreeOnData(ProcessGroup &group, const Dataset &train, const Dataset &test,
-                 double timeout) {
+                 const Dataset *validation, double timeout) {
   if (group.size() <= 1)
     return;
   char digest[40];
   std::snprintf(digest, sizeof(digest), "%016llx",
-                static_cast<unsigned long long>(fingerprint(train) ^ (fingerprint(test) * 3)));
-  const std::string mine = withCommas(train.size()) + " training and " +
-                           withCommas(test.size()) + " test samples of " +
-                           std::to_string(train.height()) + "x" + std::to_string(train.width()) +
-                           "x" + std::to_string(train.channels()) + ", fingerprint " + digest +
-                           " (" + train.imagesPath() + ")";
+                static_cast<unsigned long long>(fingerprint(train) ^ (fingerprint(test) * 3) ^
+                                                (validation ? fingerprint(*validation) * 5 : 0)));
+  const std::string mine =
+      withCommas(train.size()) + " training, " +
+      (validation ? withCommas(validation->size()) + " validation" : "no validation") + " and " +
+      withCommas(test.size()) + " test samples of " + std::to_string(train.height()) + "x" +
+      std::to_string(train.width()) + "x" + std::to_string(train.channels()) + ", fingerprint " +
+      digest + " (" + train.imagesPath() + ")";
   // A rank may still be reading its data: the first exchange waits longer.
   const double wait = std::max(timeout, 600.0);
   const std::vector<std::string> all = group.gatherBytes(mine, 0, wait);
@@ -110,6 +112,12 @@ std::string sharedOptions(const TrainOptions &o) {
              (o.tracePerRank ? "--trace --trace-per-rank" : "--trace");
   if (o.allreduce != "auto")
     early += std::string(early.empty() ? "" : " ") + "--allreduce " + o.allreduce;
+  // A validation set adds evaluations, collectives of every rank.
+  if (o.validationSplit > 0 || !o.validationDir.empty())
+    early += std::string(early.empty() ? "" : " ") + "--validation-" +
+             (o.validationSplit > 0 ? "split" : "data");
+  if (o.evalEvery > 0)
+    early += std::string(early.empty() ? "" : " ") + "--eval-every " + std::to_string(o.evalEvery);
   if (o.checkpointDir.empty())
     return early;
   std::string text = early + (early.empty() ? "" : " ") + "--checkpoint-dir";
@@ -140,9 +148,16 @@ int choosePrefetch(Job &job, const TrainOptions &options, int &cores) {
   return options.prefetch >= 0 ? options.prefetch : computeCores < cores ? 2 : 0;
 }
 
-/// Both splits of --data, checked against the plan and compared across the ranks.
-std::pair<Dataset, Dataset> loadData(Job &job, Trainer &trainer, const std::string &dir,
-                                     double timeout) {
+/// The data of a run: both splits of --data, and the validation set (held out of the
+/// training set, or the test split of --validation-data) when asked for.
+struct RunData {
+  Dataset train, test;
+  std::optional<Dataset> validation;
+};
+
+/// The run's data, checked against the plan and compared across the ranks.
+RunData loadData(Job &job, Trainer &trainer, const TrainOptions &options, double timeout) {
+  const std::string &dir = options.dataDir;
   // 1 to 256, as Job::launch checked (checkRunnable).
   const int classes = static_cast<int>(numClasses(job.program().plan()));
   // A regression reads float targets instead of the labels.
@@ -152,12 +167,37 @@ std::pair<Dataset, Dataset> loadData(Job &job, Trainer &trainer, const std::stri
   ImageSize resize;
   if (detectDataFormat(dir) == DataFormat::Cifar10)
     resize = trainer.imageSize();
-  Dataset train = Dataset::loadSplit(dir, "train", classes, resize, targetWidth);
-  Dataset test = Dataset::loadSplit(dir, "t10k", classes, resize, targetWidth);
-  trainer.checkData(train);
-  trainer.checkData(test);
-  agreeOnData(job.group(), train, test, timeout);
-  return {std::move(train), std::move(test)};
+  RunData data{Dataset::loadSplit(dir, "train", classes, resize, targetWidth),
+               Dataset::loadSplit(dir, "t10k", classes, resize, targetWidth), std::nullopt};
+  if (options.validationSplit > 0) {
+    // The last samples of the file, before any shuffle: the same rows on every rank, under
+    // every seed and after a resume (as Keras's validation_split takes them).
+    const int64_t n = data.train.size();
+    const int64_t held = std::llround(options.validationSplit * double(n));
+    const int64_t batch = job.program().plan().batch;
+    if (held < 1 || n - held < batch)
+      throw Error(ErrorKind::Usage,
+                  "--validation-split " + withCommas(held) + " of " + data.train.imagesPath() +
+                      "'s " + withCommas(n) + " samples leaves " +
+                      (held < 1 ? "no validation sample"
+                                : withCommas(n - held) + " to train on, fewer than a batch of " +
+                                      std::to_string(batch)));
+    char name[64];
+    std::snprintf(name, sizeof(name), " (its last %lld samples)", static_cast<long long>(held));
+    data.validation = data.train.takeLast(held, data.train.imagesPath() + name);
+  } else if (!options.validationDir.empty()) {
+    ImageSize size;
+    if (detectDataFormat(options.validationDir) == DataFormat::Cifar10)
+      size = trainer.imageSize();
+    data.validation = Dataset::loadSplit(options.validationDir, "t10k", classes, size, targetWidth);
+  }
+  trainer.checkData(data.train);
+  trainer.checkData(data.test);
+  if (data.validation)
+    trainer.checkData(*data.validation);
+  agreeOnData(job.group(), data.train, data.test, data.validation ? &*data.validation : nullptr,
+              timeout);
+  return data;
 }
 
 /// The callbacks of the run, in their order (callbacks/Callbacks.h).
@@ -169,10 +209,11 @@ void addCallbacks(CallbackList &callbacks, RunState &state, Checkpointing *&chec
   callbacks.add(makeConsole(state));
   if (state.job.pushPull())
     callbacks.add(makeServerFigures(state));
-  // A plateau schedule and early stopping watch the test loss after every epoch.
+  // A plateau schedule and early stopping watch the validation set after every epoch, or the
+  // test set without one.
   const bool plateau = state.job.program().plan().lrSchedule.needsEvaluation();
-  if (plateau || o.earlyStop > 0)
-    callbacks.add(makeEpochEvaluation(state, callbacks));
+  if (o.validationSplit > 0 || !o.validationDir.empty() || plateau || o.earlyStop > 0)
+    callbacks.add(makeEvaluations(state, callbacks));
   if (plateau)
     callbacks.add(makePlateau(state));
   if (o.earlyStop > 0)
@@ -180,6 +221,8 @@ void addCallbacks(CallbackList &callbacks, RunState &state, Checkpointing *&chec
   callbacks.add(makeSignals(state));
   if (!o.checkpointDir.empty())
     checkpointing = &callbacks.add(std::make_unique<Checkpointing>(state));
+  if (o.restoreBest)
+    callbacks.add(makeRestoreBest(state));
   // The timeline's merge is a collective: before the files rank 0 alone writes, so that a
   // failed write there leaves no rank waiting in it.
   if (!o.tracePath.empty())
@@ -229,6 +272,11 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
     throw Error(ErrorKind::Usage, job.planPath() +
                                       " was not compiled from an imported model (dpc compile "
                                       "model.onnx): --export writes the model a plan came from");
+  const bool validation = options.validationSplit > 0 || !options.validationDir.empty();
+  if (validation && job.pushPull())
+    throw Error(ErrorKind::Usage, "a parameter-server job takes no validation set yet "
+                                  "(--validation-split, --validation-data): its workers do not "
+                                  "meet to evaluate");
   const double timeout = options.collectiveTimeout > 0 ? options.collectiveTimeout : 1e9;
   const int64_t traceZero = options.tracePath.empty() ? 0 : Timeline::start(group, timeout);
   // A parameter-server worker trains its shards without meeting the other workers.
@@ -251,9 +299,18 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
   CallbackList callbacks;
   Checkpointing *checkpointing = nullptr;
   addCallbacks(callbacks, state, checkpointing, traceZero);
-  auto [train, test] = loadData(job, trainer, options.dataDir, timeout);
+  if (validation && options.monitor == "val_accuracy" && trainer.targetWidth() > 0)
+    throw Error(ErrorKind::Usage, "--monitor val_accuracy: " + job.planPath() +
+                                      " is a regression, which has no accuracy (watch val_loss)");
+  RunData data = loadData(job, trainer, options, timeout);
+  const Dataset &train = data.train, &test = data.test;
   state.train = &train;
   state.test = &test;
+  state.validation = data.validation ? &*data.validation : nullptr;
+  report.monitor = state.validation ? options.monitor
+                   : (options.earlyStop > 0 || program.plan().lrSchedule.needsEvaluation())
+                       ? "test_loss"
+                       : "";
   state.seed = options.seed;
   if (checkpointing)
     checkpointing->find();
@@ -302,7 +359,11 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
     report.test =
         trainer.evaluate(test, options.predictionsPath.empty() ? nullptr : &state.predictions);
     report.phases.evaluate = secondsSince(start) + state.epochEvalSeconds;
-    callbacks.onEvalEnd(report.test, kFinalEvaluation);
+    Evaluation final;
+    final.stats = report.test;
+    final.step = trainer.stepsRun();
+    final.final = true;
+    callbacks.onEvalEnd(final);
   } catch (const Error &e) {
     if (!isSignalStop(e.kind()))
       throw;

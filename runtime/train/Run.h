@@ -3,6 +3,7 @@
 // parameters when asked.
 #pragma once
 
+#include "runtime/base/ParamsFile.h"
 #include "runtime/train/Trainer.h"
 
 #include <cstdint>
@@ -63,9 +64,21 @@ struct TrainOptions {
   /// Continue from the newest checkpoint in checkpointDir that verifies (start afresh when
   /// there is none).
   bool resume = false;
-  /// Stop training when the test loss has not improved for this many epochs (0: never); the
-  /// test set is then evaluated after every epoch.
+  /// Stop training when the monitored figure has not improved for this many epochs (0:
+  /// never).
   int64_t earlyStop = 0;
+  /// The validation set: the last fraction of the training set held out (--validation-split,
+  /// 0: none), or the test split of another directory (--validation-data). It is evaluated
+  /// after every epoch, and every `evalEvery` train steps when positive. Without one, a
+  /// plateau schedule and early stopping watch the test set after every epoch.
+  double validationSplit = 0;
+  std::string validationDir;
+  int64_t evalEvery = 0;
+  /// What a plateau schedule, early stopping and --restore-best watch: "val_loss" or
+  /// "val_accuracy" (the test set's, without a validation set).
+  std::string monitor = "val_loss";
+  /// End training with the weights of the best validation evaluation (--restore-best).
+  bool restoreBest = false;
   /// Batches a loader thread gathers ahead of the steps (0: each replica gathers its rows
   /// before its step, on its own compute thread; -1: 2 when the process has a core its
   /// compute threads leave free, else 0).
@@ -144,6 +157,16 @@ struct TrainReport {
   std::string interrupted;
   /// The epoch after which early stopping ended training (0: it did not).
   int64_t earlyStoppedAfter = 0;
+  /// What the watchers watched ("val_loss", "val_accuracy", or "test_loss" without a
+  /// validation set), and every validation evaluation, in order.
+  std::string monitor;
+  std::vector<Evaluation> validations;
+  /// --restore-best: the evaluation whose weights the run ended with.
+  struct Best {
+    bool restored = false;
+    int64_t step = 0, epoch = 0;
+    double value = 0;
+  } best;
   CheckpointReport checkpoints;
   /// Parameter servers: the workers the servers left out (silent past the timeout while the
   /// job kept going), each with its job rank and the steps after which it was.
@@ -154,8 +177,16 @@ struct TrainReport {
   std::vector<LostWorker> lostWorkers;
 };
 
+/// Device 0's parameters, in plan order: every one, or only the weights (batch-norm
+/// statistics included; no optimizer state).
+std::vector<ParamsEntry> readParams(Program &program, bool weightsOnly);
+
 /// Writes every parameter of device 0, in plan order, to `path` (runtime/base/ParamsFile.h).
 void dumpParams(Program &program, const std::string &path);
+
+/// Sets every weight of the plan on every device from `entries` (as loadParams does from a
+/// file; `path` names where they came from in messages).
+void setWeights(Program &program, const std::vector<ParamsEntry> &entries, const std::string &path);
 
 /// Sets every weight of the plan (trained or not: batch norms' statistics too) on every
 /// device from the parameters file `path`; optimizer state keeps its initial values. Throws

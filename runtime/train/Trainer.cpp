@@ -406,8 +406,16 @@ void Trainer::trainBatches(Epoch &e, Batcher &batcher) {
       }
       program_.synchronize();
       // (The place is summed over the ranks, a collective: only for a callback that takes it.)
-      if (callback_ && (due || callback_->keepsPlace()))
+      if (callback_ && (due || callback_->keepsPlace())) {
+        // An evaluation there (--eval-every) takes the loader for its pass, and hands it back
+        // to go on from batch b.
+        pausedPass_ = PausedPass{&batcher, b, e.steps};
+        struct Clear {
+          PausedPass &paused;
+          ~Clear() { paused = PausedPass{}; }
+        } clear{pausedPass_};
         callback_->onBoundary(position(e, b), stop);
+      }
       if (stop)
         throw Error(signalErrorKind(stop),
                     "interrupted by " + signalName(stop) + " in epoch " + std::to_string(e.epoch) +
@@ -528,6 +536,15 @@ EvalStats Trainer::evaluate(const Dataset &data, Predictions *predictions) {
               program_.buffer(replicaBuffers_[r].evalLogits).numel * sizeof(float));
   }
   keepLogits_ = predictions != nullptr;
+  // Within an epoch (at a boundary), the loader goes back to the epoch's batches once this
+  // pass has ended (declared before the pass: destroyed after it).
+  struct GoOn {
+    Trainer &t;
+    ~GoOn() {
+      if (t.prefetch_ && t.pausedPass_.batcher)
+        t.prefetch_->start(*t.pausedPass_.batcher, t.pausedPass_.next, t.pausedPass_.last);
+    }
+  } goOn{*this};
   struct Reset {
     bool &flag;
     ~Reset() { flag = false; }

@@ -54,6 +54,10 @@ struct EpochStats {
   /// (a plateau schedule, early stopping); NaN otherwise.
   double testLoss = std::numeric_limits<double>::quiet_NaN();
   double testAccuracy = std::numeric_limits<double>::quiet_NaN();
+  /// The validation set's loss and accuracy after the epoch (--validation-split,
+  /// --validation-data); NaN without one.
+  double valLoss = std::numeric_limits<double>::quiet_NaN();
+  double valAccuracy = std::numeric_limits<double>::quiet_NaN();
   /// Seconds a replica's compute waited for its input during the epoch (the mean over this
   /// process's replicas): for the loader thread with prefetch, gathering the batch itself
   /// without.
@@ -84,6 +88,21 @@ struct EvalStats {
   int64_t samples = 0;
   double loss = 0;
   double accuracy = 0;
+};
+
+/// One evaluation of a run: its figures, which set, and when.
+struct Evaluation {
+  enum class Set { Validation, Test };
+  Set set = Set::Test;
+  EvalStats stats;
+  /// The epoch it follows, or falls in (--eval-every); 0 for the final test evaluation.
+  int64_t epoch = 0;
+  /// Train steps run before it.
+  int64_t step = 0;
+  /// After an epoch's last step: the evaluations a plateau schedule and early stopping count.
+  bool epochEnd = false;
+  /// The test set's, once, after training.
+  bool final = false;
 };
 
 /// The eval step's predictions over a data set (Trainer::evaluate with them asked for): the
@@ -265,6 +284,12 @@ private:
   std::vector<Slots> slots_;
   /// Eval steps also copy their predictions into the slots (during evaluate(data, preds)).
   bool keepLogits_ = false;
+  /// The epoch's pass an evaluation at a boundary interrupts: its batcher and the batches
+  /// [next, last) still to train (no batcher: none).
+  struct PausedPass {
+    const Batcher *batcher = nullptr;
+    int64_t next = 0, last = 0;
+  } pausedPass_;
   int64_t step_ = 0;
   PlateauState plateau_;
   uint64_t seed_ = 1;

@@ -36,11 +36,13 @@ def verify(path):
     if len(data) < 64 or data[:8] != MAGIC:
         return f"no header ({len(data)} bytes)"
     version, header_bytes, payload, crc = struct.unpack_from("<IIQI", data, 8)
-    if version not in (1, 2) or header_bytes != 64:
+    if version not in (1, 2, 3) or header_bytes != 64:
         return f"version {version}, header {header_bytes}"
     if payload != len(data) - 64:
         return f"payload of {payload} bytes recorded, {len(data) - 64} present"
-    if zlib.crc32(data[64:]) != crc:
+    # From version 3 the CRC-32 covers the version's bytes, then the payload.
+    start = zlib.crc32(struct.pack("<I", version)) if version >= 3 else 0
+    if zlib.crc32(data[64:], start) != crc:
         return "CRC-32 mismatch"
     return None
 

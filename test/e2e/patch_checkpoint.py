@@ -43,9 +43,11 @@ def main():
     if len(data) < HEADER or data[:8] != MAGIC:
         sys.exit(f"{src}: not a checkpoint")
     version, header_bytes, payload, crc = struct.unpack_from("<IIQI", data, 8)
-    if version not in (1, 2) or header_bytes != HEADER or payload != len(data) - HEADER:
-        sys.exit(f"{src}: not a whole version 1 or 2 checkpoint")
-    if zlib.crc32(bytes(data[HEADER:])) != crc:
+    if version not in (1, 2, 3) or header_bytes != HEADER or payload != len(data) - HEADER:
+        sys.exit(f"{src}: not a whole version 1, 2 or 3 checkpoint")
+    # From version 3 the CRC-32 covers the version too.
+    start = zlib.crc32(struct.pack("<I", version)) if version >= 3 else 0
+    if zlib.crc32(bytes(data[HEADER:]), start) != crc:
         sys.exit(f"{src}: its CRC-32 does not match: patch a file that verifies")
     for change in changes:
         name, _, text = change.partition("=")
@@ -55,7 +57,7 @@ def main():
         value = float(text) if fmt == "<d" else int(text, 0)
         struct.pack_into(fmt, data, HEADER + offset, value)
         print(f"{name} = {value}")
-    struct.pack_into("<I", data, 24, zlib.crc32(bytes(data[HEADER:])))
+    struct.pack_into("<I", data, 24, zlib.crc32(bytes(data[HEADER:]), start))
     with open(dst, "wb") as f:
         f.write(data)
 

@@ -229,10 +229,42 @@ void declareOptions(dp::cli::Parser &p, Args &args) {
          "plan may have another layout (R x P) than the run that wrote it, not another model",
          t.resume);
   p.count("--early-stop", "N", 1, kMaxEpochs,
-          "stop training when the test loss has not improved for N epochs (the test set is then "
-          "evaluated after every epoch, as it is for a plan compiled with --lr-schedule "
-          "plateau:...)",
+          "stop training when the watched figure (--monitor) has not improved for N epochs; "
+          "without a validation set, the test loss (the test set is then evaluated after every "
+          "epoch, as it is for a plan compiled with --lr-schedule plateau:...)",
           t.earlyStop);
+  p.add({"--validation-split", "", "F",
+         "hold out the last fraction F (0 < F < 1) of the training set, before any shuffle, as "
+         "the validation set: the same samples on every rank, under every seed and layout and "
+         "after a resume. It is evaluated after every epoch (val loss and accuracy); a plateau "
+         "schedule, --early-stop and --restore-best watch it, and the test set is evaluated "
+         "once, after training",
+         true, [&t](const std::string &v) {
+           char *end = nullptr;
+           const double f = std::strtod(v.c_str(), &end);
+           if (v.empty() || *end != '\0' || !(f > 0 && f < 1))
+             throw dp::cli::UsageError("--validation-split expects a fraction between 0 and 1 "
+                                       "(0.1 holds out a tenth), got '" +
+                                       v + "'");
+           t.validationSplit = f;
+         }});
+  p.text("--validation-data", "DIR", "a directory",
+         "the validation set is the test split (t10k-*, or CIFAR-10's test_batch.bin) of DIR, "
+         "another directory than --data; as --validation-split otherwise",
+         t.validationDir);
+  p.count("--eval-every", "N", 1, kMaxSteps,
+          "also evaluate the validation set every N train steps of the run, within epochs",
+          t.evalEvery);
+  p.choice("--monitor", {"val_loss", "val_accuracy"},
+           "what a plateau schedule, --early-stop and --restore-best watch on the validation "
+           "set: its loss (lower is better) or its accuracy (higher is better; default val_loss)",
+           t.monitor);
+  p.flag("--restore-best",
+         "end training with the weights of the best validation evaluation (--monitor), from "
+         "after an epoch or from --eval-every, and say which step they came from; the test set, "
+         "--save-params, --export and --predictions then use them. Every rank keeps a copy of "
+         "the weights (not the optimizer state) in host memory",
+         t.restoreBest);
   p.add({"--prefetch", "", "N",
          "batches a loader thread gathers ahead of the steps (shuffled samples scaled to "
          "floats, this process's rows), so that compute does not wait for input; 0 gathers on "
@@ -324,9 +356,23 @@ void checkTogether(const dp::cli::Parser &parser, Args &args) {
     throw dp::cli::UsageError("--trace-per-rank needs --trace FILE");
   if (t.predict && t.predictionsPath.empty())
     throw dp::cli::UsageError("--predict needs --predictions FILE (where to write them)");
+  if (t.validationSplit > 0 && !t.validationDir.empty())
+    throw dp::cli::UsageError("--validation-split and --validation-data both say where the "
+                              "validation set comes from: give one");
+  const bool validation = t.validationSplit > 0 || !t.validationDir.empty();
+  for (const char *needsValidation : {"--eval-every", "--monitor", "--restore-best"})
+    if (parser.given(needsValidation) && !validation)
+      throw dp::cli::UsageError(std::string(needsValidation) +
+                                " needs a validation set: --validation-split F (the last "
+                                "fraction of the training set) or --validation-data DIR");
+  if (t.restoreBest && t.resume)
+    throw dp::cli::UsageError("--restore-best does not go on across --resume yet (the "
+                              "checkpoints do not keep the best weights)");
   if (t.predict)
-    for (const char *training : {"--epochs", "--max-steps", "--checkpoint-dir", "--resume",
-                                 "--early-stop", "--save-params"})
+    for (const char *training :
+         {"--epochs", "--max-steps", "--checkpoint-dir", "--resume", "--early-stop",
+          "--save-params", "--validation-split", "--validation-data", "--eval-every", "--monitor",
+          "--restore-best"})
       if (parser.given(training))
         throw dp::cli::UsageError(std::string("--predict trains nothing: ") + training +
                                   " does not apply");

@@ -3,11 +3,14 @@
 //   ProgressBar    the live bar on a terminal
 //   Console        the banner, the epoch and evaluation lines, the results
 //   ServerFigures  parameter servers' figures after each epoch; the workers' finish
-//   EpochEvaluation  the test set after every epoch, when Plateau or EarlyStop watch it
+//   Evaluations    the validation set after every epoch and every --eval-every steps; without
+//                  one, the test set after every epoch when Plateau or EarlyStop watch it
 //   Plateau        the learning-rate plateau schedule
 //   EarlyStop      --early-stop
 //   Signals        the ranks' agreement on a signal after each epoch
 //   Checkpointing  --checkpoint-dir, --resume
+//   RestoreBest    --restore-best (after Checkpointing: the last checkpoint holds the last
+//                  weights, from which a resume goes on)
 //   Timeline       --trace (before the files rank 0 alone writes: its merge is a collective)
 //   Metrics        --metrics
 //   SaveParams     --save-params
@@ -48,8 +51,9 @@ struct RunState {
   int prefetch = 0, cores = 0;
   /// The run's seed (the resumed checkpoint's, when it differs: Checkpointing::find).
   uint64_t seed = 1;
-  /// The data, and the shuffled batches of the training set (set once loaded).
-  const Dataset *train = nullptr, *test = nullptr;
+  /// The data, and the shuffled batches of the training set (set once loaded). The
+  /// validation set is null without --validation-split or --validation-data.
+  const Dataset *train = nullptr, *test = nullptr, *validation = nullptr;
   const Batcher *batcher = nullptr;
 
   // Checkpointing, at onTrainBegin: where training starts.
@@ -82,8 +86,16 @@ protected:
 
 std::unique_ptr<Callback> makeConsole(RunState &state);
 std::unique_ptr<Callback> makeServerFigures(RunState &state);
-/// Evaluates the test set after every epoch and tells `all` (onEvalEnd).
-std::unique_ptr<Callback> makeEpochEvaluation(RunState &state, Callback &all);
+/// Evaluates the validation set after every epoch and every --eval-every steps, or the test
+/// set after every epoch without one, and tells `all` (onEvalEnd).
+std::unique_ptr<Callback> makeEvaluations(RunState &state, Callback &all);
+/// The figure a plateau schedule, early stopping and --restore-best watch in `stats` (smaller
+/// is better): the loss, or the accuracy negated (--monitor val_accuracy).
+double watchedValue(const RunState &state, const EvalStats &stats);
+/// Its name in messages: "val_loss", "val_accuracy", or "the test loss" without a validation
+/// set.
+std::string watchedName(const RunState &state);
+std::unique_ptr<Callback> makeRestoreBest(RunState &state);
 std::unique_ptr<Callback> makePlateau(RunState &state);
 std::unique_ptr<Callback> makeEarlyStop(RunState &state);
 std::unique_ptr<Callback> makeSignals(RunState &state);

@@ -36,14 +36,21 @@ public:
       s_.out << epochLine(epoch, s_.options.epochs) << std::endl;
   }
 
-  void onEvalEnd(const EvalStats &result, int64_t epoch) override {
-    if (epoch == kFinalEvaluation || s_.quiet)
+  void onEvalEnd(const Evaluation &e) override {
+    if (e.final || s_.quiet)
       return;
-    char line[160];
-    std::snprintf(line, sizeof(line), "epoch %lld/%lld  test loss %.4f%s  learning rate x %.4g\n",
-                  static_cast<long long>(epoch), static_cast<long long>(s_.options.epochs),
-                  result.loss, accuracyText(result.accuracy).c_str(),
-                  s_.report.epochs.back().lrScale);
+    const char *set = e.set == Evaluation::Set::Validation ? "val" : "test";
+    char line[200];
+    if (e.epochEnd)
+      std::snprintf(line, sizeof(line), "epoch %lld/%lld  %s loss %.4f%s  learning rate x %.4g\n",
+                    static_cast<long long>(e.epoch), static_cast<long long>(s_.options.epochs), set,
+                    e.stats.loss, accuracyText(e.stats.accuracy).c_str(),
+                    s_.report.epochs.back().lrScale);
+    else
+      std::snprintf(line, sizeof(line), "step %lld (epoch %lld/%lld)  %s loss %.4f%s\n",
+                    static_cast<long long>(e.step), static_cast<long long>(e.epoch),
+                    static_cast<long long>(s_.options.epochs), set, e.stats.loss,
+                    accuracyText(e.stats.accuracy).c_str());
     s_.out << line;
   }
 
@@ -95,7 +102,21 @@ private:
             << " samples of each shuffled epoch do not fill a batch and are skipped)";
       out << "\n";
     }
-    out << "test " << withCommas(s_.test->size()) << " samples\n";
+    if (const Dataset *v = s_.validation) {
+      out << "validation " << withCommas(v->size()) << " samples";
+      if (s_.options.validationDir.empty())
+        out << ": the last " << s_.options.validationSplit * 100 << "% of the training set";
+      else
+        out << " (" << v->imagesPath() << ")";
+      out << ", evaluated after every epoch";
+      if (s_.options.evalEvery > 0)
+        out << " and every " << s_.options.evalEvery << " steps";
+      out << "\n";
+    }
+    out << "test " << withCommas(s_.test->size()) << " samples";
+    if (s_.validation)
+      out << ", evaluated once, after training";
+    out << "\n";
     if (threads.leftCoresOut())
       out << "threads: " << threads.threads << " of this process's " << threads.allowed
           << " cores: " << threads.why() << " (--threads " << threads.allowed

@@ -1,5 +1,5 @@
-// --early-stop N: training ends when the test loss has not improved for N epochs; see
-// Callbacks.h.
+// --early-stop N: training ends when the watched figure (the validation loss or accuracy, else
+// the test loss) has not improved for N epochs; see Callbacks.h.
 #include "runtime/train/callbacks/Callbacks.h"
 
 #include <ostream>
@@ -11,17 +11,18 @@ class EarlyStop final : public RunCallback {
 public:
   using RunCallback::RunCallback;
 
-  void onEvalEnd(const EvalStats &result, int64_t epoch) override {
+  void onEvalEnd(const Evaluation &e) override {
     const int64_t patience = s_.options.earlyStop;
     PlateauState &watch = s_.earlyStop;
-    if (epoch == kFinalEvaluation || watch.record(result.loss, 0) || watch.badEpochs < patience ||
-        epoch >= s_.options.epochs)
+    if (!e.epochEnd || watch.record(watchedValue(s_, e.stats), 0) || watch.badEpochs < patience ||
+        e.epoch >= s_.options.epochs)
       return;
     s_.stopTraining = true;
-    s_.report.earlyStoppedAfter = epoch;
+    s_.report.earlyStoppedAfter = e.epoch;
     if (!s_.quiet)
-      s_.out << "early stop: the test loss has not improved on " << watch.best << " for "
-             << watch.badEpochs << " epochs\n";
+      s_.out << "early stop: " << watchedName(s_) << " has not improved on "
+             << (watch.best < 0 ? -watch.best : watch.best) << " for " << watch.badEpochs
+             << " epochs\n";
   }
 };
 

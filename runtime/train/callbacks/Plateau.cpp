@@ -1,5 +1,6 @@
 // The learning-rate plateau schedule: after each epoch's evaluation, the factor drops when the
-// test loss stopped improving; see Callbacks.h.
+// watched figure (the validation loss or accuracy, else the test loss) stopped improving; see
+// Callbacks.h.
 #include "runtime/train/callbacks/Callbacks.h"
 
 #include <ostream>
@@ -11,12 +12,12 @@ class Plateau final : public RunCallback {
 public:
   using RunCallback::RunCallback;
 
-  void onEvalEnd(const EvalStats &result, int64_t epoch) override {
+  void onEvalEnd(const Evaluation &e) override {
     const LrSchedule &schedule = s_.job.program().plan().lrSchedule;
-    if (epoch == kFinalEvaluation || !schedule.needsEvaluation())
+    if (!e.epochEnd || !schedule.needsEvaluation())
       return;
-    if (plateauStep(schedule, s_.trainer.plateau(), result.loss) && !s_.quiet)
-      s_.out << "the test loss has not improved for " << schedule.patience << " epoch"
+    if (plateauStep(schedule, s_.trainer.plateau(), watchedValue(s_, e.stats)) && !s_.quiet)
+      s_.out << watchedName(s_) << " has not improved for " << schedule.patience << " epoch"
              << (schedule.patience == 1 ? "" : "s") << ": learning rate x "
              << s_.trainer.plateau().scale << " from now on\n";
   }

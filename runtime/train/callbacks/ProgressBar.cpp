@@ -12,27 +12,44 @@ public:
   ProgressCallback(std::ostream &out, int64_t epochs) : out_(out), epochs_(epochs) {}
 
   void onEpochBegin(int64_t epoch, int64_t steps) override {
-    bar_.emplace(out_, true, "epoch " + std::to_string(epoch) + "/" + std::to_string(epochs_),
-                 steps);
+    label_ = "epoch " + std::to_string(epoch) + "/" + std::to_string(epochs_);
+    steps_ = steps;
+    bar_.emplace(out_, true, label_, steps);
   }
   void onStepEnd(const StepEnd &step) override {
+    done_ = step.done;
+    loss_ = step.runningLoss;
     if (bar_)
       bar_->update(step.done, step.runningLoss);
   }
   // The bar is erased before anything else is printed about the epoch or evaluation.
-  void onEpochEnd(EpochStats &) override { bar_.reset(); }
+  void onEpochEnd(EpochStats &) override {
+    bar_.reset();
+    steps_ = 0;
+  }
   void onEvalBegin(int64_t batches) override { bar_.emplace(out_, true, "evaluate", batches); }
   void onEvalStepEnd(int64_t done, double runningLoss) override {
     if (bar_)
       bar_->update(done, runningLoss);
   }
-  void onEvalEnd(const EvalStats &, int64_t) override { bar_.reset(); }
+  void onEvalEnd(const Evaluation &e) override {
+    bar_.reset();
+    // An evaluation within an epoch (--eval-every): the epoch's bar goes on after its line.
+    if (!e.epochEnd && !e.final && steps_ > 0) {
+      bar_.emplace(out_, true, label_, steps_);
+      bar_->update(done_, loss_);
+    }
+  }
   void onStop(Stop &) override { bar_.reset(); }
 
 private:
   std::ostream &out_;
   int64_t epochs_;
   std::optional<ProgressBar> bar_;
+  // The epoch under way: its bar's label, steps, and the last step's figures.
+  std::string label_;
+  int64_t steps_ = 0, done_ = 0;
+  double loss_ = 0;
 };
 
 } // namespace

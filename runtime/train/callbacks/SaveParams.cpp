@@ -11,9 +11,6 @@
 
 namespace dp::rt {
 
-namespace {
-
-/// Device 0's parameters, in plan order: every one, or only the weights (no optimizer state).
 std::vector<ParamsEntry> readParams(Program &program, bool weightsOnly) {
   std::vector<ParamsEntry> out;
   for (const ParamDesc &p : program.plan().params) {
@@ -28,8 +25,6 @@ std::vector<ParamsEntry> readParams(Program &program, bool weightsOnly) {
   return out;
 }
 
-} // namespace
-
 void dumpParams(Program &program, const std::string &path) {
   std::string image;
   for (const ParamsEntry &e : readParams(program, /*weightsOnly=*/false))
@@ -41,6 +36,11 @@ void loadParams(Program &program, const std::string &path) {
   std::vector<ParamsEntry> entries;
   if (std::string problem = readParamsFile(path, entries); !problem.empty())
     throw Error(ErrorKind::Data, problem);
+  setWeights(program, entries, path);
+}
+
+void setWeights(Program &program, const std::vector<ParamsEntry> &entries,
+                const std::string &path) {
   std::map<std::string, const ParamsEntry *> byName;
   for (const ParamsEntry &e : entries)
     byName[e.name] = &e;

@@ -452,6 +452,30 @@ TEST(Dataset, FromBytesChecksLikeLoad) {
       {"label 9 of sample 1"});
 }
 
+TEST(Dataset, TakeLastHoldsOutTheLastSamples) {
+  // Three 1x2 images, labels 0, 1, 2: the last two become the held-out set.
+  Dataset data = Dataset::fromBytes({1, 2, 3, 4, 5, 6}, {0, 1, 2}, 1, 2, 10, "mem");
+  Dataset held = data.takeLast(2, "mem (its last 2)");
+  ASSERT_EQ(data.size(), 1);
+  ASSERT_EQ(held.size(), 2);
+  EXPECT_EQ(data.image(0)[1], 2);
+  EXPECT_EQ(held.image(0)[0], 3);
+  EXPECT_EQ(held.image(1)[1], 6);
+  EXPECT_EQ(held.label(0), 1);
+  EXPECT_EQ(held.label(1), 2);
+  EXPECT_EQ(held.imagesPath(), "mem (its last 2)");
+  // A regression's targets go with their images.
+  Dataset reg = Dataset::fromTargets({1, 2, 3}, {0.5f, 1.5f, 2.5f, 3.5f, 4.5f, 5.5f}, 2, 1, 1, "r");
+  Dataset tail = reg.takeLast(1, "r (its last 1)");
+  EXPECT_EQ(reg.size(), 2);
+  EXPECT_EQ(tail.image(0)[0], 3);
+  EXPECT_EQ(tail.target(0)[1], 5.5f);
+  EXPECT_EQ(reg.target(1)[0], 2.5f);
+  // Nothing, or everything, is no split.
+  EXPECT_THROW(reg.takeLast(0, "none"), Error);
+  EXPECT_THROW(reg.takeLast(2, "all"), Error);
+}
+
 // The real data set, when installed (Debian package dataset-fashion-mnist).
 TEST(FashionMnist, TrainLabelsHave6000PerClass) {
   std::string dir = DP_FASHION_MNIST_DIR;

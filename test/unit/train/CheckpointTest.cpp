@@ -91,6 +91,8 @@ CheckpointMeta sampleMeta() {
   e.stepLosses = {2.0f, 1.0f};
   e.lrScale = 0.5;
   e.testLoss = 0.375;
+  e.valLoss = 0.4375;
+  e.valAccuracy = 0.875;
   meta.epochs = {e, e};
   meta.epochs[1].epoch = 2;
   return meta;
@@ -147,6 +149,8 @@ TEST(Checkpoint, RoundTripsTensorsPositionAndEpochs) {
   EXPECT_EQ(c.meta.epochs[0].lrScale, 0.5);
   EXPECT_EQ(c.meta.epochs[0].testLoss, 0.375);
   EXPECT_TRUE(std::isnan(c.meta.epochs[0].testAccuracy));
+  EXPECT_EQ(c.meta.epochs[1].valLoss, 0.4375);
+  EXPECT_EQ(c.meta.epochs[1].valAccuracy, 0.875);
 
   // The tensors are the plan's parameters, values and all.
   const Plan &plan = f.program->plan();
@@ -202,9 +206,9 @@ TEST(Checkpoint, RefusesEveryTruncationAndBitFlip) {
   EXPECT_DP_ERROR(Checkpoint::fromBytes(text, "t.txt"), ErrorKind::Checkpoint,
                   "t.txt: not a dp checkpoint");
   std::string newer = good;
-  newer[8] = 3;
+  newer[8] = 4;
   EXPECT_DP_ERROR(Checkpoint::fromBytes(newer, "n.dpk"), ErrorKind::Checkpoint,
-                  "checkpoint format version 3, newer than this dprun's (1 to 2)");
+                  "checkpoint format version 4, newer than this dprun's (1 to 3)");
 }
 
 TEST(Checkpoint, RefusesAFileLargerThanTheModelsAndNonRegularFiles) {

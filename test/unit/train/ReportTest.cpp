@@ -98,6 +98,40 @@ TEST(Report, MetricsNameTheCheckpoints) {
       << json;
 }
 
+TEST(Report, MetricsListTheValidationsAndTheBest) {
+  TrainReport report;
+  EXPECT_EQ(metricsJson(report).find("validations"), std::string::npos);
+  EpochStats e;
+  e.epoch = 1;
+  e.valLoss = 0.5;
+  e.valAccuracy = 0.75;
+  report.epochs = {e};
+  Evaluation within, after;
+  within.set = after.set = Evaluation::Set::Validation;
+  within.epoch = after.epoch = 1;
+  within.step = 5;
+  within.stats.loss = 0.625;
+  within.stats.accuracy = 0.5;
+  after.step = 10;
+  after.epochEnd = true;
+  after.stats.loss = 0.5;
+  after.stats.accuracy = 0.75;
+  report.validations = {within, after};
+  report.monitor = "val_accuracy";
+  report.best = {true, 10, 1, 0.75};
+  const std::string json = metricsJson(report);
+  EXPECT_NE(json.find("\"val_loss\": 0.5, \"val_accuracy\": 0.75"), std::string::npos) << json;
+  EXPECT_NE(
+      json.find("  \"monitor\": \"val_accuracy\",\n  \"validations\": [\n"
+                "    {\"step\": 5, \"epoch\": 1, \"epoch_end\": false, \"loss\": 0.625, "
+                "\"accuracy\": 0.5},\n"
+                "    {\"step\": 10, \"epoch\": 1, \"epoch_end\": true, \"loss\": 0.5, "
+                "\"accuracy\": 0.75}\n  ],\n"
+                "  \"best\": {\"step\": 10, \"epoch\": 1, \"value\": 0.75, \"restored\": true},\n"),
+      std::string::npos)
+      << json;
+}
+
 TEST(Report, NumbersReadBack) {
   TrainReport report;
   report.test.loss = 0.1 + 0.2; // needs 17 digits
