@@ -33,6 +33,22 @@ assert o.__version__ == '$ORT_VERSION' and n.__version__ == '$NUMPY_VERSION'" 2>
     echo "setup: warning: onnxruntime could not be installed; test/onnx/onnxruntime.test will be skipped" >&2
 fi
 
+# The readers of the files dprun writes for other tools: TensorBoard's own event reader (with
+# absl-py, which it imports) for --tensorboard, and safetensors' for --save-params. Into
+# .tools/peers (PYTHONPATH, beside .tools/python's numpy and protobuf), pinned, without their
+# servers' dependencies; about 15 MB.
+TB_VERSION=2.21.0 ABSL_VERSION=2.5.1 SAFETENSORS_VERSION=0.8.0
+if ! PYTHONPATH="$root/.tools/peers:$root/.tools/python" python3 -c "import tensorboard, absl, safetensors
+assert tensorboard.__version__ == '$TB_VERSION' and safetensors.__version__ == '$SAFETENSORS_VERSION'" 2>/dev/null; then
+  echo "setup: installing tensorboard==$TB_VERSION, absl-py==$ABSL_VERSION and safetensors==$SAFETENSORS_VERSION into .tools/peers"
+  rm -rf "$root/.tools/peers"
+  python3 -m pip install --quiet --disable-pip-version-check --no-deps --target "$root/.tools/peers" \
+    "tensorboard==$TB_VERSION" "absl-py==$ABSL_VERSION" "safetensors==$SAFETENSORS_VERSION" 2>&1 |
+    grep -v "Running pip as the 'root' user" || true
+  PYTHONPATH="$root/.tools/peers:$root/.tools/python" python3 -c "import tensorboard, safetensors" 2>/dev/null ||
+    echo "setup: warning: tensorboard or safetensors could not be installed; the tests that read their files will be skipped" >&2
+fi
+
 PKGS=(
   build-essential cmake ninja-build ccache pkg-config git python3
   clang-19 libclang-rt-19-dev libomp-19-dev

@@ -76,3 +76,12 @@ if subprocess.call([sys.executable, "-c", "import onnxruntime, numpy"],
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
     config.available_features.add("onnxruntime")
 config.substitutions.append(("%ortpython", "env PYTHONPATH=" + _ort_path + " python3"))
+# The peers' readers of the files dprun writes for them (TensorBoard's event reader,
+# safetensors), which scripts/setup.sh installs into .tools/peers: %peerpython runs Python with
+# them (and .tools/python's numpy and protobuf).
+_peers_path = os.path.join(config.dp_src_root, ".tools", "peers") + ":" + _ort_path
+if subprocess.call([sys.executable, "-c", "import tensorboard, absl, safetensors, numpy"],
+                   env=dict(os.environ, PYTHONPATH=_peers_path),
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
+    config.available_features.add("peers")
+config.substitutions.append(("%peerpython", "env PYTHONPATH=" + _peers_path + " python3"))

@@ -219,4 +219,48 @@ void writeFileAtomically(const std::string &path, const std::string &content) {
   file.commit();
 }
 
+AppendFile::AppendFile(const std::string &path, Mode mode, const std::string &role)
+    : path_(path), role_(role) {
+  int flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NONBLOCK;
+  if (mode == Mode::Truncate)
+    flags |= O_TRUNC;
+  else if (mode == Mode::Create)
+    flags |= O_EXCL;
+  // Not a FIFO or a device: checked before it is opened, and on the descriptor (O_NONBLOCK:
+  // opening a FIFO without a reader does not wait), before anything is written.
+  struct stat before;
+  if (::stat(path.c_str(), &before) == 0 && !S_ISREG(before.st_mode))
+    throw Error(ErrorKind::Usage,
+                role + " " + path + " is " + fileTypeName(before.st_mode) + ", not a regular file");
+  fd_ = ::open(path.c_str(), flags, 0644);
+  if (fd_ < 0)
+    throw Error(ErrorKind::Usage, role + " " + path + ": cannot open it: " + std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+    const std::string type = ::fstat(fd_, &st) == 0 ? fileTypeName(st.st_mode) : "unknown";
+    ::close(fd_);
+    fd_ = -1;
+    throw Error(ErrorKind::Usage, role + " " + path + " is " + type + ", not a regular file");
+  }
+  ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_NONBLOCK);
+}
+
+AppendFile::~AppendFile() {
+  if (fd_ >= 0)
+    ::close(fd_);
+}
+
+void AppendFile::append(const std::string &bytes) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      throw Error(ErrorKind::Runtime,
+                  role_ + ": writing " + path_ + " failed: " + std::strerror(errno));
+    done += size_t(n);
+  }
+}
+
 } // namespace dp::rt

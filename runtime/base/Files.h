@@ -68,6 +68,33 @@ private:
   uint64_t size_ = 0;
 };
 
+/// A log written as it goes (a JSON-lines log, TensorBoard's event file): each append reaches
+/// the file before it returns (write(2), no buffer), so a process killed with -9 leaves every
+/// line appended before; a reader may follow the file as it grows. Not atomic by design: a
+/// log is read while it is written.
+class AppendFile {
+public:
+  enum class Mode {
+    Truncate, // a new log at `path` (a regular file there is replaced)
+    Append,   // goes on after what `path` holds (a resumed run's log)
+    Create,   // a new file, refused when `path` exists (O_EXCL)
+  };
+  /// Opens `path`. Throws Error(Usage) naming `role` and the path when it cannot, or when
+  /// `path` is not a regular file (a FIFO would block the run).
+  AppendFile(const std::string &path, Mode mode, const std::string &role);
+  ~AppendFile();
+  AppendFile(const AppendFile &) = delete;
+  AppendFile &operator=(const AppendFile &) = delete;
+
+  /// Writes all of `bytes`. Throws Error(Runtime) naming the path on a write error.
+  void append(const std::string &bytes);
+  const std::string &path() const { return path_; }
+
+private:
+  std::string path_, role_;
+  int fd_ = -1;
+};
+
 /// Throws Error(Usage) if a file cannot be created at `path` (its directory is missing or not
 /// writable, or it names a FIFO, a device or anything else that is not a regular file), so a
 /// bad --metrics path fails before training rather than after.

@@ -1,7 +1,10 @@
-// JSON text for the files dprun writes by hand (metrics, the timeline): string escaping.
+// JSON text for the files dprun writes by hand (metrics, the timeline, the log): string
+// escaping and numbers.
 #pragma once
 
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 namespace dp::rt {
@@ -28,6 +31,17 @@ inline std::string jsonString(const std::string &text) {
   std::string out = "\"";
   appendJsonEscaped(out, text);
   return out + "\"";
+}
+
+/// The shortest decimal that reads back as `value` (15 digits, else 17); null if not finite.
+inline std::string jsonNumber(double value) {
+  if (!std::isfinite(value))
+    return "null";
+  char text[40];
+  std::snprintf(text, sizeof(text), "%.15g", value);
+  if (std::strtod(text, nullptr) != value)
+    std::snprintf(text, sizeof(text), "%.17g", value);
+  return text;
 }
 
 } // namespace dp::rt

@@ -34,6 +34,12 @@ struct StepEnd {
   int64_t done = 0, steps = 0;
   /// The step's loss (this process's mean) and the epoch's running mean loss.
   double loss = 0, runningLoss = 0;
+  /// The run's train steps so far (this one included); this process's samples of the step
+  /// and how many of them its replicas predicted right (NaN without a correct count).
+  int64_t step = 0, samples = 0;
+  double correct = 0;
+  /// The learning-rate schedule's factor at the step.
+  double lrScale = 1;
 };
 
 /// A signal ended training: the error the run ends with, which callbacks may amend (the

@@ -113,6 +113,21 @@ int64_t numClasses(const Plan &plan, int64_t fallback) {
   return fallback;
 }
 
+double learningRate(const Plan &plan) {
+  for (const KernelDesc &k : plan.train.kernels)
+    switch (k.kind) {
+    case KernelKind::SgdUpdate:
+      return k.attrsAs<SgdAttrs>().lr;
+    case KernelKind::MomentumUpdate:
+      return k.attrsAs<MomentumAttrs>().lr;
+    case KernelKind::AdamUpdate:
+      return k.attrsAs<AdamAttrs>().lr;
+    default:
+      break;
+    }
+  return 0;
+}
+
 int64_t tokenVocabulary(const Plan &plan) {
   int64_t vocabulary = 0;
   for (const StepDesc *step : {&plan.train, &plan.eval})

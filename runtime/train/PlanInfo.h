@@ -26,6 +26,10 @@ int64_t targetWidth(const Plan &plan);
 /// plan has none.
 int64_t tokenVocabulary(const Plan &plan);
 
+/// The optimizer's learning rate before any schedule: the first update kernel's of the train
+/// step (0 for a plan without one).
+double learningRate(const Plan &plan);
+
 /// Writes a summary of `plan` read from `path`: producer, model, batch, arena and persistent
 /// bytes, inputs, parameters with shapes and initialisers, buffers, and each step's kernels.
 void describePlan(const Plan &plan, const std::string &path, std::ostream &out);

@@ -19,21 +19,6 @@
 #include <vector>
 
 namespace dp::rt {
-namespace {
-
-/// The shortest decimal that reads back as `value` (15 digits, else 17); null if not finite.
-std::string jsonNumber(double value) {
-  if (!std::isfinite(value))
-    return "null";
-  char text[40];
-  std::snprintf(text, sizeof(text), "%.15g", value);
-  if (std::strtod(text, nullptr) != value)
-    std::snprintf(text, sizeof(text), "%.17g", value);
-  return text;
-}
-
-} // namespace
-
 std::string metricsJson(const TrainReport &report) {
   std::string json = "{\n  \"epochs\": [";
   for (size_t i = 0; i < report.epochs.size(); ++i) {

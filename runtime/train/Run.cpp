@@ -118,6 +118,9 @@ std::string sharedOptions(const TrainOptions &o) {
              (o.validationSplit > 0 ? "split" : "data");
   if (o.evalEvery > 0)
     early += std::string(early.empty() ? "" : " ") + "--eval-every " + std::to_string(o.evalEvery);
+  // The log's figures are summed over the ranks every N steps.
+  if (!o.logPath.empty() || !o.tensorboardDir.empty())
+    early += std::string(early.empty() ? "" : " ") + "--log-every " + std::to_string(o.logEvery);
   if (o.checkpointDir.empty())
     return early;
   std::string text = early + (early.empty() ? "" : " ") + "--checkpoint-dir";
@@ -207,6 +210,8 @@ void addCallbacks(CallbackList &callbacks, RunState &state, Checkpointing *&chec
   if (state.interactive && !state.quiet)
     callbacks.add(makeProgressBar(state.out, o.epochs));
   callbacks.add(makeConsole(state));
+  if (!o.logPath.empty() || !o.tensorboardDir.empty())
+    callbacks.add(makeTrainingLog(state));
   if (state.job.pushPull())
     callbacks.add(makeServerFigures(state));
   // A plateau schedule and early stopping watch the validation set after every epoch, or the
@@ -445,6 +450,8 @@ TrainReport runTraining(const std::string &planPath, const TrainOptions &options
     throw Error(ErrorKind::Usage, "--epochs must not be negative");
   if (!options.metricsPath.empty())
     checkWritable(options.metricsPath);
+  if (!options.logPath.empty())
+    checkWritable(options.logPath);
   if (!options.paramsPath.empty())
     checkWritable(options.paramsPath);
   if (!options.predictionsPath.empty())

@@ -25,6 +25,11 @@ struct TrainOptions {
   int64_t maxSteps = 0;
   /// Where to write the metrics JSON; empty for none.
   std::string metricsPath;
+  /// The run's log as it goes (--log: JSON lines) and TensorBoard's event files
+  /// (--tensorboard DIR), one record every `logEvery` train steps, per evaluation and per
+  /// epoch; empty for none.
+  std::string logPath, tensorboardDir;
+  int64_t logEvery = 10;
   /// Print only the final test result line.
   bool quiet = false;
   /// Draw a live progress bar with carriage returns (the output is a terminal).

@@ -298,6 +298,7 @@ struct Trainer::Epoch {
   int64_t collected = 0; // steps [first, collected) have been read
   int64_t trained = 0;   // the steps the epoch's figures cover
   double lastScale = 1;  // the schedule's factor at the latest step
+  int64_t stepsBefore = 0; // the run's steps before the epoch's first (step_ then)
 };
 
 EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, int64_t maxSteps,
@@ -314,6 +315,7 @@ EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, 
   if (maxSteps > 0 && maxSteps < e.steps)
     e.steps = maxSteps;
   e.first = std::clamp<int64_t>(firstBatch, 0, e.steps);
+  e.stepsBefore = step_;
   e.collected = e.first;
   e.trained = e.steps;
   e.inputWaitBefore = inputWaitSeconds();
@@ -342,18 +344,26 @@ void Trainer::collectTrain(Epoch &e, int64_t b) {
   // Every shard is full, so the mean of the shard means is the mean over this process's
   // samples.
   const int replicas = program_.devices();
-  double loss = 0;
+  double loss = 0, correct = 0;
   for (int r = 0; r < replicas; ++r) {
     const auto [shardLoss, shardCorrect] = collect(r, b % 2);
     loss += shardLoss;
-    e.correct += shardCorrect;
+    correct += shardCorrect;
   }
+  e.correct += correct;
   endStep(b);
   e.lossSum += loss / replicas;
   e.stepLosses.push_back(static_cast<float>(loss / replicas));
-  if (callback_)
-    callback_->onStepEnd(
-        StepEnd{e.epoch, b + 1, e.steps, loss / replicas, e.lossSum / static_cast<double>(b + 1)});
+  if (callback_) {
+    StepEnd end{e.epoch, b + 1, e.steps, loss / replicas, e.lossSum / static_cast<double>(b + 1)};
+    end.step = e.stepsBefore + (b - e.first) + 1;
+    end.samples = shardRows_ * replicas;
+    end.correct = replicaBuffers_.front().trainCorrect >= 0
+                      ? correct
+                      : std::numeric_limits<double>::quiet_NaN();
+    end.lrScale = e.lastScale;
+    callback_->onStepEnd(end);
+  }
 }
 
 void Trainer::enqueueTrain(Epoch &e, int64_t b, int slot, int process) {

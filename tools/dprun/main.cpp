@@ -167,6 +167,21 @@ void declareOptions(dp::cli::Parser &p, Args &args) {
          }});
   p.text("--metrics", "FILE", "a file name", "write per-epoch and test figures to FILE as JSON",
          t.metricsPath);
+  p.text("--log", "FILE", "a file name",
+         "write the run's figures to FILE as JSON lines while it runs, each on disk before the "
+         "run goes on (a run killed with -9 leaves every line up to the kill): every --log-every "
+         "steps the job's loss, accuracy, learning rate, samples/s, input and allreduce waits "
+         "and each rank's step time (a straggler shows), and a line per evaluation and epoch "
+         "(rank 0; a resumed run appends)",
+         t.logPath);
+  p.text("--tensorboard", "DIR", "a directory",
+         "write the same figures as TensorBoard event files into DIR (created if missing; "
+         "tensorboard --logdir DIR shows them): train/loss, train/accuracy, "
+         "train/learning_rate, train/samples_per_sec, validation/ and test/ loss and accuracy, "
+         "epoch/loss, epoch/accuracy, by step",
+         t.tensorboardDir);
+  p.count("--log-every", "N", 1, kMaxSteps,
+          "steps per line of --log and point of --tensorboard (default 10)", t.logEvery);
   p.count("--max-steps", "N", 1, kMaxSteps, "at most N train steps per epoch (for quick tests)",
           t.maxSteps);
   p.flag("--quiet", "print only the test result", t.quiet).alias = "-q";
@@ -356,6 +371,8 @@ void checkTogether(const dp::cli::Parser &parser, Args &args) {
     throw dp::cli::UsageError("--trace-per-rank needs --trace FILE");
   if (t.predict && t.predictionsPath.empty())
     throw dp::cli::UsageError("--predict needs --predictions FILE (where to write them)");
+  if (parser.given("--log-every") && t.logPath.empty() && t.tensorboardDir.empty())
+    throw dp::cli::UsageError("--log-every needs --log FILE or --tensorboard DIR");
   if (t.validationSplit > 0 && !t.validationDir.empty())
     throw dp::cli::UsageError("--validation-split and --validation-data both say where the "
                               "validation set comes from: give one");

@@ -2,6 +2,7 @@
 // they share. Run.cpp adds them in this order, which is the order each hook reaches them:
 //   ProgressBar    the live bar on a terminal
 //   Console        the banner, the epoch and evaluation lines, the results
+//   TrainingLog    --log FILE (JSON lines), --tensorboard DIR
 //   ServerFigures  parameter servers' figures after each epoch; the workers' finish
 //   Evaluations    the validation set after every epoch and every --eval-every steps; without
 //                  one, the test set after every epoch when Plateau or EarlyStop watch it
@@ -85,6 +86,7 @@ protected:
 };
 
 std::unique_ptr<Callback> makeConsole(RunState &state);
+std::unique_ptr<Callback> makeTrainingLog(RunState &state);
 std::unique_ptr<Callback> makeServerFigures(RunState &state);
 /// Evaluates the validation set after every epoch and every --eval-every steps, or the test
 /// set after every epoch without one, and tells `all` (onEvalEnd).

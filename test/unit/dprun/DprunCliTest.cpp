@@ -180,6 +180,8 @@ TEST_F(Dprun, CommandLineErrors) {
       {{plan, "--data", "d", "--restore-best"}, "--restore-best needs a validation set"},
       {{plan, "--data", "d", "--monitor", "val_accuracy"}, "--monitor needs a validation set"},
       {{plan, "--data", "d", "--eval-every", "0"}, "--eval-every expects a positive integer"},
+      {{plan, "--data", "d", "--log-every", "5"},
+       "--log-every needs --log FILE or --tensorboard DIR"},
       {{plan, "--data", "d", "--predict", "--predictions", file("p.csv"), "--validation-split",
         "0.1"},
        "--predict trains nothing: --validation-split does not apply"},
