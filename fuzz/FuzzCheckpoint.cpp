@@ -7,8 +7,11 @@
 // rewrites the header's payload size and CRC-32 to match the rest (as a hostile file with a
 // valid checksum would have them), so that mutations reach the checks behind the checksum; clear
 // leaves the bytes as they are. Its other bits pick the run's training samples an epoch: 64 << k
-// (64 for the seeds, whose global batch is 8).
+// (64 for the seeds, whose global batch is 8). The bytes after the first are also read as a
+// parameters file (--params: safetensors or the older raw format), whose reader shares the
+// hostile-file concerns; a safetensors seed is among the checkpoint seeds.
 #include "runtime/base/Error.h"
+#include "runtime/base/ParamsFile.h"
 #include "runtime/train/Checkpoint.h"
 
 #include <zlib.h>
@@ -16,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -31,6 +35,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   const bool fixUp = data[0] & 1;
   std::string bytes(reinterpret_cast<const char *>(data + 1), size - 1);
+  {
+    std::vector<dp::rt::ParamsEntry> entries;
+    const std::string problem = dp::rt::parseParamsFile(bytes, "fuzz.safetensors", entries);
+    volatile float sum = 0;
+    for (const dp::rt::ParamsEntry &e : entries)
+      for (float v : e.values)
+        sum = sum + v;
+    (void)problem;
+  }
   if (fixUp && bytes.size() >= dp::rt::kCheckpointHeaderBytes) {
     const size_t payload = bytes.size() - dp::rt::kCheckpointHeaderBytes;
     putLE(bytes, 16, payload, 8);

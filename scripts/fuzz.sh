@@ -127,6 +127,8 @@ cp "$root"/fuzz/seeds/onnx/*.onnx "$seeds/onnx/"
 find "$root/models/onnx" -name '*.onnx' -size -128k -exec cp {} "$seeds/onnx/" \;
 # A whole checkpoint (docs/checkpoints.md), with and without the checksum fix-up byte.
 python3 "$root/fuzz/checkpoint_seed.py" "$seeds/checkpoint"
+# A parameters file (--save-params: safetensors), which the checkpoint target reads too.
+python3 "$root/fuzz/safetensors_seed.py" "$seeds/checkpoint"
 
 summary=()
 for t in "${targets[@]}"; do

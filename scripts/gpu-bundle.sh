@@ -101,7 +101,7 @@ reference mnist_cnn-epoch "mnist_cnn-cpu" --epochs 1
 reference mnist_cnn-r2-steps40 "mnist_cnn-r2-cpu" --epochs 1 --max-steps 40
 
 cp "$root/scripts/gpu-check.sh" "$tmp/"
-cp "$root/test/e2e/compare_params.py" "$tmp/bin/"
+cp "$root"/test/e2e/{compare_params.py,params_file.py} "$tmp/bin/"
 mkdir -p "$tmp/bench" && cp "$root"/bench/peers/{torch_peer.py,common.py} "$tmp/bench/"
 git -C "$root" rev-parse --short HEAD > "$tmp/REVISION" 2>/dev/null || echo unknown > "$tmp/REVISION"
 rm -rf "$out"

@@ -37,7 +37,7 @@ struct TrainOptions {
   /// Seconds a collective may wait for the other replicas before the job is stopped with a
   /// report of who is missing (0: wait forever).
   double collectiveTimeout = 20;
-  /// Where to write every parameter after training (raw f32, see dumpParams); empty for none.
+  /// Where to write the weights after training (safetensors, see dumpParams); empty for none.
   std::string paramsPath;
   /// The weights to start from instead of the plan's initial values (--params: a file of
   /// --save-params, see loadParams); empty for none.
@@ -186,7 +186,9 @@ struct TrainReport {
 /// statistics included; no optimizer state).
 std::vector<ParamsEntry> readParams(Program &program, bool weightsOnly);
 
-/// Writes every parameter of device 0, in plan order, to `path` (runtime/base/ParamsFile.h).
+/// Writes the weights (batch-norm statistics included; no optimizer state) of device 0, in
+/// plan order, with their shapes, to `path` as safetensors (runtime/base/ParamsFile.h),
+/// atomically.
 void dumpParams(Program &program, const std::string &path);
 
 /// Sets every weight of the plan on every device from `entries` (as loadParams does from a
@@ -194,9 +196,9 @@ void dumpParams(Program &program, const std::string &path);
 void setWeights(Program &program, const std::vector<ParamsEntry> &entries, const std::string &path);
 
 /// Sets every weight of the plan (trained or not: batch norms' statistics too) on every
-/// device from the parameters file `path`; optimizer state keeps its initial values. Throws
-/// Error(Data) naming the first parameter the file lacks, holds in another size, or holds
-/// and the plan has not.
+/// device from the parameters file `path` (safetensors, or dp's older raw format); optimizer
+/// state keeps its initial values. Throws Error(Data) naming every parameter the file lacks,
+/// holds in another shape or size, or holds and the plan has not, before any is set.
 void loadParams(Program &program, const std::string &path);
 
 /// The whole job behind `dprun PLAN --data DIR`: loads the plan and both data splits, draws

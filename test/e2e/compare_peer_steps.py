@@ -17,22 +17,16 @@ import argparse
 import json
 import os
 import re
-import struct
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from params_file import load  # noqa: E402
 
 
 def read_params(path):
-    """dprun --save-params's format: per parameter its name, NUL, u64 count, f32 values."""
-    data = open(path, "rb").read()
-    out, at = {}, 0
-    while at < len(data):
-        end = data.index(b"\0", at)
-        name = data[at:end].decode()
-        (count,) = struct.unpack_from("<Q", data, end + 1)
-        at = end + 9
-        out[name] = struct.unpack_from(f"<{count}f", data, at)
-        at += 4 * count
-    return out
+    """A parameters file (dprun --save-params's safetensors, or the raw format the recorded
+    peer's files keep): name -> values."""
+    return {name: tuple(values) for name, values in load(path)}
 
 
 def in_dp_layout(name, values, recorded):

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Compares two dprun --save-params files: the same parameters with bit-equal values.
+"""Compares two dprun --save-params files (safetensors, or the older raw format): the same
+parameters with bit-equal values.
 
 Usage: same_params.py A B [--skip SUBSTRING]
 
@@ -7,18 +8,15 @@ Optimizer state (names with a '/') and names containing SUBSTRING are left out. 
 "N parameters equal" or the first difference (exit 1).
 """
 import argparse
-import struct
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from params_file import load  # noqa: E402
 
 
 def read(path):
-    data, out, at = open(path, "rb").read(), {}, 0
-    while at < len(data):
-        end = data.index(b"\0", at)
-        (count,) = struct.unpack_from("<Q", data, end + 1)
-        out[data[at:end].decode()] = data[end + 9:end + 9 + 4 * count]
-        at = end + 9 + 4 * count
-    return out
+    return {name: values.tobytes() for name, values in load(path)}
 
 
 p = argparse.ArgumentParser()

@@ -195,15 +195,18 @@ void declareOptions(dp::cli::Parser &p, Args &args) {
                                          "seconds (11 days; 0 waits forever)"));
          }});
   p.text("--save-params", "FILE", "a file name",
-         "after training, write every parameter to FILE (per parameter: its name, NUL, u64 "
-         "element count, f32 values; little-endian)",
+         "after training, write the weights and batch-norm statistics (no optimizer state) to "
+         "FILE as safetensors: F32 tensors under the plan's parameter names, with their shapes "
+         "(rank 0, atomically); what --params reads, and safetensors' readers",
          t.paramsPath);
   p.text("--params", "FILE", "a file name",
-         "start from the weights in FILE (written by --save-params) instead of the plan's "
-         "initial values: to fine-tune, or with --predict to predict with them. Every weight "
-         "and batch-norm statistic of the plan must be in FILE, by name and size; optimizer "
-         "state starts afresh",
-         t.initParamsPath);
+         "start from the weights in FILE (safetensors of F32 tensors, as --save-params writes "
+         "them, or dp's older raw parameters files) instead of the plan's initial values: to "
+         "fine-tune, or with --predict to predict with them. Every weight and batch-norm "
+         "statistic of the plan must be in FILE under its name, with its shape; every mismatch "
+         "is named before anything is set; optimizer state starts afresh",
+         t.initParamsPath)
+      .alias = "--init-params";
   p.flag("--predict",
          "evaluate the test set only, no training (with --params, with those weights), and "
          "write its predictions to --predictions FILE",

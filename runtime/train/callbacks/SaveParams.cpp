@@ -1,5 +1,6 @@
-// --save-params FILE: the trained parameters, written by the printing process at the end; see
-// Callbacks.h and Run.h (dumpParams); and --params FILE, read back (loadParams).
+// --save-params FILE: the trained weights and batch-norm statistics as safetensors, written by
+// the printing process at the end; see Callbacks.h and Run.h (dumpParams); and --params FILE,
+// read back (loadParams), checked by name, shape and count.
 #include "runtime/train/callbacks/Callbacks.h"
 
 #include "runtime/base/Files.h"
@@ -19,6 +20,7 @@ std::vector<ParamsEntry> readParams(Program &program, bool weightsOnly) {
       continue;
     ParamsEntry &e = out.emplace_back();
     e.name = p.name;
+    e.shape = b.shape;
     e.values.resize(static_cast<size_t>(b.numel));
     program.read(p.buffer, e.values.data());
   }
@@ -26,10 +28,9 @@ std::vector<ParamsEntry> readParams(Program &program, bool weightsOnly) {
 }
 
 void dumpParams(Program &program, const std::string &path) {
-  std::string image;
-  for (const ParamsEntry &e : readParams(program, /*weightsOnly=*/false))
-    appendParamsEntry(image, e.name, e.values.data(), e.values.size());
-  writeFileAtomically(path, image);
+  const std::map<std::string, std::string> metadata = {{"producer", "dp"},
+                                                       {"model", program.plan().model}};
+  writeFileAtomically(path, safetensorsImage(readParams(program, /*weightsOnly=*/true), metadata));
 }
 
 void loadParams(Program &program, const std::string &path) {
@@ -45,35 +46,62 @@ void setWeights(Program &program, const std::vector<ParamsEntry> &entries,
   for (const ParamsEntry &e : entries)
     byName[e.name] = &e;
   const Plan &plan = program.plan();
+  // Every mismatch is named before anything is written: the weights are the file's, or the
+  // plan's as they were.
+  std::vector<std::string> problems;
   std::set<std::string> known;
-  int64_t loaded = 0;
+  std::vector<std::pair<uint32_t, const ParamsEntry *>> writes;
   for (const ParamDesc &p : plan.params) {
     known.insert(p.name);
     if (p.kind != ParamKind::Weight)
       continue; // optimizer state starts afresh
     const BufferDesc &b = program.buffer(p.buffer);
-    auto found = byName.find(p.name);
-    if (found == byName.end())
-      throw Error(ErrorKind::Data, path + ": holds no parameter '" + p.name + "' of the plan " +
-                                       "(saved from another model?)");
     if (b.dtype != DType::F32)
       throw Error(ErrorKind::Plan, "parameter '" + p.name + "' is " + b.text() +
                                        "; parameters files hold f32 values");
-    if (int64_t(found->second->values.size()) != b.numel)
-      throw Error(ErrorKind::Data, path + ": '" + p.name + "' has " +
-                                       std::to_string(found->second->values.size()) +
-                                       " values, the plan's parameter " + b.text());
-    program.write(p.buffer, found->second->values.data());
-    loaded += b.device == 0;
+    auto found = byName.find(p.name);
+    const bool first = b.device == 0; // each logical weight named once
+    if (found == byName.end()) {
+      if (first)
+        problems.push_back("no tensor '" + p.name + "' (the plan's " + b.text() + ")");
+      continue;
+    }
+    const ParamsEntry &e = *found->second;
+    // A raw file records no shape: its count must be the plan's.
+    if (!e.shape.empty() && e.shape != b.shape) {
+      BufferDesc theirs = b;
+      theirs.shape = e.shape;
+      if (first)
+        problems.push_back("'" + p.name + "' is " + theirs.text() + ", the plan's " + b.text());
+      continue;
+    }
+    if (int64_t(e.values.size()) != b.numel) {
+      if (first)
+        problems.push_back("'" + p.name + "' has " + std::to_string(e.values.size()) +
+                           " values, the plan's " + b.text());
+      continue;
+    }
+    writes.push_back({p.buffer, &e});
   }
   for (const ParamsEntry &e : entries)
     // Optimizer state of a weight ("<weight>/<slot>": from a run with another optimizer) is
     // not needed; any other name is another model's.
     if (!known.count(e.name) && !known.count(e.name.substr(0, e.name.rfind('/'))))
-      throw Error(ErrorKind::Data, path + ": parameter '" + e.name + "' is not the plan's " +
-                                       "(saved from another model?)");
-  if (loaded == 0)
+      problems.push_back("'" + e.name + "' is not a parameter of the plan");
+  if (!problems.empty()) {
+    std::string text = path + ": does not fit the plan " + plan.model + " (" +
+                       std::to_string(problems.size()) + " problem" +
+                       (problems.size() == 1 ? "" : "s") + "; saved from another model?):";
+    for (size_t i = 0; i < problems.size() && i < 20; ++i)
+      text += "\n  " + problems[i];
+    if (problems.size() > 20)
+      text += "\n  and " + std::to_string(problems.size() - 20) + " more";
+    throw Error(ErrorKind::Data, text);
+  }
+  if (writes.empty())
     throw Error(ErrorKind::Data, path + ": the plan has no parameters to load");
+  for (const auto &[buffer, e] : writes)
+    program.write(buffer, e->values.data());
 }
 
 namespace {
