@@ -402,9 +402,11 @@ class Dp:
                "--metrics", metrics]
         if not hasattr(self, "_help"):
             self._help = help_text(self.dprun)
-            found = [f for f in ("--threads", "--seed", "--max-steps") if f in self._help]
+            # The per-epoch cap is --steps-per-epoch (an older dprun: --max-steps, then per epoch).
+            self._cap = "--steps-per-epoch" if "--steps-per-epoch" in self._help else "--max-steps"
+            found = [f for f in ("--threads", "--seed", self._cap) if f in self._help]
             self.notes.append("dprun options passed from --help: " + (", ".join(found) or "none"))
-            if a.max_steps and "--max-steps" not in self._help:
+            if a.max_steps and self._cap not in self._help:
                 raise BenchError("dprun has no --max-steps: --max-steps works with --only "
                                  "pytorch only")
             if "--threads" not in self._help:
@@ -412,8 +414,8 @@ class Dp:
                                   f"{a.threads} like the peer")
         # Beside a neighbour dp chooses its threads itself, as it does by default.
         for flag, val in (("--threads", "auto" if a.neighbour else a.threads), ("--seed", a.seed),
-                          ("--max-steps", a.max_steps)):
-            if flag in self._help and (flag != "--max-steps" or val):
+                          (self._cap, a.max_steps)):
+            if flag in self._help and (flag != self._cap or val):
                 cmd += [flag, str(val)]
         return cmd + shlex.split(a.dprun_args)
 

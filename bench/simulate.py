@@ -112,7 +112,7 @@ def main():
                 run(["bash", CLUSTER, "mpirun", "-n", str(processes), "--map-by",
                      "ppr:%d:node" % per_node, "-x", "OMP_NUM_THREADS=1",
                      os.path.join(bin_, "dprun"), plan, "--data", args.data, "--epochs", "1",
-                     "--max-steps", str(steps), "--allreduce", allreduce, "--profile", profile,
+                     "--steps-per-epoch", str(steps), "--allreduce", allreduce, "--profile", profile,
                      "--quiet"], env=case_env)
                 return profile
 

@@ -80,25 +80,25 @@ reference() { # name plan dprun-args...
     --metrics "$tmp/expected/$1.json" "${@:3}" > /dev/null
 }
 "$build/bin/dprun" "$tmp/plans/resnet50v2_32-cpu.dpx" --data "$tmp/cifar" --seed 1 --quiet \
-  --epochs 1 --max-steps 1 --metrics "$tmp/expected/resnet50v2_32-step1.json" > /dev/null
+  --epochs 1 --steps-per-epoch 1 --metrics "$tmp/expected/resnet50v2_32-step1.json" > /dev/null
 "$build/bin/dprun" "$tmp/plans/resnet50v2_32-cpu.dpx" --data "$tmp/cifar" --seed 1 --quiet \
-  --epochs 1 --max-steps 1 --save-params "$tmp/resnet.params" > /dev/null
+  --epochs 1 --steps-per-epoch 1 --save-params "$tmp/resnet.params" > /dev/null
 # 94 MB of parameters: 1,024 evenly spaced values of each travel.
 python3 "$root/test/e2e/compare_params.py" "$tmp/resnet.params" --sample 1024 \
   "$tmp/expected/resnet50v2_32-step1.params"
 # The model's own sensitivity to rounding: the same step on two CPU replicas (a different but
 # equally exact reduction order) moves the early batch norms' betas by a few percent.
 "$build/bin/dprun" "$tmp/plans/resnet50v2_32-r2-cpu.dpx" --data "$tmp/cifar" --seed 1 --quiet \
-  --epochs 1 --max-steps 1 --save-params "$tmp/resnet.params" > /dev/null
+  --epochs 1 --steps-per-epoch 1 --save-params "$tmp/resnet.params" > /dev/null
 python3 "$root/test/e2e/compare_params.py" "$tmp/resnet.params" --sample 1024 \
   "$tmp/expected/resnet50v2_32-r2-step1.params"
 rm "$tmp/resnet.params"
 for model in mnist_mlp mnist_small_cnn mnist_cnn mnist_lstm; do
-  reference "$model-step1" "$model-cpu" --epochs 1 --max-steps 1
-  reference "$model-steps40" "$model-cpu" --epochs 1 --max-steps 40
+  reference "$model-step1" "$model-cpu" --epochs 1 --steps-per-epoch 1
+  reference "$model-steps40" "$model-cpu" --epochs 1 --steps-per-epoch 40
 done
 reference mnist_cnn-epoch "mnist_cnn-cpu" --epochs 1
-reference mnist_cnn-r2-steps40 "mnist_cnn-r2-cpu" --epochs 1 --max-steps 40
+reference mnist_cnn-r2-steps40 "mnist_cnn-r2-cpu" --epochs 1 --steps-per-epoch 40
 
 cp "$root/scripts/gpu-check.sh" "$tmp/"
 cp "$root"/test/e2e/{compare_params.py,params_file.py} "$tmp/bin/"

@@ -110,7 +110,7 @@ for model in mnist_mlp mnist_small_cnn mnist_cnn mnist_lstm; do
     rtol=$([ $kind = step1 ] && echo 1e-4 || echo 2e-2)
     atol=$([ $kind = step1 ] && echo 0.002 || echo 0.03)
     if dprun "$bundle/plans/$model-cuda.dpx" --data "$bundle/data" --seed 1 --quiet --epochs 1 \
-         --max-steps $steps --metrics "$work/$model-$kind.json" > "$work/$model-$kind.log" 2>&1; then
+         --steps-per-epoch $steps --metrics "$work/$model-$kind.json" > "$work/$model-$kind.log" 2>&1; then
       detail=$(compare "$work/$model-$kind.json" "$bundle/expected/$model-$kind.json" $rtol $atol)
       record "$kind-$model" "$([ $? = 0 ] && echo PASS || echo FAIL)" "$detail"
     else
@@ -127,7 +127,7 @@ done
 # replica run by some amount; the GPU may differ from the CPU by at most twice that. (Longer
 # runs are no test: after 12 steps two CPU runs on 1 and 2 threads differ by 6% in loss.)
 if dprun "$bundle/plans/resnet50v2_32-cuda.dpx" --data "$bundle/cifar" --seed 1 --quiet --epochs 1 \
-     --max-steps 1 --metrics "$work/resnet50v2_32-step1.json" \
+     --steps-per-epoch 1 --metrics "$work/resnet50v2_32-step1.json" \
      --save-params "$work/resnet50v2_32-step1.params" > "$work/resnet50v2_32-step1.log" 2>&1; then
   detail=$(compare "$work/resnet50v2_32-step1.json" "$bundle/expected/resnet50v2_32-step1.json" 1e-4 0.002)
   record step1-resnet50v2_32 "$([ $? = 0 ] && echo PASS || echo FAIL)" "$detail"
@@ -173,7 +173,7 @@ fi
 
 if [ "$gpus" -ge 2 ]; then
   if dprun "$bundle/plans/mnist_cnn-r2-cuda.dpx" --data "$bundle/data" --seed 1 --quiet --epochs 1 \
-       --max-steps 40 --metrics "$work/r2.json" > "$work/r2.log" 2>&1; then
+       --steps-per-epoch 40 --metrics "$work/r2.json" > "$work/r2.log" 2>&1; then
     detail=$(compare "$work/r2.json" "$bundle/expected/mnist_cnn-r2-steps40.json" 2e-2 0.03)
     record nccl-r2 "$([ $? = 0 ] && echo PASS || echo FAIL)" "$detail"
   else
@@ -211,7 +211,7 @@ elif [ -z "$sanitizer_bin" ]; then
 else
   if "$sanitizer_bin" --tool memcheck --error-exitcode 9 "$bundle/bin/dprun" \
        "$bundle/plans/mnist_cnn-cuda.dpx" --data "$bundle/data" --seed 1 --quiet --epochs 1 \
-       --max-steps 2 > "$work/memcheck.log" 2>&1; then
+       --steps-per-epoch 2 > "$work/memcheck.log" 2>&1; then
     record memcheck PASS "$(grep -m1 'ERROR SUMMARY' "$work/memcheck.log")"
   else
     record memcheck FAIL "$(grep -m1 'ERROR SUMMARY' "$work/memcheck.log" || tail -n 3 "$work/memcheck.log" | tr '\n' ' ')"

@@ -48,9 +48,10 @@ struct Handshake {
   int32_t replicas = 1;      // R the plan was compiled for (devices per process)
   int32_t processes = 1;     // P the plan was compiled for
   uint64_t seed = 0;         // dprun --seed: initial parameters and shuffling must match
-  /// dprun --epochs and --max-steps (0: none): every rank must run the same number of steps,
-  /// or the rank that stops first leaves the others waiting in a collective.
-  int64_t epochs = 0, maxSteps = 0;
+  /// dprun --epochs, --steps-per-epoch and --max-steps (0: none): every rank must run the
+  /// same number of steps, or the rank that stops first leaves the others waiting in a
+  /// collective.
+  int64_t epochs = 0, stepsPerEpoch = 0, maxSteps = 0;
   /// dprun --collective-timeout (0: forever): a rank that gives up sooner than the others
   /// would end the job while they still wait, and name the wrong rank.
   double collectiveTimeout = 0;

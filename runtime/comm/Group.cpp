@@ -213,6 +213,7 @@ HandshakeRecord toRecord(const Handshake &h) {
   record.manifestHash = h.manifestHash;
   record.seed = h.seed;
   record.epochs = h.epochs;
+  record.stepsPerEpoch = h.stepsPerEpoch;
   record.maxSteps = h.maxSteps;
   record.collectiveTimeout = h.collectiveTimeout;
   record.replicas = h.replicas;
@@ -274,13 +275,17 @@ const Field kFields[] = {
      }},
     {"the number of steps",
      [](const HandshakeRecord &r) {
-       return std::to_string(r.epochs) + "/" + std::to_string(r.maxSteps);
+       return std::to_string(r.epochs) + "/" + std::to_string(r.stepsPerEpoch) + "/" +
+              std::to_string(r.maxSteps);
      },
      [](const std::string &ranks, bool plural, bool first, const HandshakeRecord &r) {
-       return ranks + " " + verb(plural, "runs ", "run ") + "--epochs " +
-              std::to_string(r.epochs) +
-              (r.maxSteps > 0 ? " --max-steps " + std::to_string(r.maxSteps)
-                              : std::string(" without --max-steps"));
+       std::string caps;
+       if (r.stepsPerEpoch > 0)
+         caps += " --steps-per-epoch " + std::to_string(r.stepsPerEpoch);
+       if (r.maxSteps > 0)
+         caps += " --max-steps " + std::to_string(r.maxSteps);
+       return ranks + " " + verb(plural, "runs ", "run ") + "--epochs " + std::to_string(r.epochs) +
+              (caps.empty() ? std::string(" without step limits") : caps);
      }},
     {"the collective timeout",
      [](const HandshakeRecord &r) { return secondsText(r.collectiveTimeout); },

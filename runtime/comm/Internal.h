@@ -106,7 +106,7 @@ struct HandshakeRecord {
   uint64_t planHash = 0;
   uint64_t manifestHash = 0;
   uint64_t seed = 0;
-  int64_t epochs = 0, maxSteps = 0;
+  int64_t epochs = 0, stepsPerEpoch = 0, maxSteps = 0;
   double collectiveTimeout = 0;
   int32_t replicas = 0;
   int32_t processes = 0;

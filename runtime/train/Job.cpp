@@ -101,6 +101,7 @@ void Job::launchParameterServer(Plan plan, const JobOptions &options) {
   mine.processes = plan.jobProcesses();
   mine.seed = options.seed;
   mine.epochs = options.epochs;
+  mine.stepsPerEpoch = options.stepsPerEpoch;
   mine.maxSteps = options.maxSteps;
   mine.collectiveTimeout = options.collectiveTimeout;
   mine.sharedOptions = options.sharedOptions;
@@ -180,6 +181,7 @@ std::unique_ptr<Job> Job::launch(const std::string &planPath, const JobOptions &
   mine.processes = program.processes();
   mine.seed = options.seed;
   mine.epochs = options.epochs;
+  mine.stepsPerEpoch = options.stepsPerEpoch;
   mine.maxSteps = options.maxSteps;
   mine.collectiveTimeout = options.collectiveTimeout;
   mine.sharedOptions = options.sharedOptions;

@@ -24,7 +24,7 @@ struct JobOptions {
   double collectiveTimeout = 20;
   /// dprun --epochs and --max-steps (0: none): checked by the handshake, so that no rank
   /// stops before the others.
-  int64_t epochs = 0, maxSteps = 0;
+  int64_t epochs = 0, stepsPerEpoch = 0, maxSteps = 0;
   /// The options every rank must share, as text for the handshake (Handshake::sharedOptions).
   std::string sharedOptions;
   /// Whether the run writes or resumes checkpoints (--checkpoint-dir), and stops early

@@ -277,6 +277,10 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
     throw Error(ErrorKind::Usage, job.planPath() +
                                       " was not compiled from an imported model (dpc compile "
                                       "model.onnx): --export writes the model a plan came from");
+  if (options.maxSteps > 0 && job.pushPull())
+    throw Error(ErrorKind::Usage, "--max-steps: a parameter-server job's workers train "
+                                  "different numbers of steps; limit its epochs with "
+                                  "--steps-per-epoch N");
   const bool validation = options.validationSplit > 0 || !options.validationDir.empty();
   if (validation && job.pushPull())
     throw Error(ErrorKind::Usage, "a parameter-server job takes no validation set yet "
@@ -342,9 +346,18 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
   try {
     for (int64_t epoch = state.firstEpoch; epoch <= options.epochs; ++epoch) {
       const bool first = epoch == state.firstEpoch;
-      report.epochs.push_back(trainer.trainEpoch(batcher, epoch, options.epochs, options.maxSteps,
-                                                 first ? state.resumeAt : nullptr,
-                                                 first ? state.firstBatch : 0));
+      const int64_t firstBatch = first ? state.firstBatch : 0;
+      // --steps-per-epoch caps each epoch; --max-steps the run, whose last epoch may be cut.
+      int64_t cap = options.stepsPerEpoch;
+      if (options.maxSteps > 0) {
+        const int64_t left = options.maxSteps - trainer.stepsRun();
+        if (left <= 0)
+          break;
+        if (cap == 0 || firstBatch + left < cap)
+          cap = firstBatch + left;
+      }
+      report.epochs.push_back(trainer.trainEpoch(batcher, epoch, options.epochs, cap,
+                                                 first ? state.resumeAt : nullptr, firstBatch));
       callbacks.onEpochEnd(report.epochs.back());
       if (state.signal)
         throw Error(signalErrorKind(state.signal), "interrupted by " + signalName(state.signal) +
@@ -475,6 +488,7 @@ TrainReport runTraining(const std::string &planPath, const TrainOptions &options
   jobOptions.seed = options.seed;
   jobOptions.collectiveTimeout = options.collectiveTimeout;
   jobOptions.epochs = options.predict ? 0 : options.epochs;
+  jobOptions.stepsPerEpoch = options.stepsPerEpoch;
   jobOptions.maxSteps = options.maxSteps;
   jobOptions.sharedOptions = sharedOptions(options);
   jobOptions.checkpoints = !options.checkpointDir.empty();

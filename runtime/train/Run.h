@@ -21,8 +21,10 @@ struct TrainOptions {
   int64_t epochs = 1;
   /// Seeds parameter initialisation and the shuffle (through separate streams).
   uint64_t seed = 1;
-  /// Caps the train steps of each epoch (0: no cap); evaluation still sees every test sample.
-  int64_t maxSteps = 0;
+  /// Caps the train steps of each epoch (--steps-per-epoch; 0: no cap), and of the whole run
+  /// (--max-steps: training ends after that many steps, in whichever epoch; 0: no cap);
+  /// evaluation still sees every sample.
+  int64_t stepsPerEpoch = 0, maxSteps = 0;
   /// Where to write the metrics JSON; empty for none.
   std::string metricsPath;
   /// The run's log as it goes (--log: JSON lines) and TensorBoard's event files

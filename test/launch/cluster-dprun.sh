@@ -52,13 +52,13 @@ echo "+ the same job in one host's shared memory"
 asroot=()
 [ "$(id -u)" -ne 0 ] || asroot=(--allow-run-as-root)
 timeout 120 mpirun "${asroot[@]}" --oversubscribe --mca btl self,vader,tcp -n 2 \
-  "$build/bin/dprun" "$work/mlp.dpx" --data "$data" --epochs 1 --max-steps 200 \
+  "$build/bin/dprun" "$work/mlp.dpx" --data "$data" --epochs 1 --steps-per-epoch 200 \
   --metrics "$work/shm.json" --quiet
 
 echo "+ cluster.sh mpirun -n 2 --map-by node dprun mlp.dpx (one rank per node, TCP)"
 before0=$(rx dpnode0) before1=$(rx dpnode1)
 out=$(timeout 120 "$cluster" mpirun -n 2 --map-by node "$build/bin/dprun" "$work/mlp.dpx" \
-        --data "$data" --epochs 1 --max-steps 200 --metrics "$work/net.json" 2>&1) ||
+        --data "$data" --epochs 1 --steps-per-epoch 200 --metrics "$work/net.json" 2>&1) ||
   fail "training across the nodes failed:
 $out"
 echo "$out"
@@ -73,7 +73,7 @@ echo "+ 2 nodes x 2 ranks: the hierarchical allreduce (auto) against the flat on
 "$build/bin/dpc" compile "$here/../../models/mnist_mlp.mlir" -o "$work/p4.dpx" --processes 4 --nodes 2 --quiet
 for mode in flat auto; do
   out=$(DP_CLUSTER_BTL=self,vader,tcp timeout 120 "$cluster" mpirun -n 4 --map-by ppr:2:node \
-          "$build/bin/dprun" "$work/p4.dpx" --data "$data" --epochs 1 --max-steps 200 \
+          "$build/bin/dprun" "$work/p4.dpx" --data "$data" --epochs 1 --steps-per-epoch 200 \
           --allreduce $mode --metrics "$work/$mode.json" 2>&1) || fail "--allreduce $mode failed: $out"
   grep -E "^(gradient sums|epoch)" <<<"$out"
 done
@@ -84,10 +84,10 @@ python3 "$e2e/same_steps.py" "$work/flat.json" "$work/auto.json" --tolerance 1e-
 echo "+ mnist_cnn, 2 nodes x 2 ranks: the parameters of one process after 5 steps, to 1e-5"
 "$build/bin/dpc" compile "$here/../../models/mnist_cnn.mlir" -o "$work/cnn1.dpx" --quiet
 "$build/bin/dpc" compile "$here/../../models/mnist_cnn.mlir" -o "$work/cnn4.dpx" --processes 4 --nodes 2 --quiet
-"$build/bin/dprun" "$work/cnn1.dpx" --data "$data" --max-steps 5 --save-params "$work/cnn1.bin" --quiet
+"$build/bin/dprun" "$work/cnn1.dpx" --data "$data" --steps-per-epoch 5 --save-params "$work/cnn1.bin" --quiet
 before1=$(rx dpnode1)
 out=$(DP_CLUSTER_BTL=self,vader,tcp timeout 120 "$cluster" mpirun -n 4 --map-by ppr:2:node \
-        "$build/bin/dprun" "$work/cnn4.dpx" --data "$data" --max-steps 5 \
+        "$build/bin/dprun" "$work/cnn4.dpx" --data "$data" --steps-per-epoch 5 \
         --save-params "$work/cnn4.bin" 2>&1) || fail "mnist_cnn across the nodes failed: $out"
 grep -E "^(gradient sums|test)" <<<"$out"
 python3 "$e2e/compare_params.py" "$work/cnn1.bin" "$work/cnn4.bin" --rtol 1e-5 | tail -n 1

@@ -101,23 +101,23 @@ if [ -z "${DP_SKIP_TRAINING:-}" ]; then
 
   echo "+ sbatch examples/slurm/mnist_cnn_2x4.sbatch: seed 001's 2 nodes x 4 tasks (20 steps, 8 ranks on 2 cores)"
   run_sbatch "$root/examples/slurm/mnist_cnn_2x4.sbatch" "$work/job24.out" 150 \
-    "OUT=$work/run24,DPRUN_ARGS=--max-steps 20"
+    "OUT=$work/run24,DPRUN_ARGS=--steps-per-epoch 20"
   grep -q "rank 0 of 8 on dpnode0 (srun, SLURM_JOB_ID=" "$work/job24.out" || fail "rank 0 of 8 does not name the job"
   grep -q "gradient sums: hierarchical over 2 hosts (4 + 4 ranks)" "$work/job24.out" ||
     fail "the 2 x 4 job did not sum within the nodes first"
   python3 "$here/../e2e/check_metrics.py" "$work/run24/metrics.json" --epochs 1 --ranks 8
   # As one process with the same global batches and the learning rate x 8 (--scale-lr linear).
   "$build/bin/dpc" compile "$root/models/mnist_cnn.mlir" -o "$work/cnn8.dpx" --lr-scale 8 --quiet
-  "$build/bin/dprun" "$work/cnn8.dpx" --data "$data" --epochs 1 --max-steps 20 --metrics "$work/cnn8.json" --quiet
+  "$build/bin/dprun" "$work/cnn8.dpx" --data "$data" --epochs 1 --steps-per-epoch 20 --metrics "$work/cnn8.json" --quiet
   python3 "$here/../e2e/same_steps.py" "$work/cnn8.json" "$work/run24/metrics.json" --tolerance 1e-4
 
   echo "+ srun -N 2 --ntasks-per-node 2 --mpi=pmix dprun mnist_cnn: one process's parameters after 5 steps"
   "$build/bin/dpc" compile "$root/models/mnist_cnn.mlir" -o "$work/cnn1.dpx" --quiet
   "$build/bin/dpc" compile "$root/models/mnist_cnn.mlir" -o "$work/cnn4.dpx" --processes 4 --nodes 2 --quiet
-  "$build/bin/dprun" "$work/cnn1.dpx" --data "$data" --max-steps 5 --save-params "$work/cnn1.bin" --quiet
+  "$build/bin/dprun" "$work/cnn1.dpx" --data "$data" --steps-per-epoch 5 --save-params "$work/cnn1.bin" --quiet
   before=$("$cluster" bytes dpnode1 | awk '{print $2}')
   out=$(timeout 120 "$cluster" slurm srun -N 2 --ntasks-per-node 2 --mpi=pmix --time=3 \
-          "$build/bin/dprun" "$work/cnn4.dpx" --data "$data" --max-steps 5 \
+          "$build/bin/dprun" "$work/cnn4.dpx" --data "$data" --steps-per-epoch 5 \
           --save-params "$work/cnn4.bin" 2>&1) || fail "srun of mnist_cnn failed: $out"
   grep -E "^(gradient sums|test)" <<<"$out"
   python3 "$here/../e2e/compare_params.py" "$work/cnn1.bin" "$work/cnn4.bin" --rtol 1e-5 | tail -n 1

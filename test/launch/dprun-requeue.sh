@@ -23,12 +23,12 @@ fail() { echo "FAIL: $*" >&2; [ -f "$work/job.out" ] && cat "$work/job.out" >&2;
 epochs=3 steps=40
 
 "$build/bin/dpc" compile "$root/models/mnist_cnn.mlir" -o "$work/straight.dpx" --processes 2 --quiet
-echo "+ srun --mpi=pmix -n 2 dprun cnn.dpx --epochs $epochs --max-steps $steps (uninterrupted)"
+echo "+ srun --mpi=pmix -n 2 dprun cnn.dpx --epochs $epochs --steps-per-epoch $steps (uninterrupted)"
 # With the batch script's threads: oneDNN's sums depend on them, and the runs must agree bit
 # for bit.
 OMP_NUM_THREADS=1 timeout 300 srun --mpi=pmix -n 2 --cpus-per-task=1 --time=5 \
   "$build/bin/dprun" "$work/straight.dpx" --data "$data" \
-  --epochs $epochs --max-steps $steps --metrics "$work/straight.json" --quiet \
+  --epochs $epochs --steps-per-epoch $steps --metrics "$work/straight.json" --quiet \
   || fail "the uninterrupted run failed"
 
 echo "+ sbatch examples/slurm/mnist_cnn_requeue.sbatch (EPOCHS=$epochs MAX_STEPS=$steps)"

@@ -9,7 +9,7 @@ does), and runs each mutated plan three ways:
 
   dprun M --inspect
   dprun M --check-gradients
-  dprun M --data DATA --max-steps 2 --quiet   (under mpirun for multi-process plans)
+  dprun M --data DATA --steps-per-epoch 2 --quiet   (under mpirun for multi-process plans)
 
 It reports every crash (a signal, an exit status of 128 or more, a sanitizer report, a hang
 past the timeout) and every mismatch: --inspect accepts a plan that a run refuses, or
@@ -303,7 +303,7 @@ class Harness:
         return [self.args.dprun, plan] + list(extra)
 
     def run_command(self, plan, processes):
-        command = self.dprun(plan, "--data", self.args.data_dir, "--max-steps", "2", "--quiet",
+        command = self.dprun(plan, "--data", self.args.data_dir, "--steps-per-epoch", "2", "--quiet",
                              "--threads", "1", "--collective-timeout", "20")
         if processes > 1:
             if not self.args.mpirun:

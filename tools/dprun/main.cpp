@@ -182,7 +182,12 @@ void declareOptions(dp::cli::Parser &p, Args &args) {
          t.tensorboardDir);
   p.count("--log-every", "N", 1, kMaxSteps,
           "steps per line of --log and point of --tensorboard (default 10)", t.logEvery);
-  p.count("--max-steps", "N", 1, kMaxSteps, "at most N train steps per epoch (for quick tests)",
+  p.count("--steps-per-epoch", "N", 1, kMaxSteps,
+          "at most N train steps per epoch (the first N batches of each shuffled epoch)",
+          t.stepsPerEpoch);
+  p.count("--max-steps", "N", 1, kMaxSteps,
+          "end training after N train steps of the run, in whichever epoch they fall (the last "
+          "epoch may be cut short; a resumed run counts the steps before it)",
           t.maxSteps);
   p.flag("--quiet", "print only the test result", t.quiet).alias = "-q";
   p.add({"--collective-timeout", "", "S",
@@ -390,9 +395,9 @@ void checkTogether(const dp::cli::Parser &parser, Args &args) {
                               "checkpoints do not keep the best weights)");
   if (t.predict)
     for (const char *training :
-         {"--epochs", "--max-steps", "--checkpoint-dir", "--resume", "--early-stop",
-          "--save-params", "--validation-split", "--validation-data", "--eval-every", "--monitor",
-          "--restore-best"})
+         {"--epochs", "--max-steps", "--steps-per-epoch", "--checkpoint-dir", "--resume",
+          "--early-stop", "--save-params", "--validation-split", "--validation-data",
+          "--eval-every", "--monitor", "--restore-best"})
       if (parser.given(training))
         throw dp::cli::UsageError(std::string("--predict trains nothing: ") + training +
                                   " does not apply");

@@ -230,7 +230,10 @@ void Checkpointing::onEpochEnd(EpochStats &epoch) {
   RunState &s = impl_->s;
   const TrainOptions &o = s.options;
   const int64_t step = s.trainer.stepsRun();
-  if (s.signal || s.stopTraining || o.checkpointEachEpoch || epoch.epoch == o.epochs ||
+  // The run's last epoch: --epochs, or the one --max-steps ended (cut short, it counts as
+  // finished: a resume goes on with the next).
+  const bool last = epoch.epoch == o.epochs || (o.maxSteps > 0 && step >= o.maxSteps);
+  if (s.signal || s.stopTraining || o.checkpointEachEpoch || last ||
       (o.checkpointEvery > 0 && step % o.checkpointEvery == 0)) {
     TrainPosition end;
     end.step = step;

@@ -80,9 +80,9 @@ private:
     const TrainReport &report = s_.report;
     const ThreadChoice &threads = s_.job.threads();
     std::ostream &out = s_.out;
-    int64_t steps = s_.batcher->numBatches();
-    if (s_.options.maxSteps > 0 && s_.options.maxSteps < steps)
-      steps = s_.options.maxSteps;
+    const int64_t full = s_.batcher->numBatches();
+    const int64_t perEpoch = s_.options.stepsPerEpoch;
+    const int64_t steps = perEpoch > 0 && perEpoch < full ? perEpoch : full;
     out << "model " << (plan.model.empty() ? "(unnamed)" : plan.model) << ": "
         << withCommas(report.params) << " parameters, batch " << plan.batch << ", "
         << (targetWidth(plan) > 0 ? std::to_string(targetWidth(plan)) + " regression targets"
@@ -97,9 +97,15 @@ private:
     } else {
       out << "train " << withCommas(s_.train->size()) << " samples: " << steps
           << " steps per epoch";
-      if (int64_t dropped = s_.train->size() - s_.batcher->samplesPerEpoch())
+      if (steps < full)
+        out << " (--steps-per-epoch: " << withCommas(steps * plan.batch)
+            << " samples of each shuffled epoch)";
+      else if (int64_t dropped = s_.train->size() - s_.batcher->samplesPerEpoch())
         out << " (the last " << dropped
             << " samples of each shuffled epoch do not fill a batch and are skipped)";
+      if (s_.options.maxSteps > 0 && s_.options.maxSteps < steps * s_.options.epochs)
+        out << "; the run stops after " << withCommas(s_.options.maxSteps)
+            << " steps (--max-steps)";
       out << "\n";
     }
     if (const Dataset *v = s_.validation) {

@@ -134,7 +134,8 @@ private:
 
   int64_t stepsPerEpoch() const {
     const int64_t steps = s_.batcher->numBatches();
-    return s_.options.maxSteps > 0 && s_.options.maxSteps < steps ? s_.options.maxSteps : steps;
+    const int64_t cap = s_.options.stepsPerEpoch;
+    return cap > 0 && cap < steps ? cap : steps;
   }
 
   /// The input and allreduce waits so far (this process's), and their change since the last

@@ -178,16 +178,24 @@ TEST(CommHandshake, StepCountsMustAgree) {
   h.epochs = 2;
   auto twoEpochs = comm::toRecord(h);
   h.maxSteps = 50;
+  auto runCapped = comm::toRecord(h);
+  h.maxSteps = 0;
+  h.stepsPerEpoch = 50;
+  EXPECT_EQ(comm::compareHandshakes({runCapped, comm::toRecord(h)}),
+            "ranks disagree on the number of steps: rank 1 runs --epochs 2 --steps-per-epoch 50, "
+            "rank 0 runs --epochs 2 --max-steps 50");
+  h.stepsPerEpoch = 0;
+  h.maxSteps = 50;
   auto capped = comm::toRecord(h);
   h.maxSteps = 0;
   h.epochs = 3;
   auto threeEpochs = comm::toRecord(h);
   EXPECT_EQ(comm::compareHandshakes({twoEpochs, twoEpochs, capped}),
             "ranks disagree on the number of steps: rank 2 runs --epochs 2 --max-steps 50, "
-            "ranks 0, 1 run --epochs 2 without --max-steps");
+            "ranks 0, 1 run --epochs 2 without step limits");
   EXPECT_EQ(comm::compareHandshakes({twoEpochs, threeEpochs}),
-            "ranks disagree on the number of steps: rank 1 runs --epochs 3 without --max-steps, "
-            "rank 0 runs --epochs 2 without --max-steps");
+            "ranks disagree on the number of steps: rank 1 runs --epochs 3 without step limits, "
+            "rank 0 runs --epochs 2 without step limits");
   EXPECT_EQ(comm::compareHandshakes({capped, capped}), "");
 }
 

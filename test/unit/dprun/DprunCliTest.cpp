@@ -131,7 +131,7 @@ TEST_F(Dprun, NoArgumentsPrintsUsage) {
 TEST_F(Dprun, HelpAndVersion) {
   Result help = run({"--help"});
   EXPECT_EQ(help.code, 0);
-  EXPECT_NE(help.out.find("--max-steps N"), std::string::npos);
+  EXPECT_NE(help.out.find("--steps-per-epoch N"), std::string::npos);
   EXPECT_NE(help.out.find("skipped"), std::string::npos)
       << "help must say the remainder is dropped";
   Result version = run({"--version"});
@@ -166,7 +166,8 @@ TEST_F(Dprun, CommandLineErrors) {
        "--collective-timeout expects at most 1000000 seconds"},
       {{plan, "--data", "d", "--epochs", "9223372036854775807"},
        "--epochs expects at most 1000000000"},
-      {{plan, "--data", "d", "--max-steps", "1000000001"}, "--max-steps expects at most"},
+      {{plan, "--data", "d", "--steps-per-epoch", "1000000001"},
+       "--steps-per-epoch expects at most"},
       {{plan, "--data", "d", "--checkpoint-dir", file("ck"), "--checkpoint-every", "99999999999"},
        "--checkpoint-every expects at most"},
       {{plan, "--data", "d", "--early-stop", "4000000000"}, "--early-stop expects at most"},
@@ -475,11 +476,11 @@ TEST_F(Dprun, SameSeedSameRun) {
 }
 
 TEST_F(Dprun, QuietAndMaxSteps) {
-  Result r = run({writePlan(), "--data", writeData(), "--quiet", "--max-steps", "2"});
+  Result r = run({writePlan(), "--data", writeData(), "--quiet", "--steps-per-epoch", "2"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("test  loss ", 0), 0u) << r.out;
   EXPECT_EQ(r.out.find("epoch"), std::string::npos) << r.out;
-  Result loud = run({writePlan(), "--data", writeData(), "--max-steps", "2"});
+  Result loud = run({writePlan(), "--data", writeData(), "--steps-per-epoch", "2"});
   EXPECT_NE(loud.out.find("2 steps per epoch"), std::string::npos) << loud.out;
 }
 
