@@ -23,7 +23,16 @@ void IRDumps::runAfterPass(Pass *pass, Operation *op) {
   if (!module)
     return;
   std::string name = llvm::formatv("{0:d2}-{1}.mlir", ++index_, pass->getArgument()).str();
-  write(op, name, describeCollectiveChanges(before_, collectCollectives(module)));
+  // The pass with its options as a pipeline, so that the dump replays as printed.
+  std::string pipeline;
+  llvm::raw_string_ostream p(pipeline);
+  pass->printAsTextualPipeline(p);
+  std::vector<std::string> notes = {"after pass: " + pipeline,
+                                    "replay: dp-opt " + previous_ +
+                                        " --pass-pipeline='builtin.module(" + pipeline + ")'"};
+  for (std::string &change : describeCollectiveChanges(before_, collectCollectives(module)))
+    notes.push_back("collectives: " + change);
+  write(op, name, notes);
 }
 
 void IRDumps::write(Operation *op, StringRef name, const std::vector<std::string> &notes) {
@@ -32,7 +41,8 @@ void IRDumps::write(Operation *op, StringRef name, const std::vector<std::string
   std::string text;
   llvm::raw_string_ostream os(text);
   for (const std::string &note : notes)
-    os << "// collectives: " << note << "\n";
+    os << "// " << note << "\n";
+  previous_ = name.str();
   op->print(os);
   os << "\n";
   if (std::string error = writeFileAtomically(path.str().str(), os.str()); !error.empty()) {

@@ -20,7 +20,9 @@ public:
   void runBeforePass(mlir::Pass *pass, mlir::Operation *op) override;
   void runAfterPass(mlir::Pass *pass, mlir::Operation *op) override;
 
-  /// Writes `op` as DIR/name atomically, after `notes` as comment lines. The first failure
+  /// Writes `op` as DIR/name atomically, after `notes` as comment lines ("// " each; a pass's
+  /// dump: the pass with its options, the dp-opt command that replays it from the dump before,
+  /// and what changed in the collectives). The first failure
   /// to write is reported on stderr and remembered (failed()); compilation goes on.
   void write(mlir::Operation *op, llvm::StringRef name, const std::vector<std::string> &notes = {});
   /// Whether a dump could not be written: dpc then exits non-zero.
@@ -31,6 +33,8 @@ private:
   std::vector<CollectiveRecord> before_;
   std::string dir_;
   unsigned index_ = 0;
+  /// The last dump's name: the input of the next pass's replay.
+  std::string previous_ = "00-input.mlir";
 };
 
 } // namespace dp::reports

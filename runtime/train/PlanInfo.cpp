@@ -264,11 +264,17 @@ void describePlan(const Plan &plan, const std::string &path, std::ostream &out) 
                          : std::string())
         << "\n";
   out << "params: " << plan.params.size() << " (" << withCommas(countWeights(plan))
-      << " weights, trainable or not)\n";
+      << " weights, trainable or not"
+      << (replicas > 1 ? ", each on every one of the " + std::to_string(replicas) + " replicas"
+                       : std::string())
+      << ")\n";
   for (const ParamDesc &p : plan.params) {
     bool weight = p.kind == ParamKind::Weight;
-    out << "  " << p.name << "  " << (weight ? "weight" : "optimizer state") << "  "
-        << plan.buffers[p.buffer].text() << "  buffer " << p.buffer;
+    out << "  " << p.name
+        << (replicas > 1 ? "  replica " + std::to_string(plan.buffers[p.buffer].device)
+                         : std::string())
+        << "  " << (weight ? "weight" : "optimizer state") << "  " << plan.buffers[p.buffer].text()
+        << "  buffer " << p.buffer;
     if (p.grad >= 0)
       out << "  grad " << p.grad;
     out << "  init " << initText(p.init) << "\n";
