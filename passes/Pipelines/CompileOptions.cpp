@@ -164,6 +164,12 @@ std::string CompileOptions::verify() const {
       return "nodes must be 1 under the parameter-server strategy, found " + std::to_string(nodes);
     if (sync && given.count("staleness"))
       return "staleness and --sync exclude each other (a synchronous step has staleness 0)";
+    // Each server updates its buckets as gradients arrive, at its own pace: no server knows
+    // the epoch a worker is in, which a schedule's factor is a function of.
+    if (!canonicalLrSchedule().empty())
+      return "lr-schedule '" + lrSchedule +
+             "' is not supported under the parameter-server strategy yet: the servers apply "
+             "the updates and do not know the workers' epochs (compile without it)";
   } else {
     for (const char *name : {"servers", "workers", "staleness", "sync"})
       if (given.count(name))
