@@ -31,13 +31,13 @@ OMP_NUM_THREADS=1 timeout 300 srun --mpi=pmix -n 2 --cpus-per-task=1 --time=5 \
   --epochs $epochs --steps-per-epoch $steps --metrics "$work/straight.json" --quiet \
   || fail "the uninterrupted run failed"
 
-echo "+ sbatch examples/slurm/mnist_cnn_requeue.sbatch (EPOCHS=$epochs MAX_STEPS=$steps)"
+echo "+ sbatch examples/slurm/mnist_cnn_requeue.sbatch (EPOCHS=$epochs STEPS_PER_EPOCH=$steps)"
 # Rank 0 holds itself at step 50 (epoch 2 of 40-step epochs; test events: test/e2e/events.py)
 # until SLURM's notice has reached it, so that the notice lands mid-run however late it comes.
 events="$work/events"
 mkdir -p "$events"
 job=$(sbatch --parsable --output="$work/job.out" --time=10 \
-  --export=ALL,DP_ROOT="$root",DP_BIN="$build/bin",DATA="$data",EPOCHS=$epochs,MAX_STEPS=$steps,OUT="$work/job",DPRUN_TEST_EVENTS="$events",DPRUN_TEST_STOP=0:50 \
+  --export=ALL,DP_ROOT="$root",DP_BIN="$build/bin",DATA="$data",EPOCHS=$epochs,STEPS_PER_EPOCH=$steps,OUT="$work/job",DPRUN_TEST_EVENTS="$events",DPRUN_TEST_STOP=0:50 \
   "$root/examples/slurm/mnist_cnn_requeue.sbatch") || fail "sbatch failed"
 echo "job $job"
 stopped=$(python3 "$here/../e2e/events.py" wait "$events" 0 "stopped 50" 240) ||
