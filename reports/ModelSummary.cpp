@@ -24,15 +24,20 @@ std::string optimizerSettings(Attribute opt) {
     std::snprintf(text, sizeof(text), "%g", v.convertToDouble());
     return std::string(text);
   };
+  // Decoupled weight decay, said only when there is one (adam with it is AdamW).
+  auto decay = [&](const APFloat &v) {
+    return v.isZero() ? std::string() : ", weight decay " + num(v) + " (decoupled)";
+  };
   if (auto sgd = dyn_cast<SgdAttr>(opt))
-    os << "sgd (lr " << num(sgd.getLr()) << ")";
+    os << "sgd (lr " << num(sgd.getLr()) << decay(sgd.getWeightDecay()) << ")";
   else if (auto m = dyn_cast<MomentumAttr>(opt))
     os << "momentum (lr " << num(m.getLr()) << ", momentum " << num(m.getMomentum())
-       << (m.getNesterov() ? ", nesterov" : "") << ")";
+       << (m.getNesterov() ? ", nesterov" : "") << decay(m.getWeightDecay()) << ")";
   else if (auto a = dyn_cast<AdamAttr>(opt))
-    os << "adam (lr " << num(a.getLr()) << ", beta1 " << num(a.getBeta1()) << ", beta2 "
-       << num(a.getBeta2()) << ", epsilon " << num(a.getEpsilon())
-       << (a.getTorchEpsilon() ? ", PyTorch's epsilon" : ", Keras's epsilon") << ")";
+    os << (a.getWeightDecay().isZero() ? "adam" : "adamw") << " (lr " << num(a.getLr())
+       << ", beta1 " << num(a.getBeta1()) << ", beta2 " << num(a.getBeta2()) << ", epsilon "
+       << num(a.getEpsilon()) << (a.getTorchEpsilon() ? ", PyTorch's epsilon" : ", Keras's epsilon")
+       << decay(a.getWeightDecay()) << ")";
   else
     os << opt;
   return text;

@@ -69,6 +69,9 @@ public:
       if constexpr (std::is_same_v<std::decay_t<decltype(field)>, int64_t>)
         if (!spec.required && field == spec.absent)
           return;
+      if constexpr (std::is_same_v<std::decay_t<decltype(field)>, double>)
+        if (!spec.required && field == 0)
+          return;
       attrs.push_back(b.getNamedAttr(spec.name, attribute(b, field)));
     });
     return attrs;

@@ -3103,13 +3103,19 @@ std::string optimizerAttributeText(const std::string &spec, std::string &error) 
   llvm::StringRef name, rest;
   std::tie(name, rest) = llvm::StringRef(spec).split(':');
   name = name.trim();
-  if (name != "sgd" && name != "momentum" && name != "adam") {
-    error = "unknown optimizer '" + name.str() + "' (dp knows sgd, momentum, adam)";
+  if (name != "sgd" && name != "momentum" && name != "adam" && name != "adamw") {
+    error = "unknown optimizer '" + name.str() + "' (dp knows sgd, momentum, adam, adamw)";
     return "";
   }
-  std::string text = "#graph." + name.str();
+  // adamw is adam with a decoupled weight decay, Keras's AdamW default (0.004) unless given.
+  const bool adamw = name == "adamw";
+  std::string text = adamw ? "#graph.adam" : "#graph." + name.str();
   llvm::SmallVector<llvm::StringRef> params;
   rest.split(params, ',', -1, false);
+  if (adamw && llvm::none_of(params, [](llvm::StringRef p) {
+        return p.split('=').first.trim() == "weight_decay";
+      }))
+    params.push_back("weight_decay=0.004");
   if (!params.empty()) {
     text += "<";
     for (size_t k = 0; k < params.size(); ++k) {

@@ -68,16 +68,19 @@ struct ExpandOptimizerPass : dp::graph::impl::ExpandOptimizerPassBase<ExpandOpti
     auto paramOp = param.getDefiningOp<ParamOp>();
     auto lr = [&](APFloat value) { return b.getF64FloatAttr(value.convertToDouble() * lrScale); };
     auto f64 = [&](APFloat value) { return b.getF64FloatAttr(value.convertToDouble()); };
+    // A weight decay, when the optimizer has one (the attribute is left out at 0).
+    auto decay = [&](APFloat value) { return value.isZero() ? FloatAttr() : f64(value); };
     Operation *update =
         llvm::TypeSwitch<Attribute, Operation *>(optimizer)
             .Case([&](SgdAttr sgd) {
-              return b.create<SgdUpdateOp>(loc, param, grad, lr(sgd.getLr()));
+              return b.create<SgdUpdateOp>(loc, param, grad, lr(sgd.getLr()),
+                                           decay(sgd.getWeightDecay()));
             })
             .Case([&](MomentumAttr m) {
               Value velocity = stateFor(paramOp, "velocity");
-              return b.create<MomentumUpdateOp>(loc, param, velocity, grad, lr(m.getLr()),
-                                                f64(m.getMomentum()),
-                                                m.getNesterov() ? b.getUnitAttr() : UnitAttr());
+              return b.create<MomentumUpdateOp>(
+                  loc, param, velocity, grad, lr(m.getLr()), f64(m.getMomentum()),
+                  m.getNesterov() ? b.getUnitAttr() : UnitAttr(), decay(m.getWeightDecay()));
             })
             .Case([&](AdamAttr adam) {
               Value m = stateFor(paramOp, "m");
@@ -85,7 +88,8 @@ struct ExpandOptimizerPass : dp::graph::impl::ExpandOptimizerPassBase<ExpandOpti
               return b.create<AdamUpdateOp>(loc, param, m, v, grad, lr(adam.getLr()),
                                             f64(adam.getBeta1()), f64(adam.getBeta2()),
                                             f64(adam.getEpsilon()),
-                                            adam.getTorchEpsilon() ? b.getUnitAttr() : UnitAttr());
+                                            adam.getTorchEpsilon() ? b.getUnitAttr() : UnitAttr(),
+                                            decay(adam.getWeightDecay()));
             })
             .Default([](Attribute) -> Operation * { return nullptr; });
     // Placement and other annotations of later phases stay with the op.

@@ -25,13 +25,15 @@ struct AttrSpec {
   AttrType type;
   bool required;
   /// The value of an optional integer when the plan leaves it out (the compiler writes it only
-  /// when it differs, so plans without the attribute keep their bytes).
+  /// when it differs, so plans without the attribute keep their bytes); an optional float's is
+  /// 0, likewise left out.
   int64_t absent = 0;
 };
 
 #define DP_INT(name) int64_t name = 0;
 #define DP_OPT_INT(name, absent) int64_t name = absent;
 #define DP_FLOAT(name) double name = 0;
+#define DP_OPT_FLOAT(name) double name = 0;
 #define DP_FLAG(name) bool name = false;
 #define DP_OPT_FLAG(name) bool name = false;
 #define DP_ACT(name) Activation name = Activation::None;
@@ -50,6 +52,7 @@ struct AttrSpec {
 #undef DP_INT
 #undef DP_OPT_INT
 #undef DP_FLOAT
+#undef DP_OPT_FLOAT
 #undef DP_FLAG
 #undef DP_OPT_FLAG
 #undef DP_ACT
@@ -58,6 +61,7 @@ struct AttrSpec {
 #define DP_INT(name) visit(AttrSpec{#name, AttrType::Int, true}, this->name);
 #define DP_OPT_INT(name, absent) visit(AttrSpec{#name, AttrType::Int, false, absent}, this->name);
 #define DP_FLOAT(name) visit(AttrSpec{#name, AttrType::Float, true}, this->name);
+#define DP_OPT_FLOAT(name) visit(AttrSpec{#name, AttrType::Float, false}, this->name);
 #define DP_FLAG(name) visit(AttrSpec{#name, AttrType::Flag, true}, this->name);
 #define DP_OPT_FLAG(name) visit(AttrSpec{#name, AttrType::Flag, false}, this->name);
 #define DP_ACT(name) visit(AttrSpec{#name, AttrType::Activation, true}, this->name);
@@ -78,6 +82,7 @@ struct AttrSpec {
 #undef DP_INT
 #undef DP_OPT_INT
 #undef DP_FLOAT
+#undef DP_OPT_FLOAT
 #undef DP_FLAG
 #undef DP_OPT_FLAG
 #undef DP_ACT

@@ -150,3 +150,17 @@ func.func @sgd(%x: tensor<2x4xf32> {graph.input = "x"}, %l: tensor<2xi32> {graph
   %loss = graph.softmax_cross_entropy %y, %l : (tensor<2x3xf32>, tensor<2xi32>) -> tensor<f32>
   return %loss : tensor<f32>
 }
+
+// -----
+
+// Tests that AdamW's decoupled weight decay lowers to the update kernel's weight_decay (left out
+// at 0: above, adam_update has none).
+// CHECK-LABEL: plan.program "adamw"
+// CHECK: plan.kernel "adam_update" ins({{.*}}) outs({{.*}}) {beta1 = 9.000000e-01 : f64, beta2 = {{.*}}, torch_epsilon = 1 : i64, weight_decay = 1.000000e-02 : f64}
+func.func @adamw(%x: tensor<8x4xf32> {graph.input = "x"}, %l: tensor<8xi32> {graph.input = "label"}) -> tensor<f32>
+    attributes {graph.optimizer = #graph.adam<epsilon = 1.0e-8, torch_epsilon = true, weight_decay = 0.01>} {
+  %w = graph.param "w" {init = #graph.normal<stddev = 0.5>} : tensor<4x4xf32>
+  %y = graph.dense %x, %w : (tensor<8x4xf32>, tensor<4x4xf32>) -> tensor<8x4xf32>
+  %loss = graph.softmax_cross_entropy %y, %l : (tensor<8x4xf32>, tensor<8xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}

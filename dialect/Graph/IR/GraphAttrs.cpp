@@ -48,12 +48,25 @@ static LogicalResult verifyLearningRate(function_ref<InFlightDiagnostic()> emitE
   return success();
 }
 
-LogicalResult SgdAttr::verify(function_ref<InFlightDiagnostic()> emitError, APFloat lr) {
-  return verifyLearningRate(emitError, lr.convertToDouble());
+static LogicalResult verifyWeightDecay(function_ref<InFlightDiagnostic()> emitError,
+                                       APFloat decayF) {
+  const double decay = decayF.convertToDouble();
+  if (!(decay >= 0) || !std::isfinite(decay))
+    return emitError() << "weight_decay must be finite and >= 0, found " << decay;
+  return success();
+}
+
+LogicalResult SgdAttr::verify(function_ref<InFlightDiagnostic()> emitError, APFloat lr,
+                              APFloat weightDecay) {
+  if (failed(verifyLearningRate(emitError, lr.convertToDouble())))
+    return failure();
+  return verifyWeightDecay(emitError, weightDecay);
 }
 
 LogicalResult MomentumAttr::verify(function_ref<InFlightDiagnostic()> emitError, APFloat lr,
-                                   APFloat momentumF, bool nesterov) {
+                                   APFloat momentumF, bool nesterov, APFloat weightDecay) {
+  if (failed(verifyWeightDecay(emitError, weightDecay)))
+    return failure();
   double momentum = momentumF.convertToDouble();
   if (failed(verifyLearningRate(emitError, lr.convertToDouble())))
     return failure();
@@ -63,7 +76,10 @@ LogicalResult MomentumAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 LogicalResult AdamAttr::verify(function_ref<InFlightDiagnostic()> emitError, APFloat lr,
-                               APFloat beta1F, APFloat beta2F, APFloat epsilonF, bool) {
+                               APFloat beta1F, APFloat beta2F, APFloat epsilonF, bool,
+                               APFloat weightDecay) {
+  if (failed(verifyWeightDecay(emitError, weightDecay)))
+    return failure();
   double beta1 = beta1F.convertToDouble(), beta2 = beta2F.convertToDouble();
   double epsilon = epsilonF.convertToDouble();
   if (failed(verifyLearningRate(emitError, lr.convertToDouble())))

@@ -59,12 +59,14 @@ def Graph_UnitForgetBiasAttr : Graph_InitAttr<"UnitForgetBias", "unit_forget_bia
     "an LSTM bias [4U]: zeros, ones for the forget gate (Keras's unit_forget_bias)">;
 
 //===----------------------------------------------------------------------===//
-// Optimizers, attached to the model function as `graph.optimizer` (Keras defaults).
+// Optimizers, attached to the model function as `graph.optimizer` (Keras defaults). Each takes
+// a `weight_decay` (default 0): decoupled, w -= lr * weight_decay * w before the update (Keras
+// 3's weight_decay; with adam, AdamW).
 //===----------------------------------------------------------------------===//
 
 def Graph_SgdAttr : Graph_Attr<"Sgd", "sgd"> {
   let summary = "plain gradient descent: w -= lr * g";
-  let parameters = (ins DP_F64Param<"0.01">:$lr);
+  let parameters = (ins DP_F64Param<"0.01">:$lr, DP_F64Param<"0.0">:$weight_decay);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }
@@ -72,7 +74,8 @@ def Graph_MomentumAttr : Graph_Attr<"Momentum", "momentum"> {
   let summary = "gradient descent with (Nesterov) momentum";
   let parameters = (ins DP_F64Param<"0.01">:$lr,
                         DP_F64Param<"0.9">:$momentum,
-                        DefaultValuedParameter<"bool", "false">:$nesterov);
+                        DefaultValuedParameter<"bool", "false">:$nesterov,
+                        DP_F64Param<"0.0">:$weight_decay);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }
@@ -87,7 +90,8 @@ def Graph_AdamAttr : Graph_Attr<"Adam", "adam"> {
                         DP_F64Param<"0.9">:$beta1,
                         DP_F64Param<"0.999">:$beta2,
                         DP_F64Param<"1.0e-7">:$epsilon,
-                        DefaultValuedParameter<"bool", "false">:$torch_epsilon);
+                        DefaultValuedParameter<"bool", "false">:$torch_epsilon,
+                        DP_F64Param<"0.0">:$weight_decay);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

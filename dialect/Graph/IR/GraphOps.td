@@ -889,11 +889,16 @@ def Graph_ApplyGradientOp : Graph_Op<"apply_gradient", [Graph_BatchSharding, Par
 def Graph_SgdUpdateOp : Graph_Op<"sgd_update", [Graph_Lowering, ParameterUpdateOpInterface, Graph_BatchSharding, AllTypesMatch<["param", "gradient"]>]> {
   let summary = "param -= lr * gradient, in place";
   let description = [{
+    Every update with a `weight_decay` first decays the parameter, decoupled from the
+    gradient: `param -= lr * weight_decay * param`, lr the step's scheduled rate (Keras 3's
+    weight_decay; PyTorch's AdamW).
+
     ```mlir
     graph.sgd_update %w, %dw {lr = 1.0e-01} : tensor<784x100xf32>
     ```
   }];
-  let arguments = (ins Graph_F32Tensor:$param, Graph_F32Tensor:$gradient, F64Attr:$lr);
+  let arguments = (ins Graph_F32Tensor:$param, Graph_F32Tensor:$gradient, F64Attr:$lr,
+                       OptionalAttr<F64Attr>:$weight_decay);
   let assemblyFormat = "$param `,` $gradient attr-dict `:` type($param)";
   let hasVerifier = 1;
 }
@@ -910,7 +915,7 @@ def Graph_MomentumUpdateOp : Graph_Op<"momentum_update",
   }];
   let arguments = (ins Graph_F32Tensor:$param, Graph_F32Tensor:$velocity,
                        Graph_F32Tensor:$gradient, F64Attr:$lr, F64Attr:$momentum,
-                       UnitAttr:$nesterov);
+                       UnitAttr:$nesterov, OptionalAttr<F64Attr>:$weight_decay);
   let assemblyFormat = "$param `,` $velocity `,` $gradient attr-dict `:` type($param)";
   let hasVerifier = 1;
 }
@@ -931,7 +936,8 @@ def Graph_AdamUpdateOp : Graph_Op<"adam_update",
   }];
   let arguments = (ins Graph_F32Tensor:$param, Graph_F32Tensor:$m, Graph_F32Tensor:$v,
                        Graph_F32Tensor:$gradient, F64Attr:$lr, F64Attr:$beta1, F64Attr:$beta2,
-                       F64Attr:$epsilon, UnitAttr:$torch_epsilon);
+                       F64Attr:$epsilon, UnitAttr:$torch_epsilon,
+                       OptionalAttr<F64Attr>:$weight_decay);
   let assemblyFormat = "$param `,` $m `,` $v `,` $gradient attr-dict `:` type($param)";
   let hasVerifier = 1;
 }

@@ -1,6 +1,8 @@
 // In-place optimizer updates of persistent parameters, with Keras 2 semantics: plain SGD,
 // momentum (optionally Nesterov) and Adam with its bias correction folded into the step size.
-// Each rate is the compiled one times the step's schedule factor (StepContext::lrScale).
+// Each rate is the compiled one times the step's schedule factor (StepContext::lrScale). A
+// weight decay first decays the parameter, decoupled from the gradient (decay()).
+
 #include "runtime/backends/cpu/Internal.h"
 #include "runtime/backends/cpu/Parallel.h"
 
@@ -9,14 +11,27 @@
 namespace dp::rt::cpu {
 namespace {
 
+/// Decoupled weight decay at the step's rate: p -= lr * decay * p, before the update (a pass
+/// of its own, so that an update without decay keeps its arithmetic, and its bits).
+void decay(float *p, int64_t n, float lr, float weightDecay) {
+  if (weightDecay == 0)
+    return;
+  const float rate = lr * weightDecay;
+  parallelChunks(n, [=](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      p[i] -= rate * p[i];
+  });
+}
+
 class SgdKernel final : public Kernel {
 public:
-  SgdKernel(const float *grad, float *param, int64_t n, float lr)
-      : grad_(grad), param_(param), n_(n), lr_(lr) {}
+  SgdKernel(const float *grad, float *param, int64_t n, float lr, float weightDecay)
+      : grad_(grad), param_(param), n_(n), lr_(lr), weightDecay_(weightDecay) {}
   void run(const StepContext &ctx) override {
     const float *g = grad_;
     float *p = param_;
     const float lr = static_cast<float>(lr_ * ctx.lrScale);
+    decay(p, n_, lr, weightDecay_);
     parallelChunks(n_, [=](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i)
         p[i] -= lr * g[i];
@@ -27,19 +42,20 @@ private:
   const float *grad_;
   float *param_;
   int64_t n_;
-  float lr_;
+  float lr_, weightDecay_;
 };
 
 class MomentumKernel final : public Kernel {
 public:
   MomentumKernel(const float *grad, float *param, float *velocity, int64_t n, float lr,
-                 float momentum, bool nesterov)
+                 float momentum, bool nesterov, float weightDecay)
       : grad_(grad), param_(param), velocity_(velocity), n_(n), lr_(lr), momentum_(momentum),
-        nesterov_(nesterov) {}
+        weightDecay_(weightDecay), nesterov_(nesterov) {}
   void run(const StepContext &ctx) override {
     const float *g = grad_;
     float *p = param_, *v = velocity_;
     const float lr = static_cast<float>(lr_ * ctx.lrScale), mu = momentum_;
+    decay(p, n_, lr, weightDecay_);
     if (nesterov_)
       parallelChunks(n_, [=](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i) {
@@ -62,18 +78,20 @@ private:
   const float *grad_;
   float *param_, *velocity_;
   int64_t n_;
-  float lr_, momentum_;
+  float lr_, momentum_, weightDecay_;
   bool nesterov_;
 };
 
 class AdamKernel final : public Kernel {
 public:
   AdamKernel(const float *grad, float *param, float *m, float *v, int64_t n, double lr,
-             double beta1, double beta2, double epsilon, bool torchEpsilon)
+             double beta1, double beta2, double epsilon, bool torchEpsilon, double weightDecay)
       : grad_(grad), param_(param), m_(m), v_(v), n_(n), lr_(lr), beta1_(beta1), beta2_(beta2),
-        epsilon_(epsilon), torchEpsilon_(torchEpsilon) {}
+        epsilon_(epsilon), weightDecay_(weightDecay), torchEpsilon_(torchEpsilon) {}
   void run(const StepContext &ctx) override {
     const double t = static_cast<double>(ctx.step);
+    // AdamW's decay takes the scheduled rate, not the bias-corrected step size.
+    decay(param_, n_, static_cast<float>(lr_ * ctx.lrScale), static_cast<float>(weightDecay_));
     const float lrT = static_cast<float>(lr_ * ctx.lrScale * std::sqrt(1.0 - std::pow(beta2_, t)) /
                                          (1.0 - std::pow(beta1_, t)));
     // 1 - beta is formed in double: in f32, 1 - 0.999f is off by 1e-5 relative.
@@ -99,7 +117,7 @@ private:
   const float *grad_;
   float *param_, *m_, *v_;
   int64_t n_;
-  double lr_, beta1_, beta2_, epsilon_;
+  double lr_, beta1_, beta2_, epsilon_, weightDecay_;
   bool torchEpsilon_;
 };
 
@@ -107,20 +125,22 @@ private:
 
 std::unique_ptr<Kernel> makeSgdUpdate(const KernelSite &site, const SgdAttrs &attrs, int64_t n) {
   return std::make_unique<SgdKernel>(site.input(0).f32(), site.output(0).f32(), n,
-                                     static_cast<float>(attrs.lr));
+                                     static_cast<float>(attrs.lr),
+                                     static_cast<float>(attrs.weight_decay));
 }
 
 std::unique_ptr<Kernel> makeMomentumUpdate(const KernelSite &site, const MomentumAttrs &attrs,
                                            int64_t n) {
   return std::make_unique<MomentumKernel>(site.input(0).f32(), site.output(0).f32(),
                                           site.output(1).f32(), n, static_cast<float>(attrs.lr),
-                                          static_cast<float>(attrs.momentum), attrs.nesterov);
+                                          static_cast<float>(attrs.momentum), attrs.nesterov,
+                                          static_cast<float>(attrs.weight_decay));
 }
 
 std::unique_ptr<Kernel> makeAdamUpdate(const KernelSite &site, const AdamAttrs &attrs, int64_t n) {
-  return std::make_unique<AdamKernel>(site.input(0).f32(), site.output(0).f32(),
-                                      site.output(1).f32(), site.output(2).f32(), n, attrs.lr,
-                                      attrs.beta1, attrs.beta2, attrs.epsilon, attrs.torch_epsilon);
+  return std::make_unique<AdamKernel>(
+      site.input(0).f32(), site.output(0).f32(), site.output(1).f32(), site.output(2).f32(), n,
+      attrs.lr, attrs.beta1, attrs.beta2, attrs.epsilon, attrs.torch_epsilon, attrs.weight_decay);
 }
 
 } // namespace dp::rt::cpu

@@ -552,6 +552,7 @@ UpdateRule sgdRule(const SgdAttrs &a) {
   UpdateRule r;
   r.kind = UpdateRule::Kind::Sgd;
   r.lr = a.lr;
+  r.weightDecay = a.weight_decay;
   return r;
 }
 UpdateRule momentumRule(const MomentumAttrs &a) {
@@ -560,6 +561,7 @@ UpdateRule momentumRule(const MomentumAttrs &a) {
   r.lr = a.lr;
   r.momentum = a.momentum;
   r.nesterov = a.nesterov;
+  r.weightDecay = a.weight_decay;
   return r;
 }
 UpdateRule adamRule(const AdamAttrs &a) {
@@ -570,6 +572,7 @@ UpdateRule adamRule(const AdamAttrs &a) {
   r.beta2 = a.beta2;
   r.epsilon = a.epsilon;
   r.torchEpsilon = a.torch_epsilon;
+  r.weightDecay = a.weight_decay;
   return r;
 }
 

@@ -122,6 +122,8 @@ struct TensorSegment {
 struct UpdateRule {
   enum class Kind : uint8_t { Sgd, Momentum, Adam } kind = Kind::Sgd;
   double lr = 0, momentum = 0, beta1 = 0, beta2 = 0, epsilon = 0;
+  /// Decoupled weight decay (0: none): param -= lr * weightDecay * param before the update.
+  double weightDecay = 0;
   bool nesterov = false, torchEpsilon = false;
 };
 
@@ -141,6 +143,11 @@ DP_HOST_DEVICE inline AdamStep stepOf(const UpdateRule &rule, int64_t t) {
 /// Element i of the update of one tensor by `rule`; `adam` is stepOf(rule, step).
 DP_HOST_DEVICE inline void updateTensorElement(const TensorSegment &seg, int64_t i,
                                                const UpdateRule &rule, const AdamStep &adam) {
+  // Decoupled weight decay at the scheduled rate (not Adam's bias-corrected step), first: the
+  // CPU backend's separate pass, element by element.
+  if (rule.weightDecay != 0)
+    seg.param[i] -=
+        static_cast<float>(rule.lr) * static_cast<float>(rule.weightDecay) * seg.param[i];
   switch (rule.kind) {
   case UpdateRule::Kind::Sgd:
     sgdElement(seg.param, seg.grad, i, static_cast<float>(rule.lr));

@@ -273,6 +273,11 @@ void sgdUpdate(float *param, const float *grad, int64_t n, float lr) {
     param[i] = param[i] - lr * grad[i];
 }
 
+void decoupledDecay(float *param, int64_t n, double lr, double weightDecay) {
+  for (int64_t i = 0; i < n; ++i)
+    param[i] = static_cast<float>(double(param[i]) * (1 - lr * weightDecay));
+}
+
 void momentumUpdate(float *param, float *velocity, const float *grad, int64_t n, float lr,
                     float momentum, bool nesterov) {
   for (int64_t i = 0; i < n; ++i) {

@@ -92,6 +92,9 @@ void maxPool2dGrad(const T *x, const T *dy, T *dx, int64_t n, int64_t h, int64_t
 
 /// param -= lr * grad.
 void sgdUpdate(float *param, const float *grad, int64_t n, float lr);
+/// Decoupled weight decay, before an update: param *= 1 - lr * weightDecay (in double, as
+/// PyTorch's AdamW writes it).
+void decoupledDecay(float *param, int64_t n, double lr, double weightDecay);
 /// Keras 2 momentum SGD.
 void momentumUpdate(float *param, float *velocity, const float *grad, int64_t n, float lr,
                     float momentum, bool nesterov);

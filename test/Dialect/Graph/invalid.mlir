@@ -335,6 +335,24 @@ func.func @f() attributes {graph.optimizer = #graph.momentum<momentum = 1.0>} {
 
 // -----
 
+// Tests that an optimizer's weight decay must be finite and at least 0.
+// expected-error @+1 {{weight_decay must be finite and >= 0, found -1.000000e-02}}
+func.func @f() attributes {graph.optimizer = #graph.adam<weight_decay = -0.01>} {
+  return
+}
+
+// -----
+
+// Tests that an update's weight decay must be finite and at least 0.
+func.func @f(%g: tensor<4xf32>) {
+  %w = graph.param "w" {init = #graph.zeros} : tensor<4xf32>
+  // expected-error @+1 {{'graph.sgd_update' op weight_decay must be finite and >= 0, found -5.000000e-01}}
+  graph.sgd_update %w, %g {lr = 0.1, weight_decay = -0.5} : tensor<4xf32>
+  return
+}
+
+// -----
+
 // Tests that beta1 must be in [0, 1).
 // expected-error @+1 {{beta1 must be in [0, 1), found -5.000000e-01}}
 func.func @f() attributes {graph.optimizer = #graph.adam<beta1 = -0.5>} {

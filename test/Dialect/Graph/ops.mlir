@@ -186,6 +186,8 @@ func.func @updates(%g: tensor<4x3xf32>) {
   graph.momentum_update %w, %v, %g {lr = 0.01, momentum = 0.9, nesterov} : tensor<4x3xf32>
   // CHECK: graph.adam_update %[[W]], %[[M]], %[[S]], %[[G]] {beta1 = 8.000000e-01 : f64, beta2 = 5.000000e-01 : f64, epsilon = 1.000000e-08 : f64, lr = 1.000000e-03 : f64} : tensor<4x3xf32>
   graph.adam_update %w, %m, %s, %g {lr = 0.001, beta1 = 0.8, beta2 = 0.5, epsilon = 1.0e-8} : tensor<4x3xf32>
+  // CHECK: graph.adam_update %[[W]], %[[M]], %[[S]], %[[G]] {beta1 = 8.000000e-01 : f64, beta2 = 5.000000e-01 : f64, epsilon = 1.000000e-08 : f64, lr = 1.000000e-03 : f64, weight_decay = 1.000000e-02 : f64} : tensor<4x3xf32>
+  graph.adam_update %w, %m, %s, %g {lr = 0.001, beta1 = 0.8, beta2 = 0.5, epsilon = 1.0e-8, weight_decay = 0.01} : tensor<4x3xf32>
   return
 }
 

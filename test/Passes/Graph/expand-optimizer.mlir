@@ -4,6 +4,7 @@
 // RUN: dp-opt %s -split-input-file -graph-derive-steps -graph-autodiff -graph-expand-optimizer="lr-schedule=warmup-linear:epochs=2+cosine:epochs=10" | FileCheck %s --check-prefix=SCHED
 // RUN: dp-opt %s -split-input-file -graph-derive-steps -graph-autodiff -graph-expand-optimizer=lr-schedule=constant | FileCheck %s --check-prefix=CONST
 // RUN: dp-opt %s -split-input-file -graph-derive-steps -graph-autodiff -graph-expand-optimizer | FileCheck %s --check-prefix=TORCH
+// RUN: dp-opt %s -split-input-file -graph-derive-steps -graph-autodiff -graph-expand-optimizer | FileCheck %s --check-prefix=DECAY
 
 // With lr-schedule, the train step records the schedule's canonical text (the warmup's start
 // filled in) and the updates keep the compiled rate, which the runtime scales per step; a
@@ -149,6 +150,44 @@ func.func @adam(%x: tensor<8x4xf32> {graph.input = "x"}, %l: tensor<8xi32> {grap
 // TORCH: graph.adam_update {{.*}} {beta1 = {{.*}}, epsilon = 1.000000e-08 : f64, lr = {{.*}}, torch_epsilon} : tensor<4x3xf32>
 func.func @adam_torch(%x: tensor<8x4xf32> {graph.input = "x"}, %l: tensor<8xi32> {graph.input = "label"}) -> tensor<f32>
     attributes {graph.optimizer = #graph.adam<lr = 0.001, epsilon = 1.0e-8, torch_epsilon = true>} {
+  %w = graph.param "w" {init = #graph.glorot_uniform} : tensor<4x3xf32>
+  %y = graph.dense %x, %w : (tensor<8x4xf32>, tensor<4x3xf32>) -> tensor<8x3xf32>
+  %loss = graph.softmax_cross_entropy %y, %l : (tensor<8x3xf32>, tensor<8xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// Tests that an optimizer's weight_decay (AdamW's, decoupled) reaches each update, and that a
+// zero one writes nothing (the update keeps its attributes, and its plan its bytes).
+// DECAY: graph.model = "adamw"
+// DECAY: graph.adam_update {{.*}} {beta1 = {{.*}}, lr = {{.*}}, weight_decay = 4.000000e-03 : f64} : tensor<4x3xf32>
+// DECAY: graph.model = "momentum_decay"
+// DECAY: graph.momentum_update {{.*}} {lr = {{.*}}, momentum = {{.*}}, nesterov, weight_decay = 1.000000e-04 : f64} : tensor<4x3xf32>
+// DECAY: graph.model = "sgd_no_decay"
+// DECAY: graph.sgd_update {{[^{]*}} {lr = 1.000000e-01 : f64} : tensor<4x3xf32>
+func.func @adamw(%x: tensor<8x4xf32> {graph.input = "x"}, %l: tensor<8xi32> {graph.input = "label"}) -> tensor<f32>
+    attributes {graph.optimizer = #graph.adam<weight_decay = 0.004>} {
+  %w = graph.param "w" {init = #graph.glorot_uniform} : tensor<4x3xf32>
+  %y = graph.dense %x, %w : (tensor<8x4xf32>, tensor<4x3xf32>) -> tensor<8x3xf32>
+  %loss = graph.softmax_cross_entropy %y, %l : (tensor<8x3xf32>, tensor<8xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+func.func @momentum_decay(%x: tensor<8x4xf32> {graph.input = "x"}, %l: tensor<8xi32> {graph.input = "label"}) -> tensor<f32>
+    attributes {graph.optimizer = #graph.momentum<lr = 0.1, nesterov = true, weight_decay = 1.0e-4>} {
+  %w = graph.param "w" {init = #graph.glorot_uniform} : tensor<4x3xf32>
+  %y = graph.dense %x, %w : (tensor<8x4xf32>, tensor<4x3xf32>) -> tensor<8x3xf32>
+  %loss = graph.softmax_cross_entropy %y, %l : (tensor<8x3xf32>, tensor<8xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+func.func @sgd_no_decay(%x: tensor<8x4xf32> {graph.input = "x"}, %l: tensor<8xi32> {graph.input = "label"}) -> tensor<f32>
+    attributes {graph.optimizer = #graph.sgd<lr = 0.1, weight_decay = 0.0>} {
   %w = graph.param "w" {init = #graph.glorot_uniform} : tensor<4x3xf32>
   %y = graph.dense %x, %w : (tensor<8x4xf32>, tensor<4x3xf32>) -> tensor<8x3xf32>
   %loss = graph.softmax_cross_entropy %y, %l : (tensor<8x3xf32>, tensor<8xi32>) -> tensor<f32>

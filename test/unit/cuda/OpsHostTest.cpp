@@ -213,5 +213,38 @@ TEST(Optimizers, TheScheduleFactorScalesEveryRule) {
   }
 }
 
+TEST(Optimizers, WeightDecayIsDecoupledAtTheScheduledRate) {
+  // A rule with a weight decay first decays each element at the scheduled rate (not Adam's
+  // bias-corrected step), then updates it: the reference's decay, then its update.
+  const int64_t n = 64;
+  const std::vector<float> g = uniform(n, 4);
+  for (UpdateRule::Kind kind :
+       {UpdateRule::Kind::Sgd, UpdateRule::Kind::Momentum, UpdateRule::Kind::Adam}) {
+    UpdateRule rule;
+    rule.kind = kind;
+    rule.lr = 0.1;
+    rule.momentum = 0.9;
+    rule.beta1 = 0.9;
+    rule.beta2 = 0.999;
+    rule.epsilon = 1e-7;
+    rule.weightDecay = 0.25;
+    const UpdateRule half = scheduled(rule, 0.5);
+    std::vector<float> p = uniform(n, 11), s0(n, 0.0f), s1(n, 0.0f);
+    std::vector<float> want = p, w0(n, 0.0f), w1(n, 0.0f);
+    const TensorSegment seg{p.data(), g.data(), s0.data(), s1.data(), n};
+    const AdamStep adam = stepOf(half, 3);
+    for (int64_t i = 0; i < n; ++i)
+      updateTensorElement(seg, i, half, adam);
+    ref::decoupledDecay(want.data(), n, 0.05, 0.25);
+    if (kind == UpdateRule::Kind::Sgd)
+      ref::sgdUpdate(want.data(), g.data(), n, 0.05f);
+    else if (kind == UpdateRule::Kind::Momentum)
+      ref::momentumUpdate(want.data(), w0.data(), g.data(), n, 0.05f, 0.9f, false);
+    else
+      ref::adamUpdate(want.data(), w0.data(), w1.data(), g.data(), n, 0.05, 0.9, 0.999, 1e-7, 3);
+    EXPECT_TRUE(near(p, want, 1e-5, 1e-7)) << int(kind);
+  }
+}
+
 } // namespace
 } // namespace dp::rt::cuda

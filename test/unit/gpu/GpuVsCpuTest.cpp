@@ -175,6 +175,23 @@ std::vector<Case> cases() {
         .attrF("lr", 0.01).attrF("beta1", 0.9).attrF("beta2", 0.999).attrF("epsilon", 1e-7);
     c.inputs = {p1, g, p2, v, p3, m}, c.outputs = {p1, p2, v, p3, m, s};
   });
+  add("updates_with_weight_decay", [T](PlanBuilder &b, Case &c) {
+    uint32_t p1 = b.buffer({50}), g = b.buffer({50}), p2 = b.buffer({50}), v = b.buffer({50}),
+             p3 = b.buffer({50}), m = b.buffer({50}), s = b.buffer({50});
+    b.kernel(T, KernelKind::SgdUpdate, {g}, {p1}).attrF("lr", 0.1).attrF("weight_decay", 0.5);
+    b.kernel(T, KernelKind::MomentumUpdate, {g}, {p2, v})
+        .attrF("lr", 0.1)
+        .attrF("momentum", 0.9)
+        .attrI("nesterov", 1)
+        .attrF("weight_decay", 0.5);
+    b.kernel(T, KernelKind::AdamUpdate, {g}, {p3, m, s})
+        .attrF("lr", 0.01)
+        .attrF("beta1", 0.9)
+        .attrF("beta2", 0.999)
+        .attrF("epsilon", 1e-7)
+        .attrF("weight_decay", 0.1);
+    c.inputs = {p1, g, p2, v, p3, m}, c.outputs = {p1, p2, v, p3, m, s};
+  });
   // Convolutions: valid, same (symmetric), and asymmetric padding with stride 2.
   struct Conv {
     const char *name;

@@ -186,5 +186,65 @@ TEST(Optimizers, AdamWithPyTorchsEpsilonMatchesReference) {
   EXPECT_FALSE(allNear(wantK, wantT, 1e-5));
 }
 
+// weight_decay: decoupled, param -= lr * weight_decay * param before the update, at the step's
+// scheduled rate (not Adam's bias-corrected step): with a zero gradient every rule only decays;
+// with gradients, each matches the reference's decay then its update (the threaded path).
+TEST(Optimizers, WeightDecayIsDecoupledAndScheduled) {
+  const int64_t n = 50001;
+  RandomData rd(5);
+  const auto g = rd.uniform(n), p0 = rd.uniform(n);
+  for (bool zeroGradient : {true, false}) {
+    PlanBuilder b(1);
+    uint32_t grad = b.buffer({n});
+    uint32_t ps = b.persistentBuffer({n});
+    uint32_t pm = b.persistentBuffer({n}), vel = b.persistentBuffer({n});
+    uint32_t pa = b.persistentBuffer({n}), m = b.persistentBuffer({n}), v = b.persistentBuffer({n});
+    b.kernel(StepKind::Train, KernelKind::SgdUpdate, {grad}, {ps})
+        .attrF("lr", 0.1)
+        .attrF("weight_decay", 0.5);
+    b.kernel(StepKind::Train, KernelKind::MomentumUpdate, {grad}, {pm, vel})
+        .attrF("lr", 0.1)
+        .attrF("momentum", 0.9)
+        .attrF("weight_decay", 0.5);
+    b.kernel(StepKind::Train, KernelKind::AdamUpdate, {grad}, {pa, m, v})
+        .attrF("lr", 0.01)
+        .attrF("beta1", 0.9)
+        .attrF("beta2", 0.999)
+        .attrF("epsilon", 1e-7)
+        .attrF("weight_decay", 0.25);
+    auto program = b.load();
+    const std::vector<float> gradient = zeroGradient ? std::vector<float>(n, 0.0f) : g;
+    put(*program, grad, gradient);
+    for (uint32_t id : {ps, pm, pa})
+      put(*program, id, p0);
+    for (uint32_t id : {vel, m, v})
+      put(*program, id, std::vector<float>(n, 0.0f));
+    StepContext ctx = stepContext(1, 3);
+    ctx.lrScale = 0.5; // a schedule's factor scales the decay too
+    program->run(StepKind::Train, ctx);
+    std::vector<float> wantS = p0, wantM = p0, wantA = p0, vel0(n, 0), m0(n, 0), v0(n, 0);
+    ref::decoupledDecay(wantS.data(), n, 0.05, 0.5);
+    ref::decoupledDecay(wantM.data(), n, 0.05, 0.5);
+    ref::decoupledDecay(wantA.data(), n, 0.005, 0.25);
+    if (zeroGradient) {
+      // p0 * (1 - lr * lrScale * weight_decay), whatever the rule.
+      EXPECT_TRUE(allNear(get(*program, ps), wantS, 1e-7));
+      EXPECT_TRUE(allNear(get(*program, pm), wantM, 1e-7));
+      EXPECT_TRUE(allNear(get(*program, pa), wantA, 1e-7));
+      continue;
+    }
+    ref::sgdUpdate(wantS.data(), g.data(), n, 0.05f);
+    ref::momentumUpdate(wantM.data(), vel0.data(), g.data(), n, 0.05f, 0.9f, false);
+    ref::adamUpdate(wantA.data(), m0.data(), v0.data(), g.data(), n, 0.005, 0.9, 0.999, 1e-7, 3);
+    EXPECT_TRUE(allNear(get(*program, ps), wantS, 1e-6));
+    EXPECT_TRUE(allNear(get(*program, pm), wantM, 1e-6));
+    EXPECT_TRUE(allNear(get(*program, pa), wantA, 1e-6));
+    // Without the decay the results are another's.
+    std::vector<float> undecayed = p0;
+    ref::sgdUpdate(undecayed.data(), g.data(), n, 0.05f);
+    EXPECT_FALSE(allNear(get(*program, ps), undecayed, 1e-4));
+  }
+}
+
 } // namespace
 } // namespace dp::rt

@@ -1887,7 +1887,7 @@ TEST_F(ImportTest, OptimizerSpecs) {
   EXPECT_EQ(optimizerAttributeText("adam:", error), "#graph.adam<>");
   EXPECT_EQ(error, "");
   EXPECT_EQ(optimizerAttributeText("rmsprop", error), "");
-  EXPECT_EQ(error, "unknown optimizer 'rmsprop' (dp knows sgd, momentum, adam)");
+  EXPECT_EQ(error, "unknown optimizer 'rmsprop' (dp knows sgd, momentum, adam, adamw)");
   EXPECT_EQ(optimizerAttributeText("sgd:lr=fast", error), "");
   EXPECT_EQ(optimizerAttributeText("sgd:lr", error), "");
   EXPECT_EQ(optimizerAttributeText("sgd:l r=1", error), "");
@@ -1900,6 +1900,15 @@ TEST_F(ImportTest, OptimizerSpecs) {
   EXPECT_EQ(error, "");
   EXPECT_EQ(optimizerAttributeText("adam:torch_epsilon=2", error), "");
   EXPECT_EQ(error, "torch_epsilon takes true or false (1 or 0), not '2'");
+  // adamw: adam with Keras's AdamW weight decay, unless given; any optimizer takes one.
+  error.clear();
+  EXPECT_EQ(optimizerAttributeText("adamw", error),
+            "#graph.adam<weight_decay = 0.0040000000000000001>");
+  EXPECT_EQ(optimizerAttributeText("adamw:lr=1e-3,weight_decay=0.01", error),
+            "#graph.adam<lr = 0.001, weight_decay = 0.01>");
+  EXPECT_EQ(optimizerAttributeText("sgd:weight_decay=1e-4", error),
+            "#graph.sgd<weight_decay = 0.0001>");
+  EXPECT_EQ(error, "");
 }
 
 TEST_F(ImportTest, TheDocsListTheImportersTable) {

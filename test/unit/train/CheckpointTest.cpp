@@ -354,9 +354,11 @@ TEST(Checkpoint, RefusesAHugeRecordCountBehindAValidChecksum) {
   ASSERT_EQ(static_cast<uint8_t>(bytes[at]), 3);
   for (int i = 0; i < 4; ++i)
     bytes[at + i] = '\xff';
-  const uint32_t crc =
-      crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef *>(bytes.data()) + 64,
-            static_cast<uInt>(bytes.size() - 64));
+  // From version 3 the CRC-32 covers the header's version bytes, then the payload.
+  const uLong start =
+      crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef *>(bytes.data()) + 8, 4);
+  const uint32_t crc = crc32(start, reinterpret_cast<const Bytef *>(bytes.data()) + 64,
+                             static_cast<uInt>(bytes.size() - 64));
   for (int i = 0; i < 4; ++i)
     bytes[24 + i] = static_cast<char>(crc >> (8 * i));
   EXPECT_DP_ERROR(Checkpoint::fromBytes(bytes, "c.dpk"), ErrorKind::Checkpoint,

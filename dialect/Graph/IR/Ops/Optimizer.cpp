@@ -34,18 +34,40 @@ static LogicalResult verifyUpdate(Operation *op, Value param, ValueRange state) 
 
 LogicalResult ApplyGradientOp::verify() { return verifyUpdate(*this, getParam(), {}); }
 
-LogicalResult SgdUpdateOp::verify() { return verifyUpdate(*this, getParam(), {}); }
+/// A weight decay, when given, is finite and at least 0.
+static LogicalResult verifyDecay(Operation *op, std::optional<APFloat> decay) {
+  if (!decay)
+    return success();
+  const double d = decay->convertToDouble();
+  if (!(d >= 0) || !std::isfinite(d))
+    return op->emitOpError() << "weight_decay must be finite and >= 0, found " << d;
+  return success();
+}
 
-LogicalResult MomentumUpdateOp::verify() { return verifyUpdate(*this, getParam(), getVelocity()); }
+LogicalResult SgdUpdateOp::verify() {
+  return failure(failed(verifyDecay(*this, getWeightDecay())) ||
+                 failed(verifyUpdate(*this, getParam(), {})));
+}
+
+LogicalResult MomentumUpdateOp::verify() {
+  return failure(failed(verifyDecay(*this, getWeightDecay())) ||
+                 failed(verifyUpdate(*this, getParam(), getVelocity())));
+}
 
 LogicalResult AdamUpdateOp::verify() {
-  return verifyUpdate(*this, getParam(), ValueRange{getM(), getV()});
+  return failure(failed(verifyDecay(*this, getWeightDecay())) ||
+                 failed(verifyUpdate(*this, getParam(), ValueRange{getM(), getV()})));
+}
+
+/// The decay of an update op (0 without one).
+static double decayOf(std::optional<APFloat> decay) {
+  return decay ? decay->convertToDouble() : 0.0;
 }
 
 // Updates write the persistent parameter (and optimizer state) buffers in place.
 LogicalResult SgdUpdateOp::lowerToKernels(KernelLowering &l) {
   l.emit(getLoc(), KernelKind::SgdUpdate, {l.buffer(getGradient())}, {l.buffer(getParam())},
-         rt::SgdAttrs{getLr().convertToDouble()});
+         rt::SgdAttrs{getLr().convertToDouble(), decayOf(getWeightDecay())});
   return success();
 }
 
@@ -53,6 +75,7 @@ LogicalResult MomentumUpdateOp::lowerToKernels(KernelLowering &l) {
   rt::MomentumAttrs attrs;
   attrs.lr = getLr().convertToDouble(), attrs.momentum = getMomentum().convertToDouble();
   attrs.nesterov = getNesterov();
+  attrs.weight_decay = decayOf(getWeightDecay());
   l.emit(getLoc(), KernelKind::MomentumUpdate, {l.buffer(getGradient())},
          {l.buffer(getParam()), l.buffer(getVelocity())}, attrs);
   return success();
@@ -63,6 +86,7 @@ LogicalResult AdamUpdateOp::lowerToKernels(KernelLowering &l) {
   attrs.lr = getLr().convertToDouble(), attrs.beta1 = getBeta1().convertToDouble();
   attrs.beta2 = getBeta2().convertToDouble(), attrs.epsilon = getEpsilon().convertToDouble();
   attrs.torch_epsilon = getTorchEpsilon();
+  attrs.weight_decay = decayOf(getWeightDecay());
   l.emit(getLoc(), KernelKind::AdamUpdate, {l.buffer(getGradient())},
          {l.buffer(getParam()), l.buffer(getM()), l.buffer(getV())}, attrs);
   return success();
