@@ -180,6 +180,18 @@ TEST(Ops, AdamWithPyTorchsEpsilonMatchesTheReference) {
   EXPECT_TRUE(near(p, wantP, 1e-5, 1e-6));
 }
 
+/// A rule of `kind` at lr 0.1 with the other rules' constants (momentum 0.9, Adam's defaults).
+UpdateRule ruleOf(UpdateRule::Kind kind) {
+  UpdateRule rule;
+  rule.kind = kind;
+  rule.lr = 0.1;
+  rule.momentum = 0.9;
+  rule.beta1 = 0.9;
+  rule.beta2 = 0.999;
+  rule.epsilon = 1e-7;
+  return rule;
+}
+
 TEST(Optimizers, TheScheduleFactorScalesEveryRule) {
   // The update kernels take the rule with its rate times the step's factor (scheduled()): the
   // same as the reference at the scaled rate, for each rule.
@@ -187,13 +199,7 @@ TEST(Optimizers, TheScheduleFactorScalesEveryRule) {
   const std::vector<float> g = uniform(n, 3);
   for (UpdateRule::Kind kind :
        {UpdateRule::Kind::Sgd, UpdateRule::Kind::Momentum, UpdateRule::Kind::Adam}) {
-    UpdateRule rule;
-    rule.kind = kind;
-    rule.lr = 0.1;
-    rule.momentum = 0.9;
-    rule.beta1 = 0.9;
-    rule.beta2 = 0.999;
-    rule.epsilon = 1e-7;
+    UpdateRule rule = ruleOf(kind);
     const UpdateRule half = scheduled(rule, 0.5);
     EXPECT_EQ(half.lr, 0.05);
     EXPECT_EQ(scheduled(rule, 1.0).lr, rule.lr);
@@ -220,13 +226,7 @@ TEST(Optimizers, WeightDecayIsDecoupledAtTheScheduledRate) {
   const std::vector<float> g = uniform(n, 4);
   for (UpdateRule::Kind kind :
        {UpdateRule::Kind::Sgd, UpdateRule::Kind::Momentum, UpdateRule::Kind::Adam}) {
-    UpdateRule rule;
-    rule.kind = kind;
-    rule.lr = 0.1;
-    rule.momentum = 0.9;
-    rule.beta1 = 0.9;
-    rule.beta2 = 0.999;
-    rule.epsilon = 1e-7;
+    UpdateRule rule = ruleOf(kind);
     rule.weightDecay = 0.25;
     const UpdateRule half = scheduled(rule, 0.5);
     std::vector<float> p = uniform(n, 11), s0(n, 0.0f), s1(n, 0.0f);
