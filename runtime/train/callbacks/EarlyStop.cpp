@@ -2,6 +2,7 @@
 // the test loss) has not improved for N epochs; see Callbacks.h.
 #include "runtime/train/callbacks/Callbacks.h"
 
+#include <cstdio>
 #include <ostream>
 
 namespace dp::rt {
@@ -19,10 +20,12 @@ public:
       return;
     s_.stopTraining = true;
     s_.report.earlyStoppedAfter = e.epoch;
-    if (!s_.quiet)
-      s_.out << "early stop: " << watchedName(s_) << " has not improved on "
-             << (watch.best < 0 ? -watch.best : watch.best) << " for " << watch.badEpochs
-             << " epochs\n";
+    if (!s_.quiet) {
+      char best[32];
+      std::snprintf(best, sizeof(best), "%.4f", watch.best < 0 ? -watch.best : watch.best);
+      s_.out << "early stop: " << watchedName(s_) << " has not improved on " << best << " for "
+             << watch.badEpochs << " epochs\n";
+    }
   }
 };
 
