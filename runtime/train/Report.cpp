@@ -98,6 +98,25 @@ std::string metricsJson(const TrainReport &report) {
     }
     json += "\n  ],\n";
   }
+  if (!report.classes.confusion.empty()) {
+    const ClassReport &c = report.classes;
+    json += "  \"top_k\": " + std::to_string(c.topK) +
+            ",\n  \"top_k_accuracy\": " + jsonNumber(c.topKAccuracy) +
+            ",\n  \"per_class_accuracy\": [";
+    std::string matrix;
+    for (size_t l = 0; l < c.confusion.size(); ++l) {
+      int64_t total = 0;
+      for (int64_t v : c.confusion[l])
+        total += v;
+      json += (l ? ", " : "") +
+              jsonNumber(total ? double(c.confusion[l][l]) / double(total) : std::nan(""));
+      matrix += std::string(l ? ",\n    [" : "\n    [");
+      for (size_t p = 0; p < c.confusion[l].size(); ++p)
+        matrix += (p ? ", " : "") + std::to_string(c.confusion[l][p]);
+      matrix += "]";
+    }
+    json += "],\n  \"confusion_matrix\": [" + matrix + "\n  ],\n";
+  }
   if (report.best.step > 0)
     json += "  \"best\": {\"step\": " + std::to_string(report.best.step) +
             ", \"epoch\": " + std::to_string(report.best.epoch) +

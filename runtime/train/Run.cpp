@@ -236,6 +236,8 @@ void addCallbacks(CallbackList &callbacks, RunState &state, Checkpointing *&chec
     callbacks.add(makeMetrics(state));
   if (!o.paramsPath.empty())
     callbacks.add(makeSaveParams(state));
+  if (o.topK > 0 || o.confusionMatrix)
+    callbacks.add(makeClassMetrics(state));
   if (!o.predictionsPath.empty())
     callbacks.add(makePredictionsFile(state));
   if (!o.exportPath.empty())
@@ -308,6 +310,10 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
   CallbackList callbacks;
   Checkpointing *checkpointing = nullptr;
   addCallbacks(callbacks, state, checkpointing, traceZero);
+  if ((options.topK > 0 || options.confusionMatrix) && trainer.targetWidth() > 0)
+    throw Error(ErrorKind::Usage, std::string(options.topK > 0 ? "--top-k" : "--confusion-matrix") +
+                                      ": " + job.planPath() +
+                                      " is a regression, which has no classes");
   if (validation && options.monitor == "val_accuracy" && trainer.targetWidth() > 0)
     throw Error(ErrorKind::Usage, "--monitor val_accuracy: " + job.planPath() +
                                       " is a regression, which has no accuracy (watch val_loss)");
@@ -374,8 +380,10 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
       return report;
     report.phases.train = secondsSince(start) - report.phases.checkpoint - state.epochEvalSeconds;
     start = Clock::now();
-    report.test =
-        trainer.evaluate(test, options.predictionsPath.empty() ? nullptr : &state.predictions);
+    report.test = trainer.evaluate(test, options.predictionsPath.empty() && options.topK == 0 &&
+                                                 !options.confusionMatrix
+                                             ? nullptr
+                                             : &state.predictions);
     report.phases.evaluate = secondsSince(start) + state.epochEvalSeconds;
     Evaluation final;
     final.stats = report.test;

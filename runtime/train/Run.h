@@ -86,6 +86,10 @@ struct TrainOptions {
   std::string monitor = "val_loss";
   /// End training with the weights of the best validation evaluation (--restore-best).
   bool restoreBest = false;
+  /// The final test evaluation's top-K accuracy (--top-k K; 0: not asked), and each class's
+  /// accuracy with the confusion matrix (--confusion-matrix), printed and in the metrics.
+  int64_t topK = 0;
+  bool confusionMatrix = false;
   /// Batches a loader thread gathers ahead of the steps (0: each replica gathers its rows
   /// before its step, on its own compute thread; -1: 2 when the process has a core its
   /// compute threads leave free, else 0).
@@ -147,6 +151,14 @@ struct PhaseTimes {
   double inputWait = 0;
 };
 
+/// The final test evaluation per class (--top-k, --confusion-matrix).
+struct ClassReport {
+  int64_t topK = 0;
+  double topKAccuracy = 0;
+  /// [label][predicted class]: samples.
+  std::vector<std::vector<int64_t>> confusion;
+};
+
 /// Everything a run measured; what --metrics writes.
 struct TrainReport {
   std::vector<EpochStats> epochs;
@@ -182,6 +194,8 @@ struct TrainReport {
     int64_t afterSteps = 0;
   };
   std::vector<LostWorker> lostWorkers;
+  /// The test set per class, when asked for (empty confusion: not asked).
+  ClassReport classes;
 };
 
 /// Device 0's parameters, in plan order: every one, or only the weights (batch-norm

@@ -221,6 +221,15 @@ void declareOptions(dp::cli::Parser &p, Args &args) {
          "index, label, predicted class, the probabilities (softmax) and the logits (a "
          "regression: index, the targets and the predicted values)",
          t.predictionsPath);
+  p.count("--top-k", "K", 1, 256,
+          "also report the final test evaluation's top-K accuracy (the label among the K "
+          "largest logits), printed and in --metrics (top_k_accuracy)",
+          t.topK);
+  p.flag("--confusion-matrix",
+         "after the final test evaluation, print each class's accuracy and the confusion "
+         "matrix (rows: the label, columns: the predicted class), also in --metrics "
+         "(per_class_accuracy, confusion_matrix)",
+         t.confusionMatrix);
   p.text("--export", "FILE", "a file name",
          "after training, write the model the plan was compiled from (an ONNX model: dpc "
          "compile model.onnx) to FILE with the trained weights and batch-norm statistics, in "

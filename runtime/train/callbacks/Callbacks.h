@@ -15,6 +15,7 @@
 //   Timeline       --trace (before the files rank 0 alone writes: its merge is a collective)
 //   Metrics        --metrics
 //   SaveParams     --save-params
+//   ClassMetrics   --top-k, --confusion-matrix
 //   PredictionsFile  --predictions
 //   ExportModel    --export
 //   Profile        --profile
@@ -110,6 +111,17 @@ std::unique_ptr<Callback> makeExportModel(RunState &state);
 /// regression's data, its index, targets and predicted values.
 std::string predictionsCsv(const Predictions &predictions, const Dataset &data);
 std::unique_ptr<Callback> makeProfile(RunState &state);
+std::unique_ptr<Callback> makeClassMetrics(RunState &state);
+/// The top-K accuracy and the confusion matrix of `data` from its predictions (the predicted
+/// class: the first largest logit; a label is in the top K when fewer than K classes score
+/// above it, a tie counted for the lower class).
+ClassReport classReport(const Predictions &predictions, const Dataset &data, int64_t topK);
+/// The per-class table of a report: each label's samples and accuracy, then its row of the
+/// confusion matrix.
+std::string confusionTable(const ClassReport &report);
+/// The lines the console prints after the test line: the top-K accuracy (`topK`) and the
+/// per-class table (`table`).
+std::string classesText(const ClassReport &report, bool topK, bool table);
 
 /// --checkpoint-dir: takes the directory's lock (the printer) at construction; find() looks
 /// for the checkpoint to resume (a collective), onTrainBegin loads it.

@@ -63,6 +63,8 @@ public:
                   accuracyText(report.test.accuracy).c_str(),
                   withCommas(report.test.samples).c_str());
     s_.out << line;
+    if (!report.classes.confusion.empty())
+      s_.out << classesText(report.classes, s_.options.topK > 0, s_.options.confusionMatrix);
     if (!s_.options.quiet)
       printPhaseTable(report.phases, s_.out);
     if (!s_.options.quiet && s_.job.collectives())
