@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 
 namespace dp::rt {
 namespace {
@@ -105,10 +106,17 @@ std::string scalarEvent(double wallTime, int64_t step, const std::string &tag, f
   return event;
 }
 
-EventFileWriter::EventFileWriter(const std::string &dir) {
-  if (::mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST)
+void makeLogDirectory(const std::string &dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir, ec))
     throw Error(ErrorKind::Usage,
-                "--tensorboard " + dir + ": cannot create the directory: " + std::strerror(errno));
+                "--tensorboard " + dir + ": cannot create the directory" +
+                    (ec ? ": " + ec.message() : std::string(": not a directory")));
+}
+
+EventFileWriter::EventFileWriter(const std::string &dir) {
+  makeLogDirectory(dir);
   char host[256] = "localhost";
   ::gethostname(host, sizeof(host) - 1);
   host[sizeof(host) - 1] = '\0';

@@ -27,6 +27,10 @@ std::string tfRecord(const std::string &message);
 std::string versionEvent(double wallTime);
 std::string scalarEvent(double wallTime, int64_t step, const std::string &tag, float value);
 
+/// Creates `dir` and its parents when missing. Throws Error(Usage) naming it when it cannot,
+/// or when it is not a directory.
+void makeLogDirectory(const std::string &dir);
+
 /// An event file in a directory, appended to and flushed record by record (a run killed with
 /// -9 leaves every record written before it; TensorBoard reads a file as it grows).
 class EventFileWriter {

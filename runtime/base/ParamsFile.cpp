@@ -69,6 +69,8 @@ public:
         return fail("has a control byte in a string");
       if (c != '\\') {
         out.push_back(char(c));
+        if (out.size() > 4096)
+          return fail("has a string longer than 4096 bytes");
         continue;
       }
       if (at_ >= t_.size())
@@ -244,9 +246,10 @@ std::string parseSafetensors(const std::string &bytes, const std::string &path,
   std::vector<const HeaderTensor *> byOffset;
   for (const HeaderTensor &t : tensors)
     byOffset.push_back(&t);
-  std::sort(byOffset.begin(), byOffset.end(), [](const HeaderTensor *a, const HeaderTensor *b) {
-    return a->offsets[0] < b->offsets[0];
-  });
+  // By [begin, end): an empty tensor at an offset comes before the one that starts there.
+  std::stable_sort(
+      byOffset.begin(), byOffset.end(),
+      [](const HeaderTensor *a, const HeaderTensor *b) { return a->offsets < b->offsets; });
   uint64_t expected = 0;
   for (const HeaderTensor *t : byOffset) {
     uint64_t elements = 1;
@@ -275,7 +278,8 @@ std::string parseSafetensors(const std::string &bytes, const std::string &path,
     e.name = t.name;
     e.shape = t.shape;
     e.values.resize(size_t(t.offsets[1] - t.offsets[0]) / sizeof(float));
-    std::memcpy(e.values.data(), data + t.offsets[0], e.values.size() * sizeof(float));
+    if (!e.values.empty())
+      std::memcpy(e.values.data(), data + t.offsets[0], e.values.size() * sizeof(float));
   }
   return "";
 }
@@ -382,7 +386,8 @@ std::string parseParamsFile(const std::string &bytes, const std::string &path,
     if (!names.insert(entry.name).second)
       return path + ": '" + entry.name + "' appears twice";
     entry.values.resize(count);
-    std::memcpy(entry.values.data(), bytes.data() + at, count * sizeof(float));
+    if (count > 0)
+      std::memcpy(entry.values.data(), bytes.data() + at, count * sizeof(float));
     at += count * sizeof(float);
     out.push_back(std::move(entry));
   }

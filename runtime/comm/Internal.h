@@ -111,7 +111,7 @@ struct HandshakeRecord {
   int32_t replicas = 0;
   int32_t processes = 0;
   /// The shared options (Handshake::sharedOptions), NUL-terminated, cut to fit.
-  char sharedOptions[96] = {};
+  char sharedOptions[256] = {};
   /// The plan's path, NUL-terminated; a longer path keeps its end behind "...".
   char planPath[240] = {};
   /// The rank's host name, cut to fit (not compared: messages name a rank's node with it).

@@ -1,6 +1,7 @@
 // The run behind `dprun PLAN --data DIR`; see Run.h.
 #include "runtime/train/Run.h"
 
+#include "runtime/base/EventFile.h"
 #include "runtime/base/Heartbeat.h"
 #include "runtime/base/Interrupt.h"
 
@@ -78,11 +79,11 @@ void agreeOnData(ProcessGroup &group, const Dataset &train, const Dataset &test,
                 static_cast<unsigned long long>(fingerprint(train) ^ (fingerprint(test) * 3) ^
                                                 (validation ? fingerprint(*validation) * 5 : 0)));
   const std::string mine =
-      withCommas(train.size()) + " training, " +
-      (validation ? withCommas(validation->size()) + " validation" : "no validation") + " and " +
-      withCommas(test.size()) + " test samples of " + std::to_string(train.height()) + "x" +
-      std::to_string(train.width()) + "x" + std::to_string(train.channels()) + ", fingerprint " +
-      digest + " (" + train.imagesPath() + ")";
+      withCommas(train.size()) + " training" +
+      (validation ? ", " + withCommas(validation->size()) + " validation," : std::string()) +
+      " and " + withCommas(test.size()) + " test samples of " + std::to_string(train.height()) +
+      "x" + std::to_string(train.width()) + "x" + std::to_string(train.channels()) +
+      ", fingerprint " + digest + " (" + train.imagesPath() + ")";
   // A rank may still be reading its data: the first exchange waits longer.
   const double wait = std::max(timeout, 600.0);
   const std::vector<std::string> all = group.gatherBytes(mine, 0, wait);
@@ -118,6 +119,14 @@ std::string sharedOptions(const TrainOptions &o) {
              (o.validationSplit > 0 ? "split" : "data");
   if (o.evalEvery > 0)
     early += std::string(early.empty() ? "" : " ") + "--eval-every " + std::to_string(o.evalEvery);
+  // What the ranks decide alike (the watched figure, the weights training ends with) and the
+  // final evaluation's extra exchanges (the predictions gathered).
+  if (o.validationSplit > 0 || !o.validationDir.empty())
+    early += " --monitor " + o.monitor;
+  if (o.restoreBest)
+    early += std::string(early.empty() ? "" : " ") + "--restore-best";
+  if (o.topK > 0 || o.confusionMatrix || !o.predictionsPath.empty())
+    early += std::string(early.empty() ? "" : " ") + "--predictions";
   // The log's figures are summed over the ranks every N steps.
   if (!o.logPath.empty() || !o.tensorboardDir.empty())
     early += std::string(early.empty() ? "" : " ") + "--log-every " + std::to_string(o.logEvery);
@@ -353,17 +362,18 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
     for (int64_t epoch = state.firstEpoch; epoch <= options.epochs; ++epoch) {
       const bool first = epoch == state.firstEpoch;
       const int64_t firstBatch = first ? state.firstBatch : 0;
-      // --steps-per-epoch caps each epoch; --max-steps the run, whose last epoch may be cut.
-      int64_t cap = options.stepsPerEpoch;
+      // --steps-per-epoch caps each epoch; --max-steps the run, whose last epoch may be cut
+      // (the schedule still sees the epoch's length).
+      int64_t stopAfter = 0;
       if (options.maxSteps > 0) {
         const int64_t left = options.maxSteps - trainer.stepsRun();
         if (left <= 0)
           break;
-        if (cap == 0 || firstBatch + left < cap)
-          cap = firstBatch + left;
+        stopAfter = firstBatch + left;
       }
-      report.epochs.push_back(trainer.trainEpoch(batcher, epoch, options.epochs, cap,
-                                                 first ? state.resumeAt : nullptr, firstBatch));
+      report.epochs.push_back(
+          trainer.trainEpoch(batcher, epoch, options.epochs, options.stepsPerEpoch,
+                             first ? state.resumeAt : nullptr, firstBatch, stopAfter));
       callbacks.onEpochEnd(report.epochs.back());
       if (state.signal)
         throw Error(signalErrorKind(state.signal), "interrupted by " + signalName(state.signal) +
@@ -473,6 +483,8 @@ TrainReport runTraining(const std::string &planPath, const TrainOptions &options
     checkWritable(options.metricsPath);
   if (!options.logPath.empty())
     checkWritable(options.logPath);
+  if (!options.tensorboardDir.empty())
+    makeLogDirectory(options.tensorboardDir);
   if (!options.paramsPath.empty())
     checkWritable(options.paramsPath);
   if (!options.predictionsPath.empty())

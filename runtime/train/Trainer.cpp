@@ -299,10 +299,12 @@ struct Trainer::Epoch {
   int64_t trained = 0;   // the steps the epoch's figures cover
   double lastScale = 1;  // the schedule's factor at the latest step
   int64_t stepsBefore = 0; // the run's steps before the epoch's first (step_ then)
+  /// The epoch's length as the schedule sees it (steps: where it stops, maybe before).
+  int64_t length = 0;
 };
 
 EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, int64_t maxSteps,
-                               const TrainPosition *resume, int64_t firstBatch) {
+                               const TrainPosition *resume, int64_t firstBatch, int64_t stopAfter) {
   trace::Span span(trace::Category::Host, "epoch", epoch);
   testEvents::note("epoch " + std::to_string(epoch));
   checkFeeds(batcher.data(), batcher.sampleForm());
@@ -314,6 +316,10 @@ EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, 
   e.steps = batcher.numBatches();
   if (maxSteps > 0 && maxSteps < e.steps)
     e.steps = maxSteps;
+  // The schedule follows the epoch's length; a run that ends in it stops before.
+  e.length = e.steps;
+  if (stopAfter > 0 && stopAfter < e.steps)
+    e.steps = stopAfter;
   e.first = std::clamp<int64_t>(firstBatch, 0, e.steps);
   e.stepsBefore = step_;
   e.collected = e.first;
@@ -329,7 +335,7 @@ EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, 
     }
   }
   e.lastScale =
-      lrScaleAt(double(epoch - 1) + double(e.first) / double(std::max<int64_t>(e.steps, 1)));
+      lrScaleAt(double(epoch - 1) + double(e.first) / double(std::max<int64_t>(e.length, 1)));
   const PassGuard pass = startPass(batcher, e.first, e.steps);
   if (callback_)
     callback_->onEpochBegin(epoch, e.steps);
@@ -361,14 +367,16 @@ void Trainer::collectTrain(Epoch &e, int64_t b) {
     end.correct = replicaBuffers_.front().trainCorrect >= 0
                       ? correct
                       : std::numeric_limits<double>::quiet_NaN();
-    end.lrScale = e.lastScale;
+    // The collected step's factor (the step enqueued after it may have another).
+    end.lrScale =
+        lrScaleAt(double(e.epoch - 1) + double(b) / double(std::max<int64_t>(e.length, 1)));
     callback_->onStepEnd(end);
   }
 }
 
 void Trainer::enqueueTrain(Epoch &e, int64_t b, int slot, int process) {
   const int64_t stepNumber = ++step_;
-  e.lastScale = lrScaleAt(double(e.epoch - 1) + double(b) / double(e.steps));
+  e.lastScale = lrScaleAt(double(e.epoch - 1) + double(b) / double(e.length));
   for (int r = 0; r < program_.devices(); ++r)
     enqueueStep(*e.batcher, b, r, StepKind::Train,
                 StepContext{shardRows_, shardRows_, stepNumber, r, seed_, shardBegin(r, process),
@@ -513,7 +521,7 @@ EpochStats Trainer::finishEpoch(Epoch &e) {
   return stats;
 }
 
-EvalStats Trainer::evaluate(const Dataset &data, Predictions *predictions) {
+EvalStats Trainer::evaluate(const Dataset &data, Predictions *predictions, bool stopForSignal) {
   trace::Span span(trace::Category::Host, "evaluate");
   const int replicas = program_.devices();
   // A parameter-server worker (worker 0: its shards start each batch) evaluates alone, in
@@ -592,7 +600,7 @@ EvalStats Trainer::evaluate(const Dataset &data, Predictions *predictions) {
   // totals are a collective) and stop after it.
   const bool alone = !group_ || group_->size() == 1;
   for (int64_t b = 0; b < batches; ++b) {
-    if (alone)
+    if (alone && stopForSignal)
       throwIfInterrupted("while evaluating");
     for (int r = 0; r < replicas; ++r) {
       // A shard wholly past the data (the padded last batch) has nothing to evaluate; the

@@ -154,11 +154,13 @@ public:
   /// Runs one epoch (`epoch` of `epochs`, 1-based) of train steps over `batcher`'s full
   /// batches, at most `maxSteps` of them when positive. With `resume`, the epoch goes on from a
   /// checkpoint's place in it: its first `firstBatch` batches were run before, and its running
-  /// figures (resume->epochLossSum, ...) count in the returned stats. Throws the Error of a
-  /// signal (Interrupted, Terminated, UserSignal1) after onBoundary when the ranks agreed to
-  /// stop.
+  /// figures (resume->epochLossSum, ...) count in the returned stats. With `stopAfter` > 0 the
+  /// epoch ends after batch stopAfter - 1 (the run's --max-steps), while the learning-rate
+  /// schedule still sees its whole length. Throws the Error of a signal (Interrupted,
+  /// Terminated, UserSignal1) after onBoundary when the ranks agreed to stop.
   EpochStats trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, int64_t maxSteps,
-                        const TrainPosition *resume = nullptr, int64_t firstBatch = 0);
+                        const TrainPosition *resume = nullptr, int64_t firstBatch = 0,
+                        int64_t stopAfter = 0);
 
   /// The signal that any rank of the job received (SIGTERM, then SIGUSR1, then SIGINT, when
   /// several did), now recorded on this rank too; 0 when none did. With several processes it
@@ -179,7 +181,11 @@ public:
   /// Runs the eval step over every sample of `data`, the last batch padded. With
   /// `predictions`, also gathers every sample's logits into it (from all ranks, on every
   /// rank); throws Error(Plan) when the plan's eval step has no predictions output.
-  EvalStats evaluate(const Dataset &data, Predictions *predictions = nullptr);
+  /// A process alone stops for a signal within the pass (`stopForSignal`), unless the
+  /// evaluation is one during training: the signal is then taken at the next step or epoch
+  /// end, where the run keeps its place (a checkpoint).
+  EvalStats evaluate(const Dataset &data, Predictions *predictions = nullptr,
+                     bool stopForSignal = true);
 
   /// Train steps run so far (the StepContext step counter of the last one).
   int64_t stepsRun() const { return step_; }

@@ -221,6 +221,9 @@ bool Checkpointing::wantsBoundary(int64_t step) const {
 }
 
 void Checkpointing::onBoundary(const TrainPosition &position, int signal) {
+  // Its own boundaries and a signal's; another callback's (an evaluation) writes nothing.
+  if (!signal && !wantsBoundary(position.step))
+    return;
   impl_->save(position);
   if (signal)
     impl_->stopSaved = true;

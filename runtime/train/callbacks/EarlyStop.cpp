@@ -16,7 +16,8 @@ public:
     const int64_t patience = s_.options.earlyStop;
     PlateauState &watch = s_.earlyStop;
     if (!e.epochEnd || watch.record(watchedValue(s_, e.stats), 0) || watch.badEpochs < patience ||
-        e.epoch >= s_.options.epochs)
+        e.epoch >= s_.options.epochs ||
+        (s_.options.maxSteps > 0 && s_.trainer.stepsRun() >= s_.options.maxSteps))
       return;
     s_.stopTraining = true;
     s_.report.earlyStoppedAfter = e.epoch;

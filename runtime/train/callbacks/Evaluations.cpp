@@ -49,7 +49,10 @@ private:
     const auto start = Clock::now();
     Evaluation e;
     e.set = s_.validation ? Evaluation::Set::Validation : Evaluation::Set::Test;
-    e.stats = s_.trainer.evaluate(s_.validation ? *s_.validation : *s_.test);
+    // A signal meanwhile is taken where the run keeps its place (the next step, the epoch's
+    // end), not in this pass.
+    e.stats = s_.trainer.evaluate(s_.validation ? *s_.validation : *s_.test, nullptr,
+                                  /*stopForSignal=*/false);
     e.epoch = epoch;
     e.step = step;
     e.epochEnd = epochEnd;

@@ -19,6 +19,9 @@ public:
   void onStepEnd(const StepEnd &step) override {
     done_ = step.done;
     loss_ = step.runningLoss;
+    // After an evaluation within the epoch (--eval-every): its line is printed, the bar goes on.
+    if (!bar_ && steps_ > 0)
+      bar_.emplace(out_, true, label_, steps_);
     if (bar_)
       bar_->update(step.done, step.runningLoss);
   }
@@ -33,12 +36,9 @@ public:
       bar_->update(done, runningLoss);
   }
   void onEvalEnd(const Evaluation &e) override {
+    // Erased before the evaluation's line is printed; an epoch's bar comes back at its next
+    // step.
     bar_.reset();
-    // An evaluation within an epoch (--eval-every): the epoch's bar goes on after its line.
-    if (!e.epochEnd && !e.final && steps_ > 0) {
-      bar_.emplace(out_, true, label_, steps_);
-      bar_->update(done_, loss_);
-    }
   }
   void onStop(Stop &) override { bar_.reset(); }
 

@@ -2,6 +2,7 @@
 // watched figure) and ends training with them; see Callbacks.h.
 #include "runtime/train/callbacks/Callbacks.h"
 
+#include <cmath>
 #include <cstdio>
 #include <ostream>
 
@@ -24,7 +25,8 @@ public:
     if (e.set != Evaluation::Set::Validation)
       return;
     const double value = watchedValue(s_, e.stats);
-    if (have_ && !(value < best_.value))
+    // NaN is never the best (a diverged evaluation), and a best that is NaN yields to anything.
+    if (std::isnan(value) || (have_ && !std::isnan(best_.value) && !(value < best_.value)))
       return;
     have_ = true;
     best_ = Best{e, value};

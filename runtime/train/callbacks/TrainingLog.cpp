@@ -24,28 +24,15 @@ public:
   using RunCallback::RunCallback;
 
   void onTrainBegin() override {
-    const Plan &plan = s_.job.program().plan();
-    lr_ = learningRate(plan);
+    lr_ = learningRate(s_.job.program().plan());
     start_ = intervalStart_ = Clock::now();
     waitsAtStart();
-    if (!s_.printer)
-      return;
-    const TrainOptions &o = s_.options;
-    if (!o.logPath.empty()) {
-      // A resumed run goes on after the lines of the run it continues.
-      log_ = std::make_unique<AppendFile>(
-          o.logPath, s_.resumed ? AppendFile::Mode::Append : AppendFile::Mode::Truncate, "--log");
-      line("{\"kind\": \"start\", \"model\": " + jsonString(plan.model) + ", \"batch\": " +
-           std::to_string(plan.batch) + ", \"processes\": " + std::to_string(s_.report.processes) +
-           ", \"replicas_per_process\": " + std::to_string(s_.report.replicas) +
-           ", \"steps_per_epoch\": " + std::to_string(stepsPerEpoch()) + ", \"epochs\": " +
-           std::to_string(o.epochs) + ", \"log_every\": " + std::to_string(o.logEvery) +
-           ", \"resumed_at_step\": " + std::to_string(s_.resumed ? s_.trainer.stepsRun() : 0) +
-           "}");
-    }
-    if (!o.tensorboardDir.empty())
-      events_.emplace(o.tensorboardDir);
   }
+
+  // The files are opened once training starts: a resume is known then (Checkpointing's
+  // onTrainBegin, after this one's, loads it). A run that trains nothing opens them at its
+  // final evaluation's line.
+  void onEpochBegin(int64_t, int64_t) override { open(); }
 
   void onStepEnd(const StepEnd &step) override {
     ++steps_;
@@ -87,6 +74,29 @@ public:
   }
 
 private:
+  /// Opens the log and the event file (the printer, once) and writes the log's first line.
+  void open() {
+    if (opened_ || !s_.printer)
+      return;
+    opened_ = true;
+    const Plan &plan = s_.job.program().plan();
+    const TrainOptions &o = s_.options;
+    if (!o.logPath.empty()) {
+      // A resumed run goes on after the lines of the run it continues.
+      log_ = std::make_unique<AppendFile>(
+          o.logPath, s_.resumed ? AppendFile::Mode::Append : AppendFile::Mode::Truncate, "--log");
+      line("{\"kind\": \"start\", \"model\": " + jsonString(plan.model) + ", \"batch\": " +
+           std::to_string(plan.batch) + ", \"processes\": " + std::to_string(s_.report.processes) +
+           ", \"replicas_per_process\": " + std::to_string(s_.report.replicas) +
+           ", \"steps_per_epoch\": " + std::to_string(stepsPerEpoch()) + ", \"epochs\": " +
+           std::to_string(o.epochs) + ", \"log_every\": " + std::to_string(o.logEvery) +
+           ", \"resumed_at_step\": " + std::to_string(s_.resumed ? s_.trainer.stepsRun() : 0) +
+           "}");
+    }
+    if (!o.tensorboardDir.empty())
+      events_.emplace(o.tensorboardDir);
+  }
+
   /// The interval that ends with `step`: summed over the ranks, then written by the printer.
   void interval(const StepEnd &step) {
     ProcessGroup &group = s_.job.group();
@@ -153,14 +163,17 @@ private:
   double elapsed() const { return secondsSince(start_); }
 
   void line(const std::string &json) {
+    open();
     if (log_)
       log_->append(json + "\n");
   }
   void scalar(const std::string &tag, int64_t step, double value) {
+    open();
     if (events_ && std::isfinite(value))
       events_->scalar(tag, step, value);
   }
 
+  bool opened_ = false;
   std::unique_ptr<AppendFile> log_;
   std::optional<EventFileWriter> events_;
   double lr_ = 0, lrScale_ = 1;

@@ -64,6 +64,18 @@ TEST(ParamsFile, TheOlderRawFormatIsStillRead) {
   EXPECT_EQ(back[0].values, (std::vector<float>{1.5f, -2}));
 }
 
+TEST(ParamsFile, AnEmptyTensorSharesItsOffsetWithTheNextInEitherOrder) {
+  const std::string data(8, '\0');
+  for (const char *header : {"{\"e\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]},"
+                             "\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}",
+                             "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+                             "\"e\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]}}"}) {
+    std::vector<ParamsEntry> back;
+    EXPECT_EQ(problemOf(image(header, data), &back), "") << header;
+    EXPECT_EQ(back.size(), 2u);
+  }
+}
+
 TEST(ParamsFile, HostileSafetensorsAreRefusedByName) {
   const std::string four(16, '\0');
   struct Case {
