@@ -84,7 +84,7 @@ void Job::launchParameterServer(Plan plan, const JobOptions &options) {
   const double timeout = options.collectiveTimeout > 0 ? options.collectiveTimeout : 1e9;
   if (options.checkpoints)
     throw Error(ErrorKind::Usage, "checkpoints of parameter-server jobs are not supported yet "
-                                  "(--checkpoint-dir, --resume)");
+                                  "(--checkpoint-dir, --resume, --save-state)");
   if (options.earlyStop)
     throw Error(ErrorKind::Usage, "--early-stop needs every worker to stop together; parameter-"
                                   "server workers do not meet between steps");

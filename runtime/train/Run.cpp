@@ -235,6 +235,8 @@ void addCallbacks(CallbackList &callbacks, RunState &state, Checkpointing *&chec
   callbacks.add(makeSignals(state));
   if (!o.checkpointDir.empty())
     checkpointing = &callbacks.add(std::make_unique<Checkpointing>(state));
+  if (!o.statePath.empty())
+    callbacks.add(makeSaveState(state));
   if (o.restoreBest)
     callbacks.add(makeRestoreBest(state));
   // The timeline's merge is a collective: before the files rank 0 alone writes, so that a
@@ -487,6 +489,8 @@ TrainReport runTraining(const std::string &planPath, const TrainOptions &options
     makeLogDirectory(options.tensorboardDir);
   if (!options.paramsPath.empty())
     checkWritable(options.paramsPath);
+  if (!options.statePath.empty())
+    checkWritable(options.statePath);
   if (!options.predictionsPath.empty())
     checkWritable(options.predictionsPath);
   if (!options.exportPath.empty())
@@ -511,7 +515,7 @@ TrainReport runTraining(const std::string &planPath, const TrainOptions &options
   jobOptions.stepsPerEpoch = options.stepsPerEpoch;
   jobOptions.maxSteps = options.maxSteps;
   jobOptions.sharedOptions = sharedOptions(options);
-  jobOptions.checkpoints = !options.checkpointDir.empty();
+  jobOptions.checkpoints = !options.checkpointDir.empty() || !options.statePath.empty();
   jobOptions.earlyStop = options.earlyStop > 0;
   jobOptions.allreduce = options.allreduce;
   jobOptions.threads = options.threads;

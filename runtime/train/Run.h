@@ -41,6 +41,9 @@ struct TrainOptions {
   double collectiveTimeout = 20;
   /// Where to write the weights after training (safetensors, see dumpParams); empty for none.
   std::string paramsPath;
+  /// Where to write the whole state when training ends (--save-state: a checkpoint file, with
+  /// the optimizer state, the step and the epochs); empty for none.
+  std::string statePath;
   /// The weights to start from instead of the plan's initial values (--params: a file of
   /// --save-params, see loadParams); empty for none.
   std::string initParamsPath;

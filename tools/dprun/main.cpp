@@ -204,6 +204,11 @@ void declareOptions(dp::cli::Parser &p, Args &args) {
          "FILE as safetensors: F32 tensors under the plan's parameter names, with their shapes "
          "(rank 0, atomically); what --params reads, and safetensors' readers",
          t.paramsPath);
+  p.text("--save-state", "FILE", "a file name",
+         "when training ends, write its whole state to FILE: a checkpoint, with the optimizer "
+         "state, the step and the finished epochs (rank 0, atomically; --resume goes on from it "
+         "in a --checkpoint-dir under the name dprun prints)",
+         t.statePath);
   p.text("--params", "FILE", "a file name",
          "start from the weights in FILE (safetensors of F32 tensors, as --save-params writes "
          "them, or dp's older raw parameters files) instead of the plan's initial values: to "
@@ -405,8 +410,8 @@ void checkTogether(const dp::cli::Parser &parser, Args &args) {
   if (t.predict)
     for (const char *training :
          {"--epochs", "--max-steps", "--steps-per-epoch", "--checkpoint-dir", "--resume",
-          "--early-stop", "--save-params", "--validation-split", "--validation-data",
-          "--eval-every", "--monitor", "--restore-best"})
+          "--early-stop", "--save-params", "--save-state", "--validation-split",
+          "--validation-data", "--eval-every", "--monitor", "--restore-best"})
       if (parser.given(training))
         throw dp::cli::UsageError(std::string("--predict trains nothing: ") + training +
                                   " does not apply");

@@ -10,6 +10,7 @@
 //   EarlyStop      --early-stop
 //   Signals        the ranks' agreement on a signal after each epoch
 //   Checkpointing  --checkpoint-dir, --resume
+//   SaveState      --save-state (before RestoreBest: the state training ended in)
 //   RestoreBest    --restore-best (after Checkpointing: the last checkpoint holds the last
 //                  weights, from which a resume goes on)
 //   Timeline       --trace (before the files rank 0 alone writes: its merge is a collective)
@@ -22,6 +23,7 @@
 #pragma once
 
 #include "runtime/train/Callback.h"
+#include "runtime/train/Checkpoint.h"
 #include "runtime/train/Job.h"
 #include "runtime/train/Run.h"
 
@@ -99,6 +101,10 @@ double watchedValue(const RunState &state, const EvalStats &stats);
 /// set.
 std::string watchedName(const RunState &state);
 std::unique_ptr<Callback> makeRestoreBest(RunState &state);
+std::unique_ptr<Callback> makeSaveState(RunState &state);
+/// The records of a checkpoint of the run at `position` (the place, the seed, the layout, the
+/// schedules' states and the finished epochs).
+CheckpointMeta checkpointMeta(RunState &state, const TrainPosition &position);
 std::unique_ptr<Callback> makePlateau(RunState &state);
 std::unique_ptr<Callback> makeEarlyStop(RunState &state);
 std::unique_ptr<Callback> makeSignals(RunState &state);

@@ -175,14 +175,9 @@ void Checkpointing::Impl::resume() {
   std::string().swap(resumed->bytes);
 }
 
-void Checkpointing::Impl::save(const TrainPosition &position) {
-  if (position.step == lastSaved)
-    return;
-  lastSaved = position.step;
-  if (!s.printer)
-    return;
+CheckpointMeta checkpointMeta(RunState &s, const TrainPosition &position) {
   const Plan &plan = s.job.program().plan();
-  TrainReport &report = s.report;
+  const TrainReport &report = s.report;
   CheckpointMeta meta;
   meta.model = plan.model;
   meta.seed = s.seed;
@@ -195,6 +190,17 @@ void Checkpointing::Impl::save(const TrainPosition &position) {
   meta.position.plateau = s.trainer.plateau();
   meta.position.earlyStop = s.earlyStop;
   meta.epochs = report.epochs;
+  return meta;
+}
+
+void Checkpointing::Impl::save(const TrainPosition &position) {
+  if (position.step == lastSaved)
+    return;
+  lastSaved = position.step;
+  if (!s.printer)
+    return;
+  TrainReport &report = s.report;
+  const CheckpointMeta meta = checkpointMeta(s, position);
   const std::string path = s.options.checkpointDir + "/" + checkpointFileName(position.step);
   trace::Span span(trace::Category::Host, "checkpoint write", position.step);
   auto begin = Clock::now();
@@ -258,6 +264,36 @@ void Checkpointing::onStop(Stop &stop) {
                   ": continue with --resume";
   if (stop.kind == ErrorKind::Terminated || stop.kind == ErrorKind::UserSignal1)
     stop.kind = ErrorKind::Preempted;
+}
+
+namespace {
+
+/// --save-state FILE: the run's whole state when training ends, as a checkpoint (written by
+/// the printing process, atomically), before --restore-best puts other weights in place.
+class SaveState final : public RunCallback {
+public:
+  using RunCallback::RunCallback;
+
+  void onTrainEnd() override {
+    if (!s_.printer)
+      return;
+    TrainPosition end;
+    end.step = s_.trainer.stepsRun();
+    end.epochsDone = s_.report.epochs.empty() ? s_.firstEpoch - 1 : s_.report.epochs.back().epoch;
+    const std::string &path = s_.options.statePath;
+    const uint64_t bytes = writeCheckpoint(s_.job.program(), checkpointMeta(s_, end), path);
+    if (!s_.quiet)
+      s_.out << "wrote " << path << ": the state at step " << end.step << " (" << sizeText(bytes)
+             << "; --resume takes it from a --checkpoint-dir as " << checkpointFileName(end.step)
+             << ")\n"
+             << std::flush;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Callback> makeSaveState(RunState &state) {
+  return std::make_unique<SaveState>(state);
 }
 
 } // namespace dp::rt
