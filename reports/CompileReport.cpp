@@ -11,6 +11,16 @@ using namespace dp::plan;
 
 namespace dp::reports {
 
+/// The global norm the train step clips its gradients to (its clip_factor's), 0 without one.
+static double clipNorm(ProgramOp program) {
+  for (auto step : program.getOps<StepOp>())
+    for (KernelOp k : step.getOps<KernelOp>())
+      if (k.getKind() == "clip_factor")
+        if (auto maxNorm = k->getAttrOfType<FloatAttr>("max_norm"))
+          return maxNorm.getValueAsDouble();
+  return 0;
+}
+
 void printCompileReport(ProgramOp program, double lrFactor, double ms, llvm::raw_ostream &os) {
   unsigned kernels[2] = {0, 0};
   for (auto step : program.getOps<StepOp>())
@@ -49,6 +59,12 @@ void printCompileReport(ProgramOp program, double lrFactor, double ms, llvm::raw
   }
   if (auto schedule = program.getLrScheduleAttr())
     os << "learning-rate schedule: " << schedule.getValue() << " (dprun applies it per step)\n";
+  if (double maxNorm = clipNorm(program); maxNorm > 0)
+    os << "gradients clipped to global norm " << llvm::format("%g", maxNorm)
+       << (replicas > 1 ? ", computed on the allreduced means (every replica scales by the same "
+                          "factor)"
+                        : "")
+       << "\n";
   printBucketPlan(program, os);
   printMemoryReport(computeMemoryReport(program), os);
   for (ProgramOp server : serverPrograms(program)) {

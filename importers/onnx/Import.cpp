@@ -731,6 +731,14 @@ OwningOpRef<ModuleOp> Importer::run() {
     emitError(loc) << "unknown loss '" << options.loss << "' (dp knows: " << kLossNames << ")";
     return nullptr;
   }
+  if (!(options.labelSmoothing >= 0 && options.labelSmoothing <= 1)) {
+    emitError(loc) << "--label-smoothing must lie in [0, 1], found " << options.labelSmoothing;
+    return nullptr;
+  }
+  if (regression && options.labelSmoothing != 0) {
+    emitError(loc) << "--label-smoothing applies to softmax-cross-entropy, not to " << options.loss;
+    return nullptr;
+  }
   std::string optimizerError;
   std::string optimizerText = optimizerAttributeText(options.optimizer, optimizerError);
   Attribute optimizer;
@@ -874,7 +882,9 @@ OwningOpRef<ModuleOp> Importer::run() {
     func.setType(b.getFunctionType(entry->getArgumentTypes(), {lossType}));
     loss = b.create<graph::MeanSquaredErrorOp>(loc, lossType, logits, targets);
   } else {
-    loss = b.create<graph::SoftmaxCrossEntropyOp>(loc, lossType, logits, targets);
+    loss = b.create<graph::SoftmaxCrossEntropyOp>(
+        loc, lossType, logits, targets,
+        options.labelSmoothing != 0 ? b.getF64FloatAttr(options.labelSmoothing) : FloatAttr());
   }
   b.create<func::ReturnOp>(loc, loss);
   end->erase();

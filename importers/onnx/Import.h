@@ -30,6 +30,8 @@ struct ImportOptions {
   /// "mean-squared-error" ("mse"; a regression: float targets of the output's shape, the
   /// output as computed, flattened to [batch, features] in ONNX's order).
   std::string loss = "softmax-cross-entropy";
+  /// softmax-cross-entropy's label smoothing, in [0, 1] (0: none).
+  double labelSmoothing = 0;
   /// The optimizer as NAME[:key=value,...] (sgd, momentum, adam), as in `--optimizer`.
   std::string optimizer = "sgd:lr=0.01";
   /// The model function's name; "" derives it from the file name.

@@ -103,6 +103,27 @@ def SchedulePass : Pass<"dist-schedule", "mlir::ModuleOp"> {
   }];
 }
 
+def ClipGradientsPass : Pass<"dist-clip-gradients", "mlir::ModuleOp"> {
+  let summary = "Clip the gradients to a global norm, after the allreduce";
+  let description = [{
+    With `clip-norm` > 0, after `dist-schedule`: on each replica of the train step, one
+    `graph.clip_factor` of every gradient its optimizer updates read (the allreduced means,
+    so every replica computes the same factor from the same averaged gradients, and a
+    layout of R x P replicas clips as one device does), placed after the last of them (the
+    last allreduce's wait), and each update after it, reading the factor as its `scale`:
+    `gradient * min(1, clip-norm / (norm + 1e-6))` (PyTorch's `clip_grad_norm_`). Updates
+    that scheduling left before the last wait move after the factor; the updates of the
+    first buckets no longer overlap the last buckets' allreduces. Fails under the
+    parameter-server strategy, where no process holds the whole gradient. 0 (the default)
+    changes nothing.
+  }];
+  let dependentDialects = ["dp::graph::GraphDialect"];
+  let options = [
+    Option<"clipNorm", "clip-norm", "double", "0.0",
+           "Largest global norm of the gradients (0: no clipping)">,
+  ];
+}
+
 def PlaceParametersPass : Pass<"dist-place-parameters", "mlir::ModuleOp"> {
   let summary = "Place each trainable parameter on one of S parameter servers";
   let description = [{

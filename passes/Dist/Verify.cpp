@@ -112,6 +112,78 @@ LogicalResult verifyUpdates(func::FuncOp func, dist::MeshAttr mesh) {
   return failure(walk.wasInterrupted());
 }
 
+/// Clipping by global norm (dist-clip-gradients): either no update of the step reads a scale,
+/// or each replica has one graph.clip_factor, every update of the replica reads it as its
+/// scale, and its operands are exactly the gradients those updates read, each the allreduced
+/// mean when the step has more than one replica (every replica then clips by the norm of the
+/// same averaged gradient). All factors clip to one max_norm.
+LogicalResult verifyClipping(func::FuncOp func, dist::MeshAttr mesh) {
+  std::map<int64_t, g::ClipFactorOp> factors;
+  WalkResult walk = func.walk([&](g::ClipFactorOp factor) {
+    const int64_t replica = dist::getReplica(factor);
+    auto [it, added] = factors.emplace(replica, factor);
+    if (!added) {
+      factor.emitOpError() << "is a second clip factor on replica " << replica
+                           << "; a replica's gradients have one global norm";
+      return WalkResult::interrupt();
+    }
+    if (factor.getMaxNorm() != factors.begin()->second.getMaxNorm()) {
+      factor.emitOpError() << "clips to another max_norm than replica " << factors.begin()->first
+                           << "'s factor";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  // The gradients each factor's updates read.
+  llvm::DenseMap<Operation *, llvm::SmallDenseSet<Value>> read;
+  walk = func.walk([&](ParameterUpdateOpInterface update) {
+    auto param = update.getUpdatedParameter().getDefiningOp<g::ParamOp>();
+    Value scale = g::updateScale(update);
+    if (!scale && factors.empty())
+      return WalkResult::advance();
+    auto factor = scale ? scale.getDefiningOp<g::ClipFactorOp>() : g::ClipFactorOp();
+    if (!factor) {
+      update->emitOpError() << "of '" << param.getName()
+                            << (scale ? "' is scaled by something other than a graph.clip_factor"
+                                      : "' reads its gradient unscaled, but the step clips "
+                                        "the gradients by their global norm");
+      return WalkResult::interrupt();
+    }
+    if (dist::getReplica(factor) != dist::getReplica(update)) {
+      update->emitOpError() << "on replica " << dist::getReplica(update) << " reads replica "
+                            << dist::getReplica(factor) << "'s clip factor";
+      return WalkResult::interrupt();
+    }
+    read[factor].insert(update.getGradientOperand().get());
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  for (auto &[replica, factor] : factors) {
+    const llvm::SmallDenseSet<Value> &gradients = read[factor];
+    llvm::SmallDenseSet<Value> seen;
+    for (Value v : factor.getGradients()) {
+      if (!gradients.contains(v) || !seen.insert(v).second)
+        return factor.emitOpError()
+               << "on replica " << replica
+               << " reads a value that is not the gradient of one of its updates, or reads one "
+                  "twice; the norm is that of the gradients the updates read";
+      if (mesh.replicas() > 1 && !averaged(v).first)
+        return factor.emitOpError()
+               << "on replica " << replica
+               << " reads a gradient that is not the allreduced mean: every replica must clip "
+                  "by the norm of the same averaged gradients";
+    }
+    if (seen.size() != gradients.size())
+      return factor.emitOpError() << "on replica " << replica << " leaves out "
+                                  << gradients.size() - seen.size()
+                                  << " of the gradients its updates read";
+  }
+  return success();
+}
+
 /// Every allreduce is bucketed and scheduled; each bucket starts as soon as its last tensor is
 /// computed (only other starts in between) and has an index of its own.
 LogicalResult verifyBuckets(func::FuncOp func) {
@@ -315,6 +387,8 @@ struct VerifyPass : dist::impl::VerifyPassBase<VerifyPass> {
         func.emitError() << "the " << step << " step has no mesh (run dist-replicate first)";
         return signalPassFailure();
       }
+      if (step == "train" && failed(verifyClipping(func, mesh)))
+        return signalPassFailure();
       if (mesh.replicas() == 1)
         continue;
       const bool ps = step == "train" && dist::getParameterServer(func);

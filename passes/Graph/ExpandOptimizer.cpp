@@ -73,19 +73,19 @@ struct ExpandOptimizerPass : dp::graph::impl::ExpandOptimizerPassBase<ExpandOpti
     Operation *update =
         llvm::TypeSwitch<Attribute, Operation *>(optimizer)
             .Case([&](SgdAttr sgd) {
-              return b.create<SgdUpdateOp>(loc, param, grad, lr(sgd.getLr()),
+              return b.create<SgdUpdateOp>(loc, param, grad, Value(), lr(sgd.getLr()),
                                            decay(sgd.getWeightDecay()));
             })
             .Case([&](MomentumAttr m) {
               Value velocity = stateFor(paramOp, "velocity");
               return b.create<MomentumUpdateOp>(
-                  loc, param, velocity, grad, lr(m.getLr()), f64(m.getMomentum()),
+                  loc, param, velocity, grad, Value(), lr(m.getLr()), f64(m.getMomentum()),
                   m.getNesterov() ? b.getUnitAttr() : UnitAttr(), decay(m.getWeightDecay()));
             })
             .Case([&](AdamAttr adam) {
               Value m = stateFor(paramOp, "m");
               Value v = stateFor(paramOp, "v");
-              return b.create<AdamUpdateOp>(loc, param, m, v, grad, lr(adam.getLr()),
+              return b.create<AdamUpdateOp>(loc, param, m, v, grad, Value(), lr(adam.getLr()),
                                             f64(adam.getBeta1()), f64(adam.getBeta2()),
                                             f64(adam.getEpsilon()),
                                             adam.getTorchEpsilon() ? b.getUnitAttr() : UnitAttr(),

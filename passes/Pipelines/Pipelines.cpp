@@ -87,6 +87,9 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options) {
         dist::createInsertAllReducePass(passOptions<dist::InsertAllReducePassOptions>(options)));
     pm.addPass(dist::createFuseAllReducePass(passOptions<dist::FuseAllReducePassOptions>(options)));
     pm.addPass(dist::createSchedulePass());
+    if (options.clipNorm > 0)
+      pm.addPass(
+          dist::createClipGradientsPass(passOptions<dist::ClipGradientsPassOptions>(options)));
   }
   pm.addPass(dist::createVerifyPass());
   // Plan phase: buffers, kernel calls and the memory plan.

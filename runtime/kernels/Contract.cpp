@@ -101,6 +101,10 @@ XentShape xentShape(const KernelSite &site) {
 int64_t checkUpdate(const KernelSite &site, const char *const *outputRoles) {
   const TensorView grad = site.input(0);
   site.expectDType(grad, DType::F32, "input 0 (grad)");
+  if (site.numInputs() > 1) {
+    site.expectDType(site.input(1), DType::F32, "input 1 (scale)");
+    site.expectNumel(site.input(1), 1, "input 1 (scale)");
+  }
   for (int o = 0; o < site.numOutputs(); ++o) {
     site.expectDType(site.output(o), DType::F32, outputRoles[o]);
     site.expectNumel(site.output(o), grad.numel, outputRoles[o]);
@@ -522,13 +526,21 @@ MatMulShape checkBatchMatMul(const KernelSite &site, const BatchMatMulAttrs &att
 
 // ---- losses --------------------------------------------------------------------------------
 
-XentShape checkSoftmaxXent(const KernelSite &site, const NoAttrs &) {
+/// Label smoothing lies in [0, 1].
+static void checkSmoothing(const KernelSite &site, const XentAttrs &attrs) {
+  if (!(attrs.label_smoothing >= 0 && attrs.label_smoothing <= 1))
+    site.fail("label_smoothing must lie in [0, 1], got " + std::to_string(attrs.label_smoothing));
+}
+
+XentShape checkSoftmaxXent(const KernelSite &site, const XentAttrs &attrs) {
+  checkSmoothing(site, attrs);
   const XentShape shape = xentShape(site);
   expectScalar(site, site.output(0), "output 0 (loss)");
   return shape;
 }
 
-XentShape checkSoftmaxXentGrad(const KernelSite &site, const NoAttrs &) {
+XentShape checkSoftmaxXentGrad(const KernelSite &site, const XentAttrs &attrs) {
+  checkSmoothing(site, attrs);
   const XentShape shape = xentShape(site);
   expectScalar(site, site.input(2), "input 2 (dloss)");
   site.expectDType(site.output(0), DType::F32, "output 0 (dlogits)");
@@ -622,6 +634,20 @@ int64_t checkAdamUpdate(const KernelSite &site, const AdamAttrs &attrs) {
     site.fail("adam betas must lie in [0, 1), got beta1 " + std::to_string(beta1) + ", beta2 " +
               std::to_string(beta2));
   return n;
+}
+
+int64_t checkClipFactor(const KernelSite &site, const ClipAttrs &attrs) {
+  if (!(attrs.max_norm > 0))
+    site.fail("max_norm must be positive, got " + std::to_string(attrs.max_norm));
+  int64_t total = 0;
+  for (int i = 0; i < site.numInputs(); ++i) {
+    const std::string role = "input " + std::to_string(i) + " (gradient)";
+    site.expectDType(site.input(i), DType::F32, role.c_str());
+    total += site.input(i).numel;
+  }
+  site.expectDType(site.output(0), DType::F32, "output 0 (factor)");
+  site.expectNumel(site.output(0), 1, "output 0 (factor)");
+  return total;
 }
 
 // ---- images --------------------------------------------------------------------------------

@@ -88,8 +88,8 @@ MatMulShape checkBatchMatMul(const KernelSite &site, const BatchMatMulAttrs &att
 struct XentShape {
   int64_t rows = 0, classes = 0;
 };
-XentShape checkSoftmaxXent(const KernelSite &site, const NoAttrs &);
-XentShape checkSoftmaxXentGrad(const KernelSite &site, const NoAttrs &);
+XentShape checkSoftmaxXent(const KernelSite &site, const XentAttrs &attrs);
+XentShape checkSoftmaxXentGrad(const KernelSite &site, const XentAttrs &attrs);
 XentShape checkCountCorrect(const KernelSite &site, const NoAttrs &);
 
 /// squared_error and squared_error_grad: prediction and target f32 [rows, cols] (of one shape).
@@ -101,11 +101,16 @@ Rows checkSquaredErrorGrad(const KernelSite &site, const NoAttrs &);
 GatherShape checkGather(const KernelSite &site, const NoAttrs &);
 GatherShape checkGatherGrad(const KernelSite &site, const NoAttrs &);
 
-/// The optimizer updates: the gradient and every state output f32 of one size, returned.
+/// The optimizer updates: the gradient and every state output f32 of one size, returned; the
+/// optional input 1 (the gradient's scale) f32 of one element.
 int64_t checkSgdUpdate(const KernelSite &site, const SgdAttrs &);
 int64_t checkMomentumUpdate(const KernelSite &site, const MomentumAttrs &);
 /// Also fails unless both betas lie in [0, 1).
 int64_t checkAdamUpdate(const KernelSite &site, const AdamAttrs &attrs);
+
+/// clip_factor: every input f32, the output f32 of one element, max_norm > 0; returns the
+/// inputs' element count.
+int64_t checkClipFactor(const KernelSite &site, const ClipAttrs &attrs);
 
 /// Window geometry of a valid pooling of x[N,H,W,C] into y[N,OH,OW,C].
 struct PoolShape {

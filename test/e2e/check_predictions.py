@@ -3,7 +3,9 @@
 predicted class the first largest logit, its probabilities the softmax of its logits (summing to
 1); the accuracy the rows imply equal to the one the run printed (--run-output: the `test  loss
 ... accuracy A` line). With --same OTHER.csv, the two files' logits agree within --tolerance
-and their predicted classes are equal. Prints a one-line summary."""
+and their predicted classes are equal. With --loss-smoothing S, the mean cross-entropy of the
+rows' logits against their labels smoothed by S, -((1 - S) log p[label] + S mean_j log p[j]),
+equals the run's printed test loss (to its 4 decimals). Prints a one-line summary."""
 import argparse
 import csv
 import math
@@ -47,6 +49,8 @@ def main():
     p.add_argument("--run-output", help="dprun's output, with its `test  loss` line")
     p.add_argument("--same", help="another predictions CSV of the same weights")
     p.add_argument("--tolerance", type=float, default=0.0)
+    p.add_argument("--loss-smoothing", type=float,
+                   help="check the printed test loss against this label smoothing's")
     a = p.parse_args()
     rows = read(a.csv)
     if len(rows) != a.samples:
@@ -60,6 +64,18 @@ def main():
         if f"{accuracy:.4f}" != printed[0]:
             sys.exit(f"the predictions' accuracy {accuracy:.4f} is not the run's {printed[0]}")
         line += ", as the run printed"
+    if a.loss_smoothing is not None:
+        s, total = a.loss_smoothing, 0.0
+        for label, _, logits in rows:
+            top = max(logits)
+            log_sum = top + math.log(sum(math.exp(l - top) for l in logits))
+            log_p = [l - log_sum for l in logits]
+            total -= (1 - s) * log_p[label] + s * sum(log_p) / len(log_p)
+        loss = total / len(rows)
+        printed = re.findall(r"^test  loss (\S+)", open(a.run_output).read(), re.M)
+        if len(printed) != 1 or abs(loss - float(printed[0])) > 6e-5:
+            sys.exit(f"the smoothed loss of the predictions is {loss:.5f}; the run printed {printed}")
+        line += f"; smoothed test loss {loss:.4f}, as printed"
     if a.same:
         other = read(a.same)
         if len(other) != len(rows):

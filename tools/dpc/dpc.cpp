@@ -73,6 +73,13 @@ static cl::opt<std::string>
                       "regression: float targets, the output's values as computed)"),
              cl::init("softmax-cross-entropy"), cl::value_desc("name"), cl::sub(compileCmd),
              cl::sub(summaryCmd), cl::sub(importCmd), cl::sub(exportCmd), cl::cat(onnxCategory));
+static cl::opt<double> onnxLabelSmoothing(
+    "label-smoothing",
+    cl::desc("Label smoothing S of softmax-cross-entropy, in [0, 1]: each row's target is "
+             "(1 - S) onehot(label) + S / classes (PyTorch's and Keras's label_smoothing; "
+             "default 0)"),
+    cl::init(0.0), cl::value_desc("S"), cl::sub(compileCmd), cl::sub(summaryCmd),
+    cl::sub(importCmd), cl::cat(onnxCategory));
 static cl::opt<std::string>
     onnxOptimizer("optimizer",
                   cl::desc("Optimizer as NAME[:key=value,...]: sgd:lr=0.01 (default), "
@@ -203,6 +210,7 @@ OwningOpRef<ModuleOp> importOnnx(MLIRContext &context, dp::onnx_import::OnnxFile
   dp::onnx_import::ImportOptions options;
   options.batch = onnxBatch;
   options.loss = onnxLoss;
+  options.labelSmoothing = onnxLabelSmoothing;
   options.optimizer = onnxOptimizer;
   options.anyBatch = anyBatch;
   return dp::onnx_import::importModel(context, file, options, &origins);
@@ -221,8 +229,9 @@ OwningOpRef<ModuleOp> parseModel(MLIRContext &context, llvm::SourceMgr &sourceMg
           dp::onnx_import::exportSource(file, origins));
     return module;
   }
-  for (cl::Option *o : {static_cast<cl::Option *>(&onnxBatch), static_cast<cl::Option *>(&onnxLoss),
-                        static_cast<cl::Option *>(&onnxOptimizer)})
+  for (cl::Option *o :
+       {static_cast<cl::Option *>(&onnxBatch), static_cast<cl::Option *>(&onnxLoss),
+        static_cast<cl::Option *>(&onnxLabelSmoothing), static_cast<cl::Option *>(&onnxOptimizer)})
     if (o->getNumOccurrences()) {
       llvm::errs() << "dpc: --" << o->ArgStr
                    << " applies to ONNX models (.onnx): a .mlir model gives its batch, loss and "

@@ -338,14 +338,17 @@ def Graph_SoftmaxCrossEntropyOp : Graph_Op<"softmax_cross_entropy", [DeclareOpIn
   let description = [{
     `logits` is [N, C], `labels` [N] with values in [0, C). The result is the mean over the
     batch of -log(softmax(logits)[label]), a scalar. (Keras's softmax output layer with sparse
-    categorical cross-entropy, computed stably from the logits.)
+    categorical cross-entropy, computed stably from the logits.) With `label_smoothing` s in
+    [0, 1], each row's target is `(1 - s) onehot(label) + s / C` and its loss
+    `-((1 - s) log p[label] + s mean_j log p[j])` (PyTorch's and Keras's label_smoothing).
 
     ```mlir
-    %loss = graph.softmax_cross_entropy %logits, %label
+    %loss = graph.softmax_cross_entropy %logits, %label {label_smoothing = 0.1}
         : (tensor<100x10xf32>, tensor<100xi32>) -> tensor<f32>
     ```
   }];
-  let arguments = (ins Graph_F32Tensor:$logits, Graph_I32Tensor:$labels);
+  let arguments = (ins Graph_F32Tensor:$logits, Graph_I32Tensor:$labels,
+                       OptionalAttr<F64Attr>:$label_smoothing);
   let results = (outs Graph_F32Scalar:$loss);
   let assemblyFormat = "$logits `,` $labels attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -664,7 +667,7 @@ def Graph_SoftmaxCrossEntropyGradOp : Graph_Op<"softmax_cross_entropy_grad", [Gr
     ```
   }];
   let arguments = (ins Graph_F32Tensor:$logits, Graph_I32Tensor:$labels,
-                       Graph_F32Scalar:$loss_grad);
+                       Graph_F32Scalar:$loss_grad, OptionalAttr<F64Attr>:$label_smoothing);
   let results = (outs Graph_F32Tensor:$result);
   let assemblyFormat = "$logits `,` $labels `,` $loss_grad attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -891,15 +894,18 @@ def Graph_SgdUpdateOp : Graph_Op<"sgd_update", [Graph_Lowering, ParameterUpdateO
   let description = [{
     Every update with a `weight_decay` first decays the parameter, decoupled from the
     gradient: `param -= lr * weight_decay * param`, lr the step's scheduled rate (Keras 3's
-    weight_decay; PyTorch's AdamW).
+    weight_decay; PyTorch's AdamW). Every update with a `scale` (a `tensor<f32>`, the
+    `graph.clip_factor` that dist-clip-gradients places) reads `gradient * scale` in place of
+    `gradient`.
 
     ```mlir
     graph.sgd_update %w, %dw {lr = 1.0e-01} : tensor<784x100xf32>
     ```
   }];
-  let arguments = (ins Graph_F32Tensor:$param, Graph_F32Tensor:$gradient, F64Attr:$lr,
+  let arguments = (ins Graph_F32Tensor:$param, Graph_F32Tensor:$gradient,
+                       Optional<Graph_F32Tensor>:$scale, F64Attr:$lr,
                        OptionalAttr<F64Attr>:$weight_decay);
-  let assemblyFormat = "$param `,` $gradient attr-dict `:` type($param)";
+  let assemblyFormat = "$param `,` $gradient (`scale` `(` $scale^ `:` type($scale) `)`)? attr-dict `:` type($param)";
   let hasVerifier = 1;
 }
 
@@ -914,9 +920,10 @@ def Graph_MomentumUpdateOp : Graph_Op<"momentum_update",
     ```
   }];
   let arguments = (ins Graph_F32Tensor:$param, Graph_F32Tensor:$velocity,
-                       Graph_F32Tensor:$gradient, F64Attr:$lr, F64Attr:$momentum,
+                       Graph_F32Tensor:$gradient, Optional<Graph_F32Tensor>:$scale,
+                       F64Attr:$lr, F64Attr:$momentum,
                        UnitAttr:$nesterov, OptionalAttr<F64Attr>:$weight_decay);
-  let assemblyFormat = "$param `,` $velocity `,` $gradient attr-dict `:` type($param)";
+  let assemblyFormat = "$param `,` $velocity `,` $gradient (`scale` `(` $scale^ `:` type($scale) `)`)? attr-dict `:` type($param)";
   let hasVerifier = 1;
 }
 
@@ -935,10 +942,31 @@ def Graph_AdamUpdateOp : Graph_Op<"adam_update",
     ```
   }];
   let arguments = (ins Graph_F32Tensor:$param, Graph_F32Tensor:$m, Graph_F32Tensor:$v,
-                       Graph_F32Tensor:$gradient, F64Attr:$lr, F64Attr:$beta1, F64Attr:$beta2,
+                       Graph_F32Tensor:$gradient, Optional<Graph_F32Tensor>:$scale,
+                       F64Attr:$lr, F64Attr:$beta1, F64Attr:$beta2,
                        F64Attr:$epsilon, UnitAttr:$torch_epsilon,
                        OptionalAttr<F64Attr>:$weight_decay);
-  let assemblyFormat = "$param `,` $m `,` $v `,` $gradient attr-dict `:` type($param)";
+  let assemblyFormat = "$param `,` $m `,` $v `,` $gradient (`scale` `(` $scale^ `:` type($scale) `)`)? attr-dict `:` type($param)";
+  let hasVerifier = 1;
+}
+
+def Graph_ClipFactorOp : Graph_Op<"clip_factor", [Graph_Lowering, Pure]> {
+  let summary = "the scale that clips gradients to a global norm";
+  let description = [{
+    `min(1, max_norm / (norm + 1e-6))`, `norm` the square root of the sum of the squares of
+    every element of every operand (PyTorch's `clip_grad_norm_`). dist-clip-gradients places
+    one per replica, on the gradients its updates read after the allreduce, and hands the
+    factor to each update as its `scale`: every replica clips by the same norm, that of the
+    averaged gradient. The sum is formed in double in an order fixed by the sizes alone.
+
+    ```mlir
+    %f = graph.clip_factor %dw, %db {max_norm = 1.0} : tensor<784x100xf32>, tensor<100xf32>
+        -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Variadic<Graph_F32Tensor>:$gradients, F64Attr:$max_norm);
+  let results = (outs 0DTensorOf<[F32]>:$result);
+  let assemblyFormat = "$gradients attr-dict `:` type($gradients) `->` type($result)";
   let hasVerifier = 1;
 }
 

@@ -38,6 +38,21 @@ Value getStepOutput(func::FuncOp func, StringRef role) {
 
 Attribute getOptimizer(func::FuncOp func) { return func->getAttr(kOptimizerAttr); }
 
+std::optional<MutableOperandRange> updateScaleOperand(Operation *op) {
+  if (auto u = dyn_cast<SgdUpdateOp>(op))
+    return u.getScaleMutable();
+  if (auto u = dyn_cast<MomentumUpdateOp>(op))
+    return u.getScaleMutable();
+  if (auto u = dyn_cast<AdamUpdateOp>(op))
+    return u.getScaleMutable();
+  return std::nullopt;
+}
+
+Value updateScale(Operation *op) {
+  std::optional<MutableOperandRange> scale = updateScaleOperand(op);
+  return scale && !scale->empty() ? (*scale)[0].get() : Value();
+}
+
 } // namespace dp::graph
 
 void dp::graph::copyDiscardableAttrs(mlir::Operation *from, mlir::Operation *to) {

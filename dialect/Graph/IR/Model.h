@@ -23,5 +23,10 @@ mlir::Attribute getOptimizer(mlir::func::FuncOp func);
 /// Copies the discardable attributes of `from` (placement, annotations of other phases) onto
 /// `to`, for ops a pass rewrites into others.
 void copyDiscardableAttrs(mlir::Operation *from, mlir::Operation *to);
+/// The `scale` operand of an optimizer update (sgd, momentum, adam: empty when it has none), or
+/// nullopt for any other op.
+std::optional<mlir::MutableOperandRange> updateScaleOperand(mlir::Operation *op);
+/// The scale an optimizer update reads its gradient with (a graph.clip_factor's), or null.
+mlir::Value updateScale(mlir::Operation *op);
 
 } // namespace dp::graph

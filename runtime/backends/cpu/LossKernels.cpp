@@ -16,20 +16,28 @@ namespace {
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-// -log softmax(z)[label] for one row, or NaN for a label outside [0, classes).
-float rowXent(const float *z, int32_t label, int64_t classes) {
+// -log softmax(z)[label] for one row, or NaN for a label outside [0, classes); with label
+// smoothing s, -((1 - s) log p[label] + s mean_j log p[j]).
+float rowXent(const float *z, int32_t label, int64_t classes, float smoothing) {
   if (label < 0 || label >= classes)
     return kNaN;
   const float m = rowMax(z, classes);
   // (z[label] - m) first: adding m to the log-sum would round it to the precision of m.
-  return std::log(sumExpShifted(z, classes, m)) - (z[label] - m);
+  const float logSum = std::log(sumExpShifted(z, classes, m));
+  if (smoothing == 0)
+    return logSum - (z[label] - m);
+  float mean = 0;
+  for (int64_t j = 0; j < classes; ++j)
+    mean += z[j] - m;
+  mean /= static_cast<float>(classes);
+  return logSum - ((1 - smoothing) * (z[label] - m) + smoothing * mean);
 }
 
 class SoftmaxXentKernel final : public Kernel {
 public:
-  SoftmaxXentKernel(const KernelSite &site, XentShape shape)
+  SoftmaxXentKernel(const KernelSite &site, XentShape shape, float smoothing)
       : logits_(site.input(0).f32()), labels_(site.input(1).i32()), loss_(site.output(0).f32()),
-        shape_(shape) {}
+        shape_(shape), smoothing_(smoothing) {}
 
   void run(const StepContext &ctx) override {
     const int64_t rows = shape_.rows, classes = shape_.classes;
@@ -37,16 +45,17 @@ public:
     const int64_t valid = isValid.count(rows);
     const float *logits = logits_;
     const int32_t *labels = labels_;
+    const float s = smoothing_;
     double total = 0;
     if (rows * classes >= kParallelMinWork) {
 #pragma omp parallel for reduction(+ : total)
       for (int64_t r = 0; r < rows; ++r)
         if (isValid(r))
-          total += rowXent(logits + r * classes, labels[r], classes);
+          total += rowXent(logits + r * classes, labels[r], classes, s);
     } else {
       for (int64_t r = 0; r < rows; ++r)
         if (isValid(r))
-          total += rowXent(logits + r * classes, labels[r], classes);
+          total += rowXent(logits + r * classes, labels[r], classes, s);
     }
     loss_[0] = valid > 0 ? static_cast<float>(total / valid) : 0.0f;
   }
@@ -56,13 +65,14 @@ private:
   const int32_t *labels_;
   float *loss_;
   XentShape shape_;
+  float smoothing_;
 };
 
 class SoftmaxXentGradKernel final : public Kernel {
 public:
-  SoftmaxXentGradKernel(const KernelSite &site, XentShape shape)
+  SoftmaxXentGradKernel(const KernelSite &site, XentShape shape, float smoothing)
       : logits_(site.input(0).f32()), labels_(site.input(1).i32()), dloss_(site.input(2).f32()),
-        dlogits_(site.output(0).f32()), shape_(shape) {}
+        dlogits_(site.output(0).f32()), shape_(shape), smoothing_(smoothing) {}
 
   void run(const StepContext &ctx) override {
     const int64_t rows = shape_.rows, classes = shape_.classes;
@@ -73,6 +83,9 @@ public:
     float *dlogits = dlogits_;
     // The loss is a mean over the valid rows, so each row's share of dloss is dloss / valid.
     const float scale = valid > 0 ? dloss_[0] / static_cast<float>(valid) : 0.0f;
+    // The smoothed target: (1 - s) onehot + s / classes (s = 0: the same bits as onehot).
+    const float spread = smoothing_ / static_cast<float>(classes) * scale,
+                labelShare = (1 - smoothing_) * scale;
     parallelChunks(
         rows,
         [=](int64_t begin, int64_t end) {
@@ -91,8 +104,8 @@ public:
             // g may be z: expShifted reads each z[j] before writing g[j].
             const float factor = scale / expShifted(z, g, classes, rowMax(z, classes));
             for (int64_t j = 0; j < classes; ++j)
-              g[j] *= factor;
-            g[label] -= scale;
+              g[j] = g[j] * factor - spread;
+            g[label] -= labelShare;
           }
         },
         rows * classes);
@@ -104,6 +117,7 @@ private:
   const float *dloss_;
   float *dlogits_;
   XentShape shape_;
+  float smoothing_;
 };
 
 class CountCorrectKernel final : public Kernel {
@@ -203,14 +217,16 @@ private:
 
 } // namespace
 
-std::unique_ptr<Kernel> makeSoftmaxXent(const KernelSite &site, const NoAttrs &,
+std::unique_ptr<Kernel> makeSoftmaxXent(const KernelSite &site, const XentAttrs &attrs,
                                         XentShape geometry) {
-  return std::make_unique<SoftmaxXentKernel>(site, geometry);
+  return std::make_unique<SoftmaxXentKernel>(site, geometry,
+                                             static_cast<float>(attrs.label_smoothing));
 }
 
-std::unique_ptr<Kernel> makeSoftmaxXentGrad(const KernelSite &site, const NoAttrs &,
+std::unique_ptr<Kernel> makeSoftmaxXentGrad(const KernelSite &site, const XentAttrs &attrs,
                                             XentShape geometry) {
-  return std::make_unique<SoftmaxXentGradKernel>(site, geometry);
+  return std::make_unique<SoftmaxXentGradKernel>(site, geometry,
+                                                 static_cast<float>(attrs.label_smoothing));
 }
 
 std::unique_ptr<Kernel> makeCountCorrect(const KernelSite &site, const NoAttrs &,

@@ -1,15 +1,23 @@
 // In-place optimizer updates of persistent parameters, with Keras 2 semantics: plain SGD,
 // momentum (optionally Nesterov) and Adam with its bias correction folded into the step size.
 // Each rate is the compiled one times the step's schedule factor (StepContext::lrScale). A
-// weight decay first decays the parameter, decoupled from the gradient (decay()).
+// weight decay first decays the parameter, decoupled from the gradient (decay()). An update
+// with a scale (clip_factor's, in device memory the step wrote before) reads grad * scale: the
+// factor of 1 of an update without one changes no bit. The clip factor is here too.
 
 #include "runtime/backends/cpu/Internal.h"
 #include "runtime/backends/cpu/Parallel.h"
 
+#include "runtime/kernels/ClipNorm.h"
+
 #include <cmath>
+#include <vector>
 
 namespace dp::rt::cpu {
 namespace {
+
+/// The gradient's scale of an update: *scale, 1 without one.
+float scaleOf(const float *scale) { return scale ? *scale : 1.0f; }
 
 /// Decoupled weight decay at the step's rate: p -= lr * decay * p, before the update (a pass
 /// of its own, so that an update without decay keeps its arithmetic, and its bits).
@@ -25,21 +33,22 @@ void decay(float *p, int64_t n, float lr, float weightDecay) {
 
 class SgdKernel final : public Kernel {
 public:
-  SgdKernel(const float *grad, float *param, int64_t n, float lr, float weightDecay)
-      : grad_(grad), param_(param), n_(n), lr_(lr), weightDecay_(weightDecay) {}
+  SgdKernel(const float *grad, const float *scale, float *param, int64_t n, float lr,
+            float weightDecay)
+      : grad_(grad), scale_(scale), param_(param), n_(n), lr_(lr), weightDecay_(weightDecay) {}
   void run(const StepContext &ctx) override {
     const float *g = grad_;
     float *p = param_;
-    const float lr = static_cast<float>(lr_ * ctx.lrScale);
+    const float lr = static_cast<float>(lr_ * ctx.lrScale), s = scaleOf(scale_);
     decay(p, n_, lr, weightDecay_);
     parallelChunks(n_, [=](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i)
-        p[i] -= lr * g[i];
+        p[i] -= lr * (g[i] * s);
     });
   }
 
 private:
-  const float *grad_;
+  const float *grad_, *scale_;
   float *param_;
   int64_t n_;
   float lr_, weightDecay_;
@@ -47,27 +56,27 @@ private:
 
 class MomentumKernel final : public Kernel {
 public:
-  MomentumKernel(const float *grad, float *param, float *velocity, int64_t n, float lr,
-                 float momentum, bool nesterov, float weightDecay)
-      : grad_(grad), param_(param), velocity_(velocity), n_(n), lr_(lr), momentum_(momentum),
-        weightDecay_(weightDecay), nesterov_(nesterov) {}
+  MomentumKernel(const float *grad, const float *scale, float *param, float *velocity, int64_t n,
+                 float lr, float momentum, bool nesterov, float weightDecay)
+      : grad_(grad), scale_(scale), param_(param), velocity_(velocity), n_(n), lr_(lr),
+        momentum_(momentum), weightDecay_(weightDecay), nesterov_(nesterov) {}
   void run(const StepContext &ctx) override {
     const float *g = grad_;
     float *p = param_, *v = velocity_;
-    const float lr = static_cast<float>(lr_ * ctx.lrScale), mu = momentum_;
+    const float lr = static_cast<float>(lr_ * ctx.lrScale), mu = momentum_, s = scaleOf(scale_);
     decay(p, n_, lr, weightDecay_);
     if (nesterov_)
       parallelChunks(n_, [=](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i) {
-          const float vi = mu * v[i] - lr * g[i];
+          const float gi = g[i] * s, vi = mu * v[i] - lr * gi;
           v[i] = vi;
-          p[i] += mu * vi - lr * g[i];
+          p[i] += mu * vi - lr * gi;
         }
       });
     else
       parallelChunks(n_, [=](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i) {
-          const float vi = mu * v[i] - lr * g[i];
+          const float vi = mu * v[i] - lr * (g[i] * s);
           v[i] = vi;
           p[i] += vi;
         }
@@ -75,7 +84,7 @@ public:
   }
 
 private:
-  const float *grad_;
+  const float *grad_, *scale_;
   float *param_, *velocity_;
   int64_t n_;
   float lr_, momentum_, weightDecay_;
@@ -84,10 +93,11 @@ private:
 
 class AdamKernel final : public Kernel {
 public:
-  AdamKernel(const float *grad, float *param, float *m, float *v, int64_t n, double lr,
-             double beta1, double beta2, double epsilon, bool torchEpsilon, double weightDecay)
-      : grad_(grad), param_(param), m_(m), v_(v), n_(n), lr_(lr), beta1_(beta1), beta2_(beta2),
-        epsilon_(epsilon), weightDecay_(weightDecay), torchEpsilon_(torchEpsilon) {}
+  AdamKernel(const float *grad, const float *scale, float *param, float *m, float *v, int64_t n,
+             double lr, double beta1, double beta2, double epsilon, bool torchEpsilon,
+             double weightDecay)
+      : grad_(grad), scale_(scale), param_(param), m_(m), v_(v), n_(n), lr_(lr), beta1_(beta1),
+        beta2_(beta2), epsilon_(epsilon), weightDecay_(weightDecay), torchEpsilon_(torchEpsilon) {}
   void run(const StepContext &ctx) override {
     const double t = static_cast<double>(ctx.step);
     // AdamW's decay takes the scheduled rate, not the bias-corrected step size.
@@ -101,11 +111,13 @@ public:
     const float eps = static_cast<float>(
         torchEpsilon_ ? epsilon_ * std::sqrt(1.0 - std::pow(beta2_, t)) : epsilon_);
     const float *g = grad_;
+    const float s = scaleOf(scale_);
     float *p = param_, *m = m_, *v = v_;
     parallelChunks(n_, [=](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
-        const float mi = b1 * m[i] + c1 * g[i];
-        const float vi = b2 * v[i] + c2 * g[i] * g[i];
+        const float gi = g[i] * s;
+        const float mi = b1 * m[i] + c1 * gi;
+        const float vi = b2 * v[i] + c2 * gi * gi;
         m[i] = mi;
         v[i] = vi;
         p[i] -= lrT * mi / (std::sqrt(vi) + eps);
@@ -114,33 +126,84 @@ public:
   }
 
 private:
-  const float *grad_;
+  const float *grad_, *scale_;
   float *param_, *m_, *v_;
   int64_t n_;
   double lr_, beta1_, beta2_, epsilon_, weightDecay_;
   bool torchEpsilon_;
 };
 
+/// factor = clipFactor(the sum of squares of every input): each input in blocks of kClipBlock
+/// elements summed in double (in parallel), the blocks' sums then added in order.
+class ClipFactorKernel final : public Kernel {
+public:
+  ClipFactorKernel(const KernelSite &site, double maxNorm)
+      : factor_(site.output(0).f32()), maxNorm_(maxNorm) {
+    for (int i = 0; i < site.numInputs(); ++i) {
+      const TensorView x = site.input(i);
+      for (int64_t b = 0; b < x.numel; b += kClipBlock)
+        blocks_.push_back({x.f32() + b, std::min(kClipBlock, x.numel - b)});
+    }
+    sums_.resize(blocks_.size());
+  }
+  void run(const StepContext &) override {
+    const Block *blocks = blocks_.data();
+    double *sums = sums_.data();
+    const int64_t n = static_cast<int64_t>(blocks_.size());
+    parallelChunks(
+        n,
+        [=](int64_t begin, int64_t end) {
+          for (int64_t b = begin; b < end; ++b)
+            sums[b] = sumOfSquares(blocks[b].data, 0, blocks[b].size, 1);
+        },
+        n * kClipBlock);
+    double total = 0;
+    for (double s : sums_)
+      total += s;
+    factor_[0] = clipFactor(total, maxNorm_);
+  }
+
+private:
+  struct Block {
+    const float *data;
+    int64_t size;
+  };
+  std::vector<Block> blocks_;
+  std::vector<double> sums_;
+  float *factor_;
+  double maxNorm_;
+};
+
+/// An update's optional input 1, the gradient's scale (null without one).
+const float *scaleInput(const KernelSite &site) {
+  return site.numInputs() > 1 ? site.input(1).f32() : nullptr;
+}
+
 } // namespace
 
+std::unique_ptr<Kernel> makeClipFactor(const KernelSite &site, const ClipAttrs &attrs, int64_t) {
+  return std::make_unique<ClipFactorKernel>(site, attrs.max_norm);
+}
+
 std::unique_ptr<Kernel> makeSgdUpdate(const KernelSite &site, const SgdAttrs &attrs, int64_t n) {
-  return std::make_unique<SgdKernel>(site.input(0).f32(), site.output(0).f32(), n,
+  return std::make_unique<SgdKernel>(site.input(0).f32(), scaleInput(site), site.output(0).f32(), n,
                                      static_cast<float>(attrs.lr),
                                      static_cast<float>(attrs.weight_decay));
 }
 
 std::unique_ptr<Kernel> makeMomentumUpdate(const KernelSite &site, const MomentumAttrs &attrs,
                                            int64_t n) {
-  return std::make_unique<MomentumKernel>(site.input(0).f32(), site.output(0).f32(),
-                                          site.output(1).f32(), n, static_cast<float>(attrs.lr),
-                                          static_cast<float>(attrs.momentum), attrs.nesterov,
-                                          static_cast<float>(attrs.weight_decay));
+  return std::make_unique<MomentumKernel>(
+      site.input(0).f32(), scaleInput(site), site.output(0).f32(), site.output(1).f32(), n,
+      static_cast<float>(attrs.lr), static_cast<float>(attrs.momentum), attrs.nesterov,
+      static_cast<float>(attrs.weight_decay));
 }
 
 std::unique_ptr<Kernel> makeAdamUpdate(const KernelSite &site, const AdamAttrs &attrs, int64_t n) {
-  return std::make_unique<AdamKernel>(
-      site.input(0).f32(), site.output(0).f32(), site.output(1).f32(), site.output(2).f32(), n,
-      attrs.lr, attrs.beta1, attrs.beta2, attrs.epsilon, attrs.torch_epsilon, attrs.weight_decay);
+  return std::make_unique<AdamKernel>(site.input(0).f32(), scaleInput(site), site.output(0).f32(),
+                                      site.output(1).f32(), site.output(2).f32(), n, attrs.lr,
+                                      attrs.beta1, attrs.beta2, attrs.epsilon, attrs.torch_epsilon,
+                                      attrs.weight_decay);
 }
 
 } // namespace dp::rt::cpu

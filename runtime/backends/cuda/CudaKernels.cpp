@@ -579,6 +579,8 @@ UpdateRule adamRule(const AdamAttrs &a) {
 std::unique_ptr<Kernel> update(KernelEnvironment &env, const KernelSite &site, int64_t n,
                                const UpdateRule &rule) {
   TensorSegment t{site.output(0).f32(), site.input(0).f32(), nullptr, nullptr, n};
+  if (site.numInputs() > 1)
+    t.scale = site.input(1).f32();
   if (site.numOutputs() > 1)
     t.state0 = site.output(1).f32();
   if (site.numOutputs() > 2)
@@ -701,28 +703,31 @@ std::unique_ptr<Kernel> makeFill(KernelEnvironment &env, const KernelSite &site,
 }
 
 std::unique_ptr<Kernel> makeSoftmaxXent(KernelEnvironment &env, const KernelSite &site,
-                                        const NoAttrs &,
+                                        const XentAttrs &attrs,
                                         contract::Geometry<KernelKind::SoftmaxXent> geometry) {
   const StepContext *ctx = env.deviceContext();
   const contract::XentShape x = geometry;
   const float *logits = site.input(0).f32();
   const int32_t *labels = site.input(1).i32();
   float *loss = site.output(0).f32();
+  const float smoothing = static_cast<float>(attrs.label_smoothing);
   return launching(site, [=](cudaStream_t s) {
-    return launchSoftmaxXent(s, logits, labels, loss, x.rows, x.classes, ctx);
+    return launchSoftmaxXent(s, logits, labels, loss, x.rows, x.classes, ctx, smoothing);
   });
 }
 
 std::unique_ptr<Kernel>
-makeSoftmaxXentGrad(KernelEnvironment &env, const KernelSite &site, const NoAttrs &,
+makeSoftmaxXentGrad(KernelEnvironment &env, const KernelSite &site, const XentAttrs &attrs,
                     contract::Geometry<KernelKind::SoftmaxXentGrad> geometry) {
   const StepContext *ctx = env.deviceContext();
   const contract::XentShape x = geometry;
   const float *logits = site.input(0).f32(), *dloss = site.input(2).f32();
   const int32_t *labels = site.input(1).i32();
   float *dlogits = site.output(0).f32();
+  const float smoothing = static_cast<float>(attrs.label_smoothing);
   return launching(site, [=](cudaStream_t s) {
-    return launchSoftmaxXentGrad(s, logits, labels, dloss, dlogits, x.rows, x.classes, ctx);
+    return launchSoftmaxXentGrad(s, logits, labels, dloss, dlogits, x.rows, x.classes, ctx,
+                                 smoothing);
   });
 }
 
@@ -797,6 +802,24 @@ std::unique_ptr<Kernel> makeAdamUpdate(KernelEnvironment &env, const KernelSite 
                                        const AdamAttrs &attrs,
                                        contract::Geometry<KernelKind::AdamUpdate> geometry) {
   return update(env, site, geometry, adamRule(attrs));
+}
+
+std::unique_ptr<Kernel> makeClipFactor(KernelEnvironment &env, const KernelSite &site,
+                                       const ClipAttrs &attrs, int64_t) {
+  env.reserveScratch(sizeof(double));
+  std::vector<const float *> gradients;
+  std::vector<int64_t> sizes;
+  for (int i = 0; i < site.numInputs(); ++i) {
+    gradients.push_back(site.input(i).f32());
+    sizes.push_back(site.input(i).numel);
+  }
+  float *factor = site.output(0).f32();
+  const double maxNorm = attrs.max_norm;
+  KernelEnvironment *e = &env;
+  return launching(site, [=](cudaStream_t s) {
+    return launchClipFactor(s, gradients.data(), sizes.data(), static_cast<int>(gradients.size()),
+                            partials(*e), factor, maxNorm);
+  });
 }
 
 std::unique_ptr<Kernel> makeMaxPool2d(KernelEnvironment &env, const KernelSite &site,

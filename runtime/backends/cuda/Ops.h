@@ -59,16 +59,16 @@ DP_HOST_DEVICE inline float activationGrad(Activation act, float y, float dy) {
 // ----------------------------------------------------------------------- optimizer updates
 
 /// Plain SGD: param -= lr * grad.
-DP_HOST_DEVICE inline void sgdElement(float *param, const float *grad, int64_t i, float lr) {
-  param[i] -= lr * grad[i];
+DP_HOST_DEVICE inline void sgdElement(float *param, float g, int64_t i, float lr) {
+  param[i] -= lr * g;
 }
 
 /// Keras 2 momentum SGD: v = mu v - lr g; param += v (Nesterov: param += mu v - lr g).
-DP_HOST_DEVICE inline void momentumElement(float *param, float *velocity, const float *grad,
-                                           int64_t i, float lr, float mu, bool nesterov) {
-  const float v = mu * velocity[i] - lr * grad[i];
+DP_HOST_DEVICE inline void momentumElement(float *param, float *velocity, float g, int64_t i,
+                                           float lr, float mu, bool nesterov) {
+  const float v = mu * velocity[i] - lr * g;
   velocity[i] = v;
-  param[i] += nesterov ? mu * v - lr * grad[i] : v;
+  param[i] += nesterov ? mu * v - lr * g : v;
 }
 
 /// The constants of one Adam step, the bias correction folded into the step size, formed in
@@ -95,9 +95,8 @@ DP_HOST_DEVICE inline AdamStep adamStep(double lr, double beta1, double beta2, d
 }
 
 /// Keras 2 Adam: m, v moving moments of the gradient; param -= lrT m / (sqrt(v) + eps).
-DP_HOST_DEVICE inline void adamElement(float *param, float *m, float *v, const float *grad,
-                                       int64_t i, const AdamStep &s) {
-  const float g = grad[i];
+DP_HOST_DEVICE inline void adamElement(float *param, float *m, float *v, float g, int64_t i,
+                                       const AdamStep &s) {
   const float mi = s.beta1 * m[i] + s.oneMinusBeta1 * g;
   const float vi = s.beta2 * v[i] + s.oneMinusBeta2 * g * g;
   m[i] = mi;
@@ -115,6 +114,8 @@ struct TensorSegment {
   float *state0; // momentum: velocity; Adam: m
   float *state1; // Adam: v
   int64_t elements;
+  /// The gradient's scale in device memory (a clip_factor's), null for 1.
+  const float *scale = nullptr;
 };
 
 /// Which optimizer an update applies, with its constants as the plan gives them (Adam's step
@@ -143,6 +144,8 @@ DP_HOST_DEVICE inline AdamStep stepOf(const UpdateRule &rule, int64_t t) {
 /// Element i of the update of one tensor by `rule`; `adam` is stepOf(rule, step).
 DP_HOST_DEVICE inline void updateTensorElement(const TensorSegment &seg, int64_t i,
                                                const UpdateRule &rule, const AdamStep &adam) {
+  // The scaled gradient, as the CPU backend forms it (times 1 without a scale: the same bits).
+  const float g = seg.grad[i] * (seg.scale ? *seg.scale : 1.0f);
   // Decoupled weight decay at the scheduled rate (not Adam's bias-corrected step), first: the
   // CPU backend's separate pass, element by element.
   if (rule.weightDecay != 0)
@@ -150,14 +153,14 @@ DP_HOST_DEVICE inline void updateTensorElement(const TensorSegment &seg, int64_t
         static_cast<float>(rule.lr) * static_cast<float>(rule.weightDecay) * seg.param[i];
   switch (rule.kind) {
   case UpdateRule::Kind::Sgd:
-    sgdElement(seg.param, seg.grad, i, static_cast<float>(rule.lr));
+    sgdElement(seg.param, g, i, static_cast<float>(rule.lr));
     break;
   case UpdateRule::Kind::Momentum:
-    momentumElement(seg.param, seg.state0, seg.grad, i, static_cast<float>(rule.lr),
+    momentumElement(seg.param, seg.state0, g, i, static_cast<float>(rule.lr),
                     static_cast<float>(rule.momentum), rule.nesterov);
     break;
   case UpdateRule::Kind::Adam:
-    adamElement(seg.param, seg.state0, seg.state1, seg.grad, i, adam);
+    adamElement(seg.param, seg.state0, seg.state1, g, i, adam);
     break;
   }
 }

@@ -169,9 +169,10 @@ struct XentGradOp {
   float *dlogits;
   int64_t rows, classes;
   const StepContext *ctx;
+  float smoothing;
   __device__ void operator()(int64_t r) const {
     xentGradRow(logits + r * classes, labels[r], dloss[0], dlogits + r * classes, classes,
-                ValidRows(*ctx, rows), rows, r);
+                ValidRows(*ctx, rows), rows, r, smoothing);
   }
 };
 struct SquaredErrorGradOp {
@@ -385,8 +386,9 @@ struct XentShareOp {
   const int32_t *labels;
   int64_t rows, classes;
   const StepContext *ctx;
+  float smoothing;
   __device__ double operator()(int t, int threads) const {
-    return xentShare(logits, labels, rows, classes, ValidRows(*ctx, rows), t, threads);
+    return xentShare(logits, labels, rows, classes, ValidRows(*ctx, rows), t, threads, smoothing);
   }
 };
 struct XentFinishOp {
@@ -439,6 +441,25 @@ struct CorrectFinishOp {
 };
 
 // ---- updates -----------------------------------------------------------------------------
+
+/// Thread t's share of a gradient's sum of squares.
+struct SquaresShareOp {
+  const float *x;
+  int64_t n;
+  __device__ double operator()(int t, int threads) const { return sumOfSquares(x, t, n, threads); }
+};
+/// The block's sum into the running total: the first gradient's sets it.
+struct AccumulateOp {
+  double *total;
+  bool first;
+  __device__ void operator()(double sum) const { *total = first ? sum : *total + sum; }
+};
+struct ClipFactorOp {
+  const double *total;
+  float *factor;
+  double maxNorm;
+  __device__ void operator()(int64_t) const { factor[0] = clipFactor(*total, maxNorm); }
+};
 
 __global__ void updateKernel(TensorSegment tensor, UpdateRule compiled, const StepContext *ctx) {
   const UpdateRule rule = scheduled(compiled, ctx->lrScale);
@@ -531,14 +552,16 @@ cudaError_t launchSoftmaxGrad(cudaStream_t stream, const float *y, const float *
   return launchEach(stream, rows, SoftmaxGradOp{y, dy, dx, cols});
 }
 cudaError_t launchSoftmaxXent(cudaStream_t stream, const float *logits, const int32_t *labels,
-                              float *loss, int64_t rows, int64_t classes, const StepContext *ctx) {
-  return launchBlockSum(stream, XentShareOp{logits, labels, rows, classes, ctx},
+                              float *loss, int64_t rows, int64_t classes, const StepContext *ctx,
+                              float smoothing) {
+  return launchBlockSum(stream, XentShareOp{logits, labels, rows, classes, ctx, smoothing},
                         XentFinishOp{loss, rows, ctx});
 }
 cudaError_t launchSoftmaxXentGrad(cudaStream_t stream, const float *logits, const int32_t *labels,
                                   const float *dloss, float *dlogits, int64_t rows, int64_t classes,
-                                  const StepContext *ctx) {
-  return launchEach(stream, rows, XentGradOp{logits, labels, dloss, dlogits, rows, classes, ctx});
+                                  const StepContext *ctx, float smoothing) {
+  return launchEach(stream, rows,
+                    XentGradOp{logits, labels, dloss, dlogits, rows, classes, ctx, smoothing});
 }
 cudaError_t launchSquaredError(cudaStream_t stream, const float *prediction, const float *target,
                                float *loss, int64_t rows, int64_t cols, const StepContext *ctx) {
@@ -698,6 +721,17 @@ cudaError_t launchTranspose(cudaStream_t stream, const void *x, void *y, int64_t
   return launchEach(stream, total,
                     TransposeOp<uint32_t>{static_cast<const uint32_t *>(x),
                                           static_cast<uint32_t *>(y), da, middle, db, inner});
+}
+
+cudaError_t launchClipFactor(cudaStream_t stream, const float *const *gradients,
+                             const int64_t *sizes, int count, double *sum, float *factor,
+                             double maxNorm) {
+  for (int i = 0; i < count; ++i)
+    if (cudaError_t e = launchBlockSum(stream, SquaresShareOp{gradients[i], sizes[i]},
+                                       AccumulateOp{sum, i == 0});
+        e != cudaSuccess)
+      return e;
+  return launchEach(stream, 1, ClipFactorOp{sum, factor, maxNorm});
 }
 
 cudaError_t launchUpdate(cudaStream_t stream, const TensorSegment &tensor, const UpdateRule &rule,

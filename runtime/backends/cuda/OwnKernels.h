@@ -11,6 +11,7 @@
 #include "runtime/backends/cuda/RowOps.h"
 #include "runtime/device/StepContext.h"
 #include "runtime/kernels/Broadcast.h"
+#include "runtime/kernels/ClipNorm.h"
 #include "runtime/kernels/Gather.h"
 #include "runtime/kernels/Pointwise.h"
 #include "runtime/kernels/SquaredError.h"
@@ -69,10 +70,11 @@ cudaError_t launchSoftmax(cudaStream_t stream, const float *x, float *y, int64_t
 cudaError_t launchSoftmaxGrad(cudaStream_t stream, const float *y, const float *dy, float *dx,
                               int64_t rows, int64_t cols);
 cudaError_t launchSoftmaxXent(cudaStream_t stream, const float *logits, const int32_t *labels,
-                              float *loss, int64_t rows, int64_t classes, const StepContext *ctx);
+                              float *loss, int64_t rows, int64_t classes, const StepContext *ctx,
+                              float smoothing);
 cudaError_t launchSoftmaxXentGrad(cudaStream_t stream, const float *logits, const int32_t *labels,
                                   const float *dloss, float *dlogits, int64_t rows, int64_t classes,
-                                  const StepContext *ctx);
+                                  const StepContext *ctx, float smoothing);
 /// The mean squared error of prediction against target [rows, cols] over the valid rows (one
 /// block, summed in a fixed order), and its gradient (runtime/kernels/SquaredError.h).
 cudaError_t launchSquaredError(cudaStream_t stream, const float *prediction, const float *target,
@@ -166,5 +168,11 @@ cudaError_t launchTranspose(cudaStream_t stream, const void *x, void *y, int64_t
 /// One tensor updated by `rule` (Adam's step from ctx).
 cudaError_t launchUpdate(cudaStream_t stream, const TensorSegment &tensor, const UpdateRule &rule,
                          const StepContext *ctx);
+/// factor[0] = clipFactor of the sum of squares of `count` gradients (sizes[i] elements each):
+/// each gradient's in the single-block sum's fixed tree, added in turn into *sum (a double of
+/// scratch), then the factor from it. The same order on every run and every replica.
+cudaError_t launchClipFactor(cudaStream_t stream, const float *const *gradients,
+                             const int64_t *sizes, int count, double *sum, float *factor,
+                             double maxNorm);
 
 } // namespace dp::rt::cuda

@@ -50,7 +50,10 @@ DP_HOST_DEVICE inline void softmaxGradRow(const float *y, const float *dy, float
 // ---------------------------------------------------------------------------------- losses
 
 /// -log softmax(z)[label] for one row of `classes`, or NaN for a label outside [0, classes).
-DP_HOST_DEVICE inline float xentRow(const float *z, int32_t label, int64_t classes) {
+/// With label smoothing s: the cross-entropy against (1 - s) onehot(label) + s / classes,
+/// -((1 - s) log p[label] + s mean_j log p[j]) (PyTorch's and Keras's label_smoothing).
+DP_HOST_DEVICE inline float xentRow(const float *z, int32_t label, int64_t classes,
+                                    float smoothing = 0) {
   if (label < 0 || label >= classes)
     return NAN;
   const float m = rowMaximum(z, classes);
@@ -58,7 +61,13 @@ DP_HOST_DEVICE inline float xentRow(const float *z, int32_t label, int64_t class
   for (int64_t j = 0; j < classes; ++j)
     sum += expf(z[j] - m);
   // (z[label] - m) first: adding m to the log-sum would round it to the precision of m.
-  return logf(sum) - (z[label] - m);
+  if (smoothing == 0)
+    return logf(sum) - (z[label] - m);
+  float mean = 0;
+  for (int64_t j = 0; j < classes; ++j)
+    mean += z[j] - m;
+  mean /= static_cast<float>(classes);
+  return logf(sum) - ((1 - smoothing) * (z[label] - m) + smoothing * mean);
 }
 
 /// The sum over the valid rows r = first, first + stride, ... < rows of xentRow: the share of
@@ -66,11 +75,11 @@ DP_HOST_DEVICE inline float xentRow(const float *z, int32_t label, int64_t class
 /// valid rows).
 DP_HOST_DEVICE inline double xentShare(const float *logits, const int32_t *labels, int64_t rows,
                                        int64_t classes, const ValidRows &valid, int64_t first,
-                                       int64_t stride) {
+                                       int64_t stride, float smoothing = 0) {
   double sum = 0;
   for (int64_t r = first; r < rows; r += stride)
     if (valid(r))
-      sum += xentRow(logits + r * classes, labels[r], classes);
+      sum += xentRow(logits + r * classes, labels[r], classes, smoothing);
   return sum;
 }
 
@@ -81,10 +90,11 @@ DP_HOST_DEVICE inline float xentLoss(double sum, const ValidRows &valid, int64_t
 }
 
 /// Row r of softmax_xent_grad: (softmax(z) - onehot(label)) * dloss / valid rows, zero past the
-/// valid rows, NaN for a bad label. g may be z.
+/// valid rows, NaN for a bad label; with label smoothing s the target is (1 - s) onehot(label)
+/// + s / classes. g may be z.
 DP_HOST_DEVICE inline void xentGradRow(const float *z, int32_t label, float dloss, float *g,
                                        int64_t classes, const ValidRows &valid, int64_t rows,
-                                       int64_t r) {
+                                       int64_t r, float smoothing = 0) {
   if (!valid(r)) {
     for (int64_t j = 0; j < classes; ++j)
       g[j] = 0.0f;
@@ -102,9 +112,11 @@ DP_HOST_DEVICE inline void xentGradRow(const float *z, int32_t label, float dlos
   for (int64_t j = 0; j < classes; ++j)
     sum += expf(z[j] - m);
   const float factor = scale / sum;
+  // Without smoothing the spread is 0 and the label's share the whole scale: the same bits.
+  const float spread = smoothing / static_cast<float>(classes) * scale;
   for (int64_t j = 0; j < classes; ++j)
-    g[j] = expf(z[j] - m) * factor;
-  g[label] -= scale;
+    g[j] = expf(z[j] - m) * factor - spread;
+  g[label] -= (1 - smoothing) * scale;
 }
 
 /// 1 when row r is valid and its first largest logit is its label, else 0; -1 for a valid row

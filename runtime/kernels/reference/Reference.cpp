@@ -185,21 +185,25 @@ template <typename T> void add(const T *a, const T *b, T *c, int64_t n) {
 
 template <typename T>
 T softmaxXent(const T *logits, const int32_t *labels, int64_t rows, int64_t classes,
-              int64_t validRows) {
+              int64_t validRows, T smoothing) {
   std::vector<T> p(classes);
   T total = 0;
   for (int64_t r = 0; r < validRows; ++r) {
     if (labels[r] < 0 || labels[r] >= classes)
       return std::numeric_limits<T>::quiet_NaN();
     activation(logits + r * classes, p.data(), 1, classes, Activation::Softmax);
-    total -= std::log(p[labels[r]]);
+    for (int64_t j = 0; j < classes; ++j) {
+      const T target = (j == labels[r] ? 1 - smoothing : 0) + smoothing / classes;
+      if (target != 0)
+        total -= target * std::log(p[j]);
+    }
   }
   return validRows > 0 ? total / validRows : 0;
 }
 
 template <typename T>
 void softmaxXentGrad(const T *logits, const int32_t *labels, T dloss, T *dlogits, int64_t rows,
-                     int64_t classes, int64_t validRows) {
+                     int64_t classes, int64_t validRows, T smoothing) {
   for (int64_t r = 0; r < rows; ++r) {
     T *g = dlogits + r * classes;
     if (r >= validRows) {
@@ -211,7 +215,8 @@ void softmaxXentGrad(const T *logits, const int32_t *labels, T dloss, T *dlogits
     activation(logits + r * classes, g, 1, classes, Activation::Softmax);
     for (int64_t j = 0; j < classes; ++j)
       g[j] = badLabel ? std::numeric_limits<T>::quiet_NaN()
-                      : (g[j] - (j == labels[r] ? 1 : 0)) * dloss / validRows;
+                      : (g[j] - ((j == labels[r] ? 1 - smoothing : 0) + smoothing / classes)) *
+                            dloss / validRows;
   }
 }
 
@@ -276,6 +281,16 @@ void sgdUpdate(float *param, const float *grad, int64_t n, float lr) {
 void decoupledDecay(float *param, int64_t n, double lr, double weightDecay) {
   for (int64_t i = 0; i < n; ++i)
     param[i] = static_cast<float>(double(param[i]) * (1 - lr * weightDecay));
+}
+
+float clipFactor(const std::vector<const float *> &gradients, const std::vector<int64_t> &sizes,
+                 double maxNorm) {
+  double sum = 0;
+  for (size_t t = 0; t < gradients.size(); ++t)
+    for (int64_t i = 0; i < sizes[t]; ++i)
+      sum += double(gradients[t][i]) * gradients[t][i];
+  const double factor = maxNorm / (std::sqrt(sum) + 1e-6);
+  return static_cast<float>(std::isnan(factor) ? factor : std::min(factor, 1.0));
 }
 
 void momentumUpdate(float *param, float *velocity, const float *grad, int64_t n, float lr,
@@ -407,8 +422,9 @@ void maxPool2dGrad(const T *x, const T *dy, T *dx, int64_t n, int64_t h, int64_t
                              int64_t, int64_t);                                                    \
   template void maxPool2dGrad<T>(const T *, const T *, T *, int64_t, int64_t, int64_t, int64_t,    \
                                  int64_t, int64_t, int64_t, int64_t);                              \
-  template T softmaxXent<T>(const T *, const int32_t *, int64_t, int64_t, int64_t);                \
-  template void softmaxXentGrad<T>(const T *, const int32_t *, T, T *, int64_t, int64_t, int64_t); \
+  template T softmaxXent<T>(const T *, const int32_t *, int64_t, int64_t, int64_t, T);             \
+  template void softmaxXentGrad<T>(const T *, const int32_t *, T, T *, int64_t, int64_t, int64_t,  \
+                                   T);                                                             \
   template T squaredError<T>(const T *, const T *, int64_t, int64_t, int64_t);                     \
   template void squaredErrorGrad<T>(const T *, const T *, T, T *, int64_t, int64_t, int64_t);
 DP_REF_INSTANTIATE(float)

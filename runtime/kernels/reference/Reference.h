@@ -42,14 +42,16 @@ void mul(const T *a, const T *b, T *y, const std::vector<int64_t> &aShape,
 template <typename T>
 void mulReduce(const T *dy, const T *a, T *db, const std::vector<int64_t> &aShape,
                const std::vector<int64_t> &bShape);
-/// Mean over the first `validRows` rows of -log softmax(logits)[label]; NaN for a bad label.
+/// Mean over the first `validRows` rows of the cross-entropy of softmax(logits) against the
+/// target (1 - smoothing) onehot(label) + smoothing / classes, written as the sum over the
+/// classes of -target log p; NaN for a bad label.
 template <typename T>
 T softmaxXent(const T *logits, const int32_t *labels, int64_t rows, int64_t classes,
-              int64_t validRows);
-/// (softmax - onehot) * dloss / validRows for rows < validRows, zero after.
+              int64_t validRows, T smoothing = 0);
+/// (softmax - target) * dloss / validRows for rows < validRows, zero after (target as above).
 template <typename T>
 void softmaxXentGrad(const T *logits, const int32_t *labels, T dloss, T *dlogits, int64_t rows,
-                     int64_t classes, int64_t validRows);
+                     int64_t classes, int64_t validRows, T smoothing = 0);
 /// Mean over the first `validRows` rows' elements of (prediction - target)^2 ([rows, cols]).
 template <typename T>
 T squaredError(const T *prediction, const T *target, int64_t rows, int64_t cols, int64_t validRows);
@@ -95,6 +97,10 @@ void sgdUpdate(float *param, const float *grad, int64_t n, float lr);
 /// Decoupled weight decay, before an update: param *= 1 - lr * weightDecay (in double, as
 /// PyTorch's AdamW writes it).
 void decoupledDecay(float *param, int64_t n, double lr, double weightDecay);
+/// The factor that clips gradients to the global norm maxNorm: min(1, maxNorm / (norm + 1e-6)),
+/// the norm over every element of every gradient, summed in double in plain order.
+float clipFactor(const std::vector<const float *> &gradients, const std::vector<int64_t> &sizes,
+                 double maxNorm);
 /// Keras 2 momentum SGD.
 void momentumUpdate(float *param, float *velocity, const float *grad, int64_t n, float lr,
                     float momentum, bool nesterov);

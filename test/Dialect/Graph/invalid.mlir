@@ -353,6 +353,44 @@ func.func @f(%g: tensor<4xf32>) {
 
 // -----
 
+// Tests that an update's scale is one element (a clip factor), not a tensor of the gradient's
+// shape.
+func.func @f(%g: tensor<4xf32>) {
+  %w = graph.param "w" {init = #graph.zeros} : tensor<4xf32>
+  // expected-error @+1 {{'graph.sgd_update' op expects the scale to be a tensor<f32>, found 'tensor<4xf32>'}}
+  graph.sgd_update %w, %g scale(%g : tensor<4xf32>) {lr = 0.1} : tensor<4xf32>
+  return
+}
+
+// -----
+
+// Tests that label smoothing lies in [0, 1].
+func.func @f(%z: tensor<4x3xf32>, %y: tensor<4xi32>) {
+  // expected-error @+1 {{'graph.softmax_cross_entropy' op label_smoothing must lie in [0, 1], found -1.000000e-01}}
+  %l = graph.softmax_cross_entropy %z, %y {label_smoothing = -0.1} : (tensor<4x3xf32>, tensor<4xi32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+// Tests that a clip factor's max_norm must be positive.
+func.func @f(%g: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.clip_factor' op max_norm must be finite and > 0, found 0.000000e+00}}
+  %f = graph.clip_factor %g {max_norm = 0.0} : tensor<4xf32> -> tensor<f32>
+  return
+}
+
+// -----
+
+// Tests that a clip factor needs gradients.
+func.func @f() {
+  // expected-error @+1 {{'graph.clip_factor' op expects at least one gradient}}
+  %f = "graph.clip_factor"() {max_norm = 1.0 : f64} : () -> tensor<f32>
+  return
+}
+
+// -----
+
 // Tests that beta1 must be in [0, 1).
 // expected-error @+1 {{beta1 must be in [0, 1), found -5.000000e-01}}
 func.func @f() attributes {graph.optimizer = #graph.adam<beta1 = -0.5>} {

@@ -122,6 +122,8 @@ func.func @layers(%x: tensor<8x4xf32>, %img: tensor<8x2x3xf32>, %lbl: tensor<8xi
   %13 = graph.flatten %img : tensor<8x2x3xf32> -> tensor<8x6xf32>
   // CHECK: graph.softmax_cross_entropy %[[SM]], %[[LBL]] : (tensor<8x3xf32>, tensor<8xi32>) -> tensor<f32>
   %14 = graph.softmax_cross_entropy %10, %lbl : (tensor<8x3xf32>, tensor<8xi32>) -> tensor<f32>
+  // CHECK: graph.softmax_cross_entropy %[[SM]], %[[LBL]] {label_smoothing = 1.000000e-01 : f64}
+  %s = graph.softmax_cross_entropy %10, %lbl {label_smoothing = 0.1} : (tensor<8x3xf32>, tensor<8xi32>) -> tensor<f32>
   // CHECK: graph.count_correct %[[SM]], %[[LBL]] : (tensor<8x3xf32>, tensor<8xi32>) -> tensor<f32>
   %15 = graph.count_correct %10, %lbl : (tensor<8x3xf32>, tensor<8xi32>) -> tensor<f32>
   return
@@ -188,6 +190,14 @@ func.func @updates(%g: tensor<4x3xf32>) {
   graph.adam_update %w, %m, %s, %g {lr = 0.001, beta1 = 0.8, beta2 = 0.5, epsilon = 1.0e-8} : tensor<4x3xf32>
   // CHECK: graph.adam_update %[[W]], %[[M]], %[[S]], %[[G]] {beta1 = 8.000000e-01 : f64, beta2 = 5.000000e-01 : f64, epsilon = 1.000000e-08 : f64, lr = 1.000000e-03 : f64, weight_decay = 1.000000e-02 : f64} : tensor<4x3xf32>
   graph.adam_update %w, %m, %s, %g {lr = 0.001, beta1 = 0.8, beta2 = 0.5, epsilon = 1.0e-8, weight_decay = 0.01} : tensor<4x3xf32>
+  // CHECK: %[[F:.*]] = graph.clip_factor %[[G]], %[[G]] {max_norm = 1.000000e+00 : f64} : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<f32>
+  %f = graph.clip_factor %g, %g {max_norm = 1.0} : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<f32>
+  // CHECK: graph.sgd_update %[[W]], %[[G]] scale(%[[F]] : tensor<f32>) {lr = 1.000000e-01 : f64} : tensor<4x3xf32>
+  graph.sgd_update %w, %g scale(%f : tensor<f32>) {lr = 0.1} : tensor<4x3xf32>
+  // CHECK: graph.momentum_update %[[W]], %[[V]], %[[G]] scale(%[[F]] : tensor<f32>) {lr = 1.000000e-02 : f64, momentum = 9.000000e-01 : f64} : tensor<4x3xf32>
+  graph.momentum_update %w, %v, %g scale(%f : tensor<f32>) {lr = 0.01, momentum = 0.9} : tensor<4x3xf32>
+  // CHECK: graph.adam_update %[[W]], %[[M]], %[[S]], %[[G]] scale(%[[F]] : tensor<f32>) {beta1 = 8.000000e-01 : f64, beta2 = 5.000000e-01 : f64, epsilon = 1.000000e-08 : f64, lr = 1.000000e-03 : f64} : tensor<4x3xf32>
+  graph.adam_update %w, %m, %s, %g scale(%f : tensor<f32>) {lr = 0.001, beta1 = 0.8, beta2 = 0.5, epsilon = 1.0e-8} : tensor<4x3xf32>
   return
 }
 

@@ -199,3 +199,18 @@ func.func @constant(%x: tensor<8x4xf32> {graph.input = "x"}, %l: tensor<8xi32> {
   %loss = graph.softmax_cross_entropy %z, %l : (tensor<8x3xf32>, tensor<8xi32>) -> tensor<f32>
   return %loss : tensor<f32>
 }
+
+// -----
+
+// Tests that the loss's label smoothing goes to its gradient.
+// CHECK-LABEL: func.func @train(
+// CHECK: graph.softmax_cross_entropy %{{.*}}, %{{.*}} {label_smoothing = 2.000000e-01 : f64}
+// CHECK: graph.softmax_cross_entropy_grad %{{.*}}, %{{.*}}, %{{.*}} {label_smoothing = 2.000000e-01 : f64}
+func.func @smoothed(%x: tensor<8x4xf32> {graph.input = "x"}, %l: tensor<8xi32> {graph.input = "label"}) -> tensor<f32>
+    attributes {graph.optimizer = #graph.sgd<lr = 0.1>} {
+  %w = graph.param "w" {init = #graph.glorot_uniform} : tensor<4x3xf32>
+  %b = graph.param "b" {init = #graph.zeros} : tensor<3xf32>
+  %y = graph.dense %x, %w, %b : (tensor<8x4xf32>, tensor<4x3xf32>, tensor<3xf32>) -> tensor<8x3xf32>
+  %loss = graph.softmax_cross_entropy %y, %l {label_smoothing = 0.2} : (tensor<8x3xf32>, tensor<8xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}

@@ -3,6 +3,7 @@
 // way the grid-stride loops run it, against the reference kernels.
 #include "runtime/backends/cuda/Ops.h"
 #include "runtime/kernels/Broadcast.h"
+#include "runtime/kernels/ClipNorm.h"
 #include "runtime/kernels/reference/Reference.h"
 
 #include "test/unit/cuda/HostTestUtil.h"
@@ -122,7 +123,7 @@ TEST(Optimizers, SgdMatchesTheReference) {
   const int64_t n = 777;
   std::vector<float> p = uniform(n, 4), want = p;
   const std::vector<float> g = uniform(n, 5);
-  gridStride(n, 4, 32, [&](int64_t i) { sgdElement(p.data(), g.data(), i, 0.05f); });
+  gridStride(n, 4, 32, [&](int64_t i) { sgdElement(p.data(), g[i], i, 0.05f); });
   ref::sgdUpdate(want.data(), g.data(), n, 0.05f);
   EXPECT_EQ(p, want);
 }
@@ -134,7 +135,7 @@ TEST(Optimizers, MomentumMatchesTheReferenceOverSteps) {
     for (int step = 0; step < 5; ++step) {
       const std::vector<float> g = uniform(n, 10 + step);
       gridStride(n, 2, 32, [&](int64_t i) {
-        momentumElement(p.data(), v.data(), g.data(), i, 0.1f, 0.9f, nesterov);
+        momentumElement(p.data(), v.data(), g[i], i, 0.1f, 0.9f, nesterov);
       });
       ref::momentumUpdate(wantP.data(), wantV.data(), g.data(), n, 0.1f, 0.9f, nesterov);
     }
@@ -150,8 +151,7 @@ TEST(Optimizers, AdamMatchesTheReferenceOverSteps) {
   for (int64_t t = 1; t <= 6; ++t) {
     const std::vector<float> g = uniform(n, 20 + t);
     const AdamStep s = adamStep(1e-3, 0.9, 0.999, 1e-7, t);
-    gridStride(n, 3, 32,
-               [&](int64_t i) { adamElement(p.data(), m.data(), v.data(), g.data(), i, s); });
+    gridStride(n, 3, 32, [&](int64_t i) { adamElement(p.data(), m.data(), v.data(), g[i], i, s); });
     ref::adamUpdate(wantP.data(), wantM.data(), wantV.data(), g.data(), n, 1e-3, 0.9, 0.999,
                     1e-7, t);
   }
@@ -173,7 +173,7 @@ TEST(Ops, AdamWithPyTorchsEpsilonMatchesTheReference) {
       x *= 1e-3f;
     const AdamStep s = adamStep(1e-2, 0.9, 0.999, 1e-3, t, /*torchEpsilon=*/true);
     for (int64_t i = 0; i < n; ++i)
-      adamElement(p.data(), m.data(), v.data(), g.data(), i, s);
+      adamElement(p.data(), m.data(), v.data(), g[i], i, s);
     ref::adamUpdate(wantP.data(), wantM.data(), wantV.data(), g.data(), n, 1e-2, 0.9, 0.999, 1e-3,
                     t, /*torchEpsilon=*/true);
   }
@@ -244,6 +244,51 @@ TEST(Optimizers, WeightDecayIsDecoupledAtTheScheduledRate) {
       ref::adamUpdate(want.data(), w0.data(), w1.data(), g.data(), n, 0.05, 0.9, 0.999, 1e-7, 3);
     EXPECT_TRUE(near(p, want, 1e-5, 1e-7)) << int(kind);
   }
+}
+
+TEST(Optimizers, AScaleMultipliesTheGradientOfEveryRule) {
+  // A segment with a scale (a clip_factor's) updates as the reference does on the gradient
+  // times the scale, formed in f32; without one, as on the gradient itself.
+  const int64_t n = 64;
+  const std::vector<float> g = uniform(n, 5);
+  const float scale = 0.37f;
+  std::vector<float> scaled(n);
+  for (int64_t i = 0; i < n; ++i)
+    scaled[i] = g[i] * scale;
+  for (UpdateRule::Kind kind :
+       {UpdateRule::Kind::Sgd, UpdateRule::Kind::Momentum, UpdateRule::Kind::Adam}) {
+    const UpdateRule rule = ruleOf(kind);
+    std::vector<float> p = uniform(n, 12), s0(n, 0.0f), s1(n, 0.0f);
+    std::vector<float> want = p, w0(n, 0.0f), w1(n, 0.0f);
+    TensorSegment seg{p.data(), g.data(), s0.data(), s1.data(), n};
+    seg.scale = &scale;
+    const AdamStep adam = stepOf(rule, 1);
+    for (int64_t i = 0; i < n; ++i)
+      updateTensorElement(seg, i, rule, adam);
+    if (kind == UpdateRule::Kind::Sgd)
+      ref::sgdUpdate(want.data(), scaled.data(), n, 0.1f);
+    else if (kind == UpdateRule::Kind::Momentum)
+      ref::momentumUpdate(want.data(), w0.data(), scaled.data(), n, 0.1f, 0.9f, false);
+    else
+      ref::adamUpdate(want.data(), w0.data(), w1.data(), scaled.data(), n, 0.1, 0.9, 0.999, 1e-7,
+                      1);
+    EXPECT_TRUE(near(p, want, 1e-5, 1e-7)) << int(kind);
+  }
+}
+
+TEST(ClipNorm, TheDeviceSharesGiveTheReferenceFactor) {
+  // The CUDA kernel sums each gradient in the single block's strided shares; the factor is the
+  // reference's, and is 1 when the norm is under the limit and NaN for a NaN gradient.
+  const std::vector<float> a = uniform(1000, 8), b = uniform(77, 9);
+  double sum = 0;
+  for (const std::vector<float> *x : {&a, &b})
+    for (int t = 0; t < 32; ++t)
+      sum += sumOfSquares(x->data(), t, static_cast<int64_t>(x->size()), 32);
+  const float want = ref::clipFactor({a.data(), b.data()}, {1000, 77}, 2.0);
+  EXPECT_NEAR(clipFactor(sum, 2.0), want, 1e-7);
+  EXPECT_LT(want, 1.0f);
+  EXPECT_EQ(clipFactor(sum, 1e6), 1.0f);
+  EXPECT_TRUE(std::isnan(clipFactor(std::nan(""), 1.0)));
 }
 
 } // namespace

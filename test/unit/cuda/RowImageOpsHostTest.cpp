@@ -153,6 +153,24 @@ TEST(RowOps, CrossEntropyMatchesTheReferenceOverValidRows) {
   }
 }
 
+TEST(RowOps, SmoothedCrossEntropyAndItsGradientMatchTheReference) {
+  const int64_t rows = 21, classes = 6, valid = 17;
+  const float s = 0.2f;
+  const std::vector<float> z = uniform(rows * classes, 7, -4, 4);
+  const std::vector<int32_t> y = labels(rows, classes, 8);
+  const ValidRows v(context(valid), rows);
+  const double sum = blockSum(256, [&](int t, int threads) {
+    return xentShare(z.data(), y.data(), rows, classes, v, t, threads, s);
+  });
+  EXPECT_NEAR(xentLoss(sum, v, rows), ref::softmaxXent(z.data(), y.data(), rows, classes, valid, s),
+              1e-5);
+  std::vector<float> g(z.size()), want(z.size());
+  for (int64_t r = 0; r < rows; ++r)
+    xentGradRow(z.data() + r * classes, y[r], 0.5f, g.data() + r * classes, classes, v, rows, r, s);
+  ref::softmaxXentGrad(z.data(), y.data(), 0.5f, want.data(), rows, classes, valid, s);
+  EXPECT_TRUE(near(g, want, 1e-5, 1e-7));
+}
+
 TEST(RowOps, CrossEntropyGradientMatchesTheReferenceAndFiniteDifferences) {
   const int64_t rows = 9, classes = 7, valid = 6;
   const std::vector<float> z = uniform(rows * classes, 5, -3, 3);

@@ -166,6 +166,14 @@ std::vector<Case> cases() {
     b.kernel(T, KernelKind::CountCorrect, {z, y}, {correct});
     c.inputs = {z}, c.labels = {y}, c.outputs = {loss, dz, correct};
   });
+  add("smoothed_softmax_xent_and_grad", [T](PlanBuilder &b, Case &c) {
+    uint32_t z = b.buffer({4, 10}), y = b.buffer({4}, DType::I32), loss = b.buffer({}),
+             dloss = b.buffer({}), dz = b.buffer({4, 10});
+    b.kernel(T, KernelKind::SoftmaxXent, {z, y}, {loss}).attrF("label_smoothing", 0.1);
+    b.kernel(T, KernelKind::Fill, {}, {dloss}).attrF("value", 1.0);
+    b.kernel(T, KernelKind::SoftmaxXentGrad, {z, y, dloss}, {dz}).attrF("label_smoothing", 0.1);
+    c.inputs = {z}, c.labels = {y}, c.outputs = {loss, dz};
+  });
   add("sgd_momentum_adam", [T](PlanBuilder &b, Case &c) {
     uint32_t p1 = b.buffer({50}), g = b.buffer({50}), p2 = b.buffer({50}), v = b.buffer({50}),
              p3 = b.buffer({50}), m = b.buffer({50}), s = b.buffer({50});
@@ -191,6 +199,24 @@ std::vector<Case> cases() {
         .attrF("epsilon", 1e-7)
         .attrF("weight_decay", 0.1);
     c.inputs = {p1, g, p2, v, p3, m}, c.outputs = {p1, p2, v, p3, m, s};
+  });
+  // Clipping by global norm: the factor of two gradients (one past a block of the CPU's sum),
+  // and the updates reading it as their scale.
+  add("clip_factor_and_scaled_updates", [T](PlanBuilder &b, Case &c) {
+    uint32_t g = b.buffer({50}), h = b.buffer({20000}), f = b.buffer({}), p1 = b.buffer({50}),
+             p2 = b.buffer({50}), v = b.buffer({50}), p3 = b.buffer({50}), m = b.buffer({50}),
+             s = b.buffer({50});
+    b.kernel(T, KernelKind::ClipFactor, {g, h}, {f}).attrF("max_norm", 2.0);
+    b.kernel(T, KernelKind::SgdUpdate, {g, f}, {p1}).attrF("lr", 0.1);
+    b.kernel(T, KernelKind::MomentumUpdate, {g, f}, {p2, v})
+        .attrF("lr", 0.1)
+        .attrF("momentum", 0.9);
+    b.kernel(T, KernelKind::AdamUpdate, {g, f}, {p3, m, s})
+        .attrF("lr", 0.01)
+        .attrF("beta1", 0.9)
+        .attrF("beta2", 0.999)
+        .attrF("epsilon", 1e-7);
+    c.inputs = {p1, g, h, p2, v, p3, m}, c.outputs = {f, p1, p2, v, p3, m, s};
   });
   // Convolutions: valid, same (symmetric), and asymmetric padding with stride 2.
   struct Conv {

@@ -500,6 +500,40 @@ TEST_P(LossTest, MatchesReference) {
             ref::countCorrect(logits.data(), labels.data(), rows, classes, valid));
 }
 
+// Label smoothing: the loss and its gradient against the reference's cross-entropy with the
+// smoothed target written out, over the valid rows, on both sides of the threaded path; the
+// smoothed loss is another than the plain one.
+TEST(LabelSmoothing, LossAndGradientMatchTheReference) {
+  for (auto [rows, classes, valid] : {std::make_tuple(8, 10, 5), std::make_tuple(4000, 10, 3999),
+                                      std::make_tuple(37, 1001, 36)}) {
+    const float s = 0.1f;
+    PlanBuilder b(rows);
+    uint32_t logits = b.buffer({rows, classes}), labels = b.buffer({rows}, DType::I32);
+    uint32_t dloss = b.buffer({}), loss = b.buffer({}), dlogits = b.buffer({rows, classes});
+    b.kernel(StepKind::Train, KernelKind::SoftmaxXent, {logits, labels}, {loss})
+        .attrF("label_smoothing", s);
+    b.kernel(StepKind::Train, KernelKind::SoftmaxXentGrad, {logits, labels, dloss}, {dlogits})
+        .attrF("label_smoothing", s);
+    auto program = b.load();
+    RandomData rd(static_cast<uint32_t>(rows + classes));
+    auto z = rd.uniform(rows * classes, -5.0f, 5.0f);
+    auto y = rd.labels(rows, static_cast<int32_t>(classes));
+    put(*program, logits, z);
+    put(*program, labels, y);
+    put(*program, dloss, std::vector<float>{0.75f});
+    program->run(StepKind::Train, stepContext(valid));
+    const double want =
+        ref::softmaxXent(toDouble(z).data(), y.data(), rows, classes, valid, double(s));
+    EXPECT_NEAR(get(*program, loss)[0], want, 1e-5 * std::fabs(want) + 1e-6) << rows;
+    EXPECT_GT(
+        std::fabs(want - ref::softmaxXent(toDouble(z).data(), y.data(), rows, classes, valid)),
+        1e-3);
+    std::vector<float> wantGrad(rows * classes);
+    ref::softmaxXentGrad(z.data(), y.data(), 0.75f, wantGrad.data(), rows, classes, valid, s);
+    EXPECT_TRUE(allNear(get(*program, dlogits), wantGrad, 1e-7, 1e-5)) << rows;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, LossTest,
                          ::testing::Values(std::make_tuple(1, 1, 1), std::make_tuple(1, 2, 1),
                                            std::make_tuple(8, 10, 8), std::make_tuple(8, 10, 5),

@@ -203,15 +203,18 @@ TEST(ReduceRowsFdTest, IsTheGradientOfABroadcastAdd) {
       allNear(get(*program, db), numericGradient(std::vector<double>(m, 0.1), loss), 1e-5, 1e-4));
 }
 
-class SoftmaxXentGradFdTest : public ::testing::TestWithParam<int64_t> {};
+// (valid rows, label smoothing)
+class SoftmaxXentGradFdTest : public ::testing::TestWithParam<std::tuple<int64_t, float>> {};
 
 TEST_P(SoftmaxXentGradFdTest, MatchesFiniteDifferencesOfTheMeanLoss) {
-  const int64_t rows = 6, classes = 5, valid = GetParam();
+  const int64_t rows = 6, classes = 5;
+  const auto [valid, smoothing] = GetParam();
   const float dloss = 0.7f;
   PlanBuilder b(rows);
   uint32_t logits = b.buffer({rows, classes}), labels = b.buffer({rows}, DType::I32);
   uint32_t dl = b.buffer({}), grad = b.buffer({rows, classes});
-  b.kernel(StepKind::Train, KernelKind::SoftmaxXentGrad, {logits, labels, dl}, {grad});
+  b.kernel(StepKind::Train, KernelKind::SoftmaxXentGrad, {logits, labels, dl}, {grad})
+      .attrF("label_smoothing", smoothing);
   auto program = b.load();
   RandomData rd(17);
   const auto ls = rd.uniform(rows * classes, -3, 3);
@@ -221,13 +224,17 @@ TEST_P(SoftmaxXentGradFdTest, MatchesFiniteDifferencesOfTheMeanLoss) {
   put(*program, dl, std::vector<float>{dloss});
   program->run(StepKind::Train, stepContext(valid));
   auto loss = [&](const std::vector<double> &v) {
-    return dloss * ref::softmaxXent(v.data(), lab.data(), rows, classes, valid);
+    return dloss * ref::softmaxXent(v.data(), lab.data(), rows, classes, valid, double(smoothing));
   };
   // Rows past the valid count do not enter the loss: their finite differences are exactly 0.
   EXPECT_TRUE(allNear(get(*program, grad), numericGradient(toDouble(ls), loss), 1e-6, 1e-4));
 }
 
-INSTANTIATE_TEST_SUITE_P(ValidRows, SoftmaxXentGradFdTest, ::testing::Values(6, 4, 1));
+INSTANTIATE_TEST_SUITE_P(ValidRowsAndSmoothing, SoftmaxXentGradFdTest,
+                         ::testing::Values(std::make_tuple(int64_t(6), 0.0f),
+                                           std::make_tuple(int64_t(4), 0.0f),
+                                           std::make_tuple(int64_t(1), 0.0f),
+                                           std::make_tuple(int64_t(5), 0.3f)));
 
 } // namespace
 } // namespace dp::rt

@@ -190,6 +190,34 @@ TEST(KernelValidationTest, Attributes) {
     b.kernel(StepKind::Train, KernelKind::Fill, {}, {y});
     EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "missing attribute 'value'");
   }
+  {
+    PlanBuilder b(2);
+    uint32_t logits = b.buffer({2, 3}), labels = b.buffer({2}, DType::I32), loss = b.buffer({});
+    b.kernel(StepKind::Train, KernelKind::SoftmaxXent, {logits, labels}, {loss})
+        .attrF("label_smoothing", 1.5);
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "label_smoothing must lie in [0, 1], got 1.5");
+  }
+  {
+    // An update's scale is one element.
+    PlanBuilder b(1);
+    uint32_t g = b.buffer({4}), scale = b.buffer({2}), p = b.persistentBuffer({4});
+    b.kernel(StepKind::Train, KernelKind::SgdUpdate, {g, scale}, {p}).attrF("lr", 0.1);
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan,
+                    "input 1 (scale) (buffer 1) has 2 elements, expected 1");
+  }
+  {
+    PlanBuilder b(1);
+    uint32_t g = b.buffer({4}), f = b.buffer({});
+    b.kernel(StepKind::Train, KernelKind::ClipFactor, {g}, {f}).attrF("max_norm", 0.0);
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "max_norm must be positive, got 0");
+  }
+  {
+    PlanBuilder b(1);
+    uint32_t g = b.buffer({4}), f = b.buffer({4});
+    b.kernel(StepKind::Train, KernelKind::ClipFactor, {g}, {f}).attrF("max_norm", 1.0);
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan,
+                    "output 0 (factor) (buffer 1) has 4 elements, expected 1");
+  }
 }
 
 TEST(KernelValidationTest, ImageKernelShapesAndAttributes) {

@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <omp.h>
+
+#include <cmath>
+
 namespace dp::rt {
 namespace {
 
@@ -244,6 +248,99 @@ TEST(Optimizers, WeightDecayIsDecoupledAndScheduled) {
     ref::sgdUpdate(undecayed.data(), g.data(), n, 0.05f);
     EXPECT_FALSE(allNear(get(*program, ps), undecayed, 1e-4));
   }
+}
+
+// clip_factor against the reference on gradients of several blocks (the threaded path), with
+// the same bits on 1 and 2 threads; and each update with the factor as its scale against the
+// reference on the gradient times the factor. A norm under the limit gives 1, which changes no
+// bit of an update.
+TEST(Optimizers, ClipFactorScalesTheUpdatesToTheGlobalNorm) {
+  RandomData rd(17);
+  const std::vector<int64_t> sizes{100003, 7, 40000};
+  std::vector<std::vector<float>> grads;
+  for (int64_t n : sizes)
+    grads.push_back(rd.uniform(n));
+  const float want =
+      ref::clipFactor({grads[0].data(), grads[1].data(), grads[2].data()}, sizes, 5.0);
+  ASSERT_LT(want, 0.1f); // the norm is about 219: clipping is active
+  std::vector<float> factors;
+  for (int threads : {1, 2}) {
+    omp_set_num_threads(threads);
+    PlanBuilder b(1);
+    std::vector<uint32_t> ids;
+    for (int64_t n : sizes)
+      ids.push_back(b.buffer({n}));
+    uint32_t factor = b.buffer({});
+    uint32_t ps = b.persistentBuffer({sizes[0]});
+    uint32_t pm = b.persistentBuffer({sizes[0]}), vel = b.persistentBuffer({sizes[0]});
+    uint32_t pa = b.persistentBuffer({sizes[0]}), m = b.persistentBuffer({sizes[0]}),
+             v = b.persistentBuffer({sizes[0]});
+    b.kernel(StepKind::Train, KernelKind::ClipFactor, {ids[0], ids[1], ids[2]}, {factor})
+        .attrF("max_norm", 5.0);
+    b.kernel(StepKind::Train, KernelKind::SgdUpdate, {ids[0], factor}, {ps}).attrF("lr", 0.05);
+    b.kernel(StepKind::Train, KernelKind::MomentumUpdate, {ids[0], factor}, {pm, vel})
+        .attrF("lr", 0.05)
+        .attrF("momentum", 0.8)
+        .attrI("nesterov", 1);
+    b.kernel(StepKind::Train, KernelKind::AdamUpdate, {ids[0], factor}, {pa, m, v})
+        .attrF("lr", 0.002)
+        .attrF("beta1", 0.8)
+        .attrF("beta2", 0.95)
+        .attrF("epsilon", 1e-6);
+    auto program = b.load();
+    for (size_t i = 0; i < sizes.size(); ++i)
+      put(*program, ids[i], grads[i]);
+    const std::vector<float> p0 = rd.uniform(sizes[0]);
+    for (uint32_t id : {ps, pm, pa})
+      put(*program, id, p0);
+    for (uint32_t id : {vel, m, v})
+      put(*program, id, std::vector<float>(sizes[0], 0.0f));
+    program->run(StepKind::Train, stepContext(1, 1));
+    factors.push_back(get(*program, factor)[0]);
+    EXPECT_NEAR(factors.back(), want, 1e-6 * want);
+
+    std::vector<float> scaled(sizes[0]);
+    for (int64_t i = 0; i < sizes[0]; ++i)
+      scaled[i] = grads[0][i] * factors.back();
+    std::vector<float> wantS = p0, wantM = p0, wantA = p0, vel0(sizes[0], 0.0f), m0(sizes[0], 0.0f),
+                       v0(sizes[0], 0.0f);
+    ref::sgdUpdate(wantS.data(), scaled.data(), sizes[0], 0.05f);
+    ref::momentumUpdate(wantM.data(), vel0.data(), scaled.data(), sizes[0], 0.05f, 0.8f, true);
+    ref::adamUpdate(wantA.data(), m0.data(), v0.data(), scaled.data(), sizes[0], 0.002, 0.8, 0.95,
+                    1e-6, 1);
+    EXPECT_TRUE(allNear(get(*program, ps), wantS, 1e-7));
+    EXPECT_TRUE(allNear(get(*program, pm), wantM, 1e-6));
+    EXPECT_TRUE(allNear(get(*program, pa), wantA, 1e-6));
+  }
+  omp_set_num_threads(2);
+  // The order of the sum is fixed by the sizes alone: the same bits on every thread count.
+  EXPECT_EQ(factors[0], factors[1]);
+
+  // Under the limit: a factor of exactly 1, and an update with it is the update without it.
+  PlanBuilder b(1);
+  uint32_t grad = b.buffer({sizes[0]}), factor = b.buffer({});
+  uint32_t p1 = b.persistentBuffer({sizes[0]}), p2 = b.persistentBuffer({sizes[0]});
+  b.kernel(StepKind::Train, KernelKind::ClipFactor, {grad}, {factor}).attrF("max_norm", 1e6);
+  b.kernel(StepKind::Train, KernelKind::SgdUpdate, {grad, factor}, {p1}).attrF("lr", 0.05);
+  b.kernel(StepKind::Train, KernelKind::SgdUpdate, {grad}, {p2}).attrF("lr", 0.05);
+  auto program = b.load();
+  put(*program, grad, grads[0]);
+  const std::vector<float> p0 = rd.uniform(sizes[0]);
+  put(*program, p1, p0);
+  put(*program, p2, p0);
+  program->run(StepKind::Train, stepContext(1, 1));
+  EXPECT_EQ(get(*program, factor)[0], 1.0f);
+  EXPECT_EQ(get(*program, p1), get(*program, p2));
+}
+
+TEST(Optimizers, ClipFactorPropagatesANaNGradient) {
+  PlanBuilder b(1);
+  uint32_t grad = b.buffer({3}), factor = b.buffer({});
+  b.kernel(StepKind::Train, KernelKind::ClipFactor, {grad}, {factor}).attrF("max_norm", 1.0);
+  auto program = b.load();
+  put(*program, grad, std::vector<float>{1.0f, std::nanf(""), 2.0f});
+  program->run(StepKind::Train, stepContext(1, 1));
+  EXPECT_TRUE(std::isnan(get(*program, factor)[0]));
 }
 
 } // namespace

@@ -19,7 +19,24 @@ static LogicalResult verifyLogitsAndLabels(Operation *op, Value logits, Value la
   return success();
 }
 
+/// Label smoothing, when given, lies in [0, 1].
+static LogicalResult verifySmoothing(Operation *op, std::optional<APFloat> smoothing) {
+  if (smoothing) {
+    const double s = smoothing->convertToDouble();
+    if (!(s >= 0 && s <= 1))
+      return op->emitOpError() << "label_smoothing must lie in [0, 1], found " << s;
+  }
+  return success();
+}
+
+/// The kernels' attributes of an op with an optional label smoothing (0 without one).
+static rt::XentAttrs xentAttrs(std::optional<APFloat> smoothing) {
+  return rt::XentAttrs{smoothing ? smoothing->convertToDouble() : 0.0};
+}
+
 LogicalResult SoftmaxCrossEntropyOp::verify() {
+  if (failed(verifySmoothing(*this, getLabelSmoothing())))
+    return failure();
   return verifyLogitsAndLabels(*this, getLogits(), getLabels());
 }
 
@@ -28,7 +45,8 @@ LogicalResult CountCorrectOp::verify() {
 }
 
 LogicalResult SoftmaxCrossEntropyGradOp::verify() {
-  if (failed(verifyLogitsAndLabels(*this, getLogits(), getLabels())))
+  if (failed(verifySmoothing(*this, getLabelSmoothing())) ||
+      failed(verifyLogitsAndLabels(*this, getLogits(), getLabels())))
     return failure();
   if (getType() != getLogits().getType())
     return emitOpError() << "result type should be " << getLogits().getType() << ", found "
@@ -41,19 +59,20 @@ LogicalResult SoftmaxCrossEntropyOp::buildGradient(OpBuilder &b, ValueRange resu
                                                    SmallVectorImpl<Value> &operandGrads) {
   operandGrads.assign(2, Value());
   if (wanted[0])
-    operandGrads[0] = b.create<SoftmaxCrossEntropyGradOp>(getLoc(), getLogits().getType(),
-                                                          getLogits(), getLabels(), resultGrads[0]);
+    operandGrads[0] =
+        b.create<SoftmaxCrossEntropyGradOp>(getLoc(), getLogits().getType(), getLogits(),
+                                            getLabels(), resultGrads[0], getLabelSmoothingAttr());
   // Labels are integers: they have no gradient.
   return success();
 }
 
 LogicalResult SoftmaxCrossEntropyOp::lowerToKernels(KernelLowering &l) {
-  l.kernel(*this, KernelKind::SoftmaxXent);
+  l.kernel(*this, KernelKind::SoftmaxXent, xentAttrs(getLabelSmoothing()));
   return success();
 }
 
 LogicalResult SoftmaxCrossEntropyGradOp::lowerToKernels(KernelLowering &l) {
-  l.kernel(*this, KernelKind::SoftmaxXentGrad);
+  l.kernel(*this, KernelKind::SoftmaxXentGrad, xentAttrs(getLabelSmoothing()));
   return success();
 }
 

@@ -22,8 +22,11 @@ static LogicalResult checkParam(Operation *op, Value value, StringRef what, bool
   return success();
 }
 
-/// Checks the update ops: a trainable param and its optimizer state (types match by trait).
-static LogicalResult verifyUpdate(Operation *op, Value param, ValueRange state) {
+/// Checks the update ops: a trainable param and its optimizer state (types match by trait),
+/// and a scale, when given, of one f32 element.
+static LogicalResult verifyUpdate(Operation *op, Value param, ValueRange state, Value scale = {}) {
+  if (scale && cast<RankedTensorType>(scale.getType()).getRank() != 0)
+    return op->emitOpError() << "expects the scale to be a tensor<f32>, found " << scale.getType();
   if (failed(checkParam(op, param, "the updated value", /*optimizerState=*/false)))
     return failure();
   for (Value s : state)
@@ -46,17 +49,17 @@ static LogicalResult verifyDecay(Operation *op, std::optional<APFloat> decay) {
 
 LogicalResult SgdUpdateOp::verify() {
   return failure(failed(verifyDecay(*this, getWeightDecay())) ||
-                 failed(verifyUpdate(*this, getParam(), {})));
+                 failed(verifyUpdate(*this, getParam(), {}, getScale())));
 }
 
 LogicalResult MomentumUpdateOp::verify() {
   return failure(failed(verifyDecay(*this, getWeightDecay())) ||
-                 failed(verifyUpdate(*this, getParam(), getVelocity())));
+                 failed(verifyUpdate(*this, getParam(), getVelocity(), getScale())));
 }
 
 LogicalResult AdamUpdateOp::verify() {
   return failure(failed(verifyDecay(*this, getWeightDecay())) ||
-                 failed(verifyUpdate(*this, getParam(), ValueRange{getM(), getV()})));
+                 failed(verifyUpdate(*this, getParam(), ValueRange{getM(), getV()}, getScale())));
 }
 
 /// The decay of an update op (0 without one).
@@ -64,9 +67,36 @@ static double decayOf(std::optional<APFloat> decay) {
   return decay ? decay->convertToDouble() : 0.0;
 }
 
+LogicalResult ClipFactorOp::verify() {
+  const double maxNorm = getMaxNorm().convertToDouble();
+  if (!(maxNorm > 0) || !std::isfinite(maxNorm))
+    return emitOpError() << "max_norm must be finite and > 0, found " << maxNorm;
+  if (getGradients().empty())
+    return emitOpError() << "expects at least one gradient";
+  return success();
+}
+
+LogicalResult ClipFactorOp::lowerToKernels(KernelLowering &l) {
+  SmallVector<Value> inputs;
+  for (Value g : getGradients())
+    inputs.push_back(l.buffer(g));
+  l.emit(getLoc(), KernelKind::ClipFactor, inputs, {l.newBuffer(getResult())},
+         rt::ClipAttrs{getMaxNorm().convertToDouble()});
+  return success();
+}
+
+/// The kernel inputs of an update: its gradient, and its scale when it has one.
+static SmallVector<Value> updateInputs(KernelLowering &l, Value gradient, Value scale) {
+  SmallVector<Value> inputs{l.buffer(gradient)};
+  if (scale)
+    inputs.push_back(l.buffer(scale));
+  return inputs;
+}
+
 // Updates write the persistent parameter (and optimizer state) buffers in place.
 LogicalResult SgdUpdateOp::lowerToKernels(KernelLowering &l) {
-  l.emit(getLoc(), KernelKind::SgdUpdate, {l.buffer(getGradient())}, {l.buffer(getParam())},
+  l.emit(getLoc(), KernelKind::SgdUpdate, updateInputs(l, getGradient(), getScale()),
+         {l.buffer(getParam())},
          rt::SgdAttrs{getLr().convertToDouble(), decayOf(getWeightDecay())});
   return success();
 }
@@ -76,7 +106,7 @@ LogicalResult MomentumUpdateOp::lowerToKernels(KernelLowering &l) {
   attrs.lr = getLr().convertToDouble(), attrs.momentum = getMomentum().convertToDouble();
   attrs.nesterov = getNesterov();
   attrs.weight_decay = decayOf(getWeightDecay());
-  l.emit(getLoc(), KernelKind::MomentumUpdate, {l.buffer(getGradient())},
+  l.emit(getLoc(), KernelKind::MomentumUpdate, updateInputs(l, getGradient(), getScale()),
          {l.buffer(getParam()), l.buffer(getVelocity())}, attrs);
   return success();
 }
@@ -87,7 +117,7 @@ LogicalResult AdamUpdateOp::lowerToKernels(KernelLowering &l) {
   attrs.beta2 = getBeta2().convertToDouble(), attrs.epsilon = getEpsilon().convertToDouble();
   attrs.torch_epsilon = getTorchEpsilon();
   attrs.weight_decay = decayOf(getWeightDecay());
-  l.emit(getLoc(), KernelKind::AdamUpdate, {l.buffer(getGradient())},
+  l.emit(getLoc(), KernelKind::AdamUpdate, updateInputs(l, getGradient(), getScale()),
          {l.buffer(getParam()), l.buffer(getM()), l.buffer(getV())}, attrs);
   return success();
 }
