@@ -371,8 +371,30 @@ LogicalResult verifyParameterServer(ModuleOp module, func::FuncOp train,
   return failure(walk.wasInterrupted());
 }
 
+/// Only the train step clips: no other function (the eval step, a server's) has a clip factor
+/// or a scaled update.
+LogicalResult verifyClippingOnlyInTrain(ModuleOp module) {
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func == g::getStepFunction(module, "train"))
+      continue;
+    WalkResult walk = func.walk([&](Operation *op) {
+      if (isa<g::ClipFactorOp>(op) || g::updateScale(op)) {
+        op->emitOpError() << "clips gradients in '" << func.getSymName()
+                          << "'; only the train step of an allreduce job clips";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+  }
+  return success();
+}
+
 struct VerifyPass : dist::impl::VerifyPassBase<VerifyPass> {
   void runOnOperation() override {
+    if (failed(verifyClippingOnlyInTrain(getOperation())))
+      return signalPassFailure();
     if (func::FuncOp train = g::getStepFunction(getOperation(), "train"))
       if (dist::ParameterServerAttr strategy = dist::getParameterServer(train))
         if (dist::getMesh(train) &&

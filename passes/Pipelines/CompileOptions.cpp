@@ -164,12 +164,12 @@ std::string CompileOptions::verify() const {
       return "nodes must be 1 under the parameter-server strategy, found " + std::to_string(nodes);
     if (sync && given.count("staleness"))
       return "staleness and --sync exclude each other (a synchronous step has staleness 0)";
-    // Each server updates its buckets as gradients arrive, at its own pace: no server knows
-    // the epoch a worker is in, which a schedule's factor is a function of.
     if (clipNorm > 0)
       return "clip-norm is not supported under the parameter-server strategy: each server "
              "updates its own parameters from its share of the gradient, and no process holds "
              "the whole gradient whose norm clipping needs";
+    // Each server updates its buckets as gradients arrive, at its own pace: no server knows
+    // the epoch a worker is in, which a schedule's factor is a function of.
     if (!canonicalLrSchedule().empty())
       return "lr-schedule '" + lrSchedule +
              "' is not supported under the parameter-server strategy yet: the servers apply "

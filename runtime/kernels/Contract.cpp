@@ -583,6 +583,20 @@ Rows checkSquaredErrorGrad(const KernelSite &site, const NoAttrs &) {
   return shape;
 }
 
+Rows checkSigmoidXent(const KernelSite &site, const NoAttrs &attrs) {
+  return checkSquaredError(site, attrs);
+}
+
+Rows checkSigmoidXentGrad(const KernelSite &site, const NoAttrs &attrs) {
+  return checkSquaredErrorGrad(site, attrs);
+}
+
+Rows checkCountBinaryCorrect(const KernelSite &site, const NoAttrs &) {
+  const Rows shape = squaredErrorShape(site);
+  expectScalar(site, site.output(0), "output 0 (correct)");
+  return shape;
+}
+
 // ---- embeddings ----------------------------------------------------------------------------
 
 namespace {

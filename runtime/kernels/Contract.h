@@ -95,6 +95,11 @@ XentShape checkCountCorrect(const KernelSite &site, const NoAttrs &);
 /// squared_error and squared_error_grad: prediction and target f32 [rows, cols] (of one shape).
 Rows checkSquaredError(const KernelSite &site, const NoAttrs &);
 Rows checkSquaredErrorGrad(const KernelSite &site, const NoAttrs &);
+/// sigmoid_xent and count_binary_correct: logits and targets f32 of one [N, K] shape, a scalar
+/// output; sigmoid_xent_grad as squared_error_grad.
+Rows checkSigmoidXent(const KernelSite &site, const NoAttrs &);
+Rows checkSigmoidXentGrad(const KernelSite &site, const NoAttrs &);
+Rows checkCountBinaryCorrect(const KernelSite &site, const NoAttrs &);
 
 /// gather: table f32 [V, D], indices i32 (n values), out f32 of n x D values. gather_grad: dy
 /// f32 of n x D values, indices i32, dtable f32 [V, D].

@@ -35,8 +35,7 @@ DP_HOST_DEVICE inline double squaredErrorShare(const float *prediction, const fl
 /// The loss from the valid rows' summed squares: their mean over the valid elements.
 DP_HOST_DEVICE inline float squaredErrorLoss(double sum, const ValidRows &valid, int64_t rows,
                                              int64_t cols) {
-  const int64_t count = valid.count(rows) * cols;
-  return count > 0 ? static_cast<float>(sum / double(count)) : 0.0f;
+  return valid.elementMean(sum, rows, cols);
 }
 
 /// The factor 2 dloss / (V cols) of every valid element's gradient, V the valid rows.
@@ -53,5 +52,25 @@ DP_HOST_DEVICE inline void squaredErrorGradElement(const float *prediction, cons
                                                    const ValidRows &valid, int64_t i) {
   g[i] = valid(i / cols) ? scale * (prediction[i] - target[i]) : 0.0f;
 }
+
+/// squared_error and its gradient, as the backends' generic loss kernels take them.
+struct SquaredErrorFns {
+  static DP_HOST_DEVICE double share(const float *p, const float *t, int64_t rows, int64_t cols,
+                                     const ValidRows &valid, int64_t first, int64_t stride) {
+    return squaredErrorShare(p, t, rows, cols, valid, first, stride);
+  }
+  static DP_HOST_DEVICE float finish(double sum, const ValidRows &valid, int64_t rows,
+                                     int64_t cols) {
+    return squaredErrorLoss(sum, valid, rows, cols);
+  }
+  static DP_HOST_DEVICE float gradScale(float dloss, const ValidRows &valid, int64_t rows,
+                                        int64_t cols) {
+    return squaredErrorGradScale(dloss, valid, rows, cols);
+  }
+  static DP_HOST_DEVICE void gradElement(const float *p, const float *t, float scale, float *g,
+                                         int64_t cols, const ValidRows &valid, int64_t i) {
+    squaredErrorGradElement(p, t, scale, g, cols, valid, i);
+  }
+};
 
 } // namespace dp::rt

@@ -21,6 +21,11 @@ struct ValidRows {
   DP_HOST_DEVICE int64_t count(int64_t rows) const { return block > 0 ? rows / block * valid : 0; }
   /// How many copies of the batch the rows hold (1 unless stacked).
   DP_HOST_DEVICE int64_t blocks(int64_t rows) const { return block > 0 ? rows / block : 0; }
+  /// The mean of a sum over the valid rows' elements of [rows, cols] (0 without one).
+  DP_HOST_DEVICE float elementMean(double sum, int64_t rows, int64_t cols) const {
+    const int64_t n = count(rows) * cols;
+    return n > 0 ? static_cast<float>(sum / double(n)) : 0.0f;
+  }
 };
 
 } // namespace dp::rt

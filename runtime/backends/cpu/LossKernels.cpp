@@ -1,9 +1,11 @@
 // softmax cross-entropy, its gradient, and the count of correct predictions; the mean squared
-// error and its gradient (runtime/kernels/SquaredError.h). Only the step's
+// error, the binary cross-entropy and their gradients, and the binary accuracy's count
+// (runtime/kernels/SquaredError.h, SigmoidXent.h), in two generic kernels. Only the step's
 // valid rows count; labels are validated by the data loader, so an out-of-range label is a
 // broken precondition that shows up as NaN rather than an out-of-bounds read.
 #include "runtime/backends/cpu/Internal.h"
 #include "runtime/backends/cpu/Parallel.h"
+#include "runtime/kernels/SigmoidXent.h"
 #include "runtime/kernels/SquaredError.h"
 #include "runtime/kernels/ValidRows.h"
 
@@ -84,7 +86,8 @@ public:
     // The loss is a mean over the valid rows, so each row's share of dloss is dloss / valid.
     const float scale = valid > 0 ? dloss_[0] / static_cast<float>(valid) : 0.0f;
     // The smoothed target: (1 - s) onehot + s / classes (s = 0: the same bits as onehot).
-    const float spread = smoothing_ / static_cast<float>(classes) * scale,
+    // (A spread of +0 without smoothing: -0 * scale would turn a -0 gradient into +0.)
+    const float spread = smoothing_ == 0 ? 0.0f : smoothing_ / static_cast<float>(classes) * scale,
                 labelShare = (1 - smoothing_) * scale;
     parallelChunks(
         rows,
@@ -157,61 +160,63 @@ private:
   XentShape shape_;
 };
 
-class SquaredErrorKernel final : public Kernel {
+/// A sum over the valid rows' elements of [rows, cols] values and targets (a loss, a count),
+/// Fns::share's per thread (every threads-th row), added in thread order so that a thread
+/// count always gives the same bits, then Fns::finish's output of the total.
+template <typename Fns> class ElementSumKernel final : public Kernel {
 public:
-  SquaredErrorKernel(const KernelSite &site, contract::Rows shape)
-      : prediction_(site.input(0).f32()), target_(site.input(1).f32()), loss_(site.output(0).f32()),
+  ElementSumKernel(const KernelSite &site, contract::Rows shape)
+      : values_(site.input(0).f32()), target_(site.input(1).f32()), out_(site.output(0).f32()),
         shape_(shape) {}
 
   void run(const StepContext &ctx) override {
     const int64_t rows = shape_.rows, cols = shape_.cols;
     const ValidRows valid(ctx, rows);
-    const float *prediction = prediction_, *target = target_;
+    const float *values = values_, *target = target_;
     double total = 0;
     if (shape_.elements() >= kParallelMinWork && omp_get_max_threads() > 1) {
-      // Each thread sums every threads-th row; the shares are added in thread order, so a
-      // thread count always gives the same bits.
       std::vector<double> shares(omp_get_max_threads(), 0.0);
 #pragma omp parallel
       {
         const int t = omp_get_thread_num(), threads = omp_get_num_threads();
-        shares[t] = squaredErrorShare(prediction, target, rows, cols, valid, t, threads);
+        shares[t] = Fns::share(values, target, rows, cols, valid, t, threads);
       }
       for (double share : shares)
         total += share;
     } else {
-      total = squaredErrorShare(prediction, target, rows, cols, valid, 0, 1);
+      total = Fns::share(values, target, rows, cols, valid, 0, 1);
     }
-    loss_[0] = squaredErrorLoss(total, valid, rows, cols);
+    out_[0] = Fns::finish(total, valid, rows, cols);
   }
 
 private:
-  const float *prediction_, *target_;
-  float *loss_;
+  const float *values_, *target_;
+  float *out_;
   contract::Rows shape_;
 };
 
-class SquaredErrorGradKernel final : public Kernel {
+/// The gradient of an ElementSumKernel loss: Fns::gradElement of every element.
+template <typename Fns> class ElementLossGradKernel final : public Kernel {
 public:
-  SquaredErrorGradKernel(const KernelSite &site, contract::Rows shape)
-      : prediction_(site.input(0).f32()), target_(site.input(1).f32()), dloss_(site.input(2).f32()),
-        dprediction_(site.output(0).f32()), shape_(shape) {}
+  ElementLossGradKernel(const KernelSite &site, contract::Rows shape)
+      : values_(site.input(0).f32()), target_(site.input(1).f32()), dloss_(site.input(2).f32()),
+        dvalues_(site.output(0).f32()), shape_(shape) {}
 
   void run(const StepContext &ctx) override {
     const int64_t rows = shape_.rows, cols = shape_.cols;
     const ValidRows valid(ctx, rows);
-    const float scale = squaredErrorGradScale(dloss_[0], valid, rows, cols);
-    const float *prediction = prediction_, *target = target_;
-    float *g = dprediction_;
+    const float scale = Fns::gradScale(dloss_[0], valid, rows, cols);
+    const float *values = values_, *target = target_;
+    float *g = dvalues_;
     parallelChunks(shape_.elements(), [=](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i)
-        squaredErrorGradElement(prediction, target, scale, g, cols, valid, i);
+        Fns::gradElement(values, target, scale, g, cols, valid, i);
     });
   }
 
 private:
-  const float *prediction_, *target_, *dloss_;
-  float *dprediction_;
+  const float *values_, *target_, *dloss_;
+  float *dvalues_;
   contract::Rows shape_;
 };
 
@@ -236,12 +241,27 @@ std::unique_ptr<Kernel> makeCountCorrect(const KernelSite &site, const NoAttrs &
 
 std::unique_ptr<Kernel> makeSquaredError(const KernelSite &site, const NoAttrs &,
                                          contract::Rows geometry) {
-  return std::make_unique<SquaredErrorKernel>(site, geometry);
+  return std::make_unique<ElementSumKernel<SquaredErrorFns>>(site, geometry);
 }
 
 std::unique_ptr<Kernel> makeSquaredErrorGrad(const KernelSite &site, const NoAttrs &,
                                              contract::Rows geometry) {
-  return std::make_unique<SquaredErrorGradKernel>(site, geometry);
+  return std::make_unique<ElementLossGradKernel<SquaredErrorFns>>(site, geometry);
+}
+
+std::unique_ptr<Kernel> makeSigmoidXent(const KernelSite &site, const NoAttrs &,
+                                        contract::Rows geometry) {
+  return std::make_unique<ElementSumKernel<SigmoidXentFns>>(site, geometry);
+}
+
+std::unique_ptr<Kernel> makeSigmoidXentGrad(const KernelSite &site, const NoAttrs &,
+                                            contract::Rows geometry) {
+  return std::make_unique<ElementLossGradKernel<SigmoidXentFns>>(site, geometry);
+}
+
+std::unique_ptr<Kernel> makeCountBinaryCorrect(const KernelSite &site, const NoAttrs &,
+                                               contract::Rows geometry) {
+  return std::make_unique<ElementSumKernel<BinaryCorrectFns>>(site, geometry);
 }
 
 } // namespace dp::rt::cpu

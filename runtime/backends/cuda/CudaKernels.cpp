@@ -731,29 +731,52 @@ makeSoftmaxXentGrad(KernelEnvironment &env, const KernelSite &site, const XentAt
   });
 }
 
-std::unique_ptr<Kernel> makeSquaredError(KernelEnvironment &env, const KernelSite &site,
-                                         const NoAttrs &,
-                                         contract::Geometry<KernelKind::SquaredError> geometry) {
+/// A sum over the valid rows' elements of values and targets (ins 0 and 1) into output 0.
+std::unique_ptr<Kernel> elementSum(KernelEnvironment &env, const KernelSite &site, contract::Rows x,
+                                   ElementSum kind) {
   const StepContext *ctx = env.deviceContext();
-  const contract::Rows x = geometry;
-  const float *prediction = site.input(0).f32(), *target = site.input(1).f32();
-  float *loss = site.output(0).f32();
+  const float *values = site.input(0).f32(), *target = site.input(1).f32();
+  float *out = site.output(0).f32();
   return launching(site, [=](cudaStream_t s) {
-    return launchSquaredError(s, prediction, target, loss, x.rows, x.cols, ctx);
+    return launchElementSum(s, kind, values, target, out, x.rows, x.cols, ctx);
   });
 }
 
-std::unique_ptr<Kernel>
-makeSquaredErrorGrad(KernelEnvironment &env, const KernelSite &site, const NoAttrs &,
-                     contract::Geometry<KernelKind::SquaredErrorGrad> geometry) {
+/// The gradient of an element loss: ins (values, targets, dloss), out dvalues.
+std::unique_ptr<Kernel> elementLossGrad(KernelEnvironment &env, const KernelSite &site,
+                                        contract::Rows x, ElementSum kind) {
   const StepContext *ctx = env.deviceContext();
-  const contract::Rows x = geometry;
-  const float *prediction = site.input(0).f32(), *target = site.input(1).f32();
+  const float *values = site.input(0).f32(), *target = site.input(1).f32();
   const float *dloss = site.input(2).f32();
-  float *dprediction = site.output(0).f32();
+  float *dvalues = site.output(0).f32();
   return launching(site, [=](cudaStream_t s) {
-    return launchSquaredErrorGrad(s, prediction, target, dloss, dprediction, x.rows, x.cols, ctx);
+    return launchElementLossGrad(s, kind, values, target, dloss, dvalues, x.rows, x.cols, ctx);
   });
+}
+
+std::unique_ptr<Kernel> makeSquaredError(KernelEnvironment &env, const KernelSite &site,
+                                         const NoAttrs &, contract::Rows geometry) {
+  return elementSum(env, site, geometry, ElementSum::SquaredError);
+}
+
+std::unique_ptr<Kernel> makeSquaredErrorGrad(KernelEnvironment &env, const KernelSite &site,
+                                             const NoAttrs &, contract::Rows geometry) {
+  return elementLossGrad(env, site, geometry, ElementSum::SquaredError);
+}
+
+std::unique_ptr<Kernel> makeSigmoidXent(KernelEnvironment &env, const KernelSite &site,
+                                        const NoAttrs &, contract::Rows geometry) {
+  return elementSum(env, site, geometry, ElementSum::SigmoidXent);
+}
+
+std::unique_ptr<Kernel> makeSigmoidXentGrad(KernelEnvironment &env, const KernelSite &site,
+                                            const NoAttrs &, contract::Rows geometry) {
+  return elementLossGrad(env, site, geometry, ElementSum::SigmoidXent);
+}
+
+std::unique_ptr<Kernel> makeCountBinaryCorrect(KernelEnvironment &env, const KernelSite &site,
+                                               const NoAttrs &, contract::Rows geometry) {
+  return elementSum(env, site, geometry, ElementSum::BinaryCorrect);
 }
 
 std::unique_ptr<Kernel> makeGather(KernelEnvironment &, const KernelSite &site, const NoAttrs &,
@@ -806,7 +829,7 @@ std::unique_ptr<Kernel> makeAdamUpdate(KernelEnvironment &env, const KernelSite 
 
 std::unique_ptr<Kernel> makeClipFactor(KernelEnvironment &env, const KernelSite &site,
                                        const ClipAttrs &attrs, int64_t) {
-  env.reserveScratch(sizeof(double));
+  env.reserveScratch((1 + kClipPartials) * sizeof(double));
   std::vector<const float *> gradients;
   std::vector<int64_t> sizes;
   for (int i = 0; i < site.numInputs(); ++i) {

@@ -25,20 +25,27 @@ template <typename Op> cudaError_t launchEach(cudaStream_t stream, int64_t n, co
   return cudaGetLastError();
 }
 
-/// One block of kThreadsPerBlock threads: thread t's share(t, threads) added over the block in
-/// a fixed tree (the same order on every run), then finish(sum) on thread 0.
-template <typename Share, typename Finish> __global__ void blockSum(Share share, Finish finish) {
+/// The block's threads' values added in a fixed tree (the same order on every run); the sum
+/// is valid on thread 0. Every thread of the block calls it.
+__device__ double blockTotal(double value) {
   __shared__ double sums[kThreadsPerBlock];
   const int t = threadIdx.x;
-  sums[t] = share(t, kThreadsPerBlock);
+  sums[t] = value;
   __syncthreads();
   for (int half = kThreadsPerBlock / 2; half > 0; half /= 2) {
     if (t < half)
       sums[t] += sums[t + half];
     __syncthreads();
   }
-  if (t == 0)
-    finish(sums[0]);
+  return sums[0];
+}
+
+/// One block of kThreadsPerBlock threads: thread t's share(t, threads) added over the block in
+/// a fixed tree, then finish(sum) on thread 0.
+template <typename Share, typename Finish> __global__ void blockSum(Share share, Finish finish) {
+  const double sum = blockTotal(share(threadIdx.x, kThreadsPerBlock));
+  if (threadIdx.x == 0)
+    finish(sum);
 }
 
 template <typename Share, typename Finish>
@@ -175,15 +182,17 @@ struct XentGradOp {
                 ValidRows(*ctx, rows), rows, r, smoothing);
   }
 };
-struct SquaredErrorGradOp {
-  const float *prediction, *target, *dloss;
-  float *dprediction;
+/// Element i of the gradient of an element loss (Fns: runtime/kernels/SquaredError.h,
+/// SigmoidXent.h).
+template <typename Fns> struct ElementLossGradOp {
+  const float *values, *target, *dloss;
+  float *dvalues;
   int64_t rows, cols;
   const StepContext *ctx;
   __device__ void operator()(int64_t i) const {
     const ValidRows valid(*ctx, rows);
-    squaredErrorGradElement(prediction, target, squaredErrorGradScale(dloss[0], valid, rows, cols),
-                            dprediction, cols, valid, i);
+    Fns::gradElement(values, target, Fns::gradScale(dloss[0], valid, rows, cols), dvalues, cols,
+                     valid, i);
   }
 };
 struct GatherOp {
@@ -399,22 +408,29 @@ struct XentFinishOp {
     loss[0] = xentLoss(sum, ValidRows(*ctx, rows), rows);
   }
 };
-struct SquaredErrorShareOp {
-  const float *prediction, *target;
+/// A thread's share of a sum over the valid rows' elements (Fns::share), and its output.
+template <typename Fns> struct ElementShareOp {
+  const float *values, *target;
   int64_t rows, cols;
   const StepContext *ctx;
   __device__ double operator()(int t, int threads) const {
-    return squaredErrorShare(prediction, target, rows, cols, ValidRows(*ctx, rows), t, threads);
+    return Fns::share(values, target, rows, cols, ValidRows(*ctx, rows), t, threads);
   }
 };
-struct SquaredErrorFinishOp {
-  float *loss;
+template <typename Fns> struct ElementFinishOp {
+  float *out;
   int64_t rows, cols;
   const StepContext *ctx;
   __device__ void operator()(double sum) const {
-    loss[0] = squaredErrorLoss(sum, ValidRows(*ctx, rows), rows, cols);
+    out[0] = Fns::finish(sum, ValidRows(*ctx, rows), rows, cols);
   }
 };
+template <typename Fns>
+cudaError_t launchElementSumOf(cudaStream_t stream, const float *values, const float *target,
+                               float *out, int64_t rows, int64_t cols, const StepContext *ctx) {
+  return launchBlockSum(stream, ElementShareOp<Fns>{values, target, rows, cols, ctx},
+                        ElementFinishOp<Fns>{out, rows, cols, ctx});
+}
 struct CorrectShareOp {
   const float *logits;
   const int32_t *labels;
@@ -442,11 +458,24 @@ struct CorrectFinishOp {
 
 // ---- updates -----------------------------------------------------------------------------
 
-/// Thread t's share of a gradient's sum of squares.
-struct SquaresShareOp {
-  const float *x;
-  int64_t n;
-  __device__ double operator()(int t, int threads) const { return sumOfSquares(x, t, n, threads); }
+/// The first pass of a gradient's sum of squares: block b's threads take the elements of the
+/// grid's stride from b * threads + t, and partials[b] gets the block's tree sum. The grid's
+/// size is a function of n only (clipBlocks), so the order is fixed.
+__global__ void squarePartials(const float *x, int64_t n, double *partials) {
+  const double sum = blockTotal(sumOfSquares(x, firstIndex(), n, gridStride()));
+  if (threadIdx.x == 0)
+    partials[blockIdx.x] = sum;
+}
+/// The second pass: thread t's share of the partials.
+struct PartialsShareOp {
+  const double *partials;
+  int count;
+  __device__ double operator()(int t, int threads) const {
+    double sum = 0;
+    for (int b = t; b < count; b += threads)
+      sum += partials[b];
+    return sum;
+  }
 };
 /// The block's sum into the running total: the first gradient's sets it.
 struct AccumulateOp {
@@ -563,16 +592,35 @@ cudaError_t launchSoftmaxXentGrad(cudaStream_t stream, const float *logits, cons
   return launchEach(stream, rows,
                     XentGradOp{logits, labels, dloss, dlogits, rows, classes, ctx, smoothing});
 }
-cudaError_t launchSquaredError(cudaStream_t stream, const float *prediction, const float *target,
-                               float *loss, int64_t rows, int64_t cols, const StepContext *ctx) {
-  return launchBlockSum(stream, SquaredErrorShareOp{prediction, target, rows, cols, ctx},
-                        SquaredErrorFinishOp{loss, rows, cols, ctx});
+cudaError_t launchElementSum(cudaStream_t stream, ElementSum kind, const float *values,
+                             const float *target, float *out, int64_t rows, int64_t cols,
+                             const StepContext *ctx) {
+  switch (kind) {
+  case ElementSum::SquaredError:
+    return launchElementSumOf<SquaredErrorFns>(stream, values, target, out, rows, cols, ctx);
+  case ElementSum::SigmoidXent:
+    return launchElementSumOf<SigmoidXentFns>(stream, values, target, out, rows, cols, ctx);
+  case ElementSum::BinaryCorrect:
+    return launchElementSumOf<BinaryCorrectFns>(stream, values, target, out, rows, cols, ctx);
+  }
+  return cudaErrorInvalidValue;
 }
-cudaError_t launchSquaredErrorGrad(cudaStream_t stream, const float *prediction,
-                                   const float *target, const float *dloss, float *dprediction,
-                                   int64_t rows, int64_t cols, const StepContext *ctx) {
-  return launchEach(stream, rows * cols,
-                    SquaredErrorGradOp{prediction, target, dloss, dprediction, rows, cols, ctx});
+cudaError_t launchElementLossGrad(cudaStream_t stream, ElementSum kind, const float *values,
+                                  const float *target, const float *dloss, float *dvalues,
+                                  int64_t rows, int64_t cols, const StepContext *ctx) {
+  switch (kind) {
+  case ElementSum::SquaredError:
+    return launchEach(stream, rows * cols,
+                      ElementLossGradOp<SquaredErrorFns>{values, target, dloss, dvalues, rows, cols,
+                                                         ctx});
+  case ElementSum::SigmoidXent:
+    return launchEach(stream, rows * cols,
+                      ElementLossGradOp<SigmoidXentFns>{values, target, dloss, dvalues, rows, cols,
+                                                        ctx});
+  case ElementSum::BinaryCorrect:
+    break; // a count has no gradient
+  }
+  return cudaErrorInvalidValue;
 }
 cudaError_t launchGather(cudaStream_t stream, const float *table, const int32_t *indices,
                          float *out, const GatherShape &s) {
@@ -726,11 +774,17 @@ cudaError_t launchTranspose(cudaStream_t stream, const void *x, void *y, int64_t
 cudaError_t launchClipFactor(cudaStream_t stream, const float *const *gradients,
                              const int64_t *sizes, int count, double *sum, float *factor,
                              double maxNorm) {
-  for (int i = 0; i < count; ++i)
-    if (cudaError_t e = launchBlockSum(stream, SquaresShareOp{gradients[i], sizes[i]},
+  double *partials = sum + 1;
+  for (int i = 0; i < count; ++i) {
+    const int blocks = clipBlocks(sizes[i]);
+    squarePartials<<<blocks, kThreadsPerBlock, 0, stream>>>(gradients[i], sizes[i], partials);
+    if (cudaError_t e = cudaGetLastError(); e != cudaSuccess)
+      return e;
+    if (cudaError_t e = launchBlockSum(stream, PartialsShareOp{partials, blocks},
                                        AccumulateOp{sum, i == 0});
         e != cudaSuccess)
       return e;
+  }
   return launchEach(stream, 1, ClipFactorOp{sum, factor, maxNorm});
 }
 

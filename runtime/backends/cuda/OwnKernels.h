@@ -14,6 +14,7 @@
 #include "runtime/kernels/ClipNorm.h"
 #include "runtime/kernels/Gather.h"
 #include "runtime/kernels/Pointwise.h"
+#include "runtime/kernels/SigmoidXent.h"
 #include "runtime/kernels/SquaredError.h"
 
 #include <cuda_runtime_api.h>
@@ -77,11 +78,19 @@ cudaError_t launchSoftmaxXentGrad(cudaStream_t stream, const float *logits, cons
                                   const StepContext *ctx, float smoothing);
 /// The mean squared error of prediction against target [rows, cols] over the valid rows (one
 /// block, summed in a fixed order), and its gradient (runtime/kernels/SquaredError.h).
-cudaError_t launchSquaredError(cudaStream_t stream, const float *prediction, const float *target,
-                               float *loss, int64_t rows, int64_t cols, const StepContext *ctx);
-cudaError_t launchSquaredErrorGrad(cudaStream_t stream, const float *prediction,
-                                   const float *target, const float *dloss, float *dprediction,
-                                   int64_t rows, int64_t cols, const StepContext *ctx);
+/// The sums over the valid rows' elements of values and targets [rows, cols]: the mean squared
+/// error, the binary cross-entropy of logits, the binary accuracy's count
+/// (runtime/kernels/SquaredError.h, SigmoidXent.h).
+enum class ElementSum { SquaredError, SigmoidXent, BinaryCorrect };
+/// out[0] = the sum of `kind` in the single-block sum's fixed order.
+cudaError_t launchElementSum(cudaStream_t stream, ElementSum kind, const float *values,
+                             const float *target, float *out, int64_t rows, int64_t cols,
+                             const StepContext *ctx);
+/// The gradient of loss `kind` (not BinaryCorrect) with respect to the values, a thread per
+/// element.
+cudaError_t launchElementLossGrad(cudaStream_t stream, ElementSum kind, const float *values,
+                                  const float *target, const float *dloss, float *dvalues,
+                                  int64_t rows, int64_t cols, const StepContext *ctx);
 /// An embedding lookup, and its table's gradient with a thread per column
 /// (runtime/kernels/Gather.h).
 cudaError_t launchGather(cudaStream_t stream, const float *table, const int32_t *indices,
@@ -168,9 +177,17 @@ cudaError_t launchTranspose(cudaStream_t stream, const void *x, void *y, int64_t
 /// One tensor updated by `rule` (Adam's step from ctx).
 cudaError_t launchUpdate(cudaStream_t stream, const TensorSegment &tensor, const UpdateRule &rule,
                          const StepContext *ctx);
+/// The blocks of the first pass of a clip factor's sum over n elements (at most kClipPartials,
+/// each thread taking 16 elements or more): a function of n only.
+inline constexpr int kClipPartials = 1024;
+inline int clipBlocks(int64_t n) {
+  const int64_t blocks = (n + kThreadsPerBlock * 16 - 1) / (kThreadsPerBlock * 16);
+  return static_cast<int>(blocks < 1 ? 1 : blocks > kClipPartials ? kClipPartials : blocks);
+}
 /// factor[0] = clipFactor of the sum of squares of `count` gradients (sizes[i] elements each):
-/// each gradient's in the single-block sum's fixed tree, added in turn into *sum (a double of
-/// scratch), then the factor from it. The same order on every run and every replica.
+/// each gradient's over clipBlocks blocks into partials (scratch after *sum), the partials in
+/// a single block's fixed tree, added in turn into *sum (a double of scratch), then the factor
+/// from it. The same order on every run and every replica. Scratch: 1 + kClipPartials doubles.
 cudaError_t launchClipFactor(cudaStream_t stream, const float *const *gradients,
                              const int64_t *sizes, int count, double *sum, float *factor,
                              double maxNorm);

@@ -113,7 +113,8 @@ DP_HOST_DEVICE inline void xentGradRow(const float *z, int32_t label, float dlos
     sum += expf(z[j] - m);
   const float factor = scale / sum;
   // Without smoothing the spread is 0 and the label's share the whole scale: the same bits.
-  const float spread = smoothing / static_cast<float>(classes) * scale;
+  // (A spread of +0 without smoothing: -0 * scale would turn a -0 gradient into +0.)
+  const float spread = smoothing == 0 ? 0.0f : smoothing / static_cast<float>(classes) * scale;
   for (int64_t j = 0; j < classes; ++j)
     g[j] = expf(z[j] - m) * factor - spread;
   g[label] -= (1 - smoothing) * scale;

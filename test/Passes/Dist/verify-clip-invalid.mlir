@@ -97,3 +97,17 @@ func.func @train(%g0: tensor<3xf32>, %g1: tensor<3xf32>) attributes {graph.step 
   graph.sgd_update %w0, %g0 scale(%f0 : tensor<f32>) {lr = 0.1, dist.replica = 0 : i64} : tensor<3xf32>
   return
 }
+
+// -----
+
+// Tests that only the train step clips (a server's or the eval step's updates never do).
+func.func @train() attributes {graph.step = "train", dist.mesh = #dist.mesh<devices_per_process = 1, processes = 1, device = "cpu">} {
+  return
+}
+func.func @server0(%g: tensor<3xf32>) {
+  %w = graph.param "w" {init = #graph.zeros} : tensor<3xf32>
+  // expected-error @+1 {{'graph.clip_factor' op clips gradients in 'server0'; only the train step of an allreduce job clips}}
+  %f = graph.clip_factor %g {max_norm = 1.0} : tensor<3xf32> -> tensor<f32>
+  graph.sgd_update %w, %g scale(%f : tensor<f32>) {lr = 0.1} : tensor<3xf32>
+  return
+}
