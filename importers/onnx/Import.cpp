@@ -727,7 +727,10 @@ OwningOpRef<ModuleOp> Importer::run() {
   const onnx::GraphProto &g = file.model.graph();
   loc = FileLineColLoc::get(&ctx, file.path, 0, 0);
   const bool regression = options.loss == "mean-squared-error" || options.loss == "mse";
-  if (options.loss != "softmax-cross-entropy" && !regression) {
+  const bool binary = options.loss == "binary-cross-entropy" || options.loss == "bce";
+  // Both take float targets of the output's shape, and the output as computed.
+  const bool floatTargets = regression || binary;
+  if (options.loss != "softmax-cross-entropy" && !floatTargets) {
     emitError(loc) << "unknown loss '" << options.loss << "' (dp knows: " << kLossNames << ")";
     return nullptr;
   }
@@ -735,7 +738,7 @@ OwningOpRef<ModuleOp> Importer::run() {
     emitError(loc) << "--label-smoothing must lie in [0, 1], found " << options.labelSmoothing;
     return nullptr;
   }
-  if (regression && options.labelSmoothing != 0) {
+  if (floatTargets && options.labelSmoothing != 0) {
     emitError(loc) << "--label-smoothing applies to softmax-cross-entropy, not to " << options.loss;
     return nullptr;
   }
@@ -770,7 +773,7 @@ OwningOpRef<ModuleOp> Importer::run() {
 
   // The function: the model's inputs, then the loss's targets (class labels, or a
   // regression's floats of the output's shape, set once the output is known).
-  std::string targetsName = regression ? "target" : "label";
+  std::string targetsName = floatTargets ? "target" : "label";
   for (auto &in : inputs)
     if (in.first == targetsName)
       targetsName = "targets";
@@ -816,14 +819,15 @@ OwningOpRef<ModuleOp> Importer::run() {
     return nullptr;
   }
   Tensor out = found->second;
-  // A regression's output is its predictions as computed: a Softmax at the end stays.
-  if (out.logits && !options.flattenOutput && !regression) {
+  // A regression's output is its predictions as computed, a binary one's its logits: a
+  // Softmax at the end stays.
+  if (out.logits && !options.flattenOutput && !floatTargets) {
     Operation *softmax = out.value ? out.value.getDefiningOp() : nullptr;
     out = *out.logits;
     if (softmax && softmax->use_empty())
       softmax->erase();
   }
-  if (!out.flattenedChw.empty() && !options.flattenOutput && !regression) {
+  if (!out.flattenedChw.empty() && !options.flattenOutput && !floatTargets) {
     emitError(loc) << "the model's output '" << outName
                    << "' is a flattened image, whose features dp holds in another order";
     return nullptr;
@@ -858,8 +862,9 @@ OwningOpRef<ModuleOp> Importer::run() {
   }
   b.setInsertionPoint(end);
   Value logits = out.value;
-  // A regression's predictions, as its targets, are [batch, features] in ONNX's order.
-  if (options.flattenOutput || regression) {
+  // A regression's predictions (a binary model's logits), as its targets, are [batch, features]
+  // in ONNX's order.
+  if (options.flattenOutput || floatTargets) {
     if (out.shape.empty()) {
       emitError(loc) << "the model's output '" << outName << "' is a scalar: it has no batch axis";
       return nullptr;
@@ -877,10 +882,13 @@ OwningOpRef<ModuleOp> Importer::run() {
     return nullptr;
   }
   Value loss;
-  if (regression) {
+  if (floatTargets) {
     targets.setType(logits.getType());
     func.setType(b.getFunctionType(entry->getArgumentTypes(), {lossType}));
-    loss = b.create<graph::MeanSquaredErrorOp>(loc, lossType, logits, targets);
+    if (regression)
+      loss = b.create<graph::MeanSquaredErrorOp>(loc, lossType, logits, targets);
+    else
+      loss = b.create<graph::SigmoidCrossEntropyOp>(loc, lossType, logits, targets);
   } else {
     loss = b.create<graph::SoftmaxCrossEntropyOp>(
         loc, lossType, logits, targets,

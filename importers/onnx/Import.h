@@ -28,7 +28,9 @@ struct ImportOptions {
   int64_t batch = 0;
   /// The loss on the model's output: "softmax-cross-entropy" (integer class labels), or
   /// "mean-squared-error" ("mse"; a regression: float targets of the output's shape, the
-  /// output as computed, flattened to [batch, features] in ONNX's order).
+  /// output as computed, flattened to [batch, features] in ONNX's order), or
+  /// "binary-cross-entropy" ("bce"; K yes/no outputs: float targets in [0, 1] of the output's
+  /// shape, the output the logits, flattened alike).
   std::string loss = "softmax-cross-entropy";
   /// softmax-cross-entropy's label smoothing, in [0, 1] (0: none).
   double labelSmoothing = 0;
@@ -45,7 +47,8 @@ struct ImportOptions {
 };
 
 /// The losses `--loss` takes, for help texts.
-inline constexpr const char *kLossNames = "softmax-cross-entropy, mean-squared-error (mse)";
+inline constexpr const char *kLossNames =
+    "softmax-cross-entropy, mean-squared-error (mse), binary-cross-entropy (bce)";
 
 /// `NAME[:key=value,...]` as the text of a graph optimizer attribute (`#graph.adam<lr = 1e-3>`),
 /// or "" after setting `error`.

@@ -140,6 +140,18 @@ int64_t tokenVocabulary(const Plan &plan) {
   return vocabulary;
 }
 
+bool binaryTargets(const Plan &plan) {
+  for (const KernelDesc &k : plan.train.kernels)
+    if (k.kind == KernelKind::SigmoidXent)
+      return true;
+  return false;
+}
+
+std::string targetsText(const Plan &plan) {
+  return std::to_string(targetWidth(plan)) +
+         (binaryTargets(plan) ? " yes/no targets" : " regression targets");
+}
+
 int64_t targetWidth(const Plan &plan) {
   const InputDesc *targets = plan.input(InputRole::Targets, 0);
   if (!targets || targets->buffer >= plan.buffers.size())
@@ -229,7 +241,8 @@ void describePlan(const Plan &plan, const std::string &path, std::ostream &out) 
         << ", " << plan.batch / (replicas * processes)
         << " samples per replica and step\n";
   if (const int64_t width = targetWidth(plan))
-    out << "regression: " << width << " float target(s) per sample\n";
+    out << (binaryTargets(plan) ? "yes/no outputs (binary cross-entropy): " : "regression: ")
+        << width << " float target(s) per sample\n";
   else
     out << "classes: " << numClasses(plan, 0) << "\n";
   if (plan.exportSource)

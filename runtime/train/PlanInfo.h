@@ -21,6 +21,12 @@ int64_t numClasses(const Plan &plan, int64_t fallback = 10);
 /// Floats of targets per sample: K where the plan's targets input is a regression's f32
 /// [rows, K]; 0 where it takes class labels (i32), or has no targets input.
 int64_t targetWidth(const Plan &plan);
+/// Whether the plan's float targets are yes/no answers (its loss the binary cross-entropy, with
+/// a binary accuracy) rather than a regression's values.
+bool binaryTargets(const Plan &plan);
+/// What a plan's float targets are, for messages: "K yes/no target(s)" or "K regression
+/// target(s)".
+std::string targetsText(const Plan &plan);
 
 /// The rows of the smallest table a gather (an embedding) looks token ids up in; 0 when the
 /// plan has none.

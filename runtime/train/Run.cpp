@@ -321,11 +321,13 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
   CallbackList callbacks;
   Checkpointing *checkpointing = nullptr;
   addCallbacks(callbacks, state, checkpointing, traceZero);
+  const Plan &plan = job.program().plan();
   if ((options.topK > 0 || options.confusionMatrix) && trainer.targetWidth() > 0)
     throw Error(ErrorKind::Usage, std::string(options.topK > 0 ? "--top-k" : "--confusion-matrix") +
-                                      ": " + job.planPath() +
-                                      " is a regression, which has no classes");
-  if (validation && options.monitor == "val_accuracy" && trainer.targetWidth() > 0)
+                                      ": " + job.planPath() + " takes " + targetsText(plan) +
+                                      ", which have no classes");
+  if (validation && options.monitor == "val_accuracy" && trainer.targetWidth() > 0 &&
+      !binaryTargets(plan))
     throw Error(ErrorKind::Usage, "--monitor val_accuracy: " + job.planPath() +
                                       " is a regression, which has no accuracy (watch val_loss)");
   RunData data = loadData(job, trainer, options, timeout);

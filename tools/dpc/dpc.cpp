@@ -69,8 +69,10 @@ static cl::opt<int64_t> onnxBatch(
 static cl::opt<std::string>
     onnxLoss("loss",
              cl::desc("Loss on the model's output: softmax-cross-entropy (the default: integer "
-                      "class labels, the output the logits) or mean-squared-error, also mse (a "
-                      "regression: float targets, the output's values as computed)"),
+                      "class labels, the output the logits), mean-squared-error, also mse (a "
+                      "regression: float targets, the output's values as computed), or "
+                      "binary-cross-entropy, also bce (yes/no outputs: float targets in [0, 1], "
+                      "the output the logits)"),
              cl::init("softmax-cross-entropy"), cl::value_desc("name"), cl::sub(compileCmd),
              cl::sub(summaryCmd), cl::sub(importCmd), cl::sub(exportCmd), cl::cat(onnxCategory));
 static cl::opt<double> onnxLabelSmoothing(

@@ -373,6 +373,45 @@ def Graph_MeanSquaredErrorOp : Graph_Op<"mean_squared_error", [DeclareOpInterfac
   let hasVerifier = 1;
 }
 
+def Graph_SigmoidCrossEntropyOp : Graph_Op<"sigmoid_cross_entropy", [DeclareOpInterfaceMethods<LossOpInterface>, Graph_Lowering, Graph_BatchSharding, Graph_ReducesBatch, Pure, Graph_Gradient]> {
+  let summary = "mean binary cross-entropy of logits against float targets";
+  let description = [{
+    `logits` and `targets` are [N, K] f32, each target in [0, 1] (a label 0 or 1, or a soft
+    one). The result is the mean over the batch's elements of the binary cross-entropy of
+    sigmoid(logit) against its target, computed stably from the logit as
+    `max(x, 0) - x t + log(1 + exp(-|x|))` (PyTorch's `BCEWithLogitsLoss()`, Keras's
+    `BinaryCrossentropy(from_logits=True)`): K independent yes/no outputs per sample. The
+    steps count right answers with `graph.count_binary_correct` (binary accuracy).
+
+    ```mlir
+    %loss = graph.sigmoid_cross_entropy %logits, %targets
+        : (tensor<100x2xf32>, tensor<100x2xf32>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$logits, Graph_F32Tensor:$targets);
+  let results = (outs Graph_F32Scalar:$loss);
+  let assemblyFormat = "$logits `,` $targets attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_CountBinaryCorrectOp : Graph_Op<"count_binary_correct", [Graph_Lowering, Graph_BatchSharding, Graph_ReducesBatch, Pure]> {
+  let summary = "rows' right yes/no answers: binary accuracy's count";
+  let description = [{
+    `logits` and `targets` [N, K]; the result, a scalar f32, is the sum over the rows of the
+    fraction of their K outputs whose prediction (logit > 0) agrees with the target (> 0.5),
+    so that the accuracy, the count over N, is Keras's `binary_accuracy`. Not differentiable.
+
+    ```mlir
+    %c = graph.count_binary_correct %logits, %targets
+        : (tensor<100x2xf32>, tensor<100x2xf32>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$logits, Graph_F32Tensor:$targets);
+  let results = (outs Graph_F32Scalar:$result);
+  let assemblyFormat = "$logits `,` $targets attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Graph_CountCorrectOp : Graph_Op<"count_correct", [Graph_Lowering, Graph_BatchSharding, Graph_ReducesBatch, Pure]> {
   let summary = "number of rows whose largest logit is at the label";
   let description = [{
@@ -670,6 +709,23 @@ def Graph_SoftmaxCrossEntropyGradOp : Graph_Op<"softmax_cross_entropy_grad", [Gr
                        Graph_F32Scalar:$loss_grad, OptionalAttr<F64Attr>:$label_smoothing);
   let results = (outs Graph_F32Tensor:$result);
   let assemblyFormat = "$logits `,` $labels `,` $loss_grad attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_SigmoidCrossEntropyGradOp : Graph_Op<"sigmoid_cross_entropy_grad", [Graph_Lowering, Graph_BatchSharding, Pure]> {
+  let summary = "gradient of the binary cross-entropy with respect to the logits";
+  let description = [{
+    `(sigmoid(logits) - targets) * loss_grad / (N K)`, the logits' shape.
+
+    ```mlir
+    %dz = graph.sigmoid_cross_entropy_grad %z, %t, %one
+        : (tensor<100x2xf32>, tensor<100x2xf32>, tensor<f32>) -> tensor<100x2xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$logits, Graph_F32Tensor:$targets,
+                       Graph_F32Scalar:$loss_grad);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$logits `,` $targets `,` $loss_grad attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
 

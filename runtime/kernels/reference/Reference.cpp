@@ -221,6 +221,37 @@ void softmaxXentGrad(const T *logits, const int32_t *labels, T dloss, T *dlogits
 }
 
 template <typename T>
+T sigmoidXent(const T *logits, const T *target, int64_t rows, int64_t cols, int64_t validRows) {
+  T total = 0;
+  for (int64_t i = 0; i < validRows * cols; ++i) {
+    const T s = 1 / (1 + std::exp(-logits[i]));
+    total -= target[i] * std::log(s) + (1 - target[i]) * std::log(1 - s);
+  }
+  return validRows > 0 ? total / T(validRows * cols) : 0;
+}
+
+template <typename T>
+void sigmoidXentGrad(const T *logits, const T *target, T dloss, T *dlogits, int64_t rows,
+                     int64_t cols, int64_t validRows) {
+  for (int64_t i = 0; i < rows * cols; ++i)
+    dlogits[i] = i < validRows * cols
+                     ? (1 / (1 + std::exp(-logits[i])) - target[i]) * dloss / T(validRows * cols)
+                     : 0;
+}
+
+double countBinaryCorrect(const float *logits, const float *target, int64_t rows, int64_t cols,
+                          int64_t validRows) {
+  double count = 0;
+  for (int64_t r = 0; r < validRows; ++r) {
+    int64_t right = 0;
+    for (int64_t k = 0; k < cols; ++k)
+      right += (logits[r * cols + k] > 0) == (target[r * cols + k] > 0.5f);
+    count += double(right) / cols;
+  }
+  return count;
+}
+
+template <typename T>
 T squaredError(const T *prediction, const T *target, int64_t rows, int64_t cols,
                int64_t validRows) {
   T total = 0;
@@ -426,6 +457,8 @@ void maxPool2dGrad(const T *x, const T *dy, T *dx, int64_t n, int64_t h, int64_t
   template void softmaxXentGrad<T>(const T *, const int32_t *, T, T *, int64_t, int64_t, int64_t,  \
                                    T);                                                             \
   template T squaredError<T>(const T *, const T *, int64_t, int64_t, int64_t);                     \
+  template T sigmoidXent<T>(const T *, const T *, int64_t, int64_t, int64_t);                      \
+  template void sigmoidXentGrad<T>(const T *, const T *, T, T *, int64_t, int64_t, int64_t);       \
   template void squaredErrorGrad<T>(const T *, const T *, T, T *, int64_t, int64_t, int64_t);
 DP_REF_INSTANTIATE(float)
 DP_REF_INSTANTIATE(double)

@@ -52,6 +52,18 @@ T softmaxXent(const T *logits, const int32_t *labels, int64_t rows, int64_t clas
 template <typename T>
 void softmaxXentGrad(const T *logits, const int32_t *labels, T dloss, T *dlogits, int64_t rows,
                      int64_t classes, int64_t validRows, T smoothing = 0);
+/// Mean over the first `validRows` rows' elements of the binary cross-entropy of sigmoid(logits)
+/// against targets, -(t log s + (1 - t) log(1 - s)) as written ([rows, cols]).
+template <typename T>
+T sigmoidXent(const T *logits, const T *target, int64_t rows, int64_t cols, int64_t validRows);
+/// (sigmoid(logits) - targets) * dloss / (validRows * cols) for rows < validRows, zero after.
+template <typename T>
+void sigmoidXentGrad(const T *logits, const T *target, T dloss, T *dlogits, int64_t rows,
+                     int64_t cols, int64_t validRows);
+/// Over the first `validRows` rows, the sum of the fraction of each row's outputs whose
+/// prediction (logit > 0) is its target's (target > 0.5).
+double countBinaryCorrect(const float *logits, const float *target, int64_t rows, int64_t cols,
+                          int64_t validRows);
 /// Mean over the first `validRows` rows' elements of (prediction - target)^2 ([rows, cols]).
 template <typename T>
 T squaredError(const T *prediction, const T *target, int64_t rows, int64_t cols, int64_t validRows);

@@ -87,7 +87,7 @@ private:
     const int64_t steps = perEpoch > 0 && perEpoch < full ? perEpoch : full;
     out << "model " << (plan.model.empty() ? "(unnamed)" : plan.model) << ": "
         << withCommas(report.params) << " parameters, batch " << plan.batch << ", "
-        << (targetWidth(plan) > 0 ? std::to_string(targetWidth(plan)) + " regression targets"
+        << (targetWidth(plan) > 0 ? targetsText(plan)
                                   : std::to_string(numClasses(plan)) + " classes")
         << "\n";
     layout();

@@ -373,6 +373,15 @@ func.func @f(%z: tensor<4x3xf32>, %y: tensor<4xi32>) {
 
 // -----
 
+// Tests that each logit of a binary cross-entropy has its target.
+func.func @f(%z: tensor<4x3xf32>, %t: tensor<4x2xf32>) {
+  // expected-error @+1 {{'graph.sigmoid_cross_entropy' op has predictions 'tensor<4x3xf32>' but targets 'tensor<4x2xf32>': each prediction needs its target}}
+  %l = graph.sigmoid_cross_entropy %z, %t : (tensor<4x3xf32>, tensor<4x2xf32>) -> tensor<f32>
+  return
+}
+
+// -----
+
 // Tests that a clip factor's max_norm must be positive.
 func.func @f(%g: tensor<4xf32>) {
   // expected-error @+1 {{'graph.clip_factor' op max_norm must be finite and > 0, found 0.000000e+00}}

@@ -336,6 +336,17 @@ std::vector<Case> cases() {
     b.kernel(T, KernelKind::SquaredErrorGrad, {p, t, dloss}, {dp});
     c.inputs = {p, t}, c.outputs = {loss, dp};
   });
+  add("sigmoid_xent_grad_and_count", [T](PlanBuilder &b, Case &c) {
+    // Binary cross-entropy on logits against the inputs' draw as soft targets, its gradient
+    // and the binary accuracy's count.
+    uint32_t x = b.buffer({4, 5}), t = b.buffer({4, 5}), loss = b.buffer({}), dloss = b.buffer({}),
+             dx = b.buffer({4, 5}), correct = b.buffer({});
+    b.kernel(T, KernelKind::SigmoidXent, {x, t}, {loss});
+    b.kernel(T, KernelKind::Fill, {}, {dloss}).attrF("value", 1.0);
+    b.kernel(T, KernelKind::SigmoidXentGrad, {x, t, dloss}, {dx});
+    b.kernel(T, KernelKind::CountBinaryCorrect, {x, t}, {correct});
+    c.inputs = {x, t}, c.outputs = {loss, dx, correct};
+  });
   add("gather_and_grad", [T](PlanBuilder &b, Case &c) {
     // An embedding of token ids (the labels' draw: ids below 10, so rows repeat) and its
     // table's scatter-add.

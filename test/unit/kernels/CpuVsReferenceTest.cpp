@@ -581,6 +581,60 @@ INSTANTIATE_TEST_SUITE_P(Shapes, SquaredErrorTest,
                                            std::make_tuple(2000, 49, 1999),
                                            std::make_tuple(3, 40000, 2)));
 
+// sigmoid_xent, its gradient and count_binary_correct (binary cross-entropy on logits, binary
+// accuracy) against the reference, with rows past the valid count and both sides of the
+// threaded path; targets 0 and 1 and soft targets in between.
+class SigmoidXentTest : public ::testing::TestWithParam<std::tuple<int64_t, int64_t, int64_t>> {};
+
+TEST_P(SigmoidXentTest, MatchesReference) {
+  const auto [rows, cols, valid] = GetParam();
+  PlanBuilder b(rows);
+  const uint32_t x = b.buffer({rows, cols}), target = b.buffer({rows, cols}), dloss = b.buffer({}),
+                 loss = b.buffer({}), dx = b.buffer({rows, cols}), correct = b.buffer({});
+  b.kernel(StepKind::Train, KernelKind::SigmoidXent, {x, target}, {loss});
+  b.kernel(StepKind::Train, KernelKind::SigmoidXentGrad, {x, target, dloss}, {dx});
+  b.kernel(StepKind::Train, KernelKind::CountBinaryCorrect, {x, target}, {correct});
+  std::unique_ptr<Program> program = b.load();
+  RandomData rd(static_cast<uint32_t>(rows * cols + valid));
+  auto z = rd.uniform(rows * cols, -6.0f, 6.0f), t = rd.uniform(rows * cols, 0.0f, 1.0f);
+  for (size_t i = 0; i < t.size(); i += 3)
+    t[i] = t[i] > 0.5f ? 1.0f : 0.0f;
+  put(*program, x, z);
+  put(*program, target, t);
+  put(*program, dloss, std::vector<float>{0.75f});
+  put(*program, dx, std::vector<float>(rows * cols, 123.0f));
+  program->run(StepKind::Train, stepContext(valid));
+
+  const double want = ref::sigmoidXent(toDouble(z).data(), toDouble(t).data(), rows, cols, valid);
+  EXPECT_NEAR(get(*program, loss)[0], want, 1e-6 * want + 1e-7);
+  std::vector<float> wantGrad(rows * cols);
+  ref::sigmoidXentGrad(z.data(), t.data(), 0.75f, wantGrad.data(), rows, cols, valid);
+  EXPECT_TRUE(allNear(get(*program, dx), wantGrad, 1e-9, 1e-5));
+  EXPECT_NEAR(get(*program, correct)[0],
+              ref::countBinaryCorrect(z.data(), t.data(), rows, cols, valid), 1e-6 * valid);
+  const float first = get(*program, loss)[0];
+  program->run(StepKind::Train, stepContext(valid));
+  EXPECT_EQ(get(*program, loss)[0], first);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, SigmoidXentTest,
+                         ::testing::Values(std::make_tuple(1, 1, 1), std::make_tuple(8, 3, 5),
+                                           std::make_tuple(100, 10, 37),
+                                           std::make_tuple(4000, 10, 3999)));
+
+// Far logits: the loss is computed from the logit (no log of a rounded 0 or 1), finite and
+// exact where the naive form gives infinity.
+TEST(LossEdgeTest, SigmoidXentIsStableForFarLogits) {
+  PlanBuilder b(1);
+  const uint32_t x = b.buffer({1, 2}), target = b.buffer({1, 2}), loss = b.buffer({});
+  b.kernel(StepKind::Train, KernelKind::SigmoidXent, {x, target}, {loss});
+  std::unique_ptr<Program> program = b.load();
+  put(*program, x, std::vector<float>{100.0f, -100.0f});
+  put(*program, target, std::vector<float>{0.0f, 1.0f});
+  program->run(StepKind::Train, stepContext(1));
+  EXPECT_NEAR(get(*program, loss)[0], 100.0, 1e-4); // each term is 100 + log(1 + e^-100)
+}
+
 TEST(LossEdgeTest, SquaredErrorIgnoresRowsPastTheValidCount) {
   PlanBuilder b(3);
   const uint32_t pred = b.buffer({3, 2}), target = b.buffer({3, 2}), dloss = b.buffer({}),

@@ -203,6 +203,28 @@ TEST(ReduceRowsFdTest, IsTheGradientOfABroadcastAdd) {
       allNear(get(*program, db), numericGradient(std::vector<double>(m, 0.1), loss), 1e-5, 1e-4));
 }
 
+// The binary cross-entropy's gradient against finite differences of the mean loss, soft targets.
+TEST(SigmoidXentGradFd, MatchesFiniteDifferencesOfTheMeanLoss) {
+  const int64_t rows = 5, cols = 3, valid = 4;
+  const float dloss = 0.9f;
+  PlanBuilder b(rows);
+  uint32_t x = b.buffer({rows, cols}), t = b.buffer({rows, cols}), dl = b.buffer({}),
+           grad = b.buffer({rows, cols});
+  b.kernel(StepKind::Train, KernelKind::SigmoidXentGrad, {x, t, dl}, {grad});
+  auto program = b.load();
+  RandomData rd(29);
+  const auto xs = rd.uniform(rows * cols, -3, 3), ts = rd.uniform(rows * cols, 0, 1);
+  put(*program, x, xs);
+  put(*program, t, ts);
+  put(*program, dl, std::vector<float>{dloss});
+  program->run(StepKind::Train, stepContext(valid));
+  const std::vector<double> td = toDouble(ts);
+  auto loss = [&](const std::vector<double> &v) {
+    return dloss * ref::sigmoidXent(v.data(), td.data(), rows, cols, valid);
+  };
+  EXPECT_TRUE(allNear(get(*program, grad), numericGradient(toDouble(xs), loss), 1e-6, 1e-4));
+}
+
 // (valid rows, label smoothing)
 class SoftmaxXentGradFdTest : public ::testing::TestWithParam<std::tuple<int64_t, float>> {};
 

@@ -142,3 +142,55 @@ Value MeanSquaredErrorOp::buildCorrectCount(OpBuilder &) { return Value(); }
 Value MeanSquaredErrorOp::getTargets() { return getTarget(); }
 
 Value MeanSquaredErrorOp::getPredictions() { return getPrediction(); }
+
+// ---- binary cross-entropy -------------------------------------------------------------------
+
+LogicalResult SigmoidCrossEntropyOp::verify() {
+  return verifyPredictionsAndTargets(*this, getLogits(), getTargets());
+}
+
+LogicalResult CountBinaryCorrectOp::verify() {
+  return verifyPredictionsAndTargets(*this, getLogits(), getTargets());
+}
+
+LogicalResult SigmoidCrossEntropyGradOp::verify() {
+  if (failed(verifyPredictionsAndTargets(*this, getLogits(), getTargets())))
+    return failure();
+  if (getType() != getLogits().getType())
+    return emitOpError() << "result type should be " << getLogits().getType() << ", found "
+                         << getType();
+  return success();
+}
+
+LogicalResult SigmoidCrossEntropyOp::buildGradient(OpBuilder &b, ValueRange resultGrads,
+                                                   ArrayRef<bool> wanted,
+                                                   SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(2, Value());
+  if (wanted[0])
+    operandGrads[0] = b.create<SigmoidCrossEntropyGradOp>(
+        getLoc(), getLogits().getType(), getLogits(), getTargets(), resultGrads[0]);
+  // The targets are data the runtime feeds: nothing trains them.
+  return success();
+}
+
+LogicalResult SigmoidCrossEntropyOp::lowerToKernels(KernelLowering &l) {
+  l.kernel(*this, KernelKind::SigmoidXent);
+  return success();
+}
+
+LogicalResult SigmoidCrossEntropyGradOp::lowerToKernels(KernelLowering &l) {
+  l.kernel(*this, KernelKind::SigmoidXentGrad);
+  return success();
+}
+
+LogicalResult CountBinaryCorrectOp::lowerToKernels(KernelLowering &l) {
+  l.kernel(*this, KernelKind::CountBinaryCorrect);
+  return success();
+}
+
+// The step's `correct` output: the rows' right yes/no answers.
+Value SigmoidCrossEntropyOp::buildCorrectCount(OpBuilder &b) {
+  return b.create<CountBinaryCorrectOp>(getLoc(), getResult().getType(), getLogits(), getTargets());
+}
+
+Value SigmoidCrossEntropyOp::getPredictions() { return getLogits(); }
