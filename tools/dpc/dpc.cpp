@@ -11,6 +11,7 @@
 #include "reports/CompileReport.h"
 #include "reports/IRDumps.h"
 #include "reports/ModelSummary.h"
+#include "runtime/base/ParamsFile.h"
 #include "sim/Simulate.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -26,6 +27,7 @@
 
 #include <chrono>
 #include <optional>
+#include <set>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -89,6 +91,13 @@ static cl::opt<std::string>
                            "#graph.momentum, #graph.adam in docs/ir.md)"),
                   cl::init("sgd:lr=0.01"), cl::value_desc("spec"), cl::sub(compileCmd),
                   cl::sub(summaryCmd), cl::sub(importCmd), cl::cat(onnxCategory));
+static cl::opt<std::string> importSaveParams(
+    "save-params",
+    cl::desc("Also write the model's weights (its initializers, with the batch norms' running "
+             "statistics) as dp's parameters, in dp's names and layouts, to a safetensors file "
+             "that dprun --init-params (fine-tuning a plan of this model or of an edit of it) "
+             "and --params read"),
+    cl::value_desc("file"), cl::sub(importCmd), cl::cat(onnxCategory));
 static cl::opt<std::string> dumpDir(
     "dump-dir", cl::desc("Write the IR after every pass as DIR/NN-<pass>.mlir (00-input.mlir first)"),
     cl::value_desc("dir"), cl::sub(compileCmd), cl::cat(dpcCategory));
@@ -257,8 +266,43 @@ int runSummary(ModuleOp module) {
   return 0;
 }
 
+/// `dpc import --save-params FILE`: every parameter the model gives values (its initializers)
+/// as a safetensors file of dp's parameters; 1 after saying why it could not.
+int saveImportedParams(ModuleOp module) {
+  std::vector<dp::rt::ParamsEntry> entries;
+  std::set<std::string> seen;
+  WalkResult walk = module.walk([&](dp::graph::ParamOp param) {
+    auto values = dyn_cast<ElementsAttr>(param.getInit());
+    if (!values || !seen.insert(param.getName().str()).second)
+      return WalkResult::advance();
+    FailureOr<std::vector<float>> floats = dp::graph::initialValues(param, values);
+    if (failed(floats))
+      return WalkResult::interrupt();
+    auto type = cast<RankedTensorType>(param.getType());
+    entries.push_back({param.getName().str(),
+                       std::vector<int64_t>(type.getShape().begin(), type.getShape().end()),
+                       std::move(*floats)});
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return 1;
+  if (entries.empty())
+    return failWith(inputFile + " gives no weights (no initializers) to save");
+  const std::string image =
+      dp::rt::safetensorsImage(entries, {{"source", llvm::sys::path::filename(inputFile).str()}});
+  if (std::string error = dp::writeFileAtomically(importSaveParams, image); !error.empty())
+    return failWith(error);
+  if (!quiet)
+    llvm::outs() << "wrote " << importSaveParams << ": " << entries.size()
+                 << " parameters from the model's initializers\n";
+  return 0;
+}
+
 /// `dpc import`: the imported model as text IR, each op located at its ONNX node.
 int runImport(ModuleOp module) {
+  if (!importSaveParams.empty())
+    if (int status = saveImportedParams(module))
+      return status;
   std::string out = outputFile;
   if (out.empty())
     out = llvm::sys::path::stem(inputFile).str() + ".mlir";

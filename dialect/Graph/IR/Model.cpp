@@ -1,6 +1,12 @@
 // The conventions of a model module (see Model.h).
 #include "dialect/Graph/IR/Model.h"
 
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+
+#include <cstring>
+
 using namespace mlir;
 
 namespace dp::graph {
@@ -37,6 +43,32 @@ Value getStepOutput(func::FuncOp func, StringRef role) {
 }
 
 Attribute getOptimizer(func::FuncOp func) { return func->getAttr(kOptimizerAttr); }
+
+/// The f32 values of a parameter's initial data: dense elements, or a resource blob
+/// (`dense_resource<name>`, the text IR's hex section) holding them little-endian.
+FailureOr<std::vector<float>> initialValues(Operation *param, ElementsAttr values) {
+  const int64_t n = values.getNumElements();
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(values)) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    ArrayRef<char> bytes = blob ? blob->getData() : ArrayRef<char>();
+    if (static_cast<int64_t>(bytes.size()) != n * int64_t(sizeof(float)))
+      return param->emitOpError() << "has initial data '" << resource.getRawHandle().getKey()
+                                  << "' of " << bytes.size() << " bytes, expected " << n
+                                  << " f32 values (" << n * int64_t(sizeof(float)) << " bytes)";
+    std::vector<float> floats(static_cast<size_t>(n));
+    std::memcpy(floats.data(), bytes.data(), bytes.size());
+    return floats;
+  }
+  auto range = values.tryGetValues<APFloat>();
+  if (!range)
+    return param->emitOpError() << "has initial data whose values cannot be read: "
+                                << values.getType();
+  std::vector<float> floats;
+  floats.reserve(static_cast<size_t>(n));
+  for (const APFloat &v : *range)
+    floats.push_back(v.convertToFloat());
+  return floats;
+}
 
 std::optional<MutableOperandRange> updateScaleOperand(Operation *op) {
   if (auto u = dyn_cast<SgdUpdateOp>(op))

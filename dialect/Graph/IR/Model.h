@@ -23,6 +23,11 @@ mlir::Attribute getOptimizer(mlir::func::FuncOp func);
 /// Copies the discardable attributes of `from` (placement, annotations of other phases) onto
 /// `to`, for ops a pass rewrites into others.
 void copyDiscardableAttrs(mlir::Operation *from, mlir::Operation *to);
+/// The f32 values of a parameter's initial data `values` (its `init`): dense elements, or a
+/// resource blob (`dense_resource<name>`) holding them little-endian; an error at `param` (a
+/// graph.param, a plan.param) when they cannot be read.
+mlir::FailureOr<std::vector<float>> initialValues(mlir::Operation *param,
+                                                  mlir::ElementsAttr values);
 /// The `scale` operand of an optimizer update (sgd, momentum, adam: empty when it has none), or
 /// nullopt for any other op.
 std::optional<mlir::MutableOperandRange> updateScaleOperand(mlir::Operation *op);

@@ -1,6 +1,7 @@
 // The plan writer: one FlatBuffer record per plan op (see runtime/format/plan.fbs).
 #include "passes/Target/Plan/PlanWriter.h"
 
+#include "dialect/Graph/IR/Model.h"
 #include "dialect/Plan/IR/PlanDialect.h"
 #include "runtime/format/KernelAttrs.h"
 #include "runtime/format/LrSchedule.h"
@@ -68,7 +69,7 @@ public:
       if (ElementsAttr values = init.getData()) {
         auto [it, inserted] = dataIndex.try_emplace(values, int32_t(initData.size()));
         if (inserted) {
-          FailureOr<std::vector<float>> floats = dataValues(param, values);
+          FailureOr<std::vector<float>> floats = graph::initialValues(param, values);
           if (failed(floats))
             return failure();
           initData.push_back(fb::CreateInitData(fbb_, fbb_.CreateVector(*floats)));
@@ -137,32 +138,6 @@ public:
         server ? static_cast<int32_t>(program_.getServerAttr().getInt()) : -1,
         initData.empty() ? 0 : fbb_.CreateVector(initData), writeExportSource(source));
     return plan;
-  }
-
-  /// The f32 values of a parameter's initial data: dense elements, or a resource blob
-  /// (`dense_resource<name>`, the text IR's hex section) holding them little-endian.
-  static FailureOr<std::vector<float>> dataValues(ParamOp param, ElementsAttr values) {
-    const int64_t n = values.getNumElements();
-    if (auto resource = dyn_cast<DenseResourceElementsAttr>(values)) {
-      AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-      ArrayRef<char> bytes = blob ? blob->getData() : ArrayRef<char>();
-      if (static_cast<int64_t>(bytes.size()) != n * int64_t(sizeof(float)))
-        return param.emitOpError() << "has initial data '" << resource.getRawHandle().getKey()
-                                   << "' of " << bytes.size() << " bytes, expected " << n
-                                   << " f32 values (" << n * int64_t(sizeof(float)) << " bytes)";
-      std::vector<float> floats(static_cast<size_t>(n));
-      std::memcpy(floats.data(), bytes.data(), bytes.size());
-      return floats;
-    }
-    auto range = values.tryGetValues<APFloat>();
-    if (!range)
-      return param.emitOpError() << "has initial data whose values cannot be read: "
-                                 << values.getType();
-    std::vector<float> floats;
-    floats.reserve(static_cast<size_t>(n));
-    for (const APFloat &v : *range)
-      floats.push_back(v.convertToFloat());
-    return floats;
   }
 
   /// The program's device kind (the plan dialect's verifier checked its name).

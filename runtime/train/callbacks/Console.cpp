@@ -109,6 +109,9 @@ private:
         out << "; the run stops after " << withCommas(s_.options.maxSteps)
             << " steps (--max-steps)";
       out << "\n";
+      if (!s_.options.initParamsPath.empty())
+        out << "init-params: training starts from the weights of " << s_.options.initParamsPath
+            << "\n";
     }
     if (const Dataset *v = s_.validation) {
       out << "validation " << withCommas(v->size()) << " samples";
