@@ -82,12 +82,19 @@ std::vector<PsBucketInfo> psBuckets(Program &program, int serverRank) {
 
 void Job::launchParameterServer(Plan plan, const JobOptions &options) {
   const double timeout = options.collectiveTimeout > 0 ? options.collectiveTimeout : 1e9;
+  // Refused before the ranks meet: rank 0 says so for the job, the others exit alike.
+  auto refuse = [](const char *message) {
+    Error e(ErrorKind::Usage, message);
+    if (launcherRank() > 0)
+      e.setReported();
+    return e;
+  };
   if (options.checkpoints)
-    throw Error(ErrorKind::Usage, "checkpoints of parameter-server jobs are not supported yet "
-                                  "(--checkpoint-dir, --resume, --save-state)");
+    throw refuse("checkpoints of parameter-server jobs are not supported yet "
+                 "(--checkpoint-dir, --resume, --save-state)");
   if (options.earlyStop)
-    throw Error(ErrorKind::Usage, "--early-stop needs every worker to stop together; parameter-"
-                                  "server workers do not meet between steps");
+    throw refuse("--early-stop needs every worker to stop together; parameter-server workers "
+                 "do not meet between steps");
   const bool keepGoing = options.onWorkerLoss.empty() ? launcherKeepsJobOnFailure()
                                                       : options.onWorkerLoss == "continue";
   world_ = ProcessGroup::create(true);
