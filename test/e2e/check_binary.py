@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Checks a binary model's `dprun --predictions` CSV (index, target_k..., predicted_k..., the
-predicted values its logits) against the run's printed `test  loss L  accuracy A` line: the
+"""Checks a binary model's `dprun --predictions` CSV (index, target_k..., prob_k..., logit_k...,
+each probability the sigmoid of its logit) against the run's printed `test  loss L  accuracy A`
+line: the
 mean binary cross-entropy of sigmoid(logit) against each target, written as -(t log s + (1 - t)
 log(1 - s)), is L, and the fraction of outputs whose prediction (logit > 0) is the target's
 (> 0.5) is A, each to the 4 printed decimals. Prints a one-line summary.
@@ -18,15 +19,19 @@ def main():
     with open(path, newline="") as f:
         rows = list(csv.reader(f))
     header, body = rows[0], rows[1:]
-    k = (len(header) - 1) // 2
-    if header != ["index"] + [f"target_{i}" for i in range(k)] + [f"predicted_{i}" for i in range(k)]:
-        sys.exit(f"{path}: header {header} is not a float-target model's")
+    k = (len(header) - 1) // 3
+    if header != (["index"] + [f"target_{i}" for i in range(k)] + [f"prob_{i}" for i in range(k)]
+                  + [f"logit_{i}" for i in range(k)]):
+        sys.exit(f"{path}: header {header} is not a binary model's")
     loss = right = 0.0
     for row in body:
         targets = [float(x) for x in row[1:1 + k]]
-        logits = [float(x) for x in row[1 + k:]]
-        for t, x in zip(targets, logits):
+        probs = [float(x) for x in row[1 + k:1 + 2 * k]]
+        logits = [float(x) for x in row[1 + 2 * k:]]
+        for t, p, x in zip(targets, probs, logits):
             s = 1 / (1 + math.exp(-x))
+            if abs(p - s) > 1e-8 + 1e-7 * s:
+                sys.exit(f"{path}: row {row[0]}'s probability {p} is not the sigmoid of {x}")
             s = min(max(s, 1e-300), 1 - 1e-16)
             loss -= t * math.log(s) + (1 - t) * math.log(1 - s)
             right += (x > 0) == (t > 0.5)

@@ -114,8 +114,10 @@ std::unique_ptr<Callback> makePredictionsFile(RunState &state);
 std::unique_ptr<Callback> makeExportModel(RunState &state);
 /// The CSV of --predictions: a header, then per sample of `data` its index, label, predicted
 /// class (the first largest logit), its probabilities (softmax) and logits; for a
-/// regression's data, its index, targets and predicted values.
-std::string predictionsCsv(const Predictions &predictions, const Dataset &data);
+/// regression's data, its index, targets and predicted values; for yes/no outputs (`binary`:
+/// binary cross-entropy), its index, targets, probabilities (sigmoid) and logits.
+std::string predictionsCsv(const Predictions &predictions, const Dataset &data,
+                           bool binary = false);
 std::unique_ptr<Callback> makeProfile(RunState &state);
 std::unique_ptr<Callback> makeClassMetrics(RunState &state);
 /// The top-K accuracy and the confusion matrix of `data` from its predictions (the predicted

@@ -3,6 +3,7 @@
 #include "runtime/train/callbacks/Callbacks.h"
 
 #include "runtime/base/Files.h"
+#include "runtime/train/PlanInfo.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,17 +14,20 @@ namespace dp::rt {
 
 namespace {
 
-/// A regression's predictions: per sample its targets and the model's values, each %.9g (the
-/// f32 value exactly, read back).
-std::string regressionCsv(const Predictions &p, const Dataset &data) {
+/// Float targets' predictions: per sample its targets, with yes/no outputs (`binary`) each
+/// output's probability sigmoid(logit), and the model's values (a regression's predictions, a
+/// binary model's logits), each %.9g (the f32 value exactly, read back).
+std::string floatTargetsCsv(const Predictions &p, const Dataset &data, bool binary) {
   // The targets' width is the data's, the predictions' the model's output (they may differ
   // where the model's loss combines its targets).
   const int64_t targets = data.targetWidth(), width = p.classes;
   std::string text = "index";
   for (int64_t k = 0; k < targets; ++k)
     text += ",target_" + std::to_string(k);
+  for (int64_t k = 0; binary && k < width; ++k)
+    text += ",prob_" + std::to_string(k);
   for (int64_t k = 0; k < width; ++k)
-    text += ",predicted_" + std::to_string(k);
+    text += (binary ? ",logit_" : ",predicted_") + std::to_string(k);
   text += "\n";
   char number[32];
   auto values = [&](const float *row, int64_t n) {
@@ -35,7 +39,12 @@ std::string regressionCsv(const Predictions &p, const Dataset &data) {
   for (int64_t i = 0; i < data.size(); ++i) {
     text += std::to_string(i);
     values(data.target(i), targets);
-    values(&p.logits[size_t(i * width)], width);
+    const float *row = &p.logits[size_t(i * width)];
+    for (int64_t k = 0; binary && k < width; ++k) {
+      std::snprintf(number, sizeof(number), ",%.9g", 1.0 / (1.0 + std::exp(-double(row[k]))));
+      text += number;
+    }
+    values(row, width);
     text += "\n";
   }
   return text;
@@ -43,9 +52,9 @@ std::string regressionCsv(const Predictions &p, const Dataset &data) {
 
 } // namespace
 
-std::string predictionsCsv(const Predictions &p, const Dataset &data) {
+std::string predictionsCsv(const Predictions &p, const Dataset &data, bool binary) {
   if (data.targetWidth() > 0)
-    return regressionCsv(p, data);
+    return floatTargetsCsv(p, data, binary);
   const int64_t classes = p.classes;
   std::string text = "index,label,predicted";
   for (int64_t c = 0; c < classes; ++c)
@@ -87,10 +96,14 @@ public:
   void onRunEnd() override {
     if (!s_.printer)
       return;
-    writeFileAtomically(s_.options.predictionsPath, predictionsCsv(s_.predictions, *s_.test));
+    const bool binary = binaryTargets(s_.job.program().plan());
+    writeFileAtomically(s_.options.predictionsPath,
+                        predictionsCsv(s_.predictions, *s_.test, binary));
     if (!s_.options.quiet)
       s_.out << "wrote " << s_.options.predictionsPath << ": " << s_.test->size()
-             << (s_.test->targetWidth() > 0
+             << (binary ? " predictions (the targets, probabilities and logits of each test "
+                          "sample)\n"
+                 : s_.test->targetWidth() > 0
                      ? " predictions (the targets and predicted values of each test sample)\n"
                      : " predictions (class, probabilities and logits of each test sample)\n")
              << std::flush;
