@@ -107,29 +107,30 @@ void agreeOnData(ProcessGroup &group, const Dataset &train, const Dataset &test,
 /// "--checkpoint-every 200 --resume --trace": the options that add steps the ranks take
 /// together, which every rank must share.
 std::string sharedOptions(const TrainOptions &o) {
-  std::string early = o.earlyStop > 0 ? "--early-stop " + std::to_string(o.earlyStop) : "";
+  std::string early;
+  auto add = [&](const std::string &option) { early += (early.empty() ? "" : " ") + option; };
+  if (o.earlyStop > 0)
+    add("--early-stop " + std::to_string(o.earlyStop));
   if (!o.tracePath.empty())
-    early += std::string(early.empty() ? "" : " ") +
-             (o.tracePerRank ? "--trace --trace-per-rank" : "--trace");
+    add(o.tracePerRank ? "--trace --trace-per-rank" : "--trace");
   if (o.allreduce != "auto")
-    early += std::string(early.empty() ? "" : " ") + "--allreduce " + o.allreduce;
+    add("--allreduce " + o.allreduce);
   // A validation set adds evaluations, collectives of every rank.
-  if (o.validationSplit > 0 || !o.validationDir.empty())
-    early += std::string(early.empty() ? "" : " ") + "--validation-" +
-             (o.validationSplit > 0 ? "split" : "data");
+  if (o.hasValidation())
+    add(std::string("--validation-") + (o.validationSplit > 0 ? "split" : "data"));
   if (o.evalEvery > 0)
-    early += std::string(early.empty() ? "" : " ") + "--eval-every " + std::to_string(o.evalEvery);
+    add("--eval-every " + std::to_string(o.evalEvery));
   // What the ranks decide alike (the watched figure, the weights training ends with) and the
   // final evaluation's extra exchanges (the predictions gathered).
-  if (o.validationSplit > 0 || !o.validationDir.empty())
-    early += " --monitor " + o.monitor;
+  if (o.hasValidation())
+    add("--monitor " + o.monitor);
   if (o.restoreBest)
-    early += std::string(early.empty() ? "" : " ") + "--restore-best";
+    add("--restore-best");
   if (o.topK > 0 || o.confusionMatrix || !o.predictionsPath.empty())
-    early += std::string(early.empty() ? "" : " ") + "--predictions";
+    add("--predictions");
   // The log's figures are summed over the ranks every N steps.
   if (!o.logPath.empty() || !o.tensorboardDir.empty())
-    early += std::string(early.empty() ? "" : " ") + "--log-every " + std::to_string(o.logEvery);
+    add("--log-every " + std::to_string(o.logEvery));
   if (o.checkpointDir.empty())
     return early;
   std::string text = early + (early.empty() ? "" : " ") + "--checkpoint-dir";
@@ -226,7 +227,7 @@ void addCallbacks(CallbackList &callbacks, RunState &state, Checkpointing *&chec
   // A plateau schedule and early stopping watch the validation set after every epoch, or the
   // test set without one.
   const bool plateau = state.job.program().plan().lrSchedule.needsEvaluation();
-  if (o.validationSplit > 0 || !o.validationDir.empty() || plateau || o.earlyStop > 0)
+  if (o.hasValidation() || plateau || o.earlyStop > 0)
     callbacks.add(makeEvaluations(state, callbacks));
   if (plateau)
     callbacks.add(makePlateau(state));
@@ -294,7 +295,7 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
     throw Error(ErrorKind::Usage, "--max-steps: a parameter-server job's workers train "
                                   "different numbers of steps; limit its epochs with "
                                   "--steps-per-epoch N");
-  const bool validation = options.validationSplit > 0 || !options.validationDir.empty();
+  const bool validation = options.hasValidation();
   if (validation && job.pushPull())
     throw Error(ErrorKind::Usage, "a parameter-server job takes no validation set yet "
                                   "(--validation-split, --validation-data): its workers do not "

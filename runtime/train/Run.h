@@ -83,6 +83,8 @@ struct TrainOptions {
   /// plateau schedule and early stopping watch the test set after every epoch.
   double validationSplit = 0;
   std::string validationDir;
+  /// Whether a validation set is given (--validation-split or --validation-data).
+  bool hasValidation() const { return validationSplit > 0 || !validationDir.empty(); }
   int64_t evalEvery = 0;
   /// What a plateau schedule, early stopping and --restore-best watch: "val_loss" or
   /// "val_accuracy" (the test set's, without a validation set).

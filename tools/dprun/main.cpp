@@ -398,7 +398,7 @@ void checkTogether(const dp::cli::Parser &parser, Args &args) {
   if (t.validationSplit > 0 && !t.validationDir.empty())
     throw dp::cli::UsageError("--validation-split and --validation-data both say where the "
                               "validation set comes from: give one");
-  const bool validation = t.validationSplit > 0 || !t.validationDir.empty();
+  const bool validation = t.hasValidation();
   for (const char *needsValidation : {"--eval-every", "--monitor", "--restore-best"})
     if (parser.given(needsValidation) && !validation)
       throw dp::cli::UsageError(std::string(needsValidation) +
