@@ -202,6 +202,18 @@ void putMeta(Writer &w, const CheckpointMeta &m) {
     w.f64(e.valLoss);
     w.f64(e.valAccuracy);
   }
+  w.u32(static_cast<uint32_t>(m.validations.size())); // since version 4
+  for (const Evaluation &e : m.validations) {
+    w.i64(e.epoch);
+    w.i64(e.step);
+    w.i64(e.stats.samples);
+    w.f64(e.stats.loss);
+    w.f64(e.stats.accuracy);
+    w.u32(e.epochEnd ? 1 : 0);
+  }
+  w.u32(m.best >= 0 ? 1 : 0);
+  w.u32(m.best >= 0 ? static_cast<uint32_t>(m.best) : 0);
+  w.str(m.bestMonitor);
 }
 
 CheckpointMeta getMeta(Reader &r, uint32_t version) {
@@ -264,6 +276,29 @@ CheckpointMeta getMeta(Reader &r, uint32_t version) {
       e.valLoss = r.f64("an epoch's validation loss");
       e.valAccuracy = r.f64("an epoch's validation accuracy");
     }
+  if (version >= 4) {
+    auto flag = [&](const char *field) {
+      const uint32_t v = r.u32(field);
+      if (v > 1)
+        r.fail(std::string(field) + " is " + std::to_string(v));
+      return v == 1;
+    };
+    m.validations.resize(r.records("validations", 5 * 8 + 4));
+    for (Evaluation &e : m.validations) {
+      e.set = Evaluation::Set::Validation;
+      e.epoch = r.count("a validation's epoch");
+      e.step = r.count("a validation's step");
+      e.stats.samples = r.count("a validation's samples");
+      e.stats.loss = r.f64("a validation's loss");
+      e.stats.accuracy = r.f64("a validation's accuracy");
+      e.epochEnd = flag("a validation's epoch-end flag");
+    }
+    const bool haveBest = flag("the best validation's flag");
+    const uint32_t best = r.u32("the best validation");
+    m.bestMonitor = r.str("the best validation's figure", 64);
+    if (haveBest)
+      m.best = best;
+  }
   return m;
 }
 
@@ -330,6 +365,29 @@ void checkMeta(const CheckpointMeta &m, const std::string &what) {
   if (!(std::isfinite(p.epochSeconds) && p.epochSeconds >= 0))
     refuse("the unfinished epoch's seconds are " + real(p.epochSeconds) +
            " (not finite and >= 0)");
+  // Each validation follows a step of the run (or its start), in order, in an epoch begun.
+  int64_t lastStep = 0;
+  for (size_t i = 0; i < m.validations.size(); ++i) {
+    const Evaluation &e = m.validations[i];
+    const std::string name = "validation " + n(i + 1);
+    if (e.step < lastStep || e.step > p.step)
+      refuse(name + " is after step " + n(e.step) +
+             " (the validations are in order, none after step " + n(p.step) + ")");
+    lastStep = e.step;
+    if (e.epoch < 1 || e.epoch > p.epochsDone + 1)
+      refuse(name + " is in epoch " + n(e.epoch) + " (of " + n(p.epochsDone) +
+             " finished and one begun)");
+    if (e.stats.samples < 1)
+      refuse(name + " has " + n(e.stats.samples) + " samples");
+  }
+  // --restore-best's weights are those of one of the validations, chosen by a known figure.
+  if (m.best >= 0 && uint64_t(m.best) >= m.validations.size())
+    refuse("the best weights are those of validation " + n(m.best + 1) + " of " +
+           n(m.validations.size()));
+  if ((m.best >= 0) != !m.bestMonitor.empty() ||
+      (m.best >= 0 && m.bestMonitor != "val_loss" && m.bestMonitor != "val_accuracy"))
+    refuse("the best validation was chosen by '" + m.bestMonitor +
+           "' (val_loss or val_accuracy with best weights, nothing without)");
   for (const auto &[state, name] : {std::pair{&p.plateau, "the plateau schedule's"},
                                     std::pair{&p.earlyStop, "early stopping's"}}) {
     // The scale starts at 1 and only falls, by factors in (0, 1), never to 0.
@@ -427,24 +485,30 @@ Checkpoint Checkpoint::fromBytes(std::string bytes, const std::string &what) {
   checkMeta(c.meta, what);
   const uint32_t n = r.records("tensors", 4 + 4 + 16);
   c.tensors.resize(n);
-  std::set<std::string> names;
+  // A weight and its best copy share a name.
+  std::set<std::pair<bool, std::string>> names;
+  bool anyBest = false;
   for (CheckpointTensor &t : c.tensors) {
     t.name = r.str("a tensor name", kMaxNameBytes);
     if (t.name.empty())
       r.fail("a tensor without a name");
-    if (!names.insert(t.name).second)
-      r.fail("tensor '" + t.name + "' appears twice");
     const uint8_t kind = r.u8("a tensor kind");
     const uint8_t dtype = r.u8("a tensor type");
     const uint8_t rank = r.u8("a tensor rank");
     r.u8("padding");
-    if (kind > static_cast<uint8_t>(ParamKind::OptimizerState))
+    t.best = version >= 4 && kind == kBestWeightKind;
+    if (!names.insert({t.best, t.name}).second)
+      r.fail(std::string(t.best ? "best weight '" : "tensor '") + t.name + "' appears twice");
+    if (kind > static_cast<uint8_t>(ParamKind::OptimizerState) && !t.best)
       r.fail("tensor '" + t.name + "' has unknown kind " + std::to_string(kind));
     if (dtype > static_cast<uint8_t>(DType::I32))
       r.fail("tensor '" + t.name + "' has unknown element type " + std::to_string(dtype));
+    if (t.best && dtype != static_cast<uint8_t>(DType::F32))
+      r.fail("best weight '" + t.name + "' is not f32");
     if (rank > kMaxRank)
       r.fail("tensor '" + t.name + "' has rank " + std::to_string(rank));
-    t.kind = static_cast<ParamKind>(kind);
+    anyBest |= t.best;
+    t.kind = t.best ? ParamKind::Weight : static_cast<ParamKind>(kind);
     t.dtype = static_cast<DType>(dtype);
     t.numel = 1;
     for (uint8_t i = 0; i < rank; ++i) {
@@ -461,6 +525,9 @@ Checkpoint Checkpoint::fromBytes(std::string bytes, const std::string &what) {
       r.fail("tensor '" + t.name + "' (" + t.text() + ") records " + std::to_string(t.bytes) +
              " bytes");
   }
+  if (anyBest != (c.meta.best >= 0))
+    r.fail(anyBest ? "best weights without the validation they are of"
+                   : "a best validation without its weights");
   // The values follow the records, each at a 64-byte boundary, in order and apart.
   uint64_t next = alignUp(r.at());
   for (const CheckpointTensor &t : c.tensors) {
@@ -480,38 +547,52 @@ Checkpoint Checkpoint::read(const std::string &path, uint64_t maxBytes) {
   return fromBytes(readInputFile(path, maxBytes, "checkpoint", ErrorKind::Checkpoint), path);
 }
 
-uint64_t writeCheckpoint(Program &program, const CheckpointMeta &meta, const std::string &path) {
+uint64_t writeCheckpoint(Program &program, const CheckpointMeta &meta, const std::string &path,
+                         const std::vector<ParamsEntry> *best) {
   const Plan &plan = program.plan();
-  std::vector<const ParamDesc *> params;
+  if ((best != nullptr) != (meta.best >= 0))
+    throw Error(ErrorKind::Runtime, "a checkpoint's best weights without their validation");
+  // Device 0's parameters, then the best weights (from host memory).
+  struct Entry {
+    const std::string &name;
+    uint8_t kind;
+    DType dtype;
+    const std::vector<int64_t> &shape;
+    uint64_t bytes;
+    const BufferDesc *buffer; // or:
+    const float *values;
+  };
+  std::vector<Entry> entries;
   for (const ParamDesc &p : plan.params)
-    if (plan.buffers[p.buffer].device == 0)
-      params.push_back(&p);
+    if (const BufferDesc &buf = plan.buffers[p.buffer]; buf.device == 0)
+      entries.push_back(
+          {p.name, static_cast<uint8_t>(p.kind), buf.dtype, buf.shape, buf.bytes(), &buf, nullptr});
+  if (best)
+    for (const ParamsEntry &e : *best)
+      entries.push_back({e.name, kBestWeightKind, DType::F32, e.shape,
+                         e.values.size() * sizeof(float), nullptr, e.values.data()});
 
   // The records first: their size fixes where the values go.
   Writer records;
   putMeta(records, meta);
-  records.u32(static_cast<uint32_t>(params.size()));
+  records.u32(static_cast<uint32_t>(entries.size()));
   std::vector<uint64_t> offsets;
-  auto tableBytes = [&] {
-    uint64_t n = records.bytes().size();
-    for (const ParamDesc *p : params)
-      n += 4 + p->name.size() + 4 + 8 * plan.buffers[p->buffer].shape.size() + 16;
-    return n;
-  };
-  uint64_t at = alignUp(kCheckpointHeaderBytes + tableBytes());
-  for (const ParamDesc *p : params) {
-    const BufferDesc &buf = plan.buffers[p->buffer];
-    records.str(p->name);
-    records.u8(static_cast<uint8_t>(p->kind));
-    records.u8(static_cast<uint8_t>(buf.dtype));
-    records.u8(static_cast<uint8_t>(buf.shape.size()));
+  uint64_t tableBytes = records.bytes().size();
+  for (const Entry &e : entries)
+    tableBytes += 4 + e.name.size() + 4 + 8 * e.shape.size() + 16;
+  uint64_t at = alignUp(kCheckpointHeaderBytes + tableBytes);
+  for (const Entry &e : entries) {
+    records.str(e.name);
+    records.u8(e.kind);
+    records.u8(static_cast<uint8_t>(e.dtype));
+    records.u8(static_cast<uint8_t>(e.shape.size()));
     records.u8(0);
-    for (int64_t d : buf.shape)
+    for (int64_t d : e.shape)
       records.i64(d);
     records.u64(at);
-    records.u64(buf.bytes());
+    records.u64(e.bytes);
     offsets.push_back(at);
-    at = alignUp(at + buf.bytes());
+    at = alignUp(at + e.bytes);
   }
 
   AtomicFileWriter file(path);
@@ -528,11 +609,14 @@ uint64_t writeCheckpoint(Program &program, const CheckpointMeta &meta, const std
   };
   put(records.bytes().data(), records.bytes().size());
   std::vector<uint8_t> values;
-  for (size_t i = 0; i < params.size(); ++i) {
-    const BufferDesc &buf = plan.buffers[params[i]->buffer];
+  for (size_t i = 0; i < entries.size(); ++i) {
     padTo(offsets[i]);
-    values.resize(buf.bytes());
-    program.read(params[i]->buffer, values.data());
+    if (!entries[i].buffer) {
+      put(entries[i].values, entries[i].bytes);
+      continue;
+    }
+    values.resize(entries[i].bytes);
+    program.read(uint32_t(entries[i].buffer - plan.buffers.data()), values.data());
     put(values.data(), values.size());
   }
   const uint64_t payload = file.size() - kCheckpointHeaderBytes;
@@ -543,9 +627,9 @@ uint64_t writeCheckpoint(Program &program, const CheckpointMeta &meta, const std
 }
 
 void checkCheckpointFits(const Checkpoint &checkpoint, const Plan &plan, const std::string &what) {
-  std::map<std::string, const CheckpointTensor *> byName;
+  std::map<std::string, const CheckpointTensor *> byName, best;
   for (const CheckpointTensor &t : checkpoint.tensors)
-    byName[t.name] = &t;
+    (t.best ? best : byName)[t.name] = &t;
   auto refuse = [&](const std::string &problem) {
     throw Error(ErrorKind::Checkpoint,
                 what + " does not fit the plan's model" +
@@ -574,8 +658,49 @@ void checkCheckpointFits(const Checkpoint &checkpoint, const Plan &plan, const s
              kindName(p.kind) + " " + buf.text() + " in the plan");
   }
   for (const CheckpointTensor &t : checkpoint.tensors)
-    if (!planNames.count(t.name))
+    if (!t.best && !planNames.count(t.name))
       refuse("it holds '" + t.name + "' (" + t.text() + "), which the plan does not have");
+  // The best weights (--restore-best): none, or a copy of every weight.
+  if (best.empty())
+    return;
+  std::set<std::string> weights;
+  for (const ParamDesc &p : plan.params) {
+    const BufferDesc &buf = plan.buffers[p.buffer];
+    if (buf.device != 0 || p.kind != ParamKind::Weight)
+      continue;
+    weights.insert(p.name);
+    auto it = best.find(p.name);
+    if (it == best.end())
+      refuse("its best weights lack '" + p.name + "' (" + buf.text() + " in the plan)");
+    if (it->second->dtype != buf.dtype || it->second->shape != buf.shape)
+      refuse("its best copy of '" + p.name + "' is " + it->second->text() + " but the weight is " +
+             buf.text() + " in the plan");
+  }
+  for (const auto &[name, t] : best)
+    if (!weights.count(name))
+      refuse("it holds a best copy of '" + name + "' (" + t->text() +
+             "), which is no weight of the plan");
+}
+
+std::vector<ParamsEntry> checkpointBestWeights(const Checkpoint &checkpoint, const Plan &plan) {
+  std::map<std::string, const CheckpointTensor *> best;
+  for (const CheckpointTensor &t : checkpoint.tensors)
+    if (t.best)
+      best[t.name] = &t;
+  std::vector<ParamsEntry> out;
+  if (best.empty())
+    return out;
+  for (const ParamDesc &p : plan.params) {
+    if (plan.buffers[p.buffer].device != 0 || p.kind != ParamKind::Weight)
+      continue;
+    const CheckpointTensor &t = *best.at(p.name);
+    ParamsEntry &e = out.emplace_back();
+    e.name = p.name;
+    e.shape = t.shape;
+    e.values.resize(size_t(t.numel));
+    std::memcpy(e.values.data(), checkpoint.data(t), t.bytes);
+  }
+  return out;
 }
 
 void checkCheckpointPosition(const CheckpointMeta &meta, int64_t epochSamples,
@@ -617,7 +742,8 @@ void checkCheckpointPosition(const CheckpointMeta &meta, int64_t epochSamples,
 void loadCheckpoint(Program &program, const Checkpoint &checkpoint) {
   std::map<std::string, const CheckpointTensor *> byName;
   for (const CheckpointTensor &t : checkpoint.tensors)
-    byName[t.name] = &t;
+    if (!t.best)
+      byName[t.name] = &t;
   for (const ParamDesc &p : program.plan().params)
     program.write(p.buffer, checkpoint.data(*byName.at(p.name)));
 }
@@ -626,7 +752,9 @@ uint64_t checkpointSizeLimit(const Plan &plan) {
   uint64_t bytes = 0;
   for (const ParamDesc &p : plan.params)
     if (plan.buffers[p.buffer].device == 0)
-      bytes += alignUp(plan.buffers[p.buffer].bytes()) + kMaxNameBytes + 128;
+      // A weight may have its best copy beside it (--restore-best).
+      bytes += (p.kind == ParamKind::Weight ? 2 : 1) *
+               (alignUp(plan.buffers[p.buffer].bytes()) + kMaxNameBytes + 128);
   // The records of a long epoch (a loss per step) and of many finished ones.
   return bytes + (uint64_t(64) << 20);
 }

@@ -3,12 +3,14 @@
 // and pure data (docs/checkpoints.md): every parameter and optimizer state under its logical
 // (unreplicated) name, the step and epoch, the position in the epoch, the seed (which with the
 // step and epoch is the whole random state: shuffles and dropout masks are drawn from counters),
-// the unfinished epoch's running figures and the finished epochs' figures. Nothing in it
+// the unfinished epoch's running figures, the finished epochs' figures, every validation so far
+// and, with --restore-best, a copy of the weights of the best one. Nothing in it
 // depends on the layout (R x P) that wrote it, so a checkpoint resumes under any layout of the
 // same model. Files are written atomically and carry a CRC-32 of their payload; reading
 // verifies every byte before anything is used.
 #pragma once
 
+#include "runtime/base/ParamsFile.h"
 #include "runtime/core/Program.h"
 #include "runtime/train/Trainer.h"
 
@@ -22,9 +24,10 @@
 namespace dp::rt {
 
 /// The checkpoint format version this build writes and reads.
-inline constexpr uint32_t kCheckpointVersion = 3;
+inline constexpr uint32_t kCheckpointVersion = 4;
 /// Version 1 lacks the compute threads (CheckpointMeta::threads), versions 1 and 2 the
-/// epochs' validation figures; both are still read.
+/// epochs' validation figures, versions 1 to 3 the validations and the best weights of
+/// --restore-best; all are still read.
 inline constexpr uint32_t kOldestCheckpointVersion = 1;
 /// The first 8 bytes of every checkpoint file (a non-ASCII byte first, as PNG does, so that
 /// a text file is never taken for one).
@@ -51,6 +54,13 @@ struct CheckpointMeta {
   TrainPosition position;
   /// The finished epochs' figures (rankSamplesPerSec is not kept).
   std::vector<EpochStats> epochs;
+  /// Every validation evaluation of the run so far, in order (since version 4).
+  std::vector<Evaluation> validations;
+  /// --restore-best: the validation (an index into `validations`) whose weights the
+  /// checkpoint's best tensors hold, and the figure it was chosen by ("val_loss",
+  /// "val_accuracy"); -1 and empty without (since version 4).
+  int64_t best = -1;
+  std::string bestMonitor;
 };
 
 /// One tensor of a checkpoint: its logical name and what it is.
@@ -60,6 +70,9 @@ struct CheckpointTensor {
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
   int64_t numel = 1;
+  /// A copy of weight `name` at the best validation (--restore-best; always f32), not the
+  /// parameter itself (since version 4: kind byte kBestWeightKind).
+  bool best = false;
   /// Where its values are, in bytes from the start of the file.
   uint64_t offset = 0;
   uint64_t bytes = 0;
@@ -92,14 +105,24 @@ struct Checkpoint {
   static Checkpoint read(const std::string &path, uint64_t maxBytes);
 };
 
+/// The kind byte of a best-weights tensor in the file (ParamKind's values are the others).
+inline constexpr uint8_t kBestWeightKind = 2;
+
 /// Writes `meta` and every parameter of `program`'s device 0 (the replicas hold copies) to
 /// `path`, atomically: a temporary file beside it, flushed, renamed over it, the directory
-/// flushed. The device's enqueued work must be done. Returns the bytes written. Throws Error.
-uint64_t writeCheckpoint(Program &program, const CheckpointMeta &meta, const std::string &path);
+/// flushed; with `best` (which meta.best must name), those weights as best tensors after them.
+/// The device's enqueued work must be done. Returns the bytes written. Throws Error.
+uint64_t writeCheckpoint(Program &program, const CheckpointMeta &meta, const std::string &path,
+                         const std::vector<ParamsEntry> *best = nullptr);
 
 /// Throws Error(Checkpoint) naming `what` and the first difference unless `checkpoint` holds
-/// exactly the parameters of `plan` (names, kinds, element types and shapes; in any order).
+/// exactly the parameters of `plan` (names, kinds, element types and shapes; in any order),
+/// and best tensors for none or for every weight of the plan, each in its shape.
 void checkCheckpointFits(const Checkpoint &checkpoint, const Plan &plan, const std::string &what);
+
+/// The best tensors of a checkpoint that fits `plan`, as weights in plan order (empty when it
+/// has none).
+std::vector<ParamsEntry> checkpointBestWeights(const Checkpoint &checkpoint, const Plan &plan);
 
 /// The bounds of a checkpoint's position that depend on the data the run trains on, checked
 /// before a resume uses any of it: with `epochSamples` training samples an epoch, the global

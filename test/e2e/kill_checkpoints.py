@@ -36,7 +36,7 @@ def verify(path):
     if len(data) < 64 or data[:8] != MAGIC:
         return f"no header ({len(data)} bytes)"
     version, header_bytes, payload, crc = struct.unpack_from("<IIQI", data, 8)
-    if version not in (1, 2, 3) or header_bytes != 64:
+    if version not in (1, 2, 3, 4) or header_bytes != 64:
         return f"version {version}, header {header_bytes}"
     if payload != len(data) - 64:
         return f"payload of {payload} bytes recorded, {len(data) - 64} present"

@@ -43,8 +43,8 @@ def main():
     if len(data) < HEADER or data[:8] != MAGIC:
         sys.exit(f"{src}: not a checkpoint")
     version, header_bytes, payload, crc = struct.unpack_from("<IIQI", data, 8)
-    if version not in (1, 2, 3) or header_bytes != HEADER or payload != len(data) - HEADER:
-        sys.exit(f"{src}: not a whole version 1, 2 or 3 checkpoint")
+    if version not in (1, 2, 3, 4) or header_bytes != HEADER or payload != len(data) - HEADER:
+        sys.exit(f"{src}: not a whole version 1 to 4 checkpoint")
     # From version 3 the CRC-32 covers the version too.
     start = zlib.crc32(struct.pack("<I", version)) if version >= 3 else 0
     if zlib.crc32(bytes(data[HEADER:]), start) != crc:

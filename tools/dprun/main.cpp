@@ -404,9 +404,6 @@ void checkTogether(const dp::cli::Parser &parser, Args &args) {
       throw dp::cli::UsageError(std::string(needsValidation) +
                                 " needs a validation set: --validation-split F (the last "
                                 "fraction of the training set) or --validation-data DIR");
-  if (t.restoreBest && t.resume)
-    throw dp::cli::UsageError("--restore-best does not go on across --resume yet (the "
-                              "checkpoints do not keep the best weights)");
   if (t.predict)
     for (const char *training :
          {"--epochs", "--max-steps", "--steps-per-epoch", "--checkpoint-dir", "--resume",

@@ -67,6 +67,12 @@ struct RunState {
   const TrainPosition *resumeAt = nullptr;
   /// EarlyStop: the test losses it has seen (checkpointed with the run).
   PlateauState earlyStop;
+  /// RestoreBest: the best validation so far (an index into report.validations; -1: none)
+  /// and device 0's weights after it, which checkpoints keep (set from one on resume).
+  struct BestWeights {
+    int64_t validation = -1;
+    std::vector<ParamsEntry> weights;
+  } best;
   /// EarlyStop: training ends after this epoch.
   bool stopTraining = false;
   /// Signals: the signal the ranks agreed on after the epoch (0: none).

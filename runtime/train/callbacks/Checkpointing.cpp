@@ -129,6 +129,21 @@ void Checkpointing::Impl::resume() {
   s.trainer.plateau() = p.plateau;
   s.earlyStop = p.earlyStop;
   report.epochs = meta.epochs;
+  report.validations = meta.validations;
+  // --restore-best goes on with the best weights the checkpoint kept, when they were chosen by
+  // the figure this run watches.
+  const TrainOptions &o = s.options;
+  std::string bestNote;
+  if (o.restoreBest && meta.best >= 0 && meta.bestMonitor == o.monitor) {
+    s.best.validation = meta.best;
+    s.best.weights = checkpointBestWeights(*resumed, s.job.program().plan());
+  } else if (o.restoreBest && meta.best >= 0) {
+    bestNote = "its best weights were chosen by " + meta.bestMonitor + ", not " + o.monitor +
+               ": the best is chosen afresh from the validations of this run";
+  } else if (o.restoreBest) {
+    bestNote = "it keeps no best weights (written without --restore-best): the best is chosen "
+               "from the validations of this run";
+  }
   s.resumed = true;
   s.firstEpoch = p.epochsDone + 1;
   s.firstBatch = p.samplesInEpoch / batch;
@@ -137,7 +152,6 @@ void Checkpointing::Impl::resume() {
   report.checkpoints.resumedFrom = resumed->source;
   report.checkpoints.resumedStep = p.step;
   lastSaved = p.step;
-  const TrainOptions &o = s.options;
   if (!s.quiet) {
     std::ostream &out = s.out;
     out << "resuming from " << resumed->source << ": step " << p.step << ", " << p.epochsDone
@@ -164,6 +178,8 @@ void Checkpointing::Impl::resume() {
           << " were done, not a whole number of batches of " << batch
           << ": the epoch goes on from batch " << s.firstBatch << ", and its samples "
           << s.firstBatch * batch << " to " << p.samplesInEpoch - 1 << " are seen again\n";
+    if (!bestNote.empty())
+      out << "note: --restore-best: " << bestNote << "\n";
     if (s.firstEpoch > o.epochs)
       out << "the checkpoint has finished all " << o.epochs << " epoch"
           << (o.epochs == 1 ? "" : "s") << ": nothing to train\n";
@@ -190,7 +206,17 @@ CheckpointMeta checkpointMeta(RunState &s, const TrainPosition &position) {
   meta.position.plateau = s.trainer.plateau();
   meta.position.earlyStop = s.earlyStop;
   meta.epochs = report.epochs;
+  meta.validations = report.validations;
+  if (s.best.validation >= 0) {
+    meta.best = s.best.validation;
+    meta.bestMonitor = s.options.monitor;
+  }
   return meta;
+}
+
+/// The best weights a checkpoint of the run keeps (--restore-best), or null.
+const std::vector<ParamsEntry> *bestWeights(const RunState &s) {
+  return s.best.validation >= 0 ? &s.best.weights : nullptr;
 }
 
 void Checkpointing::Impl::save(const TrainPosition &position) {
@@ -204,7 +230,7 @@ void Checkpointing::Impl::save(const TrainPosition &position) {
   const std::string path = s.options.checkpointDir + "/" + checkpointFileName(position.step);
   trace::Span span(trace::Category::Host, "checkpoint write", position.step);
   auto begin = Clock::now();
-  const uint64_t bytes = writeCheckpoint(s.job.program(), meta, path);
+  const uint64_t bytes = writeCheckpoint(s.job.program(), meta, path, bestWeights(s));
   testEvents::note("checkpoint " + std::to_string(position.step));
   for (const std::string &warning : pruner->prune(path))
     std::cerr << "dprun: warning: " + warning + "\n" << std::flush;
@@ -281,7 +307,8 @@ public:
     end.step = s_.trainer.stepsRun();
     end.epochsDone = s_.report.epochs.empty() ? s_.firstEpoch - 1 : s_.report.epochs.back().epoch;
     const std::string &path = s_.options.statePath;
-    const uint64_t bytes = writeCheckpoint(s_.job.program(), checkpointMeta(s_, end), path);
+    const uint64_t bytes =
+        writeCheckpoint(s_.job.program(), checkpointMeta(s_, end), path, bestWeights(s_));
     if (!s_.quiet)
       s_.out << "wrote " << path << ": the state at step " << end.step << " (" << sizeText(bytes)
              << "; --resume takes it from a --checkpoint-dir as " << checkpointFileName(end.step)

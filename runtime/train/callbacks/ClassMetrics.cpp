@@ -68,7 +68,7 @@ std::string classesText(const ClassReport &r, bool topK, bool table) {
 std::string confusionTable(const ClassReport &r) {
   const size_t classes = r.confusion.size();
   std::string out = "per class (test; rows: the label, columns: the predicted class)\n";
-  char cell[32];
+  char cell[64];
   out += "class  samples  accuracy ";
   for (size_t c = 0; c < classes; ++c) {
     std::snprintf(cell, sizeof(cell), " %6zu", c);

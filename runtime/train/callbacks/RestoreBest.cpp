@@ -24,49 +24,45 @@ public:
   void onEvalEnd(const Evaluation &e) override {
     if (e.set != Evaluation::Set::Validation)
       return;
+    RunState::BestWeights &best = s_.best;
     const double value = watchedValue(s_, e.stats);
     // NaN is never the best (a diverged evaluation), and a best that is NaN yields to anything.
-    if (std::isnan(value) || (have_ && !std::isnan(best_.value) && !(value < best_.value)))
+    if (std::isnan(value))
       return;
-    have_ = true;
-    best_ = Best{e, value};
+    if (best.validation >= 0) {
+      const double bestValue = watchedValue(s_, s_.report.validations[best.validation].stats);
+      if (!std::isnan(bestValue) && !(value < bestValue))
+        return;
+    }
+    // Evaluations appends each validation before telling the callbacks of it.
+    best.validation = int64_t(s_.report.validations.size()) - 1;
     // Every rank keeps its own copy: the ranks hold the same weights and decide alike (the
     // figures are summed over them).
-    weights_ = readParams(s_.job.program(), /*weightsOnly=*/true);
+    best.weights = readParams(s_.job.program(), /*weightsOnly=*/true);
   }
 
   void onTrainEnd() override {
-    if (!have_)
+    if (s_.best.validation < 0)
       return;
+    const Evaluation &at = s_.report.validations[s_.best.validation];
     TrainReport::Best &best = s_.report.best;
-    best.step = best_.at.step;
-    best.epoch = best_.at.epoch;
-    best.value =
-        s_.options.monitor == "val_accuracy" ? best_.at.stats.accuracy : best_.at.stats.loss;
+    best.step = at.step;
+    best.epoch = at.epoch;
+    best.value = s_.options.monitor == "val_accuracy" ? at.stats.accuracy : at.stats.loss;
     const Evaluation &last = s_.report.validations.back();
-    if (best_.at.step == s_.trainer.stepsRun()) {
+    if (at.step == s_.trainer.stepsRun()) {
       if (!s_.quiet)
         s_.out << "restore-best: the last weights are the best (step " << best.step << ", "
-               << figure(s_, best_.at.stats) << ")\n";
+               << figure(s_, at.stats) << ")\n";
       return;
     }
-    setWeights(s_.job.program(), weights_, "the best weights");
+    setWeights(s_.job.program(), s_.best.weights, "the best weights");
     best.restored = true;
     if (!s_.quiet)
       s_.out << "restore-best: training ends with the weights of step " << best.step << " (epoch "
-             << best.epoch << ", " << figure(s_, best_.at.stats)
-             << "); the last evaluation's, at step " << last.step << ", had "
-             << figure(s_, last.stats) << "\n";
+             << best.epoch << ", " << figure(s_, at.stats) << "); the last evaluation's, at step "
+             << last.step << ", had " << figure(s_, last.stats) << "\n";
   }
-
-private:
-  struct Best {
-    Evaluation at;
-    double value = 0;
-  };
-  bool have_ = false;
-  Best best_;
-  std::vector<ParamsEntry> weights_;
 };
 
 } // namespace

@@ -18,6 +18,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -95,7 +96,33 @@ CheckpointMeta sampleMeta() {
   e.valAccuracy = 0.875;
   meta.epochs = {e, e};
   meta.epochs[1].epoch = 2;
+  Evaluation v;
+  v.set = Evaluation::Set::Validation;
+  v.epoch = 2;
+  v.step = 9;
+  v.stats = {64, 0.5625, 0.75};
+  v.epochEnd = false;
+  meta.validations = {v, v};
+  meta.validations[1].step = 14;
+  meta.validations[1].epochEnd = true;
+  meta.validations[1].stats.loss = std::nan("");
   return meta;
+}
+
+/// The weights of `program`'s device 0, as --restore-best keeps them.
+std::vector<ParamsEntry> weightsOf(Program &program) {
+  std::vector<ParamsEntry> out;
+  for (const ParamDesc &p : program.plan().params) {
+    const BufferDesc &b = program.buffer(p.buffer);
+    if (b.device != 0 || p.kind != ParamKind::Weight)
+      continue;
+    ParamsEntry &e = out.emplace_back();
+    e.name = p.name;
+    e.shape = b.shape;
+    e.values.resize(size_t(b.numel));
+    program.read(p.buffer, e.values.data());
+  }
+  return out;
 }
 
 struct Fixture {
@@ -151,6 +178,15 @@ TEST(Checkpoint, RoundTripsTensorsPositionAndEpochs) {
   EXPECT_TRUE(std::isnan(c.meta.epochs[0].testAccuracy));
   EXPECT_EQ(c.meta.epochs[1].valLoss, 0.4375);
   EXPECT_EQ(c.meta.epochs[1].valAccuracy, 0.875);
+  ASSERT_EQ(c.meta.validations.size(), 2u);
+  EXPECT_EQ(c.meta.validations[0].step, 9);
+  EXPECT_EQ(c.meta.validations[0].epoch, 2);
+  EXPECT_EQ(c.meta.validations[0].stats.samples, 64);
+  EXPECT_EQ(c.meta.validations[0].stats.accuracy, 0.75);
+  EXPECT_FALSE(c.meta.validations[0].epochEnd);
+  EXPECT_TRUE(c.meta.validations[1].epochEnd);
+  EXPECT_TRUE(std::isnan(c.meta.validations[1].stats.loss));
+  EXPECT_EQ(c.meta.best, -1);
 
   // The tensors are the plan's parameters, values and all.
   const Plan &plan = f.program->plan();
@@ -206,9 +242,83 @@ TEST(Checkpoint, RefusesEveryTruncationAndBitFlip) {
   EXPECT_DP_ERROR(Checkpoint::fromBytes(text, "t.txt"), ErrorKind::Checkpoint,
                   "t.txt: not a dp checkpoint");
   std::string newer = good;
-  newer[8] = 4;
+  newer[8] = 5;
   EXPECT_DP_ERROR(Checkpoint::fromBytes(newer, "n.dpk"), ErrorKind::Checkpoint,
-                  "checkpoint format version 4, newer than this dprun's (1 to 3)");
+                  "checkpoint format version 5, newer than this dprun's (1 to 4)");
+}
+
+TEST(Checkpoint, KeepsTheBestWeightsBesideTheParameters) {
+  // --restore-best: the weights of the best validation go with the run's own parameters.
+  std::unique_ptr<Program> program = test::tinyPlan(8, 4, 3).load();
+  program->initParams(7);
+  std::unique_ptr<Program> bestProgram = test::tinyPlan(8, 4, 3).load();
+  bestProgram->initParams(8);
+  const std::vector<ParamsEntry> best = weightsOf(*bestProgram);
+  ASSERT_FALSE(best.empty());
+  CheckpointMeta meta = sampleMeta();
+  meta.best = 1;
+  meta.bestMonitor = "val_accuracy";
+  const std::string path = tempDir("best") + "/" + checkpointFileName(17);
+  writeCheckpoint(*program, meta, path, &best);
+  const Plan &plan = program->plan();
+  Checkpoint c = Checkpoint::read(path, checkpointSizeLimit(plan));
+  EXPECT_EQ(c.meta.best, 1);
+  EXPECT_EQ(c.meta.bestMonitor, "val_accuracy");
+  EXPECT_NO_THROW(checkCheckpointFits(c, plan, path));
+  // The best copies read back as written; loading sets the parameters, not the best copies.
+  const std::vector<ParamsEntry> read = checkpointBestWeights(c, plan);
+  ASSERT_EQ(read.size(), best.size());
+  for (size_t i = 0; i < best.size(); ++i) {
+    EXPECT_EQ(read[i].name, best[i].name);
+    EXPECT_EQ(read[i].shape, best[i].shape);
+    EXPECT_EQ(read[i].values, best[i].values) << best[i].name;
+  }
+  std::unique_ptr<Program> other = test::tinyPlan(8, 4, 3).load();
+  other->initParams(99);
+  loadCheckpoint(*other, c);
+  EXPECT_EQ(weightsOf(*other)[0].values, weightsOf(*program)[0].values);
+  EXPECT_NE(weightsOf(*other)[0].values, best[0].values);
+  // A checkpoint without them has none.
+  Checkpoint plain = c;
+  plain.tensors.erase(std::remove_if(plain.tensors.begin(), plain.tensors.end(),
+                                     [](const CheckpointTensor &t) { return t.best; }),
+                      plain.tensors.end());
+  EXPECT_TRUE(checkpointBestWeights(plain, plan).empty());
+  // Best copies of only some weights, or of a tensor that is no weight, do not fit.
+  Checkpoint some = c;
+  some.tensors.pop_back();
+  ASSERT_TRUE(c.tensors.back().best);
+  EXPECT_DP_ERROR(checkCheckpointFits(some, plan, "c.dpk"), ErrorKind::Checkpoint,
+                  "its best weights lack '" + c.tensors.back().name + "'");
+  Checkpoint stray = c;
+  stray.tensors.push_back(c.tensors.back());
+  stray.tensors.back().name = "dense/kernel/m";
+  EXPECT_DP_ERROR(checkCheckpointFits(stray, plan, "c.dpk"), ErrorKind::Checkpoint,
+                  "it holds a best copy of 'dense/kernel/m'");
+  // Hostile records behind a valid checksum: a best that is no validation, an unknown figure,
+  // validations out of order.
+  auto readWith = [&](auto change) {
+    CheckpointMeta m = meta;
+    change(m);
+    writeCheckpoint(*program, m, path, &best);
+    return Checkpoint::read(path, checkpointSizeLimit(plan));
+  };
+  EXPECT_DP_ERROR(readWith([](CheckpointMeta &m) { m.best = 5; }), ErrorKind::Checkpoint,
+                  "the best weights are those of validation 6 of 2");
+  EXPECT_DP_ERROR(readWith([](CheckpointMeta &m) { m.bestMonitor = "test_loss"; }),
+                  ErrorKind::Checkpoint, "the best validation was chosen by 'test_loss'");
+  EXPECT_DP_ERROR(
+      readWith([](CheckpointMeta &m) { m.validations[1].step = 3; }), ErrorKind::Checkpoint,
+      "validation 2 is after step 3 (the validations are in order, none after step 17)");
+  EXPECT_DP_ERROR(readWith([](CheckpointMeta &m) { m.validations[1].step = 18; }),
+                  ErrorKind::Checkpoint, "validation 2 is after step 18");
+  EXPECT_DP_ERROR(readWith([](CheckpointMeta &m) { m.validations[0].epoch = 4; }),
+                  ErrorKind::Checkpoint,
+                  "validation 1 is in epoch 4 (of 2 finished and one begun)");
+  // The writer keeps the weights and their record together.
+  meta.best = -1;
+  EXPECT_DP_ERROR(writeCheckpoint(*program, meta, path, &best), ErrorKind::Runtime,
+                  "best weights without their validation");
 }
 
 TEST(Checkpoint, RefusesAFileLargerThanTheModelsAndNonRegularFiles) {
