@@ -396,10 +396,34 @@ class Dp:
             raise CannotCompile(f"dpc failed (rc {rc}):\n{tail(log_path)}")
         self.compile_seconds = wall
 
+    def measure_peak(self, env):
+        """dprun --measure-peak with the threads of the runs, into a peak file of this bench:
+        the machine's f32 and bf16 peaks (TFLOP/s) that every side's MFU divides by, or None
+        where this dprun cannot measure it."""
+        self.peak_file = os.path.join(self.tmp, "peak.tsv")
+        env = dict(env, DP_PEAK_FILE=self.peak_file, DPRUN_THREADS=str(self.args.threads))
+        if self.args.device != "cpu":
+            env.pop("DPRUN_THREADS")
+        cmd = [self.dprun, self.dpx, "--measure-peak"]
+        rc, _, _, _ = run_child(cmd, env, os.path.join(self.tmp, "peak.log"), self.args.timeout)
+        if rc != 0 or not os.path.exists(self.peak_file):
+            self.notes.append(f"dprun --measure-peak failed (rc {rc}): no MFU")
+            return None
+        fields = [line.rstrip("\n").split("\t") for line in open(self.peak_file)
+                  if not line.startswith("#")]
+        if not fields or len(fields[-1]) != 5:
+            return None
+        f32m, f32c, bf16m, bf16c = (float(v) for v in fields[-1][1:])
+        log(f"peak (dprun --measure-peak): f32 {max(f32m, f32c):.3f} TFLOP/s, bf16 "
+            f"{max(bf16m, bf16c):.3f} TFLOP/s")
+        return {"fp32": max(f32m, f32c), "bf16": max(bf16m, bf16c)}
+
     def command(self, metrics):
         a = self.args
         cmd = [self.dprun, self.dpx, "--data", a.data, "--epochs", str(a.epochs),
                "--metrics", metrics]
+        if getattr(self, "peak_file", None):
+            cmd[0:0] = ["env", f"DP_PEAK_FILE={self.peak_file}"]
         if not hasattr(self, "_help"):
             self._help = help_text(self.dprun)
             # The per-epoch cap is --steps-per-epoch (an older dprun: --max-steps, then per epoch).
@@ -440,6 +464,11 @@ class Dp:
         res = epoch_summary(m["epochs"])
         res.update({"test_accuracy": m.get("test_accuracy"), "params": m.get("params"),
                     "epochs": m["epochs"]})
+        compute = m.get("compute") or {}
+        if compute.get("step_flops"):
+            # The products' FLOPs of one sample: the model's, whichever side trains it.
+            res["flops_per_sample"] = compute["step_flops"] / self.args.batch
+            res["dp_tflops"] = compute.get("tflops")
         return res, wall, ru, other
 
 
@@ -462,7 +491,9 @@ def summarize(runs):
     rss = col("peak_rss_mb")
     wall = col("wall_s")
     med = statistics.median
+    fps = col("flops_per_sample")
     return {
+        "flops_per_sample": fps[0] if fps else None,
         "rounds": len(runs),
         "rounds_used": len(used),
         "only_contended_rounds": not clean,
@@ -479,9 +510,16 @@ def summarize(runs):
     }
 
 
+def mfu(samples_per_sec, flops_per_sample, peak_tflops):
+    """Model FLOP utilization: the products' FLOPs a second over the machine's peak."""
+    if not (samples_per_sec and flops_per_sample and peak_tflops):
+        return None
+    return samples_per_sec * flops_per_sample / (peak_tflops * 1e12)
+
+
 def print_table(summary, names, args):
     hdr = (f"{'framework':<10} {'samples/s median [min-max]':<28} {'ep>=2 s/s':>10} "
-           f"{'ms/step':>8} {'test acc':>9} {'peak RSS MB':>11} {'wall s':>7}")
+           f"{'ms/step':>8} {'MFU %':>6} {'test acc':>9} {'peak RSS MB':>11} {'wall s':>7}")
     print(hdr)
     print("-" * len(hdr))
     for n in names:
@@ -497,8 +535,10 @@ def print_table(summary, names, args):
                     if not s["only_contended_rounds"] else " * (all rounds contended!)")
         sps = s["samples_per_sec_after_epoch1_median"] or s["samples_per_sec_median"]
         ms = 1e3 * args.batch / sps if sps else None
+        u = s.get("mfu")
         print(f"{n:<10} {rng:<28} {fmt(s['samples_per_sec_after_epoch1_median']):>10} "
-              f"{fmt(ms, '.2f'):>8} {acc:>9} {fmt(s['peak_rss_mb_median']):>11} {fmt(s['wall_s_median'], '.1f'):>7}{flag}")
+              f"{fmt(ms, '.2f'):>8} {fmt(100 * u if u else None, '.1f'):>6} {acc:>9} "
+              f"{fmt(s['peak_rss_mb_median']):>11} {fmt(s['wall_s_median'], '.1f'):>7}{flag}")
     if any(summary[n]["contended_rounds"] for n in names):
         print(f"* rounds during which other processes used > {args.busy_threshold} cores are "
               "left out of the medians (all kept where every round was contended: then the "
@@ -664,9 +704,11 @@ def main():
 
         dp = next((p for p in peers if p.name == "dp"), None)
         dp_error = None
+        peak = None
         if dp:
             try:
                 dp.compile(env)
+                peak = dp.measure_peak(env)
             except CannotCompile as e:
                 dp_error = str(e).strip()
                 msg = f"dp cannot compile {args.model_name} yet: {dp_error}"
@@ -713,6 +755,15 @@ def main():
 
         names = [p.name for p in peers]
         summary = {n: summarize(runs[n]) for n in names}
+        # MFU of every side: the model's products (dp's count) at its samples/s, against the
+        # peak of the precision it computes in (pytorch-fp32 is the f32 baseline).
+        flops = summary["dp"]["flops_per_sample"] if "dp" in summary else None
+        for n in names:
+            s = summary[n]
+            prec = "fp32" if n == "pytorch-fp32" else args.precision
+            sps = s["samples_per_sec_after_epoch1_median"] or s["samples_per_sec_median"]
+            s["peak_tflops"] = peak.get(prec) if peak else None
+            s["mfu"] = mfu(sps, flops, s["peak_tflops"])
         ratios = {}
         base = "dp" if dp else ("tensorflow" if "tensorflow" in names else None)
         for n in names:
@@ -747,6 +798,10 @@ def main():
             print()
         for k, r in ratios.items():
             print(f"ratio {k} (median samples/s): {fmt(r, '.2f')}x")
+        if flops and peak:
+            print(f"MFU: {flops / 1e9:.3g} GFLOP a sample in the products (dpc's count, the same "
+                  f"model on every side) at ep>=2 samples/s, against this machine's peak from "
+                  f"dprun --measure-peak: f32 {peak['fp32']:.3f}, bf16 {peak['bf16']:.3f} TFLOP/s")
         for n in opt_notes:
             print(f"note: {n}")
         if dp:
@@ -771,7 +826,7 @@ def main():
             "dp_compile_error": dp_error,
             "dp_flags": (dp.flags_passed + dp.notes) if dp else None,
             "notes": opt_notes,
-            "summary": summary, "ratios": ratios,
+            "summary": summary, "ratios": ratios, "peak_tflops": peak,
             "ratio_dp_over_pytorch": ratios.get("dp/pytorch"), "runs": runs,
         }
         with open(out_path, "w") as f:

@@ -2,9 +2,12 @@
 #include "reports/CompileReport.h"
 
 #include "reports/MemoryReport.h"
+#include "runtime/format/Flops.h"
 
 #include "llvm/Support/Format.h"
 #include "mlir/IR/BuiltinOps.h"
+
+#include <cstdio>
 
 using namespace mlir;
 using namespace dp::plan;
@@ -19,6 +22,66 @@ static double clipNorm(ProgramOp program) {
         if (auto maxNorm = k->getAttrOfType<FloatAttr>("max_norm"))
           return maxNorm.getValueAsDouble();
   return 0;
+}
+
+/// "12.3 GFLOP".
+static std::string flopText(double flops) {
+  const char *units[] = {"FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP"};
+  int u = 0;
+  while (flops >= 999.5 && u < 5)
+    flops /= 1000, ++u;
+  char text[32];
+  std::snprintf(text, sizeof(text),
+                flops < 9.995 && u   ? "%.2f %s"
+                : flops < 99.95 && u ? "%.1f %s"
+                                     : "%.0f %s",
+                flops, units[u]);
+  return text;
+}
+
+void printFlops(ProgramOp program, llvm::raw_ostream &os) {
+  double train = 0, eval = 0;
+  // Per kind, in the order the train step first runs each.
+  SmallVector<std::pair<std::string, double>> byKind;
+  std::vector<rt::FlopShape> in, out;
+  auto shapeOf = [](Value v) {
+    ArrayRef<int64_t> dims = cast<MemRefType>(v.getType()).getShape();
+    return rt::FlopShape(dims.begin(), dims.end());
+  };
+  for (auto step : program.getOps<StepOp>()) {
+    const bool isTrain = step.getName() == "train";
+    for (KernelOp k : step.getOps<KernelOp>()) {
+      const rt::KernelKind kind = rt::kernelKindByName(k.getKind());
+      if (kind == rt::KernelKind::NumKinds || !rt::isProduct(kind))
+        continue;
+      in.clear(), out.clear();
+      for (Value v : k.getInputs())
+        in.push_back(shapeOf(v));
+      for (Value v : k.getOutputs())
+        out.push_back(shapeOf(v));
+      auto transposeA = k->getAttrOfType<IntegerAttr>("transpose_a");
+      const double flops =
+          rt::kernelFlops(kind, in, out, transposeA && transposeA.getValue().getSExtValue() != 0);
+      (isTrain ? train : eval) += flops;
+      if (!isTrain)
+        continue;
+      auto *it = llvm::find_if(byKind, [&](auto &e) { return e.first == k.getKind(); });
+      if (it == byKind.end())
+        byKind.push_back({k.getKind().str(), flops});
+      else
+        it->second += flops;
+    }
+  }
+  if (train == 0 && eval == 0)
+    return;
+  // A process's step: its replicas' shares of the global batch.
+  const int64_t samples = program.getBatch() / std::max<int64_t>(1, program.getProcesses());
+  os << "FLOPs of the products (what dprun's MFU counts): train step " << flopText(train)
+     << " per process (" << flopText(samples > 0 ? train / double(samples) : 0)
+     << " a sample), eval step " << flopText(eval) << "\n ";
+  for (const auto &[kind, flops] : byKind)
+    os << " " << kind << " " << llvm::format("%.1f%%", train > 0 ? 100 * flops / train : 0.0);
+  os << "\n";
 }
 
 void printCompileReport(ProgramOp program, double lrFactor, double ms, llvm::raw_ostream &os) {
@@ -66,6 +129,7 @@ void printCompileReport(ProgramOp program, double lrFactor, double ms, llvm::raw
                         : "")
        << "\n";
   printBucketPlan(program, os);
+  printFlops(program, os);
   printMemoryReport(computeMemoryReport(program), os);
   for (ProgramOp server : serverPrograms(program)) {
     os << "server " << server.getServerAttr().getInt() << " ";

@@ -1,6 +1,6 @@
 // What `dpc compile` prints about the program it compiled, read off the planned program: the
 // steps' kernel counts, the layout of the job (devices, processes, replicas), the allreduce
-// buckets and the memory per device.
+// buckets, the products' FLOPs and the memory per device.
 #pragma once
 
 #include "dialect/Plan/IR/PlanDialect.h"
@@ -12,6 +12,10 @@ namespace dp::reports {
 /// learning rate by for the replicas (1: none), `ms` the compile time.
 void printCompileReport(plan::ProgramOp program, double lrFactor, double ms,
                         llvm::raw_ostream &os);
+
+/// Prints the FLOPs of the products of the train and eval steps (runtime/format/Flops.h: what
+/// dprun's MFU counts), per process and per sample, and each kind's share of the train step.
+void printFlops(plan::ProgramOp program, llvm::raw_ostream &os);
 
 /// The servers' programs beside a parameter-server workers' program, by server index.
 llvm::SmallVector<plan::ProgramOp> serverPrograms(plan::ProgramOp workers);

@@ -18,8 +18,9 @@
 #   nccl-r2       two replicas on two GPUs (NCCL) near the CPU's two replicas; needs 2 GPUs
 #   interrupt     SIGINT mid-training: exit 130 with the finished epochs' metrics
 #   memcheck      compute-sanitizer memcheck on two steps of mnist_cnn
+#   peak          (--bench) the GPU's f32 and bf16 peak through dp's kernels (--measure-peak)
 #   bench-*       (--bench) samples/s of dprun against PyTorch eager and torch.compile on
-#                 mnist_cnn and mnist_lstm
+#                 mnist_cnn and mnist_lstm, and dprun's MFU
 # Exit status: 0 when nothing failed (skips are listed), 1 when a check failed, 77 without a GPU.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -221,7 +222,14 @@ fi
 if [ $bench = 1 ]; then
   # Same model, batch, optimizer and data; two epochs of the subset, the second one timed.
   # The issue's targets: mnist_cnn 4x eager and 1.3x torch.compile; mnist_lstm 1.3x eager
-  # (PyTorch's LSTM is cuDNN's).
+  # (PyTorch's LSTM is cuDNN's). The GPU's peak through dp's own kernels first (cuBLAS and
+  # cuDNN, f32 and bf16), which the dp runs' MFU divides by.
+  export DP_PEAK_FILE="$work/peak.tsv"
+  if dprun "$bundle/plans/mnist_cnn-cuda.dpx" --measure-peak > "$work/peak.log" 2>&1; then
+    record peak INFO "$(grep -E '^(f32|bf16) ' "$work/peak.log" | awk '{printf "%s %s %s %s; ", $1, $2, $3, $4}')"
+  else
+    record peak FAIL "$(tail -n 2 "$work/peak.log" | tr '\n' ' ')"
+  fi
   for model in mnist_cnn mnist_lstm; do
     dprun "$bundle/plans/$model-cuda.dpx" --data "$bundle/data" --seed 1 --quiet --epochs 2 \
       --metrics "$work/bench-$model-dp.json" > "$work/bench-$model-dp.log" 2>&1
@@ -247,8 +255,13 @@ dp = rate(f"{w}/bench-{model}-dp.json")
 eager, comp = rate(f"{w}/bench-{model}-eager.json"), rate(f"{w}/bench-{model}-compile.json")
 fmt = lambda v: "-" if v is None else f"{v:,.0f}"
 ratio = lambda a, b: "-" if a is None or b is None else f"{a / b:.2f}x"
+try:
+    c = json.load(open(f"{w}/bench-{model}-dp.json"))["compute"]
+    mfu = f"; dp {c['tflops']:.2f} TFLOP/s, MFU {100 * c['mfu']:.1f}%" if "mfu" in c else ""
+except Exception:
+    mfu = ""
 print(f"samples/s (epoch 2): dp {fmt(dp)}, pytorch eager {fmt(eager)}, torch.compile "
-      f"{fmt(comp)}; dp/eager {ratio(dp, eager)}, dp/compile {ratio(dp, comp)}")
+      f"{fmt(comp)}; dp/eager {ratio(dp, eager)}, dp/compile {ratio(dp, comp)}{mfu}")
 PY
 )
     record "bench-$model" INFO "$detail"

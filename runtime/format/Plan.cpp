@@ -1,6 +1,8 @@
 // Decoding a verified plan file into the runtime's structs; see Plan.h.
 #include "runtime/format/Plan.h"
 
+#include "runtime/format/Flops.h"
+
 #include "runtime/base/Error.h"
 #include "runtime/format/PlanFile.h"
 
@@ -147,6 +149,33 @@ const OutputDesc *Plan::output(StepKind kind, OutputRole role, int device) const
     if (o.role == role && buffers[o.buffer].device == device)
       return &o;
   return nullptr;
+}
+
+double Plan::stepFlops(StepKind kind) const {
+  double flops = 0;
+  std::vector<FlopShape> in, out;
+  for (const KernelDesc &k : step(kind).kernels) {
+    in.clear();
+    out.clear();
+    for (uint32_t b : k.inputs)
+      in.push_back(buffers[b].shape);
+    for (uint32_t b : k.outputs)
+      out.push_back(buffers[b].shape);
+    bool transposeA = false;
+    if (k.kind == KernelKind::MatMul)
+      transposeA = k.attrsAs<MatMulAttrs>().transpose_a;
+    else if (k.kind == KernelKind::BatchMatMul)
+      transposeA = k.attrsAs<BatchMatMulAttrs>().transpose_a;
+    flops += kernelFlops(k.kind, in, out, transposeA);
+  }
+  return flops;
+}
+
+bool Plan::computesInBf16() const {
+  for (const KernelDesc &k : train.kernels)
+    if (isProduct(k.kind) && !k.inputs.empty() && buffers[k.inputs[0]].dtype == DType::BF16)
+      return true;
+  return false;
 }
 
 namespace {

@@ -182,6 +182,11 @@ struct Plan {
   const InputDesc *input(InputRole role, int device = 0) const;
   /// The output of `step` with `role` on `device`, or null (the first, where it has several).
   const OutputDesc *output(StepKind step, OutputRole role, int device = 0) const;
+  /// The FLOPs of one run of `step` on every device of this process that MFU counts: its
+  /// products' (runtime/format/Flops.h).
+  double stepFlops(StepKind step) const;
+  /// Whether the products read bf16 (a plan compiled with --precision bf16).
+  bool computesInBf16() const;
 
   /// Decodes a verified file; `what` names it in messages. Throws Error(Plan) for a kernel
   /// attribute its contract refuses (a missing required one, a flag other than 0 or 1, a

@@ -68,6 +68,16 @@ std::string metricsJson(const TrainReport &report) {
   json += "  \"allreduce_seconds\": " + jsonNumber(report.allreduceSeconds) + ",\n";
   json += "  \"allreduce_wait_seconds\": " + jsonNumber(report.allreduceWaitSeconds) + ",\n";
   json += "  \"input_wait_seconds\": " + jsonNumber(report.phases.inputWait) + ",\n";
+  if (const TrainReport::Compute &c = report.compute; c.stepFlops > 0) {
+    json += "  \"compute\": {\"step_flops\": " + jsonNumber(c.stepFlops) +
+            ", \"steps\": " + std::to_string(c.steps) + ", \"tflops\": " + jsonNumber(c.tflops) +
+            ", \"precision\": \"" + (c.bf16 ? "bf16" : "f32") + "\"";
+    if (c.peakTflops > 0)
+      json += ", \"peak_tflops\": " + jsonNumber(c.peakTflops) +
+              ", \"peak_source\": " + jsonString(c.peakSource) +
+              ", \"mfu\": " + jsonNumber(c.mfu());
+    json += "},\n";
+  }
   if (!report.allreduceLayout.empty())
     json += "  \"allreduce_layout\": " + jsonString(report.allreduceLayout) + ",\n";
   if (!report.interrupted.empty())
@@ -204,6 +214,29 @@ void printPhaseTable(const PhaseTimes &phases, std::ostream &out) {
   std::snprintf(line, sizeof(line), "%-10s %10.3f %6.1f%%\n", "total", total,
                 total > 0 ? 100.0 : 0.0);
   out << line;
+}
+
+std::string computeLine(const TrainReport::Compute &c, int threads) {
+  char line[320];
+  const char *precision = c.bf16 ? "bf16" : "f32";
+  int n = std::snprintf(line, sizeof(line),
+                        "compute: %.3g GFLOP a step in the products, %.3f TFLOP/s over the train "
+                        "phase",
+                        c.stepFlops / 1e9, c.tflops);
+  if (c.peakTflops > 0)
+    std::snprintf(line + n, sizeof(line) - n, "; MFU %.1f%% of %.3f TFLOP/s (the %s peak, %s)",
+                  100 * c.mfu(), c.peakTflops, precision,
+                  c.peakSource == "--peak-tflops" ? "--peak-tflops" : "dprun --measure-peak");
+  else
+    std::snprintf(
+        line + n, sizeof(line) - n,
+        "; MFU unknown: no %s peak recorded for this machine%s (dprun --measure-peak "
+        "measures it once; or --peak-tflops)",
+        precision,
+        threads > 0
+            ? (" at " + std::to_string(threads) + " thread" + (threads == 1 ? "" : "s")).c_str()
+            : "");
+  return line;
 }
 
 std::string sizeText(uint64_t bytes) {

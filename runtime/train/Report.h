@@ -31,4 +31,9 @@ std::string serverEpochLine(int server, const ServerEpochStats &stats);
 /// input.
 void printPhaseTable(const PhaseTimes &phases, std::ostream &out);
 
+/// "compute: 5.84 GFLOP a step in the products, 0.214 TFLOP/s over the train phase; MFU 12.3%
+/// of 1.742 TFLOP/s (the f32 peak, dprun --measure-peak)", or where no peak is known, how to
+/// get one (`threads`: the process's compute threads, 0 for a GPU).
+std::string computeLine(const TrainReport::Compute &compute, int threads);
+
 } // namespace dp::rt

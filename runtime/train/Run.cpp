@@ -12,6 +12,7 @@
 #include "runtime/base/Trace.h"
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/Job.h"
+#include "runtime/train/Peak.h"
 #include "runtime/train/PlanInfo.h"
 #include "runtime/train/Progress.h"
 #include "runtime/train/Report.h"
@@ -213,6 +214,27 @@ RunData loadData(Job &job, Trainer &trainer, const TrainOptions &options, double
   return data;
 }
 
+/// The products' FLOPs, TFLOP/s and MFU of the `steps` train steps of this run.
+void measureCompute(Job &job, const TrainOptions &options, int64_t steps, TrainReport &report) {
+  const Plan &plan = job.program().plan();
+  TrainReport::Compute &c = report.compute;
+  c.stepFlops = plan.stepFlops(StepKind::Train);
+  c.steps = steps;
+  c.bf16 = plan.computesInBf16();
+  if (report.phases.train > 0)
+    c.tflops = c.stepFlops * double(steps) / report.phases.train / 1e12;
+  if (options.peakTflops > 0) {
+    c.peakTflops = options.peakTflops;
+    c.peakSource = "--peak-tflops";
+    return;
+  }
+  const std::string path = peakFilePath();
+  if (auto peak = readPeak(path, peakKey(job.program().backend(), job.threads().effective()))) {
+    c.peakTflops = peak->best(c.bf16);
+    c.peakSource = path;
+  }
+}
+
 /// The callbacks of the run, in their order (callbacks/Callbacks.h).
 void addCallbacks(CallbackList &callbacks, RunState &state, Checkpointing *&checkpointing,
                   int64_t traceZero) {
@@ -362,6 +384,7 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
       loadParams(program, options.initParamsPath);
   }
   report.phases.init = secondsSince(start);
+  const int64_t stepsBefore = trainer.stepsRun();
   start = Clock::now();
   try {
     for (int64_t epoch = state.firstEpoch; epoch <= options.epochs; ++epoch) {
@@ -418,6 +441,7 @@ TrainReport trainWith(Job &job, const TrainOptions &options, std::ostream &out,
     report.allreduceSeconds = engine->reduceSeconds();
     report.allreduceWaitSeconds = engine->waitSeconds();
   }
+  measureCompute(job, options, trainer.stepsRun() - stepsBefore, report);
   callbacks.onRunEnd();
   throwIfWorkersLost(report, timeout);
   return report;

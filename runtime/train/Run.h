@@ -91,6 +91,9 @@ struct TrainOptions {
   std::string monitor = "val_loss";
   /// End training with the weights of the best validation evaluation (--restore-best).
   bool restoreBest = false;
+  /// The peak TFLOP/s of a process that MFU divides by (--peak-tflops; 0: the peak file's
+  /// figure for this machine and thread count, dprun --measure-peak).
+  double peakTflops = 0;
   /// The final test evaluation's top-K accuracy (--top-k K; 0: not asked), and each class's
   /// accuracy with the confusion matrix (--confusion-matrix), printed and in the metrics.
   int64_t topK = 0;
@@ -177,6 +180,18 @@ struct TrainReport {
   std::string allreduceLayout;
   /// Seconds the collectives spent averaging buckets, and replicas spent waiting for them.
   double allreduceSeconds = 0, allreduceWaitSeconds = 0;
+  /// What the products of the train steps of this run achieved (runtime/format/Flops.h): the
+  /// FLOPs of one process's step, the steps run, their TFLOP/s over the train phase, and the
+  /// model FLOP utilization against the peak (0: none known) and where the peak came from.
+  struct Compute {
+    double stepFlops = 0;
+    int64_t steps = 0;
+    double tflops = 0;
+    double peakTflops = 0;
+    std::string peakSource;
+    bool bf16 = false;
+    double mfu() const { return peakTflops > 0 ? tflops / peakTflops : 0; }
+  } compute;
   /// The signal that stopped training ("SIGINT", "SIGTERM", "SIGUSR1"), or empty.
   std::string interrupted;
   /// The epoch after which early stopping ended training (0: it did not).

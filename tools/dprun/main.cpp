@@ -3,11 +3,13 @@
 // the runtime libraries, and nothing here or there links MLIR or LLVM.
 #include "importers/onnx/Export.h"
 #include "runtime/backends/Backends.h"
+#include "runtime/base/CoreShare.h"
 #include "runtime/base/Error.h"
 #include "runtime/base/HostMemory.h"
 #include "runtime/base/Interrupt.h"
 #include "runtime/format/Plan.h"
 #include "runtime/train/GradCheck.h"
+#include "runtime/train/Peak.h"
 #include "runtime/train/PlanCheck.h"
 #include "runtime/train/PlanInfo.h"
 #include "runtime/train/Run.h"
@@ -17,6 +19,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <csignal>
 
 #include <cstdint>
@@ -128,6 +131,7 @@ struct Args {
   std::string plan;
   bool inspect = false;
   bool checkGradients = false;
+  bool measurePeak = false;
   bool help = false, version = false;
   dp::rt::TrainOptions train;
 };
@@ -358,6 +362,27 @@ void declareOptions(dp::cli::Parser &p, Args &args) {
          "memory it needs) and the data set are left to the run",
          args.inspect)
       .inUsage = false;
+  p.flag("--measure-peak",
+         "measure this machine's peak for the products (matmul and 3x3 convolution, f32 and "
+         "bf16) through dprun's own kernels with the compute threads a run takes (--threads), "
+         "print it and record it in the peak file ($DP_PEAK_FILE, else "
+         "$XDG_CACHE_HOME/dp/peak.tsv or ~/.cache/dp/peak.tsv), from which every later run on "
+         "this machine and thread count prints its MFU. With a PLAN, for the plan's device; "
+         "without, the CPU's. Needs no data",
+         args.measurePeak)
+      .inUsage = false;
+  p.add({"--peak-tflops", "", "T",
+         "the peak TFLOP/s of a process that the run's MFU divides by (default: the peak file's "
+         "figure for this machine, backend and thread count; see --measure-peak)",
+         true, [&t](const std::string &v) {
+           char *end = nullptr;
+           const double f = std::strtod(v.c_str(), &end);
+           if (v.empty() || *end != '\0' || !(f > 0) || !std::isfinite(f) || f > 1e9)
+             throw dp::cli::UsageError("--peak-tflops expects a positive number of TFLOP/s, "
+                                       "got '" +
+                                       v + "'");
+           t.peakTflops = f;
+         }});
   p.flag("--check-gradients",
          "after the same checks, compare the train step's gradients with finite differences of "
          "the loss it differentiates (batch statistics, its dropout masks) on random inputs; "
@@ -415,7 +440,7 @@ void checkTogether(const dp::cli::Parser &parser, Args &args) {
   if (t.resume && !t.initParamsPath.empty())
     throw dp::cli::UsageError("--params and --resume both say where the weights come from: "
                               "give one");
-  if (!args.inspect && !args.checkGradients && !parser.given("--data"))
+  if (!args.inspect && !args.checkGradients && !args.measurePeak && !parser.given("--data"))
     throw dp::cli::UsageError(
         "missing --data DIR (the directory with the IDX files or CIFAR-10 batches)");
 }
@@ -447,9 +472,10 @@ bool parseArgs(int argc, char **argv, Args &args) {
       std::cout << "dprun " << kVersion << " (plan format " << dp::rt::kFormatVersion << ")\n";
       return false;
     }
-    if (operands.empty())
+    if (operands.empty() && !args.measurePeak)
       throw dp::cli::UsageError("missing the plan file");
-    args.plan = operands[0];
+    if (!operands.empty())
+      args.plan = operands[0];
     checkTogether(parser, args);
   } catch (const dp::cli::UsageError &e) {
     throw Error(ErrorKind::Usage, std::string(e.what()) + " (see dprun --help)");
@@ -457,10 +483,52 @@ bool parseArgs(int argc, char **argv, Args &args) {
   return true;
 }
 
+/// dprun [PLAN] --measure-peak: measures the peak of the plan's device (the CPU without one)
+/// with the threads a run takes, prints it and records it in the peak file.
+int measurePeak(const Args &args) {
+  dp::rt::DeviceKind kind = dp::rt::DeviceKind::Cpu;
+  if (!args.plan.empty()) {
+    dp::rt::Plan plan = dp::rt::Plan::read(args.plan);
+    dp::rt::checkRunnable(plan, args.plan);
+    kind = plan.deviceKind;
+  }
+  dp::rt::Backend &backend = dp::rt::BackendRegistry::get(kind);
+  int threads = 0;
+  if (kind == dp::rt::DeviceKind::Cpu) {
+    const dp::rt::ThreadChoice choice = dp::rt::chooseComputeThreads(args.train.threads);
+    backend.setComputeThreads(choice.threads);
+    threads = choice.effective();
+  }
+  const std::string key = dp::rt::peakKey(backend, threads);
+  std::cout << "measuring the products' peak on " << key << "\n" << std::flush;
+  const dp::rt::PeakFigures peak = dp::rt::measurePeak(backend, &std::cout);
+  const std::string path = dp::rt::peakFilePath();
+  dp::rt::writePeak(path, key, peak);
+  char line[320];
+  std::snprintf(
+      line, sizeof(line),
+      "recorded in %s: runs %s now print their MFU against %.3f "
+      "TFLOP/s (f32 plans)",
+      path.c_str(),
+      threads > 0
+          ? ("at " + std::to_string(threads) + " thread" + (threads == 1 ? "" : "s")).c_str()
+          : "here",
+      peak.best(false));
+  std::cout << line;
+  if (peak.best(true) > 0) {
+    std::snprintf(line, sizeof(line), " or %.3f TFLOP/s (bf16 plans)", peak.best(true));
+    std::cout << line;
+  }
+  std::cout << "\n";
+  return 0;
+}
+
 int run(int argc, char **argv) {
   Args args;
   if (!parseArgs(argc, argv, args))
     return 0;
+  if (args.measurePeak)
+    return measurePeak(args);
   if (args.inspect || args.checkGradients) {
     dp::rt::Plan plan = dp::rt::Plan::read(args.plan);
     // Every check a run makes of the plan before it trains (a run calls the same function),

@@ -65,8 +65,11 @@ public:
     s_.out << line;
     if (!report.classes.confusion.empty())
       s_.out << classesText(report.classes, s_.options.topK > 0, s_.options.confusionMatrix);
-    if (!s_.options.quiet)
+    if (!s_.options.quiet) {
       printPhaseTable(report.phases, s_.out);
+      if (report.compute.steps > 0 && report.compute.stepFlops > 0)
+        s_.out << computeLine(report.compute, s_.job.threads().effective()) << "\n";
+    }
     if (!s_.options.quiet && s_.job.collectives())
       s_.out << "allreduce: " << std::fixed << std::setprecision(3) << report.allreduceSeconds
              << " s averaging buckets, " << report.allreduceWaitSeconds
