@@ -94,6 +94,8 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options) {
   pm.addPass(dist::createVerifyPass());
   // Plan phase: buffers, kernel calls and the memory plan.
   pm.addPass(createConvertDistToPlanPass());
+  if (options.fuse == "all")
+    pm.addPass(plan::createFuseEpiloguesPass());
   pm.addPass(plan::createPlanMemoryPass());
   pm.addPass(plan::createPlanVerifyPass());
   if (!options.output.empty()) {

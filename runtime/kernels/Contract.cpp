@@ -156,6 +156,14 @@ NormShape layerRows(const KernelSite &site, const TensorView &x, const char *rol
   return {x.numel / x.dim(-1), x.dim(-1), 0.0};
 }
 
+/// A batch normalisation's fused activation: none or relu.
+bool batchNormRelu(const KernelSite &site, const NormAttrs &attrs) {
+  if (attrs.activation != Activation::None && attrs.activation != Activation::Relu)
+    site.fail(std::string("activation ") + activationName(attrs.activation) +
+              " cannot follow a batch normalisation in its kernel (none or relu)");
+  return attrs.activation == Activation::Relu;
+}
+
 double layerNormEpsilon(const KernelSite &site, const EpsilonAttrs &attrs) {
   if (!(attrs.epsilon > 0))
     site.fail("epsilon " + std::to_string(attrs.epsilon) + " must be positive");
@@ -760,7 +768,7 @@ NormShape checkBatchMoments(const KernelSite &site, const NoAttrs &) {
   return s;
 }
 
-NormShape checkBatchNormTrain(const KernelSite &site, const EpsilonAttrs &attrs) {
+NormShape checkBatchNormTrain(const KernelSite &site, const NormAttrs &attrs) {
   const TensorView x = site.input(0), y = site.output(0);
   NormShape s = normShape(site, x, "input 0 (x)");
   expectStats(site, site.input(1), s.c, "input 1 (stats)");
@@ -768,11 +776,12 @@ NormShape checkBatchNormTrain(const KernelSite &site, const EpsilonAttrs &attrs)
   expectChannels(site, site.input(3), s.c, "input 3 (beta)");
   site.expectDType(y, DType::F32, "output 0 (y)");
   site.expectShape(y, x.shape, "output 0 (y)");
-  s.epsilon = batchNormEpsilon(site, attrs);
+  s.epsilon = batchNormEpsilon(site, EpsilonAttrs{attrs.epsilon});
+  s.relu = batchNormRelu(site, attrs);
   return s;
 }
 
-NormShape checkBatchNormInfer(const KernelSite &site, const EpsilonAttrs &attrs) {
+NormShape checkBatchNormInfer(const KernelSite &site, const NormAttrs &attrs) {
   const TensorView x = site.input(0), y = site.output(0);
   NormShape s = normShape(site, x, "input 0 (x)");
   expectChannels(site, site.input(1), s.c, "input 1 (gamma)");
@@ -781,7 +790,8 @@ NormShape checkBatchNormInfer(const KernelSite &site, const EpsilonAttrs &attrs)
   expectChannels(site, site.input(4), s.c, "input 4 (moving_var)");
   site.expectDType(y, DType::F32, "output 0 (y)");
   site.expectShape(y, x.shape, "output 0 (y)");
-  s.epsilon = batchNormEpsilon(site, attrs);
+  s.epsilon = batchNormEpsilon(site, EpsilonAttrs{attrs.epsilon});
+  s.relu = batchNormRelu(site, attrs);
   return s;
 }
 

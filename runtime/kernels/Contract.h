@@ -168,10 +168,13 @@ int64_t checkDropoutGrad(const KernelSite &site, const NoAttrs &);
 struct NormShape {
   int64_t rows = 0, c = 0;
   double epsilon = 0;
+  /// batch_norm_train and batch_norm_infer: y = max(0, ...) (the fused relu).
+  bool relu = false;
 };
 NormShape checkBatchMoments(const KernelSite &site, const NoAttrs &);
-NormShape checkBatchNormTrain(const KernelSite &site, const EpsilonAttrs &attrs);
-NormShape checkBatchNormInfer(const KernelSite &site, const EpsilonAttrs &attrs);
+/// Also fails for an activation other than none or relu.
+NormShape checkBatchNormTrain(const KernelSite &site, const NormAttrs &attrs);
+NormShape checkBatchNormInfer(const KernelSite &site, const NormAttrs &attrs);
 NormShape checkBatchNormGradParams(const KernelSite &site, const EpsilonAttrs &attrs);
 NormShape checkBatchNormGradInput(const KernelSite &site, const EpsilonAttrs &attrs);
 /// moving_stats_update: the channels; also fails unless the momentum lies in [0, 1].

@@ -119,6 +119,10 @@ inline double statsVariance(const float *stats, int64_t c, int64_t k) {
 DnnlCall normCall(const KernelSite &site, const TensorView &x, const TensorView &y,
                   const NormShape &s, const float *mean, const float *variance, const float *gamma,
                   const float *beta, double epsilon) {
+  // A fused relu (NormShape::relu) is oneDNN's fuse_norm_relu: inference (given statistics)
+  // needs no workspace.
+  const dnnl::normalization_flags relu =
+      s.relu ? dnnl::normalization_flags::fuse_norm_relu : dnnl::normalization_flags::none;
   // Images keep their NHWC geometry; anything else is rows of 1x1 images. Either way the
   // layout is channels-last (acdb), which oneDNN's jit batch normalisation handles; a plain
   // (rows, C) descriptor would get its strided channels-first loops.
@@ -131,7 +135,7 @@ DnnlCall normCall(const KernelSite &site, const TensorView &x, const TensorView 
       dnnl::batch_normalization_forward::desc(
           dnnl::prop_kind::forward_inference, data, static_cast<float>(epsilon),
           dnnl::normalization_flags::use_global_stats | dnnl::normalization_flags::use_scale |
-              dnnl::normalization_flags::use_shift),
+              dnnl::normalization_flags::use_shift | relu),
       userScratchpad(), cpuEngine());
   // oneDNN takes non-const handles; it only reads its inputs.
   auto in = [&](const float *p) { return memory(channels, cpuEngine(), const_cast<float *>(p)); };
@@ -417,14 +421,14 @@ std::unique_ptr<Kernel> makeBatchMoments(const KernelSite &site, const NoAttrs &
   return std::make_unique<BatchMomentsKernel>(s, site.input(0).f32(), site.output(0).f32());
 }
 
-std::unique_ptr<Kernel> makeBatchNormTrain(const KernelSite &site, const EpsilonAttrs &attrs,
+std::unique_ptr<Kernel> makeBatchNormTrain(const KernelSite &site, const NormAttrs &attrs,
                                            NormShape s) {
   return std::make_unique<BatchNormTrainKernel>(site, s, site.input(0), site.input(1),
                                                 site.input(2), site.input(3), site.output(0),
                                                 s.epsilon);
 }
 
-std::unique_ptr<Kernel> makeBatchNormInfer(const KernelSite &site, const EpsilonAttrs &attrs,
+std::unique_ptr<Kernel> makeBatchNormInfer(const KernelSite &site, const NormAttrs &attrs,
                                            NormShape s) {
   const TensorView x = site.input(0), gamma = site.input(1), beta = site.input(2),
                    mean = site.input(3), variance = site.input(4), y = site.output(0);

@@ -932,22 +932,23 @@ std::unique_ptr<Kernel> makeBatchMoments(KernelEnvironment &env, const KernelSit
 }
 
 std::unique_ptr<Kernel> makeBatchNormTrain(KernelEnvironment &env, const KernelSite &site,
-                                           const EpsilonAttrs &attrs, contract::NormShape n) {
+                                           const NormAttrs &attrs, contract::NormShape n) {
   const float *x = site.input(0).f32(), *stats = site.input(1).f32(), *gamma = site.input(2).f32(),
               *beta = site.input(3).f32();
   float *y = site.output(0).f32();
   return launching(site, [=](cudaStream_t s) {
-    return launchBatchNormTrain(s, x, stats, gamma, beta, y, n.rows * n.c, n.c, n.epsilon);
+    return launchBatchNormTrain(s, x, stats, gamma, beta, y, n.rows * n.c, n.c, n.epsilon, n.relu);
   });
 }
 
 std::unique_ptr<Kernel> makeBatchNormInfer(KernelEnvironment &env, const KernelSite &site,
-                                           const EpsilonAttrs &attrs, contract::NormShape n) {
+                                           const NormAttrs &attrs, contract::NormShape n) {
   const float *x = site.input(0).f32(), *gamma = site.input(1).f32(), *beta = site.input(2).f32(),
               *mean = site.input(3).f32(), *var = site.input(4).f32();
   float *y = site.output(0).f32();
   return launching(site, [=](cudaStream_t s) {
-    return launchBatchNormInfer(s, x, gamma, beta, mean, var, y, n.rows * n.c, n.c, n.epsilon);
+    return launchBatchNormInfer(s, x, gamma, beta, mean, var, y, n.rows * n.c, n.c, n.epsilon,
+                                n.relu);
   });
 }
 

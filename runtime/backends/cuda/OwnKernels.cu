@@ -247,8 +247,10 @@ struct BatchNormTrainOp {
   float *y;
   int64_t c;
   double epsilon;
+  bool relu;
   __device__ void operator()(int64_t i) const {
-    y[i] = batchNormTrainElement(x, stats, gamma, beta, c, epsilon, i);
+    const float v = batchNormTrainElement(x, stats, gamma, beta, c, epsilon, i);
+    y[i] = relu ? fmaxf(v, 0.0f) : v;
   }
 };
 struct BatchNormInferOp {
@@ -256,8 +258,10 @@ struct BatchNormInferOp {
   float *y;
   int64_t c;
   double epsilon;
+  bool relu;
   __device__ void operator()(int64_t i) const {
-    y[i] = batchNormInferElement(x, gamma, beta, mean, var, c, epsilon, i);
+    const float v = batchNormInferElement(x, gamma, beta, mean, var, c, epsilon, i);
+    y[i] = relu ? fmaxf(v, 0.0f) : v;
   }
 };
 struct BatchNormGradInputOp {
@@ -678,14 +682,14 @@ cudaError_t launchLayerNormGrad(cudaStream_t stream, const float *x, const float
 
 cudaError_t launchBatchNormTrain(cudaStream_t stream, const float *x, const float *stats,
                                  const float *gamma, const float *beta, float *y, int64_t n,
-                                 int64_t c, double epsilon) {
-  return launchEach(stream, n, BatchNormTrainOp{x, stats, gamma, beta, y, c, epsilon});
+                                 int64_t c, double epsilon, bool relu) {
+  return launchEach(stream, n, BatchNormTrainOp{x, stats, gamma, beta, y, c, epsilon, relu});
 }
 cudaError_t launchBatchNormInfer(cudaStream_t stream, const float *x, const float *gamma,
                                  const float *beta, const float *movingMean, const float *movingVar,
-                                 float *y, int64_t n, int64_t c, double epsilon) {
+                                 float *y, int64_t n, int64_t c, double epsilon, bool relu) {
   return launchEach(stream, n,
-                    BatchNormInferOp{x, gamma, beta, movingMean, movingVar, y, c, epsilon});
+                    BatchNormInferOp{x, gamma, beta, movingMean, movingVar, y, c, epsilon, relu});
 }
 cudaError_t launchBatchNormGradInput(cudaStream_t stream, const float *x, const float *stats,
                                      const float *gamma, const float *dgamma, const float *dbeta,

@@ -125,12 +125,13 @@ cudaError_t launchLayerNormGrad(cudaStream_t stream, const float *x, const float
                                 double *partials);
 
 // ---- batch normalisation
+/// `relu`: y = max(0, ...), the fused activation (contract::NormShape::relu).
 cudaError_t launchBatchNormTrain(cudaStream_t stream, const float *x, const float *stats,
                                  const float *gamma, const float *beta, float *y, int64_t n,
-                                 int64_t c, double epsilon);
+                                 int64_t c, double epsilon, bool relu);
 cudaError_t launchBatchNormInfer(cudaStream_t stream, const float *x, const float *gamma,
                                  const float *beta, const float *movingMean, const float *movingVar,
-                                 float *y, int64_t n, int64_t c, double epsilon);
+                                 float *y, int64_t n, int64_t c, double epsilon, bool relu);
 cudaError_t launchBatchNormGradInput(cudaStream_t stream, const float *x, const float *stats,
                                      const float *gamma, const float *dgamma, const float *dbeta,
                                      const float *dy, float *dx, int64_t rows, int64_t c,

@@ -88,22 +88,26 @@ void channelStats(const T *stats, int64_t c, int64_t k, double epsilon, T &mean,
 
 template <typename T>
 void batchNormTrain(const T *x, const T *stats, const T *gamma, const T *beta, T *y, int64_t rows,
-                    int64_t c, double epsilon) {
+                    int64_t c, double epsilon, bool relu) {
   for (int64_t k = 0; k < c; ++k) {
     T mean, invStd;
     channelStats(stats, c, k, epsilon, mean, invStd);
-    for (int64_t r = 0; r < rows; ++r)
-      y[r * c + k] = gamma[k] * (x[r * c + k] - mean) * invStd + beta[k];
+    for (int64_t r = 0; r < rows; ++r) {
+      const T v = gamma[k] * (x[r * c + k] - mean) * invStd + beta[k];
+      y[r * c + k] = relu && v < T(0) ? T(0) : v;
+    }
   }
 }
 
 template <typename T>
 void batchNormInfer(const T *x, const T *gamma, const T *beta, const T *movingMean,
-                    const T *movingVar, T *y, int64_t rows, int64_t c, double epsilon) {
+                    const T *movingVar, T *y, int64_t rows, int64_t c, double epsilon, bool relu) {
   for (int64_t k = 0; k < c; ++k) {
     const T invStd = T(1) / std::sqrt(movingVar[k] + T(epsilon));
-    for (int64_t r = 0; r < rows; ++r)
-      y[r * c + k] = gamma[k] * (x[r * c + k] - movingMean[k]) * invStd + beta[k];
+    for (int64_t r = 0; r < rows; ++r) {
+      const T v = gamma[k] * (x[r * c + k] - movingMean[k]) * invStd + beta[k];
+      y[r * c + k] = relu && v < T(0) ? T(0) : v;
+    }
   }
 }
 
@@ -157,9 +161,9 @@ void movingStatsUpdate(const T *stats, T *movingMean, T *movingVar, int64_t c, d
                                  int64_t, int64_t, int64_t);                                       \
   template void batchMoments<T>(const T *, T *, int64_t, int64_t);                                 \
   template void batchNormTrain<T>(const T *, const T *, const T *, const T *, T *, int64_t,        \
-                                  int64_t, double);                                                \
+                                  int64_t, double, bool);                                          \
   template void batchNormInfer<T>(const T *, const T *, const T *, const T *, const T *, T *,      \
-                                  int64_t, int64_t, double);                                       \
+                                  int64_t, int64_t, double, bool);                                 \
   template void batchNormGradParams<T>(const T *, const T *, const T *, T *, T *, int64_t,         \
                                        int64_t, double);                                           \
   template void batchNormGradInput<T>(const T *, const T *, const T *, const T *, const T *,       \

@@ -32,14 +32,16 @@ void avgPool2dGrad(const T *dy, T *dx, int64_t n, int64_t h, int64_t w, int64_t 
 /// stats[2,c] = (mean, mean of squares) over the rows of x[rows,c].
 template <typename T> void batchMoments(const T *x, T *stats, int64_t rows, int64_t c);
 /// y = gamma * (x - mean) / sqrt(var + epsilon) + beta on x[rows,c], with mean = stats[0] and
-/// var = max(stats[1] - mean^2, 0).
+/// var = max(stats[1] - mean^2, 0); `relu`: y = max(0, ...) (the fused activation).
 template <typename T>
 void batchNormTrain(const T *x, const T *stats, const T *gamma, const T *beta, T *y, int64_t rows,
-                    int64_t c, double epsilon);
-/// y = gamma * (x - movingMean) / sqrt(movingVar + epsilon) + beta on x[rows,c].
+                    int64_t c, double epsilon, bool relu = false);
+/// y = gamma * (x - movingMean) / sqrt(movingVar + epsilon) + beta on x[rows,c]; `relu`:
+/// y = max(0, ...).
 template <typename T>
 void batchNormInfer(const T *x, const T *gamma, const T *beta, const T *movingMean,
-                    const T *movingVar, T *y, int64_t rows, int64_t c, double epsilon);
+                    const T *movingVar, T *y, int64_t rows, int64_t c, double epsilon,
+                    bool relu = false);
 /// dgamma[c] = sum over rows of dy * xhat, dbeta[c] = sum over rows of dy, where xhat =
 /// (x - mean) / sqrt(var + epsilon) with the statistics of batchNormTrain.
 template <typename T>

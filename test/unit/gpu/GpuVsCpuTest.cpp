@@ -287,6 +287,21 @@ std::vector<Case> cases() {
         .attrF("epsilon", 1e-3);
     c.inputs = {x, gamma, beta, dy, mean}, c.outputs = {stats, y, dgamma, dbeta, dx, mean, var, yi};
   });
+  add("batch_norm_with_relu", [T](PlanBuilder &b, Case &c) {
+    // The relu plan-fuse-epilogues puts in both forwards.
+    uint32_t x = b.buffer({4, 3, 3, 6}), stats = b.buffer({2, 6}), gamma = b.buffer({6}),
+             beta = b.buffer({6}), y = b.buffer({4, 3, 3, 6}), mean = b.buffer({6}),
+             var = b.buffer({6}), yi = b.buffer({4, 3, 3, 6});
+    b.kernel(T, KernelKind::BatchMoments, {x}, {stats});
+    b.kernel(T, KernelKind::BatchNormTrain, {x, stats, gamma, beta}, {y})
+        .attrF("epsilon", 1e-3)
+        .activation(Activation::Relu);
+    b.kernel(T, KernelKind::MovingStatsUpdate, {stats}, {mean, var}).attrF("momentum", 0.9);
+    b.kernel(T, KernelKind::BatchNormInfer, {x, gamma, beta, mean, var}, {yi})
+        .attrF("epsilon", 1e-3)
+        .activation(Activation::Relu);
+    c.inputs = {x, gamma, beta, mean}, c.outputs = {y, yi};
+  });
   add("layer_norm_and_grad", [T](PlanBuilder &b, Case &c) {
     uint32_t x = b.buffer({4, 20}), gamma = b.buffer({20}), beta = b.buffer({20}),
              y = b.buffer({4, 20}), dy = b.buffer({4, 20}), dx = b.buffer({4, 20}),

@@ -268,12 +268,21 @@ struct NormPlan {
     movingMean = b.buffer({c}), movingVar = b.buffer({c}), y = b.buffer(shape);
     yInfer = b.buffer(shape), dy = b.buffer(shape), dgamma = b.buffer({c});
     dbeta = b.buffer({c}), dgammaIn = b.buffer({c}), dbetaIn = b.buffer({c}), dx = b.buffer(shape);
+    yRelu = b.buffer(shape), yInferRelu = b.buffer(shape);
     b.kernel(StepKind::Train, KernelKind::BatchMoments, {x}, {stats});
     b.kernel(StepKind::Train, KernelKind::BatchNormTrain, {x, stats, gamma, beta}, {y})
         .attrF("epsilon", kEpsilon);
     b.kernel(StepKind::Train, KernelKind::BatchNormInfer, {x, gamma, beta, movingMean, movingVar},
              {yInfer})
         .attrF("epsilon", kEpsilon);
+    // The two forwards with the relu that plan-fuse-epilogues puts in them.
+    b.kernel(StepKind::Train, KernelKind::BatchNormTrain, {x, stats, gamma, beta}, {yRelu})
+        .attrF("epsilon", kEpsilon)
+        .activation(Activation::Relu);
+    b.kernel(StepKind::Train, KernelKind::BatchNormInfer, {x, gamma, beta, movingMean, movingVar},
+             {yInferRelu})
+        .attrF("epsilon", kEpsilon)
+        .activation(Activation::Relu);
     b.kernel(StepKind::Train, KernelKind::BatchNormGradParams, {x, stats, dy}, {dgamma, dbeta})
         .attrF("epsilon", kEpsilon);
     b.kernel(StepKind::Train, KernelKind::BatchNormGradInput,
@@ -283,7 +292,7 @@ struct NormPlan {
   }
   std::unique_ptr<Program> program;
   uint32_t x, stats, gamma, beta, movingMean, movingVar, y, yInfer, dy, dgamma, dbeta, dgammaIn,
-      dbetaIn, dx;
+      dbetaIn, dx, yRelu, yInferRelu;
 };
 
 class BatchNormTest : public ::testing::TestWithParam<std::vector<int64_t>> {};
@@ -330,6 +339,33 @@ TEST_P(BatchNormTest, KernelsMatchReference) {
   EXPECT_TRUE(allNear(get(*p.program, p.dgamma), wantDgamma, 1e-5, 1e-5));
   EXPECT_TRUE(allNear(get(*p.program, p.dbeta), wantDbeta, 1e-5, 1e-5));
   EXPECT_TRUE(allNear(get(*p.program, p.dx), wantDx, 1e-5, 1e-5));
+  // The fused relu: against the reference's, and exactly max(0, y) of the unfused kernels (the
+  // fusion changes no bit).
+  std::vector<double> wantRelu(rows * c), wantInferRelu(rows * c);
+  ref::batchNormTrain(xd.data(), sd.data(), gd.data(), bd.data(), wantRelu.data(), rows, c,
+                      kEpsilon, /*relu=*/true);
+  ref::batchNormInfer(xd.data(), gd.data(), bd.data(), toDouble(means).data(),
+                      toDouble(vars).data(), wantInferRelu.data(), rows, c, kEpsilon,
+                      /*relu=*/true);
+  EXPECT_TRUE(allNear(get(*p.program, p.yRelu), wantRelu, 1e-5, 1e-5));
+  EXPECT_TRUE(allNear(get(*p.program, p.yInferRelu), wantInferRelu, 1e-5, 1e-5));
+  for (auto [plain, fused] : {std::pair{p.y, p.yRelu}, std::pair{p.yInfer, p.yInferRelu}}) {
+    std::vector<float> want = get(*p.program, plain);
+    for (float &v : want)
+      v = v > 0 ? v : 0.0f;
+    EXPECT_EQ(get(*p.program, fused), want);
+  }
+}
+
+TEST(BatchNormTest, RefusesAnActivationOtherThanRelu) {
+  PlanBuilder b(4);
+  const uint32_t x = b.buffer({4, 3}), stats = b.buffer({2, 3}), gamma = b.buffer({3}),
+                 beta = b.buffer({3}), y = b.buffer({4, 3});
+  b.kernel(StepKind::Train, KernelKind::BatchNormTrain, {x, stats, gamma, beta}, {y})
+      .attrF("epsilon", kEpsilon)
+      .activation(Activation::Sigmoid);
+  EXPECT_DP_ERROR(b.load(), ErrorKind::Plan,
+                  "activation sigmoid cannot follow a batch normalisation in its kernel");
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, BatchNormTest,

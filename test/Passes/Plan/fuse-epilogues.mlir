@@ -1,0 +1,88 @@
+// RUN: dp-opt %s -split-input-file -plan-fuse-epilogues | FileCheck %s
+
+// A relu that alone reads a batch normalisation's result runs in the normalisation's kernel, in
+// both steps: the normalisation writes the relu's buffer (its alloc moved before it), with
+// {activation = "relu"}, and its own result buffer goes. The relu's gradient reads the relu's
+// result, which stays.
+// CHECK-LABEL: plan.program "fused"
+// CHECK: plan.step "train" {
+// CHECK-NEXT: %[[S:.*]] = plan.alloc : memref<2x4xf32>
+// CHECK-NEXT: plan.kernel "batch_moments" ins(%[[X:.*]] : memref<8x4xf32>) outs(%[[S]] : memref<2x4xf32>)
+// CHECK-NEXT: %[[A:.*]] = plan.alloc : memref<8x4xf32>
+// CHECK-NEXT: plan.kernel "batch_norm_train" ins(%[[X]], %[[S]], %{{.*}}, %{{.*}} : {{.*}}) outs(%[[A]] : memref<8x4xf32>) {activation = "relu", epsilon = 1.000000e-03 : f64}
+// CHECK-NEXT: %[[D:.*]] = plan.alloc : memref<8x4xf32>
+// CHECK-NEXT: plan.kernel "activation_grad" ins(%[[A]], %[[A]] : memref<8x4xf32>, memref<8x4xf32>) outs(%[[D]] : memref<8x4xf32>) {activation = "relu"}
+// CHECK-NEXT: plan.output "y" as loss, %[[D]] : memref<8x4xf32>
+// CHECK: plan.step "eval" {
+// CHECK-NEXT: %[[B:.*]] = plan.alloc : memref<8x4xf32>
+// CHECK-NEXT: plan.kernel "batch_norm_infer" ins({{.*}}) outs(%[[B]] : memref<8x4xf32>) {activation = "relu", epsilon = 1.000000e-03 : f64}
+// CHECK-NEXT: plan.output "y" as loss, %[[B]] : memref<8x4xf32>
+// CHECK-NOT: plan.kernel "activation"
+plan.program "fused" attributes {batch = 8 : i64} {
+  %x = plan.input "x" as samples : memref<8x4xf32>
+  %g = plan.param "g" {init = #plan.init<kind = "ones">} : memref<4xf32>
+  %b = plan.param "b" {init = #plan.init<kind = "zeros">} : memref<4xf32>
+  %mm = plan.param "mm" {init = #plan.init<kind = "zeros">} : memref<4xf32>
+  %mv = plan.param "mv" {init = #plan.init<kind = "ones">} : memref<4xf32>
+  plan.step "train" {
+    %s = plan.alloc : memref<2x4xf32>
+    plan.kernel "batch_moments" ins(%x : memref<8x4xf32>) outs(%s : memref<2x4xf32>)
+    %h = plan.alloc : memref<8x4xf32>
+    plan.kernel "batch_norm_train" ins(%x, %s, %g, %b : memref<8x4xf32>, memref<2x4xf32>, memref<4xf32>, memref<4xf32>) outs(%h : memref<8x4xf32>) {epsilon = 1.000000e-03 : f64}
+    %a = plan.alloc : memref<8x4xf32>
+    plan.kernel "activation" ins(%h : memref<8x4xf32>) outs(%a : memref<8x4xf32>) {activation = "relu"}
+    %d = plan.alloc : memref<8x4xf32>
+    plan.kernel "activation_grad" ins(%a, %a : memref<8x4xf32>, memref<8x4xf32>) outs(%d : memref<8x4xf32>) {activation = "relu"}
+    plan.output "y" as loss, %d : memref<8x4xf32>
+  }
+  plan.step "eval" {
+    %h = plan.alloc : memref<8x4xf32>
+    plan.kernel "batch_norm_infer" ins(%x, %g, %b, %mm, %mv : memref<8x4xf32>, memref<4xf32>, memref<4xf32>, memref<4xf32>, memref<4xf32>) outs(%h : memref<8x4xf32>) {epsilon = 1.000000e-03 : f64}
+    %a = plan.alloc : memref<8x4xf32>
+    plan.kernel "activation" ins(%h : memref<8x4xf32>) outs(%a : memref<8x4xf32>) {activation = "relu"}
+    plan.output "y" as loss, %a : memref<8x4xf32>
+  }
+}
+
+// -----
+
+// Left alone: a normalisation result also read by another kernel (a residual), or kept as a
+// step output; an activation other than relu; a relu that reads a parameter.
+// CHECK-LABEL: plan.program "kept"
+// CHECK: plan.kernel "batch_norm_train" {{.*}} outs(%[[H1:.*]] : memref<8x4xf32>) {epsilon
+// CHECK: plan.kernel "activation" ins(%[[H1]] : {{.*}} {activation = "relu"}
+// CHECK: plan.kernel "add" ins(%[[H1]],
+// CHECK: plan.kernel "batch_norm_train" {{.*}} outs(%[[H2:.*]] : memref<8x4xf32>) {epsilon
+// CHECK: plan.kernel "activation" ins(%[[H2]] : {{.*}} {activation = "sigmoid"}
+// CHECK: plan.kernel "batch_norm_train" {{.*}} outs(%[[H3:.*]] : memref<8x4xf32>) {epsilon
+// CHECK: plan.kernel "activation" ins(%[[H3]] : {{.*}} {activation = "relu"}
+// CHECK: plan.output "h" as loss, %[[H3]]
+// CHECK: plan.kernel "activation" ins(%{{.*}} : memref<4xf32>) {{.*}} {activation = "relu"}
+plan.program "kept" attributes {batch = 8 : i64} {
+  %x = plan.input "x" as samples : memref<8x4xf32>
+  %g = plan.param "g" {init = #plan.init<kind = "ones">} : memref<4xf32>
+  %b = plan.param "b" {init = #plan.init<kind = "zeros">} : memref<4xf32>
+  plan.step "train" {
+    %s = plan.alloc : memref<2x4xf32>
+    plan.kernel "batch_moments" ins(%x : memref<8x4xf32>) outs(%s : memref<2x4xf32>)
+    %h1 = plan.alloc : memref<8x4xf32>
+    plan.kernel "batch_norm_train" ins(%x, %s, %g, %b : memref<8x4xf32>, memref<2x4xf32>, memref<4xf32>, memref<4xf32>) outs(%h1 : memref<8x4xf32>) {epsilon = 1.000000e-03 : f64}
+    %a1 = plan.alloc : memref<8x4xf32>
+    plan.kernel "activation" ins(%h1 : memref<8x4xf32>) outs(%a1 : memref<8x4xf32>) {activation = "relu"}
+    %r = plan.alloc : memref<8x4xf32>
+    plan.kernel "add" ins(%h1, %a1 : memref<8x4xf32>, memref<8x4xf32>) outs(%r : memref<8x4xf32>)
+    %h2 = plan.alloc : memref<8x4xf32>
+    plan.kernel "batch_norm_train" ins(%r, %s, %g, %b : memref<8x4xf32>, memref<2x4xf32>, memref<4xf32>, memref<4xf32>) outs(%h2 : memref<8x4xf32>) {epsilon = 1.000000e-03 : f64}
+    %a2 = plan.alloc : memref<8x4xf32>
+    plan.kernel "activation" ins(%h2 : memref<8x4xf32>) outs(%a2 : memref<8x4xf32>) {activation = "sigmoid"}
+    %h3 = plan.alloc : memref<8x4xf32>
+    plan.kernel "batch_norm_train" ins(%a2, %s, %g, %b : memref<8x4xf32>, memref<2x4xf32>, memref<4xf32>, memref<4xf32>) outs(%h3 : memref<8x4xf32>) {epsilon = 1.000000e-03 : f64}
+    %a3 = plan.alloc : memref<8x4xf32>
+    plan.kernel "activation" ins(%h3 : memref<8x4xf32>) outs(%a3 : memref<8x4xf32>) {activation = "relu"}
+    plan.output "h" as loss, %h3 : memref<8x4xf32>
+    %p = plan.alloc : memref<4xf32>
+    plan.kernel "activation" ins(%g : memref<4xf32>) outs(%p : memref<4xf32>) {activation = "relu"}
+  }
+  plan.step "eval" {
+  }
+}
