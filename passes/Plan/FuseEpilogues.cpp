@@ -45,8 +45,9 @@ KernelOp fusableRelu(KernelOp norm) {
   }
   if (!relu)
     return nullptr;
+  // The normalisation writes a result of its input's shape: the relu's must be the same.
   Value a = relu.getOutputs()[0];
-  if (!a.getDefiningOp<AllocOp>())
+  if (!a.getDefiningOp<AllocOp>() || a.getType() != h.getType())
     return nullptr;
   for (Operation *user : a.getUsers())
     if (user != relu.getOperation() && user->isBeforeInBlock(relu))

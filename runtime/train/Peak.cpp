@@ -151,8 +151,10 @@ PeakFigures measurePeak(Backend &backend, std::ostream *progress) {
   return figures;
 }
 
-std::string peakKey(const Backend &backend, int threads) {
+std::string peakKey(const Backend &backend, int threads, const std::string &device) {
   std::string key = cpuModel() + " | " + backend.describe();
+  if (!device.empty())
+    key += " | " + device;
   if (threads > 0)
     key += " | " + std::to_string(threads) + " thread" + (threads == 1 ? "" : "s");
   // The key is one field of a tab-separated line.

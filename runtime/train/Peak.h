@@ -26,9 +26,10 @@ struct PeakFigures {
 /// `progress` (null: quiet). Throws Error when the backend cannot run even the f32 ones.
 PeakFigures measurePeak(Backend &backend, std::ostream *progress);
 
-/// The key of this machine's CPU, `backend` and the compute threads in the peak file:
+/// The key of this machine's CPU, `backend`, the device (`device`: a GPU's description, empty
+/// for the CPU) and the compute threads in the peak file:
 /// "AMD EPYC 9654 | cpu (oneDNN 2.6.3, 2 cores) | 2 threads".
-std::string peakKey(const Backend &backend, int threads);
+std::string peakKey(const Backend &backend, int threads, const std::string &device = "");
 
 /// Where the peak file is: $DP_PEAK_FILE, else $XDG_CACHE_HOME/dp/peak.tsv, else
 /// $HOME/.cache/dp/peak.tsv; empty when none of them is set.

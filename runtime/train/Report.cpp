@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -219,10 +220,12 @@ void printPhaseTable(const PhaseTimes &phases, std::ostream &out) {
 std::string computeLine(const TrainReport::Compute &c, int threads) {
   char line[320];
   const char *precision = c.bf16 ? "bf16" : "f32";
-  int n = std::snprintf(line, sizeof(line),
-                        "compute: %.3g GFLOP a step in the products, %.3f TFLOP/s over the train "
-                        "phase",
-                        c.stepFlops / 1e9, c.tflops);
+  const int written =
+      std::snprintf(line, sizeof(line),
+                    "compute: %.3g GFLOP a step in the products, %.3f TFLOP/s over the train "
+                    "phase",
+                    c.stepFlops / 1e9, c.tflops);
+  const size_t n = std::min(size_t(std::max(written, 0)), sizeof(line) - 1);
   if (c.peakTflops > 0)
     std::snprintf(line + n, sizeof(line) - n, "; MFU %.1f%% of %.3f TFLOP/s (the %s peak, %s)",
                   100 * c.mfu(), c.peakTflops, precision,

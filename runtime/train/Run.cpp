@@ -228,9 +228,13 @@ void measureCompute(Job &job, const TrainOptions &options, int64_t steps, TrainR
     c.peakSource = "--peak-tflops";
     return;
   }
+  // The peak is one device's: a GPU plan's process drives R of them (the CPU's replicas share
+  // the threads the peak was measured with).
+  const bool gpu = plan.deviceKind != DeviceKind::Cpu;
   const std::string path = peakFilePath();
-  if (auto peak = readPeak(path, peakKey(job.program().backend(), job.threads().effective()))) {
-    c.peakTflops = peak->best(c.bf16);
+  if (auto peak = readPeak(path, peakKey(job.program().backend(), job.threads().effective(),
+                                         gpu ? job.program().device(0).describe() : ""))) {
+    c.peakTflops = peak->best(c.bf16) * (gpu ? plan.devicesPerProcess : 1);
     c.peakSource = path;
   }
 }

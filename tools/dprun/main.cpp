@@ -494,12 +494,15 @@ int measurePeak(const Args &args) {
   }
   dp::rt::Backend &backend = dp::rt::BackendRegistry::get(kind);
   int threads = 0;
+  std::string device; // a GPU's name: the peak is the device's
   if (kind == dp::rt::DeviceKind::Cpu) {
     const dp::rt::ThreadChoice choice = dp::rt::chooseComputeThreads(args.train.threads);
     backend.setComputeThreads(choice.threads);
     threads = choice.effective();
+  } else {
+    device = backend.openDevices(1).front()->describe();
   }
-  const std::string key = dp::rt::peakKey(backend, threads);
+  const std::string key = dp::rt::peakKey(backend, threads, device);
   std::cout << "measuring the products' peak on " << key << "\n" << std::flush;
   const dp::rt::PeakFigures peak = dp::rt::measurePeak(backend, &std::cout);
   const std::string path = dp::rt::peakFilePath();

@@ -94,7 +94,8 @@ void batchNormTrain(const T *x, const T *stats, const T *gamma, const T *beta, T
     channelStats(stats, c, k, epsilon, mean, invStd);
     for (int64_t r = 0; r < rows; ++r) {
       const T v = gamma[k] * (x[r * c + k] - mean) * invStd + beta[k];
-      y[r * c + k] = relu && v < T(0) ? T(0) : v;
+      // As the activation kernel's relu: NaN and -0 give +0.
+      y[r * c + k] = relu && !(v > T(0)) ? T(0) : v;
     }
   }
 }
@@ -106,7 +107,7 @@ void batchNormInfer(const T *x, const T *gamma, const T *beta, const T *movingMe
     const T invStd = T(1) / std::sqrt(movingVar[k] + T(epsilon));
     for (int64_t r = 0; r < rows; ++r) {
       const T v = gamma[k] * (x[r * c + k] - movingMean[k]) * invStd + beta[k];
-      y[r * c + k] = relu && v < T(0) ? T(0) : v;
+      y[r * c + k] = relu && !(v > T(0)) ? T(0) : v;
     }
   }
 }

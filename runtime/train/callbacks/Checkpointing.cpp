@@ -141,8 +141,8 @@ void Checkpointing::Impl::resume() {
     bestNote = "its best weights were chosen by " + meta.bestMonitor + ", not " + o.monitor +
                ": the best is chosen afresh from the validations of this run";
   } else if (o.restoreBest) {
-    bestNote = "it keeps no best weights (written without --restore-best): the best is chosen "
-               "from the validations of this run";
+    bestNote = "it keeps no best weights (written without --restore-best, or by a dprun before "
+               "checkpoint format 4): the best is chosen from the validations of this run";
   }
   s.resumed = true;
   s.firstEpoch = p.epochsDone + 1;

@@ -47,7 +47,8 @@ plan.program "fused" attributes {batch = 8 : i64} {
 // -----
 
 // Left alone: a normalisation result also read by another kernel (a residual), or kept as a
-// step output; an activation other than relu; a relu that reads a parameter.
+// step output; an activation other than relu; a relu that reads a parameter; a relu whose
+// result has another shape.
 // CHECK-LABEL: plan.program "kept"
 // CHECK: plan.kernel "batch_norm_train" {{.*}} outs(%[[H1:.*]] : memref<8x4xf32>) {epsilon
 // CHECK: plan.kernel "activation" ins(%[[H1]] : {{.*}} {activation = "relu"}
@@ -58,6 +59,8 @@ plan.program "fused" attributes {batch = 8 : i64} {
 // CHECK: plan.kernel "activation" ins(%[[H3]] : {{.*}} {activation = "relu"}
 // CHECK: plan.output "h" as loss, %[[H3]]
 // CHECK: plan.kernel "activation" ins(%{{.*}} : memref<4xf32>) {{.*}} {activation = "relu"}
+// CHECK: plan.kernel "batch_norm_train" {{.*}} outs(%[[H4:.*]] : memref<8x4xf32>) {epsilon
+// CHECK: plan.kernel "activation" ins(%[[H4]] : memref<8x4xf32>) outs(%{{.*}} : memref<32xf32>) {activation = "relu"}
 plan.program "kept" attributes {batch = 8 : i64} {
   %x = plan.input "x" as samples : memref<8x4xf32>
   %g = plan.param "g" {init = #plan.init<kind = "ones">} : memref<4xf32>
@@ -82,6 +85,10 @@ plan.program "kept" attributes {batch = 8 : i64} {
     plan.output "h" as loss, %h3 : memref<8x4xf32>
     %p = plan.alloc : memref<4xf32>
     plan.kernel "activation" ins(%g : memref<4xf32>) outs(%p : memref<4xf32>) {activation = "relu"}
+    %h4 = plan.alloc : memref<8x4xf32>
+    plan.kernel "batch_norm_train" ins(%x, %s, %g, %b : memref<8x4xf32>, memref<2x4xf32>, memref<4xf32>, memref<4xf32>) outs(%h4 : memref<8x4xf32>) {epsilon = 1.000000e-03 : f64}
+    %a4 = plan.alloc : memref<32xf32>
+    plan.kernel "activation" ins(%h4 : memref<8x4xf32>) outs(%a4 : memref<32xf32>) {activation = "relu"}
   }
   plan.step "eval" {
   }
