@@ -94,7 +94,9 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options) {
   pm.addPass(dist::createVerifyPass());
   // Plan phase: buffers, kernel calls and the memory plan.
   pm.addPass(createConvertDistToPlanPass());
-  if (options.fuse == "all")
+  if (options.fuse == "all" || options.fuse == "padding")
+    pm.addPass(plan::createFoldPaddingPass());
+  if (options.fuse == "all" || options.fuse == "epilogues")
     pm.addPass(plan::createFuseEpiloguesPass());
   pm.addPass(plan::createPlanMemoryPass());
   pm.addPass(plan::createPlanVerifyPass());

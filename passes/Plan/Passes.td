@@ -19,6 +19,28 @@ def PlanMemoryPass : Pass<"plan-memory", "mlir::ModuleOp"> {
   }];
 }
 
+def FoldPaddingPass : Pass<"plan-fold-padding", "mlir::ModuleOp"> {
+  let summary = "Fold a zero padding into the convolutions that read it";
+  let description = [{
+    A `zero_pad2d` (zeros, not `lowest`) whose result only convolutions read, as their image
+    (input 0 of `conv2d` and `conv2d_grad_filter`), goes: they read its input instead, with
+    its padding added to their own (`pad_top` ... `pad_right`). A `zero_pad2d_grad` that
+    crops the result of a single `conv2d_grad_input` goes too: that kernel writes the cropped
+    gradient itself, with the padding added to its own. Keras's ResNets pad explicitly before
+    their strided and 3x3 convolutions: the padded copies, their kernels and their memory go,
+    and the convolutions see which of their taps read only padding (a 3x3 convolution of a
+    1x1 image reads its centre alone), which the kernels then skip (contract::liveTaps).
+
+    Before: `zero_pad2d ins(%x) outs(%xp) {pad_top = 1 ...}`,
+            `conv2d ins(%xp, %w) outs(%y) {pad_top = 0 ...}`
+    After:  `conv2d ins(%x, %w) outs(%y) {pad_top = 1 ...}`
+
+    The padding's input must not be written after it (a parameter, say). The results equal
+    the unfolded plan's up to the summation order of the kernels (zero products are no
+    longer added). Runs before `plan-memory`; `dpc compile --fuse none` skips it.
+  }];
+}
+
 def FuseEpiloguesPass : Pass<"plan-fuse-epilogues", "mlir::ModuleOp"> {
   let summary = "Run a relu that follows a batch normalisation inside its kernel";
   let description = [{

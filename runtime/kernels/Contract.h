@@ -145,6 +145,19 @@ struct ConvShape {
   /// Multiply-adds of one pass.
   double macs() const { return double(n) * oh * ow * f * kh * kw * (c / g); }
 };
+
+/// The part of a convolution's kernel that ever reads the image: taps [row, row + shape.kh) x
+/// [col, col + shape.kw) of the full kernelH x kernelW kernel, with the paddings trimmed so that
+/// the output keeps its size. The taps outside it read only zero padding (a 3x3 "same"
+/// convolution of a 1x1 image reads its centre alone), so they add exact zeros to the result
+/// and have exact zero gradients: a kernel may skip them. The whole kernel when every tap
+/// reads the image somewhere, or when trimming would need a negative padding.
+struct LiveTaps {
+  ConvShape shape;
+  int64_t row = 0, col = 0, kernelH = 0, kernelW = 0;
+  bool whole() const { return shape.kh == kernelH && shape.kw == kernelW; }
+};
+LiveTaps liveTaps(const ConvShape &s);
 ConvShape checkConv2d(const KernelSite &site, const Conv2dAttrs &attrs);
 ConvShape checkConv2dGradInput(const KernelSite &site, const ConvAttrs &attrs);
 ConvShape checkConv2dGradFilter(const KernelSite &site, const ConvAttrs &attrs);

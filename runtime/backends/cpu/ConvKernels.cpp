@@ -20,9 +20,19 @@ namespace {
 using dnnl::algorithm;
 using dnnl::memory;
 
-/// oneDNN's descriptors of one convolution (contract::ConvShape).
+/// oneDNN's descriptors of one convolution (contract::ConvShape), over the taps of its kernel
+/// that read the image (contract::liveTaps): the others read only zero padding, so a kernel
+/// of a small image skips them. ResNet50V2's 3x3 convolutions of its 1x1 images read their
+/// centre tap alone: a ninth of the weights.
 struct ConvShape : contract::ConvShape {
-  explicit ConvShape(const contract::ConvShape &s) : contract::ConvShape(s) {}
+  explicit ConvShape(const contract::ConvShape &s) : ConvShape(contract::liveTaps(s)) {}
+  explicit ConvShape(const contract::LiveTaps &t)
+      : contract::ConvShape(t.shape), taps(t),
+        tapOffset((t.row * t.kernelW + t.col) * (c / g) * f) {}
+  contract::LiveTaps taps;
+  /// The first live tap's element in the HWIO kernel.
+  int64_t tapOffset;
+
   memory::desc image(int64_t height, int64_t width, int64_t channels, DType t) const {
     return plainDesc({n, channels, height, width},
                      {height * width * channels, 1, width * channels, channels}, t);
@@ -32,12 +42,38 @@ struct ConvShape : contract::ConvShape {
   memory::desc src(DType t) const { return image(h, w, c, t); }
   memory::desc dst(DType t) const { return image(oh, ow, f, t); }
   /// oneDNN's weights are (O, I, KH, KW), or (G, O/G, I/G, KH, KW) in groups; HWIO storage
-  /// puts O innermost (filter o of group g at g * O/G + o).
+  /// puts O innermost (filter o of group g at g * O/G + o). The live taps are a window of the
+  /// whole kernel (its rows taps.kernelW taps apart) at tapOffset; a window one row high takes
+  /// the dense row stride, which lets oneDNN see a window of one tap as a plain matrix.
   memory::desc weights(DType t) const {
     const int64_t cg = c / g;
+    const int64_t rowStride = (kh == 1 ? kw : taps.kernelW) * cg * f;
     if (g == 1)
-      return plainDesc({f, c, kh, kw}, {1, f, kw * c * f, c * f}, t);
-    return plainDesc({g, f / g, cg, kh, kw}, {f / g, 1, f, kw * cg * f, cg * f}, t);
+      return plainDesc({f, c, kh, kw}, {1, f, rowStride, c * f}, t);
+    return plainDesc({g, f / g, cg, kh, kw}, {f / g, 1, f, rowStride, cg * f}, t);
+  }
+  /// Whether the live window is one dense block of the kernel (HWIO's rows of taps are
+  /// contiguous): oneDNN's gemm convolutions read plain weights only when they are dense.
+  bool denseWindow() const { return taps.whole() || kh == 1; }
+  /// The live window's first element in kernel `w`, of `t` elements.
+  void *window(void *w, DType t) const {
+    return static_cast<char *>(w) + tapOffset * int64_t(dtypeSize(t));
+  }
+  /// The (offset, length) element ranges of the whole HWIO kernel outside the live window.
+  std::vector<std::pair<int64_t, int64_t>> deadTaps() const {
+    std::vector<std::pair<int64_t, int64_t>> ranges;
+    const int64_t tap = (c / g) * f;
+    for (int64_t r = 0; r < taps.kernelH; ++r)
+      for (int64_t col = 0; col < taps.kernelW; ++col) {
+        if (r >= taps.row && r < taps.row + kh && col >= taps.col && col < taps.col + kw)
+          continue;
+        const int64_t at = (r * taps.kernelW + col) * tap;
+        if (!ranges.empty() && ranges.back().first + ranges.back().second == at)
+          ranges.back().second += tap;
+        else
+          ranges.emplace_back(at, tap);
+      }
+    return ranges;
   }
   /// The weights' dimensions in the layout oneDNN picks (format any).
   memory::dims weightDims() const {
@@ -73,9 +109,10 @@ dnnl::convolution_forward::primitive_desc forwardDesc(const ConvShape &s, bool b
   // weights into a blocked copy every step costs as much as the convolution itself, so it
   // runs on the plain HWIO weights (oneDNN's gemm). ResNet50V2 at 32x32, batch 16: the stages
   // at 2x2 and 1x1 went from 42 to 29 ms of forward per step.
-  const memory::desc wd = t == DType::F32 && s.g == 1 && s.n * s.oh * s.ow <= kPlainWeightRows
-                              ? s.weights(t)
-                              : anyWeights(s, t);
+  const memory::desc wd =
+      t == DType::F32 && s.g == 1 && s.n * s.oh * s.ow <= kPlainWeightRows && s.denseWindow()
+          ? s.weights(t)
+          : anyWeights(s, t);
   auto d = bias ? dnnl::convolution_forward::desc(
                       dnnl::prop_kind::forward_training, algorithm::convolution_direct, s.src(t),
                       wd, bd, s.dst(DType::F32), s.strides(), s.dilates(), s.padL(), s.padR())
@@ -91,7 +128,14 @@ public:
              std::vector<DnnlCall> before = {}, std::vector<DnnlCall> after = {})
       : call_(std::move(call)), before_(std::move(before)), after_(std::move(after)), y_(y),
         rows_(rows), cols_(cols), softmax_(softmax) {}
+  /// Ranges of `base` (f32 elements: offset, length) set to zero on every call: the gradient
+  /// of the taps that read only padding.
+  void zeroEachCall(float *base, std::vector<std::pair<int64_t, int64_t>> ranges) {
+    zeroBase_ = base, zeros_ = std::move(ranges);
+  }
   void run(const StepContext &) override {
+    for (const auto &[at, len] : zeros_)
+      std::fill_n(zeroBase_ + at, len, 0.0f);
     for (DnnlCall &c : before_)
       c.run();
     call_.run();
@@ -107,6 +151,8 @@ private:
   float *y_;
   int64_t rows_, cols_;
   bool softmax_;
+  float *zeroBase_ = nullptr;
+  std::vector<std::pair<int64_t, int64_t>> zeros_;
 };
 
 } // namespace
@@ -121,7 +167,7 @@ std::unique_ptr<Kernel> makeConv2d(const KernelSite &site, const Conv2dAttrs &at
   const int threads = threadsFor(s.macs());
   ThreadCap cap(threads);
   auto pd = forwardDesc(s, hasBias, attr);
-  const memory userW(s.weights(s.compute), cpuEngine(), w.data);
+  const memory userW(s.weights(s.compute), cpuEngine(), s.window(w.data, s.compute));
   std::vector<DnnlCall> before;
   memory primW = userW;
   if (pd.weights_desc() != userW.get_desc()) {
@@ -153,7 +199,7 @@ std::unique_ptr<Kernel> makeConv2dGradInput(const KernelSite &site, const ConvAt
   const DType t = s.compute;
   // Grouped (depthwise) convolutions take oneDNN's choice too: its depthwise jit wants its own
   // layout.
-  const bool blocked = t == DType::BF16 || s.g > 1;
+  const bool blocked = t == DType::BF16 || s.g > 1 || !s.denseWindow();
   const memory::desc wd = blocked ? anyWeights(s, t) : s.weights(t);
   dnnl::convolution_forward::primitive_desc hint(
       dnnl::convolution_forward::desc(
@@ -164,7 +210,7 @@ std::unique_ptr<Kernel> makeConv2dGradInput(const KernelSite &site, const ConvAt
       dnnl::convolution_backward_data::desc(algorithm::convolution_direct, s.src(DType::F32), wd,
                                             s.dst(t), s.strides(), s.dilates(), s.padL(), s.padR()),
       userScratchpad(), cpuEngine(), hint);
-  const memory userW(s.weights(t), cpuEngine(), w.data);
+  const memory userW(s.weights(t), cpuEngine(), s.window(w.data, t));
   std::vector<DnnlCall> before;
   memory primW = userW;
   if (pd.weights_desc() != userW.get_desc()) {
@@ -193,7 +239,7 @@ std::unique_ptr<Kernel> makeConv2dGradFilter(const KernelSite &site, const ConvA
                                                anyWeights(s, DType::F32), s.dst(t), s.strides(),
                                                s.dilates(), s.padL(), s.padR()),
       userScratchpad(), cpuEngine(), hint);
-  const memory userDw(s.weights(DType::F32), cpuEngine(), dw.data);
+  const memory userDw(s.weights(DType::F32), cpuEngine(), s.window(dw.data, DType::F32));
   std::vector<DnnlCall> after;
   memory primDw = userDw;
   if (pd.diff_weights_desc() != userDw.get_desc()) {
@@ -205,8 +251,10 @@ std::unique_ptr<Kernel> makeConv2dGradFilter(const KernelSite &site, const ConvA
                  {DNNL_ARG_DIFF_DST, memory(s.dst(t), cpuEngine(), dy.data)},
                  {DNNL_ARG_DIFF_WEIGHTS, primDw}},
                 site.where(), threads);
-  return std::make_unique<DnnlKernel>(std::move(call), nullptr, 0, 0, false,
-                                      std::vector<DnnlCall>{}, std::move(after));
+  auto kernel = std::make_unique<DnnlKernel>(std::move(call), nullptr, 0, 0, false,
+                                             std::vector<DnnlCall>{}, std::move(after));
+  kernel->zeroEachCall(dw.f32(), s.deadTaps());
+  return kernel;
 }
 
 } // namespace dp::rt::cpu

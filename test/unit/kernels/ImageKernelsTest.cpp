@@ -16,11 +16,12 @@ namespace {
 using namespace dp::rt::testing;
 
 /// One convolution: image n x h x w x c, kernel kh x kw x (c / groups) x f, stride s, "same"
-/// or "valid", `groups` groups, taps d apart.
+/// or "valid", `groups` groups, taps d apart; with `pad` >= 0, that many rows and columns of
+/// zeros on every side instead (a zero padding folded into the convolution).
 struct ConvCase {
   int64_t n, h, w, c, kh, kw, f, s;
   bool same;
-  int64_t groups = 1, d = 1;
+  int64_t groups = 1, d = 1, pad = -1;
 
   int64_t weights() const { return kh * kw * (c / groups) * f; }
 
@@ -28,6 +29,10 @@ struct ConvCase {
   ref::ConvGeometry geometry(int64_t &pb, int64_t &pr) const {
     auto axis = [&](int64_t in, int64_t taps, int64_t &out, int64_t &before, int64_t &after) {
       const int64_t k = (taps - 1) * d + 1; // the dilated window's extent
+      if (pad >= 0) {
+        out = (in + 2 * pad - k) / s + 1, before = after = pad;
+        return;
+      }
       if (!same) {
         out = (in - k) / s + 1, before = after = 0;
         return;
@@ -49,6 +54,8 @@ void PrintTo(const ConvCase &c, std::ostream *os) {
     *os << "_g" << c.groups;
   if (c.d != 1)
     *os << "_d" << c.d;
+  if (c.pad >= 0)
+    *os << "_p" << c.pad;
 }
 
 const ConvCase kConvCases[] = {
@@ -64,6 +71,20 @@ const ConvCase kConvCases[] = {
     {3, 9, 7, 3, 3, 2, 4, 1, false, 1, 2},
     {2, 9, 9, 6, 3, 3, 12, 1, true, 3, 2},
     {4, 16, 16, 48, 3, 3, 48, 1, true, 48}, // a MobileNetV2 depthwise layer at 16x16
+    // Images smaller than the window, where some taps read only padding (contract::liveTaps):
+    // ResNet50V2's 3x3 convolutions of 1x1 images (the centre tap alone) and its strided one
+    // of 2x2 images (a 2x2 window of the 3x3 kernel, not one block of it); a 5x3 kernel on a
+    // 3x2 image; dilated taps of which only the middle reads the image; depthwise.
+    {2, 1, 1, 8, 3, 3, 8, 1, false, 1, 1, 1},
+    {2, 2, 2, 8, 3, 3, 8, 2, false, 1, 1, 1},
+    {2, 3, 2, 4, 5, 3, 6, 1, false, 1, 1, 2},
+    {1, 2, 2, 4, 3, 3, 4, 1, false, 1, 2, 2},
+    {2, 1, 1, 4, 3, 3, 4, 1, false, 4, 1, 1},
+    {2, 2, 3, 6, 3, 3, 4, 2, false, 2, 1, 1},
+    // The same with more than 64 output rows, where the forward convolution reads blocked
+    // weights (kPlainWeightRows).
+    {80, 1, 1, 8, 3, 3, 16, 1, false, 1, 1, 1},
+    {72, 2, 2, 8, 3, 3, 16, 2, false, 1, 1, 1},
 };
 
 /// Adds a conv-family kernel with the geometry attributes of `c`.
@@ -150,6 +171,10 @@ TEST_P(Conv2dGradTest, BackwardKernelsMatchReference) {
   put(*program, x, xs);
   put(*program, w, ws);
   put(*program, dy, dys);
+  // Whatever the results' memory held before is overwritten, the gradient of the taps that
+  // read only padding too (zero).
+  put(*program, dx, rd.uniform(xs.size()));
+  put(*program, dw, rd.uniform(ws.size()));
   program->run(StepKind::Train, stepContext(c.n));
 
   std::vector<float> wantDx(xs.size()), wantDw(ws.size());
@@ -203,7 +228,8 @@ INSTANTIATE_TEST_SUITE_P(Small, Conv2dGradFdTest,
                                            ConvCase{2, 6, 5, 2, 3, 3, 2, 2, true},
                                            ConvCase{1, 7, 7, 1, 2, 3, 2, 2, false},
                                            ConvCase{2, 6, 6, 4, 3, 3, 4, 2, true, 4},
-                                           ConvCase{1, 7, 6, 4, 3, 2, 6, 1, true, 2, 2}));
+                                           ConvCase{1, 7, 6, 4, 3, 2, 6, 1, true, 2, 2},
+                                           ConvCase{2, 2, 2, 2, 3, 3, 3, 2, false, 1, 1, 1}));
 
 // ---- max pooling ---------------------------------------------------------------------------
 
