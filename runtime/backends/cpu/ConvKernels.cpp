@@ -75,6 +75,13 @@ struct ConvShape : contract::ConvShape {
       }
     return ranges;
   }
+  /// Whether the convolution is a product of matrices: a 1x1 window (after the dead taps are
+  /// trimmed) at stride 1 without padding, in one group. The images are then [n*h*w, c] and
+  /// [n*h*w, f] row-major matrices and the window a [c, f] one.
+  bool isProduct() const {
+    return kh == 1 && kw == 1 && sh == 1 && sw == 1 && pt == 0 && pb == 0 && pl == 0 && pr == 0 &&
+           g == 1;
+  }
   /// The weights' dimensions in the layout oneDNN picks (format any).
   memory::dims weightDims() const {
     if (g == 1)
@@ -155,6 +162,36 @@ private:
   std::vector<std::pair<int64_t, int64_t>> zeros_;
 };
 
+/// A convolution that is a product (ConvShape::isProduct) on a oneDNN matmul: c = a b with
+/// a [m, k] and b [k, n], each plain with the given strides (a transposed operand is the stored
+/// matrix read with swapped strides), c f32 and row-major. No reorders: the weights and their
+/// gradient stay HWIO, which the convolution primitives only read through a blocked copy.
+/// ResNet50V2's 1x1 stages at batch 16 (1x1 convolutions of 1x1 images, and 3x3 ones whose
+/// centre tap alone reads the image).
+struct Product {
+  int64_t m, k, n;
+  memory::dims aStrides, bStrides;
+  void *a, *b, *c;
+  DType compute;
+};
+
+DnnlCall productCall(const Product &p, const dnnl::primitive_attr &attr, const void *bias,
+                     const std::string &where) {
+  const memory::desc ad = plainDesc({p.m, p.k}, p.aStrides, p.compute);
+  const memory::desc bd = plainDesc({p.k, p.n}, p.bStrides, p.compute);
+  const memory::desc cd = f32Desc({p.m, p.n}, {p.n, 1});
+  const memory::desc biasd = bias ? f32Desc({1, p.n}, {p.n, 1}) : memory::desc();
+  const int threads = threadsFor(double(p.m) * double(p.k) * double(p.n));
+  ThreadCap cap(threads);
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(ad, bd, biasd, cd), attr, cpuEngine());
+  std::vector<std::pair<int, memory>> args = {{DNNL_ARG_SRC, memory(ad, cpuEngine(), p.a)},
+                                              {DNNL_ARG_WEIGHTS, memory(bd, cpuEngine(), p.b)},
+                                              {DNNL_ARG_DST, memory(cd, cpuEngine(), p.c)}};
+  if (bias)
+    args.emplace_back(DNNL_ARG_BIAS, memory(biasd, cpuEngine(), const_cast<void *>(bias)));
+  return DnnlCall(pd, dnnl::matmul(pd), std::move(args), where, threads);
+}
+
 } // namespace
 
 std::unique_ptr<Kernel> makeConv2d(const KernelSite &site, const Conv2dAttrs &attrs,
@@ -164,6 +201,21 @@ std::unique_ptr<Kernel> makeConv2d(const KernelSite &site, const Conv2dAttrs &at
   const bool hasBias = s.bias;
   const Activation act = attrs.activation;
   dnnl::primitive_attr attr = userScratchpad(act);
+  if (s.isProduct()) { // y[r, f] = x[r, c] w[c, f]
+    const int64_t rows = s.n * s.h * s.w;
+    DnnlCall call = productCall({rows,
+                                 s.c,
+                                 s.f,
+                                 {s.c, 1},
+                                 {s.f, 1},
+                                 x.data,
+                                 s.window(w.data, s.compute),
+                                 y.data,
+                                 s.compute},
+                                attr, hasBias ? site.input(2).data : nullptr, site.where());
+    return std::make_unique<DnnlKernel>(std::move(call), y.f32(), rows, s.f,
+                                        act == Activation::Softmax);
+  }
   const int threads = threadsFor(s.macs());
   ThreadCap cap(threads);
   auto pd = forwardDesc(s, hasBias, attr);
@@ -190,6 +242,19 @@ std::unique_ptr<Kernel> makeConv2dGradInput(const KernelSite &site, const ConvAt
                                             contract::ConvShape geometry) {
   const TensorView dy = site.input(0), w = site.input(1), dx = site.output(0);
   const ConvShape s(geometry);
+  if (s.isProduct()) { // dx[r, c] = dy[r, f] w[c, f]^T
+    DnnlCall call = productCall({s.n * s.h * s.w,
+                                 s.f,
+                                 s.c,
+                                 {s.f, 1},
+                                 {1, s.f},
+                                 dy.data,
+                                 s.window(w.data, s.compute),
+                                 dx.data,
+                                 s.compute},
+                                userScratchpad(), nullptr, site.where());
+    return std::make_unique<DnnlKernel>(std::move(call), nullptr, 0, 0, false);
+  }
   const int threads = threadsFor(s.macs());
   ThreadCap cap(threads);
   // dy and w in the compute type, dx f32. bf16 lets oneDNN pick the kernel's layout: its gemm
@@ -229,6 +294,22 @@ std::unique_ptr<Kernel> makeConv2dGradFilter(const KernelSite &site, const ConvA
                                              contract::ConvShape geometry) {
   const TensorView x = site.input(0), dy = site.input(1), dw = site.output(0);
   const ConvShape s(geometry);
+  if (s.isProduct()) { // dw[c, f] = x[r, c]^T dy[r, f]
+    const int64_t rows = s.n * s.h * s.w;
+    DnnlCall call = productCall({s.c,
+                                 rows,
+                                 s.f,
+                                 {1, s.c},
+                                 {s.f, 1},
+                                 x.data,
+                                 dy.data,
+                                 s.window(dw.data, DType::F32),
+                                 s.compute},
+                                userScratchpad(), nullptr, site.where());
+    auto kernel = std::make_unique<DnnlKernel>(std::move(call), nullptr, 0, 0, false);
+    kernel->zeroEachCall(dw.f32(), s.deadTaps());
+    return kernel;
+  }
   const int threads = threadsFor(s.macs());
   ThreadCap cap(threads);
   // x and dy in the compute type, dw f32.

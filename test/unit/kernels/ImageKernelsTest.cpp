@@ -85,6 +85,8 @@ const ConvCase kConvCases[] = {
     // weights (kPlainWeightRows).
     {80, 1, 1, 8, 3, 3, 16, 1, false, 1, 1, 1},
     {72, 2, 2, 8, 3, 3, 16, 2, false, 1, 1, 1},
+    // A 1x1 convolution: a product of matrices (ConvShape::isProduct in the CPU backend).
+    {3, 5, 4, 6, 1, 1, 7, 1, false},
 };
 
 /// Adds a conv-family kernel with the geometry attributes of `c`.

@@ -259,7 +259,8 @@ TEST(MixedPrecisionTest, ConvolutionsWithBf16Factors) {
   // Plain, strided, wide; grouped, depthwise (MobileNetV2's), dilated.
   for (const Conv &c : {Conv{2, 6, 6, 1, 3, 3, 4, 1}, Conv{2, 9, 8, 3, 3, 2, 5, 2},
                         Conv{4, 13, 13, 32, 3, 3, 64, 1}, Conv{2, 8, 8, 4, 3, 3, 6, 1, 2},
-                        Conv{4, 16, 16, 48, 3, 3, 48, 2, 48}, Conv{2, 9, 9, 3, 3, 3, 4, 1, 1, 2}}) {
+                        Conv{4, 16, 16, 48, 3, 3, 48, 2, 48}, Conv{2, 9, 9, 3, 3, 3, 4, 1, 1, 2},
+                        Conv{3, 5, 4, 16, 1, 1, 8, 1}}) { // the last a product of matrices
     const ref::ConvGeometry g = c.geometry();
     ConvPlan p(c);
     RandomData rd(static_cast<uint32_t>(c.h * 7 + c.f));
