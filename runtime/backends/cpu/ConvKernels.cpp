@@ -6,6 +6,12 @@
 // oneDNN; forward and backward-weights let it pick the kernels' layout (see anyWeights), while
 // backward-data keeps plain HWIO for f32, where gemm beat the jit on the wide layers (blocked
 // for bf16). Under mixed precision the tensors a pass reads are bf16, the one it writes f32.
+//
+// A kernel computes only the taps of its window that read the image (contract::liveTaps: a
+// 3x3 convolution of a 1x1 image reads its centre), and the filter gradient of the others is
+// set to zero. A convolution whose live window is 1x1, at stride 1 and unpadded, is a product
+// of matrices and runs on oneDNN's matmul (ConvShape::isProduct), on the HWIO weights as they
+// are: no reorder of the weights or of their gradient.
 #include "runtime/backends/cpu/Dnnl.h"
 #include "runtime/backends/cpu/Internal.h"
 #include "runtime/backends/cpu/Parallel.h"
