@@ -39,12 +39,18 @@ bool after(Operation *pad, Operation *k) {
   return k->getBlock() == pad->getBlock() && pad->isBeforeInBlock(k);
 }
 
-/// Whether any kernel after `from` writes `v`.
-bool writtenAfter(Value v, Operation *from) {
+/// Whether `v` may change after `from`: a kernel after it writes `v`, or `v` is a view or has
+/// one (writes through views are not followed), or an op other than a kernel or a step output
+/// uses it.
+bool mayChangeAfter(Value v, Operation *from) {
+  if (v.getDefiningOp<ViewOp>())
+    return true;
   for (Operation *user : v.getUsers()) {
-    auto k = dyn_cast<KernelOp>(user);
-    if (!k || k.getOperation() == from)
+    if (user == from || isa<OutputOp>(user))
       continue;
+    auto k = dyn_cast<KernelOp>(user);
+    if (!k)
+      return true;
     if (llvm::is_contained(k.getOutputs(), v) &&
         (k->getBlock() != from->getBlock() || !k->isBeforeInBlock(from)))
       return true;
@@ -78,7 +84,7 @@ struct PaddingFold {
 /// What folds `pad` (no readers when it cannot be folded).
 PaddingFold paddingFold(KernelOp pad) {
   Value x = pad.getInputs()[0], xp = pad.getOutputs()[0];
-  if (writtenAfter(x, pad))
+  if (mayChangeAfter(x, pad))
     return {};
   if (llvm::range_size(xp.getUsers()) == 2)
     for (Operation *user : xp.getUsers()) {

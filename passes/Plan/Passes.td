@@ -35,9 +35,11 @@ def FoldPaddingPass : Pass<"plan-fold-padding", "mlir::ModuleOp"> {
             `conv2d ins(%xp, %w) outs(%y) {pad_top = 0 ...}`
     After:  `conv2d ins(%x, %w) outs(%y) {pad_top = 1 ...}`
 
-    The padding's input must not be written after it (a parameter, say). The results equal
-    the unfolded plan's up to the summation order of the kernels (zero products are no
-    longer added). Runs before `plan-memory`; `dpc compile --fuse none` skips it.
+    The padding's input must not change after it: no later kernel writes it, and it is
+    neither a view nor viewed (writes through views are not followed). The results equal the
+    unfolded plan's up to the summation order of the kernels (zero products are no longer
+    added). Runs before `plan-memory`; `dpc compile --fuse none` or `--fuse epilogues` skips
+    it.
   }];
 }
 
@@ -51,8 +53,8 @@ def FuseEpiloguesPass : Pass<"plan-fuse-epilogues", "mlir::ModuleOp"> {
     over the activations fewer per pair (ResNet50V2's 49 pre-activation blocks, in both steps).
     The relu's gradient reads the relu's result, which stays. The results are bit for bit the
     unfused kernels'. Runs before `plan-memory`. A normalisation whose result is also read elsewhere (a residual, a step
-    output, a view) is left alone, as is any other activation. `dpc compile --fuse none` skips
-    the pass: the unfused plan, for the equivalence tests.
+    output, a view) is left alone, as is any other activation. `dpc compile --fuse none` (or
+    `--fuse padding`) skips the pass: the unfused plan, for the equivalence tests.
   }];
 }
 

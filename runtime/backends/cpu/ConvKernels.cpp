@@ -11,7 +11,7 @@
 // 3x3 convolution of a 1x1 image reads its centre), and the filter gradient of the others is
 // set to zero. A convolution whose live window is 1x1, at stride 1 and unpadded, is a product
 // of matrices and runs on oneDNN's matmul (ConvShape::isProduct), on the HWIO weights as they
-// are: no reorder of the weights or of their gradient.
+// are (one group only): no reorder of the weights or of their gradient.
 #include "runtime/backends/cpu/Dnnl.h"
 #include "runtime/backends/cpu/Internal.h"
 #include "runtime/backends/cpu/Parallel.h"
@@ -59,8 +59,9 @@ struct ConvShape : contract::ConvShape {
     return plainDesc({g, f / g, cg, kh, kw}, {f / g, 1, f, rowStride, cg * f}, t);
   }
   /// Whether the live window is one dense block of the kernel (HWIO's rows of taps are
-  /// contiguous): oneDNN's gemm convolutions read plain weights only when they are dense.
-  bool denseWindow() const { return taps.whole() || kh == 1; }
+  /// contiguous, and so are whole rows): oneDNN's gemm convolutions read plain weights only
+  /// when they are dense.
+  bool denseWindow() const { return kh == 1 || kw == taps.kernelW; }
   /// The live window's first element in kernel `w`, of `t` elements.
   void *window(void *w, DType t) const {
     return static_cast<char *>(w) + tapOffset * int64_t(dtypeSize(t));

@@ -2,9 +2,11 @@
 // gradient): the CPU kernels against the naive references, the backward kernels against
 // central finite differences of the reference forward in double, and dropout's masks.
 #include "runtime/base/Rng.h"
+#include "runtime/kernels/Contract.h"
 #include "runtime/kernels/reference/Reference.h"
 #include "test/unit/kernels/KernelTestUtil.h"
 
+#include <array>
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -72,19 +74,22 @@ const ConvCase kConvCases[] = {
     {2, 9, 9, 6, 3, 3, 12, 1, true, 3, 2},
     {4, 16, 16, 48, 3, 3, 48, 1, true, 48}, // a MobileNetV2 depthwise layer at 16x16
     // Images smaller than the window, where some taps read only padding (contract::liveTaps):
-    // ResNet50V2's 3x3 convolutions of 1x1 images (the centre tap alone) and its strided one
-    // of 2x2 images (a 2x2 window of the 3x3 kernel, not one block of it); a 5x3 kernel on a
-    // 3x2 image; dilated taps of which only the middle reads the image; depthwise.
+    // ResNet50V2's 3x3 convolutions of 1x1 images (the centre tap alone: a product) and its
+    // strided one of 2x2 images (a 2x2 window of the 3x3 kernel, not one block of it); the
+    // middle row of taps over a 1x4 image (an offset window on the plain weights); three rows
+    // of a 5x3 kernel over a 2x1 image (whole rows: one block); dilated taps of which only
+    // the middle reads the image; depthwise and grouped.
     {2, 1, 1, 8, 3, 3, 8, 1, false, 1, 1, 1},
     {2, 2, 2, 8, 3, 3, 8, 2, false, 1, 1, 1},
-    {2, 3, 2, 4, 5, 3, 6, 1, false, 1, 1, 2},
+    {2, 1, 4, 8, 3, 3, 8, 1, false, 1, 1, 1},
+    {2, 2, 1, 4, 5, 3, 6, 1, false, 1, 1, 2},
     {1, 2, 2, 4, 3, 3, 4, 1, false, 1, 2, 2},
     {2, 1, 1, 4, 3, 3, 4, 1, false, 4, 1, 1},
     {2, 2, 3, 6, 3, 3, 4, 2, false, 2, 1, 1},
-    // The same with more than 64 output rows, where the forward convolution reads blocked
-    // weights (kPlainWeightRows).
-    {80, 1, 1, 8, 3, 3, 16, 1, false, 1, 1, 1},
+    // With more than 64 output rows, where the forward convolution reads blocked weights
+    // (kPlainWeightRows): the strided 2x2 window, and the middle row of taps.
     {72, 2, 2, 8, 3, 3, 16, 2, false, 1, 1, 1},
+    {20, 1, 4, 8, 3, 3, 16, 1, false, 1, 1, 1},
     // A 1x1 convolution: a product of matrices (ConvShape::isProduct in the CPU backend).
     {3, 5, 4, 6, 1, 1, 7, 1, false},
 };
@@ -187,6 +192,54 @@ TEST_P(Conv2dGradTest, BackwardKernelsMatchReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Conv2dGradTest, ::testing::ValuesIn(kConvCases));
+
+// ---- live taps ---------------------------------------------------------------------------
+
+/// contract::liveTaps of an h x w image under a kh x kw kernel with the given stride, dilation
+/// and paddings (top, bottom, left, right).
+contract::LiveTaps taps(int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t s, int64_t d,
+                        std::array<int64_t, 4> pad) {
+  contract::ConvShape c{};
+  c.n = 1, c.h = h, c.w = w, c.c = 1, c.kh = kh, c.kw = kw, c.f = 1;
+  c.sh = c.sw = s, c.dh = c.dw = d;
+  c.pt = pad[0], c.pb = pad[1], c.pl = pad[2], c.pr = pad[3];
+  c.oh = (h + c.pt + c.pb - (kh - 1) * d - 1) / s + 1;
+  c.ow = (w + c.pl + c.pr - (kw - 1) * d - 1) / s + 1;
+  return contract::liveTaps(c);
+}
+
+TEST(LiveTapsTest, TrimsTheTapsThatReadOnlyPaddingAndKeepsTheOutputSize) {
+  // A 3x3 "same" convolution of a 1x1 image: the centre, unpadded.
+  contract::LiveTaps t = taps(1, 1, 3, 3, 1, 1, {1, 1, 1, 1});
+  EXPECT_EQ(t.row, 1);
+  EXPECT_EQ(t.col, 1);
+  EXPECT_EQ(t.shape.kh, 1);
+  EXPECT_EQ(t.shape.kw, 1);
+  EXPECT_EQ(t.shape.pt + t.shape.pb + t.shape.pl + t.shape.pr, 0);
+  EXPECT_FALSE(t.whole());
+  // One-sided: two columns of padding on the left only of a 1-wide image, 3 taps wide: the
+  // last column alone.
+  t = taps(1, 1, 1, 3, 1, 1, {0, 0, 2, 0});
+  EXPECT_EQ(t.col, 2);
+  EXPECT_EQ(t.shape.kw, 1);
+  EXPECT_EQ(t.shape.pl, 0);
+  EXPECT_EQ(t.shape.pr, 0);
+  // Stride 2 over a padded 2x2 image: taps 1 and 2, the padding after them kept (the output
+  // keeps its size).
+  t = taps(2, 2, 3, 3, 2, 1, {1, 1, 1, 1});
+  EXPECT_EQ(t.row, 1);
+  EXPECT_EQ(t.shape.kh, 2);
+  EXPECT_EQ(t.shape.pt, 0);
+  EXPECT_EQ(t.shape.pb, 1);
+  EXPECT_EQ((2 + t.shape.pt + t.shape.pb - t.shape.kh) / 2 + 1, 1);
+  // Every tap reads the image somewhere: the whole kernel.
+  EXPECT_TRUE(taps(5, 5, 3, 3, 1, 1, {1, 1, 1, 1}).whole());
+  EXPECT_TRUE(taps(6, 6, 3, 3, 1, 1, {0, 0, 0, 0}).whole());
+  // No tap reads the image (stride 2 steps over it): the whole kernel, untouched.
+  t = taps(1, 1, 1, 1, 2, 1, {1, 1, 1, 1});
+  EXPECT_TRUE(t.whole());
+  EXPECT_EQ(t.shape.pt, 1);
+}
 
 // ---- finite differences ------------------------------------------------------------------
 

@@ -206,28 +206,29 @@ TEST(MixedPrecisionTest, MatMulWithBf16Factors) {
     }
 }
 
-/// A valid convolution with stride s in `groups` groups, taps d apart.
+/// A convolution with stride s in `groups` groups, taps d apart, `pad` rows and columns of
+/// zeros on every side.
 struct Conv {
   int64_t n, h, w, c, kh, kw, f, s;
-  int64_t groups = 1, d = 1;
+  int64_t groups = 1, d = 1, pad = 0;
   int64_t weights() const { return kh * kw * (c / groups) * f; }
   ref::ConvGeometry geometry() const {
     const int64_t eh = (kh - 1) * d + 1, ew = (kw - 1) * d + 1;
-    return {n, h, w, c, kh, kw, f, (h - eh) / s + 1, (w - ew) / s + 1, s, s, 0, 0, groups, d, d};
+    return {n, h, w,   c,   kh,     kw, f, (h + 2 * pad - eh) / s + 1, (w + 2 * pad - ew) / s + 1,
+            s, s, pad, pad, groups, d,  d};
   }
 };
 
-/// Adds a convolution kernel of `kind` with the stride, groups and dilation of `c` and no
-/// padding.
+/// Adds a convolution kernel of `kind` with the stride, padding, groups and dilation of `c`.
 void convKernel(PlanBuilder &b, KernelKind kind, std::vector<uint32_t> ins,
                 std::vector<uint32_t> outs, const Conv &c) {
   KernelSpec &k = b.kernel(StepKind::Train, kind, std::move(ins), std::move(outs))
                       .attrI("stride_h", c.s)
                       .attrI("stride_w", c.s)
-                      .attrI("pad_top", 0)
-                      .attrI("pad_left", 0)
-                      .attrI("pad_bottom", 0)
-                      .attrI("pad_right", 0);
+                      .attrI("pad_top", c.pad)
+                      .attrI("pad_left", c.pad)
+                      .attrI("pad_bottom", c.pad)
+                      .attrI("pad_right", c.pad);
   if (c.groups != 1)
     k.attrI("groups", c.groups);
   if (c.d != 1)
@@ -257,10 +258,16 @@ struct ConvPlan {
 TEST(MixedPrecisionTest, ConvolutionsWithBf16Factors) {
   SKIP_WITHOUT_BF16();
   // Plain, strided, wide; grouped, depthwise (MobileNetV2's), dilated.
-  for (const Conv &c : {Conv{2, 6, 6, 1, 3, 3, 4, 1}, Conv{2, 9, 8, 3, 3, 2, 5, 2},
-                        Conv{4, 13, 13, 32, 3, 3, 64, 1}, Conv{2, 8, 8, 4, 3, 3, 6, 1, 2},
-                        Conv{4, 16, 16, 48, 3, 3, 48, 2, 48}, Conv{2, 9, 9, 3, 3, 3, 4, 1, 1, 2},
-                        Conv{3, 5, 4, 16, 1, 1, 8, 1}}) { // the last a product of matrices
+  for (const Conv &c :
+       {Conv{2, 6, 6, 1, 3, 3, 4, 1}, Conv{2, 9, 8, 3, 3, 2, 5, 2},
+        Conv{4, 13, 13, 32, 3, 3, 64, 1}, Conv{2, 8, 8, 4, 3, 3, 6, 1, 2},
+        Conv{4, 16, 16, 48, 3, 3, 48, 2, 48}, Conv{2, 9, 9, 3, 3, 3, 4, 1, 1, 2},
+        Conv{3, 5, 4, 16, 1, 1, 8, 1},
+        // A product of matrices (1x1); taps that read only padding: the
+        // centre of a 1x1 image (a product), a strided window, a row of taps
+        // (more than 64 rows), a depthwise centre.
+        Conv{3, 1, 1, 16, 3, 3, 8, 1, 1, 1, 1}, Conv{2, 2, 2, 8, 3, 3, 8, 2, 1, 1, 1},
+        Conv{20, 1, 4, 8, 3, 3, 16, 1, 1, 1, 1}, Conv{2, 1, 1, 8, 3, 3, 8, 1, 8, 1, 1}}) {
     const ref::ConvGeometry g = c.geometry();
     ConvPlan p(c);
     RandomData rd(static_cast<uint32_t>(c.h * 7 + c.f));
@@ -269,6 +276,9 @@ TEST(MixedPrecisionTest, ConvolutionsWithBf16Factors) {
     put(*p.program, p.x, toBf16(xs));
     put(*p.program, p.w, toBf16(ws));
     put(*p.program, p.dy, toBf16(dys));
+    // What the results' memory held is overwritten (the dead taps' gradient with zeros).
+    put(*p.program, p.dx, rd.uniform(xs.size()));
+    put(*p.program, p.dw, rd.uniform(ws.size()));
     p.program->run(StepKind::Train, stepContext(c.n));
 
     auto xr = rounded(xs), wr = rounded(ws), dyr = rounded(dys);
