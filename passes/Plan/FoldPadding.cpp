@@ -1,5 +1,6 @@
 // plan-fold-padding: a zero padding that only convolutions read becomes their own padding
 // (see Passes.td).
+#include "passes/Plan/Absorb.h"
 #include "passes/Plan/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -105,7 +106,7 @@ KernelOp croppedWriter(KernelOp crop) {
   KernelOp writer;
   for (OpOperand &use : dxp.getUses()) {
     Operation *user = use.getOwner();
-    if (user == crop.getOperation() || isa<AllocOp>(user))
+    if (user == crop.getOperation())
       continue;
     auto k = dyn_cast<KernelOp>(user);
     if (!k || writer || k.getKind() != "conv2d_grad_input" || k.getOutputs().size() != 1 ||
@@ -116,7 +117,7 @@ KernelOp croppedWriter(KernelOp crop) {
   if (!writer)
     return nullptr;
   for (Operation *user : dx.getUsers())
-    if (user != crop.getOperation() && !isa<AllocOp>(user) && user->isBeforeInBlock(crop))
+    if (user != crop.getOperation() && user->isBeforeInBlock(crop))
       return nullptr;
   return writer;
 }
@@ -168,16 +169,8 @@ struct FoldPaddingPass : dp::plan::impl::FoldPaddingPassBase<FoldPaddingPass> {
       KernelOp writer = croppedWriter(crop);
       if (!writer)
         continue;
-      Value dxp = crop.getInputs()[0], dx = crop.getOutputs()[0];
-      // The cropped gradient must exist where the convolution writes it.
-      Operation *alloc = dx.getDefiningOp();
-      if (writer->isBeforeInBlock(alloc))
-        alloc->moveBefore(writer);
-      writer->setOperand(writer.getInputs().size(), dx);
       addPadding(crop, writer, b);
-      crop.erase();
-      if (dxp.use_empty())
-        dxp.getDefiningOp()->erase();
+      absorbConsumer(writer, crop);
     }
   }
 };

@@ -1,5 +1,6 @@
 // plan-fuse-epilogues: a relu that only follows a batch normalisation runs inside its kernel
 // (see Passes.td).
+#include "passes/Plan/Absorb.h"
 #include "passes/Plan/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -64,16 +65,8 @@ struct FuseEpiloguesPass : dp::plan::impl::FuseEpiloguesPassBase<FuseEpiloguesPa
     });
     Builder b(&getContext());
     for (auto [norm, relu] : pairs) {
-      Value h = norm.getOutputs()[0], a = relu.getOutputs()[0];
-      // The relu's result must exist where the normalisation writes it.
-      Operation *alloc = a.getDefiningOp();
-      if (norm->isBeforeInBlock(alloc))
-        alloc->moveBefore(norm);
-      norm->setOperand(norm.getInputs().size(), a);
       norm->setAttr("activation", b.getStringAttr("relu"));
-      relu.erase();
-      if (h.use_empty())
-        h.getDefiningOp()->erase();
+      absorbConsumer(norm, relu);
     }
   }
 };

@@ -169,34 +169,14 @@ private:
   std::vector<std::pair<int64_t, int64_t>> zeros_;
 };
 
-/// A convolution that is a product (ConvShape::isProduct) on a oneDNN matmul: c = a b with
-/// a [m, k] and b [k, n], each plain with the given strides (a transposed operand is the stored
-/// matrix read with swapped strides), c f32 and row-major. No reorders: the weights and their
-/// gradient stay HWIO, which the convolution primitives only read through a blocked copy.
-/// ResNet50V2's 1x1 stages at batch 16 (1x1 convolutions of 1x1 images, and 3x3 ones whose
-/// centre tap alone reads the image).
-struct Product {
-  int64_t m, k, n;
-  memory::dims aStrides, bStrides;
-  void *a, *b, *c;
-  DType compute;
-};
-
-DnnlCall productCall(const Product &p, const dnnl::primitive_attr &attr, const void *bias,
-                     const std::string &where) {
-  const memory::desc ad = plainDesc({p.m, p.k}, p.aStrides, p.compute);
-  const memory::desc bd = plainDesc({p.k, p.n}, p.bStrides, p.compute);
-  const memory::desc cd = f32Desc({p.m, p.n}, {p.n, 1});
-  const memory::desc biasd = bias ? f32Desc({1, p.n}, {p.n, 1}) : memory::desc();
-  const int threads = threadsFor(double(p.m) * double(p.k) * double(p.n));
-  ThreadCap cap(threads);
-  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(ad, bd, biasd, cd), attr, cpuEngine());
-  std::vector<std::pair<int, memory>> args = {{DNNL_ARG_SRC, memory(ad, cpuEngine(), p.a)},
-                                              {DNNL_ARG_WEIGHTS, memory(bd, cpuEngine(), p.b)},
-                                              {DNNL_ARG_DST, memory(cd, cpuEngine(), p.c)}};
-  if (bias)
-    args.emplace_back(DNNL_ARG_BIAS, memory(biasd, cpuEngine(), const_cast<void *>(bias)));
-  return DnnlCall(pd, dnnl::matmul(pd), std::move(args), where, threads);
+/// The [rows, cols] row-major matrix at `data` in type `t`, read transposed when `transposed`
+/// (the stored matrix with swapped strides). A convolution that is a product
+/// (ConvShape::isProduct) runs on a oneDNN matmul over such matrices: no reorders, the weights
+/// and their gradient stay HWIO, which the convolution primitives only read through a blocked
+/// copy. ResNet50V2's 1x1 stages at batch 16 (1x1 convolutions of 1x1 images, and 3x3 ones
+/// whose centre tap alone reads the image).
+memory::desc matrix(int64_t rows, int64_t cols, DType t, bool transposed = false) {
+  return transposed ? plainDesc({cols, rows}, {1, cols}, t) : plainDesc({rows, cols}, {cols, 1}, t);
 }
 
 } // namespace
@@ -210,16 +190,9 @@ std::unique_ptr<Kernel> makeConv2d(const KernelSite &site, const Conv2dAttrs &at
   dnnl::primitive_attr attr = userScratchpad(act);
   if (s.isProduct()) { // y[r, f] = x[r, c] w[c, f]
     const int64_t rows = s.n * s.h * s.w;
-    DnnlCall call = productCall({rows,
-                                 s.c,
-                                 s.f,
-                                 {s.c, 1},
-                                 {s.f, 1},
-                                 x.data,
-                                 s.window(w.data, s.compute),
-                                 y.data,
-                                 s.compute},
-                                attr, hasBias ? site.input(2).data : nullptr, site.where());
+    DnnlCall call = matmulCall(matrix(rows, s.c, s.compute), x.data, matrix(s.c, s.f, s.compute),
+                               s.window(w.data, s.compute), matrix(rows, s.f, DType::F32), y.data,
+                               hasBias ? site.input(2).data : nullptr, attr, site.where());
     return std::make_unique<DnnlKernel>(std::move(call), y.f32(), rows, s.f,
                                         act == Activation::Softmax);
   }
@@ -250,16 +223,11 @@ std::unique_ptr<Kernel> makeConv2dGradInput(const KernelSite &site, const ConvAt
   const TensorView dy = site.input(0), w = site.input(1), dx = site.output(0);
   const ConvShape s(geometry);
   if (s.isProduct()) { // dx[r, c] = dy[r, f] w[c, f]^T
-    DnnlCall call = productCall({s.n * s.h * s.w,
-                                 s.f,
-                                 s.c,
-                                 {s.f, 1},
-                                 {1, s.f},
-                                 dy.data,
-                                 s.window(w.data, s.compute),
-                                 dx.data,
-                                 s.compute},
-                                userScratchpad(), nullptr, site.where());
+    const int64_t rows = s.n * s.h * s.w;
+    DnnlCall call =
+        matmulCall(matrix(rows, s.f, s.compute), dy.data,
+                   matrix(s.c, s.f, s.compute, /*transposed=*/true), s.window(w.data, s.compute),
+                   matrix(rows, s.c, DType::F32), dx.data, nullptr, userScratchpad(), site.where());
     return std::make_unique<DnnlKernel>(std::move(call), nullptr, 0, 0, false);
   }
   const int threads = threadsFor(s.macs());
@@ -303,16 +271,10 @@ std::unique_ptr<Kernel> makeConv2dGradFilter(const KernelSite &site, const ConvA
   const ConvShape s(geometry);
   if (s.isProduct()) { // dw[c, f] = x[r, c]^T dy[r, f]
     const int64_t rows = s.n * s.h * s.w;
-    DnnlCall call = productCall({s.c,
-                                 rows,
-                                 s.f,
-                                 {1, s.c},
-                                 {s.f, 1},
-                                 x.data,
-                                 dy.data,
-                                 s.window(dw.data, DType::F32),
-                                 s.compute},
-                                userScratchpad(), nullptr, site.where());
+    DnnlCall call =
+        matmulCall(matrix(rows, s.c, s.compute, /*transposed=*/true), x.data,
+                   matrix(rows, s.f, s.compute), dy.data, matrix(s.c, s.f, DType::F32),
+                   s.window(dw.data, DType::F32), nullptr, userScratchpad(), site.where());
     auto kernel = std::make_unique<DnnlKernel>(std::move(call), nullptr, 0, 0, false);
     kernel->zeroEachCall(dw.f32(), s.deadTaps());
     return kernel;

@@ -63,6 +63,27 @@ void DnnlCall::run() {
                 where_ + ": oneDNN execution failed with status " + std::to_string(int(status)));
 }
 
+DnnlCall matmulCall(const dnnl::memory::desc &a, void *aData, const dnnl::memory::desc &b,
+                    void *bData, const dnnl::memory::desc &c, void *cData, const void *bias,
+                    const dnnl::primitive_attr &attr, const std::string &where) {
+  const dnnl::memory::dims cDims = c.dims();
+  double macs = double(a.dims().back());
+  for (dnnl::memory::dim d : cDims)
+    macs *= double(d);
+  const int threads = threadsFor(macs);
+  ThreadCap cap(threads);
+  const dnnl::memory::desc biasDesc =
+      bias ? f32Desc({1, cDims.back()}, {cDims.back(), 1}) : dnnl::memory::desc();
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, biasDesc, c), attr, cpuEngine());
+  std::vector<std::pair<int, dnnl::memory>> args = {
+      {DNNL_ARG_SRC, dnnl::memory(a, cpuEngine(), aData)},
+      {DNNL_ARG_WEIGHTS, dnnl::memory(b, cpuEngine(), bData)},
+      {DNNL_ARG_DST, dnnl::memory(c, cpuEngine(), cData)}};
+  if (bias)
+    args.emplace_back(DNNL_ARG_BIAS, dnnl::memory(biasDesc, cpuEngine(), const_cast<void *>(bias)));
+  return DnnlCall(pd, dnnl::matmul(pd), std::move(args), where, threads);
+}
+
 DnnlCall reorderCall(const dnnl::memory &from, const dnnl::memory &to, const std::string &where,
                      int threads) {
   dnnl::reorder::primitive_desc pd(cpuEngine(), from.get_desc(), cpuEngine(), to.get_desc(),

@@ -55,6 +55,14 @@ private:
   int threads_ = 0;
 };
 
+/// A oneDNN matmul bound to arena memory: c = a b (+ bias), `a` [..., m, k] and `b` [..., k, n]
+/// plain in their compute type (a transposed operand is the stored matrix read with swapped
+/// strides, never a copy), `c` f32, `bias` (null for none) f32 [1, n]; `attr` carries the
+/// post-ops and scales. Created and run on the threads its size warrants (threadsFor).
+DnnlCall matmulCall(const dnnl::memory::desc &a, void *aData, const dnnl::memory::desc &b,
+                    void *bData, const dnnl::memory::desc &c, void *cData, const void *bias,
+                    const dnnl::primitive_attr &attr, const std::string &where);
+
 /// A reorder between `from` and `to` bound to their memory, run under `threads`.
 DnnlCall reorderCall(const dnnl::memory &from, const dnnl::memory &to, const std::string &where,
                      int threads);

@@ -40,22 +40,10 @@ std::unique_ptr<Kernel> makeDense(const KernelSite &site, const FusedActivationA
   dnnl::primitive_attr attr = userScratchpad(act);
 
   // Factors in the compute type (bf16 products accumulate in f32); y and b are f32.
-  const memory::desc xd = plainDesc({n, k}, {k, 1}, shape.compute);
-  const memory::desc wd = plainDesc({k, m}, {m, 1}, shape.compute);
-  const memory::desc yd = f32Desc({n, m}, {m, 1});
-  std::vector<std::pair<int, memory>> args = {{DNNL_ARG_SRC, memory(xd, cpuEngine(), x.data)},
-                                              {DNNL_ARG_WEIGHTS, memory(wd, cpuEngine(), w.data)},
-                                              {DNNL_ARG_DST, memory(yd, cpuEngine(), y.data)}};
-  memory::desc bd;
-  if (hasBias) {
-    const TensorView b = site.input(2);
-    bd = f32Desc({1, m}, {m, 1});
-    args.emplace_back(DNNL_ARG_BIAS, memory(bd, cpuEngine(), b.data));
-  }
-  const int threads = threadsFor(double(n) * double(k) * double(m));
-  ThreadCap cap(threads);
-  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(xd, wd, bd, yd), attr, cpuEngine());
-  DnnlCall call(pd, dnnl::matmul(pd), std::move(args), site.where(), threads);
+  DnnlCall call =
+      matmulCall(plainDesc({n, k}, {k, 1}, shape.compute), x.data,
+                 plainDesc({k, m}, {m, 1}, shape.compute), w.data, f32Desc({n, m}, {m, 1}), y.data,
+                 hasBias ? site.input(2).data : nullptr, attr, site.where());
   return std::make_unique<DenseKernel>(std::move(call), y.f32(), n, m, act == Activation::Softmax);
 }
 
@@ -77,20 +65,12 @@ std::unique_ptr<Kernel> productKernel(const KernelSite &site, const MatMulShape 
     bd.insert(bd.begin(), batch), bs.insert(bs.begin(), k * n);
     cd.insert(cd.begin(), batch), cs.insert(cs.begin(), m * n);
   }
-  const memory::desc amd = plainDesc(ad, as, shape.compute);
-  const memory::desc bmd = plainDesc(bd, bs, shape.compute);
-  const memory::desc cmd = f32Desc(cd, cs);
   dnnl::primitive_attr attr = userScratchpad();
   if (shape.alpha != 1.0)
     attr.set_output_scales(0, {static_cast<float>(shape.alpha)});
-  const int threads = threadsFor(double(batch) * double(m) * double(k) * double(n));
-  ThreadCap cap(threads);
-  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(amd, bmd, cmd), attr, cpuEngine());
-  DnnlCall call(pd, dnnl::matmul(pd),
-                {{DNNL_ARG_SRC, memory(amd, cpuEngine(), a.data)},
-                 {DNNL_ARG_WEIGHTS, memory(bmd, cpuEngine(), b.data)},
-                 {DNNL_ARG_DST, memory(cmd, cpuEngine(), c.data)}},
-                site.where(), threads);
+  DnnlCall call =
+      matmulCall(plainDesc(ad, as, shape.compute), a.data, plainDesc(bd, bs, shape.compute), b.data,
+                 f32Desc(cd, cs), c.data, nullptr, attr, site.where());
   return std::make_unique<PrimitiveKernel>(std::move(call));
 }
 
