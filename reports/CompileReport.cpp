@@ -84,6 +84,38 @@ void printFlops(ProgramOp program, llvm::raw_ostream &os) {
   os << "\n";
 }
 
+void printWeightLayouts(ProgramOp program, llvm::raw_ostream &os) {
+  struct Count {
+    int plain = 0, blocked = 0;
+    int64_t reordered = 0;
+  } counts[2]; // train, eval
+  for (auto step : program.getOps<StepOp>())
+    for (KernelOp k : step.getOps<KernelOp>()) {
+      std::optional<rt::LiveTaps> taps = convLiveTaps(k);
+      if (!taps)
+        continue;
+      Count &c = counts[step.getName() == "eval"];
+      if (auto plain = k->getAttrOfType<IntegerAttr>("plain_weights"); plain && plain.getInt()) {
+        ++c.plain;
+        continue;
+      }
+      // The blocked copy holds the live window: the weights in the type the kernel reads
+      // them in, or the f32 filter gradient it writes.
+      const rt::ConvGeometry &g = taps->shape;
+      Value weights = k.getKind() == "conv2d_grad_filter" ? k.getOutputs()[0] : k.getInputs()[1];
+      const int64_t elementBytes = cast<MemRefType>(weights.getType()).getElementTypeBitWidth() / 8;
+      ++c.blocked;
+      c.reordered += g.kh * g.kw * (g.c / g.g) * g.f * elementBytes;
+    }
+  if (counts[0].plain + counts[0].blocked + counts[1].plain + counts[1].blocked == 0)
+    return;
+  os << "convolution weights (plan-assign-layouts): kernels reading them as stored / through a "
+        "blocked copy\n  train step "
+     << counts[0].plain << " / " << counts[0].blocked << " (" << humanBytes(counts[0].reordered)
+     << " reordered per step), eval step " << counts[1].plain << " / " << counts[1].blocked << " ("
+     << humanBytes(counts[1].reordered) << ")\n";
+}
+
 void printCompileReport(ProgramOp program, double lrFactor, double ms, llvm::raw_ostream &os) {
   unsigned kernels[2] = {0, 0};
   for (auto step : program.getOps<StepOp>())
@@ -130,6 +162,7 @@ void printCompileReport(ProgramOp program, double lrFactor, double ms, llvm::raw
        << "\n";
   printBucketPlan(program, os);
   printFlops(program, os);
+  printWeightLayouts(program, os);
   printMemoryReport(computeMemoryReport(program), os);
   for (ProgramOp server : serverPrograms(program)) {
     os << "server " << server.getServerAttr().getInt() << " ";

@@ -17,6 +17,10 @@ void printCompileReport(plan::ProgramOp program, double lrFactor, double ms,
 /// dprun's MFU counts), per process and per sample, and each kind's share of the train step.
 void printFlops(plan::ProgramOp program, llvm::raw_ostream &os);
 
+/// Prints how many convolution kernels of each step read their weights as stored and how many
+/// through a blocked copy (plan-assign-layouts), with the bytes those copies reorder per step.
+void printWeightLayouts(plan::ProgramOp program, llvm::raw_ostream &os);
+
 /// The servers' programs beside a parameter-server workers' program, by server index.
 llvm::SmallVector<plan::ProgramOp> serverPrograms(plan::ProgramOp workers);
 /// Prints which server holds which parameters, with their bytes and their optimizer state's.

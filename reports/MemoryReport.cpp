@@ -42,7 +42,7 @@ MemoryReport computeMemoryReport(ProgramOp program) {
   return r;
 }
 
-static std::string human(int64_t bytes) {
+std::string humanBytes(int64_t bytes) {
   std::string s;
   llvm::raw_string_ostream os(s);
   if (bytes >= (1 << 20))
@@ -57,7 +57,7 @@ static std::string human(int64_t bytes) {
 void printMemoryReport(const MemoryReport &r, llvm::raw_ostream &os) {
   auto row = [&](StringRef what, int64_t bytes) {
     os << llvm::format("  %-34s %14lld  %12s\n", what.str().c_str(), (long long)bytes,
-                       human(bytes).c_str());
+                       humanBytes(bytes).c_str());
   };
   os << "memory per device (bytes)";
   if (r.devices * r.processes > 1)

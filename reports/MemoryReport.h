@@ -22,6 +22,8 @@ struct MemoryReport {
 MemoryReport computeMemoryReport(plan::ProgramOp program);
 /// Prints the report as an aligned table.
 void printMemoryReport(const MemoryReport &report, llvm::raw_ostream &os);
+/// "1.50 MiB", "12.0 KiB", "512 B".
+std::string humanBytes(int64_t bytes);
 /// Prints the allreduce buckets of the train step in the order they are issued: index, bytes
 /// per replica, the train kernel after which each starts, and the gradients it carries in
 /// the order the backward pass makes them ready. Prints nothing for an undistributed plan.

@@ -98,6 +98,7 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options) {
     pm.addPass(plan::createFoldPaddingPass());
   if (options.fuse == "all" || options.fuse == "epilogues")
     pm.addPass(plan::createFuseEpiloguesPass());
+  pm.addPass(plan::createAssignLayoutsPass(passOptions<plan::AssignLayoutsPassOptions>(options)));
   pm.addPass(plan::createPlanMemoryPass());
   pm.addPass(plan::createPlanVerifyPass());
   if (!options.output.empty()) {

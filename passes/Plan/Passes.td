@@ -58,4 +58,40 @@ def FuseEpiloguesPass : Pass<"plan-fuse-epilogues", "mlir::ModuleOp"> {
   }];
 }
 
+def AssignLayoutsPass : Pass<"plan-assign-layouts", "mlir::ModuleOp"> {
+  let summary = "Choose the layout each convolution kernel reads its weights in";
+  let description = [{
+    Parameters, gradients and optimizer state are stored in one canonical layout (HWIO for a
+    convolution's kernel): checkpoints, `--save-params` and ONNX export read them as they are.
+    A convolution kernel (`conv2d`, `conv2d_grad_input`, `conv2d_grad_filter`) either works on
+    the stored weights (`plain_weights = 1`), or on a copy in the library's blocked layout
+    (oneDNN's `OIhw16i16o` and kin), which it reorders from the weights (or, for the filter
+    gradient, into the gradient) on every call. This pass chooses, per kernel, from the
+    kernel's live window of taps (runtime/format/ConvGeometry.h) and its size, and writes
+    `plain_weights` 0 or 1 on every convolution kernel, so that the dumps show each choice:
+
+    - a product of matrices (a 1x1 live window at stride 1, unpadded, one group): plain, it
+      runs as a matrix product on the stored weights, with no reorder;
+    - `conv2d` in f32 with fewer than `conv-min-rows` output rows (a device's batch x height
+      x width), one group, a dense window: plain. Such a convolution reads more weight than it
+      computes: the reorder cost as much as the convolution (ResNet50V2 at 32x32, batch 16:
+      the 2x2 and 1x1 stages' forward went from 42 to 29 ms per step);
+    - `conv2d_grad_input` in f32, one group, a dense window: plain (the library's gemm path on
+      plain weights; bf16 reads blocked ones, 2.7x faster on mnist_cnn);
+    - every other kernel: blocked (the filter gradient's gemm path on plain weights was slower
+      on every ResNet stage; grouped and strided windows want the library's layouts).
+
+    `weight-layouts=blocked` leaves every kernel blocked, `plain` makes every kernel with one
+    group and a dense window plain: the equivalence tests compare them. Runs after the fusion
+    passes (folded paddings change the live windows), before `plan-memory`. The compile report
+    counts the kernels of each layout and the bytes reordered per step.
+  }];
+  let options = [
+    Option<"convMinRows", "conv-min-rows", "int64_t", /*default=*/"65",
+           "f32 forward convolutions with fewer output rows than this read plain weights">,
+    Option<"weightLayouts", "weight-layouts", "std::string", /*default=*/"\"auto\"",
+           "auto (the rules above), blocked (every kernel) or plain (wherever allowed)">,
+  ];
+}
+
 #endif // DP_PLAN_PASSES

@@ -249,44 +249,14 @@ ConvShape convShape(const KernelSite &site, const GeometryAttrs &a, const Tensor
   s.oh = (ph - eh) / s.sh + 1;
   s.ow = (pw - ew) / s.sw + 1;
   site.expectShape(y, {s.n, s.oh, s.ow, s.f}, yRole);
+  s.plainWeights = a.plain_weights;
+  if (s.plainWeights && (s.g != 1 || !liveTaps(s).denseWindow()))
+    site.fail("plain_weights needs one group and a dense window of live taps (whole rows of "
+              "the kernel, or one row): the library reads no other window as stored");
   return s;
 }
 
 } // namespace
-
-namespace {
-/// One axis of liveTaps: the first and last of k taps (dilation d) that read a row of [0, in)
-/// for some output o of [0, out) at stride st and padding p; first > last when none does.
-void liveRange(int64_t in, int64_t out, int64_t k, int64_t st, int64_t d, int64_t p, int64_t &first,
-               int64_t &last) {
-  first = k, last = -1;
-  for (int64_t r = 0; r < k; ++r) {
-    // The rows tap r reads: r*d - p + o*st for o in [0, out); one of them lies in [0, in)
-    // when the first at or above 0 does.
-    const int64_t base = r * d - p;
-    const int64_t o = base >= 0 ? 0 : (-base + st - 1) / st;
-    if (o < out && base + o * st < in)
-      first = std::min(first, r), last = r;
-  }
-}
-} // namespace
-
-LiveTaps liveTaps(const ConvShape &s) {
-  LiveTaps t{s, 0, 0, s.kh, s.kw};
-  int64_t r0, r1, c0, c1;
-  liveRange(s.h, s.oh, s.kh, s.sh, s.dh, s.pt, r0, r1);
-  liveRange(s.w, s.ow, s.kw, s.sw, s.dw, s.pl, c0, c1);
-  if (r0 > r1 || c0 > c1)
-    return t;
-  const int64_t pt = s.pt - r0 * s.dh, pb = s.pb - (s.kh - 1 - r1) * s.dh;
-  const int64_t pl = s.pl - c0 * s.dw, pr = s.pr - (s.kw - 1 - c1) * s.dw;
-  if (pt < 0 || pb < 0 || pl < 0 || pr < 0)
-    return t;
-  t.row = r0, t.col = c0;
-  t.shape.kh = r1 - r0 + 1, t.shape.kw = c1 - c0 + 1;
-  t.shape.pt = pt, t.shape.pb = pb, t.shape.pl = pl, t.shape.pr = pr;
-  return t;
-}
 
 ConvShape checkConv2d(const KernelSite &site, const Conv2dAttrs &attrs) {
   ConvShape s = convShape(site, attrs, site.input(0), site.input(1), site.output(0),

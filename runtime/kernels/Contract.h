@@ -6,6 +6,7 @@
 #pragma once
 
 #include "runtime/device/Kernel.h"
+#include "runtime/format/ConvGeometry.h"
 #include "runtime/kernels/Broadcast.h"
 #include "runtime/kernels/Gather.h"
 
@@ -131,33 +132,20 @@ PoolShape checkMaxPool2dGrad(const KernelSite &site, const PoolAttrs &attrs);
 PoolShape checkAvgPool2d(const KernelSite &site, const PoolAttrs &attrs);
 PoolShape checkAvgPool2dGrad(const KernelSite &site, const PoolAttrs &attrs);
 
-/// conv2d and its gradients: x[N,H,W,C] * w[KH,KW,C/G,F] -> y[N,OH,OW,F] (NHWC images, HWIO
-/// kernels), strides (sh, sw), zero padding top, left, bottom, right, G groups (filter group
-/// g reads channel group g) and dilations (dh, dw) between a window's taps.
-struct ConvShape {
-  int64_t n, h, w, c, kh, kw, f, oh, ow;
-  int64_t sh, sw, pt, pl, pb, pr;
-  int64_t g = 1, dh = 1, dw = 1;
+/// conv2d and its gradients (runtime/format/ConvGeometry.h), with what a kernel needs beyond
+/// the geometry.
+struct ConvShape : ConvGeometry {
   /// conv2d only: whether it adds a bias b[F].
-  bool bias;
+  bool bias = false;
   /// The type of the two tensors the kernel reads (f32 or bf16).
-  DType compute;
-  /// Multiply-adds of one pass.
-  double macs() const { return double(n) * oh * ow * f * kh * kw * (c / g); }
+  DType compute = DType::F32;
+  /// Whether the kernel reads (writes) the HWIO weights as stored (the attribute
+  /// plain_weights, set by the compiler's plan-assign-layouts); else through a copy in the
+  /// library's blocked layout, reordered on every call.
+  bool plainWeights = false;
 };
-
-/// The part of a convolution's kernel that ever reads the image: taps [row, row + shape.kh) x
-/// [col, col + shape.kw) of the full kernelH x kernelW kernel, with the paddings trimmed so that
-/// the output keeps its size. The taps outside it read only zero padding (a 3x3 "same"
-/// convolution of a 1x1 image reads its centre alone), so they add exact zeros to the result
-/// and have exact zero gradients: a kernel may skip them. The whole kernel when every tap
-/// reads the image somewhere, or when trimming would need a negative padding.
-struct LiveTaps {
-  ConvShape shape;
-  int64_t row = 0, col = 0, kernelH = 0, kernelW = 0;
-  bool whole() const { return shape.kh == kernelH && shape.kw == kernelW; }
-};
-LiveTaps liveTaps(const ConvShape &s);
+using rt::liveTaps;
+using rt::LiveTaps;
 ConvShape checkConv2d(const KernelSite &site, const Conv2dAttrs &attrs);
 ConvShape checkConv2dGradInput(const KernelSite &site, const ConvAttrs &attrs);
 ConvShape checkConv2dGradFilter(const KernelSite &site, const ConvAttrs &attrs);

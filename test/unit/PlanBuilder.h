@@ -39,7 +39,13 @@ struct KernelSpec {
   /// The device that runs it; -1 for a collective.
   int16_t device = 0;
 
+  /// Sets an integer attribute (again: the last value counts).
   KernelSpec &attrI(const std::string &name, int64_t value) {
+    for (auto &a : attrs)
+      if (a.name == name) {
+        a.i = value;
+        return *this;
+      }
     attrs.push_back({name, value, 0.0});
     return *this;
   }

@@ -8,7 +8,10 @@
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
 
+#include "runtime/format/ConvGeometry.h"
 #include "runtime/format/Enums.h"
+
+#include <optional>
 
 #include "dialect/Plan/IR/PlanDialect.h.inc"
 
@@ -27,6 +30,10 @@ int64_t bufferDevice(mlir::Value buffer);
 /// those holding parameters' gradients (not batch statistics, which dist-sync-batch-norm
 /// averages under names of no parameter); none without it.
 llvm::DenseSet<mlir::Value> bf16WireBuckets(ProgramOp program);
+/// The live taps (runtime/format/ConvGeometry.h) of a `conv2d`, `conv2d_grad_input` or
+/// `conv2d_grad_filter` kernel, from its buffers' shapes and its attributes; none for another
+/// kind, or for shapes and attributes that do not make a convolution.
+std::optional<dp::rt::LiveTaps> convLiveTaps(KernelOp kernel);
 /// Arena offsets are multiples of this many bytes.
 inline constexpr int64_t kAlignment = 64;
 } // namespace dp::plan

@@ -175,6 +175,44 @@ LogicalResult ViewOp::verify() {
   return success();
 }
 
+std::optional<dp::rt::LiveTaps> dp::plan::convLiveTaps(KernelOp k) {
+  // The image x, the weights w and the output y among the kernel's buffers.
+  int xi, wi, yi;
+  const int nIn = k.getInputs().size();
+  auto buffer = [&](int i) { return i < nIn ? k.getInputs()[i] : k.getOutputs()[i - nIn]; };
+  StringRef kind = k.getKind();
+  if (kind == "conv2d") // ins (x, w[, b]) outs (y)
+    xi = 0, wi = 1, yi = nIn;
+  else if (kind == "conv2d_grad_input") // ins (dy, w) outs (dx)
+    xi = nIn, wi = 1, yi = 0;
+  else if (kind == "conv2d_grad_filter") // ins (x, dy) outs (dw)
+    xi = 0, wi = nIn, yi = 1;
+  else
+    return std::nullopt;
+  if (nIn < 2 || k.getOutputs().size() != 1)
+    return std::nullopt;
+  auto x = cast<MemRefType>(buffer(xi).getType()).getShape();
+  auto w = cast<MemRefType>(buffer(wi).getType()).getShape();
+  auto y = cast<MemRefType>(buffer(yi).getType()).getShape();
+  if (x.size() != 4 || w.size() != 4 || y.size() != 4)
+    return std::nullopt;
+  auto attr = [&](StringRef name, int64_t absent) {
+    auto a = k->getAttrOfType<IntegerAttr>(name);
+    return a ? a.getInt() : absent;
+  };
+  dp::rt::ConvGeometry s;
+  s.n = x[0], s.h = x[1], s.w = x[2], s.c = x[3];
+  s.kh = w[0], s.kw = w[1], s.f = w[3], s.oh = y[1], s.ow = y[2];
+  s.sh = attr("stride_h", 0), s.sw = attr("stride_w", 0);
+  s.pt = attr("pad_top", -1), s.pl = attr("pad_left", -1);
+  s.pb = attr("pad_bottom", -1), s.pr = attr("pad_right", -1);
+  s.g = attr("groups", 1), s.dh = attr("dilation_h", 1), s.dw = attr("dilation_w", 1);
+  if (s.sh < 1 || s.sw < 1 || s.dh < 1 || s.dw < 1 || s.g < 1 || s.pt < 0 || s.pl < 0 || s.pb < 0 ||
+      s.pr < 0 || s.kh < 1 || s.kw < 1 || s.c % s.g != 0 || s.f % s.g != 0)
+    return std::nullopt;
+  return dp::rt::liveTaps(s);
+}
+
 /// The kernel's attributes against its contract (Kernels.def): each one the kind takes, with
 /// the type the contract says, and every required one present.
 LogicalResult KernelOp::verifyAttributes(dp::rt::KernelKind kind) {

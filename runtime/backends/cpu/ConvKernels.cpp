@@ -3,15 +3,17 @@
 // arena at load.
 //
 // Images are NHWC and kernels HWIO (Keras's layouts). Images are plain strided descriptors for
-// oneDNN; forward and backward-weights let it pick the kernels' layout (see anyWeights), while
-// backward-data keeps plain HWIO for f32, where gemm beat the jit on the wide layers (blocked
-// for bf16). Under mixed precision the tensors a pass reads are bf16, the one it writes f32.
+// oneDNN. The weights' layout is the compiler's choice (plan-assign-layouts), carried by each
+// kernel's plain_weights attribute: a kernel reads (or writes) the HWIO weights as stored, or
+// lets oneDNN pick its layout (format_tag any, which lets it choose a jit implementation over
+// gemm) and reorders into (or out of) a blocked copy on every call. Under mixed precision the
+// tensors a pass reads are bf16, the one it writes f32.
 //
-// A kernel computes only the taps of its window that read the image (contract::liveTaps: a
-// 3x3 convolution of a 1x1 image reads its centre), and the filter gradient of the others is
-// set to zero. A convolution whose live window is 1x1, at stride 1 and unpadded, is a product
-// of matrices and runs on oneDNN's matmul (ConvShape::isProduct), on the HWIO weights as they
-// are (one group only): no reorder of the weights or of their gradient.
+// A kernel computes only the taps of its window that read the image (liveTaps: a 3x3
+// convolution of a 1x1 image reads its centre), and the filter gradient of the others is set
+// to zero. A convolution on plain weights whose live window is 1x1, at stride 1 and unpadded,
+// is a product of matrices and runs on oneDNN's matmul (LiveTaps::isProduct), on the HWIO
+// weights as they are: no reorder of the weights or of their gradient.
 #include "runtime/backends/cpu/Dnnl.h"
 #include "runtime/backends/cpu/Internal.h"
 #include "runtime/backends/cpu/Parallel.h"
@@ -31,13 +33,16 @@ using dnnl::memory;
 /// of a small image skips them. ResNet50V2's 3x3 convolutions of its 1x1 images read their
 /// centre tap alone: a ninth of the weights.
 struct ConvShape : contract::ConvShape {
-  explicit ConvShape(const contract::ConvShape &s) : ConvShape(contract::liveTaps(s)) {}
-  explicit ConvShape(const contract::LiveTaps &t)
-      : contract::ConvShape(t.shape), taps(t),
-        tapOffset((t.row * t.kernelW + t.col) * (c / g) * f) {}
-  contract::LiveTaps taps;
+  explicit ConvShape(const contract::ConvShape &s) : ConvShape(s, liveTaps(s)) {}
+  ConvShape(const contract::ConvShape &s, const LiveTaps &t)
+      : contract::ConvShape(s), taps(t), tapOffset((t.row * t.kernelW + t.col) * (c / g) * f) {
+    static_cast<ConvGeometry &>(*this) = t.shape;
+  }
+  LiveTaps taps;
   /// The first live tap's element in the HWIO kernel.
   int64_t tapOffset;
+  /// Whether the kernel runs as a product of matrices on the plain weights.
+  bool product() const { return plainWeights && taps.isProduct(); }
 
   memory::desc image(int64_t height, int64_t width, int64_t channels, DType t) const {
     return plainDesc({n, channels, height, width},
@@ -58,10 +63,6 @@ struct ConvShape : contract::ConvShape {
       return plainDesc({f, c, kh, kw}, {1, f, rowStride, c * f}, t);
     return plainDesc({g, f / g, cg, kh, kw}, {f / g, 1, f, rowStride, cg * f}, t);
   }
-  /// Whether the live window is one dense block of the kernel (HWIO's rows of taps are
-  /// contiguous, and so are whole rows): oneDNN's gemm convolutions read plain weights only
-  /// when they are dense.
-  bool denseWindow() const { return kh == 1 || kw == taps.kernelW; }
   /// The live window's first element in kernel `w`, of `t` elements.
   void *window(void *w, DType t) const {
     return static_cast<char *>(w) + tapOffset * int64_t(dtypeSize(t));
@@ -82,13 +83,6 @@ struct ConvShape : contract::ConvShape {
       }
     return ranges;
   }
-  /// Whether the convolution is a product of matrices: a 1x1 window (after the dead taps are
-  /// trimmed) at stride 1 without padding, in one group. The images are then [n*h*w, c] and
-  /// [n*h*w, f] row-major matrices and the window a [c, f] one.
-  bool isProduct() const {
-    return kh == 1 && kw == 1 && sh == 1 && sw == 1 && pt == 0 && pb == 0 && pl == 0 && pr == 0 &&
-           g == 1;
-  }
   /// The weights' dimensions in the layout oneDNN picks (format any).
   memory::dims weightDims() const {
     if (g == 1)
@@ -102,31 +96,21 @@ struct ConvShape : contract::ConvShape {
   memory::dims padR() const { return {pb, pr}; }
 };
 
-/// Kernels (weights) stay HWIO in the arena; the primitives get the blocked layout oneDNN picks
-/// for them (format_tag any), which lets it choose a jit implementation over gemm. The blocked
-/// copy lives in a buffer owned by the kernel and is reordered on every call: the optimizer
-/// changes the weights each step.
-memory::desc anyWeights(const ConvShape &s, DType t) {
+/// The weights as a primitive reads (writes) them: HWIO as stored where the compiler chose the
+/// plain layout, else the blocked layout oneDNN picks (format_tag any), which lets it choose a
+/// jit implementation over gemm. The blocked copy lives in a buffer owned by the kernel and is
+/// reordered on every call: the optimizer changes the weights each step.
+memory::desc primitiveWeights(const ConvShape &s, DType t) {
+  if (s.plainWeights)
+    return s.weights(t);
   return memory::desc(s.weightDims(), dnnlType(t), memory::format_tag::any);
 }
-
-/// Output rows (batch x height x width) up to which a f32 forward convolution reads the
-/// plain weights (see forwardDesc). Backward-weights stays blocked: its gemm path on plain
-/// weights was slower on every ResNet stage.
-constexpr int64_t kPlainWeightRows = 64;
 
 dnnl::convolution_forward::primitive_desc forwardDesc(const ConvShape &s, bool bias,
                                                       const dnnl::primitive_attr &attr) {
   const memory::desc bd = f32Desc({s.f}, {1});
   const DType t = s.compute;
-  // A convolution with few output rows reads more weight than it computes: reordering its
-  // weights into a blocked copy every step costs as much as the convolution itself, so it
-  // runs on the plain HWIO weights (oneDNN's gemm). ResNet50V2 at 32x32, batch 16: the stages
-  // at 2x2 and 1x1 went from 42 to 29 ms of forward per step.
-  const memory::desc wd =
-      t == DType::F32 && s.g == 1 && s.n * s.oh * s.ow <= kPlainWeightRows && s.denseWindow()
-          ? s.weights(t)
-          : anyWeights(s, t);
+  const memory::desc wd = primitiveWeights(s, t);
   auto d = bias ? dnnl::convolution_forward::desc(
                       dnnl::prop_kind::forward_training, algorithm::convolution_direct, s.src(t),
                       wd, bd, s.dst(DType::F32), s.strides(), s.dilates(), s.padL(), s.padR())
@@ -170,8 +154,8 @@ private:
 };
 
 /// The [rows, cols] row-major matrix at `data` in type `t`, read transposed when `transposed`
-/// (the stored matrix with swapped strides). A convolution that is a product
-/// (ConvShape::isProduct) runs on a oneDNN matmul over such matrices: no reorders, the weights
+/// (the stored matrix with swapped strides). A convolution that is a product on plain weights
+/// (ConvShape::product) runs on a oneDNN matmul over such matrices: no reorders, the weights
 /// and their gradient stay HWIO, which the convolution primitives only read through a blocked
 /// copy. ResNet50V2's 1x1 stages at batch 16 (1x1 convolutions of 1x1 images, and 3x3 ones
 /// whose centre tap alone reads the image).
@@ -188,7 +172,7 @@ std::unique_ptr<Kernel> makeConv2d(const KernelSite &site, const Conv2dAttrs &at
   const bool hasBias = s.bias;
   const Activation act = attrs.activation;
   dnnl::primitive_attr attr = userScratchpad(act);
-  if (s.isProduct()) { // y[r, f] = x[r, c] w[c, f]
+  if (s.product()) { // y[r, f] = x[r, c] w[c, f]
     const int64_t rows = s.n * s.h * s.w;
     DnnlCall call = matmulCall(matrix(rows, s.c, s.compute), x.data, matrix(s.c, s.f, s.compute),
                                s.window(w.data, s.compute), matrix(rows, s.f, DType::F32), y.data,
@@ -222,7 +206,7 @@ std::unique_ptr<Kernel> makeConv2dGradInput(const KernelSite &site, const ConvAt
                                             contract::ConvShape geometry) {
   const TensorView dy = site.input(0), w = site.input(1), dx = site.output(0);
   const ConvShape s(geometry);
-  if (s.isProduct()) { // dx[r, c] = dy[r, f] w[c, f]^T
+  if (s.product()) { // dx[r, c] = dy[r, f] w[c, f]^T
     const int64_t rows = s.n * s.h * s.w;
     DnnlCall call =
         matmulCall(matrix(rows, s.f, s.compute), dy.data,
@@ -232,15 +216,9 @@ std::unique_ptr<Kernel> makeConv2dGradInput(const KernelSite &site, const ConvAt
   }
   const int threads = threadsFor(s.macs());
   ThreadCap cap(threads);
-  // dy and w in the compute type, dx f32. bf16 lets oneDNN pick the kernel's layout: its gemm
-  // path on plain bf16 weights ran 2.7x slower than the jit on blocked ones (mnist_cnn's
-  // second convolution, 7.6 against 2.8 ms). f32 keeps plain HWIO, where gemm won when
-  // measured on an AMX Xeon (on an AVX-512 EPYC the jit is about 10% faster per step).
+  // dy and w in the compute type, dx f32.
   const DType t = s.compute;
-  // Grouped (depthwise) convolutions take oneDNN's choice too: its depthwise jit wants its own
-  // layout.
-  const bool blocked = t == DType::BF16 || s.g > 1 || !s.denseWindow();
-  const memory::desc wd = blocked ? anyWeights(s, t) : s.weights(t);
+  const memory::desc wd = primitiveWeights(s, t);
   dnnl::convolution_forward::primitive_desc hint(
       dnnl::convolution_forward::desc(
           dnnl::prop_kind::forward_training, algorithm::convolution_direct, s.src(t), wd,
@@ -269,7 +247,7 @@ std::unique_ptr<Kernel> makeConv2dGradFilter(const KernelSite &site, const ConvA
                                              contract::ConvShape geometry) {
   const TensorView x = site.input(0), dy = site.input(1), dw = site.output(0);
   const ConvShape s(geometry);
-  if (s.isProduct()) { // dw[c, f] = x[r, c]^T dy[r, f]
+  if (s.product()) { // dw[c, f] = x[r, c]^T dy[r, f]
     const int64_t rows = s.n * s.h * s.w;
     DnnlCall call =
         matmulCall(matrix(rows, s.c, s.compute, /*transposed=*/true), x.data,
@@ -286,8 +264,8 @@ std::unique_ptr<Kernel> makeConv2dGradFilter(const KernelSite &site, const ConvA
   auto hint = forwardDesc(s, false, dnnl::primitive_attr());
   dnnl::convolution_backward_weights::primitive_desc pd(
       dnnl::convolution_backward_weights::desc(algorithm::convolution_direct, s.src(t),
-                                               anyWeights(s, DType::F32), s.dst(t), s.strides(),
-                                               s.dilates(), s.padL(), s.padR()),
+                                               primitiveWeights(s, DType::F32), s.dst(t),
+                                               s.strides(), s.dilates(), s.padL(), s.padR()),
       userScratchpad(), cpuEngine(), hint);
   const memory userDw(s.weights(DType::F32), cpuEngine(), s.window(dw.data, DType::F32));
   std::vector<DnnlCall> after;

@@ -26,9 +26,9 @@
 // dropout per device with its mask as a second output, numbered (stream) per device so that
 // both replicas draw from the same stream, read back by dropout_grad.
 // PLAN-LABEL: plan.step "train"
-// PLAN: plan.kernel "conv2d" {{.*}} {activation = "relu", pad_bottom = 0 : i64, pad_left = 0 : i64, pad_right = 0 : i64, pad_top = 0 : i64, stride_h = 1 : i64, stride_w = 1 : i64}
+// PLAN: plan.kernel "conv2d" {{.*}} {activation = "relu", pad_bottom = 0 : i64, pad_left = 0 : i64, pad_right = 0 : i64, pad_top = 0 : i64, plain_weights = 0 : i64, stride_h = 1 : i64, stride_w = 1 : i64}
 // PLAN: plan.kernel "max_pool2d" {{.*}} {stride_h = 2 : i64, stride_w = 2 : i64, window_h = 2 : i64, window_w = 2 : i64}
-// PLAN: plan.kernel "conv2d" {{.*}} {activation = "none", pad_bottom = 1 : i64, pad_left = 1 : i64, pad_right = 1 : i64, pad_top = 1 : i64, stride_h = 1 : i64, stride_w = 1 : i64}
+// PLAN: plan.kernel "conv2d" {{.*}} {activation = "none", pad_bottom = 1 : i64, pad_left = 1 : i64, pad_right = 1 : i64, pad_top = 1 : i64, plain_weights = 1 : i64, stride_h = 1 : i64, stride_w = 1 : i64}
 // PLAN: plan.kernel "dropout" ins(%{{.*}} : memref<2x27xf32>) outs(%{{.*}}, %[[M0:.*]] : memref<2x27xf32>, memref<2x27xf32>) {rate = 5.000000e-01 : f64, stream = 0 : i64}
 // PLAN: plan.kernel "dropout" ins(%{{.*}} : memref<2x27xf32>) outs(%{{.*}}, %[[M1:.*]] : memref<2x27xf32>, memref<2x27xf32>) {rate = 5.000000e-01 : f64, stream = 0 : i64}
 // PLAN: plan.kernel "dropout_grad" ins(%[[M0]], %{{.*}} : memref<2x27xf32>, memref<2x27xf32>)

@@ -48,6 +48,17 @@ struct ConvCase {
     axis(w, kw, g.ow, g.pl, pr);
     return g;
   }
+  /// Whether the kernels may read the stored weights (plain_weights): one group, a dense
+  /// window of live taps (runtime/format/ConvGeometry.h).
+  bool allowsPlain() const {
+    int64_t pb, pr;
+    const ref::ConvGeometry r = geometry(pb, pr);
+    ConvGeometry g;
+    g.n = r.n, g.h = r.h, g.w = r.w, g.c = r.c, g.kh = r.kh, g.kw = r.kw, g.f = r.f;
+    g.oh = r.oh, g.ow = r.ow, g.sh = r.sh, g.sw = r.sw, g.pt = r.pt, g.pl = r.pl;
+    g.pb = pb, g.pr = pr, g.g = r.groups, g.dh = r.dh, g.dw = r.dw;
+    return groups == 1 && liveTaps(g).denseWindow();
+  }
 };
 void PrintTo(const ConvCase &c, std::ostream *os) {
   *os << c.n << "x" << c.h << "x" << c.w << "x" << c.c << "_k" << c.kh << "x" << c.kw << "x"
@@ -86,17 +97,23 @@ const ConvCase kConvCases[] = {
     {1, 2, 2, 4, 3, 3, 4, 1, false, 1, 2, 2},
     {2, 1, 1, 4, 3, 3, 4, 1, false, 4, 1, 1},
     {2, 2, 3, 6, 3, 3, 4, 2, false, 2, 1, 1},
-    // With more than 64 output rows, where the forward convolution reads blocked weights
-    // (kPlainWeightRows): the strided 2x2 window, and the middle row of taps.
+    // More than 64 output rows (where the compiler's rules pick blocked weights for the
+    // forward convolution): the strided 2x2 window, and the middle row of taps.
     {72, 2, 2, 8, 3, 3, 16, 2, false, 1, 1, 1},
     {20, 1, 4, 8, 3, 3, 16, 1, false, 1, 1, 1},
-    // A 1x1 convolution: a product of matrices (ConvShape::isProduct in the CPU backend).
+    // A 1x1 convolution: a product of matrices on plain weights (LiveTaps::isProduct).
     {3, 5, 4, 6, 1, 1, 7, 1, false},
+    // ResNet50V2's at 32x32, batch 16: a 1x1 convolution and a 3x3 one of the 4x4 stage,
+    // where the layouts' algorithms differ (the library's gemm on the stored weights, its jit
+    // on blocked ones).
+    {16, 4, 4, 128, 1, 1, 512, 1, false},
+    {16, 4, 4, 128, 3, 3, 128, 1, true},
 };
 
-/// Adds a conv-family kernel with the geometry attributes of `c`.
+/// Adds a conv-family kernel with the geometry attributes of `c`, on the stored weights when
+/// `plain` (the attribute plain_weights), else on a blocked copy.
 KernelSpec &convKernel(PlanBuilder &b, KernelKind kind, const ConvCase &c,
-                       std::vector<uint32_t> ins, std::vector<uint32_t> outs) {
+                       std::vector<uint32_t> ins, std::vector<uint32_t> outs, bool plain) {
   int64_t pb, pr;
   const ref::ConvGeometry g = c.geometry(pb, pr);
   KernelSpec &k = b.kernel(StepKind::Train, kind, std::move(ins), std::move(outs))
@@ -111,13 +128,18 @@ KernelSpec &convKernel(PlanBuilder &b, KernelKind kind, const ConvCase &c,
     k.attrI("groups", c.groups);
   if (c.d != 1)
     k.attrI("dilation_h", c.d).attrI("dilation_w", c.d);
+  if (plain)
+    k.attrI("plain_weights", 1);
   return k;
 }
 
-class Conv2dTest : public ::testing::TestWithParam<std::tuple<ConvCase, Activation, bool>> {};
+/// A case, its activation, whether it adds a bias, and whether the weights are read as stored.
+class Conv2dTest : public ::testing::TestWithParam<std::tuple<ConvCase, Activation, bool, bool>> {};
 
 TEST_P(Conv2dTest, ForwardMatchesReference) {
-  const auto [c, act, withBias] = GetParam();
+  const auto [c, act, withBias, plain] = GetParam();
+  if (plain && !c.allowsPlain())
+    GTEST_SKIP() << "the weights of this window are read through a blocked copy only";
   int64_t pb, pr;
   const ref::ConvGeometry g = c.geometry(pb, pr);
   PlanBuilder b(c.n);
@@ -126,7 +148,7 @@ TEST_P(Conv2dTest, ForwardMatchesReference) {
   std::vector<uint32_t> ins = {x, w};
   if (withBias)
     ins.push_back(bias);
-  convKernel(b, KernelKind::Conv2d, c, ins, {y}).activation(act);
+  convKernel(b, KernelKind::Conv2d, c, ins, {y}, plain).activation(act);
   auto program = b.load();
 
   RandomData rd(static_cast<uint32_t>(c.h * 100 + c.c * 10 + c.f));
@@ -146,30 +168,33 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Conv2dTest,
                          ::testing::Combine(::testing::ValuesIn(kConvCases),
                                             ::testing::Values(Activation::None, Activation::Relu,
                                                               Activation::Sigmoid),
-                                            ::testing::Bool()));
+                                            ::testing::Bool(), ::testing::Bool()));
 
 /// A plan running both backward kernels of `c`: dx from (dy, w) and dw from (x, dy).
 struct ConvBackward {
-  ConvBackward(const ConvCase &c, const ref::ConvGeometry &g) {
+  ConvBackward(const ConvCase &c, const ref::ConvGeometry &g, bool plain = false) {
     PlanBuilder b(c.n);
     x = b.buffer({c.n, c.h, c.w, c.c}), w = b.buffer({c.kh, c.kw, c.c / c.groups, c.f}),
     dy = b.buffer({c.n, g.oh, g.ow, c.f}), dx = b.buffer({c.n, c.h, c.w, c.c}),
     dw = b.buffer({c.kh, c.kw, c.c / c.groups, c.f});
-    convKernel(b, KernelKind::Conv2dGradInput, c, {dy, w}, {dx});
-    convKernel(b, KernelKind::Conv2dGradFilter, c, {x, dy}, {dw});
+    convKernel(b, KernelKind::Conv2dGradInput, c, {dy, w}, {dx}, plain);
+    convKernel(b, KernelKind::Conv2dGradFilter, c, {x, dy}, {dw}, plain);
     program = b.load();
   }
   std::unique_ptr<Program> program;
   uint32_t x, w, dy, dx, dw;
 };
 
-class Conv2dGradTest : public ::testing::TestWithParam<ConvCase> {};
+/// A case, and whether the weights (the filter gradient) are read (written) as stored.
+class Conv2dGradTest : public ::testing::TestWithParam<std::tuple<ConvCase, bool>> {};
 
 TEST_P(Conv2dGradTest, BackwardKernelsMatchReference) {
-  const ConvCase c = GetParam();
+  const auto [c, plain] = GetParam();
+  if (plain && !c.allowsPlain())
+    GTEST_SKIP() << "the weights of this window are read through a blocked copy only";
   int64_t pb, pr;
   const ref::ConvGeometry g = c.geometry(pb, pr);
-  ConvBackward p(c, g);
+  ConvBackward p(c, g, plain);
   auto &[program, x, w, dy, dx, dw] = p;
 
   RandomData rd(static_cast<uint32_t>(7 + c.h * 3 + c.f));
@@ -191,7 +216,8 @@ TEST_P(Conv2dGradTest, BackwardKernelsMatchReference) {
   EXPECT_TRUE(allNear(get(*program, dw), wantDw, 2e-6 * c.n * g.oh * g.ow, 1e-5));
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, Conv2dGradTest, ::testing::ValuesIn(kConvCases));
+INSTANTIATE_TEST_SUITE_P(Shapes, Conv2dGradTest,
+                         ::testing::Combine(::testing::ValuesIn(kConvCases), ::testing::Bool()));
 
 // ---- live taps ---------------------------------------------------------------------------
 

@@ -258,6 +258,28 @@ TEST(KernelValidationTest, ImageKernelShapesAndAttributes) {
     conv(b, KernelKind::Conv2d, {x, w}, y)->attrI("groups", 4);
     EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "4 groups do not divide 4 channels and 6 filters");
   }
+  {
+    // The stored weights are readable as such only in one group, through a dense window of
+    // live taps: not grouped, not the middle column of a 3x3 kernel (a 3x1 image padded by
+    // one on each side, whose outer columns read only padding).
+    PlanBuilder b(2);
+    uint32_t x = b.buffer({2, 6, 6, 4}), w = b.buffer({3, 3, 2, 4}), y = b.buffer({2, 4, 4, 4});
+    conv(b, KernelKind::Conv2d, {x, w}, y)->attrI("groups", 2).attrI("plain_weights", 1);
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan,
+                    "plain_weights needs one group and a dense window of live taps");
+  }
+  {
+    PlanBuilder b(2);
+    uint32_t x = b.buffer({2, 3, 1, 2}), w = b.buffer({3, 3, 2, 4}), dy = b.buffer({2, 3, 1, 4});
+    conv(b, KernelKind::Conv2dGradInput, {dy, w}, x)
+        ->attrI("pad_top", 1)
+        .attrI("pad_bottom", 1)
+        .attrI("pad_left", 1)
+        .attrI("pad_right", 1)
+        .attrI("plain_weights", 1);
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan,
+                    "plain_weights needs one group and a dense window of live taps");
+  }
   for (int64_t bad : {int64_t(0), int64_t(-3)}) {
     PlanBuilder b(2);
     uint32_t x = b.buffer({2, 6, 6, 2}), w = b.buffer({3, 3, 2, 4}), y = b.buffer({2, 4, 4, 4});

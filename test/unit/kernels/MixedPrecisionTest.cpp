@@ -3,6 +3,7 @@
 // reference (exactly the reference on the rounded factors, within bf16's error of it on the
 // unrounded ones), a gradient check by finite differences, and the load-time checks.
 #include "runtime/base/Bf16.h"
+#include "runtime/format/ConvGeometry.h"
 #include "runtime/kernels/reference/Lstm.h"
 #include "runtime/kernels/reference/Reference.h"
 #include "test/unit/ErrorMatchers.h"
@@ -217,11 +218,21 @@ struct Conv {
     return {n, h, w,   c,   kh,     kw, f, (h + 2 * pad - eh) / s + 1, (w + 2 * pad - ew) / s + 1,
             s, s, pad, pad, groups, d,  d};
   }
+  /// Whether the kernels may read the stored weights (plain_weights): one group, a dense
+  /// window of live taps.
+  bool allowsPlain() const {
+    const ref::ConvGeometry r = geometry();
+    ConvGeometry g;
+    g.n = n, g.h = h, g.w = w, g.c = c, g.kh = kh, g.kw = kw, g.f = f, g.oh = r.oh, g.ow = r.ow;
+    g.sh = g.sw = s, g.pt = g.pl = g.pb = g.pr = pad, g.g = groups, g.dh = g.dw = d;
+    return groups == 1 && liveTaps(g).denseWindow();
+  }
 };
 
-/// Adds a convolution kernel of `kind` with the stride, padding, groups and dilation of `c`.
+/// Adds a convolution kernel of `kind` with the stride, padding, groups and dilation of `c`,
+/// on the stored weights when `plain`.
 void convKernel(PlanBuilder &b, KernelKind kind, std::vector<uint32_t> ins,
-                std::vector<uint32_t> outs, const Conv &c) {
+                std::vector<uint32_t> outs, const Conv &c, bool plain = false) {
   KernelSpec &k = b.kernel(StepKind::Train, kind, std::move(ins), std::move(outs))
                       .attrI("stride_h", c.s)
                       .attrI("stride_w", c.s)
@@ -233,11 +244,13 @@ void convKernel(PlanBuilder &b, KernelKind kind, std::vector<uint32_t> ins,
     k.attrI("groups", c.groups);
   if (c.d != 1)
     k.attrI("dilation_h", c.d).attrI("dilation_w", c.d);
+  if (plain)
+    k.attrI("plain_weights", 1);
 }
 
 /// A plan of the three convolution kernels on bf16 factors, f32 results.
 struct ConvPlan {
-  explicit ConvPlan(const Conv &c) {
+  explicit ConvPlan(const Conv &c, bool plain = false) {
     const ref::ConvGeometry g = c.geometry();
     PlanBuilder b(c.n);
     x = b.buffer({c.n, c.h, c.w, c.c}, DType::BF16);
@@ -246,9 +259,9 @@ struct ConvPlan {
     y = b.buffer({c.n, g.oh, g.ow, c.f});
     dx = b.buffer({c.n, c.h, c.w, c.c});
     dw = b.buffer({c.kh, c.kw, c.c / c.groups, c.f});
-    convKernel(b, KernelKind::Conv2d, {x, w}, {y}, c);
-    convKernel(b, KernelKind::Conv2dGradInput, {dy, w}, {dx}, c);
-    convKernel(b, KernelKind::Conv2dGradFilter, {x, dy}, {dw}, c);
+    convKernel(b, KernelKind::Conv2d, {x, w}, {y}, c, plain);
+    convKernel(b, KernelKind::Conv2dGradInput, {dy, w}, {dx}, c, plain);
+    convKernel(b, KernelKind::Conv2dGradFilter, {x, dy}, {dw}, c, plain);
     program = b.load();
   }
   std::unique_ptr<Program> program;
@@ -267,42 +280,46 @@ TEST(MixedPrecisionTest, ConvolutionsWithBf16Factors) {
         // centre of a 1x1 image (a product), a strided window, a row of taps
         // (more than 64 rows), a depthwise centre.
         Conv{3, 1, 1, 16, 3, 3, 8, 1, 1, 1, 1}, Conv{2, 2, 2, 8, 3, 3, 8, 2, 1, 1, 1},
-        Conv{20, 1, 4, 8, 3, 3, 16, 1, 1, 1, 1}, Conv{2, 1, 1, 8, 3, 3, 8, 1, 8, 1, 1}}) {
-    const ref::ConvGeometry g = c.geometry();
-    ConvPlan p(c);
-    RandomData rd(static_cast<uint32_t>(c.h * 7 + c.f));
-    auto xs = rd.uniform(c.n * c.h * c.w * c.c), ws = rd.uniform(c.weights()),
-         dys = rd.uniform(c.n * g.oh * g.ow * c.f);
-    put(*p.program, p.x, toBf16(xs));
-    put(*p.program, p.w, toBf16(ws));
-    put(*p.program, p.dy, toBf16(dys));
-    // What the results' memory held is overwritten (the dead taps' gradient with zeros).
-    put(*p.program, p.dx, rd.uniform(xs.size()));
-    put(*p.program, p.dw, rd.uniform(ws.size()));
-    p.program->run(StepKind::Train, stepContext(c.n));
+        Conv{20, 1, 4, 8, 3, 3, 16, 1, 1, 1, 1}, Conv{2, 1, 1, 8, 3, 3, 8, 1, 8, 1, 1}})
+    for (bool plain : {false, true}) {
+      if (plain && !c.allowsPlain())
+        continue;
+      SCOPED_TRACE(plain ? "plain weights" : "blocked weights");
+      const ref::ConvGeometry g = c.geometry();
+      ConvPlan p(c, plain);
+      RandomData rd(static_cast<uint32_t>(c.h * 7 + c.f));
+      auto xs = rd.uniform(c.n * c.h * c.w * c.c), ws = rd.uniform(c.weights()),
+           dys = rd.uniform(c.n * g.oh * g.ow * c.f);
+      put(*p.program, p.x, toBf16(xs));
+      put(*p.program, p.w, toBf16(ws));
+      put(*p.program, p.dy, toBf16(dys));
+      // What the results' memory held is overwritten (the dead taps' gradient with zeros).
+      put(*p.program, p.dx, rd.uniform(xs.size()));
+      put(*p.program, p.dw, rd.uniform(ws.size()));
+      p.program->run(StepKind::Train, stepContext(c.n));
 
-    auto xr = rounded(xs), wr = rounded(ws), dyr = rounded(dys);
-    std::vector<float> y(dys.size()), dx(xs.size()), dw(ws.size());
-    std::vector<float> ye(dys.size()), dxe(xs.size()), dwe(ws.size());
-    ref::conv2d(xr.data(), wr.data(), static_cast<const float *>(nullptr), y.data(), g,
-                Activation::None);
-    ref::conv2dGradInput(dyr.data(), wr.data(), dx.data(), g);
-    ref::conv2dGradFilter(xr.data(), dyr.data(), dw.data(), g);
-    ref::conv2d(xs.data(), ws.data(), static_cast<const float *>(nullptr), ye.data(), g,
-                Activation::None);
-    ref::conv2dGradInput(dys.data(), ws.data(), dxe.data(), g);
-    ref::conv2dGradFilter(xs.data(), dys.data(), dwe.data(), g);
-    const double taps = double(c.kh * c.kw * c.c / c.groups),
-                 outTaps = double(c.kh * c.kw * c.f / c.groups), rows = double(c.n * g.oh * g.ow);
-    const auto gy = get(*p.program, p.y), gdx = get(*p.program, p.dx),
-               gdw = get(*p.program, p.dw);
-    EXPECT_TRUE(allNear(gy, y, 2e-6 * taps, 1e-5)) << "forward, c " << c.c;
-    EXPECT_TRUE(allNear(gdx, dx, 2e-6 * outTaps, 1e-5)) << "grad input, c " << c.c;
-    EXPECT_TRUE(allNear(gdw, dw, 2e-6 * rows, 1e-5)) << "grad filter, c " << c.c;
-    EXPECT_TRUE(allNear(gy, ye, kBf16Relative * taps)) << "forward, c " << c.c;
-    EXPECT_TRUE(allNear(gdx, dxe, kBf16Relative * outTaps)) << "grad input, c " << c.c;
-    EXPECT_TRUE(allNear(gdw, dwe, kBf16Relative * rows)) << "grad filter, c " << c.c;
-  }
+      auto xr = rounded(xs), wr = rounded(ws), dyr = rounded(dys);
+      std::vector<float> y(dys.size()), dx(xs.size()), dw(ws.size());
+      std::vector<float> ye(dys.size()), dxe(xs.size()), dwe(ws.size());
+      ref::conv2d(xr.data(), wr.data(), static_cast<const float *>(nullptr), y.data(), g,
+                  Activation::None);
+      ref::conv2dGradInput(dyr.data(), wr.data(), dx.data(), g);
+      ref::conv2dGradFilter(xr.data(), dyr.data(), dw.data(), g);
+      ref::conv2d(xs.data(), ws.data(), static_cast<const float *>(nullptr), ye.data(), g,
+                  Activation::None);
+      ref::conv2dGradInput(dys.data(), ws.data(), dxe.data(), g);
+      ref::conv2dGradFilter(xs.data(), dys.data(), dwe.data(), g);
+      const double taps = double(c.kh * c.kw * c.c / c.groups),
+                   outTaps = double(c.kh * c.kw * c.f / c.groups), rows = double(c.n * g.oh * g.ow);
+      const auto gy = get(*p.program, p.y), gdx = get(*p.program, p.dx),
+                 gdw = get(*p.program, p.dw);
+      EXPECT_TRUE(allNear(gy, y, 2e-6 * taps, 1e-5)) << "forward, c " << c.c;
+      EXPECT_TRUE(allNear(gdx, dx, 2e-6 * outTaps, 1e-5)) << "grad input, c " << c.c;
+      EXPECT_TRUE(allNear(gdw, dw, 2e-6 * rows, 1e-5)) << "grad filter, c " << c.c;
+      EXPECT_TRUE(allNear(gy, ye, kBf16Relative * taps)) << "forward, c " << c.c;
+      EXPECT_TRUE(allNear(gdx, dxe, kBf16Relative * outTaps)) << "grad input, c " << c.c;
+      EXPECT_TRUE(allNear(gdw, dwe, kBf16Relative * rows)) << "grad filter, c " << c.c;
+    }
 }
 
 // L = sum(r * conv(x, w)) in double by central differences, against the bf16 gradient kernels
