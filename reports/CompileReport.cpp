@@ -112,8 +112,8 @@ void printWeightLayouts(ProgramOp program, llvm::raw_ostream &os) {
   os << "convolution weights (plan-assign-layouts): kernels reading them as stored / through a "
         "blocked copy\n  train step "
      << counts[0].plain << " / " << counts[0].blocked << " (" << humanBytes(counts[0].reordered)
-     << " reordered per step), eval step " << counts[1].plain << " / " << counts[1].blocked << " ("
-     << humanBytes(counts[1].reordered) << ")\n";
+     << " of blocked copies, reordered on every call), eval step " << counts[1].plain << " / "
+     << counts[1].blocked << " (" << humanBytes(counts[1].reordered) << ")\n";
 }
 
 void printCompileReport(ProgramOp program, double lrFactor, double ms, llvm::raw_ostream &os) {

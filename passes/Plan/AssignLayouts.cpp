@@ -28,10 +28,8 @@ bool wantsPlain(KernelOp kernel, const dp::rt::LiveTaps &taps, StringRef mode,
   // The type the kernel reads: its image (or, for the input gradient, the output gradient).
   const bool f32 = cast<MemRefType>(kernel.getInputs()[0].getType()).getElementType().isF32();
   StringRef kind = kernel.getKind();
-  if (kind == "conv2d")
+  if (kind == "conv2d" || kind == "conv2d_grad_input")
     return f32 && taps.shape.rows() < convMinRows;
-  if (kind == "conv2d_grad_input")
-    return f32;
   return false;
 }
 

@@ -6,15 +6,15 @@
 
 // The compiler's rules (weight-layouts=auto): the stored weights for products of matrices (a
 // 1x1 window, or the live centre of a 3x3 one over a 1x1 image, in f32 and bf16), the f32
-// forward convolution with fewer than conv-min-rows output rows (2x4x4 = 32), and the f32
-// input gradient; a blocked copy for the large forward convolution (8x4x4 = 128 rows), the
-// filter gradient, bf16 3x3 windows, groups, and a window that is not one block of the
+// forward convolution and input gradient with fewer than conv-min-rows output rows (2x4x4 =
+// 32); a blocked copy for the large ones (8x4x4 = 128 rows), the filter gradient, bf16 3x3 windows, groups, and a window that is not one block of the
 // kernel (the middle column of taps).
 // CHECK-LABEL: plan.program "rules"
 // CHECK: plan.kernel "conv2d" ins({{.*}} : memref<2x4x4x8xf32>, memref<1x1x8x8xf32>) {{.*}} {activation = "none", pad_bottom = 0 : i64, pad_left = 0 : i64, pad_right = 0 : i64, pad_top = 0 : i64, plain_weights = 1 : i64, stride_h = 1 : i64, stride_w = 1 : i64}
 // CHECK: plan.kernel "conv2d" ins({{.*}} : memref<2x4x4x8xf32>, memref<3x3x8x8xf32>) {{.*}} plain_weights = 1
 // CHECK: plan.kernel "conv2d" ins({{.*}} : memref<8x4x4x8xf32>, memref<3x3x8x8xf32>) {{.*}} {activation = "none", pad_bottom = 1 : i64, pad_left = 1 : i64, pad_right = 1 : i64, pad_top = 1 : i64, plain_weights = 0 : i64, stride_h = 1 : i64, stride_w = 1 : i64}
-// CHECK: plan.kernel "conv2d_grad_input" ins({{.*}} : memref<8x4x4x8xf32>, memref<3x3x8x8xf32>) {{.*}} plain_weights = 1
+// CHECK: plan.kernel "conv2d_grad_input" ins({{.*}} : memref<8x4x4x8xf32>, memref<3x3x8x8xf32>) {{.*}} {pad_bottom = 1 : i64, pad_left = 1 : i64, pad_right = 1 : i64, pad_top = 1 : i64, plain_weights = 0 : i64, stride_h = 1 : i64, stride_w = 1 : i64}
+// CHECK: plan.kernel "conv2d_grad_input" ins({{.*}} : memref<2x4x4x8xf32>, memref<3x3x8x8xf32>) {{.*}} plain_weights = 1
 // CHECK: plan.kernel "conv2d_grad_filter" ins({{.*}} : memref<8x4x4x8xf32>, memref<8x4x4x8xf32>) outs({{.*}} : memref<3x3x8x8xf32>) {pad_bottom = 1 : i64, pad_left = 1 : i64, pad_right = 1 : i64, pad_top = 1 : i64, plain_weights = 0 : i64, stride_h = 1 : i64, stride_w = 1 : i64}
 // CHECK: plan.kernel "conv2d_grad_filter" ins({{.*}} : memref<2x4x4x8xf32>, memref<2x4x4x8xf32>) outs({{.*}} : memref<1x1x8x8xf32>) {{.*}} plain_weights = 1
 // CHECK: plan.kernel "conv2d" ins({{.*}} : memref<2x1x1x8xf32>, memref<3x3x8x8xf32>) {{.*}} plain_weights = 1
@@ -23,23 +23,25 @@
 // CHECK: plan.kernel "conv2d" ins({{.*}} : memref<2x4x4x8xf32>, memref<3x3x4x8xf32>) {{.*}} {activation = "none", groups = 2 : i64, pad_bottom = 1 : i64, pad_left = 1 : i64, pad_right = 1 : i64, pad_top = 1 : i64, plain_weights = 0 : i64, stride_h = 1 : i64, stride_w = 1 : i64}
 // CHECK: plan.kernel "conv2d" ins({{.*}} : memref<2x3x1x8xf32>, memref<3x3x8x8xf32>) {{.*}} {activation = "none", pad_bottom = 1 : i64, pad_left = 1 : i64, pad_right = 1 : i64, pad_top = 1 : i64, plain_weights = 0 : i64, stride_h = 1 : i64, stride_w = 1 : i64}
 // CHECK: plan.kernel "fill"
-// Every convolution kernel on a blocked copy (the attribute on each of the 11, one already
+// Every convolution kernel on a blocked copy (the attribute on each of the 12, one already
 // there overwritten).
 // BLOCKED-LABEL: plan.program "rules"
 // BLOCKED-NOT: plain_weights = 1
-// BLOCKED-COUNT-11: plain_weights = 0
+// BLOCKED-COUNT-12: plain_weights = 0
 // BLOCKED-NOT: plain_weights = 1
 // BLOCKED: plan.kernel "fill"
-// Wherever the contract allows: the filter gradient and bf16 too; not groups, not a column.
+// Wherever the contract allows: the large ones, the filter gradient and bf16 too; not groups,
+// not a column.
 // PLAIN-LABEL: plan.program "rules"
 // PLAIN-NOT: plain_weights = 0
-// PLAIN-COUNT-9: plain_weights = 1
+// PLAIN-COUNT-10: plain_weights = 1
 // PLAIN-NOT: plain_weights = 1
 // PLAIN: plan.kernel "fill"
-// More rows allowed: the large forward convolution reads the stored weights; the bf16 one
-// still does not.
+// More rows allowed: the large forward convolution and input gradient read the stored
+// weights; the bf16 one still does not.
 // ROWS-LABEL: plan.program "rules"
 // ROWS: plan.kernel "conv2d" ins({{.*}} : memref<8x4x4x8xf32>, memref<3x3x8x8xf32>) {{.*}} plain_weights = 1
+// ROWS: plan.kernel "conv2d_grad_input" ins({{.*}} : memref<8x4x4x8xf32>, memref<3x3x8x8xf32>) {{.*}} plain_weights = 1
 // ROWS: plan.kernel "conv2d" ins({{.*}} : memref<2x4x4x8xbf16>, memref<3x3x8x8xbf16>) {{.*}} {activation = "none", pad_bottom = 1 : i64, pad_left = 1 : i64, pad_right = 1 : i64, pad_top = 1 : i64, plain_weights = 0 : i64, stride_h = 1 : i64, stride_w = 1 : i64}
 // BAD: plan-assign-layouts: {{.*}}weight-layouts{{.*}}packed
 plan.program "rules" attributes {batch = 8 : i64} {
@@ -62,6 +64,8 @@ plan.program "rules" attributes {batch = 8 : i64} {
     plan.kernel "conv2d" ins(%x8, %w3 : memref<8x4x4x8xf32>, memref<3x3x8x8xf32>) outs(%y8 : memref<8x4x4x8xf32>) {activation = "none", pad_bottom = 1 : i64, pad_left = 1 : i64, pad_right = 1 : i64, pad_top = 1 : i64, stride_h = 1 : i64, stride_w = 1 : i64}
     %dx8 = plan.alloc : memref<8x4x4x8xf32>
     plan.kernel "conv2d_grad_input" ins(%y8, %w3 : memref<8x4x4x8xf32>, memref<3x3x8x8xf32>) outs(%dx8 : memref<8x4x4x8xf32>) {pad_bottom = 1 : i64, pad_left = 1 : i64, pad_right = 1 : i64, pad_top = 1 : i64, stride_h = 1 : i64, stride_w = 1 : i64}
+    %dx2 = plan.alloc : memref<2x4x4x8xf32>
+    plan.kernel "conv2d_grad_input" ins(%y2, %w3 : memref<2x4x4x8xf32>, memref<3x3x8x8xf32>) outs(%dx2 : memref<2x4x4x8xf32>) {pad_bottom = 1 : i64, pad_left = 1 : i64, pad_right = 1 : i64, pad_top = 1 : i64, stride_h = 1 : i64, stride_w = 1 : i64}
     %dw3 = plan.alloc : memref<3x3x8x8xf32>
     plan.kernel "conv2d_grad_filter" ins(%x8, %y8 : memref<8x4x4x8xf32>, memref<8x4x4x8xf32>) outs(%dw3 : memref<3x3x8x8xf32>) {pad_bottom = 1 : i64, pad_left = 1 : i64, pad_right = 1 : i64, pad_top = 1 : i64, stride_h = 1 : i64, stride_w = 1 : i64}
     %dw1 = plan.alloc : memref<1x1x8x8xf32>
