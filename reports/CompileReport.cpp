@@ -85,6 +85,9 @@ void printFlops(ProgramOp program, llvm::raw_ostream &os) {
 }
 
 void printWeightLayouts(ProgramOp program, llvm::raw_ostream &os) {
+  // cuDNN picks its own layouts: the attribute is the CPU backend's.
+  if (program.getDevice() == "cuda")
+    return;
   struct Count {
     int plain = 0, blocked = 0;
     int64_t reordered = 0;

@@ -18,7 +18,9 @@ void printCompileReport(plan::ProgramOp program, double lrFactor, double ms,
 void printFlops(plan::ProgramOp program, llvm::raw_ostream &os);
 
 /// Prints how many convolution kernels of each step read their weights as stored and how many
-/// through a blocked copy (plan-assign-layouts), with the bytes those copies reorder per step.
+/// through a blocked copy (plan-assign-layouts), with the bytes of those copies (their live
+/// taps: the library may pad its blocks); nothing for a CUDA program, whose library picks its
+/// own layouts.
 void printWeightLayouts(plan::ProgramOp program, llvm::raw_ostream &os);
 
 /// The servers' programs beside a parameter-server workers' program, by server index.

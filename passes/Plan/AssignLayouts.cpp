@@ -21,7 +21,7 @@ bool wantsPlain(KernelOp kernel, const dp::rt::LiveTaps &taps, StringRef mode,
                 int64_t convMinRows) {
   // The stored layout is readable as such only in one group, through a dense window (the
   // contract refuses plain_weights elsewhere).
-  if (mode == "blocked" || taps.shape.g != 1 || !taps.denseWindow())
+  if (mode == "blocked" || !taps.allowsPlainWeights())
     return false;
   if (mode == "plain" || taps.isProduct())
     return true;

@@ -91,7 +91,8 @@ def AssignLayoutsPass : Pass<"plan-assign-layouts", "mlir::ModuleOp"> {
   }];
   let options = [
     Option<"convMinRows", "conv-min-rows", "int64_t", /*default=*/"65",
-           "f32 forward convolutions with fewer output rows than this read plain weights">,
+           "f32 convolutions and input gradients with fewer output rows than this read the "
+           "stored weights">,
     Option<"weightLayouts", "weight-layouts", "std::string", /*default=*/"\"auto\"",
            "auto (the rules above), blocked (every kernel) or plain (wherever allowed)">,
   ];

@@ -35,6 +35,9 @@ struct LiveTaps {
   /// Whether the live taps are one dense block of the HWIO kernel (its rows of taps are
   /// contiguous, and so are whole rows): the only windows a library reads as plain weights.
   bool denseWindow() const { return shape.kh == 1 || shape.kw == kernelW; }
+  /// Whether a kernel may read its weights as stored (the attribute plain_weights): one group,
+  /// a dense window.
+  bool allowsPlainWeights() const { return shape.g == 1 && denseWindow(); }
   /// Whether the convolution is a product of matrices: a 1x1 live window at stride 1 without
   /// padding, in one group. The images are then [n*h*w, c] and [n*h*w, f] row-major matrices
   /// and the window a [c, f] one.

@@ -250,7 +250,7 @@ ConvShape convShape(const KernelSite &site, const GeometryAttrs &a, const Tensor
   s.ow = (pw - ew) / s.sw + 1;
   site.expectShape(y, {s.n, s.oh, s.ow, s.f}, yRole);
   s.plainWeights = a.plain_weights;
-  if (s.plainWeights && (s.g != 1 || !liveTaps(s).denseWindow()))
+  if (s.plainWeights && !liveTaps(s).allowsPlainWeights())
     site.fail("plain_weights needs one group and a dense window of live taps (whole rows of "
               "the kernel, or one row): the library reads no other window as stored");
   return s;

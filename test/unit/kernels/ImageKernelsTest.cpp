@@ -57,7 +57,7 @@ struct ConvCase {
     g.n = r.n, g.h = r.h, g.w = r.w, g.c = r.c, g.kh = r.kh, g.kw = r.kw, g.f = r.f;
     g.oh = r.oh, g.ow = r.ow, g.sh = r.sh, g.sw = r.sw, g.pt = r.pt, g.pl = r.pl;
     g.pb = pb, g.pr = pr, g.g = r.groups, g.dh = r.dh, g.dw = r.dw;
-    return groups == 1 && liveTaps(g).denseWindow();
+    return liveTaps(g).allowsPlainWeights();
   }
 };
 void PrintTo(const ConvCase &c, std::ostream *os) {

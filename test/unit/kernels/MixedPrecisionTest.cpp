@@ -225,7 +225,7 @@ struct Conv {
     ConvGeometry g;
     g.n = n, g.h = h, g.w = w, g.c = c, g.kh = kh, g.kw = kw, g.f = f, g.oh = r.oh, g.ow = r.ow;
     g.sh = g.sw = s, g.pt = g.pl = g.pb = g.pr = pad, g.g = groups, g.dh = g.dw = d;
-    return groups == 1 && liveTaps(g).denseWindow();
+    return liveTaps(g).allowsPlainWeights();
   }
 };
 
