@@ -53,11 +53,7 @@ struct ConvCase {
   bool allowsPlain() const {
     int64_t pb, pr;
     const ref::ConvGeometry r = geometry(pb, pr);
-    ConvGeometry g;
-    g.n = r.n, g.h = r.h, g.w = r.w, g.c = r.c, g.kh = r.kh, g.kw = r.kw, g.f = r.f;
-    g.oh = r.oh, g.ow = r.ow, g.sh = r.sh, g.sw = r.sw, g.pt = r.pt, g.pl = r.pl;
-    g.pb = pb, g.pr = pr, g.g = r.groups, g.dh = r.dh, g.dw = r.dw;
-    return liveTaps(g).allowsPlainWeights();
+    return allowsPlainWeights(r, pb, pr);
   }
 };
 void PrintTo(const ConvCase &c, std::ostream *os) {

@@ -2,6 +2,8 @@
 // element-wise comparisons that report the first mismatches.
 #pragma once
 
+#include "runtime/format/ConvGeometry.h"
+#include "runtime/kernels/reference/Reference.h"
 #include "test/unit/PlanBuilder.h"
 
 #include <gtest/gtest.h>
@@ -21,6 +23,16 @@ inline void PrintTo(Activation act, std::ostream *os) { *os << activationName(ac
 } // namespace dp::rt
 
 namespace dp::rt::testing {
+
+/// Whether the convolution kernels of the reference's geometry `r` (with bottom and right
+/// paddings pb, pr) may read the stored weights (the attribute plain_weights).
+inline bool allowsPlainWeights(const ref::ConvGeometry &r, int64_t pb, int64_t pr) {
+  ConvGeometry g;
+  g.n = r.n, g.h = r.h, g.w = r.w, g.c = r.c, g.kh = r.kh, g.kw = r.kw, g.f = r.f;
+  g.oh = r.oh, g.ow = r.ow, g.sh = r.sh, g.sw = r.sw, g.pt = r.pt, g.pl = r.pl;
+  g.pb = pb, g.pr = pr, g.g = r.groups, g.dh = r.dh, g.dw = r.dw;
+  return liveTaps(g).allowsPlainWeights();
+}
 
 /// A StepContext with `validRows` valid rows at step `step`.
 inline StepContext stepContext(int64_t validRows, int64_t step = 1) {

@@ -3,7 +3,6 @@
 // reference (exactly the reference on the rounded factors, within bf16's error of it on the
 // unrounded ones), a gradient check by finite differences, and the load-time checks.
 #include "runtime/base/Bf16.h"
-#include "runtime/format/ConvGeometry.h"
 #include "runtime/kernels/reference/Lstm.h"
 #include "runtime/kernels/reference/Reference.h"
 #include "test/unit/ErrorMatchers.h"
@@ -220,13 +219,7 @@ struct Conv {
   }
   /// Whether the kernels may read the stored weights (plain_weights): one group, a dense
   /// window of live taps.
-  bool allowsPlain() const {
-    const ref::ConvGeometry r = geometry();
-    ConvGeometry g;
-    g.n = n, g.h = h, g.w = w, g.c = c, g.kh = kh, g.kw = kw, g.f = f, g.oh = r.oh, g.ow = r.ow;
-    g.sh = g.sw = s, g.pt = g.pl = g.pb = g.pr = pad, g.g = groups, g.dh = g.dw = d;
-    return liveTaps(g).allowsPlainWeights();
-  }
+  bool allowsPlain() const { return allowsPlainWeights(geometry(), pad, pad); }
 };
 
 /// Adds a convolution kernel of `kind` with the stride, padding, groups and dilation of `c`,
