@@ -44,7 +44,7 @@ def FoldPaddingPass : Pass<"plan-fold-padding", "mlir::ModuleOp"> {
 }
 
 def FuseEpiloguesPass : Pass<"plan-fuse-epilogues", "mlir::ModuleOp"> {
-  let summary = "Run a relu that follows a batch normalisation inside its kernel";
+  let summary = "Run a relu that follows a batch normalisation, and a bias added to a dense product, inside their kernels";
   let description = [{
     A `batch_norm_train` or `batch_norm_infer` kernel whose result is read only by an
     `activation {activation = "relu"}` kernel writes that kernel's result itself, with
@@ -55,6 +55,16 @@ def FuseEpiloguesPass : Pass<"plan-fuse-epilogues", "mlir::ModuleOp"> {
     unfused kernels'. Runs before `plan-memory`. A normalisation whose result is also read elsewhere (a residual, a step
     output, a view) is left alone, as is any other activation. `dpc compile --fuse none` (or
     `--fuse padding`) skips the pass: the unfused plan, for the equivalence tests.
+
+    A `dense` product without a bias or an activation whose result is read only by an
+    `add_rows` (directly, or through one `plan.view`) adding an f32 vector of the product's
+    column count to every row takes that vector as its bias, and writes the sum's buffer
+    (through a view of the product's shape when the sum's differs): the bias is added as the
+    product is written (a oneDNN matmul's bias), and one kernel and one pass over the
+    activations go. ONNX models write a Linear as MatMul then Add: the vision transformer's 24
+    in each step. The vector must not be written, nor the sum's buffer touched, between the
+    two. The sums round once as before: the results equal the unfused plan's to float
+    rounding (the library may add the bias inside its accumulation).
   }];
 }
 

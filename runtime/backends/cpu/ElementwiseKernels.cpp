@@ -178,11 +178,14 @@ public:
     const float *x = x_, *b = b_;
     float *y = y_;
     const int64_t cols = r_.cols;
-    parallelChunks(r_.rows, [=](int64_t begin, int64_t end) {
-      for (int64_t row = begin; row < end; ++row)
-        for (int64_t j = 0; j < cols; ++j)
-          y[row * cols + j] = x[row * cols + j] + b[j];
-    });
+    parallelChunks(
+        r_.rows,
+        [=](int64_t begin, int64_t end) {
+          for (int64_t row = begin; row < end; ++row)
+            for (int64_t j = 0; j < cols; ++j)
+              y[row * cols + j] = x[row * cols + j] + b[j];
+        },
+        r_.rows * cols);
   }
 
 private:

@@ -10,6 +10,25 @@
 
 namespace dp::rt::cpu {
 
+// The loop kernels' bodies run in clones for AVX-512 (x86-64-v4), AVX2 with FMA (x86-64-v3) and
+// the baseline x86-64, which the build's flags target: the dynamic loader picks the clone for the
+// CPU at hand (GCC's target_clones, an ifunc), so one binary runs anywhere and uses the widest
+// vectors it finds. `flatten` inlines what the body calls into each clone. A softmax over rows of
+// 49 ran 4-6x faster in the AVX-512 clone than in the baseline's SSE2 (AMD EPYC, 2 threads).
+// Clang does not clone templates: its builds (the fuzzers') run the baseline.
+#if defined(__x86_64__) && defined(__ELF__) && defined(__GNUC__) && !defined(__clang__)
+#define DP_VECTOR_CLONES                                                                           \
+  __attribute__((flatten, target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define DP_VECTOR_CLONES
+#endif
+
+/// Runs `body(begin, end)` in the clone for this CPU (DP_VECTOR_CLONES).
+template <typename Body>
+DP_VECTOR_CLONES void runVectorised(Body &body, int64_t begin, int64_t end) {
+  body(begin, end);
+}
+
 /// Elements (or element-sized units of work) below which a loop stays on one thread.
 inline constexpr int64_t kParallelMinWork = 32768;
 
@@ -19,7 +38,7 @@ template <typename Body> void parallelChunks(int64_t n, Body &&body, int64_t wor
   if (work < 0)
     work = n;
   if (work < kParallelMinWork || n < 32 || omp_get_max_threads() == 1) {
-    body(int64_t(0), n);
+    runVectorised(body, int64_t(0), n);
     return;
   }
 #pragma omp parallel
@@ -29,7 +48,7 @@ template <typename Body> void parallelChunks(int64_t n, Body &&body, int64_t wor
     const int64_t begin = std::min(n, per * omp_get_thread_num());
     const int64_t end = std::min(n, begin + per);
     if (begin < end)
-      body(begin, end);
+      runVectorised(body, begin, end);
   }
 }
 

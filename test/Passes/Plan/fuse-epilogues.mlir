@@ -93,3 +93,90 @@ plan.program "kept" attributes {batch = 8 : i64} {
   plan.step "eval" {
   }
 }
+
+// -----
+
+// A vector added to every row of a dense product (ONNX's MatMul then Add, the add_rows reading
+// the product through a view of the tokens' shape or directly) becomes the product's bias: the
+// product writes the sum's buffer (through a view of the product's shape when the sum's differs,
+// its alloc moved before the product), and the add_rows, the view and the product's former
+// buffer go. The activation attribute stays.
+// CHECK-LABEL: plan.program "bias"
+// CHECK: plan.step "train" {
+// CHECK-NEXT: %[[Z:.*]] = plan.alloc : memref<2x3x4xf32>
+// CHECK-NEXT: %[[ZV:.*]] = plan.view %[[Z]] : memref<2x3x4xf32> to memref<6x4xf32>
+// CHECK-NEXT: plan.kernel "dense" ins(%[[X:.*]], %[[W:.*]], %[[B:.*]] : memref<6x5xf32>, memref<5x4xf32>, memref<4xf32>) outs(%[[ZV]] : memref<6x4xf32>) {activation = "none"}
+// CHECK-NEXT: %[[Z2:.*]] = plan.alloc : memref<6x4xf32>
+// CHECK-NEXT: plan.kernel "dense" ins(%[[X]], %[[W]], %[[B]] : memref<6x5xf32>, memref<5x4xf32>, memref<4xf32>) outs(%[[Z2]] : memref<6x4xf32>) {activation = "none"}
+// CHECK-NEXT: plan.output "z" as loss, %[[Z]] : memref<2x3x4xf32>
+// CHECK-NEXT: plan.output "z2" as correct, %[[Z2]] : memref<6x4xf32>
+// CHECK-NEXT: }
+plan.program "bias" attributes {batch = 6 : i64} {
+  %x = plan.input "x" as samples : memref<6x5xf32>
+  %w = plan.param "w" {init = #plan.init<kind = "ones">} : memref<5x4xf32>
+  %b = plan.param "b" {init = #plan.init<kind = "zeros">} : memref<4xf32>
+  plan.step "train" {
+    %y = plan.alloc : memref<6x4xf32>
+    plan.kernel "dense" ins(%x, %w : memref<6x5xf32>, memref<5x4xf32>) outs(%y : memref<6x4xf32>) {activation = "none"}
+    %v = plan.view %y : memref<6x4xf32> to memref<2x3x4xf32>
+    %z = plan.alloc : memref<2x3x4xf32>
+    plan.kernel "add_rows" ins(%v, %b : memref<2x3x4xf32>, memref<4xf32>) outs(%z : memref<2x3x4xf32>)
+    %y2 = plan.alloc : memref<6x4xf32>
+    plan.kernel "dense" ins(%x, %w : memref<6x5xf32>, memref<5x4xf32>) outs(%y2 : memref<6x4xf32>) {activation = "none"}
+    %z2 = plan.alloc : memref<6x4xf32>
+    plan.kernel "add_rows" ins(%y2, %b : memref<6x4xf32>, memref<4xf32>) outs(%z2 : memref<6x4xf32>)
+    plan.output "z" as loss, %z : memref<2x3x4xf32>
+    plan.output "z2" as correct, %z2 : memref<6x4xf32>
+  }
+  plan.step "eval" {
+  }
+}
+
+// -----
+
+// Left alone: a product with an activation (the sum would follow it), a product that has a
+// bias, a vector of another shape (a position embedding: [tokens, width]), a product also read
+// elsewhere (here: through its view), a sum whose vector is written between the two, a sum
+// whose buffer is read before it.
+// CHECK-LABEL: plan.program "bias_kept"
+// CHECK-COUNT-6: plan.kernel "add_rows"
+// CHECK-NOT: plan.kernel "add_rows"
+plan.program "bias_kept" attributes {batch = 6 : i64} {
+  %x = plan.input "x" as samples : memref<6x5xf32>
+  %w = plan.param "w" {init = #plan.init<kind = "ones">} : memref<5x4xf32>
+  %b = plan.param "b" {init = #plan.init<kind = "zeros">} : memref<4xf32>
+  %p = plan.param "p" {init = #plan.init<kind = "zeros">} : memref<3x4xf32>
+  plan.step "train" {
+    %y1 = plan.alloc : memref<6x4xf32>
+    plan.kernel "dense" ins(%x, %w : memref<6x5xf32>, memref<5x4xf32>) outs(%y1 : memref<6x4xf32>) {activation = "relu"}
+    %z1 = plan.alloc : memref<6x4xf32>
+    plan.kernel "add_rows" ins(%y1, %b : memref<6x4xf32>, memref<4xf32>) outs(%z1 : memref<6x4xf32>)
+    %y2 = plan.alloc : memref<6x4xf32>
+    plan.kernel "dense" ins(%x, %w, %b : memref<6x5xf32>, memref<5x4xf32>, memref<4xf32>) outs(%y2 : memref<6x4xf32>) {activation = "none"}
+    %z2 = plan.alloc : memref<6x4xf32>
+    plan.kernel "add_rows" ins(%y2, %b : memref<6x4xf32>, memref<4xf32>) outs(%z2 : memref<6x4xf32>)
+    %y3 = plan.alloc : memref<6x4xf32>
+    plan.kernel "dense" ins(%x, %w : memref<6x5xf32>, memref<5x4xf32>) outs(%y3 : memref<6x4xf32>) {activation = "none"}
+    %v3 = plan.view %y3 : memref<6x4xf32> to memref<2x3x4xf32>
+    %z3 = plan.alloc : memref<2x3x4xf32>
+    plan.kernel "add_rows" ins(%v3, %p : memref<2x3x4xf32>, memref<3x4xf32>) outs(%z3 : memref<2x3x4xf32>)
+    %y4 = plan.alloc : memref<6x4xf32>
+    plan.kernel "dense" ins(%x, %w : memref<6x5xf32>, memref<5x4xf32>) outs(%y4 : memref<6x4xf32>) {activation = "none"}
+    %v4 = plan.view %y4 : memref<6x4xf32> to memref<2x3x4xf32>
+    %z4 = plan.alloc : memref<2x3x4xf32>
+    plan.kernel "add_rows" ins(%v4, %b : memref<2x3x4xf32>, memref<4xf32>) outs(%z4 : memref<2x3x4xf32>)
+    plan.output "v4" as loss, %v4 : memref<2x3x4xf32>
+    %y5 = plan.alloc : memref<6x4xf32>
+    plan.kernel "dense" ins(%x, %w : memref<6x5xf32>, memref<5x4xf32>) outs(%y5 : memref<6x4xf32>) {activation = "none"}
+    plan.kernel "fill" outs(%b : memref<4xf32>) {value = 1.000000e+00 : f64}
+    %z5 = plan.alloc : memref<6x4xf32>
+    plan.kernel "add_rows" ins(%y5, %b : memref<6x4xf32>, memref<4xf32>) outs(%z5 : memref<6x4xf32>)
+    %y6 = plan.alloc : memref<6x4xf32>
+    plan.kernel "dense" ins(%x, %w : memref<6x5xf32>, memref<5x4xf32>) outs(%y6 : memref<6x4xf32>) {activation = "none"}
+    %z6 = plan.alloc : memref<6x4xf32>
+    plan.kernel "copy" ins(%z6 : memref<6x4xf32>) outs(%z1 : memref<6x4xf32>)
+    plan.kernel "add_rows" ins(%y6, %b : memref<6x4xf32>, memref<4xf32>) outs(%z6 : memref<6x4xf32>)
+  }
+  plan.step "eval" {
+  }
+}

@@ -141,7 +141,10 @@ TEST(OptimizerTest, LargeVectorsMatchTheReference) {
   ref::momentumUpdate(wantM.data(), wantVel.data(), g.data(), n, 0.05f, 0.8f, true);
   ref::adamUpdate(wantA.data(), wantMom.data(), wantV.data(), g.data(), n, 0.002, 0.8, 0.95, 1e-6,
                   7);
-  EXPECT_TRUE(allNear(get(*program, ps), wantS, 1e-7));
+  // Within two ulps of the parameters' magnitude (1): the CPU's AVX2 and AVX-512 clones of the
+  // loops (Parallel.h) contract p - lr g into one fused multiply-add, which rounds once where
+  // the reference rounds twice.
+  EXPECT_TRUE(allNear(get(*program, ps), wantS, 2.4e-7));
   EXPECT_TRUE(allNear(get(*program, pm), wantM, 1e-6));
   EXPECT_TRUE(allNear(get(*program, vel), wantVel, 1e-6));
   EXPECT_TRUE(allNear(get(*program, pa), wantA, 1e-6));
@@ -309,7 +312,8 @@ TEST(Optimizers, ClipFactorScalesTheUpdatesToTheGlobalNorm) {
     ref::momentumUpdate(wantM.data(), vel0.data(), scaled.data(), sizes[0], 0.05f, 0.8f, true);
     ref::adamUpdate(wantA.data(), m0.data(), v0.data(), scaled.data(), sizes[0], 0.002, 0.8, 0.95,
                     1e-6, 1);
-    EXPECT_TRUE(allNear(get(*program, ps), wantS, 1e-7));
+    // Two ulps, as in LargeVectorsMatchTheReference.
+    EXPECT_TRUE(allNear(get(*program, ps), wantS, 2.4e-7));
     EXPECT_TRUE(allNear(get(*program, pm), wantM, 1e-6));
     EXPECT_TRUE(allNear(get(*program, pa), wantA, 1e-6));
   }
