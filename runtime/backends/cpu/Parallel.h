@@ -11,21 +11,30 @@
 namespace dp::rt::cpu {
 
 // The loop kernels' bodies run in clones for AVX-512 (x86-64-v4), AVX2 with FMA (x86-64-v3) and
-// the baseline x86-64, which the build's flags target: the dynamic loader picks the clone for the
-// CPU at hand (GCC's target_clones, an ifunc), so one binary runs anywhere and uses the widest
-// vectors it finds. `flatten` inlines what the body calls into each clone. A softmax over rows of
+// the baseline x86-64 that the build targets: the dynamic loader picks the clone for the CPU at
+// hand (GCC's and Clang's target_clones, an ifunc), so one binary runs anywhere and uses the
+// widest vectors it finds. `flatten` inlines what a clone calls into it. A softmax over rows of
 // 49 ran 4-6x faster in the AVX-512 clone than in the baseline's SSE2 (AMD EPYC, 2 threads).
-// Clang does not clone templates: its builds (the fuzzers') run the baseline.
-#if defined(__x86_64__) && defined(__ELF__) && defined(__GNUC__) && !defined(__clang__)
+#if defined(__x86_64__) && defined(__ELF__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
 #define DP_VECTOR_CLONES                                                                           \
   __attribute__((flatten, target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
+#endif
+#endif
+#ifndef DP_VECTOR_CLONES
 #define DP_VECTOR_CLONES
+#endif
+// Clang clones no templates: its builds (the fuzzers') run parallelChunks' bodies in the
+// baseline.
+#if defined(__clang__)
+#define DP_TEMPLATE_CLONES
+#else
+#define DP_TEMPLATE_CLONES DP_VECTOR_CLONES
 #endif
 
 /// Runs `body(begin, end)` in the clone for this CPU (DP_VECTOR_CLONES).
 template <typename Body>
-DP_VECTOR_CLONES void runVectorised(Body &body, int64_t begin, int64_t end) {
+DP_TEMPLATE_CLONES void runVectorised(Body &body, int64_t begin, int64_t end) {
   body(begin, end);
 }
 

@@ -150,16 +150,8 @@ DnnlCall normCall(const KernelSite &site, const TensorView &x, const TensorView 
 }
 
 // The row loops below are memory-bound with AVX2 or AVX-512 but not with the SSE2 that the
-// build targets (converting to double halves the vector width again), so they are compiled for
-// each and picked by the CPU at load (GCC/Clang function multiversioning).
-#if defined(__x86_64__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
-#define DP_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-#endif
-#ifndef DP_VECTOR_CLONES
-#define DP_VECTOR_CLONES
-#endif
+// build targets (converting to double halves the vector width again): DP_VECTOR_CLONES
+// (Parallel.h) compiles them for each, and the CPU picks at load.
 
 /// sum[k] += x[r,k] and squares[k] += x[r,k]^2 over rows [begin, end) of x[.,c], in double.
 DP_VECTOR_CLONES void addMoments(const float *x, int64_t begin, int64_t end, int64_t c, double *sum,
