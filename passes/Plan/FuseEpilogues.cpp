@@ -58,18 +58,22 @@ KernelOp fusableRelu(KernelOp norm) {
   return relu;
 }
 
-/// True when no kernel strictly between `first` and `last` (one block) writes `written` or
-/// reads or writes `touched`.
+/// True when no kernel strictly between `first` and `last` (one block) writes `written`'s
+/// buffer or reads or writes `touched`'s (through any view of them), and no collective runs
+/// there (their waits write parameters, buckets and gradients in place, listing no output).
 bool untouchedBetween(Operation *first, Operation *last, Value written, Value touched) {
+  const Value w = bufferRoot(written), t = bufferRoot(touched);
   for (Operation *op = first->getNextNode(); op && op != last; op = op->getNextNode()) {
     auto k = dyn_cast<KernelOp>(op);
     if (!k)
       continue;
+    if (k.getOutputs().empty())
+      return false;
     for (Value v : k.getOutputs())
-      if (v == written || v == touched)
+      if (Value r = bufferRoot(v); r == w || r == t)
         return false;
     for (Value v : k.getInputs())
-      if (v == touched)
+      if (bufferRoot(v) == t)
         return false;
   }
   return true;
@@ -118,8 +122,8 @@ std::optional<BiasEpilogue> fusableBias(KernelOp dense) {
   Value bias = add.getInputs()[1], z = add.getOutputs()[0];
   auto yType = cast<MemRefType>(y.getType());
   auto bType = cast<MemRefType>(bias.getType());
-  if (bType.getRank() != 1 || bType.getDimSize(0) != yType.getDimSize(1) ||
-      !bType.getElementType().isF32())
+  if (yType.getRank() != 2 || bType.getRank() != 1 || bType.getDimSize(0) != yType.getDimSize(1) ||
+      !bType.getElementType().isF32() || llvm::is_contained(dense.getInputs(), y))
     return std::nullopt;
   if (Operation *def = bias.getDefiningOp())
     if (def->getBlock() == dense->getBlock() && !def->isBeforeInBlock(dense))
@@ -155,7 +159,8 @@ void fuseBias(BiasEpilogue e) {
   if (e.view)
     e.view.erase();
   dense.erase();
-  y.getDefiningOp()->erase();
+  if (y.use_empty())
+    y.getDefiningOp()->erase();
 }
 
 struct FuseEpiloguesPass : dp::plan::impl::FuseEpiloguesPassBase<FuseEpiloguesPass> {

@@ -22,11 +22,7 @@ namespace {
 int64_t aligned(int64_t bytes) { return llvm::alignTo(bytes, kAlignment); }
 
 /// The alloc a buffer value ultimately refers to (through views), or null for persistent ones.
-AllocOp rootAlloc(Value v) {
-  while (auto view = v.getDefiningOp<ViewOp>())
-    v = view.getSource();
-  return v.getDefiningOp<AllocOp>();
-}
+AllocOp rootAlloc(Value v) { return bufferRoot(v).getDefiningOp<AllocOp>(); }
 
 struct Interval {
   AllocOp alloc;

@@ -24,6 +24,9 @@
 namespace dp::plan {
 /// Bytes of a buffer of this type.
 int64_t bufferBytes(mlir::MemRefType type);
+/// The buffer `buffer` views through `plan.view`s (itself when it is no view): an alloc, a
+/// param, an input, a bucket or a grad.
+mlir::Value bufferRoot(mlir::Value buffer);
 /// The device a buffer lives on (its root's `device`; 0 when absent).
 int64_t bufferDevice(mlir::Value buffer);
 /// The buckets of `program` that cross the processes as bf16: with `allreduce_precision`,

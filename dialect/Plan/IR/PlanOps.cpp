@@ -143,10 +143,14 @@ llvm::DenseSet<Value> dp::plan::bf16WireBuckets(ProgramOp program) {
   return wire;
 }
 
-int64_t dp::plan::bufferDevice(Value buffer) {
+Value dp::plan::bufferRoot(Value buffer) {
   while (auto view = buffer.getDefiningOp<ViewOp>())
     buffer = view.getSource();
-  Operation *def = buffer.getDefiningOp();
+  return buffer;
+}
+
+int64_t dp::plan::bufferDevice(Value buffer) {
+  Operation *def = bufferRoot(buffer).getDefiningOp();
   auto device = def ? def->getAttrOfType<IntegerAttr>("device") : IntegerAttr();
   return device ? device.getInt() : 0;
 }

@@ -15,21 +15,21 @@ namespace dp::rt::cpu {
 // hand (GCC's and Clang's target_clones, an ifunc), so one binary runs anywhere and uses the
 // widest vectors it finds. `flatten` inlines what a clone calls into it. A softmax over rows of
 // 49 ran 4-6x faster in the AVX-512 clone than in the baseline's SSE2 (AMD EPYC, 2 threads).
-// (Clang refuses `flatten` on a multiversioned function: its clones inline as it chooses.)
-#if defined(__x86_64__) && defined(__ELF__) && defined(__has_attribute)
-#if __has_attribute(target_clones) && defined(__clang__)
-#define DP_VECTOR_CLONES                                                                           \
-  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#elif __has_attribute(target_clones)
-#define DP_VECTOR_CLONES                                                                           \
-  __attribute__((flatten, target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+// The x86-64-vN names need GCC 12 or Clang 18; Clang refuses `flatten` on a multiversioned
+// function (its clones inline as it chooses). Older compilers build the baseline alone.
+#define DP_CLONE_TARGETS target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")
+#if defined(__x86_64__) && defined(__ELF__)
+#if defined(__clang__) && __clang_major__ >= 18
+#define DP_VECTOR_CLONES __attribute__((DP_CLONE_TARGETS))
+#elif !defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 12
+#define DP_VECTOR_CLONES __attribute__((flatten, DP_CLONE_TARGETS))
 #endif
 #endif
 #ifndef DP_VECTOR_CLONES
 #define DP_VECTOR_CLONES
 #endif
 // Clang clones no templates: its builds (the fuzzers') run parallelChunks' bodies in the
-// baseline.
+// baseline, and only the plain functions marked DP_VECTOR_CLONES in clones.
 #if defined(__clang__)
 #define DP_TEMPLATE_CLONES
 #else

@@ -136,16 +136,18 @@ plan.program "bias" attributes {batch = 6 : i64} {
 
 // Left alone: a product with an activation (the sum would follow it), a product that has a
 // bias, a vector of another shape (a position embedding: [tokens, width]), a product also read
-// elsewhere (here: through its view), a sum whose vector is written between the two, a sum
-// whose buffer is read before it.
+// elsewhere (through its view, or directly), a sum whose vector is written between the two
+// (as itself, or through a view of it), a sum whose buffer is read before it, a vector
+// viewed only after the product (the product could not name it).
 // CHECK-LABEL: plan.program "bias_kept"
-// CHECK-COUNT-6: plan.kernel "add_rows"
+// CHECK-COUNT-9: plan.kernel "add_rows"
 // CHECK-NOT: plan.kernel "add_rows"
 plan.program "bias_kept" attributes {batch = 6 : i64} {
   %x = plan.input "x" as samples : memref<6x5xf32>
   %w = plan.param "w" {init = #plan.init<kind = "ones">} : memref<5x4xf32>
   %b = plan.param "b" {init = #plan.init<kind = "zeros">} : memref<4xf32>
   %p = plan.param "p" {init = #plan.init<kind = "zeros">} : memref<3x4xf32>
+  %q = plan.param "q" {init = #plan.init<kind = "zeros">} : memref<2x2xf32>
   plan.step "train" {
     %y1 = plan.alloc : memref<6x4xf32>
     plan.kernel "dense" ins(%x, %w : memref<6x5xf32>, memref<5x4xf32>) outs(%y1 : memref<6x4xf32>) {activation = "relu"}
@@ -176,6 +178,23 @@ plan.program "bias_kept" attributes {batch = 6 : i64} {
     %z6 = plan.alloc : memref<6x4xf32>
     plan.kernel "copy" ins(%z6 : memref<6x4xf32>) outs(%z1 : memref<6x4xf32>)
     plan.kernel "add_rows" ins(%y6, %b : memref<6x4xf32>, memref<4xf32>) outs(%z6 : memref<6x4xf32>)
+    %y7 = plan.alloc : memref<6x4xf32>
+    plan.kernel "dense" ins(%x, %w : memref<6x5xf32>, memref<5x4xf32>) outs(%y7 : memref<6x4xf32>) {activation = "none"}
+    %c7 = plan.view %q : memref<2x2xf32> to memref<4xf32>
+    %z7 = plan.alloc : memref<6x4xf32>
+    plan.kernel "add_rows" ins(%y7, %c7 : memref<6x4xf32>, memref<4xf32>) outs(%z7 : memref<6x4xf32>)
+    %y8 = plan.alloc : memref<6x4xf32>
+    plan.kernel "dense" ins(%x, %w : memref<6x5xf32>, memref<5x4xf32>) outs(%y8 : memref<6x4xf32>) {activation = "none"}
+    %z8 = plan.alloc : memref<6x4xf32>
+    plan.kernel "add_rows" ins(%y8, %b : memref<6x4xf32>, memref<4xf32>) outs(%z8 : memref<6x4xf32>)
+    %e8 = plan.alloc : memref<6x4xf32>
+    plan.kernel "add" ins(%y8, %z8 : memref<6x4xf32>, memref<6x4xf32>) outs(%e8 : memref<6x4xf32>)
+    %y9 = plan.alloc : memref<6x4xf32>
+    plan.kernel "dense" ins(%x, %w : memref<6x5xf32>, memref<5x4xf32>) outs(%y9 : memref<6x4xf32>) {activation = "none"}
+    %bv = plan.view %b : memref<4xf32> to memref<2x2xf32>
+    plan.kernel "fill" outs(%bv : memref<2x2xf32>) {value = 2.000000e+00 : f64}
+    %z9 = plan.alloc : memref<6x4xf32>
+    plan.kernel "add_rows" ins(%y9, %b : memref<6x4xf32>, memref<4xf32>) outs(%z9 : memref<6x4xf32>)
   }
   plan.step "eval" {
   }
