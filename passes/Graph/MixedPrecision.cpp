@@ -7,6 +7,8 @@
 
 #include "llvm/ADT/DenseMap.h"
 
+#include <functional>
+
 #define DEBUG_TYPE "graph-mixed-precision"
 
 namespace dp::graph {
@@ -41,17 +43,41 @@ struct MixedPrecisionPass : graph::impl::MixedPrecisionPassBase<MixedPrecisionPa
     OpBuilder b(func.getContext());
     Type bf16 = b.getBF16Type();
     llvm::DenseMap<Value, Value> casts; // f32 value -> its bf16 cast
-    auto castOf = [&](Value v) {
-      Value &slot = casts[v];
-      if (slot)
-        return slot;
+    auto placeAfterDefinition = [&](Value v) {
       if (Operation *def = v.getDefiningOp())
         b.setInsertionPointAfter(def);
       else
         b.setInsertionPointToStart(cast<BlockArgument>(v).getOwner());
+    };
+    // Reshapes of one value to one shape (an importer writes one per reader: ONNX's q, k and
+    // v products each reshape the normalised tokens) share one cast: that of a reshape right
+    // after the value, which comes before all of them. (source, shape) -> that reshape.
+    llvm::DenseMap<std::pair<Value, Type>, Value> firstReshapes;
+    SmallVector<ReshapeOp> superseded; // reshapes whose readers now read the shared cast
+    std::function<Value(Value)> castOf = [&](Value v) -> Value {
+      if (Value known = casts.lookup(v))
+        return known;
+      if (auto reshape = v.getDefiningOp<ReshapeOp>()) {
+        Value source = reshape.getInput();
+        Value &first = firstReshapes[{source, v.getType()}];
+        if (!first) {
+          bool isFirst = source.getDefiningOp() ? reshape->getPrevNode() == source.getDefiningOp()
+                                                : reshape->getPrevNode() == nullptr;
+          placeAfterDefinition(source);
+          first = isFirst ? v : b.create<ReshapeOp>(reshape.getLoc(), v.getType(), source);
+        }
+        if (first != v) {
+          Value shared = castOf(first);
+          casts[v] = shared;
+          superseded.push_back(reshape);
+          return shared;
+        }
+      }
+      placeAfterDefinition(v);
       auto type = cast<RankedTensorType>(v.getType());
-      slot = b.create<CastOp>(v.getLoc(), type.clone(bf16), v);
-      return slot;
+      Value c = b.create<CastOp>(v.getLoc(), type.clone(bf16), v);
+      casts[v] = c;
+      return c;
     };
     func.walk([&](MixedPrecisionOpInterface op) {
       for (unsigned i : op.getLowPrecisionOperands(convMinRows)) {
@@ -83,6 +109,9 @@ struct MixedPrecisionPass : graph::impl::MixedPrecisionPassBase<MixedPrecisionPa
         use->set(wide);
       casts[wide] = y;
     });
+    for (ReshapeOp reshape : superseded)
+      if (reshape->use_empty())
+        reshape.erase();
   }
 };
 

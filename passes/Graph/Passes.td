@@ -100,7 +100,10 @@ def MixedPrecisionPass : Pass<"graph-mixed-precision", "mlir::ModuleOp"> {
     `graph.conv2d` and the convolution gradients) read bf16 factors and accumulate in f32:
     each f32 value a product reads gets one `graph.cast` to bf16, right after it is defined,
     which every product reading it shares (a weight is cast once per step, an activation once
-    for its forward and backward uses). `graph.lstm` and `graph.lstm_grad` read their input
+    for its forward and backward uses). Reshapes of one value to one shape share one cast too:
+    that of a reshape placed right after the value (an ONNX model reshapes the normalised
+    tokens once for each of attention's q, k and v products); the reshapes it supersedes go
+    once nothing reads them. `graph.lstm` and `graph.lstm_grad` read their input
     and kernels in bf16 too (the bias stays f32), and an LSTM's result becomes bf16 (oneDNN's
     bf16 LSTM writes bf16 h): LSTMs and lstm_grads read it so, any other reader through one
     cast back to f32; lstm_grad's gradients stay f32. The products' results stay f32, and so

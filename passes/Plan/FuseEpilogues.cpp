@@ -1,5 +1,6 @@
-// plan-fuse-epilogues: a relu that only follows a batch normalisation runs inside its kernel,
-// and a bias added to a dense product's rows becomes the product's own (see Passes.td).
+// plan-fuse-epilogues: a relu that only follows a batch normalisation runs inside its kernel, a
+// bias added to a dense product's rows becomes the product's own, and a layer normalisation or
+// a transpose whose result is only cast to bf16 writes bf16 itself (see Passes.td).
 #include "passes/Plan/Absorb.h"
 #include "passes/Plan/Passes.h"
 
@@ -79,12 +80,69 @@ bool untouchedBetween(Operation *first, Operation *last, Value written, Value to
   return true;
 }
 
+/// The one kernel that reads `writer`'s result `y`, directly or through a chain of views of
+/// it: nothing else uses `y` or the views, and the reader comes after `writer` in its block.
+struct SoleReader {
+  KernelOp kernel;
+  SmallVector<ViewOp> views; // y's view, that view's, ...: empty when the kernel reads y
+  Value read;                // what the kernel reads: y or the last view
+};
+
+std::optional<SoleReader> soleReader(KernelOp writer, Value y) {
+  SoleReader r{nullptr, {}, y};
+  for (Operation *user : y.getUsers()) {
+    if (user == writer.getOperation())
+      continue;
+    if (!r.views.empty() || r.kernel)
+      return std::nullopt;
+    if (auto v = dyn_cast<ViewOp>(user))
+      r.views.push_back(v);
+    else if (auto k = dyn_cast<KernelOp>(user))
+      r.kernel = k;
+    else
+      return std::nullopt;
+  }
+  while (!r.views.empty() && !r.kernel) {
+    r.read = r.views.back().getBuffer();
+    if (!r.read.hasOneUse())
+      return std::nullopt;
+    Operation *user = *r.read.getUsers().begin();
+    if (auto v = dyn_cast<ViewOp>(user))
+      r.views.push_back(v);
+    else
+      r.kernel = dyn_cast<KernelOp>(user);
+  }
+  if (!r.kernel || r.kernel->getBlock() != writer->getBlock() ||
+      !writer->isBeforeInBlock(r.kernel) || llvm::is_contained(r.kernel.getOutputs(), r.read))
+    return std::nullopt;
+  return r;
+}
+
+/// Erases `views` (a chain from a buffer) and then `y`'s alloc, once nothing uses them.
+void eraseUnused(ArrayRef<ViewOp> views, Value y) {
+  for (ViewOp v : llvm::reverse(views))
+    v.erase();
+  if (y.use_empty())
+    y.getDefiningOp()->erase();
+}
+
+/// True when `z` is a step-local buffer of `elements` elements that nothing uses before
+/// `reader` (its alloc aside).
+bool freshBefore(Value z, int64_t elements, KernelOp reader) {
+  if (!z.getDefiningOp<AllocOp>() || cast<MemRefType>(z.getType()).getNumElements() != elements)
+    return false;
+  for (Operation *user : z.getUsers())
+    if (user != reader.getOperation() && user->isBeforeInBlock(reader))
+      return false;
+  return true;
+}
+
 /// A dense product without a bias and the `add_rows` that alone reads its result (directly or
-/// through one view), adding a vector of the product's column count to every row: the bias
+/// through views), adding a vector of the product's column count to every row: the bias
 /// ONNX models write as MatMul then Add.
 struct BiasEpilogue {
   KernelOp dense, addRows;
-  ViewOp view; // null when add_rows reads the product's buffer itself
+  SmallVector<ViewOp> views; // through which add_rows reads the product's buffer
 };
 
 std::optional<BiasEpilogue> fusableBias(KernelOp dense) {
@@ -94,29 +152,11 @@ std::optional<BiasEpilogue> fusableBias(KernelOp dense) {
   Value y = dense.getOutputs()[0];
   if (!y.getDefiningOp<AllocOp>())
     return std::nullopt;
-  BiasEpilogue e{dense, nullptr, nullptr};
-  Value read = y; // what add_rows reads: y or its one view
-  for (Operation *user : y.getUsers()) {
-    if (user == dense.getOperation())
-      continue;
-    if (e.view || e.addRows)
-      return std::nullopt;
-    if (auto v = dyn_cast<ViewOp>(user))
-      e.view = v, read = v.getBuffer();
-    else if (auto k = dyn_cast<KernelOp>(user))
-      e.addRows = k;
-    else
-      return std::nullopt;
-  }
-  if (e.view) {
-    if (!read.hasOneUse())
-      return std::nullopt;
-    e.addRows = dyn_cast<KernelOp>(*read.getUsers().begin());
-  }
-  KernelOp add = e.addRows;
-  if (!add || add.getKind() != "add_rows" || add.getInputs().size() != 2 ||
-      add.getInputs()[0] != read || add->getBlock() != dense->getBlock() ||
-      !dense->isBeforeInBlock(add))
+  std::optional<SoleReader> r = soleReader(dense, y);
+  if (!r)
+    return std::nullopt;
+  KernelOp add = r->kernel;
+  if (add.getKind() != "add_rows" || add.getInputs().size() != 2 || add.getInputs()[0] != r->read)
     return std::nullopt;
   // The vector: f32 [columns], defined before the product and not written until the sum.
   Value bias = add.getInputs()[1], z = add.getOutputs()[0];
@@ -129,38 +169,69 @@ std::optional<BiasEpilogue> fusableBias(KernelOp dense) {
     if (def->getBlock() == dense->getBlock() && !def->isBeforeInBlock(dense))
       return std::nullopt;
   // The sum's buffer: step-local, of the product's elements, untouched until the sum.
-  if (!z.getDefiningOp<AllocOp>() || z == bias ||
-      cast<MemRefType>(z.getType()).getNumElements() != yType.getNumElements() ||
+  if (z == bias || !freshBefore(z, yType.getNumElements(), add) ||
       !untouchedBetween(dense, add, bias, z))
     return std::nullopt;
-  for (Operation *user : z.getUsers())
-    if (user != add.getOperation() && user->isBeforeInBlock(add))
-      return std::nullopt;
-  return e;
+  return BiasEpilogue{dense, add, r->views};
 }
 
 /// The product writes the sum's buffer (through a view of the product's shape when the sum's
-/// differs) with the vector as its bias; the sum, the view and the former result go.
+/// differs) with the vector as its bias; the sum, the views and the former result go.
 void fuseBias(BiasEpilogue e) {
   KernelOp dense = e.dense, add = e.addRows;
   Value y = dense.getOutputs()[0], z = add.getOutputs()[0], bias = add.getInputs()[1];
-  Operation *alloc = z.getDefiningOp();
-  if (dense->isBeforeInBlock(alloc))
-    alloc->moveBefore(dense);
+  Value out = takeOver(dense, y, z);
   OpBuilder b(dense);
-  Value out = z;
-  if (z.getType() != y.getType())
-    out = b.create<ViewOp>(dense.getLoc(), y.getType(), z);
   auto fused = b.create<KernelOp>(dense.getLoc(), dense.getKind(),
                                   ValueRange{dense.getInputs()[0], dense.getInputs()[1], bias},
                                   ValueRange{out});
   fused->setDiscardableAttrs(dense->getDiscardableAttrDictionary());
   add.erase();
-  if (e.view)
-    e.view.erase();
   dense.erase();
-  if (y.use_empty())
-    y.getDefiningOp()->erase();
+  eraseUnused(e.views, y);
+}
+
+/// A kernel writing an f32 result that only a cast to bf16 reads (directly or through
+/// views): mixed precision's copy of a layer normalisation or a transpose for the products.
+struct CastEpilogue {
+  KernelOp producer, cast;
+  SmallVector<ViewOp> views; // through which the cast reads the producer's buffer
+};
+
+/// The kinds whose kernels write bf16 where their result is f32 (the kernel contracts).
+bool writesBf16(KernelOp k) {
+  return (k.getKind() == "layer_norm" || k.getKind() == "transpose") && k.getOutputs().size() == 1;
+}
+
+std::optional<CastEpilogue> fusableCast(KernelOp producer) {
+  if (!writesBf16(producer))
+    return std::nullopt;
+  Value y = producer.getOutputs()[0];
+  auto yType = cast<MemRefType>(y.getType());
+  if (!y.getDefiningOp<AllocOp>() || !yType.getElementType().isF32() ||
+      llvm::is_contained(producer.getInputs(), y))
+    return std::nullopt;
+  std::optional<SoleReader> r = soleReader(producer, y);
+  if (!r || r->kernel.getKind() != "cast" || r->kernel.getInputs().size() != 1 ||
+      r->kernel.getOutputs().size() != 1)
+    return std::nullopt;
+  // The copy: step-local bf16 of the result's elements, untouched until the cast.
+  KernelOp c = r->kernel;
+  Value z = c.getOutputs()[0];
+  if (!cast<MemRefType>(z.getType()).getElementType().isBF16() ||
+      !freshBefore(z, yType.getNumElements(), c) || !untouchedBetween(producer, c, y, z))
+    return std::nullopt;
+  return CastEpilogue{producer, c, r->views};
+}
+
+/// The producer writes the copy (through a view of its result's shape when the copy's
+/// differs); the cast, the views and the f32 result go.
+void fuseCast(CastEpilogue e) {
+  Value y = e.producer.getOutputs()[0];
+  e.producer->setOperand(e.producer.getInputs().size(),
+                         takeOver(e.producer, y, e.cast.getOutputs()[0]));
+  e.cast.erase();
+  eraseUnused(e.views, y);
 }
 
 struct FuseEpiloguesPass : dp::plan::impl::FuseEpiloguesPassBase<FuseEpiloguesPass> {
@@ -182,6 +253,13 @@ struct FuseEpiloguesPass : dp::plan::impl::FuseEpiloguesPassBase<FuseEpiloguesPa
     });
     for (const BiasEpilogue &e : biases)
       fuseBias(e);
+    SmallVector<CastEpilogue> casts;
+    getOperation().walk([&](KernelOp producer) {
+      if (std::optional<CastEpilogue> e = fusableCast(producer))
+        casts.push_back(*e);
+    });
+    for (const CastEpilogue &e : casts)
+      fuseCast(e);
   }
 };
 

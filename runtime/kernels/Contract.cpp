@@ -848,7 +848,9 @@ NormShape checkLayerNorm(const KernelSite &site, const EpsilonAttrs &attrs) {
   const int64_t c = s.c;
   expectChannels(site, site.input(1), c, "input 1 (gamma)");
   expectChannels(site, site.input(2), c, "input 2 (beta)");
-  site.expectDType(y, DType::F32, "output 0 (y)");
+  // y f32, or bf16 where the compiler fused the cast that followed (plan-fuse-epilogues).
+  if (y.dtype != DType::BF16)
+    site.expectDType(y, DType::F32, "output 0 (y)");
   site.expectShape(y, x.shape, "output 0 (y)");
   s.epsilon = layerNormEpsilon(site, attrs);
   return s;
@@ -916,12 +918,15 @@ TransposeShape checkTranspose(const KernelSite &site, const TransposeAttrs &attr
     site.fail("axis_a " + std::to_string(a) + " must come before axis_b " + std::to_string(b));
   std::vector<int64_t> shape = x.shape;
   std::swap(shape[a], shape[b]);
-  site.expectDType(y, x.dtype, "output 0 (y)");
+  // y of x's type, or bf16 of an f32 x where the compiler fused the cast that followed.
+  if (x.dtype != DType::F32 || y.dtype != DType::BF16)
+    site.expectDType(y, x.dtype, "output 0 (y)");
   site.expectShape(y, shape, "output 0 (y)");
   TransposeShape s;
   s.outer = product(x.shape, 0, a), s.da = x.dim(a), s.middle = product(x.shape, a + 1, b);
   s.db = x.dim(b), s.inner = product(x.shape, b + 1, x.rank());
   s.elementBytes = dtypeSize(x.dtype);
+  s.toBf16 = y.dtype != x.dtype;
   return s;
 }
 

@@ -180,6 +180,7 @@ NormShape checkBatchNormGradParams(const KernelSite &site, const EpsilonAttrs &a
 NormShape checkBatchNormGradInput(const KernelSite &site, const EpsilonAttrs &attrs);
 /// moving_stats_update: the channels; also fails unless the momentum lies in [0, 1].
 int64_t checkMovingStatsUpdate(const KernelSite &site, const MovingStatsAttrs &attrs);
+/// y f32, or bf16 (the cast that followed, fused by the compiler).
 NormShape checkLayerNorm(const KernelSite &site, const EpsilonAttrs &attrs);
 NormShape checkLayerNormGrad(const KernelSite &site, const EpsilonAttrs &attrs);
 
@@ -233,9 +234,11 @@ struct SliceShape {
 SliceShape checkSlice(const KernelSite &site, const SliceAttrs &attrs);
 
 /// transpose: x viewed as [outer, da, middle, db, inner] elements of `elementBytes` bytes, y as
-/// [outer, db, middle, da, inner] (axes axis_a and axis_b exchanged).
+/// [outer, db, middle, da, inner] (axes axis_a and axis_b exchanged); y of x's type, or bf16
+/// of an f32 x (`toBf16`: the cast that followed, fused by the compiler).
 struct TransposeShape {
   int64_t outer = 0, da = 0, middle = 0, db = 0, inner = 0, elementBytes = 0;
+  bool toBf16 = false;
   int64_t elements() const { return outer * da * middle * db * inner; }
 };
 TransposeShape checkTranspose(const KernelSite &site, const TransposeAttrs &attrs);

@@ -6,6 +6,10 @@
 #include "runtime/backends/cpu/Internal.h"
 #include "runtime/backends/cpu/Parallel.h"
 
+#include "runtime/base/Bf16.h"
+
+#include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -29,6 +33,63 @@ dnnl::layer_normalization_forward::primitive_desc forwardDesc(const RowShape &s,
       dnnl::layer_normalization_forward::desc(kind, data, stats, epsilon, scaleShift()),
       userScratchpad(), cpuEngine());
 }
+
+struct RowMoments {
+  double mean, variance;
+};
+
+/// The mean and (biased) variance of a row of c values, in two passes. Vector lanes of doubles:
+/// each lane sums exactly what a scalar loop would to within double rounding, far below the f32
+/// results' precision.
+inline RowMoments rowMoments(const float *xr, int64_t c) {
+  double sum = 0, sq = 0;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t k = 0; k < c; ++k)
+    sum += xr[k];
+  const double m = sum / double(c);
+#pragma omp simd reduction(+ : sq)
+  for (int64_t k = 0; k < c; ++k)
+    sq += (xr[k] - m) * (xr[k] - m);
+  return {m, sq / double(c)};
+}
+
+/// layer_norm writing bf16: the cast that followed it, fused by the compiler
+/// (plan-fuse-epilogues). oneDNN 2.6 normalises f32 into f32 only; this writes each row as it
+/// is normalised, rounded once to bf16, and skips the f32 result and the cast's pass over it.
+class LayerNormToBf16Kernel final : public Kernel {
+public:
+  LayerNormToBf16Kernel(const TensorView &x, const TensorView &gamma, const TensorView &beta,
+                        const TensorView &y, const RowShape &s)
+      : s_(s), x_(x.f32()), gamma_(gamma.f32()), beta_(beta.f32()),
+        y_(static_cast<uint16_t *>(y.data)) {}
+
+  void run(const StepContext &) override {
+    const int64_t c = s_.c;
+    const float *x = x_, *gamma = gamma_, *beta = beta_;
+    uint16_t *y = y_;
+    const double epsilon = s_.epsilon;
+    parallelChunks(
+        s_.rows,
+        [&](int64_t begin, int64_t end) {
+          for (int64_t r = begin; r < end; ++r) {
+            const float *xr = x + r * c;
+            const RowMoments m = rowMoments(xr, c);
+            const float mean = static_cast<float>(m.mean);
+            const float rstd = static_cast<float>(1.0 / std::sqrt(m.variance + epsilon));
+            uint16_t *yr = y + r * c;
+#pragma omp simd
+            for (int64_t k = 0; k < c; ++k)
+              yr[k] = toBf16((xr[k] - mean) * rstd * gamma[k] + beta[k]);
+          }
+        },
+        s_.rows * c);
+  }
+
+private:
+  RowShape s_;
+  const float *x_, *gamma_, *beta_;
+  uint16_t *y_;
+};
 
 class LayerNormGradKernel final : public Kernel {
 public:
@@ -72,19 +133,9 @@ public:
         s_.rows,
         [&](int64_t begin, int64_t end) {
           for (int64_t r = begin; r < end; ++r) {
-            const float *xr = x + r * c;
-            // Vector lanes of doubles: each lane sums exactly what a scalar loop would to
-            // within double rounding, far below the f32 results' precision.
-            double sum = 0, sq = 0;
-#pragma omp simd reduction(+ : sum)
-            for (int64_t k = 0; k < c; ++k)
-              sum += xr[k];
-            const double m = sum / double(c);
-#pragma omp simd reduction(+ : sq)
-            for (int64_t k = 0; k < c; ++k)
-              sq += (xr[k] - m) * (xr[k] - m);
-            mean[r] = static_cast<float>(m);
-            variance[r] = static_cast<float>(sq / double(c));
+            const RowMoments m = rowMoments(x + r * c, c);
+            mean[r] = static_cast<float>(m.mean);
+            variance[r] = static_cast<float>(m.variance);
           }
         },
         s_.rows * c);
@@ -104,6 +155,8 @@ std::unique_ptr<Kernel> makeLayerNorm(const KernelSite &site, const EpsilonAttrs
                                       RowShape s) {
   const TensorView x = site.input(0), gamma = site.input(1), beta = site.input(2);
   const TensorView y = site.output(0);
+  if (y.dtype == DType::BF16)
+    return std::make_unique<LayerNormToBf16Kernel>(x, gamma, beta, y, s);
   const float epsilon = static_cast<float>(s.epsilon);
   const int threads = x.numel < kParallelMinWork ? 1 : 0;
   ThreadCap cap(threads);

@@ -149,3 +149,46 @@ func.func @rows(%x: tensor<8x8x8x1xf32> {graph.input = "image"}, %l: tensor<8xi3
   %loss = graph.softmax_cross_entropy %f, %l : (tensor<8x8xf32>, tensor<8xi32>) -> tensor<f32>
   return %loss : tensor<f32>
 }
+
+// -----
+
+// Tests that reshapes of one value to one shape share one cast (an ONNX model reshapes the
+// normalised tokens once for each of attention's q, k and v products): a reshape right after
+// the value, its cast, read by both products and by both weight gradients; the model's own
+// reshapes, left with no readers, go. In both steps.
+// CHECK-LABEL: func.func @train(%arg0: tensor<2x3x4xf32>
+// CHECK-NEXT: %[[N:.*]] = graph.relu %arg0 : tensor<2x3x4xf32>
+// CHECK-NEXT: %[[R:.*]] = graph.reshape %[[N]] : tensor<2x3x4xf32> -> tensor<6x4xf32>
+// CHECK-NEXT: %[[RB:.*]] = graph.cast %[[R]] : tensor<6x4xf32> to tensor<6x4xbf16>
+// CHECK-NEXT: graph.param "q"
+// CHECK-NEXT: %[[QB:.*]] = graph.cast
+// CHECK-NEXT: graph.dense %[[RB]], %[[QB]]
+// CHECK-NEXT: graph.param "k"
+// CHECK-NEXT: %[[KB:.*]] = graph.cast
+// CHECK-NEXT: graph.dense %[[RB]], %[[KB]]
+// CHECK-NOT: graph.reshape
+// CHECK: graph.matmul %[[RB]], %{{.*}} {transpose_lhs}
+// CHECK: graph.matmul %[[RB]], %{{.*}} {transpose_lhs}
+// CHECK-LABEL: func.func @eval(%arg0: tensor<2x3x4xf32>
+// CHECK-NEXT: %[[N:.*]] = graph.relu %arg0 : tensor<2x3x4xf32>
+// CHECK-NEXT: %[[R:.*]] = graph.reshape %[[N]] : tensor<2x3x4xf32> -> tensor<6x4xf32>
+// CHECK-NEXT: %[[RB:.*]] = graph.cast %[[R]] : tensor<6x4xf32> to tensor<6x4xbf16>
+// CHECK-NOT: graph.reshape
+// CHECK: graph.dense %[[RB]]
+// CHECK-NOT: graph.reshape
+// CHECK: graph.dense %[[RB]]
+// CHECK-NOT: graph.reshape
+// CHECK: return
+func.func @shared(%x: tensor<2x3x4xf32> {graph.input = "x"}, %l: tensor<6xi32> {graph.input = "label"}) -> tensor<f32>
+    attributes {graph.optimizer = #graph.sgd<lr = 0.1>} {
+  %n = graph.relu %x : tensor<2x3x4xf32>
+  %wq = graph.param "q" {init = #graph.glorot_uniform} : tensor<4x2xf32>
+  %a = graph.reshape %n : tensor<2x3x4xf32> -> tensor<6x4xf32>
+  %q = graph.dense %a, %wq : (tensor<6x4xf32>, tensor<4x2xf32>) -> tensor<6x2xf32>
+  %b = graph.reshape %n : tensor<2x3x4xf32> -> tensor<6x4xf32>
+  %wk = graph.param "k" {init = #graph.glorot_uniform} : tensor<4x2xf32>
+  %k = graph.dense %b, %wk : (tensor<6x4xf32>, tensor<4x2xf32>) -> tensor<6x2xf32>
+  %s = graph.add %q, %k : tensor<6x2xf32>
+  %loss = graph.softmax_cross_entropy %s, %l : (tensor<6x2xf32>, tensor<6xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}

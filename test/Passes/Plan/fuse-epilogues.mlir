@@ -199,3 +199,97 @@ plan.program "bias_kept" attributes {batch = 6 : i64} {
   plan.step "eval" {
   }
 }
+
+// -----
+
+// A layer normalisation or a transpose whose f32 result only a cast to bf16 reads (directly, or
+// through a chain of views: attention's heads put back together, then flattened into rows)
+// writes the cast's bf16 buffer itself (through a view of its result's shape when the copy's
+// differs, its alloc moved before it), and the cast, the views and the f32 buffer go: mixed
+// precision's copies for the products.
+// CHECK-LABEL: plan.program "cast"
+// CHECK: plan.step "train" {
+// CHECK-NEXT: %[[N:.*]] = plan.alloc : memref<6x4xbf16>
+// CHECK-NEXT: plan.kernel "layer_norm" ins(%{{.*}}, %{{.*}}, %{{.*}} : memref<6x4xf32>, memref<4xf32>, memref<4xf32>) outs(%[[N]] : memref<6x4xbf16>) {epsilon = 1.000000e-05 : f64}
+// CHECK-NEXT: %[[T:.*]] = plan.alloc : memref<6x4xbf16>
+// CHECK-NEXT: %[[TV:.*]] = plan.view %[[T]] : memref<6x4xbf16> to memref<2x3x2x2xbf16>
+// CHECK-NEXT: plan.kernel "transpose" ins(%{{.*}} : memref<2x2x3x2xf32>) outs(%[[TV]] : memref<2x3x2x2xbf16>) {axis_a = 1 : i64, axis_b = 2 : i64}
+// CHECK-NEXT: plan.output "n" as loss, %[[N]] : memref<6x4xbf16>
+// CHECK-NEXT: plan.output "t" as correct, %[[T]] : memref<6x4xbf16>
+// CHECK-NEXT: }
+plan.program "cast" attributes {batch = 6 : i64} {
+  %x = plan.input "x" as samples : memref<6x4xf32>
+  %h = plan.input "h" as targets : memref<2x2x3x2xf32>
+  %g = plan.param "g" {init = #plan.init<kind = "ones">} : memref<4xf32>
+  %b = plan.param "b" {init = #plan.init<kind = "zeros">} : memref<4xf32>
+  plan.step "train" {
+    %y = plan.alloc : memref<6x4xf32>
+    plan.kernel "layer_norm" ins(%x, %g, %b : memref<6x4xf32>, memref<4xf32>, memref<4xf32>) outs(%y : memref<6x4xf32>) {epsilon = 1.000000e-05 : f64}
+    %n = plan.alloc : memref<6x4xbf16>
+    plan.kernel "cast" ins(%y : memref<6x4xf32>) outs(%n : memref<6x4xbf16>)
+    %t = plan.alloc : memref<2x3x2x2xf32>
+    plan.kernel "transpose" ins(%h : memref<2x2x3x2xf32>) outs(%t : memref<2x3x2x2xf32>) {axis_a = 1 : i64, axis_b = 2 : i64}
+    %tv = plan.view %t : memref<2x3x2x2xf32> to memref<2x3x4xf32>
+    %tr = plan.view %tv : memref<2x3x4xf32> to memref<6x4xf32>
+    %tb = plan.alloc : memref<6x4xbf16>
+    plan.kernel "cast" ins(%tr : memref<6x4xf32>) outs(%tb : memref<6x4xbf16>)
+    plan.output "n" as loss, %n : memref<6x4xbf16>
+    plan.output "t" as correct, %tb : memref<6x4xbf16>
+  }
+  plan.step "eval" {
+  }
+}
+
+// -----
+
+// Left alone: a result also read elsewhere (by another kernel, or through a second view), a
+// kind whose kernels write f32 only (gelu), a cast back to f32, a copy whose buffer is read
+// before the producer or between the two, a result that is a step output.
+// CHECK-LABEL: plan.program "cast_kept"
+// CHECK-COUNT-7: plan.kernel "cast"
+// CHECK-NOT: plan.kernel "cast"
+plan.program "cast_kept" attributes {batch = 6 : i64} {
+  %x = plan.input "x" as samples : memref<6x4xf32>
+  %g = plan.param "g" {init = #plan.init<kind = "ones">} : memref<4xf32>
+  %b = plan.param "b" {init = #plan.init<kind = "zeros">} : memref<4xf32>
+  %p = plan.param "p" {init = #plan.init<kind = "zeros">} : memref<6x4xbf16>
+  plan.step "train" {
+    %y1 = plan.alloc : memref<6x4xf32>
+    plan.kernel "layer_norm" ins(%x, %g, %b : memref<6x4xf32>, memref<4xf32>, memref<4xf32>) outs(%y1 : memref<6x4xf32>) {epsilon = 1.000000e-05 : f64}
+    %c1 = plan.alloc : memref<6x4xbf16>
+    plan.kernel "cast" ins(%y1 : memref<6x4xf32>) outs(%c1 : memref<6x4xbf16>)
+    %r1 = plan.alloc : memref<4xf32>
+    plan.kernel "reduce_rows" ins(%y1 : memref<6x4xf32>) outs(%r1 : memref<4xf32>)
+    %y2 = plan.alloc : memref<6x4xf32>
+    plan.kernel "layer_norm" ins(%x, %g, %b : memref<6x4xf32>, memref<4xf32>, memref<4xf32>) outs(%y2 : memref<6x4xf32>) {epsilon = 1.000000e-05 : f64}
+    %v2 = plan.view %y2 : memref<6x4xf32> to memref<24xf32>
+    %w2 = plan.view %y2 : memref<6x4xf32> to memref<2x12xf32>
+    %c2 = plan.alloc : memref<24xbf16>
+    plan.kernel "cast" ins(%v2 : memref<24xf32>) outs(%c2 : memref<24xbf16>)
+    %y3 = plan.alloc : memref<6x4xf32>
+    plan.kernel "gelu" ins(%x : memref<6x4xf32>) outs(%y3 : memref<6x4xf32>)
+    %c3 = plan.alloc : memref<6x4xbf16>
+    plan.kernel "cast" ins(%y3 : memref<6x4xf32>) outs(%c3 : memref<6x4xbf16>)
+    %t4 = plan.alloc : memref<4x6xbf16>
+    plan.kernel "transpose" ins(%p : memref<6x4xbf16>) outs(%t4 : memref<4x6xbf16>) {axis_a = 0 : i64, axis_b = 1 : i64}
+    %c4 = plan.alloc : memref<4x6xf32>
+    plan.kernel "cast" ins(%t4 : memref<4x6xbf16>) outs(%c4 : memref<4x6xf32>)
+    %c5 = plan.alloc : memref<6x4xbf16>
+    plan.kernel "copy" ins(%c5 : memref<6x4xbf16>) outs(%c1 : memref<6x4xbf16>)
+    %y5 = plan.alloc : memref<6x4xf32>
+    plan.kernel "layer_norm" ins(%x, %g, %b : memref<6x4xf32>, memref<4xf32>, memref<4xf32>) outs(%y5 : memref<6x4xf32>) {epsilon = 1.000000e-05 : f64}
+    plan.kernel "cast" ins(%y5 : memref<6x4xf32>) outs(%c5 : memref<6x4xbf16>)
+    %y7 = plan.alloc : memref<6x4xf32>
+    plan.kernel "layer_norm" ins(%x, %g, %b : memref<6x4xf32>, memref<4xf32>, memref<4xf32>) outs(%y7 : memref<6x4xf32>) {epsilon = 1.000000e-05 : f64}
+    %c7 = plan.alloc : memref<6x4xbf16>
+    plan.kernel "copy" ins(%c7 : memref<6x4xbf16>) outs(%c1 : memref<6x4xbf16>)
+    plan.kernel "cast" ins(%y7 : memref<6x4xf32>) outs(%c7 : memref<6x4xbf16>)
+    %y6 = plan.alloc : memref<6x4xf32>
+    plan.kernel "layer_norm" ins(%x, %g, %b : memref<6x4xf32>, memref<4xf32>, memref<4xf32>) outs(%y6 : memref<6x4xf32>) {epsilon = 1.000000e-05 : f64}
+    %c6 = plan.alloc : memref<6x4xbf16>
+    plan.kernel "cast" ins(%y6 : memref<6x4xf32>) outs(%c6 : memref<6x4xbf16>)
+    plan.output "y6" as loss, %y6 : memref<6x4xf32>
+  }
+  plan.step "eval" {
+  }
+}

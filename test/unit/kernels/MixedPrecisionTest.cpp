@@ -3,6 +3,8 @@
 // reference (exactly the reference on the rounded factors, within bf16's error of it on the
 // unrounded ones), a gradient check by finite differences, and the load-time checks.
 #include "runtime/base/Bf16.h"
+#include "runtime/kernels/reference/Concat.h"
+#include "runtime/kernels/reference/LayerNorm.h"
 #include "runtime/kernels/reference/Lstm.h"
 #include "runtime/kernels/reference/Reference.h"
 #include "test/unit/ErrorMatchers.h"
@@ -140,6 +142,57 @@ TEST(CastKernelTest, NarrowsAndWidens) {
   program->run(StepKind::Train, stepContext(1));
   EXPECT_EQ(get<uint16_t>(*program, h), toBf16(xs));
   EXPECT_EQ(get(*program, y), rounded(xs));
+}
+
+// ---- producers writing bf16 (the cast after them, fused by plan-fuse-epilogues) -------------
+
+// Attention's heads put back together, written as bf16: exactly the f32 transpose rounded as
+// the cast kernel rounds.
+TEST(FusedCastTest, TransposeWritesBf16) {
+  const std::vector<int64_t> shape{4, 5, 3, 16}, out{4, 3, 5, 16};
+  PlanBuilder b(4);
+  const uint32_t x = b.buffer(shape), y = b.buffer(out, DType::BF16);
+  b.kernel(StepKind::Train, KernelKind::Transpose, {x}, {y}).attrI("axis_a", 1).attrI("axis_b", 2);
+  auto program = b.load();
+  RandomData rd(5);
+  const std::vector<float> xs = rd.uniform(4 * 5 * 3 * 16, -3, 3);
+  put(*program, x, xs);
+  program->run(StepKind::Train, stepContext(4));
+  std::vector<float> want(xs.size());
+  ref::transpose(xs.data(), shape, {0, 2, 1, 3}, want.data());
+  EXPECT_EQ(get<uint16_t>(*program, y), toBf16(want));
+}
+
+// A layer normalisation written as bf16, over enough rows to split across threads: within half
+// a bf16 unit of the reference in double (plus f32's error), and equal to the f32 kernel's
+// result rounded but where that sits within f32 error of a rounding boundary.
+TEST(FusedCastTest, LayerNormWritesBf16) {
+  const int64_t rows = 300, c = 128;
+  PlanBuilder b(rows);
+  const uint32_t x = b.buffer({rows, c}), g = b.buffer({c}), beta = b.buffer({c});
+  const uint32_t y = b.buffer({rows, c}, DType::BF16), y32 = b.buffer({rows, c});
+  b.kernel(StepKind::Train, KernelKind::LayerNorm, {x, g, beta}, {y}).attrF("epsilon", 1e-5);
+  b.kernel(StepKind::Train, KernelKind::LayerNorm, {x, g, beta}, {y32}).attrF("epsilon", 1e-5);
+  auto program = b.load();
+  RandomData rd(6);
+  const std::vector<float> xs = rd.uniform(rows * c, -2, 3), gs = rd.uniform(c, 0.5f, 1.5f),
+                           bs = rd.uniform(c, -1, 1);
+  put(*program, x, xs);
+  put(*program, g, gs);
+  put(*program, beta, bs);
+  program->run(StepKind::Train, stepContext(rows));
+  std::vector<double> want(xs.size());
+  ref::layerNorm(toDouble(xs).data(), toDouble(gs).data(), toDouble(bs).data(), want.data(), rows,
+                 c, 1e-5);
+  const std::vector<uint16_t> got = get<uint16_t>(*program, y);
+  const std::vector<float> f32 = get(*program, y32);
+  int64_t differ = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double v = fromBf16(got[i]);
+    ASSERT_LE(std::abs(v - want[i]), std::abs(want[i]) / 256 + 1e-5) << "element " << i;
+    differ += got[i] != rt::toBf16(f32[i]);
+  }
+  EXPECT_LT(differ, static_cast<int64_t>(got.size()) / 100);
 }
 
 // ---- products ------------------------------------------------------------------------------
@@ -468,6 +521,24 @@ TEST(MixedPrecisionTest, RejectsMixedFactorsAndBadCasts) {
              dw = b.buffer({3, 3, 8, 8}, DType::BF16);
     convKernel(b, KernelKind::Conv2dGradFilter, {x, dy}, {dw}, Conv{1, 6, 6, 8, 3, 3, 8, 1});
     EXPECT_DP_ERROR(b.load(), ErrorKind::Plan, "output 0 (dw) (buffer 2) is bf16, expected f32");
+  }
+  {
+    // A transpose narrows f32 to bf16, never widens.
+    PlanBuilder b(2);
+    uint32_t x = b.buffer({2, 3}, DType::BF16), y = b.buffer({3, 2});
+    b.kernel(StepKind::Train, KernelKind::Transpose, {x}, {y})
+        .attrI("axis_a", 0)
+        .attrI("axis_b", 1);
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan,
+                    "(transpose): output 0 (y) (buffer 1) is f32, expected bf16");
+  }
+  {
+    // A layer normalisation writes f32 or bf16.
+    PlanBuilder b(2);
+    uint32_t x = b.buffer({2, 3}), g = b.buffer({3}), y = b.buffer({2, 3}, DType::I32);
+    b.kernel(StepKind::Train, KernelKind::LayerNorm, {x, g, g}, {y}).attrF("epsilon", 1e-3);
+    EXPECT_DP_ERROR(b.load(), ErrorKind::Plan,
+                    "(layer_norm): output 0 (y) (buffer 2) is i32, expected f32");
   }
 }
 
