@@ -8,13 +8,13 @@
 namespace dp::rt {
 
 /// f32 to bf16, rounded to nearest even; NaN stays a (quiet) NaN, infinities stay infinite.
+/// Branch-free (a select), so that loops of it vectorise.
 inline uint16_t toBf16(float f) {
   uint32_t u;
   std::memcpy(&u, &f, 4);
-  if ((u & 0x7fffffffu) > 0x7f800000u)
-    return static_cast<uint16_t>((u >> 16) | 0x0040u);
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return static_cast<uint16_t>(u >> 16);
+  const uint32_t quietNan = (u >> 16) | 0x0040u;
+  const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+  return static_cast<uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? quietNan : rounded);
 }
 
 /// bf16 to f32: exact.
