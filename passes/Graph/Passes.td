@@ -97,7 +97,7 @@ def MixedPrecisionPass : Pass<"graph-mixed-precision", "mlir::ModuleOp"> {
   let summary = "Run the products in bf16, everything else in f32 (mixed precision)";
   let description = [{
     With `precision=bf16`, the products of both steps (`graph.dense`, `graph.matmul`,
-    `graph.conv2d` and the convolution gradients) read bf16 factors and accumulate in f32:
+    `graph.batch_matmul`, `graph.conv2d` and the convolution gradients) read bf16 factors and accumulate in f32:
     each f32 value a product reads gets one `graph.cast` to bf16, right after it is defined,
     which every product reading it shares (a weight is cast once per step, an activation once
     for its forward and backward uses). Reshapes of one value to one shape share one cast too:

@@ -200,7 +200,9 @@ struct CastEpilogue {
 
 /// The kinds whose kernels write bf16 where their result is f32 (the kernel contracts).
 bool writesBf16(KernelOp k) {
-  return (k.getKind() == "layer_norm" || k.getKind() == "transpose") && k.getOutputs().size() == 1;
+  return (k.getKind() == "layer_norm" || k.getKind() == "transpose" ||
+          k.getKind() == "activation_grad") &&
+         k.getOutputs().size() == 1;
 }
 
 std::optional<CastEpilogue> fusableCast(KernelOp producer) {

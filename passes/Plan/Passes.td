@@ -44,7 +44,7 @@ def FoldPaddingPass : Pass<"plan-fold-padding", "mlir::ModuleOp"> {
 }
 
 def FuseEpiloguesPass : Pass<"plan-fuse-epilogues", "mlir::ModuleOp"> {
-  let summary = "Run a relu that follows a batch normalisation, a bias added to a dense product, and a cast to bf16 after a layer normalisation or transpose, inside their kernels";
+  let summary = "Run a relu that follows a batch normalisation, a bias added to a dense product, and a cast to bf16 after a layer normalisation, transpose or activation gradient, inside their kernels";
   let description = [{
     A `batch_norm_train` or `batch_norm_infer` kernel whose result is read only by an
     `activation {activation = "relu"}` kernel writes that kernel's result itself, with
@@ -66,14 +66,15 @@ def FuseEpiloguesPass : Pass<"plan-fuse-epilogues", "mlir::ModuleOp"> {
     two. The sums round once as before: the results equal the unfused plan's to float
     rounding (the library may add the bias inside its accumulation).
 
-    Under mixed precision, a `layer_norm` or a `transpose` whose f32 result only a `cast` to
-    bf16 reads (directly, or through a chain of `plan.view`s) writes the cast's bf16 buffer
-    itself (through a view of its result's shape when the copy's differs), and the cast, the
-    views and the f32 buffer go: mixed precision's copies of the normalised tokens and of
-    attention's outputs for the products (the vision transformer's 12 in each step). The
-    kernel contracts allow exactly these two kinds a bf16 result of an f32 input. The copy's
-    buffer must not be used before the cast but by it. The transpose rounds as the cast did;
-    the layer normalisation computes in its own kernel and rounds once, so a value may land
+    Under mixed precision, a `layer_norm`, a `transpose` or an `activation_grad` whose f32
+    result only a `cast` to bf16 reads (directly, or through a chain of `plan.view`s) writes
+    the cast's bf16 buffer itself (through a view of its result's shape when the copy's
+    differs), and the cast, the views and the f32 buffer go: mixed precision's copies of the
+    normalised tokens, of attention's heads and outputs and of the softmax's gradients for
+    the products (the vision transformer's 36 in the train step). The kernel contracts allow
+    exactly these kinds a bf16 result of f32 inputs. The copy's
+    buffer must not be used before the cast but by it. The transpose and the activation
+    gradient round as the cast did; the layer normalisation computes in its own kernel and rounds once, so a value may land
     one bf16 unit apart.
   }];
 }

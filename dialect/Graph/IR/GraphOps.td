@@ -638,7 +638,7 @@ def Graph_MatMulOp : Graph_Op<"matmul", [Graph_MixedPrecision, Graph_Lowering, G
   let hasVerifier = 1;
 }
 
-def Graph_BatchMatMulOp : Graph_Op<"batch_matmul", [Graph_Lowering, Graph_ShardingRule, Pure, Graph_Gradient]> {
+def Graph_BatchMatMulOp : Graph_Op<"batch_matmul", [Graph_MixedPrecision, Graph_Lowering, Graph_ShardingRule, Pure, Graph_Gradient]> {
   let summary = "matrix products over the leading axes, scaled: alpha * op(lhs) . op(rhs)";
   let description = [{
     `lhs` and `rhs` have one rank (at least 3) and the same sizes on every axis but the last
@@ -652,7 +652,7 @@ def Graph_BatchMatMulOp : Graph_Op<"batch_matmul", [Graph_Lowering, Graph_Shardi
         : (tensor<8x4x49x32xf32>, tensor<8x4x49x32xf32>) -> tensor<8x4x49x49xf32>
     ```
   }];
-  let arguments = (ins Graph_F32Tensor:$lhs, Graph_F32Tensor:$rhs,
+  let arguments = (ins Graph_FactorTensor:$lhs, Graph_FactorTensor:$rhs,
                        UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs,
                        DefaultValuedAttr<F64Attr, "1.0">:$alpha);
   let results = (outs Graph_F32Tensor:$result);

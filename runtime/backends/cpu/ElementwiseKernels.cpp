@@ -7,6 +7,7 @@
 #include "runtime/base/Bf16.h"
 
 #include <cstring>
+#include <type_traits>
 
 namespace dp::rt::cpu {
 
@@ -83,23 +84,43 @@ private:
   DnnlCall eltwise_;
 };
 
+/// Stores a result in f32, or rounded to bf16 (a kernel writing the cast that followed it).
+inline void store(float &to, float v) { to = v; }
+inline void store(uint16_t &to, float v) { to = toBf16(v); }
+
 class ActivationGradKernel final : public Kernel {
 public:
   ActivationGradKernel(const KernelSite &site, Activation act, Rows shape)
       : act_(act), rows_(shape.rows), cols_(shape.cols) {
     y_ = site.input(0).f32();
     dy_ = site.input(1).f32();
-    dx_ = site.output(0).f32();
+    dx_ = site.output(0).data;
+    bf16_ = site.output(0).dtype == DType::BF16;
     n_ = site.input(0).numel;
   }
 
   void run(const StepContext &) override {
+    if (bf16_)
+      runInto(static_cast<uint16_t *>(dx_));
+    else
+      runInto(static_cast<float *>(dx_));
+  }
+
+private:
+  /// dx in f32, or in bf16 when the compiler fused the cast that followed.
+  template <typename Out> void runInto(Out *dx) {
     const float *y = y_, *dy = dy_;
-    float *dx = dx_;
     switch (act_) {
     case Activation::None:
-      if (dx != dy)
-        std::memcpy(dx, dy, n_ * sizeof(float));
+      if constexpr (std::is_same_v<Out, float>) {
+        if (dx != dy)
+          std::memcpy(dx, dy, n_ * sizeof(float));
+      } else {
+        parallelChunks(n_, [=](int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i)
+            store(dx[i], dy[i]);
+        });
+      }
       return;
     case Activation::Relu:
       // y = max(x, 0) > 0 exactly where x > 0; at x = 0 the subgradient 0 is used.
@@ -107,20 +128,20 @@ public:
       parallelChunks(n_, [=](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i) {
           const float g = dy[i];
-          dx[i] = y[i] > 0.0f ? g : 0.0f;
+          store(dx[i], y[i] > 0.0f ? g : 0.0f);
         }
       });
       return;
     case Activation::Sigmoid:
       parallelChunks(n_, [=](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i)
-          dx[i] = dy[i] * y[i] * (1.0f - y[i]);
+          store(dx[i], dy[i] * y[i] * (1.0f - y[i]));
       });
       return;
     case Activation::Tanh:
       parallelChunks(n_, [=](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i)
-          dx[i] = dy[i] * (1.0f - y[i] * y[i]);
+          store(dx[i], dy[i] * (1.0f - y[i] * y[i]));
       });
       return;
     case Activation::Softmax: {
@@ -130,13 +151,14 @@ public:
           [=](int64_t begin, int64_t end) {
             for (int64_t r = begin; r < end; ++r) {
               const float *yr = y + r * cols, *dyr = dy + r * cols;
-              float *dxr = dx + r * cols;
+              Out *dxr = dx + r * cols;
               float dot = 0;
 #pragma omp simd reduction(+ : dot)
               for (int64_t j = 0; j < cols; ++j)
                 dot += yr[j] * dyr[j];
+#pragma omp simd
               for (int64_t j = 0; j < cols; ++j)
-                dxr[j] = yr[j] * (dyr[j] - dot);
+                store(dxr[j], yr[j] * (dyr[j] - dot));
             }
           },
           n_);
@@ -145,11 +167,11 @@ public:
     }
   }
 
-private:
   Activation act_;
   int64_t rows_, cols_;
   const float *y_, *dy_;
-  float *dx_;
+  void *dx_;
+  bool bf16_;
   int64_t n_;
 };
 

@@ -53,3 +53,12 @@ func.func @f(%a: tensor<8x5x3xf32>, %b: tensor<8x3x4xf32>) {
   %c = graph.batch_matmul %a, %b {alpha = 0x7FF0000000000000 : f64} : (tensor<8x5x3xf32>, tensor<8x3x4xf32>) -> tensor<8x5x4xf32>
   return
 }
+
+// -----
+
+// Tests that the factors share an element type (mixed precision casts both to bf16).
+func.func @f(%a: tensor<8x2x5x3xbf16>, %b: tensor<8x2x3x4xf32>) {
+  // expected-error @+1 {{'graph.batch_matmul' op multiplies lhs of 'bf16' by rhs of 'f32': the factors must share an element type}}
+  %c = graph.batch_matmul %a, %b : (tensor<8x2x5x3xbf16>, tensor<8x2x3x4xf32>) -> tensor<8x2x5x4xf32>
+  return
+}

@@ -14,3 +14,11 @@ func.func @attention(%q: tensor<8x4x49x32xf32>, %k: tensor<8x4x49x32xf32>, %v: t
   %d = graph.batch_matmul %s, %v {transpose_lhs} : (tensor<8x4x49x49xf32>, tensor<8x4x49x32xf32>) -> tensor<8x4x49x32xf32>
   return
 }
+
+// Mixed precision's form: bf16 factors, an f32 result.
+// CHECK-LABEL: func.func @bf16
+func.func @bf16(%q: tensor<8x4x49x32xbf16>, %k: tensor<8x4x49x32xbf16>) {
+  // CHECK: graph.batch_matmul %{{.*}}, %{{.*}} {transpose_rhs} : (tensor<8x4x49x32xbf16>, tensor<8x4x49x32xbf16>) -> tensor<8x4x49x49xf32>
+  %s = graph.batch_matmul %q, %k {transpose_rhs} : (tensor<8x4x49x32xbf16>, tensor<8x4x49x32xbf16>) -> tensor<8x4x49x49xf32>
+  return
+}

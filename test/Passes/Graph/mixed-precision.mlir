@@ -192,3 +192,37 @@ func.func @shared(%x: tensor<2x3x4xf32> {graph.input = "x"}, %l: tensor<6xi32> {
   %loss = graph.softmax_cross_entropy %s, %l : (tensor<6x2xf32>, tensor<6xi32>) -> tensor<f32>
   return %loss : tensor<f32>
 }
+
+// -----
+
+// Tests attention's batched products: both factors of the scores' product and of the weights'
+// product with v read bf16 casts, as do the products of their gradients; the softmax and its
+// gradient stay f32 (the softmax's result is cast for the product and kept f32 for its
+// gradient, whose result is cast for the two products that read it). Every batch_matmul
+// returns f32.
+// CHECK-LABEL: func.func @train(%arg0: tensor<2x3x4xf32> {graph.input = "q"
+// CHECK-NEXT: %[[Q:.*]] = graph.relu %arg0
+// CHECK-NEXT: %[[QB:.*]] = graph.cast %[[Q]] : tensor<2x3x4xf32> to tensor<2x3x4xbf16>
+// CHECK-NEXT: %[[K:.*]] = graph.param "k"
+// CHECK-NEXT: %[[KB:.*]] = graph.cast %[[K]] : tensor<2x3x4xf32> to tensor<2x3x4xbf16>
+// CHECK-NEXT: %[[S:.*]] = graph.batch_matmul %[[QB]], %[[KB]] {alpha = 5.000000e-01 : f64, transpose_rhs} : (tensor<2x3x4xbf16>, tensor<2x3x4xbf16>) -> tensor<2x3x3xf32>
+// CHECK-NEXT: %[[P:.*]] = graph.softmax %[[S]] : tensor<2x3x3xf32>
+// CHECK-NEXT: %[[PB:.*]] = graph.cast %[[P]] : tensor<2x3x3xf32> to tensor<2x3x3xbf16>
+// CHECK-NEXT: graph.batch_matmul %[[PB]], %[[KB]] : (tensor<2x3x3xbf16>, tensor<2x3x4xbf16>) -> tensor<2x3x4xf32>
+// CHECK: %[[DO:.*]] = graph.cast %{{.*}} : tensor<2x3x4xf32> to tensor<2x3x4xbf16>
+// CHECK-NEXT: %[[DP:.*]] = graph.batch_matmul %[[DO]], %[[KB]] {transpose_rhs} : (tensor<2x3x4xbf16>, tensor<2x3x4xbf16>) -> tensor<2x3x3xf32>
+// CHECK-NEXT: graph.batch_matmul %[[PB]], %[[DO]] {transpose_lhs} : (tensor<2x3x3xbf16>, tensor<2x3x4xbf16>) -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[DS:.*]] = graph.activation_grad %[[P]], %[[DP]] {activation = #graph.act<softmax>} : tensor<2x3x3xf32>
+// CHECK-NEXT: %[[DSB:.*]] = graph.cast %[[DS]] : tensor<2x3x3xf32> to tensor<2x3x3xbf16>
+// CHECK-NEXT: graph.batch_matmul %[[DSB]], %[[QB]] {alpha = 5.000000e-01 : f64, transpose_lhs} : (tensor<2x3x3xbf16>, tensor<2x3x4xbf16>) -> tensor<2x3x4xf32>
+func.func @attention(%x: tensor<2x3x4xf32> {graph.input = "q"}, %l: tensor<2xi32> {graph.input = "label"}) -> tensor<f32>
+    attributes {graph.optimizer = #graph.sgd<lr = 0.1>} {
+  %q = graph.relu %x : tensor<2x3x4xf32>
+  %k = graph.param "k" {init = #graph.glorot_uniform} : tensor<2x3x4xf32>
+  %s = graph.batch_matmul %q, %k {transpose_rhs, alpha = 0.5 : f64} : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x3xf32>
+  %p = graph.softmax %s : tensor<2x3x3xf32>
+  %o = graph.batch_matmul %p, %k : (tensor<2x3x3xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %f = graph.flatten %o : tensor<2x3x4xf32> -> tensor<2x12xf32>
+  %loss = graph.softmax_cross_entropy %f, %l : (tensor<2x12xf32>, tensor<2xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}

@@ -202,9 +202,9 @@ plan.program "bias_kept" attributes {batch = 6 : i64} {
 
 // -----
 
-// A layer normalisation or a transpose whose f32 result only a cast to bf16 reads (directly, or
-// through a chain of views: attention's heads put back together, then flattened into rows)
-// writes the cast's bf16 buffer itself (through a view of its result's shape when the copy's
+// A layer normalisation, a transpose or an activation gradient whose f32 result only a cast to
+// bf16 reads (directly, or through a chain of views: attention's heads put back together, then
+// flattened into rows) writes the cast's bf16 buffer itself (through a view of its result's shape when the copy's
 // differs, its alloc moved before it), and the cast, the views and the f32 buffer go: mixed
 // precision's copies for the products.
 // CHECK-LABEL: plan.program "cast"
@@ -214,8 +214,11 @@ plan.program "bias_kept" attributes {batch = 6 : i64} {
 // CHECK-NEXT: %[[T:.*]] = plan.alloc : memref<6x4xbf16>
 // CHECK-NEXT: %[[TV:.*]] = plan.view %[[T]] : memref<6x4xbf16> to memref<2x3x2x2xbf16>
 // CHECK-NEXT: plan.kernel "transpose" ins(%{{.*}} : memref<2x2x3x2xf32>) outs(%[[TV]] : memref<2x3x2x2xbf16>) {axis_a = 1 : i64, axis_b = 2 : i64}
+// CHECK-NEXT: %[[D:.*]] = plan.alloc : memref<6x4xbf16>
+// CHECK-NEXT: plan.kernel "activation_grad" ins(%{{.*}}, %{{.*}} : memref<6x4xf32>, memref<6x4xf32>) outs(%[[D]] : memref<6x4xbf16>) {activation = "softmax"}
 // CHECK-NEXT: plan.output "n" as loss, %[[N]] : memref<6x4xbf16>
 // CHECK-NEXT: plan.output "t" as correct, %[[T]] : memref<6x4xbf16>
+// CHECK-NEXT: plan.output "d" as logits, %[[D]] : memref<6x4xbf16>
 // CHECK-NEXT: }
 plan.program "cast" attributes {batch = 6 : i64} {
   %x = plan.input "x" as samples : memref<6x4xf32>
@@ -233,8 +236,13 @@ plan.program "cast" attributes {batch = 6 : i64} {
     %tr = plan.view %tv : memref<2x3x4xf32> to memref<6x4xf32>
     %tb = plan.alloc : memref<6x4xbf16>
     plan.kernel "cast" ins(%tr : memref<6x4xf32>) outs(%tb : memref<6x4xbf16>)
+    %d = plan.alloc : memref<6x4xf32>
+    plan.kernel "activation_grad" ins(%x, %x : memref<6x4xf32>, memref<6x4xf32>) outs(%d : memref<6x4xf32>) {activation = "softmax"}
+    %db = plan.alloc : memref<6x4xbf16>
+    plan.kernel "cast" ins(%d : memref<6x4xf32>) outs(%db : memref<6x4xbf16>)
     plan.output "n" as loss, %n : memref<6x4xbf16>
     plan.output "t" as correct, %tb : memref<6x4xbf16>
+    plan.output "d" as logits, %db : memref<6x4xbf16>
   }
   plan.step "eval" {
   }

@@ -195,6 +195,27 @@ TEST(FusedCastTest, LayerNormWritesBf16) {
   EXPECT_LT(differ, static_cast<int64_t>(got.size()) / 100);
 }
 
+// Activation gradients written as bf16 (attention's score gradients for the bf16 batched
+// products): exactly the f32 kernel's result rounded, for every activation.
+TEST(FusedCastTest, ActivationGradWritesBf16) {
+  const int64_t rows = 300, cols = 49; // the softmax's rows split across threads
+  for (Activation act : {Activation::None, Activation::Relu, Activation::Sigmoid, Activation::Tanh,
+                         Activation::Softmax}) {
+    PlanBuilder b(rows);
+    const uint32_t y = b.buffer({rows, cols}), dy = b.buffer({rows, cols});
+    const uint32_t dx = b.buffer({rows, cols}, DType::BF16), dx32 = b.buffer({rows, cols});
+    b.kernel(StepKind::Train, KernelKind::ActivationGrad, {y, dy}, {dx}).activation(act);
+    b.kernel(StepKind::Train, KernelKind::ActivationGrad, {y, dy}, {dx32}).activation(act);
+    auto program = b.load();
+    RandomData rd(7);
+    put(*program, y, rd.uniform(rows * cols, -1, 1));
+    put(*program, dy, rd.uniform(rows * cols, -2, 2));
+    program->run(StepKind::Train, stepContext(rows));
+    EXPECT_EQ(get<uint16_t>(*program, dx), toBf16(get(*program, dx32)))
+        << "activation " << static_cast<int>(act);
+  }
+}
+
 // ---- products ------------------------------------------------------------------------------
 
 /// Error bound of a product of bf16-rounded factors against the exact one: each factor is off
@@ -256,6 +277,38 @@ TEST(MixedPrecisionTest, MatMulWithBf16Factors) {
       const std::vector<float> got = get(*program, c);
       EXPECT_TRUE(allNear(got, want, 2e-6 * k, 1e-5)) << "ta " << ta << " tb " << tb;
       EXPECT_TRUE(allNear(got, exact, kBf16Relative * k)) << "ta " << ta << " tb " << tb;
+    }
+}
+
+// Attention's batched products with bf16 factors (q . k^T scaled, and the weights' product with
+// v): the reference on the rounded factors to f32 accuracy, for each transpose.
+TEST(MixedPrecisionTest, BatchMatMulWithBf16Factors) {
+  SKIP_WITHOUT_BF16();
+  const int64_t batch = 6, m = 13, k = 32, n = 11;
+  const double alpha = 0.17677669529663687;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      PlanBuilder b(2);
+      uint32_t a = b.buffer(
+          ta ? std::vector<int64_t>{2, 3, k, m} : std::vector<int64_t>{2, 3, m, k}, DType::BF16);
+      uint32_t bb = b.buffer(
+          tb ? std::vector<int64_t>{2, 3, n, k} : std::vector<int64_t>{2, 3, k, n}, DType::BF16);
+      uint32_t c = b.buffer({2, 3, m, n});
+      b.kernel(StepKind::Train, KernelKind::BatchMatMul, {a, bb}, {c})
+          .attrI("transpose_a", ta)
+          .attrI("transpose_b", tb)
+          .attrF("alpha", alpha);
+      auto program = b.load();
+      RandomData rd(11 + ta + 2 * tb);
+      auto as = rd.uniform(batch * m * k), bs = rd.uniform(batch * k * n);
+      put(*program, a, toBf16(as));
+      put(*program, bb, toBf16(bs));
+      program->run(StepKind::Train, stepContext(2));
+      std::vector<float> want(batch * m * n);
+      auto ar = rounded(as), br = rounded(bs);
+      ref::batchMatMul(ar.data(), br.data(), want.data(), batch, m, k, n, ta, tb,
+                       static_cast<float>(alpha));
+      EXPECT_TRUE(allNear(get(*program, c), want, 2e-6 * k, 1e-5)) << "ta " << ta << " tb " << tb;
     }
 }
 

@@ -87,8 +87,11 @@ LogicalResult MatMulOp::getResultSharding(ArrayRef<bool> batched,
 SmallVector<unsigned> DenseOp::getLowPrecisionOperands(int64_t) { return {0, 1}; }
 
 SmallVector<unsigned> MatMulOp::getLowPrecisionOperands(int64_t) { return {0, 1}; }
+SmallVector<unsigned> BatchMatMulOp::getLowPrecisionOperands(int64_t) { return {0, 1}; }
 
 LogicalResult BatchMatMulOp::verify() {
+  if (failed(checkFactors(*this, getLhs(), "lhs", getRhs(), "rhs")))
+    return failure();
   auto a = tensorType(getLhs()), b = tensorType(getRhs()), c = tensorType(getResult());
   if (a.getRank() < 3 || b.getRank() != a.getRank())
     return emitOpError() << "expects lhs and rhs of one rank, at least 3, found " << a << " and "
