@@ -109,8 +109,10 @@ std::optional<SoleReader> soleReader(KernelOp writer, Value y) {
     Operation *user = *r.read.getUsers().begin();
     if (auto v = dyn_cast<ViewOp>(user))
       r.views.push_back(v);
+    else if (auto k = dyn_cast<KernelOp>(user))
+      r.kernel = k;
     else
-      r.kernel = dyn_cast<KernelOp>(user);
+      return std::nullopt; // a step output, say
   }
   if (!r.kernel || r.kernel->getBlock() != writer->getBlock() ||
       !writer->isBeforeInBlock(r.kernel) || llvm::is_contained(r.kernel.getOutputs(), r.read))

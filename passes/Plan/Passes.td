@@ -67,15 +67,15 @@ def FuseEpiloguesPass : Pass<"plan-fuse-epilogues", "mlir::ModuleOp"> {
     rounding (the library may add the bias inside its accumulation).
 
     Under mixed precision, a `layer_norm`, a `transpose` or an `activation_grad` whose f32
-    result only a `cast` to bf16 reads (directly, or through a chain of `plan.view`s) writes
-    the cast's bf16 buffer itself (through a view of its result's shape when the copy's
-    differs), and the cast, the views and the f32 buffer go: mixed precision's copies of the
-    normalised tokens, of attention's heads and outputs and of the softmax's gradients for
-    the products (the vision transformer's 36 in the train step). The kernel contracts allow
-    exactly these kinds a bf16 result of f32 inputs. The copy's
-    buffer must not be used before the cast but by it. The transpose and the activation
-    gradient round as the cast did; the layer normalisation computes in its own kernel and rounds once, so a value may land
-    one bf16 unit apart.
+    result only a `cast` to bf16 reads (directly, or through a chain of `plan.view`s) writes the
+    cast's bf16 buffer itself (through a view of its result's shape when the copy's differs),
+    and the cast, the views and the f32 buffer go: mixed precision's copies of the normalised
+    tokens, of attention's heads and outputs and of the softmax's gradients for the products
+    (the vision transformer's 36 in the train step). The kernel contracts allow these kinds (and
+    `cast`) a bf16 result of f32 inputs. The copy's buffer must not be used before the cast but
+    by it. The transpose and the activation gradient round as the cast did (the transpose's
+    library may flush subnormals to zero); the layer normalisation computes in its own kernel
+    and rounds once, so a value may land one bf16 unit apart.
   }];
 }
 

@@ -55,17 +55,24 @@ inline RowMoments rowMoments(const float *xr, int64_t c) {
 }
 
 /// The means and reciprocal standard deviations of R rows of c values, in one pass of f32
-/// sums of each value's difference to its row's first value (stable where a mean is far from
-/// zero) and their squares. The R rows' sums run interleaved, 16 lanes each, so that their
-/// dependency chains overlap: one row at a time waited on its additions (2x the library's f32
-/// kernel; interleaved, it writes bf16 in about the time the library and a cast take).
+/// sums of each value's difference to a shift and of their squares. The shift, the mean of the
+/// row's first (up to) 16 values, keeps the variance's cancellation small where the mean is far
+/// from zero or the first value an outlier. The R rows' sums run interleaved, 16 lanes each, so
+/// that their dependency chains overlap: one row at a time waited on its additions (2x the
+/// library's f32 kernel; interleaved, it writes bf16 in about the time the library and a cast
+/// take).
 template <int R>
 inline void rowStatistics(const float *x, int64_t c, float epsilon, float *mean, float *rstd) {
   constexpr int L = 16;
   alignas(64) float s1[R][L] = {}, s2[R][L] = {};
   float shift[R];
-  for (int r = 0; r < R; ++r)
-    shift[r] = x[r * c];
+  const int64_t head = std::min<int64_t>(c, L);
+  for (int r = 0; r < R; ++r) {
+    float sum = 0;
+    for (int64_t k = 0; k < head; ++k)
+      sum += x[r * c + k];
+    shift[r] = sum / static_cast<float>(head);
+  }
   int64_t k = 0;
   for (; k + L <= c; k += L)
     for (int r = 0; r < R; ++r)

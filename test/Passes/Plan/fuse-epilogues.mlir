@@ -252,7 +252,8 @@ plan.program "cast" attributes {batch = 6 : i64} {
 
 // Left alone: a result also read elsewhere (by another kernel, or through a second view), a
 // kind whose kernels write f32 only (gelu), a cast back to f32, a copy whose buffer is read
-// before the producer or between the two, a result that is a step output.
+// before the producer or between the two, a result that is a step output (directly, or
+// through a view that no kernel reads).
 // CHECK-LABEL: plan.program "cast_kept"
 // CHECK-COUNT-7: plan.kernel "cast"
 // CHECK-NOT: plan.kernel "cast"
@@ -297,6 +298,10 @@ plan.program "cast_kept" attributes {batch = 6 : i64} {
     %c6 = plan.alloc : memref<6x4xbf16>
     plan.kernel "cast" ins(%y6 : memref<6x4xf32>) outs(%c6 : memref<6x4xbf16>)
     plan.output "y6" as loss, %y6 : memref<6x4xf32>
+    %y8 = plan.alloc : memref<6x4xf32>
+    plan.kernel "layer_norm" ins(%x, %g, %b : memref<6x4xf32>, memref<4xf32>, memref<4xf32>) outs(%y8 : memref<6x4xf32>) {epsilon = 1.000000e-05 : f64}
+    %v8 = plan.view %y8 : memref<6x4xf32> to memref<24xf32>
+    plan.output "v8" as correct, %v8 : memref<24xf32>
   }
   plan.step "eval" {
   }

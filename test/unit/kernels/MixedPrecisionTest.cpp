@@ -163,11 +163,13 @@ TEST(FusedCastTest, TransposeWritesBf16) {
   EXPECT_EQ(get<uint16_t>(*program, y), toBf16(want));
 }
 
-// A layer normalisation written as bf16, over enough rows to split across threads: within half
-// a bf16 unit of the reference in double (plus f32's error), and equal to the f32 kernel's
-// result rounded but where that sits within f32 error of a rounding boundary.
+// A layer normalisation written as bf16, over enough rows to split across threads, a row count
+// that leaves a partial group of the kernel's four and a width that leaves a partial vector of
+// 16, rows offset far from zero and rows whose first value is an outlier: within half a bf16
+// unit of the reference in double (plus f32's error), and equal to the f32 kernel's result
+// rounded but where that sits within f32 error of a rounding boundary.
 TEST(FusedCastTest, LayerNormWritesBf16) {
-  const int64_t rows = 300, c = 128;
+  const int64_t rows = 303, c = 100;
   PlanBuilder b(rows);
   const uint32_t x = b.buffer({rows, c}), g = b.buffer({c}), beta = b.buffer({c});
   const uint32_t y = b.buffer({rows, c}, DType::BF16), y32 = b.buffer({rows, c});
@@ -175,8 +177,13 @@ TEST(FusedCastTest, LayerNormWritesBf16) {
   b.kernel(StepKind::Train, KernelKind::LayerNorm, {x, g, beta}, {y32}).attrF("epsilon", 1e-5);
   auto program = b.load();
   RandomData rd(6);
-  const std::vector<float> xs = rd.uniform(rows * c, -2, 3), gs = rd.uniform(c, 0.5f, 1.5f),
-                           bs = rd.uniform(c, -1, 1);
+  std::vector<float> xs = rd.uniform(rows * c, -2, 3);
+  const std::vector<float> gs = rd.uniform(c, 0.5f, 1.5f), bs = rd.uniform(c, -1, 1);
+  for (int64_t r = 0; r < rows; r += 7)
+    for (int64_t k = 0; k < c; ++k)
+      xs[r * c + k] += 1000.0f; // far from zero
+  for (int64_t r = 3; r < rows; r += 11)
+    xs[r * c] = 500.0f; // an outlier first
   put(*program, x, xs);
   put(*program, g, gs);
   put(*program, beta, bs);
@@ -189,7 +196,7 @@ TEST(FusedCastTest, LayerNormWritesBf16) {
   int64_t differ = 0;
   for (size_t i = 0; i < got.size(); ++i) {
     const double v = fromBf16(got[i]);
-    ASSERT_LE(std::abs(v - want[i]), std::abs(want[i]) / 256 + 1e-5) << "element " << i;
+    ASSERT_LE(std::abs(v - want[i]), std::abs(want[i]) / 256 + 2e-4) << "element " << i;
     differ += got[i] != rt::toBf16(f32[i]);
   }
   EXPECT_LT(differ, static_cast<int64_t>(got.size()) / 100);
