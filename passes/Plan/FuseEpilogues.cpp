@@ -7,6 +7,8 @@
 #include "mlir/IR/Builders.h"
 
 #include <optional>
+#include <type_traits>
+#include <utility>
 
 #define DEBUG_TYPE "plan-fuse-epilogues"
 
@@ -238,31 +240,32 @@ void fuseCast(CastEpilogue e) {
   eraseUnused(e.views, y);
 }
 
+/// What `find` returns for each kernel of `module` where it finds something, collected before
+/// any of it is rewritten.
+template <typename Find> auto collect(ModuleOp module, Find find) {
+  SmallVector<typename std::invoke_result_t<Find, KernelOp>::value_type> found;
+  module.walk([&](KernelOp k) {
+    if (auto match = find(k))
+      found.push_back(*match);
+  });
+  return found;
+}
+
 struct FuseEpiloguesPass : dp::plan::impl::FuseEpiloguesPassBase<FuseEpiloguesPass> {
   void runOnOperation() override {
-    SmallVector<std::pair<KernelOp, KernelOp>> pairs;
-    getOperation().walk([&](KernelOp norm) {
+    auto reluAfterNorm = [](KernelOp norm) -> std::optional<std::pair<KernelOp, KernelOp>> {
       if (KernelOp relu = fusableRelu(norm))
-        pairs.push_back({norm, relu});
-    });
+        return std::make_pair(norm, relu);
+      return std::nullopt;
+    };
     Builder b(&getContext());
-    for (auto [norm, relu] : pairs) {
+    for (auto [norm, relu] : collect(getOperation(), reluAfterNorm)) {
       norm->setAttr("activation", b.getStringAttr("relu"));
       absorbConsumer(norm, relu);
     }
-    SmallVector<BiasEpilogue> biases;
-    getOperation().walk([&](KernelOp dense) {
-      if (std::optional<BiasEpilogue> e = fusableBias(dense))
-        biases.push_back(*e);
-    });
-    for (const BiasEpilogue &e : biases)
+    for (const BiasEpilogue &e : collect(getOperation(), fusableBias))
       fuseBias(e);
-    SmallVector<CastEpilogue> casts;
-    getOperation().walk([&](KernelOp producer) {
-      if (std::optional<CastEpilogue> e = fusableCast(producer))
-        casts.push_back(*e);
-    });
-    for (const CastEpilogue &e : casts)
+    for (const CastEpilogue &e : collect(getOperation(), fusableCast))
       fuseCast(e);
   }
 };

@@ -47,6 +47,13 @@ void expectAllF32(const KernelSite &site) {
     site.expectDType(site.output(i), DType::F32, ("output " + std::to_string(i)).c_str());
 }
 
+/// A result f32, or bf16 where the compiler fused the cast that followed its kernel
+/// (plan-fuse-epilogues: mixed precision's copies written by their producers).
+void expectF32OrFusedCast(const KernelSite &site, const TensorView &y, const char *role) {
+  if (y.dtype != DType::BF16)
+    site.expectDType(y, DType::F32, role);
+}
+
 /// The two factors of a product kernel (dense, matmul, the convolutions): both f32, or both
 /// bf16 (mixed precision: the kernel accumulates in f32). Returns their type.
 DType expectFactors(const KernelSite &site, const TensorView &a, const char *aRole,
@@ -331,12 +338,9 @@ Rows checkActivation(const KernelSite &site, const ActivationAttrs &attrs) {
 }
 
 Rows checkActivationGrad(const KernelSite &site, const ActivationAttrs &attrs) {
-  // dx f32, or bf16 where the compiler fused the cast that followed (plan-fuse-epilogues:
-  // attention's score gradients for the bf16 batched products).
   site.expectDType(site.input(0), DType::F32, "input 0");
   site.expectDType(site.input(1), DType::F32, "input 1");
-  if (site.output(0).dtype != DType::BF16)
-    site.expectDType(site.output(0), DType::F32, "output 0");
+  expectF32OrFusedCast(site, site.output(0), "output 0");
   const int64_t n = site.input(0).numel;
   site.expectNumel(site.input(1), n, "input 1 (dy)");
   site.expectNumel(site.output(0), n, "output 0 (dx)");
@@ -853,9 +857,7 @@ NormShape checkLayerNorm(const KernelSite &site, const EpsilonAttrs &attrs) {
   const int64_t c = s.c;
   expectChannels(site, site.input(1), c, "input 1 (gamma)");
   expectChannels(site, site.input(2), c, "input 2 (beta)");
-  // y f32, or bf16 where the compiler fused the cast that followed (plan-fuse-epilogues).
-  if (y.dtype != DType::BF16)
-    site.expectDType(y, DType::F32, "output 0 (y)");
+  expectF32OrFusedCast(site, y, "output 0 (y)");
   site.expectShape(y, x.shape, "output 0 (y)");
   s.epsilon = layerNormEpsilon(site, attrs);
   return s;
@@ -931,7 +933,6 @@ TransposeShape checkTranspose(const KernelSite &site, const TransposeAttrs &attr
   s.outer = product(x.shape, 0, a), s.da = x.dim(a), s.middle = product(x.shape, a + 1, b);
   s.db = x.dim(b), s.inner = product(x.shape, b + 1, x.rank());
   s.elementBytes = dtypeSize(x.dtype);
-  s.toBf16 = y.dtype != x.dtype;
   return s;
 }
 

@@ -235,10 +235,9 @@ SliceShape checkSlice(const KernelSite &site, const SliceAttrs &attrs);
 
 /// transpose: x viewed as [outer, da, middle, db, inner] elements of `elementBytes` bytes, y as
 /// [outer, db, middle, da, inner] (axes axis_a and axis_b exchanged); y of x's type, or bf16
-/// of an f32 x (`toBf16`: the cast that followed, fused by the compiler).
+/// of an f32 x (the cast that followed, fused by the compiler).
 struct TransposeShape {
   int64_t outer = 0, da = 0, middle = 0, db = 0, inner = 0, elementBytes = 0;
-  bool toBf16 = false;
   int64_t elements() const { return outer * da * middle * db * inner; }
 };
 TransposeShape checkTranspose(const KernelSite &site, const TransposeAttrs &attrs);

@@ -80,7 +80,7 @@ std::unique_ptr<Kernel> makeTranspose(const KernelSite &site, const TransposeAtt
                                     s.da * s.inner, s.inner, 1};
   const dnnl::memory::dims xStrides{s.da * s.middle * s.db * s.inner, s.inner, s.db * s.inner,
                                     s.middle * s.db * s.inner, 1};
-  // The reorder rounds an f32 x to a bf16 y (s.toBf16) to nearest even, as the cast does, but
+  // The reorder rounds an f32 x to a bf16 y to nearest even, as the cast does, but
   // its AVX-512 code flushes subnormals to zero (Bf16Test.RoundsAsOneDnnDoes).
   dnnl::memory x(plainDesc(dims, xStrides, site.input(0).dtype), cpuEngine(), site.input(0).data);
   dnnl::memory y(plainDesc(dims, yStrides, site.output(0).dtype), cpuEngine(), site.output(0).data);

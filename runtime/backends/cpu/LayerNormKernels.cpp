@@ -35,25 +35,6 @@ dnnl::layer_normalization_forward::primitive_desc forwardDesc(const RowShape &s,
       userScratchpad(), cpuEngine());
 }
 
-struct RowMoments {
-  double mean, variance;
-};
-
-/// The mean and (biased) variance of a row of c values, in two passes. Vector lanes of doubles:
-/// each lane sums exactly what a scalar loop would to within double rounding, far below the f32
-/// results' precision.
-inline RowMoments rowMoments(const float *xr, int64_t c) {
-  double sum = 0, sq = 0;
-#pragma omp simd reduction(+ : sum)
-  for (int64_t k = 0; k < c; ++k)
-    sum += xr[k];
-  const double m = sum / double(c);
-#pragma omp simd reduction(+ : sq)
-  for (int64_t k = 0; k < c; ++k)
-    sq += (xr[k] - m) * (xr[k] - m);
-  return {m, sq / double(c)};
-}
-
 /// The means and reciprocal standard deviations of R rows of c values, in one pass of f32
 /// sums of each value's difference to a shift and of their squares. The shift, the mean of the
 /// row's first (up to) 16 values, keeps the variance's cancellation small where the mean is far
@@ -186,9 +167,19 @@ public:
         s_.rows,
         [&](int64_t begin, int64_t end) {
           for (int64_t r = begin; r < end; ++r) {
-            const RowMoments m = rowMoments(x + r * c, c);
-            mean[r] = static_cast<float>(m.mean);
-            variance[r] = static_cast<float>(m.variance);
+            const float *xr = x + r * c;
+            // Vector lanes of doubles: each lane sums exactly what a scalar loop would to
+            // within double rounding, far below the f32 results' precision.
+            double sum = 0, sq = 0;
+#pragma omp simd reduction(+ : sum)
+            for (int64_t k = 0; k < c; ++k)
+              sum += xr[k];
+            const double m = sum / double(c);
+#pragma omp simd reduction(+ : sq)
+            for (int64_t k = 0; k < c; ++k)
+              sq += (xr[k] - m) * (xr[k] - m);
+            mean[r] = static_cast<float>(m);
+            variance[r] = static_cast<float>(sq / double(c));
           }
         },
         s_.rows * c);
