@@ -48,17 +48,15 @@ public:
     const float *logits = logits_;
     const int32_t *labels = labels_;
     const float s = smoothing_;
-    double total = 0;
-    if (rows * classes >= kParallelMinWork) {
-#pragma omp parallel for reduction(+ : total)
-      for (int64_t r = 0; r < rows; ++r)
+    // Blocks of rows fixed by the size alone: the same loss whatever the thread count.
+    const int blocks = rows * classes >= kParallelMinWork ? kSumBlocks : 1;
+    const double total = orderedSum(blocks, [&](int k, int n) {
+      double sum = 0;
+      for (int64_t r = rows * k / n; r < rows * (k + 1) / n; ++r)
         if (isValid(r))
-          total += rowXent(logits + r * classes, labels[r], classes, s);
-    } else {
-      for (int64_t r = 0; r < rows; ++r)
-        if (isValid(r))
-          total += rowXent(logits + r * classes, labels[r], classes, s);
-    }
+          sum += rowXent(logits + r * classes, labels[r], classes, s);
+      return sum;
+    });
     loss_[0] = valid > 0 ? static_cast<float>(total / valid) : 0.0f;
   }
 
@@ -160,9 +158,10 @@ private:
   XentShape shape_;
 };
 
-/// A sum over the valid rows' elements of [rows, cols] values and targets (a loss, a count),
-/// Fns::share's per thread (every threads-th row), added in thread order so that a thread
-/// count always gives the same bits, then Fns::finish's output of the total.
+/// A sum over the valid rows' elements of [rows, cols] values and targets (a loss, a count):
+/// Fns::share's of a number of workers fixed by the size alone (every n-th row each), added in
+/// worker order so that any thread count gives the same bits, then Fns::finish's output of the
+/// total.
 template <typename Fns> class ElementSumKernel final : public Kernel {
 public:
   ElementSumKernel(const KernelSite &site, contract::Rows shape)
@@ -173,19 +172,10 @@ public:
     const int64_t rows = shape_.rows, cols = shape_.cols;
     const ValidRows valid(ctx, rows);
     const float *values = values_, *target = target_;
-    double total = 0;
-    if (shape_.elements() >= kParallelMinWork && omp_get_max_threads() > 1) {
-      std::vector<double> shares(omp_get_max_threads(), 0.0);
-#pragma omp parallel
-      {
-        const int t = omp_get_thread_num(), threads = omp_get_num_threads();
-        shares[t] = Fns::share(values, target, rows, cols, valid, t, threads);
-      }
-      for (double share : shares)
-        total += share;
-    } else {
-      total = Fns::share(values, target, rows, cols, valid, 0, 1);
-    }
+    // Shares fixed by the size alone: the same total whatever the thread count.
+    const int blocks = shape_.elements() >= kParallelMinWork ? kSumBlocks : 1;
+    const double total = orderedSum(
+        blocks, [&](int k, int n) { return Fns::share(values, target, rows, cols, valid, k, n); });
     out_[0] = Fns::finish(total, valid, rows, cols);
   }
 

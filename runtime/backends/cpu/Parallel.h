@@ -65,6 +65,23 @@ template <typename Body> void parallelChunks(int64_t n, Body &&body, int64_t wor
   }
 }
 
+/// Blocks a reduction over a large range is cut into: a count fixed by the problem alone, so
+/// that the sum's rounding does not depend on how many threads add it up.
+inline constexpr int kSumBlocks = 16;
+
+/// The sum of `part(k, blocks)` over k in [0, blocks) (blocks <= kSumBlocks), the parts computed
+/// in parallel and added in block order: the same bits whatever the thread count.
+template <typename Part> double orderedSum(int blocks, Part &&part) {
+  double partial[kSumBlocks];
+#pragma omp parallel for schedule(static) if (blocks > 1)
+  for (int k = 0; k < blocks; ++k)
+    partial[k] = part(k, blocks);
+  double total = 0;
+  for (int k = 0; k < blocks; ++k)
+    total += partial[k];
+  return total;
+}
+
 /// Caps OpenMP's thread count on this thread while it lives. Small oneDNN primitives run faster
 /// on one thread than split across cores, and must be created and run under the same cap.
 class ThreadCap {

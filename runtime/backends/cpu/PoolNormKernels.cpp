@@ -197,14 +197,13 @@ DP_VECTOR_CLONES void gradInputRows(const float *x, const float *dy, const float
 }
 
 /// Per-channel sums over the rows of [rows, c] data, `sums` quantities per channel, in double.
-/// The rows are split into chunks fixed at load (one per thread when the work is large), each
-/// summed into its own accumulators allocated at load, then added in chunk order.
+/// The rows are split into chunks fixed at load by the size alone (kSumBlocks when the work is
+/// large), each summed into its own accumulators allocated at load, then added in chunk
+/// order: the same bits whatever the thread count.
 class ChannelSums {
 public:
   ChannelSums(int64_t rows, int64_t c, int sums) : rows_(rows), width_(sums * c) {
-    chunks_ = rows * c < kParallelMinWork
-                  ? 1
-                  : std::max<int64_t>(1, std::min<int64_t>(omp_get_max_threads(), rows));
+    chunks_ = rows * c < kParallelMinWork ? 1 : std::min<int64_t>(kSumBlocks, rows);
     // Each chunk's accumulators start a cache line of their own: threads writing every row
     // to a shared line would serialise on it.
     stride_ = (width_ + 7) / 8 * 8;
@@ -220,7 +219,7 @@ public:
   template <typename Body> const double *run(Body body) {
     const int64_t chunks = chunks_, rows = rows_, width = width_, stride = stride_;
     double *partial = partial_;
-#pragma omp parallel for schedule(static) num_threads(chunks) if (chunks > 1)
+#pragma omp parallel for schedule(static) if (chunks > 1)
     for (int64_t k = 0; k < chunks; ++k) {
       double *acc = partial + k * stride;
       std::fill(acc, acc + width, 0.0);

@@ -7,6 +7,7 @@
 #include "test/unit/PlanBuilder.h"
 
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <cmath>
 #include <cstring>
@@ -35,6 +36,27 @@ inline bool allowsPlainWeights(const ref::ConvGeometry &r, int64_t pb, int64_t p
 }
 
 /// A StepContext with `validRows` valid rows at step `step`.
+/// Runs what is loaded while it lives with `threads` OpenMP threads: on the calling thread (the
+/// kernels' creation) and on the CPU device's stream thread (their runs; OpenMP's thread count
+/// is per thread). Back to the defaults after.
+class ComputeThreads {
+public:
+  explicit ComputeThreads(int threads) : saved_(omp_get_max_threads()) {
+    registerBuiltinBackends();
+    omp_set_num_threads(threads);
+    BackendRegistry::get(DeviceKind::Cpu).setComputeThreads(threads);
+  }
+  ~ComputeThreads() {
+    BackendRegistry::get(DeviceKind::Cpu).setComputeThreads(0);
+    omp_set_num_threads(saved_);
+  }
+  ComputeThreads(const ComputeThreads &) = delete;
+  ComputeThreads &operator=(const ComputeThreads &) = delete;
+
+private:
+  int saved_;
+};
+
 inline StepContext stepContext(int64_t validRows, int64_t step = 1) {
   StepContext ctx;
   ctx.validRows = validRows;
