@@ -74,6 +74,12 @@ void printFlops(ProgramOp program, llvm::raw_ostream &os) {
   }
   if (train == 0 && eval == 0)
     return;
+  // Under gradient accumulation a step runs its products once per micro-shard (they are never
+  // final), and the eval step once per micro-shard of a global batch.
+  const int64_t pieces = program.getAccumulation().value_or(1);
+  train *= double(pieces), eval *= double(pieces);
+  for (auto &entry : byKind)
+    entry.second *= double(pieces);
   // A process's step: its replicas' shares of the global batch.
   const int64_t samples = program.getBatch() / std::max<int64_t>(1, program.getProcesses());
   os << "FLOPs of the products (what dprun's MFU counts): train step " << flopText(train)
@@ -155,6 +161,12 @@ void printCompileReport(ProgramOp program, double lrFactor, double ms, llvm::raw
       os << ", learning rate x " << llvm::format("%g", lrFactor);
     os << "\n";
   }
+  if (int64_t pieces = program.getAccumulation().value_or(1); pieces > 1)
+    os << "gradient accumulation: " << pieces << " micro-shards of "
+       << program.getBatch() / (replicas * pieces)
+       << " samples per device and step, one optimizer step and one allreduce per bucket per "
+          "global batch of "
+       << program.getBatch() << "\n";
   if (auto schedule = program.getLrScheduleAttr())
     os << "learning-rate schedule: " << schedule.getValue() << " (dprun applies it per step)\n";
   if (double maxNorm = clipNorm(program); maxNorm > 0)

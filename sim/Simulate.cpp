@@ -125,6 +125,13 @@ public:
     }
     if (o_.profile.empty())
       return 0;
+    // A profile of such a plan times its pieces and its final kernels alike: the model of a
+    // step (compute, then the overlapped buckets) does not hold for it yet.
+    if (plan_.accumulation > 1)
+      return fail("predicting " + o_.plan + " is not built yet: it accumulates gradients over " +
+                  std::to_string(plan_.accumulation) +
+                  " micro-shards per step, which the step model does not cover (the schedule "
+                  "check above holds for it)");
     return predictAll();
   }
 

@@ -12,7 +12,9 @@ def ReplicatePass : Pass<"dist-replicate", "mlir::ModuleOp"> {
     op tagged `dist.replica = r`. Each copy has its own `graph.param` ops (mirrored
     parameters, one per device), and the function returns every replica's outputs, replica
     by replica, each result tagged with its replica. Copies still read the whole global
-    batch: `dist-split-batch` gives each its shard.
+    batch: `dist-split-batch` gives each its shard. With `micro-batch` b > 0, the mesh's
+    `accumulation` is M = B / (R x P x b) (B the global batch), refused when b does not
+    divide a device's rows.
   }];
   let dependentDialects = ["dp::dist::DistDialect"];
   let options = [
@@ -22,6 +24,9 @@ def ReplicatePass : Pass<"dist-replicate", "mlir::ModuleOp"> {
     Option<"device", "device", "std::string", "\"cpu\"", "Device kind: cpu or cuda">,
     Option<"nodes", "nodes", "int64_t", "1",
            "Hosts the processes are spread over, evenly (checked at launch)">,
+    Option<"microBatch", "micro-batch", "int64_t", "0",
+           "Rows of a micro-shard: each device runs the train step on its rows in pieces of "
+           "this many, accumulating the gradients (0: no accumulation)">,
   ];
 }
 
@@ -50,6 +55,21 @@ def SyncBatchNormPass : Pass<"dist-sync-batch-norm", "mlir::ModuleOp"> {
     batch, moving statistics included. Without this pass (dpc --batch-norm-stats=local) each
     replica normalises with its shard's statistics, as Keras's BatchNormalization does under
     a mirrored strategy. Collective names: `<layer>.batch_stats`, and gamma's and beta's.
+  }];
+  let dependentDialects = ["dp::dist::DistDialect"];
+}
+
+def AccumulatePass : Pass<"dist-accumulate", "mlir::ModuleOp"> {
+  let summary = "Sum each gradient over a device's micro-shards (gradient accumulation)";
+  let description = [{
+    When the train step's mesh has `accumulation` M > 1, each gradient that an update reads
+    is taken through a `dist.accumulate` placed right after it is computed, so that
+    everything the update needs (the allreduce, clipping, the update itself) reads the mean
+    over the device's M micro-shards. The conversion to the plan marks the kernels that
+    depend on an accumulated gradient `final`: the runtime runs them on the last micro-shard
+    only. Runs after `dist-split-batch` and before `dist-insert-allreduce`. Refused with the
+    parameter-server strategy, and when batch statistics are averaged across replicas inside
+    the step (`dist-sync-batch-norm`; each micro-shard then needs the others' forward pass).
   }];
   let dependentDialects = ["dp::dist::DistDialect"];
 }

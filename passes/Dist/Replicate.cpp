@@ -58,19 +58,45 @@ void replicate(func::FuncOp func, int64_t replicas) {
 struct ReplicatePass : dist::impl::ReplicatePassBase<ReplicatePass> {
   using ReplicatePassBase::ReplicatePassBase;
 
+  /// The micro-shards each device runs a step on (M = rows per device / micro-batch), 1
+  /// without a micro-batch.
+  FailureOr<int64_t> accumulationSteps(func::FuncOp train) {
+    if (microBatch == 0)
+      return 1;
+    auto type = train.getNumArguments()
+                    ? dyn_cast<RankedTensorType>(train.getArgument(0).getType())
+                    : RankedTensorType();
+    const int64_t replicas = devicesPerProcess * processes;
+    const int64_t batch = type && type.getRank() ? type.getDimSize(0) : 0;
+    if (microBatch < 0 || batch % replicas != 0 || (batch / replicas) % microBatch != 0) {
+      train.emitError() << "the micro-batch (" << int64_t(microBatch)
+                        << " rows) must divide each device's rows of the global batch ("
+                        << batch << " rows over " << replicas << " device(s)"
+                        << (batch % replicas ? ", which do not divide it either" : "") << ")";
+      return failure();
+    }
+    return batch / replicas / microBatch;
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     auto emitError = [&] { return module.emitError(); };
-    if (failed(dist::MeshAttr::verify(emitError, devicesPerProcess, processes, device, nodes)))
+    if (failed(dist::MeshAttr::verify(emitError, devicesPerProcess, processes, device, nodes,
+                                      1)))
       return signalPassFailure();
-    auto mesh = dist::MeshAttr::get(&getContext(), devicesPerProcess, processes, device, nodes);
-    for (StringRef step : {"train", "eval"}) {
-      func::FuncOp func = graph::getStepFunction(module, step);
-      if (!func) {
+    for (StringRef step : {"train", "eval"})
+      if (!graph::getStepFunction(module, step)) {
         module.emitError() << "expected a '" << step
                            << "' step function (run graph-derive-steps first)";
         return signalPassFailure();
       }
+    FailureOr<int64_t> accumulation = accumulationSteps(graph::getStepFunction(module, "train"));
+    if (failed(accumulation))
+      return signalPassFailure();
+    auto mesh = dist::MeshAttr::get(&getContext(), devicesPerProcess, processes, device, nodes,
+                                    *accumulation);
+    for (StringRef step : {"train", "eval"}) {
+      func::FuncOp func = graph::getStepFunction(module, step);
       if (dist::getMesh(func)) {
         func.emitError("is already distributed (it has a dist.mesh)");
         return signalPassFailure();

@@ -39,7 +39,7 @@ FailureOr<SmallVector<bool>> batchedResults(Operation *op, const llvm::DenseSet<
 }
 
 LogicalResult splitBatch(func::FuncOp func, dist::MeshAttr mesh) {
-  int64_t shards = mesh.replicas();
+  int64_t shards = mesh.microShards();
   OpBuilder b(func.getContext());
   b.setInsertionPointToStart(&func.getBody().front());
 
@@ -54,7 +54,12 @@ LogicalResult splitBatch(func::FuncOp func, dist::MeshAttr mesh) {
                               << (type.getRank() ? type.getDimSize(0) : 0)
                               << " rows) cannot be split into " << shards << " equal shards ("
                               << mesh.getDevicesPerProcess() << " per process x "
-                              << mesh.getProcesses() << " processes)";
+                              << mesh.getProcesses() << " processes"
+                              << (mesh.getAccumulation() > 1
+                                      ? " x " + std::to_string(mesh.getAccumulation()) +
+                                            " micro-shards"
+                                      : std::string())
+                              << ")";
     SmallVector<int64_t> shape(type.getShape());
     shape[0] /= shards;
     auto shardType = RankedTensorType::get(shape, type.getElementType());
@@ -109,7 +114,7 @@ struct SplitBatchPass : dist::impl::SplitBatchPassBase<SplitBatchPass> {
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       dist::MeshAttr mesh = dist::getMesh(func);
-      if (!mesh || mesh.replicas() == 1)
+      if (!mesh || mesh.microShards() == 1)
         continue;
       if (failed(splitBatch(func, mesh)))
         return signalPassFailure();

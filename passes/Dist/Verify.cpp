@@ -26,7 +26,8 @@ namespace g = dp::graph;
 
 namespace {
 
-/// Every input is read through shards, one per replica of this process.
+/// Every input is read through shards, one per replica of this process, each a micro-shard's
+/// rows.
 LogicalResult verifyShards(func::FuncOp func, dist::MeshAttr mesh) {
   for (BlockArgument arg : func.getArguments()) {
     for (Operation *user : arg.getUsers()) {
@@ -35,10 +36,15 @@ LogicalResult verifyShards(func::FuncOp func, dist::MeshAttr mesh) {
         return user->emitOpError() << "reads input #" << arg.getArgNumber()
                                    << " whole; a replicated step reads inputs through "
                                       "dist.shard (run dist-split-batch)";
-      if (shard && shard.getShards() != mesh.replicas())
-        return shard.emitOpError() << "splits the batch into " << shard.getShards()
-                                   << " shards but the mesh has " << mesh.replicas()
-                                   << " replicas";
+      if (shard && shard.getShards() != mesh.microShards()) {
+        InFlightDiagnostic diag = shard.emitOpError()
+                                  << "splits the batch into " << shard.getShards()
+                                  << " shards but the mesh has ";
+        if (mesh.getAccumulation() == 1)
+          return diag << mesh.replicas() << " replicas";
+        return diag << mesh.microShards() << " micro-shards (" << mesh.replicas()
+                    << " replicas x " << mesh.getAccumulation() << ")";
+      }
     }
   }
   return success();
@@ -107,6 +113,38 @@ LogicalResult verifyUpdates(func::FuncOp func, dist::MeshAttr mesh) {
         op->emitOpError("averages a gradient that another allreduce already averages");
         return WalkResult::interrupt();
       }
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
+/// Gradient accumulation (dist-accumulate): with M > 1 micro-shards every update reads, through
+/// its average when the step has several replicas, the sum of its gradient over the M
+/// micro-shards (a dist.accumulate of count M on its replica); with none, no step sums.
+LogicalResult verifyAccumulation(func::FuncOp func, dist::MeshAttr mesh) {
+  const int64_t count = mesh.getAccumulation();
+  WalkResult walk = func.walk([&](Operation *op) {
+    if (auto sum = dyn_cast<dist::AccumulateOp>(op)) {
+      if (int64_t(sum.getCount()) != count || func.getSymName() != "train") {
+        sum.emitOpError() << "sums " << sum.getCount() << " micro-shards in the "
+                          << func.getSymName() << " step of a mesh with accumulation " << count;
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    }
+    auto update = dyn_cast<ParameterUpdateOpInterface>(op);
+    if (!update || count == 1 || dist::getParameterServer(func))
+      return WalkResult::advance();
+    Value gradient = update.getGradientOperand().get();
+    if (auto [collective, operand] = averaged(gradient); collective)
+      gradient = operand;
+    auto sum = gradient.getDefiningOp<dist::AccumulateOp>();
+    if (!sum || dist::getReplica(sum) != dist::getReplica(update)) {
+      update->emitOpError()
+          << "reads a gradient that is not summed over its replica's micro-shards (run "
+             "dist-accumulate)";
+      return WalkResult::interrupt();
+    }
     return WalkResult::advance();
   });
   return failure(walk.wasInterrupted());
@@ -411,11 +449,13 @@ struct VerifyPass : dist::impl::VerifyPassBase<VerifyPass> {
       }
       if (step == "train" && failed(verifyClipping(func, mesh)))
         return signalPassFailure();
-      if (mesh.replicas() == 1)
+      if (failed(verifyAccumulation(func, mesh)))
+        return signalPassFailure();
+      if (mesh.microShards() == 1)
         continue;
       const bool ps = step == "train" && dist::getParameterServer(func);
       if (failed(verifyShards(func, mesh)) ||
-          (step == "train" && !ps &&
+          (step == "train" && !ps && mesh.replicas() > 1 &&
            (failed(verifyUpdates(func, mesh)) || failed(verifyBuckets(func)))))
         return signalPassFailure();
     }

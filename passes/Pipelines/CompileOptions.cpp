@@ -162,6 +162,9 @@ std::string CompileOptions::verify() const {
              std::to_string(processes);
     if (nodes != 1)
       return "nodes must be 1 under the parameter-server strategy, found " + std::to_string(nodes);
+    if (microBatch > 0)
+      return "micro-batch is not supported under the parameter-server strategy yet (a worker "
+             "pushes the gradient of each step)";
     if (sync && given.count("staleness"))
       return "staleness and --sync exclude each other (a synchronous step has staleness 0)";
     if (clipNorm > 0)

@@ -83,6 +83,8 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options) {
   } else {
     if (options.syncBatchNorm())
       pm.addPass(dist::createSyncBatchNormPass());
+    if (options.microBatch > 0)
+      pm.addPass(dist::createAccumulatePass());
     pm.addPass(
         dist::createInsertAllReducePass(passOptions<dist::InsertAllReducePassOptions>(options)));
     pm.addPass(dist::createFuseAllReducePass(passOptions<dist::FuseAllReducePassOptions>(options)));

@@ -190,6 +190,7 @@ void fuseBias(BiasEpilogue e) {
                                   ValueRange{dense.getInputs()[0], dense.getInputs()[1], bias},
                                   ValueRange{out});
   fused->setDiscardableAttrs(dense->getDiscardableAttrDictionary());
+  fused.setFinal(dense.getFinal());
   add.erase();
   dense.erase();
   eraseUnused(e.views, y);

@@ -18,8 +18,9 @@ struct Program::PerDevice {
   /// Events of the collective kernels, by kernel and use, made at the first capture that
   /// needs them and reused by later ones.
   std::map<std::pair<const KernelDesc *, int>, std::unique_ptr<Event>> events;
-  /// Each step, captured.
-  std::unique_ptr<Graph> train, eval;
+  /// Each step, captured; under gradient accumulation also the train step without its final
+  /// kernels, which runs on every micro-shard but the last.
+  std::unique_ptr<Graph> train, eval, accumulate;
   /// The kernels this device runs, by the plan kernel they implement.
   std::map<const KernelDesc *, Kernel *> kernels;
   /// The attached engine's collective kernels, by the allreduce_start they implement (empty
@@ -114,6 +115,8 @@ std::unique_ptr<Program> Program::load(Plan loaded, Backend *chosen) {
   for (int d = 0; d < program->devices(); ++d) {
     program->captureStep(d, plan.train, program->devices_[d]->train);
     program->captureStep(d, plan.eval, program->devices_[d]->eval);
+    if (plan.accumulation > 1)
+      program->captureStep(d, plan.train, program->devices_[d]->accumulate, true);
   }
   return program;
 }
@@ -129,7 +132,8 @@ void Program::checkPlan(const Plan &plan) {
   }
 }
 
-void Program::captureStep(int index, const StepDesc &step, std::unique_ptr<Graph> &graph) {
+void Program::captureStep(int index, const StepDesc &step, std::unique_ptr<Graph> &graph,
+                          bool skipFinal) {
   PerDevice &d = *devices_[index];
   Device &device = *d.device;
   Stream &compute = *d.compute, &collectives = *d.collectives;
@@ -139,6 +143,8 @@ void Program::captureStep(int index, const StepDesc &step, std::unique_ptr<Graph
     // The event after each bucket's averaging kernel, by bucket.
     std::map<int, Event *> averaged;
     for (const KernelDesc &k : step.kernels) {
+      if (skipFinal && k.final)
+        continue;
       if (!isCollective(k.kind)) {
         if (k.device == index)
           compute.launch(*d.kernels.at(&k), unused);
@@ -297,21 +303,29 @@ void Program::enqueue(StepKind step, const StepContext &ctx) {
     throw Error(ErrorKind::Runtime, std::string(stepName(step)) + " step: replica " +
                                         std::to_string(ctx.replica) + " of " +
                                         std::to_string(devices()));
+  if (ctx.microShard < 0 || ctx.microShard >= plan_.accumulation)
+    throw Error(ErrorKind::Runtime, std::string(stepName(step)) + " step: micro-shard " +
+                                        std::to_string(ctx.microShard) + " of " +
+                                        std::to_string(plan_.accumulation));
   PerDevice &d = *devices_[ctx.replica];
-  // On the host, the step's span on the timeline runs from its first kernel to its last.
+  // Every micro-shard of a train step but the last runs it without its final kernels.
+  const bool partial = step == StepKind::Train && ctx.microShard + 1 < plan_.accumulation;
+  // On the host, the step's span on the timeline runs from its first kernel to its last: a
+  // train step's from its first micro-shard's first to its last one's last (the others' inputs
+  // gathered in between).
   const bool traced = trace::enabled() && d.device->hostAccessible();
   auto *stepBegin = &d.stepBegin;
-  if (traced)
+  if (traced && (step == StepKind::Eval || ctx.microShard == 0))
     d.compute->host([stepBegin] { *stepBegin = trace::now(); });
-  d.device->launch(step == StepKind::Train ? *d.train : *d.eval, ctx);
+  d.device->launch(partial ? *d.accumulate : step == StepKind::Train ? *d.train : *d.eval, ctx);
   heartbeat::beat();
-  if (traced)
+  if (traced && !partial)
     // A train step is numbered by the run's step counter; eval steps are not.
     d.compute->host([stepBegin, step, number = step == StepKind::Train ? ctx.step : -1] {
       trace::record(trace::Category::Step, step == StepKind::Train ? "train step" : "eval step",
                     number, *stepBegin, trace::now());
     });
-  if (step == StepKind::Train && collectives_)
+  if (step == StepKind::Train && !partial && collectives_)
     collectives_->stepEnqueued(ctx.replica, *d.compute, ctx);
 }
 

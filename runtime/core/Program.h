@@ -82,7 +82,9 @@ public:
       collectives_->abort(why);
   }
 
-  /// Enqueues `step` on the streams of replica `ctx.replica`'s device and returns.
+  /// Enqueues `step` on the streams of replica `ctx.replica`'s device and returns. Under
+  /// gradient accumulation a train step is enqueued once per micro-shard (ctx.microShard, 0
+  /// to M - 1, in order): the final kernels run with the last.
   void enqueue(StepKind step, const StepContext &ctx);
   /// Waits until device `d`'s enqueued work is done; rethrows its first error.
   void synchronize(int d);
@@ -107,7 +109,9 @@ private:
   Program(Plan plan, Backend &backend);
   struct PerDevice;
   void build(int d);
-  void captureStep(int d, const StepDesc &step, std::unique_ptr<Graph> &graph);
+  /// Captures `step` for device `d`; with `skipFinal`, without its final kernels.
+  void captureStep(int d, const StepDesc &step, std::unique_ptr<Graph> &graph,
+                   bool skipFinal = false);
   /// Event `use` of collective kernel `k` on device `d`.
   Event &event(PerDevice &d, const KernelDesc *k, int use);
 

@@ -26,6 +26,9 @@ struct StepContext {
   /// The learning-rate schedule's factor for this step (LrSchedule.h): optimizer updates use
   /// their compiled rate times this.
   double lrScale = 1.0;
+  /// Under gradient accumulation (a plan's accumulation M > 1), which of the step's M
+  /// micro-shards this run is, 0 to M - 1: the accumulate kernels read it. 0 otherwise.
+  int64_t microShard = 0;
 };
 
 } // namespace dp::rt

@@ -228,6 +228,6 @@ inline bool outputRoleByName(std::string_view name, OutputRole &out) {
 }
 
 /// The plan file format version this build reads and writes.
-inline constexpr uint32_t kFormatVersion = 7;
+inline constexpr uint32_t kFormatVersion = 8;
 
 } // namespace dp::rt

@@ -106,6 +106,7 @@ StepDesc decodeStep(const fb::Step &step, const std::string &what) {
     kernel.outputs = ids(k->outputs());
     kernel.loc = str(k->loc());
     kernel.device = k->device();
+    kernel.final = k->final();
     kernel.where = out.name + " kernel #" + std::to_string(index++) + " (" +
                    kernelInfo(kernel.kind).name + ")";
     if (!kernel.loc.empty())
@@ -166,7 +167,8 @@ double Plan::stepFlops(StepKind kind) const {
       transposeA = k.attrsAs<MatMulAttrs>().transpose_a;
     else if (k.kind == KernelKind::BatchMatMul)
       transposeA = k.attrsAs<BatchMatMulAttrs>().transpose_a;
-    flops += kernelFlops(k.kind, in, out, transposeA);
+    // Under gradient accumulation every kernel but the final ones runs once per micro-shard.
+    flops += kernelFlops(k.kind, in, out, transposeA) * (k.final ? 1 : accumulation);
   }
   return flops;
 }
@@ -224,6 +226,13 @@ Plan decodeTable(const fb::Plan &p, const std::string &what) {
   plan.devicesPerProcess = p.devices_per_process();
   plan.processes = p.processes();
   plan.nodes = p.nodes();
+  plan.accumulation = p.accumulation();
+  for (const KernelDesc &k : plan.train.kernels)
+    if (k.kind == KernelKind::Accumulate && k.attrsAs<AccumulateAttrs>().count != plan.accumulation)
+      throw Error(ErrorKind::Plan, what + ": " + k.where + " sums " +
+                                       std::to_string(k.attrsAs<AccumulateAttrs>().count) +
+                                       " micro-shards, the plan's accumulation is " +
+                                       std::to_string(plan.accumulation));
   if (p.collectives())
     for (const fb::Collective *c : *p.collectives()) {
       CollectiveDesc collective;

@@ -89,6 +89,9 @@ struct KernelDesc {
   std::string loc;
   /// The replica that runs it; -1 for a collective, which runs on every device.
   int device = 0;
+  /// Of the train step's final phase: under gradient accumulation it runs on a step's last
+  /// micro-shard only (Plan::accumulation).
+  bool final = false;
   /// "train kernel #3 (dense) at mlp.mlir:7:3", for messages.
   std::string where;
 
@@ -149,6 +152,10 @@ struct Plan {
   int devicesPerProcess = 1, processes = 1;
   /// Hosts the processes are spread over, evenly (1: not said; dprun checks more).
   int nodes = 1;
+  /// M: the micro-shards each device runs a train step on, one after another (gradient
+  /// accumulation; 1: none). The input buffers hold one micro-shard, batch / (R x P x M)
+  /// rows; the kernels marked final run on the last micro-shard only.
+  int accumulation = 1;
   std::vector<CollectiveDesc> collectives;
   uint64_t manifestHash = 0;
   DeviceKind deviceKind = DeviceKind::Cpu;
@@ -183,7 +190,7 @@ struct Plan {
   /// The output of `step` with `role` on `device`, or null (the first, where it has several).
   const OutputDesc *output(StepKind step, OutputRole role, int device = 0) const;
   /// The FLOPs of one run of `step` on every device of this process that MFU counts: its
-  /// products' (runtime/format/Flops.h).
+  /// products' (runtime/format/Flops.h); under gradient accumulation, of its M micro-shards.
   double stepFlops(StepKind step) const;
   /// Whether the products read bf16 (a plan compiled with --precision bf16).
   bool computesInBf16() const;

@@ -220,6 +220,17 @@ static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
   if (plan.nodes() < 1 || plan.processes() % plan.nodes() != 0)
     fail(what, "nodes " + std::to_string(plan.nodes()) + " does not divide the " +
                    std::to_string(plan.processes()) + " processes evenly");
+  const int accumulation = plan.accumulation();
+  const int64_t microShards = int64_t(replicas) * plan.processes() * std::max(accumulation, 1);
+  // (Without accumulation, a batch the replicas do not divide is checkTrainingInterface's.)
+  if (accumulation < 1 || accumulation > (1 << 20) ||
+      (accumulation > 1 && plan.batch() % microShards != 0))
+    fail(what, "accumulation " + std::to_string(accumulation) + " does not cut the batch of " +
+                   std::to_string(plan.batch()) + " rows into equal micro-shards over " +
+                   std::to_string(replicas * plan.processes()) + " device(s)");
+  if (accumulation > 1 && (plan.server() >= 0 || (plan.servers() && plan.servers()->size())))
+    fail(what, "accumulation " + std::to_string(accumulation) +
+                   " is not built for the parameter-server strategy");
   const auto &buffers = *plan.buffers();
   for (uint32_t id = 0; id < buffers.size(); ++id)
     if (buffers.Get(id)->device() >= replicas)
@@ -292,6 +303,21 @@ static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
         ids.insert(ids.end(), k->inputs()->begin(), k->inputs()->end());
       if (k->outputs())
         ids.insert(ids.end(), k->outputs()->begin(), k->outputs()->end());
+      // Phases: the runtime runs a step's final kernels on its last micro-shard only, and
+      // exchanges each bucket once per step.
+      if ((k->final() || kind == KernelKind::Accumulate) && (accumulation == 1 || !train))
+        fail(what, where + (k->final() ? " is marked final" : " accumulates a gradient") +
+                       ", which only the train step of a plan with accumulation does");
+      if (accumulation > 1 && isCollective(kind) && !k->final())
+        fail(what, where + " is a collective of a plan with accumulation but is not final");
+      // A sum must outlive the step's runs: it is a persistent buffer.
+      if (kind == KernelKind::Accumulate && k->outputs() && k->outputs()->size() == 1) {
+        const fb::Buffer *sum = buffers.Get(k->outputs()->Get(0));
+        if (sum->offset() + uint64_t(numElements(*sum)) * dtypeSize(DType(sum->dtype())) >
+            plan.persistent_bytes())
+          fail(what, where + " sums into buffer " + std::to_string(k->outputs()->Get(0)) +
+                         ", which is not persistent: the micro-shards' runs would reuse it");
+      }
       if (!isCollective(kind)) {
         if (k->device() < 0 || k->device() >= replicas)
           fail(what, where + " runs on device " + std::to_string(k->device()) + " of " +

@@ -686,6 +686,16 @@ int64_t checkClipFactor(const KernelSite &site, const ClipAttrs &attrs) {
   return total;
 }
 
+int64_t checkAccumulate(const KernelSite &site, const AccumulateAttrs &attrs) {
+  if (attrs.count < 2)
+    site.fail("accumulate sums at least 2 micro-shards, got count " +
+              std::to_string(attrs.count));
+  site.expectDType(site.input(0), DType::F32, "input 0 (gradient)");
+  site.expectDType(site.output(0), DType::F32, "output 0 (sum)");
+  site.expectNumel(site.output(0), site.input(0).numel, "output 0 (sum)");
+  return site.input(0).numel;
+}
+
 // ---- images --------------------------------------------------------------------------------
 
 PoolShape poolShape(const KernelSite &site, const PoolAttrs &a, const TensorView &x,

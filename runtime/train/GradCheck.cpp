@@ -61,6 +61,12 @@ void randomInputs(Program &program, uint64_t seed) {
 } // namespace
 
 int checkGradients(Plan loaded, const GradCheckOptions &options, std::ostream &out) {
+  if (loaded.accumulation > 1)
+    throw Error(ErrorKind::Plan,
+                "--check-gradients checks a plan without gradient accumulation: the plan runs "
+                "its step on " +
+                    std::to_string(loaded.accumulation) +
+                    " micro-shards (compile it again without --micro-batch)");
   Backend &backend = BackendRegistry::get(loaded.deviceKind);
   // As a run does before it allocates: a plan too big for the machine is refused with the
   // numbers, not killed half way into allocating its arena.

@@ -56,7 +56,8 @@ OneProduct productPlan(DeviceKind device, KernelKind kind, KernelAttrSet attrs,
   p.plan.train.name = "train";
   p.plan.eval.name = "eval";
   p.plan.train.kernels.push_back(k);
-  p.flops = p.plan.stepFlops(StepKind::Train);
+  // A run below is one micro-shard's (the products are never final).
+  p.flops = p.plan.stepFlops(StepKind::Train) / p.plan.accumulation;
   return p;
 }
 

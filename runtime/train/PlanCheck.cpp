@@ -44,10 +44,12 @@ void checkTrainingInterface(const Plan &plan, const std::string &path) {
   };
   const int replicas = plan.devicesPerProcess, processes = plan.processes;
   const int64_t batch = plan.batch;
-  if (batch % (int64_t(replicas) * processes) != 0)
+  const int64_t shards = int64_t(replicas) * processes * plan.accumulation;
+  if (batch % shards != 0)
     fail("global batch " + std::to_string(batch) + " is not a multiple of " +
-         std::to_string(replicas) + " x " + std::to_string(processes) + " replicas");
-  const int64_t shardRows = batch / (int64_t(replicas) * processes);
+         std::to_string(replicas) + " x " + std::to_string(processes) + " replicas x " +
+         std::to_string(plan.accumulation) + " micro-shards");
+  const int64_t shardRows = batch / shards;
   auto scalarOutput = [&](StepKind step, OutputRole role, bool required, int d) {
     const OutputDesc *out = plan.output(step, role, d);
     const std::string stepName = step == StepKind::Train ? "train" : "eval";
@@ -76,7 +78,7 @@ void checkTrainingInterface(const Plan &plan, const std::string &path) {
         image.shape[0] != shardRows || image.numel % shardRows != 0)
       fail("samples input '" + samples->name + "' is " + image.text() + ", expected f32 or i32[" +
            std::to_string(shardRows) + ", ...] (batch " + std::to_string(batch) +
-           (shardRows != batch ? " split into " + std::to_string(replicas * processes) + " shards"
+           (shardRows != batch ? " split into " + std::to_string(shards) + " shards"
                                : std::string()) +
            ")");
     // Class labels, or a regression's rows of float targets.

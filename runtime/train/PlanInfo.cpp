@@ -81,6 +81,8 @@ void describeStep(const Plan &plan, const StepDesc &step, std::ostream &out) {
         << ") -> (" << idList(k.outputs) << ")";
     for (const std::string &word : attrWords(k.attrs))
       out << " " << word;
+    if (k.final)
+      out << " final";
     if (!k.loc.empty())
       out << "  [" << k.loc << "]";
     out << "\n";
@@ -240,6 +242,11 @@ void describePlan(const Plan &plan, const std::string &path, std::ostream &out) 
         << (plan.nodes > 1 ? " on " + std::to_string(plan.nodes) + " nodes" : std::string())
         << ", " << plan.batch / (replicas * processes)
         << " samples per replica and step\n";
+  if (plan.accumulation > 1)
+    out << "gradient accumulation: " << plan.accumulation << " micro-shards of "
+        << plan.batch / (int64_t(replicas) * processes * plan.accumulation)
+        << " samples per device and step, one optimizer step (and allreduce) per batch of "
+        << plan.batch << "\n";
   if (const int64_t width = targetWidth(plan))
     out << (binaryTargets(plan) ? "yes/no outputs (binary cross-entropy): " : "regression: ")
         << width << " float target(s) per sample\n";

@@ -32,7 +32,8 @@ Trainer::Trainer(Program &program, const std::string &planName, ProcessGroup *gr
   // replica has its inputs and outputs with the shapes read below.
   checkTrainingInterface(program.plan(), planName_);
   const int replicas = program.devices(), processes = program.processes();
-  shardRows_ = batch_ / (int64_t(replicas) * processes);
+  microShards_ = program.plan().accumulation;
+  shardRows_ = batch_ / (int64_t(replicas) * processes * microShards_);
   for (int d = 0; d < replicas; ++d) {
     ReplicaBuffers dev;
     dev.image = program.inputBuffer(InputRole::Samples, d);
@@ -62,7 +63,9 @@ Trainer::Trainer(Program &program, const std::string &planName, ProcessGroup *gr
   for (int d = 0; d < replicas; ++d) {
     Device &device = program.device(d);
     Slots slots;
-    slots.scalars = device.allocateHost(4 * sizeof(float));
+    slots.scalars = device.allocateHost(size_t(4 * microShards_) * sizeof(float));
+    slots.staging.resize(size_t(2 * microShards_));
+    slots.logits.resize(size_t(2 * microShards_));
     if (!device.hostAccessible()) {
       const size_t imageBytes = program.buffer(replicaBuffers_[d].image).bytes();
       const size_t labelBytes = program.buffer(replicaBuffers_[d].label).bytes();
@@ -91,11 +94,12 @@ int64_t Trainer::shardBegin(int r, int process) const {
                    : worker_ >= 0 ? worker_
                    : group_       ? group_->rank()
                                   : 0;
-  return (int64_t(rank) * program_.devices() + r) * shardRows_;
+  return (int64_t(rank) * program_.devices() + r) * deviceRows();
 }
 
-int64_t Trainer::shardValidRows(const Batcher &batcher, int64_t batch, int r) const {
-  return std::clamp<int64_t>(batcher.validRows(batch) - shardBegin(r), 0, shardRows_);
+int64_t Trainer::shardValidRows(const Batcher &batcher, int64_t batch, int r, int m) const {
+  return std::clamp<int64_t>(batcher.validRows(batch) - shardBegin(r) - m * shardRows_, 0,
+                             shardRows_);
 }
 
 void Trainer::setPrefetch(int ahead) {
@@ -105,7 +109,7 @@ void Trainer::setPrefetch(int ahead) {
     return;
   // This process's rows of each global batch; its replicas' shards follow each other. The
   // ring holds the batches gathered ahead, and the two a replica may have in flight.
-  const int64_t rows = shardRows_ * program_.devices();
+  const int64_t rows = deviceRows() * program_.devices();
   const size_t bytes = Prefetcher::slotBytes(rows, sampleElements_, targetBytes_);
   std::vector<void *> memory;
   for (int i = 0; i < ahead + 2; ++i) {
@@ -132,6 +136,7 @@ void Trainer::enqueueStep(const Batcher &batcher, int64_t batch, int r, StepKind
                           const StepContext &ctx, int slot) {
   const ReplicaBuffers &dev = replicaBuffers_[r];
   Slots &slots = slots_[r];
+  const int place = slot * int(microShards_) + int(ctx.microShard);
   Stream &stream = program_.stream(r);
   auto *image = static_cast<uint8_t *>(program_.bufferData(dev.image));
   auto *label = static_cast<uint8_t *>(program_.bufferData(dev.label));
@@ -140,9 +145,10 @@ void Trainer::enqueueStep(const Batcher &batcher, int64_t batch, int r, StepKind
   const size_t labelBytes = program_.buffer(dev.label).bytes();
   const bool hostAccessible = program_.device(r).hostAccessible();
   if (prefetch_) {
-    // The replica's rows of the process's gathered batch.
+    // The replica's rows of the process's gathered batch (its micro-shard's).
     Prefetcher *prefetcher = prefetch_.get();
-    const int64_t row = int64_t(r) * shardRows_, elements = sampleElements_,
+    const int64_t row = (int64_t(r) * microShards_ + ctx.microShard) * shardRows_,
+                  elements = sampleElements_,
                   targetBytes = targetBytes_;
     if (hostAccessible) {
       // Taken on the device's stream: its compute waits only when the loader is behind.
@@ -170,7 +176,7 @@ void Trainer::enqueueStep(const Batcher &batcher, int64_t batch, int r, StepKind
   } else {
     // Gathered here while the device runs the step before; the slot's previous copy finished
     // before the host read the slot's results.
-    auto *staged = static_cast<uint8_t *>(slots.staging[slot].data());
+    auto *staged = static_cast<uint8_t *>(slots.staging[place].data());
     const int64_t start = trace::now();
     batcher.fillBatch(batch, begin, end, staged, staged + imageBytes);
     gatherNanos_.fetch_add(trace::now() - start, std::memory_order_relaxed);
@@ -179,7 +185,7 @@ void Trainer::enqueueStep(const Batcher &batcher, int64_t batch, int r, StepKind
   }
   program_.enqueue(step, ctx);
   const bool train = step == StepKind::Train;
-  auto *scalars = static_cast<float *>(slots.scalars.data()) + 2 * slot;
+  auto *scalars = static_cast<float *>(slots.scalars.data()) + 2 * place;
   stream.copy(scalars, program_.bufferData(train ? dev.trainLoss : dev.evalLoss), sizeof(float));
   const int correct = train ? dev.trainCorrect : dev.evalCorrect;
   if (correct >= 0)
@@ -187,15 +193,15 @@ void Trainer::enqueueStep(const Batcher &batcher, int64_t batch, int r, StepKind
   else
     scalars[1] = 0;
   if (!train && keepLogits_)
-    stream.copy(slots.logits[slot].data(), program_.bufferData(dev.evalLogits),
+    stream.copy(slots.logits[place].data(), program_.bufferData(dev.evalLogits),
                 program_.buffer(dev.evalLogits).bytes());
   stream.record(*slots.done[slot]);
 }
 
-void Trainer::readLogits(int r, int slot, int64_t rows, float *out) const {
+void Trainer::readLogits(int r, int slot, int m, int64_t rows, float *out) const {
   const BufferDesc &b = program_.buffer(replicaBuffers_[r].evalLogits);
   const int64_t n = rows * (b.numel / shardRows_);
-  const void *from = slots_[r].logits[slot].data();
+  const void *from = slots_[r].logits[size_t(slot * microShards_ + m)].data();
   if (b.dtype == DType::BF16) {
     const auto *in = static_cast<const uint16_t *>(from);
     for (int64_t i = 0; i < n; ++i)
@@ -205,9 +211,10 @@ void Trainer::readLogits(int r, int slot, int64_t rows, float *out) const {
   }
 }
 
-std::pair<float, float> Trainer::collect(int r, int slot) {
+std::pair<float, float> Trainer::collect(int r, int slot, int m) {
   slots_[r].done[slot]->synchronize();
-  const auto *scalars = static_cast<const float *>(slots_[r].scalars.data()) + 2 * slot;
+  const auto *scalars =
+      static_cast<const float *>(slots_[r].scalars.data()) + 2 * (slot * microShards_ + m);
   return {scalars[0], scalars[1]};
 }
 
@@ -347,23 +354,25 @@ EpochStats Trainer::trainEpoch(Batcher &batcher, int64_t epoch, int64_t epochs, 
 }
 
 void Trainer::collectTrain(Epoch &e, int64_t b) {
-  // Every shard is full, so the mean of the shard means is the mean over this process's
-  // samples.
+  // Every shard (and micro-shard) is full, so the mean of their means is the mean over this
+  // process's samples.
   const int replicas = program_.devices();
+  const double shards = double(replicas) * double(microShards_);
   double loss = 0, correct = 0;
-  for (int r = 0; r < replicas; ++r) {
-    const auto [shardLoss, shardCorrect] = collect(r, b % 2);
-    loss += shardLoss;
-    correct += shardCorrect;
-  }
+  for (int r = 0; r < replicas; ++r)
+    for (int m = 0; m < microShards_; ++m) {
+      const auto [shardLoss, shardCorrect] = collect(r, b % 2, m);
+      loss += shardLoss;
+      correct += shardCorrect;
+    }
   e.correct += correct;
   endStep(b);
-  e.lossSum += loss / replicas;
-  e.stepLosses.push_back(static_cast<float>(loss / replicas));
+  e.lossSum += loss / shards;
+  e.stepLosses.push_back(static_cast<float>(loss / shards));
   if (callback_) {
-    StepEnd end{e.epoch, b + 1, e.steps, loss / replicas, e.lossSum / static_cast<double>(b + 1)};
+    StepEnd end{e.epoch, b + 1, e.steps, loss / shards, e.lossSum / static_cast<double>(b + 1)};
     end.step = e.stepsBefore + (b - e.first) + 1;
-    end.samples = shardRows_ * replicas;
+    end.samples = deviceRows() * replicas;
     end.correct = replicaBuffers_.front().trainCorrect >= 0
                       ? correct
                       : std::numeric_limits<double>::quiet_NaN();
@@ -377,11 +386,14 @@ void Trainer::collectTrain(Epoch &e, int64_t b) {
 void Trainer::enqueueTrain(Epoch &e, int64_t b, int slot, int process) {
   const int64_t stepNumber = ++step_;
   e.lastScale = lrScaleAt(double(e.epoch - 1) + double(b) / double(e.length));
-  for (int r = 0; r < program_.devices(); ++r)
-    enqueueStep(*e.batcher, b, r, StepKind::Train,
-                StepContext{shardRows_, shardRows_, stepNumber, r, seed_, shardBegin(r, process),
-                            e.lastScale},
-                slot);
+  // Micro-shard by micro-shard (gradient accumulation), each on every replica: the last runs
+  // the step's final kernels, its allreduces and updates.
+  for (int m = 0; m < microShards_; ++m)
+    for (int r = 0; r < program_.devices(); ++r)
+      enqueueStep(*e.batcher, b, r, StepKind::Train,
+                  StepContext{shardRows_, shardRows_, stepNumber, r, seed_,
+                              shardBegin(r, process) + m * shardRows_, e.lastScale, m},
+                  slot);
 }
 
 TrainPosition Trainer::position(Epoch &e, int64_t b) {
@@ -489,7 +501,7 @@ EpochStats Trainer::finishEpoch(Epoch &e) {
   stats.steps = e.steps;
   const double localSeconds = secondsSince(e.start);
   stats.seconds = e.priorSeconds + localSeconds;
-  const double localSamples = double(e.trained - e.first) * shardRows_ * replicas;
+  const double localSamples = double(e.trained - e.first) * deviceRows() * replicas;
   const double localRate = localSeconds > 0 ? localSamples / localSeconds : 0;
   stats.inputWaitSeconds = inputWaitSeconds() - e.inputWaitBefore;
   if (ranks > 1) {
@@ -511,7 +523,7 @@ EpochStats Trainer::finishEpoch(Epoch &e) {
   stats.loss = e.trained ? e.lossSum / static_cast<double>(e.trained) : std::nan("");
   const bool hasCorrect = replicaBuffers_.front().trainCorrect >= 0;
   // A parameter-server worker counts its own shards.
-  const int64_t counted = worker_ >= 0 ? e.trained * shardRows_ * replicas : stats.samples;
+  const int64_t counted = worker_ >= 0 ? e.trained * deviceRows() * replicas : stats.samples;
   stats.trainAccuracy = hasCorrect && counted ? e.correct / static_cast<double>(counted)
                                               : std::numeric_limits<double>::quiet_NaN();
   stats.regression = targetWidth_ > 0;
@@ -572,24 +584,26 @@ EvalStats Trainer::evaluate(const Dataset &data, Predictions *predictions, bool 
   double lossSum = 0, correct = 0, samples = 0;
   std::vector<float> rows(predictions ? size_t(shardRows_ * classes) : 0); // a shard's logits
   auto collectStep = [&](int64_t b) {
-    for (int r = 0; r < replicas; ++r) {
-      const int64_t valid = shardValidRows(batcher, b, r);
-      if (valid == 0)
-        continue;
-      // The loss is a mean over the valid rows: weight it by them to average over samples.
-      const auto [shardLoss, shardCorrect] = collect(r, b % 2);
-      lossSum += static_cast<double>(shardLoss) * double(valid);
-      correct += shardCorrect;
-      samples += double(valid);
-      if (predictions) {
-        // Sequential batches: row i of the shard is sample order()[b * batch + begin + i].
-        readLogits(r, b % 2, valid, rows.data());
-        const int64_t first = b * batcher.batchSize() + shardBegin(r);
-        for (int64_t i = 0; i < valid; ++i)
-          std::memcpy(&predictions->logits[size_t(batcher.order()[first + i] * classes)],
-                      &rows[size_t(i * classes)], size_t(classes) * sizeof(float));
+    for (int r = 0; r < replicas; ++r)
+      for (int m = 0; m < microShards_; ++m) {
+        const int64_t valid = shardValidRows(batcher, b, r, m);
+        if (valid == 0)
+          continue;
+        // The loss is a mean over the valid rows: weight it by them to average over samples.
+        const auto [shardLoss, shardCorrect] = collect(r, b % 2, m);
+        lossSum += static_cast<double>(shardLoss) * double(valid);
+        correct += shardCorrect;
+        samples += double(valid);
+        if (predictions) {
+          // Sequential batches: row i of the micro-shard is sample order()[b * batch + its
+          // first row + i].
+          readLogits(r, b % 2, m, valid, rows.data());
+          const int64_t first = b * batcher.batchSize() + shardBegin(r) + m * shardRows_;
+          for (int64_t i = 0; i < valid; ++i)
+            std::memcpy(&predictions->logits[size_t(batcher.order()[first + i] * classes)],
+                        &rows[size_t(i * classes)], size_t(classes) * sizeof(float));
+        }
       }
-    }
     endStep(b);
     if (callback_)
       callback_->onEvalStepEnd(b + 1, samples ? lossSum / samples : 0);
@@ -602,16 +616,17 @@ EvalStats Trainer::evaluate(const Dataset &data, Predictions *predictions, bool 
   for (int64_t b = 0; b < batches; ++b) {
     if (alone && stopForSignal)
       throwIfInterrupted("while evaluating");
-    for (int r = 0; r < replicas; ++r) {
-      // A shard wholly past the data (the padded last batch) has nothing to evaluate; the
-      // eval step has no collectives, so replicas need not run it together.
-      const int64_t valid = shardValidRows(batcher, b, r);
-      if (valid > 0)
-        enqueueStep(batcher, b, r, StepKind::Eval,
-                    StepContext{valid, shardRows_, step_ > 0 ? step_ : 1, r, seed_,
-                                shardBegin(r)},
-                    static_cast<int>(b % 2));
-    }
+    for (int m = 0; m < microShards_; ++m)
+      for (int r = 0; r < replicas; ++r) {
+        // A shard wholly past the data (the padded last batch) has nothing to evaluate; the
+        // eval step has no collectives, so replicas need not run it together.
+        const int64_t valid = shardValidRows(batcher, b, r, m);
+        if (valid > 0)
+          enqueueStep(batcher, b, r, StepKind::Eval,
+                      StepContext{valid, shardRows_, step_ > 0 ? step_ : 1, r, seed_,
+                                  shardBegin(r) + m * shardRows_, 1.0, m},
+                      static_cast<int>(b % 2));
+      }
     if (b > 0)
       collectStep(b - 1);
   }

@@ -226,15 +226,19 @@ private:
   /// The run's place before the epoch's step `b`, with the figures summed over the ranks (a
   /// collective).
   TrainPosition position(Epoch &e, int64_t b);
-  /// Global-batch rows replica `r` of this process holds: [first, first + shardRows_); with
-  /// `process` >= 0, those of that process's place instead (a shared batch's shard).
+  /// Global-batch rows replica `r` of this process holds: [first, first + deviceRows()); with
+  /// `process` >= 0, those of that process's place instead (a shared batch's shard). Its
+  /// micro-shard m (gradient accumulation) is rows [first + m * shardRows_, + shardRows_).
   int64_t shardBegin(int r, int process = -1) const;
-  /// Real (unpadded) rows of replica `r`'s shard of global batch `batch`.
-  int64_t shardValidRows(const Batcher &batcher, int64_t batch, int r) const;
+  /// Rows of a global batch each replica holds: its micro-shards'.
+  int64_t deviceRows() const { return shardRows_ * microShards_; }
+  /// Real (unpadded) rows of micro-shard `m` of replica `r`'s shard of global batch `batch`.
+  int64_t shardValidRows(const Batcher &batcher, int64_t batch, int r, int m = 0) const;
   /// Enqueues on replica `r`'s stream: gathering rows [ctx.firstRow, + shardRows_) of global
-  /// batch `batch` into its inputs, `step` with `ctx`, and reading the step's loss and correct count into host slot
-  /// `slot`, then marks the slot's event. On a device the host cannot address, the rows are
-  /// gathered here into the slot's staging memory and copied.
+  /// batch `batch` into its inputs, `step` with `ctx`, and reading the step's loss and correct
+  /// count into host slot `slot` (its place for micro-shard ctx.microShard), then marks the
+  /// slot's event. On a device the host cannot address, the rows are gathered here into the
+  /// slot's staging memory and copied.
   void enqueueStep(const Batcher &batcher, int64_t batch, int r, StepKind step,
                    const StepContext &ctx, int slot);
   /// Starts gathering batches [first, last) of `batcher` ahead (with prefetch); the returned
@@ -252,11 +256,11 @@ private:
     if (prefetch_)
       prefetch_->release(batch);
   }
-  /// Waits for host slot `slot` of replica `r` and returns its (loss, correct).
-  std::pair<float, float> collect(int r, int slot);
-  /// After collect: the first `rows` predictions of replica `r`'s shard in slot `slot`, as f32
-  /// into `out`.
-  void readLogits(int r, int slot, int64_t rows, float *out) const;
+  /// Waits for host slot `slot` of replica `r` and returns micro-shard `m`'s (loss, correct).
+  std::pair<float, float> collect(int r, int slot, int m = 0);
+  /// After collect: the first `rows` predictions of micro-shard `m` of replica `r`'s shard in
+  /// slot `slot`, as f32 into `out`.
+  void readLogits(int r, int slot, int m, int64_t rows, float *out) const;
 
   /// The buffers each replica (device) reads and writes.
   struct ReplicaBuffers {
@@ -266,10 +270,11 @@ private:
   };
   /// Host memory and events of the two steps a replica may have in flight: while the device
   /// runs step n, the host enqueues step n + 1 and then reads the results of step n.
+  /// Under gradient accumulation each slot has a place per micro-shard (index slot * M + m).
   struct Slots {
-    DeviceMemory scalars;        // per slot: loss, correct
-    DeviceMemory staging[2];     // per slot: image rows then labels (devices not host-addressable)
-    DeviceMemory logits[2];      // per slot: the eval step's predictions, when kept
+    DeviceMemory scalars;             // per place: loss, correct
+    std::vector<DeviceMemory> staging; // per place: image rows then labels (devices not host-addressable)
+    std::vector<DeviceMemory> logits; // per place: the eval step's predictions, when kept
     std::unique_ptr<Event> done[2];
   };
 
@@ -279,7 +284,9 @@ private:
   ProcessGroup *group_;
   int worker_; // a parameter-server worker's index, else -1
   std::function<int64_t(int64_t, int64_t)> unitSource_;
-  int64_t batch_ = 0, shardRows_ = 0, sampleElements_ = 0;
+  // shardRows_: the rows of a device's input buffers (a micro-shard's under accumulation);
+  // microShards_: M, the micro-shards of a device's rows of each global batch.
+  int64_t batch_ = 0, shardRows_ = 0, microShards_ = 1, sampleElements_ = 0;
   // Floats of targets per sample (0: an i32 class label), and the bytes of either.
   int64_t targetWidth_ = 0, targetBytes_ = 4;
   // How the samples are fed, and the rows of the smallest embedding table token ids pick

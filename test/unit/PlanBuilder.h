@@ -38,6 +38,8 @@ struct KernelSpec {
   std::string loc;
   /// The device that runs it; -1 for a collective.
   int16_t device = 0;
+  /// Of the train step's final phase (gradient accumulation).
+  bool final = false;
 
   /// Sets an integer attribute (again: the last value counts).
   KernelSpec &attrI(const std::string &name, int64_t value) {
@@ -56,6 +58,10 @@ struct KernelSpec {
   KernelSpec &activation(Activation act) { return attrI("activation", static_cast<int64_t>(act)); }
   KernelSpec &at(const std::string &location) {
     loc = location;
+    return *this;
+  }
+  KernelSpec &markFinal() {
+    final = true;
     return *this;
   }
 };
@@ -184,6 +190,11 @@ public:
     servers_.push_back(std::move(server));
     return *this;
   }
+  /// Gradient accumulation: micro-shards per device and step.
+  PlanBuilder &accumulation(int count) {
+    accumulation_ = count;
+    return *this;
+  }
   PlanBuilder &setStrategy(int64_t staleness, bool sync) {
     staleness_ = staleness;
     sync_ = sync;
@@ -270,7 +281,7 @@ public:
         persistentBytes_.value_or(roundUp(persistentEnd)), &buffers, &params, &inputs, train, eval,
         devices_, processes_, collectives.empty() ? nullptr : &collectives, manifest, deviceKind_,
         schedule, /*nodes=*/1, servers.empty() ? nullptr : &servers, staleness_, sync_, server_,
-        initData.empty() ? nullptr : &initData, exportSource(fbb));
+        initData.empty() ? nullptr : &initData, exportSource(fbb), accumulation_);
     return plan;
   }
   /// The complete .dpx file image.
@@ -367,8 +378,8 @@ private:
       for (const KernelSpec::Attr &a : k.attrs)
         attrs.push_back(fb::CreateAttrDirect(fbb, a.name.c_str(), a.i, a.f));
       kernels.push_back(fb::CreateKernelDirect(fbb, k.kind, &k.inputs, &k.outputs, &attrs,
-                                               k.loc.empty() ? nullptr : k.loc.c_str(),
-                                               k.device));
+                                               k.loc.empty() ? nullptr : k.loc.c_str(), k.device,
+                                               k.final));
     }
     std::vector<flatbuffers::Offset<fb::Output>> outputs;
     for (const Named &o : step.outputs)
@@ -400,6 +411,7 @@ private:
     return fb::CreateExportSourceDirect(fbb, exportSource_->format.c_str(), &model, &params);
   }
   int64_t staleness_ = -1;
+  int accumulation_ = 1;
   bool sync_ = false;
   int server_ = -1;
   std::string trainName_ = "train";

@@ -10,20 +10,28 @@ def Dist_MeshAttr : AttrDef<Dist_Dialect, "Mesh"> {
   let description = [{
     On each step function as `dist.mesh`: `devices_per_process` (R) replicas in each of
     `processes` (P) processes, on devices of kind `device` (cpu or cuda), the processes
-    spread evenly over `nodes` (N, dividing P; 1 when absent) hosts.
+    spread evenly over `nodes` (N, dividing P; 1 when absent) hosts. With `accumulation`
+    M > 1 (1 when absent), each device runs the train step on M micro-shards of its rows one
+    after another, summing the gradients, and the optimizer steps once (gradient
+    accumulation, `dpc compile --micro-batch`): the global batch is cut into R x P x M
+    micro-shards.
 
     ```mlir
     #dist.mesh<devices_per_process = 2, processes = 4, device = "cpu", nodes = 2>
+    #dist.mesh<devices_per_process = 1, processes = 1, device = "cpu", accumulation = 4>
     ```
   }];
   let parameters = (ins "int64_t":$devices_per_process, "int64_t":$processes,
                         StringRefParameter<"device kind">:$device,
-                        DefaultValuedParameter<"int64_t", "1">:$nodes);
+                        DefaultValuedParameter<"int64_t", "1">:$nodes,
+                        DefaultValuedParameter<"int64_t", "1">:$accumulation);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// Replicas of the whole job (R x P).
     int64_t replicas() const { return getDevicesPerProcess() * getProcesses(); }
+    /// Micro-shards of the global batch (R x P x M): the pieces dist-split-batch cuts.
+    int64_t microShards() const { return replicas() * getAccumulation(); }
   }];
 }
 

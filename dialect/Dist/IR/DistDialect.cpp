@@ -45,7 +45,7 @@ MeshAttr dp::dist::getMesh(Operation *func) {
 
 LogicalResult MeshAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                int64_t devicesPerProcess, int64_t processes, StringRef device,
-                               int64_t nodes) {
+                               int64_t nodes, int64_t accumulation) {
   if (devicesPerProcess < 1 || processes < 1)
     return emitError() << "devices_per_process and processes must be at least 1, got "
                        << devicesPerProcess << " and " << processes;
@@ -55,6 +55,8 @@ LogicalResult MeshAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (dp::rt::DeviceKind kind; !dp::rt::deviceKindByName(device, kind))
     return emitError() << "unknown device kind '" << device << "' (expected "
                        << dp::rt::deviceKindNames() << ")";
+  if (accumulation < 1)
+    return emitError() << "accumulation must be at least 1, got " << accumulation;
   return success();
 }
 
@@ -74,6 +76,12 @@ LogicalResult ShardOp::verify() {
                          << " shards, so each has " << in.getDimSize(0) / shards
                          << " rows, not " << out.getDimSize(0)
                          << (in.getDimSize(0) % shards ? " (and rows are left over)" : "");
+  return success();
+}
+
+LogicalResult AccumulateOp::verify() {
+  if (getCount() < 2)
+    return emitOpError() << "sums at least 2 micro-shards, got " << getCount();
   return success();
 }
 

@@ -14,7 +14,9 @@ def Dist_ShardOp : Dist_Op<"shard", [Pure]> {
   let summary = "this replica's rows of a global batch";
   let description = [{
     Replica `replica` of the process with rank `p` takes shard `p * R + replica` of
-    `shards` = R x P equal row blocks of the global batch.
+    `shards` = R x P equal row blocks of the global batch. Under gradient accumulation
+    (`accumulation` M > 1 on the mesh) `shards` is R x P x M and the replica takes shards
+    `(p * R + replica) * M + m`, micro-shard m = 0 to M - 1 one after another.
 
     ```mlir
     %s = dist.shard %image {replica = 1 : i64, shards = 4 : i64} : tensor<100x784xf32> -> tensor<25x784xf32>
@@ -23,6 +25,26 @@ def Dist_ShardOp : Dist_Op<"shard", [Pure]> {
   let arguments = (ins AnyRankedTensor:$input, I64Attr:$replica, I64Attr:$shards);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Dist_AccumulateOp : Dist_Op<"accumulate", [SameOperandsAndResultType]> {
+  let summary = "a gradient summed over a device's micro-shards";
+  let description = [{
+    Under gradient accumulation (the mesh's `accumulation` M = `count`), a device runs the
+    train step once per micro-shard of its rows; everything that reads this op's result
+    (allreduces, clipping, the optimizer's updates: the step's final phase) runs on the last
+    micro-shard only. The result is the mean of `gradient` over the `count` micro-shards: as
+    each loss is a mean over its micro-shard's rows, the gradient of the device's mean loss.
+    Placed by `dist-accumulate` right after each gradient an update reads.
+
+    ```mlir
+    %a = dist.accumulate %g {count = 4 : i64} : tensor<784x100xf32>
+    ```
+  }];
+  let arguments = (ins Dist_F32Tensor:$gradient, I64Attr:$count);
+  let results = (outs Dist_F32Tensor:$result);
+  let assemblyFormat = "$gradient attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
 

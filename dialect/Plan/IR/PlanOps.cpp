@@ -114,6 +114,8 @@ LogicalResult ProgramOp::verify() {
           return failure();
     }
   }
+  if (failed(verifyAccumulation()))
+    return failure();
   int64_t devices = getDevicesPerProcess();
   WalkResult result = getOperation()->walk([&](Operation *op) {
     auto device = op->getAttrOfType<IntegerAttr>("device");
@@ -125,6 +127,34 @@ LogicalResult ProgramOp::verify() {
     return WalkResult::advance();
   });
   return failure(result.wasInterrupted());
+}
+
+LogicalResult ProgramOp::verifyAccumulation() {
+  const int64_t count = getAccumulation().value_or(1);
+  if (getAccumulationAttr() && (count < 2 || getServersAttr() || getServerAttr()))
+    return emitOpError() << "has accumulation " << count
+                         << ": at least 2 micro-shards, and no parameter servers";
+  for (auto step : getBody().front().getOps<StepOp>())
+    for (auto kernel : step.getBody().front().getOps<KernelOp>()) {
+      const rt::KernelKind kind = rt::kernelKindByName(kernel.getKind().str());
+      if (kind == rt::KernelKind::NumKinds)
+        continue; // the kernel's verifier names it
+      const bool accumulate = kind == rt::KernelKind::Accumulate;
+      if ((kernel.getFinal() || accumulate) && (count == 1 || step.getName() != "train"))
+        return kernel.emitOpError()
+               << (accumulate ? "accumulates a gradient" : "is marked final")
+               << ", which only the train step of a program with accumulation does";
+      // (A missing or mistyped count is the kernel's own verifier's to name.)
+      auto sums = kernel->getAttrOfType<IntegerAttr>("count");
+      if (accumulate && sums && sums.getInt() != count)
+        return kernel.emitOpError()
+               << "sums " << sums.getInt() << " micro-shards, the program " << count;
+      // The runtime exchanges each bucket once per step: on its last micro-shard.
+      if (count > 1 && rt::isCollective(kind) && !kernel.getFinal())
+        return kernel.emitOpError()
+               << "is a collective of a step with accumulation, so it must be final";
+    }
+  return success();
 }
 
 llvm::DenseSet<Value> dp::plan::bf16WireBuckets(ProgramOp program) {

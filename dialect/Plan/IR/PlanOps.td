@@ -21,6 +21,11 @@ def Plan_ProgramOp : Plan_Op<"program", [NoTerminator, SingleBlock]> {
     number of hosts the processes are spread over, evenly (dprun checks the launch's
     placement against it). `allreduce_precision = "bf16"` sends the gradient buckets across
     the processes as bf16 (the collective manifest's dtype); without it they go as f32.
+    `accumulation` M > 1 (gradient accumulation, `dpc compile --micro-batch`): each device
+    runs the train step on M micro-shards of its rows in turn, its input buffers one
+    micro-shard's rows; the kernels marked `final` run on the last only, and each step's
+    `accumulate` kernels sum the gradients over them. The eval step runs once per micro-shard
+    as well.
 
     ```mlir
     plan.program "mnist_mlp" attributes {batch = 100 : i64} {
@@ -39,10 +44,15 @@ def Plan_ProgramOp : Plan_Op<"program", [NoTerminator, SingleBlock]> {
                        OptionalAttr<I64Attr>:$staleness,
                        UnitAttr:$sync,
                        OptionalAttr<I64Attr>:$server,
-                       OptionalAttr<StrAttr>:$allreduce_precision);
+                       OptionalAttr<StrAttr>:$allreduce_precision,
+                       OptionalAttr<I64Attr>:$accumulation);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$model attr-dict-with-keyword $body";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The rules of gradient accumulation: its phases and accumulate kernels.
+    ::mlir::LogicalResult verifyAccumulation();
+  }];
 }
 
 def Plan_ParamOp : Plan_Op<"param", [HasParent<"ProgramOp">]> {
@@ -158,13 +168,16 @@ def Plan_KernelOp : Plan_Op<"kernel", [HasParent<"StepOp">, AttrSizedOperandSegm
     ```
 
     The attributes are the kernel's contract in Kernels.def: integers as i64, flags as i64 0
-    or 1, floats as finite f64, activations by name; the verifier rejects any other.
+    or 1, floats as finite f64, activations by name; the verifier rejects any other. Under
+    gradient accumulation, `final` marks a kernel of the train step's final phase (it depends
+    on an accumulated gradient: allreduces, clipping, updates), which runs on a step's last
+    micro-shard only.
   }];
   let extraClassDeclaration = [{
     ::mlir::LogicalResult verifyAttributes(::dp::rt::KernelKind kind);
   }];
   let arguments = (ins StrAttr:$kind, Variadic<Plan_Buffer>:$inputs,
-                       Variadic<Plan_Buffer>:$outputs);
+                       Variadic<Plan_Buffer>:$outputs, UnitAttr:$final);
   let assemblyFormat = [{
     $kind (`ins` `(` $inputs^ `:` type($inputs) `)`)?
     (`outs` `(` $outputs^ `:` type($outputs) `)`)? attr-dict

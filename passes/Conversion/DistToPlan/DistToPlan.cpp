@@ -191,13 +191,38 @@ public:
     if (failed(declareBuckets(func)))
       return failure();
     b_.setInsertionPointToEnd(block);
-    for (Operation &op : func.getBody().front())
+    llvm::DenseSet<Operation *> final = finalPhase(func);
+    for (Operation &op : func.getBody().front()) {
+      final_ = final.contains(&op);
       if (failed(lower(&op)))
         return failure();
+    }
+    final_ = false;
     return success();
   }
 
 private:
+  /// Under gradient accumulation, the ops of the train step's final phase: those that read an
+  /// accumulated gradient (dist.accumulate), directly or through others, and the updates.
+  /// The runtime runs their kernels on a step's last micro-shard only.
+  static llvm::DenseSet<Operation *> finalPhase(func::FuncOp func) {
+    llvm::DenseSet<Operation *> final;
+    dist::MeshAttr mesh = dist::getMesh(func);
+    if (!mesh || mesh.getAccumulation() == 1)
+      return final;
+    for (Operation &op : func.getBody().front()) {
+      if (isa<func::ReturnOp>(op))
+        continue;
+      if (isa<ParameterUpdateOpInterface>(op) ||
+          llvm::any_of(op.getOperands(), [&](Value v) {
+            Operation *def = v.getDefiningOp();
+            return def && (isa<dist::AccumulateOp>(def) || final.contains(def));
+          }))
+        final.insert(&op);
+    }
+    return final;
+  }
+
   /// Gradients consumed by updates get persistent buffers: they outlive the step, to be
   /// inspected, checkpointed or averaged across replicas.
   void collectGradients(func::FuncOp func) {
@@ -286,6 +311,7 @@ private:
   void emitKernel(Location loc, rt::KernelKind kind, ValueRange inputs, ValueRange outputs,
                   ArrayRef<NamedAttribute> attrs) override {
     auto k = b_.create<plan::KernelOp>(loc, rt::kernelInfo(kind).name, inputs, outputs);
+    k.setFinal(final_);
     for (NamedAttribute a : attrs)
       k->setAttr(a.getName(), a.getValue());
   }
@@ -330,6 +356,11 @@ private:
                                    g::kInputAttr)
                                .getValue();
           values_[s.getResult()] = inputs_.lookup({name, dist::getReplica(s)});
+        })
+        .Case([&](dist::AccumulateOp a) {
+          // The sum lives where the gradient would: its persistent buffer or bucket slot.
+          emit(a.getLoc(), rt::KernelKind::Accumulate, {values_.lookup(a.getGradient())},
+               {newBuffer(a.getResult())}, rt::AccumulateAttrs{int64_t(a.getCount())});
         })
         .Case([&](dist::AllReduceOp a) {
           int64_t bucket = a.getBucketAttr().getInt();
@@ -389,6 +420,8 @@ private:
   llvm::StringMap<int64_t> counters_;
   /// The (parameter, device) whose gradient a value is.
   llvm::DenseMap<Value, Key> gradOf_;
+  /// Whether the op being lowered is of the train step's final phase (finalPhase).
+  bool final_ = false;
 };
 
 struct ConvertDistToPlanPass : dp::impl::ConvertDistToPlanPassBase<ConvertDistToPlanPass> {
@@ -414,10 +447,13 @@ struct ConvertDistToPlanPass : dp::impl::ConvertDistToPlanPassBase<ConvertDistTo
     }
     auto program = b.create<plan::ProgramOp>(module.getLoc(), model, batch, devices, processes,
                                              device, StringAttr(), IntegerAttr(), IntegerAttr(),
-                                             IntegerAttr(), false, IntegerAttr(), StringAttr());
+                                             IntegerAttr(), false, IntegerAttr(), StringAttr(),
+                                             IntegerAttr());
     // A layout over several hosts reaches the plan; one host is left implicit.
     if (nodes > 1)
       program.setNodes(nodes);
+    if (dist::MeshAttr mesh = dist::getMesh(train); mesh && mesh.getAccumulation() > 1)
+      program.setAccumulation(mesh.getAccumulation());
     if (auto schedule = train->getAttrOfType<StringAttr>(g::kLrScheduleAttr))
       program.setLrSchedule(schedule.getValue());
     if (auto wire = train->getAttrOfType<StringAttr>(dist::kAllReducePrecisionAttr))
@@ -450,7 +486,7 @@ struct ConvertDistToPlanPass : dp::impl::ConvertDistToPlanPassBase<ConvertDistTo
       auto serverProgram = b.create<plan::ProgramOp>(
           server.getLoc(), model, batch, 1, 1, rt::deviceKindName(rt::DeviceKind::Cpu),
           StringAttr(), IntegerAttr(), IntegerAttr(), IntegerAttr(), false,
-          b.getI64IntegerAttr(dist::getServer(server)), StringAttr());
+          b.getI64IntegerAttr(dist::getServer(server)), StringAttr(), IntegerAttr());
       if (auto schedule = program.getLrScheduleAttr())
         serverProgram.setLrScheduleAttr(schedule);
       serverProgram.getBody().emplaceBlock();

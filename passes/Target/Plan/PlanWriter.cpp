@@ -136,7 +136,8 @@ public:
         servers.empty() ? 0 : fbb_.CreateVector(servers.data(), servers.size()),
         program_.getStaleness().value_or(-1), program_.getSync(),
         server ? static_cast<int32_t>(program_.getServerAttr().getInt()) : -1,
-        initData.empty() ? 0 : fbb_.CreateVector(initData), writeExportSource(source));
+        initData.empty() ? 0 : fbb_.CreateVector(initData), writeExportSource(source),
+        static_cast<int32_t>(program_.getAccumulation().value_or(1)));
     return plan;
   }
 
@@ -315,7 +316,8 @@ private:
       if (!rt::isCollective(kind) && !k->getOperands().empty())
         device = static_cast<int16_t>(bufferDevice(k->getOperand(0)));
       kernels.push_back(
-          fb::CreateKernel(fbb_, static_cast<uint16_t>(kind), insV, outsV, attrsV, loc, device));
+          fb::CreateKernel(fbb_, static_cast<uint16_t>(kind), insV, outsV, attrsV, loc, device,
+                           k.getFinal()));
     }
     auto name = fbb_.CreateString(step.getName().str());
     auto kernelsV = fbb_.CreateVector(kernels);

@@ -11,6 +11,7 @@
 #include "runtime/kernels/ClipNorm.h"
 
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 namespace dp::rt::cpu {
@@ -190,6 +191,39 @@ private:
   double maxNorm_;
 };
 
+/// A gradient summed over a step's micro-shards (Kernels.def's accumulate): element-wise, so
+/// the chunks across threads do not change a bit.
+class AccumulateKernel final : public Kernel {
+public:
+  AccumulateKernel(const float *g, float *sum, int64_t n, int64_t count)
+      : g_(g), sum_(sum), n_(n), count_(count) {}
+  void run(const StepContext &ctx) override {
+    const float *g = g_;
+    float *sum = sum_;
+    if (ctx.microShard == 0) {
+      std::memcpy(sum, g, size_t(n_) * sizeof(float));
+      return;
+    }
+    if (ctx.microShard + 1 < count_) {
+      parallelChunks(n_, [=](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i)
+          sum[i] += g[i];
+      });
+      return;
+    }
+    const float count = static_cast<float>(count_);
+    parallelChunks(n_, [=](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i)
+        sum[i] = (sum[i] + g[i]) / count;
+    });
+  }
+
+private:
+  const float *g_;
+  float *sum_;
+  int64_t n_, count_;
+};
+
 /// An update's optional input 1, the gradient's scale (null without one).
 const float *scaleInput(const KernelSite &site) {
   return site.numInputs() > 1 ? site.input(1).f32() : nullptr;
@@ -199,6 +233,12 @@ const float *scaleInput(const KernelSite &site) {
 
 std::unique_ptr<Kernel> makeClipFactor(const KernelSite &site, const ClipAttrs &attrs, int64_t) {
   return std::make_unique<ClipFactorKernel>(site, attrs.max_norm);
+}
+
+std::unique_ptr<Kernel> makeAccumulate(const KernelSite &site, const AccumulateAttrs &attrs,
+                                       int64_t n) {
+  return std::make_unique<AccumulateKernel>(site.input(0).f32(), site.output(0).f32(), n,
+                                            attrs.count);
 }
 
 std::unique_ptr<Kernel> makeSgdUpdate(const KernelSite &site, const SgdAttrs &attrs, int64_t n) {

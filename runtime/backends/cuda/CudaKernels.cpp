@@ -845,6 +845,15 @@ std::unique_ptr<Kernel> makeClipFactor(KernelEnvironment &env, const KernelSite 
   });
 }
 
+std::unique_ptr<Kernel> makeAccumulate(KernelEnvironment &env, const KernelSite &site,
+                                       const AccumulateAttrs &attrs, int64_t n) {
+  const float *g = site.input(0).f32();
+  float *sum = site.output(0).f32();
+  const int64_t count = attrs.count;
+  const StepContext *ctx = env.deviceContext();
+  return launching(site, [=](cudaStream_t s) { return launchAccumulate(s, g, sum, n, count, ctx); });
+}
+
 std::unique_ptr<Kernel> makeMaxPool2d(KernelEnvironment &env, const KernelSite &site,
                                       const PoolAttrs &attrs,
                                       contract::Geometry<KernelKind::MaxPool2d> geometry) {

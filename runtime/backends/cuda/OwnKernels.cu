@@ -510,6 +510,31 @@ int blocksFor(int64_t n) {
 }
 
 namespace {
+/// Kernels.def's accumulate: the micro-shard (StepContext::microShard, read on the device)
+/// picks whether the gradient starts the sum, adds to it, or ends it as the mean.
+struct MicroShardSumOp {
+  const float *g;
+  float *sum;
+  int64_t count;
+  const StepContext *ctx;
+  __device__ void operator()(int64_t i) const {
+    const int64_t m = ctx->microShard;
+    if (m == 0)
+      sum[i] = g[i];
+    else if (m + 1 < count)
+      sum[i] += g[i];
+    else
+      sum[i] = (sum[i] + g[i]) / static_cast<float>(count);
+  }
+};
+} // namespace
+
+cudaError_t launchAccumulate(cudaStream_t stream, const float *g, float *sum, int64_t n,
+                             int64_t count, const StepContext *ctx) {
+  return launchEach(stream, n, MicroShardSumOp{g, sum, count, ctx});
+}
+
+namespace {
 template <typename Fn> struct PointwiseOp {
   const float *x;
   float *y;

@@ -193,4 +193,9 @@ cudaError_t launchClipFactor(cudaStream_t stream, const float *const *gradients,
                              const int64_t *sizes, int count, double *sum, float *factor,
                              double maxNorm);
 
+/// Kernels.def's accumulate of n elements over `count` micro-shards, on the micro-shard that
+/// *ctx (device memory) names.
+cudaError_t launchAccumulate(cudaStream_t stream, const float *g, float *sum, int64_t n,
+                             int64_t count, const StepContext *ctx);
+
 } // namespace dp::rt::cuda

@@ -163,6 +163,11 @@ private:
       out << "data parallel: " << report.processes << " process(es) x " << report.replicas
           << " replica(s), " << plan.batch / (report.replicas * report.processes)
           << " samples each per step; " << group.launch().describe() << "\n";
+    if (plan.accumulation > 1)
+      out << "gradient accumulation: each device runs a step in " << plan.accumulation
+          << " micro-shards of "
+          << plan.batch / (int64_t(report.replicas) * report.processes * plan.accumulation)
+          << " samples, one optimizer step per batch\n";
     if (group.size() > 1 && !s_.job.pushPull())
       out << "gradient sums: " << report.allreduceLayout
           << (report.allreduceLayout == "flat"

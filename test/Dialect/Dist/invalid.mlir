@@ -253,3 +253,20 @@ func.func @f(%w0: tensor<4x3xf32>, %w1: tensor<4x3xf32>) {
   %0 = dist.allreduce_wait %p : tensor<4x3xf32>
   return
 }
+
+// -----
+
+// Tests that a mesh's accumulation is at least 1 micro-shard per device and step.
+// expected-error @+1 {{accumulation must be at least 1, got 0}}
+func.func @f() attributes {dist.mesh = #dist.mesh<devices_per_process = 1, processes = 1, device = "cpu", accumulation = 0>} {
+  return
+}
+
+// -----
+
+// Tests that a sum over micro-shards covers at least 2.
+func.func @f(%g: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{'dist.accumulate' op sums at least 2 micro-shards, got 1}}
+  %a = dist.accumulate %g {count = 1 : i64} : tensor<3xf32>
+  return %a : tensor<3xf32>
+}

@@ -101,3 +101,15 @@ func.func @scheduled(%w0: tensor<4x3xf32>, %w1: tensor<4x3xf32>) -> (tensor<4x3x
 func.func @pending(%p: !dist.pending) -> !dist.pending {
   return %p : !dist.pending
 }
+
+// -----
+
+// Tests that a mesh with gradient accumulation round-trips (accumulation printed when it is not
+// 1), and a sum over micro-shards.
+// CHECK-LABEL: func.func @accumulate
+// CHECK-SAME: dist.mesh = #dist.mesh<devices_per_process = 2, processes = 1, device = "cpu", accumulation = 4>
+// CHECK: %{{.*}} = dist.accumulate %{{.*}} {count = 4 : i64} : tensor<3x2xf32>
+func.func @accumulate(%g: tensor<3x2xf32>) -> tensor<3x2xf32> attributes {dist.mesh = #dist.mesh<devices_per_process = 2, processes = 1, device = "cpu", accumulation = 4>} {
+  %a = dist.accumulate %g {count = 4 : i64} : tensor<3x2xf32>
+  return %a : tensor<3x2xf32>
+}

@@ -477,3 +477,77 @@ plan.program "m" attributes {batch = 1 : i64} {
     plan.output "xent" as loss, %1 : memref<f32>
   }
 }
+
+// -----
+
+// Tests that a program's accumulation is at least 2 micro-shards when given.
+// expected-error @+1 {{'plan.program' op has accumulation 1: at least 2 micro-shards, and no parameter servers}}
+plan.program "m" attributes {batch = 4 : i64, accumulation = 1 : i64} {
+}
+
+// -----
+
+// Tests that a workers' program of the parameter-server strategy has no accumulation.
+// expected-error @+1 {{'plan.program' op has accumulation 2: at least 2 micro-shards, and no parameter servers}}
+plan.program "m" attributes {batch = 4 : i64, accumulation = 2 : i64, servers = 1 : i64} {
+}
+
+// -----
+
+// Tests that only a program with accumulation has final kernels.
+plan.program "m" attributes {batch = 4 : i64} {
+  %w = plan.param "w" {init = #plan.init<kind = "zeros">} : memref<2xf32>
+  %g = plan.grad "w" : memref<2xf32>
+  plan.step "train" {
+    // expected-error @+1 {{'plan.kernel' op is marked final, which only the train step of a program with accumulation does}}
+    plan.kernel "sgd_update" ins(%g : memref<2xf32>) outs(%w : memref<2xf32>) {final, lr = 1.0 : f64}
+  }
+}
+
+// -----
+
+// Tests that the eval step has no final kernels.
+plan.program "m" attributes {batch = 4 : i64, accumulation = 2 : i64} {
+  %w = plan.param "w" {init = #plan.init<kind = "zeros">} : memref<2xf32>
+  plan.step "eval" {
+    %c = plan.alloc : memref<2xf32>
+    // expected-error @+1 {{'plan.kernel' op is marked final, which only the train step of a program with accumulation does}}
+    plan.kernel "copy" ins(%w : memref<2xf32>) outs(%c : memref<2xf32>) {final}
+  }
+}
+
+// -----
+
+// Tests that only a program with accumulation sums gradients over micro-shards.
+plan.program "m" attributes {batch = 4 : i64} {
+  %g = plan.grad "w" : memref<2xf32>
+  plan.step "train" {
+    %x = plan.alloc : memref<2xf32>
+    // expected-error @+1 {{'plan.kernel' op accumulates a gradient, which only the train step of a program with accumulation does}}
+    plan.kernel "accumulate" ins(%x : memref<2xf32>) outs(%g : memref<2xf32>) {count = 2 : i64}
+  }
+}
+
+// -----
+
+// Tests that a sum covers the program's micro-shards.
+plan.program "m" attributes {batch = 4 : i64, accumulation = 2 : i64} {
+  %g = plan.grad "w" : memref<2xf32>
+  plan.step "train" {
+    %x = plan.alloc : memref<2xf32>
+    // expected-error @+1 {{'plan.kernel' op sums 4 micro-shards, the program 2}}
+    plan.kernel "accumulate" ins(%x : memref<2xf32>) outs(%g : memref<2xf32>) {count = 4 : i64}
+  }
+}
+
+// -----
+
+// Tests that the collectives of a program with accumulation are final: the runtime exchanges a
+// bucket once per step, on its last micro-shard.
+plan.program "m" attributes {batch = 4 : i64, accumulation = 2 : i64} {
+  %b0 = plan.bucket 0 : memref<16xf32>
+  plan.step "train" {
+    // expected-error @+1 {{'plan.kernel' op is a collective of a step with accumulation, so it must be final}}
+    plan.kernel "allreduce_start" ins(%b0 : memref<16xf32>) {bucket = 0 : i64}
+  }
+}

@@ -143,3 +143,18 @@ plan.program "multi" attributes {batch = 8 : i64, devices_per_process = 1 : i64,
     plan.kernel "allreduce_wait" ins(%k : memref<16xf32>) {bucket = 3 : i64}
   }
 }
+
+// Tests that a program with gradient accumulation round-trips: its accumulation, an accumulate
+// kernel, and a kernel marked final.
+// CHECK-LABEL: plan.program "acc" attributes {accumulation = 4 : i64, batch = 8 : i64} {
+plan.program "acc" attributes {accumulation = 4 : i64, batch = 8 : i64} {
+  %w = plan.param "w" {init = #plan.init<kind = "zeros">} : memref<2xf32>
+  %g = plan.grad "w" : memref<2xf32>
+  plan.step "train" {
+    %x = plan.alloc : memref<2xf32>
+    // CHECK: plan.kernel "accumulate" ins(%{{.*}} : memref<2xf32>) outs(%{{.*}} : memref<2xf32>) {count = 4 : i64}
+    plan.kernel "accumulate" ins(%x : memref<2xf32>) outs(%g : memref<2xf32>) {count = 4 : i64}
+    // CHECK: plan.kernel "sgd_update" ins(%{{.*}} : memref<2xf32>) outs(%{{.*}} : memref<2xf32>) {final, lr = 1.000000e-01 : f64}
+    plan.kernel "sgd_update" ins(%g : memref<2xf32>) outs(%w : memref<2xf32>) {final, lr = 1.0e-01 : f64}
+  }
+}

@@ -184,3 +184,62 @@ func.func @train() attributes {graph.step = "train", dist.mesh = #dist.mesh<devi
 func.func @eval() attributes {graph.step = "eval", dist.mesh = #dist.mesh<devices_per_process = 1, processes = 2, device = "cpu">} {
   return
 }
+
+// -----
+
+// Tests that under gradient accumulation the shards are the micro-shards: R x P x M of them.
+func.func @train(%x: tensor<8x3xf32>) attributes {graph.step = "train", dist.mesh = #dist.mesh<devices_per_process = 1, processes = 1, device = "cpu", accumulation = 4>} {
+  // expected-error @+1 {{'dist.shard' op splits the batch into 2 shards but the mesh has 4 micro-shards (1 replicas x 4)}}
+  %s = dist.shard %x {replica = 0 : i64, shards = 2 : i64} : tensor<8x3xf32> -> tensor<4x3xf32>
+  return
+}
+func.func @eval() attributes {graph.step = "eval", dist.mesh = #dist.mesh<devices_per_process = 1, processes = 1, device = "cpu", accumulation = 4>} {
+  return
+}
+
+// -----
+
+// Tests that under gradient accumulation every update reads its gradient's sum over the
+// micro-shards (dist-accumulate).
+func.func @train(%x: tensor<8x3xf32>) attributes {graph.step = "train", dist.mesh = #dist.mesh<devices_per_process = 1, processes = 1, device = "cpu", accumulation = 2>} {
+  %s = dist.shard %x {replica = 0 : i64, shards = 2 : i64} : tensor<8x3xf32> -> tensor<4x3xf32>
+  %w = graph.param "w" {init = #graph.zeros} : tensor<3xf32>
+  %g = graph.reduce_rows %s : tensor<4x3xf32> -> tensor<3xf32>
+  // expected-error @+1 {{'graph.apply_gradient' op reads a gradient that is not summed over its replica's micro-shards (run dist-accumulate)}}
+  graph.apply_gradient %w, %g : tensor<3xf32>
+  return
+}
+func.func @eval() attributes {graph.step = "eval", dist.mesh = #dist.mesh<devices_per_process = 1, processes = 1, device = "cpu", accumulation = 2>} {
+  return
+}
+
+// -----
+
+// Tests that a sum covers the mesh's micro-shards.
+func.func @train(%x: tensor<8x3xf32>) attributes {graph.step = "train", dist.mesh = #dist.mesh<devices_per_process = 1, processes = 1, device = "cpu", accumulation = 2>} {
+  %s = dist.shard %x {replica = 0 : i64, shards = 2 : i64} : tensor<8x3xf32> -> tensor<4x3xf32>
+  %w = graph.param "w" {init = #graph.zeros} : tensor<3xf32>
+  %g = graph.reduce_rows %s : tensor<4x3xf32> -> tensor<3xf32>
+  // expected-error @+1 {{'dist.accumulate' op sums 4 micro-shards in the train step of a mesh with accumulation 2}}
+  %a = dist.accumulate %g {count = 4 : i64} : tensor<3xf32>
+  graph.apply_gradient %w, %a : tensor<3xf32>
+  return
+}
+func.func @eval() attributes {graph.step = "eval", dist.mesh = #dist.mesh<devices_per_process = 1, processes = 1, device = "cpu", accumulation = 2>} {
+  return
+}
+
+// -----
+
+// Tests that a step without accumulation sums nothing.
+func.func @train(%x: tensor<8x3xf32>) attributes {graph.step = "train", dist.mesh = #dist.mesh<devices_per_process = 1, processes = 1, device = "cpu">} {
+  %w = graph.param "w" {init = #graph.zeros} : tensor<3xf32>
+  %g = graph.reduce_rows %x : tensor<8x3xf32> -> tensor<3xf32>
+  // expected-error @+1 {{'dist.accumulate' op sums 2 micro-shards in the train step of a mesh with accumulation 1}}
+  %a = dist.accumulate %g {count = 2 : i64} : tensor<3xf32>
+  graph.apply_gradient %w, %a : tensor<3xf32>
+  return
+}
+func.func @eval() attributes {graph.step = "eval", dist.mesh = #dist.mesh<devices_per_process = 1, processes = 1, device = "cpu">} {
+  return
+}

@@ -253,6 +253,115 @@ TEST(Optimizers, WeightDecayIsDecoupledAndScheduled) {
   }
 }
 
+// Gradient accumulation over M = 3 micro-shards: the accumulate kernel copies the first
+// micro-shard's gradient into the sum, adds the second and ends with the mean of the three, in
+// that order (exactly the float computation below); the update marked final runs with the last
+// micro-shard only, on the mean. 100003 elements take the threaded path: the same bits on 1 and
+// 2 threads. A micro-shard past the plan's is refused.
+TEST(Optimizers, AccumulateSumsTheMicroShardsIntoTheirMean) {
+  RandomData rd(23);
+  const int64_t n = 100003;
+  std::vector<std::vector<float>> g;
+  for (int m = 0; m < 3; ++m)
+    g.push_back(rd.uniform(n));
+  const std::vector<float> p0 = rd.uniform(n);
+  std::vector<float> mean(n), want(n);
+  for (int64_t i = 0; i < n; ++i) {
+    float sum = g[0][i];
+    sum += g[1][i];
+    mean[i] = (sum + g[2][i]) / 3.0f;
+  }
+  want = p0;
+  ref::sgdUpdate(want.data(), mean.data(), n, 0.5f);
+  std::vector<std::vector<float>> results;
+  for (int threads : {1, 2}) {
+    const ComputeThreads computeThreads(threads);
+    PlanBuilder b(3);
+    b.accumulation(3);
+    const uint32_t grad = b.buffer({n}), sum = b.persistentBuffer({n});
+    const uint32_t param = b.param("w", {n});
+    b.kernel(StepKind::Train, KernelKind::Accumulate, {grad}, {sum}).attrI("count", 3);
+    b.kernel(StepKind::Train, KernelKind::SgdUpdate, {sum}, {param}).attrF("lr", 0.5).markFinal();
+    auto program = b.load();
+    put(*program, param, p0);
+    for (int m = 0; m < 3; ++m) {
+      put(*program, grad, g[m]);
+      StepContext ctx = stepContext(1, 1);
+      ctx.microShard = m;
+      program->run(StepKind::Train, ctx);
+      if (m == 0)
+        EXPECT_EQ(get(*program, sum), g[0]);
+      if (m < 2)
+        EXPECT_EQ(get(*program, param), p0) << "the update ran on micro-shard " << m;
+    }
+    EXPECT_EQ(get(*program, sum), mean);
+    EXPECT_EQ(get(*program, param), want);
+    results.push_back(get(*program, param));
+    StepContext past = stepContext(1, 1);
+    past.microShard = 3;
+    EXPECT_THROW(program->run(StepKind::Train, past), Error);
+  }
+  EXPECT_EQ(results[0], results[1]);
+}
+
+// The loader's rules of the phases: a kernel marked final, or an accumulate kernel, needs a plan
+// with accumulation (and the train step); its count must be the plan's; a collective of such a
+// plan must be final.
+TEST(Optimizers, PhasesOfAccumulationAreChecked) {
+  auto refused = [](const PlanBuilder &b, const std::string &words) {
+    try {
+      b.plan();
+      ADD_FAILURE() << "accepted; expected: " << words;
+    } catch (const Error &e) {
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+  };
+  {
+    PlanBuilder b(2);
+    const uint32_t g = b.buffer({4}), p = b.param("w", {4});
+    b.kernel(StepKind::Train, KernelKind::SgdUpdate, {g}, {p}).attrF("lr", 0.1).markFinal();
+    refused(b, "train kernel #0 (sgd_update) is marked final, which only the train step of a "
+               "plan with accumulation does");
+  }
+  {
+    PlanBuilder b(2);
+    b.accumulation(2);
+    const uint32_t g = b.buffer({4}), s = b.persistentBuffer({4});
+    b.kernel(StepKind::Eval, KernelKind::Accumulate, {g}, {s}).attrI("count", 2);
+    refused(b, "eval kernel #0 (accumulate) accumulates a gradient");
+  }
+  {
+    PlanBuilder b(2);
+    b.accumulation(2);
+    const uint32_t g = b.buffer({4}), s = b.persistentBuffer({4});
+    b.kernel(StepKind::Train, KernelKind::Accumulate, {g}, {s}).attrI("count", 4);
+    refused(b, "sums 4 micro-shards, the plan's accumulation is 2");
+  }
+  {
+    PlanBuilder b(3);
+    b.accumulation(2);
+    refused(b, "accumulation 2 does not cut the batch of 3 rows into equal micro-shards");
+  }
+  {
+    PlanBuilder b(2);
+    b.accumulation(2);
+    const uint32_t g = b.buffer({4}), s = b.buffer({4});
+    b.kernel(StepKind::Train, KernelKind::Accumulate, {g}, {s}).attrI("count", 2);
+    refused(b, "train kernel #0 (accumulate) sums into buffer 1, which is not persistent");
+  }
+  {
+    PlanBuilder b(4);
+    b.devices(2).accumulation(2);
+    const uint32_t b0 = b.onDevice(0).persistentBuffer({16});
+    const uint32_t b1 = b.onDevice(1).persistentBuffer({16});
+    b.manifestEntry(0, 16, "w");
+    b.collective(StepKind::Train, KernelKind::AllReduceStart, 0, {b0, b1});
+    b.collective(StepKind::Train, KernelKind::AllReduceWait, 0, {b0, b1}).markFinal();
+    refused(b, "train kernel #0 (allreduce_start) is a collective of a plan with accumulation but "
+               "is not final");
+  }
+}
+
 // clip_factor against the reference on gradients of several blocks (the threaded path), with
 // the same bits on 1 and 2 threads; and each update with the factor as its scale against the
 // reference on the gradient times the factor. A norm under the limit gives 1, which changes no
