@@ -335,8 +335,13 @@ Progress Collectives::Impl::progress() {
     ++slot.posted;
     slot.readyAt = Clock::now();
     const int64_t n = slot.info.elements;
-    for (int r = 1; r < replicas; ++r)
-      addInto(slot.reducing[0], slot.reducing[r], n);
+    // The replicas' sum in a fixed binary tree over their indices, ((0 + 1) + (2 + 3)) + ...:
+    // with a power-of-two count of replicas and micro-shards it is the tree the micro-shards'
+    // sums form whatever the layout, so the same bits (docs/micro-shards.md). Partial sums go
+    // to the even replicas' buffers, which finish() overwrites with the mean.
+    for (int stride = 1; stride < replicas; stride *= 2)
+      for (int r = 0; r + stride < replicas; r += 2 * stride)
+        addInto(slot.reducing[r], slot.reducing[r + stride], n);
     if (processes > 1) {
       try {
         if (slot.info.wire == DType::BF16) {
