@@ -2,7 +2,7 @@
 // the P processes of the group, on the group's communication thread; see Comm.h.
 //
 // Per bucket, once all R replicas have started it: the thread sums the R buffers into replica
-// 0's (in replica order), sums that across processes with an in-place MPI_Iallreduce when P > 1
+// 0's (in a fixed binary tree over the replicas' indices), sums that across processes with an in-place MPI_Iallreduce when P > 1
 // (polled against the deadline), multiplies by 1/(R*P) and copies the result to the other
 // replicas' buffers. With R = P = 1 there is nothing to average and start/wait only return.
 // A bucket whose wire type is bf16 crosses the processes as a bf16 copy of replica 0's f32

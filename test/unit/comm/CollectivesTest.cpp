@@ -48,14 +48,17 @@ std::vector<float> contents(int step, int replica, int bucket, int64_t n) {
   return data;
 }
 
-/// The engine's mean: the sum in replica order, times 1/R (all in float).
+/// The engine's mean: the sum in a binary tree over the replicas' indices, ((0 + 1) + (2 + 3))
+/// + ..., times 1/R (all in float).
 std::vector<float> expectedMean(int step, int replicas, int bucket, int64_t n) {
-  std::vector<float> sum = contents(step, 0, bucket, n);
-  for (int r = 1; r < replicas; ++r) {
-    std::vector<float> other = contents(step, r, bucket, n);
-    for (int64_t i = 0; i < n; ++i)
-      sum[i] += other[i];
-  }
+  std::vector<std::vector<float>> partial;
+  for (int r = 0; r < replicas; ++r)
+    partial.push_back(contents(step, r, bucket, n));
+  for (int stride = 1; stride < replicas; stride *= 2)
+    for (int r = 0; r + stride < replicas; r += 2 * stride)
+      for (int64_t i = 0; i < n; ++i)
+        partial[r][i] += partial[r + stride][i];
+  std::vector<float> sum = partial[0];
   for (float &x : sum)
     x *= 1.0f / static_cast<float>(replicas);
   return sum;
