@@ -44,6 +44,28 @@ inline KernelKind kernelKindByName(std::string_view name) {
   return KernelKind::NumKinds;
 }
 
+/// The most outputs `kind` takes (its numOutputs, or more for a kind with optional outputs).
+inline int maxOutputs(KernelKind kind) {
+  switch (kind) {
+#define DP_KERNEL(Enum, Name, MinIn, MaxIn, NumOut, Attrs)
+#define DP_KERNEL_OUTPUTS_UP_TO(Enum, Max)                                                         \
+  case KernelKind::Enum:                                                                           \
+    return Max;
+#include "runtime/format/Kernels.def"
+  default:
+    return kernelInfo(kind).numOutputs;
+  }
+}
+
+/// The partial sums an accumulate kernel over `count` micro-shards keeps besides its sum: the
+/// levels of the binary counter past level 0, (bit width of count - 1) - 1, 0 for count <= 2.
+inline int64_t accumulatePartialLevels(int64_t count) {
+  int64_t width = 0;
+  for (int64_t v = count - 1; v > 0; v >>= 1)
+    ++width;
+  return width > 1 ? width - 1 : 0;
+}
+
 /// True for the kinds that run on every device of the process and talk to the others.
 inline bool isCollective(KernelKind kind) { return kernelInfo(kind).collective; }
 /// True for the collectives that open a bucket's exchange (the others close it): an

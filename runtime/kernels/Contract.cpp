@@ -692,8 +692,18 @@ int64_t checkAccumulate(const KernelSite &site, const AccumulateAttrs &attrs) {
               std::to_string(attrs.count));
   site.expectDType(site.input(0), DType::F32, "input 0 (gradient)");
   site.expectDType(site.output(0), DType::F32, "output 0 (sum)");
-  site.expectNumel(site.output(0), site.input(0).numel, "output 0 (sum)");
-  return site.input(0).numel;
+  const int64_t n = site.input(0).numel;
+  site.expectNumel(site.output(0), n, "output 0 (sum)");
+  const int64_t levels = accumulatePartialLevels(attrs.count);
+  if ((levels > 0) != (site.numOutputs() > 1))
+    site.fail("accumulate over " + std::to_string(attrs.count) + " micro-shards takes " +
+              (levels > 0 ? "an output 1 of " + std::to_string(levels) + " partial sums"
+                          : std::string("no partial sums")));
+  if (levels > 0) {
+    site.expectDType(site.output(1), DType::F32, "output 1 (partial sums)");
+    site.expectNumel(site.output(1), levels * n, "output 1 (partial sums)");
+  }
+  return n;
 }
 
 // ---- images --------------------------------------------------------------------------------

@@ -118,7 +118,9 @@ int64_t checkAdamUpdate(const KernelSite &site, const AdamAttrs &attrs);
 /// inputs' element count.
 int64_t checkClipFactor(const KernelSite &site, const ClipAttrs &attrs);
 
-/// accumulate: g and sum f32 of one element count, returned; count at least 2.
+/// accumulate: g and sum f32 of one element count, returned; count at least 2; the partial
+/// sums (f32, accumulatePartialLevels(count) times that count) given exactly when they are
+/// needed.
 int64_t checkAccumulate(const KernelSite &site, const AccumulateAttrs &attrs);
 
 /// Window geometry of a valid pooling of x[N,H,W,C] into y[N,OH,OW,C].

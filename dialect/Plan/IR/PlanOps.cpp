@@ -304,8 +304,11 @@ LogicalResult KernelOp::verify() {
                                  ? " to " + std::to_string(info.maxInputs)
                                  : std::string())
                          << " inputs, found " << nIn;
-  if (nOut != info.numOutputs)
+  const int maxOut = dp::rt::maxOutputs(kind);
+  if (nOut < info.numOutputs || nOut > maxOut)
     return emitOpError() << "kernel '" << getKind() << "' takes " << info.numOutputs
+                         << (maxOut != info.numOutputs ? " to " + std::to_string(maxOut)
+                                                       : std::string())
                          << " outputs, found " << nOut;
   if (failed(verifyAttributes(kind)))
     return failure();

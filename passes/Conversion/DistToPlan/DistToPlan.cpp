@@ -274,6 +274,18 @@ private:
     return buffer;
   }
 
+  /// The persistent buffer of an accumulated gradient's partial sums: `levels` rows of its
+  /// size, named after its parameter.
+  Value partialSums(Value sum, int64_t levels) {
+    auto [name, device] = gradOf_.lookup(sum);
+    OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPoint(*program_.getBody().front().getOps<plan::StepOp>().begin());
+    const int64_t n = cast<RankedTensorType>(sum.getType()).getNumElements();
+    return b_.create<plan::GradOp>(sum.getLoc(), MemRefType::get({levels, n}, b_.getF32Type()),
+                                   (name + ".partial_sums").str(), Value(), IntegerAttr(),
+                                   IntegerAttr(), device);
+  }
+
   // KernelLowering: what the ops' lowering rules ask for.
   MLIRContext *context() override { return b_.getContext(); }
 
@@ -358,9 +370,14 @@ private:
           values_[s.getResult()] = inputs_.lookup({name, dist::getReplica(s)});
         })
         .Case([&](dist::AccumulateOp a) {
-          // The sum lives where the gradient would: its persistent buffer or bucket slot.
-          emit(a.getLoc(), rt::KernelKind::Accumulate, {values_.lookup(a.getGradient())},
-               {newBuffer(a.getResult())}, rt::AccumulateAttrs{int64_t(a.getCount())});
+          // The sum lives where the gradient would: its persistent buffer or bucket slot; the
+          // tree's partial sums past level 0 in a persistent buffer of their own.
+          SmallVector<Value> outs{newBuffer(a.getResult())};
+          const int64_t count = a.getCount();
+          if (int64_t levels = rt::accumulatePartialLevels(count))
+            outs.push_back(partialSums(a.getResult(), levels));
+          emit(a.getLoc(), rt::KernelKind::Accumulate, {values_.lookup(a.getGradient())}, outs,
+               rt::AccumulateAttrs{count});
         })
         .Case([&](dist::AllReduceOp a) {
           int64_t bucket = a.getBucketAttr().getInt();

@@ -8,6 +8,7 @@
 #include "runtime/backends/cpu/Internal.h"
 #include "runtime/backends/cpu/Parallel.h"
 
+#include "runtime/kernels/Accumulate.h"
 #include "runtime/kernels/ClipNorm.h"
 
 #include <cmath>
@@ -191,36 +192,32 @@ private:
   double maxNorm_;
 };
 
-/// A gradient summed over a step's micro-shards (Kernels.def's accumulate): element-wise, so
-/// the chunks across threads do not change a bit.
+/// A gradient summed over a step's micro-shards (Kernels.def's accumulate, in the tree of
+/// runtime/kernels/Accumulate.h): element-wise, so the chunks across threads do not change a
+/// bit.
 class AccumulateKernel final : public Kernel {
 public:
-  AccumulateKernel(const float *g, float *sum, int64_t n, int64_t count)
-      : g_(g), sum_(sum), n_(n), count_(count) {}
+  AccumulateKernel(const float *g, float *sum, float *partials, int64_t n, int64_t count)
+      : g_(g), sum_(sum), partials_(partials), n_(n), count_(count) {}
   void run(const StepContext &ctx) override {
     const float *g = g_;
-    float *sum = sum_;
-    if (ctx.microShard == 0) {
-      std::memcpy(sum, g, size_t(n_) * sizeof(float));
+    float *sum = sum_, *partials = partials_;
+    const int64_t n = n_, count = count_, m = ctx.microShard;
+    if (m == 0) {
+      std::memcpy(sum, g, size_t(n) * sizeof(float));
       return;
     }
-    if (ctx.microShard + 1 < count_) {
-      parallelChunks(n_, [=](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i)
-          sum[i] += g[i];
-      });
-      return;
-    }
-    const float count = static_cast<float>(count_);
-    parallelChunks(n_, [=](int64_t begin, int64_t end) {
+    parallelChunks(n, [=](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i)
-        sum[i] = (sum[i] + g[i]) / count;
+        accumulateElement(g[i], m, count, [&](int l) -> float & {
+          return l == 0 ? sum[i] : partials[(l - 1) * n + i];
+        });
     });
   }
 
 private:
   const float *g_;
-  float *sum_;
+  float *sum_, *partials_;
   int64_t n_, count_;
 };
 
@@ -237,8 +234,9 @@ std::unique_ptr<Kernel> makeClipFactor(const KernelSite &site, const ClipAttrs &
 
 std::unique_ptr<Kernel> makeAccumulate(const KernelSite &site, const AccumulateAttrs &attrs,
                                        int64_t n) {
-  return std::make_unique<AccumulateKernel>(site.input(0).f32(), site.output(0).f32(), n,
-                                            attrs.count);
+  return std::make_unique<AccumulateKernel>(site.input(0).f32(), site.output(0).f32(),
+                                            site.numOutputs() > 1 ? site.output(1).f32() : nullptr,
+                                            n, attrs.count);
 }
 
 std::unique_ptr<Kernel> makeSgdUpdate(const KernelSite &site, const SgdAttrs &attrs, int64_t n) {

@@ -849,9 +849,11 @@ std::unique_ptr<Kernel> makeAccumulate(KernelEnvironment &env, const KernelSite 
                                        const AccumulateAttrs &attrs, int64_t n) {
   const float *g = site.input(0).f32();
   float *sum = site.output(0).f32();
+  float *partials = site.numOutputs() > 1 ? site.output(1).f32() : nullptr;
   const int64_t count = attrs.count;
   const StepContext *ctx = env.deviceContext();
-  return launching(site, [=](cudaStream_t s) { return launchAccumulate(s, g, sum, n, count, ctx); });
+  return launching(
+      site, [=](cudaStream_t s) { return launchAccumulate(s, g, sum, partials, n, count, ctx); });
 }
 
 std::unique_ptr<Kernel> makeMaxPool2d(KernelEnvironment &env, const KernelSite &site,

@@ -2,6 +2,7 @@
 // Ops.h, RowOps.h and ImageOps.h (the same source the host tests check against the reference
 // kernels), a single-block sum for the scalar results, and two-pass column sums.
 #include "runtime/backends/cuda/OwnKernels.h"
+#include "runtime/kernels/Accumulate.h"
 
 namespace dp::rt::cuda {
 namespace {
@@ -514,24 +515,22 @@ namespace {
 /// picks whether the gradient starts the sum, adds to it, or ends it as the mean.
 struct MicroShardSumOp {
   const float *g;
-  float *sum;
-  int64_t count;
+  float *sum, *partials;
+  int64_t n, count;
   const StepContext *ctx;
   __device__ void operator()(int64_t i) const {
-    const int64_t m = ctx->microShard;
-    if (m == 0)
-      sum[i] = g[i];
-    else if (m + 1 < count)
-      sum[i] += g[i];
-    else
-      sum[i] = (sum[i] + g[i]) / static_cast<float>(count);
+    float *s = sum, *p = partials;
+    const int64_t size = n;
+    accumulateElement(g[i], ctx->microShard, count, [=](int l) -> float & {
+      return l == 0 ? s[i] : p[(l - 1) * size + i];
+    });
   }
 };
 } // namespace
 
-cudaError_t launchAccumulate(cudaStream_t stream, const float *g, float *sum, int64_t n,
-                             int64_t count, const StepContext *ctx) {
-  return launchEach(stream, n, MicroShardSumOp{g, sum, count, ctx});
+cudaError_t launchAccumulate(cudaStream_t stream, const float *g, float *sum, float *partials,
+                             int64_t n, int64_t count, const StepContext *ctx) {
+  return launchEach(stream, n, MicroShardSumOp{g, sum, partials, n, count, ctx});
 }
 
 namespace {

@@ -194,8 +194,8 @@ cudaError_t launchClipFactor(cudaStream_t stream, const float *const *gradients,
                              double maxNorm);
 
 /// Kernels.def's accumulate of n elements over `count` micro-shards, on the micro-shard that
-/// *ctx (device memory) names.
-cudaError_t launchAccumulate(cudaStream_t stream, const float *g, float *sum, int64_t n,
-                             int64_t count, const StepContext *ctx);
+/// *ctx (device memory) names; `partials` the levels past 0 (null for count <= 2).
+cudaError_t launchAccumulate(cudaStream_t stream, const float *g, float *sum, float *partials,
+                             int64_t n, int64_t count, const StepContext *ctx);
 
 } // namespace dp::rt::cuda

@@ -1,6 +1,7 @@
 // RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate="devices-per-process=2 micro-batch=2" -dist-split-batch -dist-accumulate | FileCheck %s
 // RUN: dp-opt %s -graph-derive-steps -graph-autodiff -graph-expand-optimizer -dist-replicate="devices-per-process=2 micro-batch=2" -dist-split-batch -dist-accumulate -dist-insert-allreduce -dist-fuse-allreduce -dist-schedule -dist-verify -convert-dist-to-plan | FileCheck %s --check-prefix=PLAN
 // RUN: dp-opt %s -graph-derive-steps -graph-autodiff -graph-expand-optimizer -dist-replicate="micro-batch=4" -dist-split-batch -dist-accumulate -dist-insert-allreduce -dist-verify -convert-dist-to-plan | FileCheck %s --check-prefix=ONE
+// RUN: dp-opt %s -graph-derive-steps -graph-autodiff -graph-expand-optimizer -dist-replicate="micro-batch=2" -dist-split-batch -dist-accumulate -dist-insert-allreduce -dist-verify -convert-dist-to-plan | FileCheck %s --check-prefix=FOUR
 // RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate="devices-per-process=2" -dist-split-batch -dist-accumulate | FileCheck %s --check-prefix=NONE
 
 // Tests that with R = 2 devices and micro-batches of 2 rows the 8-row batch is cut into
@@ -46,6 +47,13 @@
 // ONE: plan.kernel "accumulate" ins(%{{.*}} : memref<5x3xf32>) outs(%{{.*}} : memref<5x3xf32>) {count = 2 : i64}
 // ONE-NOT: allreduce
 // ONE: plan.kernel "sgd_update" {{.*}} {final, lr = 1.000000e-01 : f64}
+
+// With M = 4 micro-shards the tree of sums keeps one level past the sum: a persistent buffer of
+// partial sums per gradient, the accumulate kernel's output 1.
+// FOUR: plan.program "mlp" attributes {accumulation = 4 : i64, batch = 8 : i64}
+// FOUR-DAG: %[[P:.*]] = plan.grad "dense2.kernel.partial_sums" : memref<1x15xf32>
+// FOUR-DAG: %[[G:.*]] = plan.grad "dense2.kernel" : memref<5x3xf32>
+// FOUR: plan.kernel "accumulate" ins(%{{.*}} : memref<5x3xf32>) outs(%[[G]], %[[P]] : memref<5x3xf32>, memref<1x15xf32>) {count = 4 : i64}
 
 // Without a micro-batch nothing changes: no accumulation on the mesh, no dist.accumulate.
 // NONE: dist.mesh = #dist.mesh<devices_per_process = 2, processes = 1, device = "cpu">

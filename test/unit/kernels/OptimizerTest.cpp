@@ -1,6 +1,7 @@
 // Optimizer updates against values worked out by hand from the Keras 2 update rules, and against
 // the reference on large random vectors (which take the multi-threaded path).
 #include "runtime/kernels/reference/Reference.h"
+#include "test/unit/ErrorMatchers.h"
 #include "test/unit/kernels/KernelTestUtil.h"
 
 #include <gtest/gtest.h>
@@ -253,55 +254,72 @@ TEST(Optimizers, WeightDecayIsDecoupledAndScheduled) {
   }
 }
 
-// Gradient accumulation over M = 3 micro-shards: the accumulate kernel copies the first
-// micro-shard's gradient into the sum, adds the second and ends with the mean of the three, in
-// that order (exactly the float computation below); the update marked final runs with the last
-// micro-shard only, on the mean. 100003 elements take the threaded path: the same bits on 1 and
-// 2 threads. A micro-shard past the plan's is refused.
-TEST(Optimizers, AccumulateSumsTheMicroShardsIntoTheirMean) {
+/// The mean of `g` over its micro-shards summed in the binary tree over their indices:
+/// sum(lo, hi) = sum(lo, mid) + sum(mid, hi), mid the largest power-of-two boundary inside.
+float treeSum(const std::vector<std::vector<float>> &g, size_t lo, size_t hi, int64_t i) {
+  if (hi - lo == 1)
+    return g[lo][i];
+  size_t half = 1;
+  while (half * 2 < hi - lo)
+    half *= 2;
+  return treeSum(g, lo, lo + half, i) + treeSum(g, lo + half, hi, i);
+}
+
+// Gradient accumulation over M = 2, 3, 4, 6 and 8 micro-shards: the sum of the micro-shards'
+// gradients in the binary tree over their indices (the tree the replicas of a process are
+// summed in), divided by M, exactly (the float computation of treeSum); the update marked
+// final runs with the last micro-shard only, on the mean. 100003 elements take the threaded
+// path: the same bits on 1 and 2 threads. A micro-shard past the plan's is refused.
+TEST(Optimizers, AccumulateSumsTheMicroShardsInATree) {
   RandomData rd(23);
   const int64_t n = 100003;
-  std::vector<std::vector<float>> g;
-  for (int m = 0; m < 3; ++m)
-    g.push_back(rd.uniform(n));
-  const std::vector<float> p0 = rd.uniform(n);
-  std::vector<float> mean(n), want(n);
-  for (int64_t i = 0; i < n; ++i) {
-    float sum = g[0][i];
-    sum += g[1][i];
-    mean[i] = (sum + g[2][i]) / 3.0f;
-  }
-  want = p0;
-  ref::sgdUpdate(want.data(), mean.data(), n, 0.5f);
-  std::vector<std::vector<float>> results;
-  for (int threads : {1, 2}) {
-    const ComputeThreads computeThreads(threads);
-    PlanBuilder b(3);
-    b.accumulation(3);
-    const uint32_t grad = b.buffer({n}), sum = b.persistentBuffer({n});
-    const uint32_t param = b.param("w", {n});
-    b.kernel(StepKind::Train, KernelKind::Accumulate, {grad}, {sum}).attrI("count", 3);
-    b.kernel(StepKind::Train, KernelKind::SgdUpdate, {sum}, {param}).attrF("lr", 0.5).markFinal();
-    auto program = b.load();
-    put(*program, param, p0);
-    for (int m = 0; m < 3; ++m) {
-      put(*program, grad, g[m]);
-      StepContext ctx = stepContext(1, 1);
-      ctx.microShard = m;
-      program->run(StepKind::Train, ctx);
-      if (m == 0)
-        EXPECT_EQ(get(*program, sum), g[0]);
-      if (m < 2)
-        EXPECT_EQ(get(*program, param), p0) << "the update ran on micro-shard " << m;
+  for (int count : {2, 3, 4, 6, 8}) {
+    std::vector<std::vector<float>> g;
+    for (int m = 0; m < count; ++m)
+      g.push_back(rd.uniform(n, -1.0f, 1.0f));
+    const std::vector<float> p0 = rd.uniform(n);
+    std::vector<float> mean(n);
+    for (int64_t i = 0; i < n; ++i)
+      mean[i] = treeSum(g, 0, g.size(), i) / static_cast<float>(count);
+    std::vector<float> want = p0;
+    ref::sgdUpdate(want.data(), mean.data(), n, 0.5f);
+    std::vector<std::vector<float>> results;
+    for (int threads : {1, 2}) {
+      const ComputeThreads computeThreads(threads);
+      PlanBuilder b(count);
+      b.accumulation(count);
+      const uint32_t grad = b.buffer({n}), sum = b.persistentBuffer({n});
+      const uint32_t param = b.param("w", {n});
+      std::vector<uint32_t> outs{sum};
+      if (int64_t levels = accumulatePartialLevels(count))
+        outs.push_back(b.persistentBuffer({levels, n}));
+      b.kernel(StepKind::Train, KernelKind::Accumulate, {grad}, outs).attrI("count", count);
+      b.kernel(StepKind::Train, KernelKind::SgdUpdate, {sum}, {param}).attrF("lr", 0.5).markFinal();
+      auto program = b.load();
+      put(*program, param, p0);
+      for (int m = 0; m < count; ++m) {
+        put(*program, grad, g[m]);
+        StepContext ctx = stepContext(1, 1);
+        ctx.microShard = m;
+        program->run(StepKind::Train, ctx);
+        if (m + 1 < count)
+          EXPECT_EQ(get(*program, param), p0) << "the update ran on micro-shard " << m;
+      }
+      EXPECT_EQ(get(*program, sum), mean) << count << " micro-shards";
+      EXPECT_EQ(get(*program, param), want) << count << " micro-shards";
+      results.push_back(get(*program, param));
+      StepContext past = stepContext(1, 1);
+      past.microShard = count;
+      EXPECT_THROW(program->run(StepKind::Train, past), Error);
     }
-    EXPECT_EQ(get(*program, sum), mean);
-    EXPECT_EQ(get(*program, param), want);
-    results.push_back(get(*program, param));
-    StepContext past = stepContext(1, 1);
-    past.microShard = 3;
-    EXPECT_THROW(program->run(StepKind::Train, past), Error);
+    EXPECT_EQ(results[0], results[1]);
   }
-  EXPECT_EQ(results[0], results[1]);
+  EXPECT_EQ(accumulatePartialLevels(2), 0);
+  EXPECT_EQ(accumulatePartialLevels(3), 1);
+  EXPECT_EQ(accumulatePartialLevels(4), 1);
+  EXPECT_EQ(accumulatePartialLevels(5), 2);
+  EXPECT_EQ(accumulatePartialLevels(8), 2);
+  EXPECT_EQ(accumulatePartialLevels(9), 3);
 }
 
 // The loader's rules of the phases: a kernel marked final, or an accumulate kernel, needs a plan
@@ -341,6 +359,14 @@ TEST(Optimizers, PhasesOfAccumulationAreChecked) {
     PlanBuilder b(3);
     b.accumulation(2);
     refused(b, "accumulation 2 does not cut the batch of 3 rows into equal micro-shards");
+  }
+  {
+    PlanBuilder b(4);
+    b.accumulation(4);
+    const uint32_t g = b.buffer({4}), s = b.persistentBuffer({4});
+    b.kernel(StepKind::Train, KernelKind::Accumulate, {g}, {s}).attrI("count", 4);
+    auto program = [&] { b.load(); };
+    EXPECT_DP_ERROR(program(), ErrorKind::Plan, "takes an output 1 of 1 partial sums");
   }
   {
     PlanBuilder b(2);
