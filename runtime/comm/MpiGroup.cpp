@@ -144,6 +144,29 @@ private:
   void advance(StagedSum &sum, int floor);
   /// Whether sums are staged: the host's communicators exist.
   bool hierarchical() const { return nodeReduce_ != MPI_COMM_NULL; }
+  /// A gradient sum in the fixed binary tree over the ranks (--allreduce tree): at level l, a
+  /// rank whose index has its low l + 1 bits clear receives the sum of the 2^l ranks above it
+  /// and adds it to its own (2^l ranks to the right), so rank 0 ends with
+  /// ((x0 + x1) + (x2 + x3)) + ..., the tree the engine sums a process's replicas in and the
+  /// accumulate kernel a device's micro-shards; rank 0 then sends the sum back down the same
+  /// tree. Point-to-point messages on their own communicator, tagged by the sum, so sums in
+  /// flight need no common order beyond the one they are posted in.
+  struct TreeSum {
+    void *data = nullptr;
+    int count = 0;
+    DType dtype = DType::F32;
+    int tag = 0;
+    int level = 0;       // the reduce's level in flight
+    int stage = 0;       // 0: reducing, 1: receiving the sum, 2: sending it down, 3: done
+    bool adding = false; // the request in flight is a receive into `partner`
+    std::vector<MPI_Request> requests;
+    std::vector<char> partner; // the partner's partial sum
+  };
+  /// Tests `sum`'s messages and posts its next ones.
+  void advance(TreeSum &sum);
+  std::map<int64_t, TreeSum> trees_;
+  bool tree_ = false;
+  MPI_Comm tree_comm_ = MPI_COMM_NULL;
   std::string layout_ = "flat";
   bool leader_ = false; // rank 0 of its host, in leaders_
   MPI_Comm nodeReduce_ = MPI_COMM_NULL, nodeBcast_ = MPI_COMM_NULL, leaders_ = MPI_COMM_NULL;
@@ -359,7 +382,7 @@ void MpiGroup::releaseMpi() {
   }
   messageRequests_.clear();
   for (MPI_Comm *comm :
-       {&ctrl_, &data_, &query_, &messages_, &nodeReduce_, &nodeBcast_, &leaders_})
+       {&ctrl_, &data_, &query_, &messages_, &nodeReduce_, &nodeBcast_, &leaders_, &tree_comm_})
     if (*comm != MPI_COMM_NULL)
       MPI_Comm_free(comm);
   if (bf16Sum_ != MPI_OP_NULL)
@@ -652,8 +675,18 @@ void MpiGroup::checkPlacement(const Handshake &mine) const {
 }
 
 void MpiGroup::setUpAllreduce(const std::string &mode) {
-  if (mode != "flat" && mode != "hierarchical" && mode != "auto")
-    throw Error(ErrorKind::Usage, "--allreduce expects flat, hierarchical or auto, not '" + mode + "'");
+  if (mode != "flat" && mode != "hierarchical" && mode != "auto" && mode != "tree")
+    throw Error(ErrorKind::Usage,
+                "--allreduce expects flat, hierarchical, tree or auto, not '" + mode + "'");
+  if (mode == "tree") {
+    tree_ = true;
+    layout_ = "tree over " + std::to_string(size()) + " ranks";
+    call([&] {
+      check(MPI_Comm_dup(data_, &tree_comm_), "MPI_Comm_dup (tree)");
+      MPI_Comm_set_errhandler(tree_comm_, MPI_ERRORS_RETURN);
+    });
+    return;
+  }
   std::vector<std::string> hosts;
   std::vector<int> perHost;
   countHosts(hosts_, hosts, perHost);
@@ -831,6 +864,26 @@ MpiGroup::SumType MpiGroup::sumType(DType dtype) {
 int64_t MpiGroup::postSum(void *data, int64_t n, DType dtype) {
   const SumType t = sumType(dtype);
   const int64_t token = ++nextToken_;
+  if (tree_) {
+    if (n > kMaxCount)
+      throw Error(ErrorKind::Runtime, "a tree allreduce of " + std::to_string(n) +
+                                          " elements exceeds one message's " +
+                                          std::to_string(kMaxCount));
+    TreeSum &sum = trees_[token];
+    sum.data = data;
+    sum.count = static_cast<int>(n);
+    sum.dtype = dtype;
+    // Every rank posts the sums in the same order: the same token, the same tag.
+    sum.tag = static_cast<int>(token % 32768);
+    ++seq_;
+    try {
+      advance(sum);
+    } catch (...) {
+      trees_.erase(token);
+      throw;
+    }
+    return token;
+  }
   if (hierarchical() && n <= kMaxCount) {
     StagedSum &sum = staged_[token];
     sum.data = data;
@@ -888,7 +941,98 @@ void MpiGroup::advance(StagedSum &sum, int floor) {
   }
 }
 
+/// inout[i] += in[i] for n floats (a float addition gives the same bits in either order).
+static void addFloatsInto(float *inout, const float *in, int n) {
+  for (int i = 0; i < n; ++i)
+    inout[i] += in[i];
+}
+
+void MpiGroup::advance(TreeSum &sum) {
+  const int me = rank(), ranks = size();
+  const size_t bytes = size_t(sum.count) * dtypeSize(sum.dtype);
+  const MPI_Datatype type = sumType(sum.dtype).type;
+  // The lowest set bit of this rank's index: the level at which it hands its partial sum to
+  // its parent (rank 0 has none and reduces over every level).
+  int top = 0;
+  while ((int64_t(1) << top) < ranks && !(me & (1 << top)))
+    ++top;
+  while (sum.stage < 3) {
+    if (!sum.requests.empty()) {
+      int done = 0;
+      const int rc = MPI_Testall(static_cast<int>(sum.requests.size()), sum.requests.data(), &done,
+                                 MPI_STATUSES_IGNORE);
+      if (rc != MPI_SUCCESS) {
+        broken_ = true;
+        check(rc, "the tree allreduce's messages");
+      }
+      if (!done)
+        return;
+      sum.requests.clear();
+      if (sum.adding) {
+        if (sum.dtype == DType::BF16)
+          addBf16Into(static_cast<uint16_t *>(sum.data),
+                      reinterpret_cast<const uint16_t *>(sum.partner.data()), sum.count);
+        else
+          addFloatsInto(static_cast<float *>(sum.data),
+                        reinterpret_cast<const float *>(sum.partner.data()), sum.count);
+        sum.adding = false;
+        ++sum.level;
+      } else if (sum.stage == 0) {
+        sum.stage = 1; // the partial sum went up: the whole sum comes down
+      } else {
+        ++sum.stage;
+      }
+      continue;
+    }
+    MPI_Request request;
+    if (sum.stage == 0) {
+      if (sum.level == top && me != 0) { // hand the partial sum to the parent
+        check(MPI_Isend(sum.data, sum.count, type, me - (1 << top), sum.tag, tree_comm_, &request),
+              "MPI_Isend (tree allreduce)");
+        sum.requests.push_back(request);
+      } else if ((int64_t(1) << sum.level) >= ranks) {
+        sum.stage = 2; // rank 0 holds the sum
+      } else if (me + (1 << sum.level) < ranks) {
+        sum.partner.resize(bytes);
+        check(MPI_Irecv(sum.partner.data(), sum.count, type, me + (1 << sum.level), sum.tag,
+                        tree_comm_, &request),
+              "MPI_Irecv (tree allreduce)");
+        sum.requests.push_back(request);
+        sum.adding = true;
+      } else {
+        ++sum.level; // no rank to the right at this level
+      }
+    } else if (sum.stage == 1) {
+      check(MPI_Irecv(sum.data, sum.count, type, me - (1 << top), sum.tag, tree_comm_, &request),
+            "MPI_Irecv (tree allreduce)");
+      sum.requests.push_back(request);
+    } else {
+      // Down the tree: to the children, the farthest first.
+      for (int l = top - 1; l >= 0; --l)
+        if (me + (1 << l) < ranks) {
+          check(MPI_Isend(sum.data, sum.count, type, me + (1 << l), sum.tag, tree_comm_, &request),
+                "MPI_Isend (tree allreduce)");
+          sum.requests.push_back(request);
+        }
+      if (sum.requests.empty())
+        sum.stage = 3;
+    }
+  }
+}
+
 bool MpiGroup::testSum(int64_t token) {
+  if (auto tree = trees_.find(token); tree != trees_.end()) {
+    try {
+      advance(tree->second);
+    } catch (...) {
+      trees_.erase(tree);
+      throw;
+    }
+    if (tree->second.stage < 3)
+      return false;
+    trees_.erase(tree);
+    return true;
+  }
   if (!staged_.empty() && staged_.begin()->first <= token) {
     // The earlier sums first: a stage is posted in the order of the sums.
     int floor = 3;
@@ -926,7 +1070,7 @@ bool MpiGroup::testSum(int64_t token) {
 }
 
 void MpiGroup::abandonSum(int64_t token) {
-  if (sums_.erase(token) + staged_.erase(token))
+  if (sums_.erase(token) + staged_.erase(token) + trees_.erase(token))
     broken_ = true;
 }
 

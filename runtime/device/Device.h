@@ -164,6 +164,15 @@ public:
   /// Caps the threads this process computes with on the host, over all its devices (0: the
   /// backend's own choice). Takes effect for the devices opened and kernels made after it.
   virtual void setComputeThreads(int threads) { (void)threads; }
+  /// dprun --reproducible: kernels made from now on give the same bits whatever the thread
+  /// count (CPU: ChunkedSum). Throws Error(Usage) on a backend that cannot.
+  virtual void setReproducible(bool on) {
+    if (on)
+      throw Error(ErrorKind::Usage,
+                  "--reproducible: the " + describe() +
+                      " backend's kernels and collectives do not sum in a fixed order yet; "
+                      "it holds for CPU plans");
+  }
   /// The collectives engine of `setup.devices` (opened by this backend), where the backend has
   /// its own: NCCL on GPUs. Null (the default): the runtime's MPI engine averages the buckets
   /// in host memory, which needs devices the host can address. Throws Error(Launch) when the

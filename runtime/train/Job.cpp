@@ -158,6 +158,11 @@ std::unique_ptr<Job> Job::launch(const std::string &planPath, const JobOptions &
   // this gets past (the machine and the data aside).
   checkRunnable(plan, planPath);
   if (plan.parameterServer()) {
+    if (options.reproducible)
+      throw Error(ErrorKind::Usage,
+                  "--reproducible: plan " + planPath +
+                      " trains with parameter servers, whose workers' pushes arrive in no "
+                      "fixed order; it holds for plans compiled without --parameter-servers");
     job->launchParameterServer(std::move(plan), options);
     return job;
   }
@@ -171,6 +176,7 @@ std::unique_ptr<Job> Job::launch(const std::string &planPath, const JobOptions &
     job->threads_ = chooseComputeThreads(options.threads);
     backend.setComputeThreads(job->threads_.threads);
   }
+  backend.setReproducible(options.reproducible);
   job->program_ = Program::load(std::move(plan), &backend);
   Program &program = *job->program_;
 

@@ -32,6 +32,9 @@ struct JobOptions {
   bool checkpoints = false, earlyStop = false;
   /// dprun --allreduce (Handshake::allreduce).
   std::string allreduce = "auto";
+  /// dprun --reproducible: kernels whose sums do not depend on the thread count
+  /// (Backend::setReproducible); the ranks' sums in the tree come with --allreduce tree.
+  bool reproducible = false;
   /// dprun --threads: compute threads of a CPU plan's process (0: auto, chooseComputeThreads).
   int threads = 0;
   /// dprun --on-worker-loss: what parameter servers do with a worker silent past the timeout:

@@ -116,6 +116,8 @@ std::string sharedOptions(const TrainOptions &o) {
     add(o.tracePerRank ? "--trace --trace-per-rank" : "--trace");
   if (o.allreduce != "auto")
     add("--allreduce " + o.allreduce);
+  if (o.reproducible)
+    add("--reproducible");
   // A validation set adds evaluations, collectives of every rank.
   if (o.hasValidation())
     add(std::string("--validation-") + (o.validationSplit > 0 ? "split" : "data"));
@@ -549,11 +551,12 @@ TrainReport runTraining(const std::string &planPath, const TrainOptions &options
   jobOptions.checkpoints = !options.checkpointDir.empty() || !options.statePath.empty();
   jobOptions.earlyStop = options.earlyStop > 0;
   jobOptions.allreduce = options.allreduce;
+  jobOptions.reproducible = options.reproducible;
   jobOptions.threads = options.threads;
   // A resume computes with the thread count of the run it continues (the kernels' sums depend
-  // on it), unless --threads or DPRUN_THREADS says otherwise.
+  // on it, unless --reproducible), unless --threads or DPRUN_THREADS says otherwise.
   TrainOptions resumed = options;
-  if (options.resume && !options.threadsGiven) {
+  if (options.resume && !options.threadsGiven && !options.reproducible) {
     if (const int32_t recorded = peekCheckpointThreads(options.checkpointDir); recorded > 0) {
       jobOptions.threads = recorded;
       resumed.threadsFromCheckpoint = true;

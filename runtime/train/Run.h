@@ -116,8 +116,11 @@ struct TrainOptions {
   bool tracePerRank = false;
   /// Where rank 0 writes the run's profile (profileJson); empty for none.
   std::string profilePath;
-  /// How gradient sums cross the ranks: "flat", "hierarchical" or "auto" (Handshake::allreduce).
+  /// How gradient sums cross the ranks: "flat", "hierarchical", "tree" or "auto"
+  /// (Handshake::allreduce).
   std::string allreduce = "auto";
+  /// dprun --reproducible: the same bits on any layout and thread count (JobOptions).
+  bool reproducible = false;
   /// Parameter servers: what to do with a worker silent past the timeout (JobOptions).
   std::string onWorkerLoss;
 };

@@ -343,12 +343,22 @@ void declareOptions(dp::cli::Parser &p, Args &args) {
          "bytes and allreduce wait; what a communication model reads (--max-steps keeps it "
          "short)",
          t.profilePath);
-  p.choice("--allreduce", {"flat", "hierarchical", "auto"},
-           "how gradient sums cross the ranks: one allreduce over all of them (flat), or a "
+  p.choice("--allreduce", {"flat", "hierarchical", "tree", "auto"},
+           "how gradient sums cross the ranks: one allreduce over all of them (flat), a "
            "reduce within each host, an allreduce across one leader per host and a broadcast "
-           "back (hierarchical); auto takes hierarchical when the ranks span several hosts and "
-           "a host has several (default auto)",
+           "back (hierarchical), or a reduce in the fixed binary tree over the ranks and a "
+           "broadcast back down it (tree: the same bits whatever the ranks' order of arrival; "
+           "--reproducible takes it); auto takes hierarchical when the ranks span several hosts "
+           "and a host has several (default auto)",
            t.allreduce);
+  p.flag("--reproducible",
+         "the same bits on any layout and thread count: every sum over micro-shards in one "
+         "binary tree over their indices (the ranks' sums in the tree, --allreduce tree), and "
+         "the weight gradients' sums over rows in chunks of fixed size, one thread each, "
+         "instead of oneDNN's partition by the thread count. Parameters after N steps are "
+         "then bit for bit those of any layout of the same global batch and power-of-two "
+         "counts (docs/micro-shards.md); CPU plans without parameter servers",
+         t.reproducible);
   p.choice("--on-worker-loss", {"continue", "end"},
            "parameter servers: what to do with a worker silent past the collective timeout: "
            "end the job naming it, or leave it out and let the other workers train on (worker 0 "
@@ -404,6 +414,13 @@ void checkTogether(const dp::cli::Parser &parser, Args &args) {
   if (const char *env = std::getenv("DPRUN_THREADS"); env && !t.threadsGiven) {
     t.threads = parseThreads("DPRUN_THREADS", env);
     t.threadsGiven = true;
+  }
+  if (t.reproducible) {
+    if (t.allreduce != "auto" && t.allreduce != "tree")
+      throw dp::cli::UsageError("--reproducible sums across the ranks in a fixed tree: it "
+                                "cannot take --allreduce " +
+                                t.allreduce);
+    t.allreduce = "tree";
   }
   const bool keepGiven = parser.given("--checkpoint-keep");
   if (t.checkpointDir.empty() &&

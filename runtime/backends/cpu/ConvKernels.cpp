@@ -243,10 +243,69 @@ std::unique_ptr<Kernel> makeConv2dGradInput(const KernelSite &site, const ConvAt
   return std::make_unique<DnnlKernel>(std::move(call), nullptr, 0, 0, false, std::move(before));
 }
 
+namespace {
+
+/// conv2d_grad_filter under fixed partitions (dprun --reproducible): a ChunkedSum over the
+/// images (a product's rows where the convolution is one), each chunk's primitive made for one
+/// thread; the sum is reordered into the live window of the HWIO gradient.
+std::unique_ptr<Kernel> chunkedGradFilter(const KernelSite &site, const ConvShape &s) {
+  const TensorView x = site.input(0), dy = site.input(1), dw = site.output(0);
+  const DType t = s.compute;
+  const int64_t es = int64_t(dtypeSize(t));
+  ThreadCap cap(1);
+  std::vector<DnnlCall> chunks;
+  memory::desc partial;
+  if (s.product()) { // dw[c, f] = x[r, c]^T dy[r, f] over chunks of the rows
+    partial = matrix(s.c, s.f, DType::F32);
+    for (const auto &[first, rows] : reduceChunks(s.n * s.h * s.w))
+      chunks.push_back(matmulCall(
+          matrix(rows, s.c, t, /*transposed=*/true), static_cast<char *>(x.data) + first * s.c * es,
+          matrix(rows, s.f, t), static_cast<char *>(dy.data) + first * s.f * es, partial, nullptr,
+          nullptr, userScratchpad(), site.where(), 1));
+  } else {
+    for (const auto &[first, images] : reduceChunks(s.n)) {
+      ConvShape c = s;
+      c.n = images;
+      // The first chunk's primitive picks the partial sums' layout; the others take it.
+      const memory::desc wd = partial ? partial : primitiveWeights(c, DType::F32);
+      auto hint = forwardDesc(c, false, dnnl::primitive_attr());
+      dnnl::convolution_backward_weights::primitive_desc pd(
+          dnnl::convolution_backward_weights::desc(algorithm::convolution_direct, c.src(t), wd,
+                                                   c.dst(t), c.strides(), c.dilates(), c.padL(),
+                                                   c.padR()),
+          userScratchpad(), cpuEngine(), hint);
+      if (!partial)
+        partial = pd.diff_weights_desc();
+      chunks.emplace_back(
+          pd, dnnl::convolution_backward_weights(pd),
+          std::vector<std::pair<int, memory>>{
+              {DNNL_ARG_SRC, memory(c.src(t), cpuEngine(),
+                                    static_cast<char *>(x.data) + first * s.h * s.w * s.c * es)},
+              {DNNL_ARG_DIFF_DST,
+               memory(c.dst(t), cpuEngine(),
+                      static_cast<char *>(dy.data) + first * s.oh * s.ow * s.f * es)},
+              {DNNL_ARG_DIFF_WEIGHTS, memory(partial, cpuEngine(), nullptr)}},
+          site.where(), 1);
+    }
+  }
+  const int outArg = s.product() ? DNNL_ARG_DST : DNNL_ARG_DIFF_WEIGHTS;
+  const memory::desc target = s.product() ? matrix(s.c, s.f, DType::F32) : s.weights(DType::F32);
+  DnnlCall finish =
+      reorderCall(memory(partial, cpuEngine(), nullptr),
+                  memory(target, cpuEngine(), s.window(dw.data, DType::F32)), site.where(), 1);
+  auto kernel = std::make_unique<ChunkedSum>(std::move(chunks), outArg, partial, std::move(finish));
+  kernel->zeroEachCall(dw.f32(), s.deadTaps());
+  return kernel;
+}
+
+} // namespace
+
 std::unique_ptr<Kernel> makeConv2dGradFilter(const KernelSite &site, const ConvAttrs &attrs,
                                              contract::ConvShape geometry) {
   const TensorView x = site.input(0), dy = site.input(1), dw = site.output(0);
   const ConvShape s(geometry);
+  if (fixedPartitions())
+    return chunkedGradFilter(site, s);
   if (s.product()) { // dw[c, f] = x[r, c]^T dy[r, f]
     const int64_t rows = s.n * s.h * s.w;
     DnnlCall call =

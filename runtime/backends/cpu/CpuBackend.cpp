@@ -5,6 +5,7 @@
 #include "runtime/backends/cpu/CpuBackend.h"
 
 #include "runtime/backends/cpu/CpuKernels.h"
+#include "runtime/backends/cpu/Dnnl.h"
 #include "runtime/base/Error.h"
 #include "runtime/base/HostMemory.h"
 #include "runtime/device/HostStreams.h"
@@ -135,6 +136,7 @@ public:
   }
 
   void setComputeThreads(int threads) override { threads_ = std::max(0, threads); }
+  void setReproducible(bool on) override { setFixedPartitions(on); }
 
 private:
   int threads_ = 0;

@@ -4,6 +4,13 @@
 
 #include "runtime/backends/cpu/Parallel.h"
 
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <new>
+
 namespace dp::rt::cpu {
 
 const dnnl::engine &cpuEngine() {
@@ -63,14 +70,94 @@ void DnnlCall::run() {
                 where_ + ": oneDNN execution failed with status " + std::to_string(int(status)));
 }
 
+void DnnlCall::rebind(int arg, void *data) {
+  for (size_t i = 0; i < args_.size(); ++i)
+    if (args_[i].arg == arg) {
+      memories_[i].set_data_handle(data);
+      return;
+    }
+  throw Error(ErrorKind::Runtime, where_ + ": internal: no argument " + std::to_string(arg));
+}
+
+namespace {
+std::atomic<bool> fixedPartitions_{false};
+} // namespace
+
+bool fixedPartitions() { return fixedPartitions_.load(); }
+void setFixedPartitions(bool on) { fixedPartitions_.store(on); }
+
+std::vector<std::pair<int64_t, int64_t>> reduceChunks(int64_t rows) {
+  const int64_t count = std::max<int64_t>(1, std::min(rows, kReduceChunks));
+  std::vector<std::pair<int64_t, int64_t>> chunks;
+  int64_t first = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t n = rows / count + (i < rows % count ? 1 : 0);
+    chunks.emplace_back(first, n);
+    first += n;
+  }
+  return chunks;
+}
+
+ChunkedSum::ChunkedSum(std::vector<DnnlCall> chunks, int outArg, const dnnl::memory::desc &partial,
+                       DnnlCall finish)
+    : chunks_(std::move(chunks)), outArg_(outArg),
+      partialFloats_(static_cast<int64_t>(partial.get_size() / sizeof(float))),
+      finish_(std::move(finish)) {}
+
+void ChunkedSum::run(const StepContext &) {
+  // The partial sums of the kernels this thread runs; 64-byte aligned for oneDNN.
+  thread_local std::unique_ptr<float, decltype(&std::free)> scratch(nullptr, &std::free);
+  thread_local int64_t capacity = 0;
+  const int64_t count = static_cast<int64_t>(chunks_.size());
+  const int64_t stride = (partialFloats_ + 15) / 16 * 16;
+  if (capacity < count * stride) {
+    scratch.reset();
+    const size_t bytes = size_t(count * stride) * sizeof(float);
+    scratch.reset(static_cast<float *>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)));
+    if (!scratch)
+      throw std::bad_alloc();
+    capacity = count * stride;
+  }
+  float *base = scratch.get();
+  for (int64_t i = 0; i < count; ++i)
+    chunks_[i].rebind(outArg_, base + i * stride);
+  std::exception_ptr failure;
+#pragma omp parallel for schedule(static) if (count > 1)
+  for (int64_t i = 0; i < count; ++i) {
+    try {
+      chunks_[i].run();
+    } catch (...) {
+#pragma omp critical(dp_chunked_sum)
+      failure = std::current_exception();
+    }
+  }
+  if (failure)
+    std::rethrow_exception(failure);
+  // The tree: at distance d, partial i (a multiple of 2d) takes partial i + d.
+  for (int64_t d = 1; d < count; d *= 2)
+    for (int64_t i = 0; i + d < count; i += 2 * d) {
+      float *into = base + i * stride;
+      const float *from = base + (i + d) * stride;
+      parallelChunks(partialFloats_, [&](int64_t begin, int64_t end) {
+        for (int64_t k = begin; k < end; ++k)
+          into[k] += from[k];
+      });
+    }
+  for (const auto &[at, len] : zeros_)
+    std::fill_n(zeroBase_ + at, len, 0.0f);
+  finish_.rebind(DNNL_ARG_FROM, base);
+  finish_.run();
+}
+
 DnnlCall matmulCall(const dnnl::memory::desc &a, void *aData, const dnnl::memory::desc &b,
                     void *bData, const dnnl::memory::desc &c, void *cData, const void *bias,
-                    const dnnl::primitive_attr &attr, const std::string &where) {
+                    const dnnl::primitive_attr &attr, const std::string &where, int threads) {
   const dnnl::memory::dims cDims = c.dims();
   double macs = double(a.dims().back());
   for (dnnl::memory::dim d : cDims)
     macs *= double(d);
-  const int threads = threadsFor(macs);
+  if (threads < 0)
+    threads = threadsFor(macs);
   ThreadCap cap(threads);
   const dnnl::memory::desc biasDesc =
       bias ? f32Desc({1, cDims.back()}, {cDims.back(), 1}) : dnnl::memory::desc();

@@ -45,6 +45,8 @@ public:
            std::vector<std::pair<int, dnnl::memory>> args, std::string where, int threads = 0);
   /// Executes the primitive and waits for it. Throws Error(Runtime) on a oneDNN failure.
   void run();
+  /// Points argument `arg` (DNNL_ARG_*) at `data` for the calls from now on.
+  void rebind(int arg, void *data);
 
 private:
   dnnl::primitive prim_;
@@ -58,14 +60,56 @@ private:
 /// A oneDNN matmul bound to arena memory: c = a b (+ bias), `a` [..., m, k] and `b` [..., k, n]
 /// plain in their compute type (a transposed operand is the stored matrix read with swapped
 /// strides, never a copy), `c` f32, `bias` (null for none) f32 [1, n]; `attr` carries the
-/// post-ops and scales. Created and run on the threads its size warrants (threadsFor).
+/// post-ops and scales. Created and run on the threads its size warrants (threadsFor), or on
+/// `threads` when it is not -1.
 DnnlCall matmulCall(const dnnl::memory::desc &a, void *aData, const dnnl::memory::desc &b,
                     void *bData, const dnnl::memory::desc &c, void *cData, const void *bias,
-                    const dnnl::primitive_attr &attr, const std::string &where);
+                    const dnnl::primitive_attr &attr, const std::string &where, int threads = -1);
 
 /// A reorder between `from` and `to` bound to their memory, run under `threads`.
 DnnlCall reorderCall(const dnnl::memory &from, const dnnl::memory &to, const std::string &where,
                      int threads);
+
+/// dprun --reproducible: whether the kernels made from now on sum over rows in a partition of
+/// fixed size (ChunkedSum) where oneDNN would partition by the thread count. Process-wide, as
+/// the backend is.
+bool fixedPartitions();
+void setFixedPartitions(bool on);
+
+/// The chunks a reduction over `rows` rows is cut into under fixed partitions: min(rows,
+/// kReduceChunks) of them, as even as can be (the first rows % chunks one row longer), as
+/// (first row, rows) pairs. A function of the rows alone, never of the thread count.
+inline constexpr int64_t kReduceChunks = 8;
+std::vector<std::pair<int64_t, int64_t>> reduceChunks(int64_t rows);
+
+/// A primitive whose output sums over rows (a weight gradient), computed so that its bits do
+/// not depend on the thread count: the rows are cut into the fixed reduceChunks(rows), chunk i
+/// is computed by one thread, with a primitive made for one thread (ThreadCap(1)), into
+/// partial sum i, the chunks in parallel; the partial sums are added in the binary tree over
+/// their indices, ((p0 + p1) + (p2 + p3)) + ..., and `finish` (a reorder from the partial
+/// sums' layout) writes the sum. The partial sums live in a buffer of the thread that runs the
+/// kernel (a device's stream thread), shared by its kernels: the largest kernel's chunks x its
+/// partial sum, not the sum over the kernels.
+class ChunkedSum final : public Kernel {
+public:
+  /// `chunks[i]` writes partial sum i (`partial`, f32, dense) through argument `outArg`;
+  /// `finish` reads it through DNNL_ARG_FROM.
+  ChunkedSum(std::vector<DnnlCall> chunks, int outArg, const dnnl::memory::desc &partial,
+             DnnlCall finish);
+  void run(const StepContext &) override;
+  /// Ranges of `base` (f32 elements: offset, length) set to zero on every call.
+  void zeroEachCall(float *base, std::vector<std::pair<int64_t, int64_t>> ranges) {
+    zeroBase_ = base, zeros_ = std::move(ranges);
+  }
+
+private:
+  float *zeroBase_ = nullptr;
+  std::vector<std::pair<int64_t, int64_t>> zeros_;
+  std::vector<DnnlCall> chunks_;
+  int outArg_;
+  int64_t partialFloats_;
+  DnnlCall finish_;
+};
 
 /// A kernel that is one oneDNN primitive call.
 class PrimitiveKernel final : public Kernel {

@@ -68,6 +68,23 @@ std::unique_ptr<Kernel> productKernel(const KernelSite &site, const MatMulShape 
   dnnl::primitive_attr attr = userScratchpad();
   if (shape.alpha != 1.0)
     attr.set_output_scales(0, {static_cast<float>(shape.alpha)});
+  if (fixedPartitions() && ta && !tb && cd.size() == 2) {
+    // A weight gradient (x^T dy: the sum over the rows of both) under fixed partitions: a
+    // ChunkedSum over the k rows, each chunk's product made for one thread.
+    const int64_t es = int64_t(dtypeSize(shape.compute));
+    const memory::desc partial = f32Desc(cd, cs);
+    ThreadCap cap(1);
+    std::vector<DnnlCall> chunks;
+    for (const auto &[first, rows] : reduceChunks(k))
+      chunks.push_back(matmulCall(
+          plainDesc({m, rows}, {1, m}, shape.compute), static_cast<char *>(a.data) + first * m * es,
+          plainDesc({rows, n}, {n, 1}, shape.compute), static_cast<char *>(b.data) + first * n * es,
+          partial, nullptr, nullptr, attr, site.where(), 1));
+    DnnlCall finish = reorderCall(memory(partial, cpuEngine(), nullptr),
+                                  memory(partial, cpuEngine(), c.data), site.where(), 1);
+    return std::make_unique<ChunkedSum>(std::move(chunks), DNNL_ARG_DST, partial,
+                                        std::move(finish));
+  }
   DnnlCall call =
       matmulCall(plainDesc(ad, as, shape.compute), a.data, plainDesc(bd, bs, shape.compute), b.data,
                  f32Desc(cd, cs), c.data, nullptr, attr, site.where());

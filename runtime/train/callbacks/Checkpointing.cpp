@@ -167,7 +167,7 @@ void Checkpointing::Impl::resume() {
       out << "note: the checkpoint was written by a plan of " << meta.processes << " process(es) x "
           << meta.replicas << " replica(s), global batch " << meta.globalBatch << "; this one is "
           << report.processes << " x " << report.replicas << ", global batch " << batch << "\n";
-    if (meta.threads > 0 && report.threads > 0 && meta.threads != report.threads)
+    if (meta.threads > 0 && report.threads > 0 && meta.threads != report.threads && !o.reproducible)
       out << "note: the checkpoint was written with " << meta.threads
           << " compute threads per process; this run has " << report.threads
           << ": the kernels' sums differ with the count, so the run goes on from the same "

@@ -140,7 +140,8 @@ private:
           << (s_.options.threadsFromCheckpoint ? std::string("the checkpoint's run's")
               : threads.how == "auto"          ? std::string("auto")
                                                : threads.how)
-          << "; results depend on the count)\n";
+          << (s_.options.reproducible ? "; --reproducible: the same bits with any count)\n"
+                                      : "; results depend on the count)\n");
     input();
     out << std::flush;
   }
@@ -172,6 +173,9 @@ private:
       out << "gradient sums: " << report.allreduceLayout
           << (report.allreduceLayout == "flat"
                   ? " (one allreduce over all " + std::to_string(group.size()) + " ranks)"
+              : report.allreduceLayout.rfind("tree", 0) == 0
+                  ? ": up the binary tree over the ranks' indices, ((0 + 1) + (2 + 3)) + ..., "
+                    "then back down it"
                   : ": within each host, then across one leader per host, then back")
           << "\n";
   }

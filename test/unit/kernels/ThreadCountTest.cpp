@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -66,6 +67,47 @@ TEST(ThreadCountTest, RowReductionsGiveTheSameBits) {
           << names[i] << " with " << threads << " threads";
     }
   }
+}
+
+/// matmul with transpose_a (x^T dy, a dense layer's weight gradient: the sum over the rows)
+/// under fixed partitions (dprun --reproducible): chunks of the rows fixed by their count,
+/// one thread each, added in a fixed tree. The same bits with 1, 2 and 3 threads, and the
+/// products' values.
+std::vector<float> weightGradientWith(int threads, const std::vector<float> &xs,
+                                      const std::vector<float> &dys, int64_t rows, int64_t m,
+                                      int64_t n) {
+  const ComputeThreads computeThreads(threads);
+  PlanBuilder b(rows);
+  const uint32_t x = b.buffer({rows, m}), dy = b.buffer({rows, n}), dw = b.buffer({m, n});
+  b.kernel(StepKind::Train, KernelKind::MatMul, {x, dy}, {dw}).attrI("transpose_a", 1);
+  auto program = b.load();
+  put(*program, x, xs);
+  put(*program, dy, dys);
+  program->run(StepKind::Train, stepContext(rows));
+  return get(*program, dw);
+}
+
+TEST(ThreadCountTest, WeightGradientsUnderFixedPartitionsGiveTheSameBits) {
+  registerBuiltinBackends();
+  Backend &cpu = BackendRegistry::get(DeviceKind::Cpu);
+  cpu.setReproducible(true);
+  const int64_t rows = 4099, m = 24, n = 10;
+  RandomData rd(5);
+  const std::vector<float> xs = rd.uniform(rows * m), dys = rd.uniform(rows * n);
+  std::vector<double> want(m * n, 0.0);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        want[i * n + j] += double(xs[r * m + i]) * dys[r * n + j];
+  const std::vector<float> one = weightGradientWith(1, xs, dys, rows, m, n);
+  for (int64_t i = 0; i < m * n; ++i)
+    EXPECT_NEAR(one[i], want[i], 1e-4 * (1 + std::abs(want[i]))) << "element " << i;
+  for (int threads : {2, 3}) {
+    const std::vector<float> other = weightGradientWith(threads, xs, dys, rows, m, n);
+    EXPECT_EQ(0, std::memcmp(one.data(), other.data(), one.size() * sizeof(float)))
+        << threads << " threads";
+  }
+  cpu.setReproducible(false);
 }
 
 } // namespace
