@@ -98,18 +98,29 @@ std::vector<std::pair<int64_t, int64_t>> reduceChunks(int64_t rows) {
   return chunks;
 }
 
+ChunkedSum::ChunkedSum(std::vector<DnnlCall> chunks, std::vector<Output> outputs)
+    : chunks_(std::move(chunks)), outputs_(std::move(outputs)) {
+  for (const Output &o : outputs_) {
+    offsets_.push_back(partialFloats_);
+    // Each partial sum 64-byte aligned for oneDNN.
+    partialFloats_ += (static_cast<int64_t>(o.partial.get_size() / sizeof(float)) + 15) / 16 * 16;
+  }
+}
+
 ChunkedSum::ChunkedSum(std::vector<DnnlCall> chunks, int outArg, const dnnl::memory::desc &partial,
                        DnnlCall finish)
-    : chunks_(std::move(chunks)), outArg_(outArg),
-      partialFloats_(static_cast<int64_t>(partial.get_size() / sizeof(float))),
-      finish_(std::move(finish)) {}
+    : ChunkedSum(std::move(chunks), [&] {
+        std::vector<Output> outputs;
+        outputs.push_back({outArg, partial, std::move(finish)});
+        return outputs;
+      }()) {}
 
 void ChunkedSum::run(const StepContext &) {
   // The partial sums of the kernels this thread runs; 64-byte aligned for oneDNN.
   thread_local std::unique_ptr<float, decltype(&std::free)> scratch(nullptr, &std::free);
   thread_local int64_t capacity = 0;
   const int64_t count = static_cast<int64_t>(chunks_.size());
-  const int64_t stride = (partialFloats_ + 15) / 16 * 16;
+  const int64_t stride = partialFloats_;
   if (capacity < count * stride) {
     scratch.reset();
     const size_t bytes = size_t(count * stride) * sizeof(float);
@@ -120,7 +131,8 @@ void ChunkedSum::run(const StepContext &) {
   }
   float *base = scratch.get();
   for (int64_t i = 0; i < count; ++i)
-    chunks_[i].rebind(outArg_, base + i * stride);
+    for (size_t o = 0; o < outputs_.size(); ++o)
+      chunks_[i].rebind(outputs_[o].arg, base + i * stride + offsets_[o]);
   std::exception_ptr failure;
 #pragma omp parallel for schedule(static) if (count > 1)
   for (int64_t i = 0; i < count; ++i) {
@@ -138,15 +150,17 @@ void ChunkedSum::run(const StepContext &) {
     for (int64_t i = 0; i + d < count; i += 2 * d) {
       float *into = base + i * stride;
       const float *from = base + (i + d) * stride;
-      parallelChunks(partialFloats_, [&](int64_t begin, int64_t end) {
+      parallelChunks(stride, [&](int64_t begin, int64_t end) {
         for (int64_t k = begin; k < end; ++k)
           into[k] += from[k];
       });
     }
   for (const auto &[at, len] : zeros_)
     std::fill_n(zeroBase_ + at, len, 0.0f);
-  finish_.rebind(DNNL_ARG_FROM, base);
-  finish_.run();
+  for (size_t o = 0; o < outputs_.size(); ++o) {
+    outputs_[o].finish.rebind(DNNL_ARG_FROM, base + offsets_[o]);
+    outputs_[o].finish.run();
+  }
 }
 
 DnnlCall matmulCall(const dnnl::memory::desc &a, void *aData, const dnnl::memory::desc &b,

@@ -92,8 +92,17 @@ std::vector<std::pair<int64_t, int64_t>> reduceChunks(int64_t rows);
 /// partial sum, not the sum over the kernels.
 class ChunkedSum final : public Kernel {
 public:
-  /// `chunks[i]` writes partial sum i (`partial`, f32, dense) through argument `outArg`;
-  /// `finish` reads it through DNNL_ARG_FROM.
+  /// One of the sums: each chunk writes its partial sum (`partial`, f32, dense) through
+  /// argument `arg`; `finish` reads the sum through DNNL_ARG_FROM and writes the result.
+  struct Output {
+    int arg;
+    dnnl::memory::desc partial;
+    DnnlCall finish;
+  };
+  /// `chunks[i]` computes chunk i's partial sums of `outputs` (a chunk may write other
+  /// results of its rows in place: they are not sums).
+  ChunkedSum(std::vector<DnnlCall> chunks, std::vector<Output> outputs);
+  /// One output.
   ChunkedSum(std::vector<DnnlCall> chunks, int outArg, const dnnl::memory::desc &partial,
              DnnlCall finish);
   void run(const StepContext &) override;
@@ -106,9 +115,11 @@ private:
   float *zeroBase_ = nullptr;
   std::vector<std::pair<int64_t, int64_t>> zeros_;
   std::vector<DnnlCall> chunks_;
-  int outArg_;
-  int64_t partialFloats_;
-  DnnlCall finish_;
+  std::vector<Output> outputs_;
+  /// Where each output's partial sum starts in a chunk's part of the buffer, and the floats
+  /// of that part.
+  std::vector<int64_t> offsets_;
+  int64_t partialFloats_ = 0;
 };
 
 /// A kernel that is one oneDNN primitive call.

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -131,6 +132,10 @@ public:
                       const TensorView &gamma, const TensorView &dy, const TensorView &dx,
                       const TensorView &dgamma, const TensorView &dbeta, float epsilon)
       : s_(s), x_(x.f32()), mean_(s.rows), variance_(s.rows), shift_(s.c, 0.0f) {
+    if (fixedPartitions()) {
+      chunked_ = chunkedCall(site, s, x, gamma, dy, dx, dgamma, dbeta, epsilon);
+      return;
+    }
     const memory::desc data = f32Desc({s.rows, s.c}, {s.c, 1});
     const memory::desc stats = f32Desc({s.rows}, {1});
     const memory::desc channels = f32Desc({s.c}, {1});
@@ -159,7 +164,7 @@ public:
                      site.where(), threads);
   }
 
-  void run(const StepContext &) override {
+  void run(const StepContext &ctx) override {
     const int64_t c = s_.c;
     const float *x = x_;
     float *mean = mean_.data(), *variance = variance_.data();
@@ -183,14 +188,64 @@ public:
           }
         },
         s_.rows * c);
-    call_.run();
+    if (chunked_)
+      chunked_->run(ctx);
+    else
+      call_.run();
   }
 
 private:
+  /// Under fixed partitions (dprun --reproducible): the primitive over fixed chunks of the
+  /// rows, one thread each, writing the rows' dx in place and partial sums of dgamma and
+  /// dbeta, added in the tree (ChunkedSum).
+  std::unique_ptr<ChunkedSum> chunkedCall(const KernelSite &site, const RowShape &s,
+                                          const TensorView &x, const TensorView &gamma,
+                                          const TensorView &dy, const TensorView &dx,
+                                          const TensorView &dgamma, const TensorView &dbeta,
+                                          float epsilon) {
+    const memory::desc channels = f32Desc({s.c}, {1});
+    auto mem = [&](const memory::desc &d, const void *p) {
+      return memory(d, cpuEngine(), const_cast<void *>(p));
+    };
+    ThreadCap cap(1);
+    std::vector<DnnlCall> chunks;
+    for (const auto &[first, rows] : reduceChunks(s.rows)) {
+      RowShape part = s;
+      part.rows = rows;
+      const memory::desc data = f32Desc({rows, s.c}, {s.c, 1});
+      const memory::desc stats = f32Desc({rows}, {1});
+      auto hint = forwardDesc(part, epsilon, dnnl::prop_kind::forward_training);
+      dnnl::layer_normalization_backward::primitive_desc pd(
+          dnnl::layer_normalization_backward::desc(dnnl::prop_kind::backward, data, data, stats,
+                                                   epsilon, scaleShift()),
+          userScratchpad(), cpuEngine(), hint);
+      const int64_t at = first * s.c;
+      chunks.emplace_back(pd, dnnl::layer_normalization_backward(pd),
+                          std::vector<std::pair<int, memory>>{
+                              {DNNL_ARG_SRC, mem(data, x.f32() + at)},
+                              {DNNL_ARG_MEAN, mem(stats, mean_.data() + first)},
+                              {DNNL_ARG_VARIANCE, mem(stats, variance_.data() + first)},
+                              {DNNL_ARG_DIFF_DST, mem(data, dy.f32() + at)},
+                              {DNNL_ARG_SCALE, mem(channels, gamma.data)},
+                              {DNNL_ARG_SHIFT, mem(channels, shift_.data())},
+                              {DNNL_ARG_DIFF_SRC, mem(data, dx.f32() + at)},
+                              {DNNL_ARG_DIFF_SCALE, mem(channels, nullptr)},
+                              {DNNL_ARG_DIFF_SHIFT, mem(channels, nullptr)}},
+                          site.where(), 1);
+    }
+    std::vector<ChunkedSum::Output> outputs;
+    for (auto [arg, to] :
+         {std::pair{DNNL_ARG_DIFF_SCALE, dgamma.data}, std::pair{DNNL_ARG_DIFF_SHIFT, dbeta.data}})
+      outputs.push_back(
+          {arg, channels, reorderCall(mem(channels, nullptr), mem(channels, to), site.where(), 1)});
+    return std::make_unique<ChunkedSum>(std::move(chunks), std::move(outputs));
+  }
+
   RowShape s_;
   const float *x_;
   std::vector<float> mean_, variance_, shift_;
   DnnlCall call_;
+  std::unique_ptr<ChunkedSum> chunked_;
 };
 
 } // namespace

@@ -110,5 +110,50 @@ TEST(ThreadCountTest, WeightGradientsUnderFixedPartitionsGiveTheSameBits) {
   cpu.setReproducible(false);
 }
 
+/// layer_norm_grad under fixed partitions: oneDNN's primitive over fixed chunks of the rows,
+/// the sums of dgamma and dbeta over them in the tree. The same bits with 1, 2 and 3 threads.
+std::vector<std::vector<float>> layerNormGradWith(int threads, const std::vector<float> &xs,
+                                                  const std::vector<float> &gs,
+                                                  const std::vector<float> &dys, int64_t rows,
+                                                  int64_t c) {
+  const ComputeThreads computeThreads(threads);
+  PlanBuilder b(rows);
+  const uint32_t x = b.buffer({rows, c}), gamma = b.buffer({c}), dy = b.buffer({rows, c});
+  const uint32_t dx = b.buffer({rows, c}), dgamma = b.buffer({c}), dbeta = b.buffer({c});
+  b.kernel(StepKind::Train, KernelKind::LayerNormGrad, {x, gamma, dy}, {dx, dgamma, dbeta})
+      .attrF("epsilon", 1e-5);
+  auto program = b.load();
+  put(*program, x, xs);
+  put(*program, gamma, gs);
+  put(*program, dy, dys);
+  program->run(StepKind::Train, stepContext(rows));
+  return {get(*program, dx), get(*program, dgamma), get(*program, dbeta)};
+}
+
+TEST(ThreadCountTest, LayerNormGradientUnderFixedPartitionsGivesTheSameBits) {
+  registerBuiltinBackends();
+  Backend &cpu = BackendRegistry::get(DeviceKind::Cpu);
+  cpu.setReproducible(true);
+  const int64_t rows = 3137, c = 128;
+  RandomData rd(9);
+  const std::vector<float> xs = rd.uniform(rows * c, -2.0f, 3.0f), gs = rd.uniform(c),
+                           dys = rd.uniform(rows * c);
+  const auto one = layerNormGradWith(1, xs, gs, dys, rows, c);
+  // dbeta is the column sum of dy.
+  for (int64_t k = 0; k < c; ++k) {
+    double want = 0;
+    for (int64_t r = 0; r < rows; ++r)
+      want += dys[r * c + k];
+    EXPECT_NEAR(one[2][k], want, 1e-3) << "dbeta " << k;
+  }
+  for (int threads : {2, 3}) {
+    const auto other = layerNormGradWith(threads, xs, gs, dys, rows, c);
+    for (int i = 0; i < 3; ++i)
+      EXPECT_EQ(0, std::memcmp(one[i].data(), other[i].data(), one[i].size() * sizeof(float)))
+          << "output " << i << " with " << threads << " threads";
+  }
+  cpu.setReproducible(false);
+}
+
 } // namespace
 } // namespace dp::rt
