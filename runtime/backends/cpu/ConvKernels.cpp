@@ -245,13 +245,96 @@ std::unique_ptr<Kernel> makeConv2dGradInput(const KernelSite &site, const ConvAt
 
 namespace {
 
+/// conv2d_grad_filter under fixed partitions (dprun --reproducible), cut by the filters where
+/// the gradient is large for its rows (cutByColumns): chunk j computes filters [f0, f0 + w)
+/// over all the rows, each chunk's primitives made for one thread, nothing to add. A product
+/// reads its slice of dy in place and writes its slice of dw; a convolution copies its slice
+/// of dy dense, computes into its own buffer and reorders into the HWIO slice.
+std::unique_ptr<Kernel> filterChunks(const KernelSite &site, const ConvShape &s) {
+  const TensorView x = site.input(0), dy = site.input(1), dw = site.output(0);
+  const DType t = s.compute;
+  const int64_t es = int64_t(dtypeSize(t));
+  char *dyData = static_cast<char *>(dy.data);
+  float *dwWindow = static_cast<float *>(s.window(dw.data, DType::F32));
+  ThreadCap cap(1);
+  std::vector<std::vector<DnnlCall>> chunks;
+  std::shared_ptr<float> own;
+  if (s.product()) { // dw[c, f0 + j] = x[r, c]^T dy[r, f0 + j]
+    const int64_t rows = s.n * s.h * s.w;
+    for (const auto &[first, width] : columnChunks(s.f)) {
+      chunks.emplace_back();
+      chunks.back().push_back(matmulCall(matrix(rows, s.c, t, /*transposed=*/true), x.data,
+                                         plainDesc({rows, width}, {s.f, 1}, t), dyData + first * es,
+                                         f32Desc({s.c, width}, {s.f, 1}), dwWindow + first, nullptr,
+                                         userScratchpad(), site.where(), 1));
+    }
+  } else {
+    const std::vector<std::pair<int64_t, int64_t>> cuts = columnChunks(s.f);
+    // The dense slices of dy, one after another, then each chunk's gradient as its primitive
+    // lays it out.
+    std::vector<dnnl::convolution_backward_weights::primitive_desc> pds;
+    int64_t floats = (s.n * s.oh * s.ow * s.f * es + 63) / 4 / 16 * 16 + 16;
+    for (const auto &[first, width] : cuts) {
+      ConvShape c = s;
+      c.f = width;
+      auto hint = forwardDesc(c, false, dnnl::primitive_attr());
+      pds.emplace_back(
+          dnnl::convolution_backward_weights::desc(
+              algorithm::convolution_direct, c.src(t),
+              memory::desc(c.weightDims(), memory::data_type::f32, memory::format_tag::any),
+              c.dst(t), c.strides(), c.dilates(), c.padL(), c.padR()),
+          userScratchpad(), cpuEngine(), hint);
+      floats += (int64_t(pds.back().diff_weights_desc().get_size()) / 4 + 15) / 16 * 16;
+    }
+    own = alignedFloats(floats);
+    char *slices = reinterpret_cast<char *>(own.get());
+    float *grads = own.get() + (s.n * s.oh * s.ow * s.f * es + 63) / 4 / 16 * 16 + 16;
+    for (size_t j = 0; j < cuts.size(); ++j) {
+      const auto &[first, width] = cuts[j];
+      ConvShape c = s;
+      c.f = width;
+      char *slice = slices + s.n * s.oh * s.ow * first * es;
+      const memory::desc strided =
+          plainDesc({s.n, width, s.oh, s.ow}, {s.oh * s.ow * s.f, 1, s.ow * s.f, s.f}, t);
+      const memory::desc gradDesc = pds[j].diff_weights_desc();
+      // The HWIO gradient's filters [first, first + width): the whole kernel's strides.
+      const int64_t rowStride = (s.kh == 1 ? s.kw : s.taps.kernelW) * s.c * s.f;
+      const memory::desc hwio =
+          plainDesc({width, s.c, s.kh, s.kw}, {1, s.f, rowStride, s.c * s.f}, DType::F32);
+      chunks.emplace_back();
+      chunks.back().push_back(reorderCall(memory(strided, cpuEngine(), dyData + first * es),
+                                          memory(c.dst(t), cpuEngine(), slice), site.where(), 1));
+      chunks.back().emplace_back(pds[j], dnnl::convolution_backward_weights(pds[j]),
+                                 std::vector<std::pair<int, memory>>{
+                                     {DNNL_ARG_SRC, memory(c.src(t), cpuEngine(), x.data)},
+                                     {DNNL_ARG_DIFF_DST, memory(c.dst(t), cpuEngine(), slice)},
+                                     {DNNL_ARG_DIFF_WEIGHTS, memory(gradDesc, cpuEngine(), grads)}},
+                                 site.where(), 1);
+      chunks.back().push_back(reorderCall(memory(gradDesc, cpuEngine(), grads),
+                                          memory(hwio, cpuEngine(), dwWindow + first), site.where(),
+                                          1));
+      grads += (int64_t(gradDesc.get_size()) / 4 + 15) / 16 * 16;
+    }
+  }
+  auto kernel = std::make_unique<ChunkedSum>(std::move(chunks), std::vector<ChunkedSum::Output>{});
+  if (own)
+    kernel->keep(own);
+  kernel->zeroEachCall(dw.f32(), s.deadTaps());
+  return kernel;
+}
+
 /// conv2d_grad_filter under fixed partitions (dprun --reproducible): a ChunkedSum over the
 /// images (a product's rows where the convolution is one), each chunk's primitive made for one
-/// thread; the sum is reordered into the live window of the HWIO gradient.
+/// thread; the sum is reordered into the live window of the HWIO gradient. Or cut by the
+/// filters (filterChunks) where the gradient is large for its rows.
 std::unique_ptr<Kernel> chunkedGradFilter(const KernelSite &site, const ConvShape &s) {
   const TensorView x = site.input(0), dy = site.input(1), dw = site.output(0);
   const DType t = s.compute;
   const int64_t es = int64_t(dtypeSize(t));
+  if (s.product() ? cutByColumns(double(s.n * s.h * s.w), double(s.c), double(s.c * s.f))
+                  : s.g == 1 && cutByColumns(double(s.n), double(s.h * s.w * s.c),
+                                             double(s.kh * s.kw * s.c * s.f)))
+    return filterChunks(site, s);
   ThreadCap cap(1);
   std::vector<DnnlCall> chunks;
   memory::desc partial;
@@ -267,14 +350,14 @@ std::unique_ptr<Kernel> chunkedGradFilter(const KernelSite &site, const ConvShap
       ConvShape c = s;
       c.n = images;
       // The first chunk's primitive picks the partial sums' layout; the others take it.
-      const memory::desc wd = partial ? partial : primitiveWeights(c, DType::F32);
+      const memory::desc wd = partial.is_zero() ? primitiveWeights(c, DType::F32) : partial;
       auto hint = forwardDesc(c, false, dnnl::primitive_attr());
       dnnl::convolution_backward_weights::primitive_desc pd(
           dnnl::convolution_backward_weights::desc(algorithm::convolution_direct, c.src(t), wd,
                                                    c.dst(t), c.strides(), c.dilates(), c.padL(),
                                                    c.padR()),
           userScratchpad(), cpuEngine(), hint);
-      if (!partial)
+      if (partial.is_zero())
         partial = pd.diff_weights_desc();
       chunks.emplace_back(
           pd, dnnl::convolution_backward_weights(pd),

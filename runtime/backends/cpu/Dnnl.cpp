@@ -98,7 +98,34 @@ std::vector<std::pair<int64_t, int64_t>> reduceChunks(int64_t rows) {
   return chunks;
 }
 
+std::vector<std::pair<int64_t, int64_t>> columnChunks(int64_t columns) {
+  std::vector<std::pair<int64_t, int64_t>> chunks;
+  for (const auto &[first, units] : reduceChunks((columns + 15) / 16))
+    chunks.emplace_back(first * 16, std::min(columns, (first + units) * 16) - first * 16);
+  return chunks;
+}
+
+std::shared_ptr<float> alignedFloats(int64_t n) {
+  const size_t bytes = (size_t(std::max<int64_t>(n, 1)) * sizeof(float) + 63) / 64 * 64;
+  float *p = static_cast<float *>(std::aligned_alloc(64, bytes));
+  if (!p)
+    throw std::bad_alloc();
+  return std::shared_ptr<float>(p, &std::free);
+}
+
 ChunkedSum::ChunkedSum(std::vector<DnnlCall> chunks, std::vector<Output> outputs)
+    : ChunkedSum(
+          [&] {
+            std::vector<std::vector<DnnlCall>> calls;
+            for (DnnlCall &c : chunks) {
+              calls.emplace_back();
+              calls.back().push_back(std::move(c));
+            }
+            return calls;
+          }(),
+          std::move(outputs)) {}
+
+ChunkedSum::ChunkedSum(std::vector<std::vector<DnnlCall>> chunks, std::vector<Output> outputs)
     : chunks_(std::move(chunks)), outputs_(std::move(outputs)) {
   for (const Output &o : outputs_) {
     offsets_.push_back(partialFloats_);
@@ -121,7 +148,7 @@ void ChunkedSum::run(const StepContext &) {
   thread_local int64_t capacity = 0;
   const int64_t count = static_cast<int64_t>(chunks_.size());
   const int64_t stride = partialFloats_;
-  if (capacity < count * stride) {
+  if (stride > 0 && capacity < count * stride) {
     scratch.reset();
     const size_t bytes = size_t(count * stride) * sizeof(float);
     scratch.reset(static_cast<float *>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)));
@@ -132,12 +159,13 @@ void ChunkedSum::run(const StepContext &) {
   float *base = scratch.get();
   for (int64_t i = 0; i < count; ++i)
     for (size_t o = 0; o < outputs_.size(); ++o)
-      chunks_[i].rebind(outputs_[o].arg, base + i * stride + offsets_[o]);
+      chunks_[i].back().rebind(outputs_[o].arg, base + i * stride + offsets_[o]);
   std::exception_ptr failure;
 #pragma omp parallel for schedule(static) if (count > 1)
   for (int64_t i = 0; i < count; ++i) {
     try {
-      chunks_[i].run();
+      for (DnnlCall &call : chunks_[i])
+        call.run();
     } catch (...) {
 #pragma omp critical(dp_chunked_sum)
       failure = std::current_exception();

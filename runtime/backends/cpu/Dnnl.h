@@ -6,6 +6,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -81,6 +82,19 @@ void setFixedPartitions(bool on);
 /// (first row, rows) pairs. A function of the rows alone, never of the thread count.
 inline constexpr int64_t kReduceChunks = 8;
 std::vector<std::pair<int64_t, int64_t>> reduceChunks(int64_t rows);
+/// The chunks of `columns` output columns (filters) a weight gradient is cut into where its
+/// rows are few (each chunk computes whole sums: none to add): up to kReduceChunks, of whole
+/// 16s of columns but the last, as (first column, columns) pairs; a function of the count.
+std::vector<std::pair<int64_t, int64_t>> columnChunks(int64_t columns);
+/// Whether a weight gradient over `rows` rows into `outputs` values (per row, `inputs` values
+/// read) is better cut by its output columns than by its rows: a cut by rows writes and adds
+/// kReduceChunks partial sums of the output, a cut by columns reads the inputs once per chunk.
+inline bool cutByColumns(double rows, double inputs, double outputs) {
+  return rows * inputs <= 3 * outputs;
+}
+
+/// `n` floats, 64-byte aligned (oneDNN's preference), freed with the last owner.
+std::shared_ptr<float> alignedFloats(int64_t n);
 
 /// A primitive whose output sums over rows (a weight gradient), computed so that its bits do
 /// not depend on the thread count: the rows are cut into the fixed reduceChunks(rows), chunk i
@@ -99,8 +113,11 @@ public:
     dnnl::memory::desc partial;
     DnnlCall finish;
   };
-  /// `chunks[i]` computes chunk i's partial sums of `outputs` (a chunk may write other
-  /// results of its rows in place: they are not sums).
+  /// `chunks[i]` computes chunk i's partial sums of `outputs` in its last call (a chunk may
+  /// write other results of its rows in place: they are not sums). With no outputs, the
+  /// chunks compute disjoint parts of the result: nothing is added.
+  ChunkedSum(std::vector<std::vector<DnnlCall>> chunks, std::vector<Output> outputs);
+  /// One call per chunk.
   ChunkedSum(std::vector<DnnlCall> chunks, std::vector<Output> outputs);
   /// One output.
   ChunkedSum(std::vector<DnnlCall> chunks, int outArg, const dnnl::memory::desc &partial,
@@ -110,12 +127,15 @@ public:
   void zeroEachCall(float *base, std::vector<std::pair<int64_t, int64_t>> ranges) {
     zeroBase_ = base, zeros_ = std::move(ranges);
   }
+  /// Keeps `memory` (the chunks' own buffers) alive with the kernel.
+  void keep(std::shared_ptr<void> memory) { kept_.push_back(std::move(memory)); }
 
 private:
   float *zeroBase_ = nullptr;
   std::vector<std::pair<int64_t, int64_t>> zeros_;
-  std::vector<DnnlCall> chunks_;
+  std::vector<std::vector<DnnlCall>> chunks_;
   std::vector<Output> outputs_;
+  std::vector<std::shared_ptr<void>> kept_;
   /// Where each output's partial sum starts in a chunk's part of the buffer, and the floats
   /// of that part.
   std::vector<int64_t> offsets_;

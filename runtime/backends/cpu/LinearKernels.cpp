@@ -70,10 +70,20 @@ std::unique_ptr<Kernel> productKernel(const KernelSite &site, const MatMulShape 
     attr.set_output_scales(0, {static_cast<float>(shape.alpha)});
   if (fixedPartitions() && ta && !tb && cd.size() == 2) {
     // A weight gradient (x^T dy: the sum over the rows of both) under fixed partitions: a
-    // ChunkedSum over the k rows, each chunk's product made for one thread.
+    // ChunkedSum over the k rows, each chunk's product made for one thread; or, where the
+    // rows are few for the product's size, chunks of its columns, each over all the rows.
     const int64_t es = int64_t(dtypeSize(shape.compute));
     const memory::desc partial = f32Desc(cd, cs);
     ThreadCap cap(1);
+    if (cutByColumns(double(k), double(m), double(m * n))) {
+      std::vector<DnnlCall> chunks;
+      for (const auto &[first, width] : columnChunks(n))
+        chunks.push_back(matmulCall(
+            plainDesc({m, k}, {1, m}, shape.compute), a.data,
+            plainDesc({k, width}, {n, 1}, shape.compute), static_cast<char *>(b.data) + first * es,
+            f32Desc({m, width}, {n, 1}), c.f32() + first, nullptr, attr, site.where(), 1));
+      return std::make_unique<ChunkedSum>(std::move(chunks), std::vector<ChunkedSum::Output>{});
+    }
     std::vector<DnnlCall> chunks;
     for (const auto &[first, rows] : reduceChunks(k))
       chunks.push_back(matmulCall(

@@ -107,6 +107,22 @@ TEST(ThreadCountTest, WeightGradientsUnderFixedPartitionsGiveTheSameBits) {
     EXPECT_EQ(0, std::memcmp(one.data(), other.data(), one.size() * sizeof(float)))
         << threads << " threads";
   }
+  // Few rows for a large product: chunks of its columns, each over all the rows.
+  const int64_t few = 40, wide = 300, cols = 200;
+  const std::vector<float> fx = rd.uniform(few * wide), fdy = rd.uniform(few * cols);
+  const std::vector<float> columns = weightGradientWith(1, fx, fdy, few, wide, cols);
+  for (int64_t i = 0; i < wide; ++i)
+    for (int64_t j = 0; j < cols; ++j) {
+      double w = 0;
+      for (int64_t r = 0; r < few; ++r)
+        w += double(fx[r * wide + i]) * fdy[r * cols + j];
+      ASSERT_NEAR(columns[i * cols + j], w, 1e-4 * (1 + std::abs(w))) << i << ", " << j;
+    }
+  for (int threads : {2, 3}) {
+    const std::vector<float> other = weightGradientWith(threads, fx, fdy, few, wide, cols);
+    EXPECT_EQ(0, std::memcmp(columns.data(), other.data(), columns.size() * sizeof(float)))
+        << threads << " threads, cut by columns";
+  }
   cpu.setReproducible(false);
 }
 
