@@ -7,7 +7,8 @@
 #   - a plan compiled for 2 nodes x 2 ranks, launched so, passes the placement check, and auto
 #     takes the hierarchical allreduce, which trains as the flat one up to the order of sums;
 #   - mnist_cnn on 2 nodes x 2 ranks ends 5 steps with one process's parameters (to 1e-5), its
-#     gradients through node 1's link;
+#     gradients through node 1's link; with --reproducible (the tree allreduce across the link)
+#     bit for bit those of 1 device x 4 micro-shards;
 #   - that plan launched with all 4 ranks on node 0 is refused within the collective timeout +
 #     10 s, naming the hosts and their ranks, and no dprun is left;
 #   - faults on node 1 mid-epoch end every dprun on both nodes within 25 s: its link going down
@@ -95,6 +96,19 @@ python3 "$e2e/compare_params.py" "$work/cnn1.bin" "$work/cnn4.bin" --rtol 1e-5 |
 got1=$(( $(rx dpnode1) - before1 ))
 echo "dpnode1 received $got1 bytes"
 [ "$got1" -gt 10000000 ] || fail "mnist_cnn's gradients did not cross dpnode1's link"
+
+echo "+ --reproducible: mnist_cnn on 2 nodes x 2 ranks leaves the bits of 1 device x 4 micro-shards"
+# The ranks' sums go up the binary tree over their indices across the link, and back down it.
+"$build/bin/dpc" compile "$here/../../models/mnist_cnn.mlir" -o "$work/cnnm4.dpx" --micro-batch 32 --quiet
+"$build/bin/dprun" "$work/cnnm4.dpx" --data "$data" --steps-per-epoch 5 --reproducible \
+  --save-params "$work/m4.bin" --quiet
+out=$(DP_CLUSTER_BTL=self,vader,tcp timeout 120 "$cluster" mpirun -n 4 --map-by ppr:2:node \
+        "$build/bin/dprun" "$work/cnn4.dpx" --data "$data" --steps-per-epoch 5 --reproducible \
+        --save-params "$work/cnn4r.bin" 2>&1) || fail "--reproducible across the nodes failed: $out"
+grep -E "^gradient sums" <<<"$out"
+grep -q "gradient sums: tree over 4 ranks" <<<"$out" || fail "--reproducible did not sum in the tree"
+cmp "$work/m4.bin" "$work/cnn4r.bin" ||
+  fail "--reproducible on 2 nodes x 2 ranks did not leave the bits of 1 device x 4 micro-shards"
 
 echo "+ a plan for 2 nodes x 2 ranks launched with all 4 ranks on node 0: refused at once"
 start=$(date +%s)
