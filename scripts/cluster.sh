@@ -12,6 +12,9 @@
 #   scripts/cluster.sh bytes  NODE                              bytes received and sent on NODE's link
 #   scripts/cluster.sh slurm  CMD [ARGS...]                     a SLURM client (srun, sbatch, sinfo,
 #                                                               squeue, scancel, scontrol) on node 0
+#   scripts/cluster.sh fail   NODE [DIR]                        the node fails: every process on it
+#                                                               (its slurmd, a job's ranks) killed
+#   scripts/cluster.sh revive NODE [DIR]                        its slurmd again, until it is idle
 #
 # `up --slurm` also starts SLURM on the nodes: slurmctld on dpnode0, one slurmd per node (its own
 # spool, pid, log and job-private tmp folder: PMIx needs them apart), munged shared by all; `slurm`
@@ -42,7 +45,7 @@ bridge_ns=dpbridge
 export PATH=$PATH:/usr/sbin:/sbin
 
 usage() {
-  sed -n '6,15p' "$self" | sed 's/^# \{0,1\}//' >&2
+  sed -n '6,18p' "$self" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 skip() { echo "SKIPPED: $*" >&2; exit 77; }
@@ -151,6 +154,53 @@ export PMIX_MCA_psec=native
 EOF
 }
 
+start_slurmd() { # DIR NODE
+  local dir=$1 node=$2 conf=$1/slurm/slurm.conf
+  mkdir -p "$dir/slurm/spool/$node" "$dir/slurm/tmp-$node"
+  # slurmd cannot run under `ip netns exec` (it remounts /sys, hiding the cgroup mounts): its
+  # own mount namespace gets the node's hosts file and tmp folder by hand. Its jobs inherit
+  # the node's network, hostname and mounts.
+  nsenter --net="/run/netns/$node" -- unshare --uts --mount --propagation private -- sh -c "
+    hostname $node &&
+    mount --bind /etc/netns/$node/hosts /etc/hosts &&
+    mount --bind '$dir/slurm/tmp-$node' '$dir/slurm/tmp' &&
+    exec slurmd -f '$conf' -N $node" ||
+    die "slurmd failed to start on $node: $(tail -n 20 "$dir/slurm/slurmd.$node.log" 2>/dev/null)"
+}
+
+# A node failure: SIGKILL to every process in NODE's network namespace (its slurmd, the ranks
+# and daemons of jobs on it) but the one holding its hostname. slurmctld sees the node stop
+# answering and marks it down after SlurmdTimeout.
+cmd_fail() { # DIR NODE
+  local dir=$1 node=$2 holder pids p i
+  holder=$(holder_of "$dir" "$node") || die "node $node is not up"
+  for i in 1 2 3 4 5; do
+    pids=""
+    for p in $(ip netns pids "$node" 2>/dev/null); do
+      [ "$p" = "$holder" ] || pids+="$p "
+    done
+    [ -n "$pids" ] || break
+    kill -9 $pids 2>/dev/null || true
+    sleep 0.2
+  done
+  rm -f "$dir/slurm/slurmd.$node.pid"
+  log "fail: every process on $node killed"
+}
+
+# Starts NODE's slurmd again after `fail` and waits (up to 60 s) until SLURM has it idle
+# (ReturnToService=2: a down node returns when it registers).
+cmd_revive() { # DIR NODE
+  local dir=$1 node=$2 state="" i
+  start_slurmd "$dir" "$node"
+  for ((i = 0; i < 300; i++)); do
+    state=$(slurm_client "$dir" sinfo -h -n "$node" -o %T 2>/dev/null || true)
+    [ "$state" = idle ] && break
+    sleep 0.2
+  done
+  [ "$state" = idle ] || die "$node is '${state:-unreachable}' after 60 s, not idle"
+  log "revive: $node idle"
+}
+
 slurm_start() { # DIR
   local dir=$1 conf node nodes state i b
   for b in slurmctld slurmd munged sinfo srun scontrol munge unmunge runuser; do
@@ -166,16 +216,7 @@ slurm_start() { # DIR
   DP_CLUSTER_DIR=$dir "$self" exec "${nodes[0]}" slurmctld -c -f "$conf" ||
     die "slurmctld failed to start: $(tail -n 20 "$dir/slurm/slurmctld.log" 2>/dev/null)"
   for node in "${nodes[@]}"; do
-    mkdir -p "$dir/slurm/spool/$node" "$dir/slurm/tmp-$node"
-    # slurmd cannot run under `ip netns exec` (it remounts /sys, hiding the cgroup mounts): its
-    # own mount namespace gets the node's hosts file and tmp folder by hand. Its jobs inherit
-    # the node's network, hostname and mounts.
-    nsenter --net="/run/netns/$node" -- unshare --uts --mount --propagation private -- sh -c "
-      hostname $node &&
-      mount --bind /etc/netns/$node/hosts /etc/hosts &&
-      mount --bind '$dir/slurm/tmp-$node' '$dir/slurm/tmp' &&
-      exec slurmd -f '$conf' -N $node" ||
-      die "slurmd failed to start on $node: $(tail -n 20 "$dir/slurm/slurmd.$node.log" 2>/dev/null)"
+    start_slurmd "$dir" "$node"
   done
   mv "$dir/slurm/slurm.env.new" "$dir/slurm/slurm.env"
   for ((i = 0; i < 150; i++)); do
@@ -407,6 +448,11 @@ case $cmd in
   slurm)
     [ $# -ge 1 ] || usage
     slurm_client "$(realpath -m "${DP_CLUSTER_DIR:-$root/build/cluster}")" "$@"
+    ;;
+  fail|revive)
+    [ $# -ge 1 ] && [ $# -le 2 ] || usage
+    need_tools
+    "cmd_$cmd" "$(realpath -m "${2:-${DP_CLUSTER_DIR:-$root/build/cluster}}")" "$1"
     ;;
   *) usage ;;
 esac
