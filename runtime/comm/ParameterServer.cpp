@@ -779,7 +779,9 @@ struct ParameterServer::Impl final : comm::CommClient {
         Looks &l = looks[w];
         if (!active(w) || waitsForUs(w) || silentSeconds(w) <= timeoutSec) {
           // Heard from, done or waiting for us: its next silence is looked at afresh.
-          l = Looks{l.worked};
+          const Clock::time_point worked = l.worked;
+          l = Looks();
+          l.worked = worked;
         } else if (!l.confirmed && now >= l.next) {
           silent.push_back(w);
         }

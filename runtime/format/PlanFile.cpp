@@ -586,7 +586,7 @@ static void verifyPlanTable(const fb::Plan &plan, const std::string &what) {
         fail(what, where + " names data table " + std::to_string(data) + " but the plan has " +
                        std::to_string(tables));
       const uint64_t values = plan.init_data()->Get(static_cast<uint32_t>(data))->values()->size();
-      if (values != numElements(*pb))
+      if (values != static_cast<uint64_t>(numElements(*pb)))
         fail(what, where + " has " + std::to_string(numElements(*pb)) +
                        " elements but its data table " + std::to_string(data) + " holds " +
                        std::to_string(values) + " values");

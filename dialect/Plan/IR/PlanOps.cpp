@@ -195,7 +195,7 @@ LogicalResult GradOp::verify() {
   if (offset < 0 || offset + size > capacity)
     return emitOpError() << "elements [" << offset << ", " << offset + size
                          << ") do not fit its bucket of " << capacity;
-  if (bufferDevice(getBucket()) != getDevice())
+  if (bufferDevice(getBucket()) != static_cast<int64_t>(getDevice()))
     return emitOpError() << "is on device " << getDevice() << ", its bucket on device "
                          << bufferDevice(getBucket());
   return success();

@@ -302,8 +302,9 @@ TEST(Optimizers, AccumulateSumsTheMicroShardsInATree) {
         StepContext ctx = stepContext(1, 1);
         ctx.microShard = m;
         program->run(StepKind::Train, ctx);
-        if (m + 1 < count)
+        if (m + 1 < count) {
           EXPECT_EQ(get(*program, param), p0) << "the update ran on micro-shard " << m;
+        }
       }
       EXPECT_EQ(get(*program, sum), mean) << count << " micro-shards";
       EXPECT_EQ(get(*program, param), want) << count << " micro-shards";
