@@ -287,7 +287,7 @@ llvm::Expected<Profile> parseProfile(llvm::StringRef text, const std::string &pa
 }
 
 const char *layoutName(Layout layout) {
-  return layout == Layout::Flat ? "flat" : "hierarchical";
+  return layout == Layout::Flat ? "flat" : layout == Layout::Tree ? "tree" : "hierarchical";
 }
 
 Layout autoLayout(int nodes, int ranksPerNode) {
@@ -324,6 +324,11 @@ BucketCost bucketCost(double bytes, const Topology &t, Layout layout) {
   const int64_t ranks = t.ranks();
   if (ranks <= 1)
     return cost;
+  if (layout == Layout::Tree) {
+    cost.host = 2.0 * treeReduce(t.ranksPerNode, bytes, t.host);
+    cost.network = 2.0 * treeReduce(t.nodes, bytes, t.network);
+    return cost;
+  }
   if (t.nodes <= 1) {
     cost.host = allreduce(ranks, bytes, t.host);
   } else if (layout == Layout::Flat || t.ranksPerNode <= 1) {

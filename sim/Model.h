@@ -115,7 +115,9 @@ llvm::Expected<Profile> readProfile(const std::string &path);
 /// The same from the file's text; `name` names it in messages.
 llvm::Expected<Profile> parseProfile(llvm::StringRef text, const std::string &name);
 
-enum class Layout { Flat, Hierarchical };
+/// dprun --allreduce: flat, hierarchical, or tree (dp's own reduce up the binary tree over the
+/// ranks and broadcast back down it, which --reproducible takes).
+enum class Layout { Flat, Hierarchical, Tree };
 const char *layoutName(Layout layout);
 /// dprun's --allreduce auto: hierarchical when the ranks span several nodes and a node has
 /// several.
@@ -139,7 +141,9 @@ struct BucketCost {
 /// The cost of averaging `bytes` per replica over the topology's devices: the rank's replicas
 /// summed in memory ((R - 1) passes over the bytes, and the copy back), then flat (one
 /// allreduce over every rank; across nodes the ring runs at the network's pace) or
-/// hierarchical (reduce within the node, allreduce over one leader per node, broadcast back).
+/// hierarchical (reduce within the node, allreduce over one leader per node, broadcast back), or
+/// tree (up the binary tree over the ranks, node-major, and back down it: the whole bucket
+/// crosses every level twice, ceil(log2 L) levels within a node and ceil(log2 N) across).
 BucketCost bucketCost(double bytes, const Topology &topology, Layout layout);
 
 /// A bucket in the predicted step (microseconds from the step's start).

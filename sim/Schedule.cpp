@@ -71,7 +71,8 @@ public:
     const int size = int(plans.size());
     const int perNode = size / nodes;
     // Communicators, as runtime/comm makes them.
-    if (layout == Layout::Flat || nodes <= 1 || perNode <= 1) {
+    // The tree's messages are tagged by the sum on one communicator: flat's order rules.
+    if (layout != Layout::Hierarchical || nodes <= 1 || perNode <= 1) {
       layout_ = Layout::Flat;
       Communicator world{"world", {}, {}, 0};
       for (int r = 0; r < size; ++r)

@@ -143,9 +143,10 @@ private:
                                o_.nodes || o_.ranksPerNode || o_.devicesPerRank))
       return usageError("--scale, --compute-ms, --json and the counts need --profile and "
                         "--topology");
-    if (o_.allreduce != "auto" && o_.allreduce != "flat" && o_.allreduce != "hierarchical")
-      return usageError("--allreduce expects flat, hierarchical or auto, not '" + o_.allreduce +
-                        "'");
+    if (o_.allreduce != "auto" && o_.allreduce != "flat" && o_.allreduce != "hierarchical" &&
+        o_.allreduce != "tree")
+      return usageError("--allreduce expects flat, hierarchical, tree or auto, not '" +
+                        o_.allreduce + "'");
     // 0 leaves the step unscaled; else a number a step could take (not inf, nan or 1e308,
     // which would make every time printed inf or nan).
     if (o_.computeMs != 0 && !(o_.computeMs >= kMinComputeMs && o_.computeMs <= kMaxComputeMs))
@@ -168,6 +169,8 @@ private:
   Layout layoutOf(int nodes, int perNode) const {
     if (o_.allreduce == "flat")
       return Layout::Flat;
+    if (o_.allreduce == "tree")
+      return Layout::Tree;
     if (o_.allreduce == "hierarchical")
       return nodes > 1 && perNode > 1 ? Layout::Hierarchical : Layout::Flat;
     return autoLayout(nodes, perNode);
@@ -304,12 +307,12 @@ private:
         const Layout l = layoutOf(scaled.nodes, scaled.ranksPerNode);
         const Prediction &s = scaledPredictions[i];
         out_ << format("%9s %7s %8s %12s %12s %7s%% %14s %10s%%\n", withCommas(devices).c_str(),
-                             withCommas(scaled.nodes).c_str(),
-                             l == Layout::Flat ? "flat" : "hier",
-                             number(s.stepUs / 1e3, 2).c_str(), number(s.commUs / 1e3, 2).c_str(),
-                             fixed(100 * s.hidden()).c_str(),
-                             withCommas(int64_t(std::llround(s.samplesPerSecond()))).c_str(),
-                             fixed(100 * s.efficiency()).c_str());
+                       withCommas(scaled.nodes).c_str(),
+                       l == Layout::Hierarchical ? "hier" : layoutName(l),
+                       number(s.stepUs / 1e3, 2).c_str(), number(s.commUs / 1e3, 2).c_str(),
+                       fixed(100 * s.hidden()).c_str(),
+                       withCommas(int64_t(std::llround(s.samplesPerSecond()))).c_str(),
+                       fixed(100 * s.efficiency()).c_str());
         llvm::json::Object row = predictionJson(s, scaled);
         row["layout"] = layoutName(l);
         rows.push_back(std::move(row));

@@ -159,7 +159,7 @@ static cl::opt<int64_t> simDevicesPerRank(
     "devices-per-rank", cl::desc("Devices per rank (default: the topology's, else the plan's)"),
     cl::init(0), cl::value_desc("R"), cl::sub(simulateCmd), cl::cat(dpcCategory));
 static cl::opt<std::string> simAllreduce(
-    "allreduce", cl::desc("flat, hierarchical or auto (as dprun --allreduce; default auto)"),
+    "allreduce", cl::desc("flat, hierarchical, tree or auto (as dprun --allreduce; default auto)"),
     cl::init("auto"), cl::value_desc("layout"), cl::sub(simulateCmd), cl::cat(dpcCategory));
 static cl::list<int64_t> simScale(
     "scale", cl::desc("Also predict these device counts (weak scaling, the node's layout kept)"),

@@ -64,6 +64,16 @@ TEST(Allreduce, BucketCostByLevelAndLayout) {
   EXPECT_DOUBLE_EQ(hier.host, 2 * treeReduce(8, bytes, t.host));
   EXPECT_DOUBLE_EQ(hier.network, allreduce(4, bytes, t.network));
   EXPECT_LT(hier.network, flat.network);
+  // dp's tree (--reproducible): the whole bucket up and down 3 levels within the node and 2
+  // across, by hand: 2 x levels x (latency + bytes / bandwidth).
+  BucketCost tree = bucketCost(bytes, t, Layout::Tree);
+  EXPECT_NEAR(tree.host, 2 * 3 * (t.host.latency() + bytes / (t.host.bandwidthGBps * 1e9)), 1e-12);
+  EXPECT_NEAR(tree.network, 2 * 2 * (t.network.latency() + bytes / (t.network.bandwidthGBps * 1e9)),
+              1e-12);
+  EXPECT_GT(tree.network, flat.network);
+  // 3 ranks on one node: the aligned tree has 2 levels.
+  EXPECT_NEAR(bucketCost(bytes, machine(1, 3, 1), Layout::Tree).host,
+              2 * 2 * (t.host.latency() + bytes / (t.host.bandwidthGBps * 1e9)), 1e-12);
 }
 
 rt::KernelDesc kernel(rt::KernelKind kind, int device) {
