@@ -160,8 +160,13 @@ private:
     int stage = 0;       // 0: reducing, 1: receiving the sum, 2: sending it down, 3: done
     bool adding = false; // the request in flight is a receive into `partner`
     std::vector<MPI_Request> requests;
-    std::vector<char> partner; // the partner's partial sum
+    /// The partner's partial sum: shared, so that a sum given up on while its receive is
+    /// pending leaves the buffer to orphans_ (MPI may still write it).
+    std::shared_ptr<std::vector<char>> partner = std::make_shared<std::vector<char>>();
   };
+  /// Forgets tree sum `it`; with messages still pending, keeps its buffer for MPI and marks
+  /// the group broken (MPI_Finalize could wait for them).
+  void dropTree(std::map<int64_t, TreeSum>::iterator it);
   /// Tests `sum`'s messages and posts its next ones.
   void advance(TreeSum &sum);
   std::map<int64_t, TreeSum> trees_;
@@ -879,7 +884,7 @@ int64_t MpiGroup::postSum(void *data, int64_t n, DType dtype) {
     try {
       advance(sum);
     } catch (...) {
-      trees_.erase(token);
+      dropTree(trees_.find(token));
       throw;
     }
     return token;
@@ -941,6 +946,16 @@ void MpiGroup::advance(StagedSum &sum, int floor) {
   }
 }
 
+void MpiGroup::dropTree(std::map<int64_t, TreeSum>::iterator it) {
+  if (it == trees_.end())
+    return;
+  if (!it->second.requests.empty()) {
+    broken_ = true;
+    orphans_.push_back(it->second.partner);
+  }
+  trees_.erase(it);
+}
+
 /// inout[i] += in[i] for n floats (a float addition gives the same bits in either order).
 static void addFloatsInto(float *inout, const float *in, int n) {
   for (int i = 0; i < n; ++i)
@@ -971,10 +986,10 @@ void MpiGroup::advance(TreeSum &sum) {
       if (sum.adding) {
         if (sum.dtype == DType::BF16)
           addBf16Into(static_cast<uint16_t *>(sum.data),
-                      reinterpret_cast<const uint16_t *>(sum.partner.data()), sum.count);
+                      reinterpret_cast<const uint16_t *>(sum.partner->data()), sum.count);
         else
           addFloatsInto(static_cast<float *>(sum.data),
-                        reinterpret_cast<const float *>(sum.partner.data()), sum.count);
+                        reinterpret_cast<const float *>(sum.partner->data()), sum.count);
         sum.adding = false;
         ++sum.level;
       } else if (sum.stage == 0) {
@@ -993,8 +1008,8 @@ void MpiGroup::advance(TreeSum &sum) {
       } else if ((int64_t(1) << sum.level) >= ranks) {
         sum.stage = 2; // rank 0 holds the sum
       } else if (me + (1 << sum.level) < ranks) {
-        sum.partner.resize(bytes);
-        check(MPI_Irecv(sum.partner.data(), sum.count, type, me + (1 << sum.level), sum.tag,
+        sum.partner->resize(bytes);
+        check(MPI_Irecv(sum.partner->data(), sum.count, type, me + (1 << sum.level), sum.tag,
                         tree_comm_, &request),
               "MPI_Irecv (tree allreduce)");
         sum.requests.push_back(request);
@@ -1025,7 +1040,7 @@ bool MpiGroup::testSum(int64_t token) {
     try {
       advance(tree->second);
     } catch (...) {
-      trees_.erase(tree);
+      dropTree(tree);
       throw;
     }
     if (tree->second.stage < 3)
@@ -1070,7 +1085,9 @@ bool MpiGroup::testSum(int64_t token) {
 }
 
 void MpiGroup::abandonSum(int64_t token) {
-  if (sums_.erase(token) + staged_.erase(token) + trees_.erase(token))
+  if (auto tree = trees_.find(token); tree != trees_.end())
+    dropTree(tree);
+  if (sums_.erase(token) + staged_.erase(token))
     broken_ = true;
 }
 

@@ -114,7 +114,12 @@ Prefetcher::Batch Prefetcher::acquire(int64_t b) {
 
 void Prefetcher::release(int64_t b) {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::unique_lock<std::mutex> lock(mutex_);
+    // A batch no step of this process read (a rank whose rows of the padded last evaluation
+    // batch are all past the data) is released without an acquire: it may not be gathered
+    // yet, and its slot is the loader's until it is.
+    if (b == released_ && b < last_ && b >= filled_)
+      changed_.wait(lock, [&] { return stopping_ || failure_ || b < filled_; });
     if (b != released_ || b >= filled_)
       throw Error(ErrorKind::Runtime, "prefetch: release of batch " + std::to_string(b) +
                                           " out of order (next to release: " +

@@ -50,7 +50,8 @@ public:
   /// batch. Throws Error(Runtime) when `b` is not in the pass or no longer held, when the pass
   /// was stopped, or with the loader's error.
   Batch acquire(int64_t b);
-  /// Batch `b`, the oldest unreleased one, is no longer read: its slot may be refilled.
+  /// Batch `b`, the oldest unreleased one, is no longer read: its slot may be refilled. A
+  /// batch never acquired is waited for first (the loader may still be gathering it).
   void release(int64_t b);
 
   /// Ends the pass: the loader thread stops and is joined; waiting acquire() calls throw.

@@ -166,6 +166,19 @@ std::unique_ptr<Job> Job::launch(const std::string &planPath, const JobOptions &
     job->launchParameterServer(std::move(plan), options);
     return job;
   }
+  if (options.reproducible) {
+    if (options.allreduce != "auto" && options.allreduce != "tree")
+      throw Error(ErrorKind::Usage, "--reproducible sums across the ranks in a fixed tree: it "
+                                    "cannot take --allreduce " +
+                                        options.allreduce);
+    for (const CollectiveDesc &c : plan.collectives)
+      if (c.dtype == DType::BF16 && plan.processes > 1)
+        throw Error(ErrorKind::Usage,
+                    "--reproducible: plan " + planPath +
+                        " sends its gradients across the processes as bf16 (dpc compile "
+                        "--allreduce-precision bf16), rounding each process's sum before the "
+                        "tree, so its bits depend on the layout; compile it with f32 sums");
+  }
   Backend &backend = BackendRegistry::get(plan.deviceKind);
   // Before anything is allocated: a plan too big for the machine is refused with the numbers,
   // not killed by the kernel's OOM killer half way into allocating its arenas.
@@ -198,7 +211,7 @@ std::unique_ptr<Job> Job::launch(const std::string &planPath, const JobOptions &
   mine.maxSteps = options.maxSteps;
   mine.collectiveTimeout = options.collectiveTimeout;
   mine.sharedOptions = options.sharedOptions;
-  mine.allreduce = options.allreduce;
+  mine.allreduce = options.reproducible ? "tree" : options.allreduce;
   mine.nodes = program.plan().nodes;
   mine.planPath = planPath;
   job->group_->handshake(mine, options.collectiveTimeout > 0 ? options.collectiveTimeout : 1e9);

@@ -178,6 +178,14 @@ private:
                     "then back down it"
                   : ": within each host, then across one leader per host, then back")
           << "\n";
+    const auto powerOfTwo = [](int64_t n) { return n > 0 && (n & (n - 1)) == 0; };
+    if (s_.options.reproducible && !(powerOfTwo(report.replicas) && powerOfTwo(report.processes) &&
+                                     powerOfTwo(plan.accumulation)))
+      out << "note: --reproducible: " << report.processes << " process(es) x " << report.replicas
+          << " replica(s) x " << plan.accumulation
+          << " micro-shard(s) are not all powers of two: the bits do not depend on the thread "
+             "count or the order the ranks arrive in, but other layouts sum in trees of other "
+             "shapes\n";
   }
 
   /// Who gathers the input rows.

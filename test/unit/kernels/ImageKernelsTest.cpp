@@ -216,20 +216,12 @@ TEST_P(Conv2dGradTest, BackwardKernelsMatchReference) {
 INSTANTIATE_TEST_SUITE_P(Shapes, Conv2dGradTest,
                          ::testing::Combine(::testing::ValuesIn(kConvCases), ::testing::Bool()));
 
-/// dprun --reproducible on the CPU backend while it lives (Backend::setReproducible).
-struct Reproducible {
-  Reproducible() {
-    registerBuiltinBackends();
-    BackendRegistry::get(DeviceKind::Cpu).setReproducible(true);
-  }
-  ~Reproducible() { BackendRegistry::get(DeviceKind::Cpu).setReproducible(false); }
-};
-
 /// Under fixed partitions the filter gradient is a sum over fixed chunks of the images (of
 /// the rows where the convolution is a product), one thread each, added in a fixed tree: it
 /// matches the reference and has the same bits with 1, 2 and 3 threads. The cases, and 19
 /// images of mnist_small_cnn's second layer (8 chunks of 3 or 2 images) and 37 rows of a 1x1
-/// convolution (a product, chunks of 5 or 4 rows).
+/// convolution (a product, chunks of 5 or 4 rows); or, where the rows are few for the
+/// gradient's size, chunks of its filters, each a whole sum.
 TEST_P(Conv2dGradTest, FixedPartitionsGiveTheSameBitsWithAnyThreadCount) {
   const auto [c, plain] = GetParam();
   if (plain && !c.allowsPlain())
@@ -264,6 +256,10 @@ TEST_P(Conv2dGradTest, FixedPartitionsGiveTheSameBitsWithAnyThreadCount) {
 const ConvCase kChunkedConvCases[] = {
     {19, 13, 13, 32, 3, 3, 64, 1, false},
     {37, 1, 1, 16, 1, 1, 8, 1, true},
+    // Few rows for the gradient's size: cut by the filters, 3 chunks of 16, 16 and 8 (a
+    // product, and a convolution).
+    {3, 2, 2, 24, 1, 1, 40, 1, true},
+    {2, 4, 4, 16, 3, 3, 40, 1, true},
 };
 INSTANTIATE_TEST_SUITE_P(Chunked, Conv2dGradTest,
                          ::testing::Combine(::testing::ValuesIn(kChunkedConvCases),

@@ -57,6 +57,19 @@ private:
   int saved_;
 };
 
+/// dprun --reproducible on the CPU backend while it lives (Backend::setReproducible): the
+/// kernels made meanwhile run in fixed partitions.
+class Reproducible {
+public:
+  Reproducible() {
+    registerBuiltinBackends();
+    BackendRegistry::get(DeviceKind::Cpu).setReproducible(true);
+  }
+  ~Reproducible() { BackendRegistry::get(DeviceKind::Cpu).setReproducible(false); }
+  Reproducible(const Reproducible &) = delete;
+  Reproducible &operator=(const Reproducible &) = delete;
+};
+
 inline StepContext stepContext(int64_t validRows, int64_t step = 1) {
   StepContext ctx;
   ctx.validRows = validRows;

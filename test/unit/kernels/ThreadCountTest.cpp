@@ -88,9 +88,7 @@ std::vector<float> weightGradientWith(int threads, const std::vector<float> &xs,
 }
 
 TEST(ThreadCountTest, WeightGradientsUnderFixedPartitionsGiveTheSameBits) {
-  registerBuiltinBackends();
-  Backend &cpu = BackendRegistry::get(DeviceKind::Cpu);
-  cpu.setReproducible(true);
+  const Reproducible reproducible;
   const int64_t rows = 4099, m = 24, n = 10;
   RandomData rd(5);
   const std::vector<float> xs = rd.uniform(rows * m), dys = rd.uniform(rows * n);
@@ -123,7 +121,6 @@ TEST(ThreadCountTest, WeightGradientsUnderFixedPartitionsGiveTheSameBits) {
     EXPECT_EQ(0, std::memcmp(columns.data(), other.data(), columns.size() * sizeof(float)))
         << threads << " threads, cut by columns";
   }
-  cpu.setReproducible(false);
 }
 
 /// layer_norm_grad under fixed partitions: oneDNN's primitive over fixed chunks of the rows,
@@ -147,9 +144,7 @@ std::vector<std::vector<float>> layerNormGradWith(int threads, const std::vector
 }
 
 TEST(ThreadCountTest, LayerNormGradientUnderFixedPartitionsGivesTheSameBits) {
-  registerBuiltinBackends();
-  Backend &cpu = BackendRegistry::get(DeviceKind::Cpu);
-  cpu.setReproducible(true);
+  const Reproducible reproducible;
   const int64_t rows = 3137, c = 128;
   RandomData rd(9);
   const std::vector<float> xs = rd.uniform(rows * c, -2.0f, 3.0f), gs = rd.uniform(c),
@@ -168,7 +163,6 @@ TEST(ThreadCountTest, LayerNormGradientUnderFixedPartitionsGivesTheSameBits) {
       EXPECT_EQ(0, std::memcmp(one[i].data(), other[i].data(), one[i].size() * sizeof(float)))
           << "output " << i << " with " << threads << " threads";
   }
-  cpu.setReproducible(false);
 }
 
 } // namespace
