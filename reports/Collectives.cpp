@@ -41,6 +41,12 @@ std::vector<CollectiveRecord> collectCollectives(ModuleOp module) {
       for (Operation *user : s->getUsers())
         r.waitPosition = position(user);
       out.push_back(r);
+    } else if (auto b = dyn_cast<BroadcastStartOp>(op)) {
+      CollectiveRecord r{"broadcast", int64_t(b.getBucket()), names(b.getTensors()), position(op)};
+      r.server = int64_t(b.getRoot());
+      for (Operation *user : b->getUsers())
+        r.waitPosition = position(user);
+      out.push_back(r);
     } else if (auto push = dyn_cast<PushOp>(op)) {
       CollectiveRecord r{"push", int64_t(push.getBucket()), names(push.getTensors()),
                          position(op)};
@@ -68,6 +74,9 @@ std::vector<CollectiveRecord> collectCollectives(ModuleOp module) {
                k && (k.getKind() == "allreduce_start" || k.getKind() == "push_start")) {
       auto bucket = k->getAttrOfType<IntegerAttr>("bucket");
       out.push_back({"kernel", bucket ? bucket.getInt() : -1, {}, position(op)});
+    } else if (auto k = dyn_cast<plan::KernelOp>(op); k && k.getKind() == "broadcast_start") {
+      auto bucket = k->getAttrOfType<IntegerAttr>("bucket");
+      out.push_back({"broadcast_kernel", bucket ? bucket.getInt() : -1, {}, position(op)});
     }
   });
   return out;
@@ -108,6 +117,24 @@ std::vector<std::string> describeCollectiveChanges(const std::vector<CollectiveR
         lines.push_back("server " + std::to_string(r.server) + " receives bucket " +
                         std::to_string(r.bucket) + ", updates " + llvm::join(r.tensors, ", ") +
                         " and replies");
+  }
+  // Sharded: each parameter updated on one replica, which broadcasts it.
+  if (count(before, "broadcast") == 0 && count(after, "broadcast") > 0) {
+    std::map<int64_t, std::vector<std::string>> owners;
+    for (const CollectiveRecord &r : after)
+      if (r.kind == "broadcast")
+        owners[r.server].push_back(r.tensors.front());
+    lines.push_back(
+        "sharded the optimizer state of " + std::to_string(count(after, "broadcast")) +
+        " parameter(s) over the replicas of each process, largest state first onto "
+        "the replica with the fewest bytes: each is updated there and broadcast to "
+        "the others (buckets " +
+        std::to_string(
+            llvm::find_if(after, [](const CollectiveRecord &r) { return r.kind == "broadcast"; })
+                ->bucket) +
+        " on)");
+    for (auto &[root, held] : owners)
+      lines.push_back("replica " + std::to_string(root) + " updates " + llvm::join(held, ", "));
   }
   // Added: allreduces of gradients no collective carried before.
   llvm::StringSet<> known;
@@ -157,6 +184,9 @@ std::vector<std::string> describeCollectiveChanges(const std::vector<CollectiveR
                                              "the servers' to receive_push/reply_pull)"
                                            : " bucket(s) to allreduce_start/allreduce_wait "
                                              "kernels"));
+  if (count(after, "broadcast_kernel") > 0 && count(before, "broadcast_kernel") == 0)
+    lines.push_back("lowered " + std::to_string(count(after, "broadcast_kernel")) +
+                    " parameter broadcast(s) to broadcast_start/broadcast_wait kernels");
   return lines;
 }
 

@@ -2,6 +2,8 @@
 #include "reports/MemoryReport.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -18,13 +20,24 @@ MemoryReport computeMemoryReport(ProgramOp program) {
     r.bucketKind = "received", r.server = true;
   else if (program.getServersAttr())
     r.bucketKind = "push";
+  r.stateByDevice.assign(std::max<int64_t>(r.devices, 1), 0);
+  llvm::StringSet<> stateNames;
   for (Operation &op : program.getBody().front()) {
-    // Every device holds the same buffers: count device 0's.
+    // Optimizer state, by device: sharded over them, each holds its share.
+    if (auto p = dyn_cast<ParamOp>(op); p && p.getOptimizerState()) {
+      const int64_t device = bufferDevice(p.getResult());
+      if (device >= 0 && device < int64_t(r.stateByDevice.size()))
+        r.stateByDevice[device] += bufferBytes(p.getType());
+      if (stateNames.insert(p.getName()).second)
+        r.unshardedState += bufferBytes(p.getType());
+      continue;
+    }
+    // Every device holds the same other buffers: count device 0's.
     if (op.getNumResults() == 1 && isa<MemRefType>(op.getResult(0).getType()) &&
         bufferDevice(op.getResult(0)) != 0)
       continue;
     if (auto p = dyn_cast<ParamOp>(op))
-      (p.getOptimizerState() ? r.optimizerState : r.weights) += bufferBytes(p.getType());
+      r.weights += bufferBytes(p.getType());
     else if (auto bucket = dyn_cast<BucketOp>(op))
       r.gradients += bufferBytes(bucket.getType()), ++r.buckets;
     else if (auto gr = dyn_cast<GradOp>(op); gr && !gr.getBucket())
@@ -39,6 +52,8 @@ MemoryReport computeMemoryReport(ProgramOp program) {
   }
   if (auto arena = program->getAttrOfType<IntegerAttr>("arena_bytes"))
     r.arena = arena.getInt();
+  r.optimizerState = *llvm::max_element(r.stateByDevice);
+  r.sharded = r.optimizerState < r.unshardedState;
   return r;
 }
 
@@ -60,12 +75,14 @@ void printMemoryReport(const MemoryReport &r, llvm::raw_ostream &os) {
                        humanBytes(bytes).c_str());
   };
   os << "memory per device (bytes)";
-  if (r.devices * r.processes > 1)
+  if (r.sharded)
+    os << ", the largest of " << r.devices << " device(s) x " << r.processes << " process(es)";
+  else if (r.devices * r.processes > 1)
     os << ", the same on each of " << r.devices << " device(s) x " << r.processes
        << (r.bucketKind == "push" ? " worker(s)" : " process(es)");
   os << ":\n";
   row("parameters", r.weights);
-  row("optimizer state", r.optimizerState);
+  row(r.sharded ? "optimizer state (largest share)" : "optimizer state", r.optimizerState);
   row(r.buckets ? ("gradients (in " + Twine(r.buckets) + " " + r.bucketKind + " buckets)").str()
                 : std::string("gradients"),
       r.gradients);
@@ -77,6 +94,18 @@ void printMemoryReport(const MemoryReport &r, llvm::raw_ostream &os) {
     row("eval step activations (peak)", r.evalActivations);
   }
   row("arena total", r.arena);
+  if (r.sharded) {
+    const int64_t saved = r.unshardedState - r.optimizerState;
+    os << "optimizer state sharded over the " << r.devices
+       << " devices of each process (--shard-optimizer 1): " << humanBytes(r.optimizerState)
+       << " on the largest share, " << humanBytes(r.unshardedState)
+       << " unsharded: " << humanBytes(saved) << " ("
+       << llvm::format("%.0f%%", r.unshardedState ? 100.0 * saved / r.unshardedState : 0.0)
+       << ") less per device; by device:";
+    for (int64_t bytes : r.stateByDevice)
+      os << " " << humanBytes(bytes);
+    os << "\n";
+  }
 }
 
 void printBucketPlan(ProgramOp program, llvm::raw_ostream &os) {

@@ -6,6 +6,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <string>
+#include <vector>
 
 namespace dp::reports {
 
@@ -14,6 +15,12 @@ struct MemoryReport {
   int64_t weights = 0, optimizerState = 0, gradients = 0, inputs = 0;
   int64_t trainActivations = 0, evalActivations = 0, arena = 0;
   int64_t buckets = 0, devices = 1, processes = 1;
+  /// Optimizer state by device (bytes); they differ when it is sharded over the devices
+  /// (dpc compile --shard-optimizer), when `optimizerState` is the largest share and
+  /// `unshardedState` what each device would hold without sharding.
+  std::vector<int64_t> stateByDevice;
+  int64_t unshardedState = 0;
+  bool sharded = false;
   /// "allreduce", "push" (a parameter-server worker's), "received" (a server's).
   std::string bucketKind = "allreduce";
   bool server = false; // a server's program: no inputs, one serve step

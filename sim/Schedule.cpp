@@ -97,6 +97,10 @@ public:
       rank.name = names[r];
       std::map<int, int> position;
       for (const rt::CollectiveDesc &c : plans[r]->collectives) {
+        // A parameter's broadcast (sharded optimizer state) stays within the process: no rank
+        // waits for another's.
+        if (c.kind == rt::CollectiveKind::Broadcast)
+          continue;
         position[c.bucket] = int(rank.manifest.size());
         rank.manifest.push_back(&c);
         std::string joined;

@@ -109,8 +109,11 @@ public:
     const Layout planLayout = layoutOf(plan_.nodes, perNode);
     out_ << "plan " << o_.plan << ": " << plan_.model << ", " << withCommas(rowsPerReplica())
          << " rows per replica, " << plan_.devicesPerProcess << " device(s) x " << processes
-         << " process(es) on " << plan_.nodes << " node(s), " << plan_.collectives.size()
-         << " allreduce bucket(s)\n";
+         << " process(es) on " << plan_.nodes << " node(s), "
+         << plan_.collectives.size() - shardedParameters() << " allreduce bucket(s)";
+    if (shardedParameters() > 0)
+      out_ << ", " << shardedParameters() << " parameter broadcast(s) (sharded optimizer state)";
+    out_ << "\n";
     ScheduleCheck check = checkSchedule(ranks, names, plan_.nodes, planLayout);
     out_ << "collective schedule (" << layoutName(planLayout) << "): " << check.summary << "\n";
     if (!check.ok) {
@@ -132,7 +135,20 @@ public:
                   std::to_string(plan_.accumulation) +
                   " micro-shards per step, which the step model does not cover (the schedule "
                   "check above holds for it)");
+    if (shardedParameters() > 0)
+      return fail("predicting " + o_.plan + " is not built yet: it shards the optimizer state " +
+                  "over its devices (dpc compile --shard-optimizer), and the step model does " +
+                  "not cover the broadcasts of its " + std::to_string(shardedParameters()) +
+                  " parameters (the schedule check above holds for it)");
     return predictAll();
+  }
+
+  /// The broadcasts of a plan with sharded optimizer state: one a parameter.
+  int shardedParameters() const {
+    int n = 0;
+    for (const rt::CollectiveDesc &c : plan_.collectives)
+      n += c.kind == rt::CollectiveKind::Broadcast;
+    return n;
   }
 
 private:

@@ -20,6 +20,7 @@ namespace dp::dist {
 mlir::LogicalResult verifyOnlyUpdatesUseMeans(llvm::ArrayRef<AllReduceOp> allreduces);
 
 /// The server of each tensor of `bytes` bytes among `servers`: largest first, each onto the
-/// server holding the fewest bytes so far (the lowest index on a tie).
+/// server holding the fewest bytes so far (the lowest index on a tie). Also the owner replica
+/// of each parameter's optimizer state under dist-shard-optimizer.
 std::vector<int64_t> placeByBytes(llvm::ArrayRef<int64_t> bytes, int64_t servers);
 } // namespace dp::dist

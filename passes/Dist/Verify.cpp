@@ -176,6 +176,7 @@ LogicalResult verifyClipping(func::FuncOp func, dist::MeshAttr mesh) {
     return failure();
   // The gradients each factor's updates read.
   llvm::DenseMap<Operation *, llvm::SmallDenseSet<Value>> read;
+  llvm::StringSet<> names; // the parameters the step updates
   walk = func.walk([&](ParameterUpdateOpInterface update) {
     auto param = update.getUpdatedParameter().getDefiningOp<g::ParamOp>();
     Value scale = g::updateScale(update);
@@ -195,15 +196,25 @@ LogicalResult verifyClipping(func::FuncOp func, dist::MeshAttr mesh) {
       return WalkResult::interrupt();
     }
     read[factor].insert(update.getGradientOperand().get());
+    names.insert(param.getName());
     return WalkResult::advance();
   });
   if (walk.wasInterrupted())
     return failure();
+  // Under sharded optimizer state a replica updates its share of the parameters, but its
+  // factor is the norm of every gradient: the means on its replica of those it does not update
+  // count too.
+  const bool sharded = func->hasAttr(dist::kShardOptimizerAttr);
+  auto onReplica = [&](Value mean, int64_t replica) {
+    Value operand = averaged(mean).second;
+    return operand && operand.getDefiningOp() &&
+           dist::getReplica(operand.getDefiningOp()) == replica;
+  };
   for (auto &[replica, factor] : factors) {
     const llvm::SmallDenseSet<Value> &gradients = read[factor];
     llvm::SmallDenseSet<Value> seen;
     for (Value v : factor.getGradients()) {
-      if (!gradients.contains(v) || !seen.insert(v).second)
+      if (!(gradients.contains(v) || (sharded && onReplica(v, replica))) || !seen.insert(v).second)
         return factor.emitOpError()
                << "on replica " << replica
                << " reads a value that is not the gradient of one of its updates, or reads one "
@@ -214,7 +225,12 @@ LogicalResult verifyClipping(func::FuncOp func, dist::MeshAttr mesh) {
                << " reads a gradient that is not the allreduced mean: every replica must clip "
                   "by the norm of the same averaged gradients";
     }
-    if (seen.size() != gradients.size())
+    if (sharded && (seen.size() != names.size() ||
+                    llvm::any_of(gradients, [&](Value g) { return !seen.contains(g); })))
+      return factor.emitOpError() << "on replica " << replica << " reads " << seen.size()
+                                  << " gradients, but the step's " << names.size()
+                                  << " parameters have as many (the norm is that of all)";
+    if (!sharded && seen.size() != gradients.size())
       return factor.emitOpError() << "on replica " << replica << " leaves out "
                                   << gradients.size() - seen.size()
                                   << " of the gradients its updates read";
@@ -230,6 +246,13 @@ LogicalResult verifyBuckets(func::FuncOp func) {
     if (isa<dist::AllReduceOp>(op)) {
       op->emitOpError("is not scheduled (run dist-fuse-allreduce and dist-schedule)");
       return WalkResult::interrupt();
+    }
+    if (auto broadcast = dyn_cast<dist::BroadcastStartOp>(op)) {
+      if (!buckets.insert(broadcast.getBucket()).second) {
+        broadcast.emitOpError() << "reuses bucket " << broadcast.getBucket();
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
     }
     auto start = dyn_cast<dist::AllReduceStartOp>(op);
     if (!start)
@@ -429,6 +452,119 @@ LogicalResult verifyClippingOnlyInTrain(ModuleOp module) {
   return success();
 }
 
+/// Sharded optimizer state (dist-shard-optimizer): with `dist.shard_optimizer` on the train step,
+/// every trainable parameter is updated on exactly one replica, its owner; its optimizer state
+/// lives there only; right after the update one dist.broadcast_start from the owner, of the
+/// parameter's copies on every replica in replica order, and one dist.broadcast_wait for it
+/// before the step ends, after every update and read of the parameter. Without the attribute,
+/// no broadcast. Bucket indices are checked with the allreduces' (verifyBuckets).
+LogicalResult verifySharding(func::FuncOp func, dist::MeshAttr mesh) {
+  auto stage = func->getAttrOfType<IntegerAttr>(dist::kShardOptimizerAttr);
+  if (!stage) {
+    WalkResult walk = func.walk([&](dist::BroadcastStartOp start) {
+      start.emitOpError("broadcasts a parameter in a step whose optimizer state is not sharded "
+                        "(no dist.shard_optimizer on the step)");
+      return WalkResult::interrupt();
+    });
+    return failure(walk.wasInterrupted());
+  }
+  if (stage.getInt() != 1 || mesh.getDevicesPerProcess() < 2 || dist::getParameterServer(func))
+    return func.emitError() << "dist.shard_optimizer = " << stage.getInt()
+                            << " needs stage 1, 2 or more devices per process and the "
+                               "allreduce strategy";
+  const int64_t replicas = mesh.getDevicesPerProcess();
+  // Each parameter's one update (its owner's) and one broadcast.
+  llvm::StringMap<ParameterUpdateOpInterface> updated;
+  WalkResult walk = func.walk([&](ParameterUpdateOpInterface update) {
+    auto param = update.getUpdatedParameter().getDefiningOp<g::ParamOp>();
+    auto [it, added] = updated.try_emplace(param.getName(), update);
+    if (!added) {
+      update->emitOpError() << "updates '" << param.getName() << "' on replica "
+                            << dist::getReplica(update) << " as well as on replica "
+                            << dist::getReplica(it->second)
+                            << ": under sharded optimizer state only its owner updates it";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  llvm::StringMap<dist::BroadcastStartOp> broadcast;
+  walk = func.walk([&](dist::BroadcastStartOp start) {
+    StringRef name = cast<StringAttr>(start.getTensors()[0]).getValue();
+    auto it = updated.find(name);
+    if (it == updated.end()) {
+      start.emitOpError() << "broadcasts '" << name << "', which no update of the step changes";
+      return WalkResult::interrupt();
+    }
+    ParameterUpdateOpInterface update = it->second;
+    if (!broadcast.try_emplace(name, start).second) {
+      start.emitOpError() << "broadcasts '" << name << "' a second time";
+      return WalkResult::interrupt();
+    }
+    if (start.getRoot() != dist::getReplica(update)) {
+      start.emitOpError() << "broadcasts '" << name << "' from replica " << start.getRoot()
+                          << ", but replica " << dist::getReplica(update) << " updates it";
+      return WalkResult::interrupt();
+    }
+    if (static_cast<int64_t>(start.getParams().size()) != replicas) {
+      start.emitOpError() << "copies '" << name << "' to " << start.getParams().size()
+                          << " replicas, but the mesh has " << replicas;
+      return WalkResult::interrupt();
+    }
+    for (auto [r, v] : llvm::enumerate(start.getParams())) {
+      auto p = v.getDefiningOp<g::ParamOp>();
+      if (!p || p.getName() != name || dist::getReplica(p) != static_cast<int64_t>(r)) {
+        start.emitOpError() << "operand " << r << " must be replica " << r << "'s copy of '" << name
+                            << "'";
+        return WalkResult::interrupt();
+      }
+    }
+    if (start->getPrevNode() != update.getOperation()) {
+      start.emitOpError() << "of '" << name << "' must come right after its update";
+      return WalkResult::interrupt();
+    }
+    // One wait, after which nothing reads or writes the parameter in the step.
+    if (!start.getPending().hasOneUse() ||
+        !isa<dist::BroadcastWaitOp>(*start.getPending().getUsers().begin())) {
+      start.emitOpError() << "of '" << name << "' needs exactly one dist.broadcast_wait";
+      return WalkResult::interrupt();
+    }
+    Operation *wait = *start.getPending().getUsers().begin();
+    for (Value copy : start.getParams())
+      for (Operation *user : copy.getUsers())
+        if (user != start.getOperation() && wait->isBeforeInBlock(user)) {
+          user->emitOpError() << "uses '" << name << "' after its broadcast's wait";
+          return WalkResult::interrupt();
+        }
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  for (auto &[name, update] : updated)
+    if (!broadcast.count(name))
+      return update->emitOpError() << "updates '" << name
+                                   << "' on its owner, but no dist.broadcast_start copies it "
+                                      "to the other replicas";
+  // Optimizer state only where its parameter is updated.
+  walk = func.walk([&](g::ParamOp p) {
+    if (!p.getOptimizerState())
+      return WalkResult::advance();
+    for (Operation *user : p->getUsers()) {
+      auto update = dyn_cast<ParameterUpdateOpInterface>(user);
+      if (!update || dist::getReplica(update) != dist::getReplica(p))
+        continue;
+      return WalkResult::advance();
+    }
+    p.emitOpError() << "keeps optimizer state '" << p.getName() << "' on replica "
+                    << dist::getReplica(p)
+                    << ", where no update reads it: under sharded optimizer state it lives "
+                       "on its parameter's owner only";
+    return WalkResult::interrupt();
+  });
+  return failure(walk.wasInterrupted());
+}
+
 struct VerifyPass : dist::impl::VerifyPassBase<VerifyPass> {
   void runOnOperation() override {
     if (failed(verifyClippingOnlyInTrain(getOperation())))
@@ -448,6 +584,8 @@ struct VerifyPass : dist::impl::VerifyPassBase<VerifyPass> {
         return signalPassFailure();
       }
       if (step == "train" && failed(verifyClipping(func, mesh)))
+        return signalPassFailure();
+      if (step == "train" && failed(verifySharding(func, mesh)))
         return signalPassFailure();
       if (failed(verifyAccumulation(func, mesh)))
         return signalPassFailure();

@@ -182,6 +182,15 @@ std::string CompileOptions::verify() const {
       if (given.count(name))
         return std::string(name) + " needs --strategy parameter-server";
   }
+  if (shardOptimizer > 0) {
+    if (parameterServer())
+      return "shard-optimizer applies to the allreduce strategy (parameter servers already hold "
+             "the optimizer state, each its share)";
+    if (devicesPerProcess < 2)
+      return "shard-optimizer shards the optimizer state over the devices of each process, and "
+             "this layout has 1 device per process: use --devices-per-process 2 or more "
+             "(sharding across processes is not built yet)";
+  }
   if (processes % nodes != 0)
     return "nodes must be at least 1 and divide the " + std::to_string(processes) +
            " processes evenly, found " + std::to_string(nodes);

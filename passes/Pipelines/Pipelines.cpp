@@ -92,6 +92,9 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options) {
     if (options.clipNorm > 0)
       pm.addPass(
           dist::createClipGradientsPass(passOptions<dist::ClipGradientsPassOptions>(options)));
+    if (options.shardOptimizer > 0)
+      pm.addPass(
+          dist::createShardOptimizerPass(passOptions<dist::ShardOptimizerPassOptions>(options)));
   }
   pm.addPass(dist::createVerifyPass());
   // Plan phase: buffers, kernel calls and the memory plan.

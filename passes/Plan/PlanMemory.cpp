@@ -94,7 +94,8 @@ struct PlanMemoryPass : dp::plan::impl::PlanMemoryPassBase<PlanMemoryPass> {
 
   static void planProgram(ProgramOp program) {
     Builder b(program.getContext());
-    // Each device has its own arena; replicas are copies, so the arenas have one size.
+    // Each device has its own arena; replicas are copies, so the arenas have one size (under
+    // sharded optimizer state their persistent parts differ: the largest sets it).
     int64_t devices = program.getDevicesPerProcess();
     SmallVector<int64_t> persistent(devices, 0);
     for (Operation &op : program.getBody().front()) {

@@ -118,9 +118,19 @@ Collectives::Impl::Impl(ProcessGroup &g, int replicas, std::vector<BucketInfo> b
   if (replicas < 1)
     throw Error(ErrorKind::Runtime, "Collectives: " + std::to_string(replicas) +
                                         " replicas; there must be at least one");
-  requireCollectives(buckets, CollectiveKind::AllReduceMean, GroupKind::World, "the MPI engine");
   for (size_t i = 0; i < buckets.size(); ++i) {
     const BucketInfo &b = buckets[i];
+    // Gradient means over the job, and (sharded optimizer state) a parameter copied from the
+    // replica that updated it to the others of the process.
+    if (b.kind == CollectiveKind::Broadcast && b.group == GroupKind::Replicas) {
+      if (b.root < 0 || b.root >= replicas)
+        throw Error(ErrorKind::Plan, "bucket " + std::to_string(b.index) +
+                                         " is a broadcast from replica " + std::to_string(b.root) +
+                                         ", but the process has " + std::to_string(replicas) +
+                                         " replica(s)");
+    } else {
+      requireCollectives({b}, CollectiveKind::AllReduceMean, GroupKind::World, "the MPI engine");
+    }
     if (b.index < 0 || b.elements < 0)
       throw Error(ErrorKind::Runtime, "Collectives: bucket " + std::to_string(b.index) + " has " +
                                           std::to_string(b.elements) + " elements");
@@ -156,7 +166,9 @@ void Collectives::Impl::checkReplica(int replica) const {
 }
 
 std::string Collectives::Impl::describe(const Slot &slot) const {
-  std::string text = "allreduce of bucket " + std::to_string(slot.info.index);
+  std::string text =
+      std::string(slot.info.kind == CollectiveKind::Broadcast ? "broadcast" : "allreduce") +
+      " of bucket " + std::to_string(slot.info.index);
   std::string detail = slot.info.tensors;
   if (!slot.info.loc.empty())
     detail += (detail.empty() ? "" : "; ") + slot.info.loc;
@@ -304,17 +316,24 @@ void Collectives::Impl::abort(const std::string &why) { fail(why); }
 void Collectives::Impl::finish(Slot &slot) {
   const int64_t n = slot.info.elements;
   float *first = slot.reducing.empty() ? nullptr : slot.reducing[0];
-  if (n > 0) {
+  if (slot.info.kind == CollectiveKind::Broadcast) {
+    // The root's copy, as it is, into every other replica's.
+    for (int r = 0; n > 0 && r < replicas; ++r)
+      if (r != slot.info.root)
+        std::memcpy(slot.reducing[r], slot.reducing[slot.info.root], n * sizeof(float));
+  } else if (n > 0) {
     scaleInPlace(first, 1.0f / static_cast<float>(replicas * processes), n);
     for (int r = 1; r < replicas; ++r)
       std::memcpy(slot.reducing[r], first, n * sizeof(float));
   }
   if (trace::enabled())
-    trace::recordAsync(trace::Category::Collective, "average bucket", slot.info.index,
-                  std::chrono::duration_cast<std::chrono::nanoseconds>(
-                      slot.readyAt.time_since_epoch())
-                      .count(),
-                  trace::now());
+    trace::recordAsync(
+        trace::Category::Collective,
+        slot.info.kind == CollectiveKind::Broadcast ? "broadcast bucket" : "average bucket",
+        slot.info.index,
+        std::chrono::duration_cast<std::chrono::nanoseconds>(slot.readyAt.time_since_epoch())
+            .count(),
+        trace::now());
   std::lock_guard<std::mutex> lock(mu);
   ++slot.done;
   reduceSec += secondsSince(slot.readyAt);
@@ -335,6 +354,14 @@ Progress Collectives::Impl::progress() {
     ++slot.posted;
     slot.readyAt = Clock::now();
     const int64_t n = slot.info.elements;
+    if (slot.info.kind == CollectiveKind::Broadcast) {
+      // Within the process: every process's root computed the same update from the same
+      // mean, so nothing crosses the processes.
+      finish(slot);
+      cursor = (cursor + 1) % slots.size();
+      result = Progress::Advanced;
+      continue;
+    }
     // The replicas' sum in a fixed binary tree over their indices, ((0 + 1) + (2 + 3)) + ...:
     // with a power-of-two count of replicas and micro-shards it is the tree the micro-shards'
     // sums form whatever the layout, so the same bits (docs/micro-shards.md). Partial sums go

@@ -25,6 +25,7 @@ struct BucketInfo {
   CollectiveKind kind = CollectiveKind::AllReduceMean;
   GroupKind group = GroupKind::World;
   int groupId = -1;     // which group of the kind (a server's index), else -1
+  int root = -1;        // a broadcast's replica, whose copy the others receive; else -1
   int64_t elements = 0; // f32 elements
   /// How the bucket crosses the processes: F32, or BF16 (rounded before the sum across
   /// processes, which adds in f32 and rounds each partial sum; the replicas of a process are

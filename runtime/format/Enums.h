@@ -72,7 +72,7 @@ inline bool isCollective(KernelKind kind) { return kernelInfo(kind).collective; 
 /// allreduce's start, a worker's push, a server's receive.
 inline bool isCollectiveStart(KernelKind kind) {
   return kind == KernelKind::AllReduceStart || kind == KernelKind::PushStart ||
-         kind == KernelKind::ReceivePush;
+         kind == KernelKind::ReceivePush || kind == KernelKind::BroadcastStart;
 }
 
 /// Element types of buffers.
@@ -164,7 +164,7 @@ enum class CollectiveKind : uint8_t {
   ReceiveReply = 2,  ///< a server receives the workers' buckets and replies with parameters
   ReduceScatter = 3, ///< member i ends with the sum of the members' i-th parts
   AllGather = 4,     ///< every member ends with every member's part
-  Broadcast = 5,     ///< every member ends with the first member's bucket
+  Broadcast = 5,     ///< every member ends with the root member's bucket (format 9: `root`)
 };
 inline constexpr unsigned kNumCollectiveKinds = 6;
 /// The manifest's name of a kind ("allreduce_mean"), or "" past the list.
@@ -250,6 +250,6 @@ inline bool outputRoleByName(std::string_view name, OutputRole &out) {
 }
 
 /// The plan file format version this build reads and writes.
-inline constexpr uint32_t kFormatVersion = 8;
+inline constexpr uint32_t kFormatVersion = 9;
 
 } // namespace dp::rt

@@ -8,6 +8,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <string_view>
+#include <unordered_set>
 
 namespace dp::rt {
 namespace {
@@ -131,6 +133,22 @@ std::string valueText(Activation v) { return activationName(v); }
 
 } // namespace
 
+std::vector<size_t> Plan::logicalParams() const {
+  std::vector<size_t> out;
+  std::unordered_set<std::string_view> seen;
+  for (size_t i = 0; i < params.size(); ++i)
+    if (seen.insert(params[i].name).second)
+      out.push_back(i);
+  return out;
+}
+
+bool Plan::shardsOptimizerState() const {
+  for (const CollectiveDesc &c : collectives)
+    if (c.kind == CollectiveKind::Broadcast)
+      return true;
+  return false;
+}
+
 std::string BufferDesc::text() const {
   std::string out = std::string(dtypeName(dtype)) + "[";
   for (size_t i = 0; i < shape.size(); ++i)
@@ -242,6 +260,7 @@ Plan decodeTable(const fb::Plan &p, const std::string &what) {
       collective.elements = c->elements();
       collective.group = GroupKind(c->group());
       collective.groupId = c->group_id();
+      collective.root = c->root();
       if (c->tensors())
         for (const flatbuffers::String *t : *c->tensors())
           collective.tensors.push_back(t->str());

@@ -115,6 +115,7 @@ struct CollectiveDesc {
   int64_t elements = 0; // per replica
   GroupKind group = GroupKind::World;
   int groupId = -1; // which group of the kind (a server's index), else -1
+  int root = -1;    // a broadcast's replica whose copy the others receive, else -1
   std::vector<std::string> tensors;
   std::string loc;
 };
@@ -194,6 +195,13 @@ struct Plan {
   double stepFlops(StepKind step) const;
   /// Whether the products read bf16 (a plan compiled with --precision bf16).
   bool computesInBf16() const;
+  /// Each logical parameter once, in plan order: the index in `params` of its first copy
+  /// (device 0's; under sharded optimizer state a state's only copy is on the device that
+  /// updates its parameter). What checkpoints and parameter files hold.
+  std::vector<size_t> logicalParams() const;
+  /// Whether the optimizer state is sharded over the devices (dpc compile --shard-optimizer):
+  /// the plan broadcasts parameters.
+  bool shardsOptimizerState() const;
 
   /// Decodes a verified file; `what` names it in messages. Throws Error(Plan) for a kernel
   /// attribute its contract refuses (a missing required one, a flag other than 0 or 1, a

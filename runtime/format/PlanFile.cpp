@@ -141,13 +141,16 @@ uint64_t fnv1a64(const void *data, size_t size, uint64_t h) {
 
 std::string manifestLine(CollectiveKind kind, int bucket, int dtype, int64_t elements,
                          GroupKind group, int groupId, const std::vector<std::string> &tensors,
-                         const std::string &loc) {
+                         const std::string &loc, int root) {
   std::string line = std::string(collectiveKindName(kind)) + "|" + std::to_string(bucket) + "|" +
                      std::to_string(dtype) + "|" + std::to_string(elements) + "|" +
                      groupName(group, groupId) + "|";
   for (size_t i = 0; i < tensors.size(); ++i)
     line += (i ? "," : "") + tensors[i];
-  return line + "|" + loc + "\n";
+  line += "|" + loc;
+  if (root >= 0)
+    line += "|root=" + std::to_string(root);
+  return line + "\n";
 }
 
 uint64_t manifestHash(const fb::Plan &plan) {
@@ -162,7 +165,7 @@ uint64_t manifestHash(const fb::Plan &plan) {
         tensors.push_back(t->str());
     std::string line = manifestLine(CollectiveKind(c->kind()), c->bucket(), c->dtype(),
                                     c->elements(), GroupKind(c->group()), c->group_id(), tensors,
-                                    c->loc() ? c->loc()->str() : "");
+                                    c->loc() ? c->loc()->str() : "", c->root());
     h = fnv1a64(line.data(), line.size(), h);
   }
   return h;
@@ -257,8 +260,10 @@ static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
                             ? kind == CollectiveKind::PushPull && group == GroupKind::Server &&
                                   c->group_id() >= 0 &&
                                   c->group_id() < int64_t(plan.servers()->size())
-                            : kind == CollectiveKind::AllReduceMean && group == GroupKind::World &&
-                                  c->group_id() == -1;
+                            : (kind == CollectiveKind::AllReduceMean && group == GroupKind::World &&
+                               c->group_id() == -1) ||
+                                  (kind == CollectiveKind::Broadcast &&
+                                   group == GroupKind::Replicas && c->group_id() == -1);
       if (!runs)
         fail(what, entry + " is " + collectiveKindName(kind) + " over " +
                        groupName(group, c->group_id()) + ", which this plan's strategy " +
@@ -266,8 +271,16 @@ static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
                        (plan.server() >= 0 ? "a server: receive_reply over workers"
                         : plan.servers() && plan.servers()->size() > 0
                             ? "a worker: push_pull over server s, for one of its servers"
-                            : "allreduce_mean over world") +
+                            : "allreduce_mean over world, broadcast over replicas") +
                        ")");
+      // A broadcast's root is one of the process's replicas; no other kind has one.
+      if (kind == CollectiveKind::Broadcast ? c->root() < 0 || c->root() >= replicas
+                                            : c->root() != -1)
+        fail(what, entry + " (" + collectiveKindName(kind) + ") has root " +
+                       std::to_string(c->root()) +
+                       (kind == CollectiveKind::Broadcast
+                            ? ", not one of the plan's " + std::to_string(replicas) + " device(s)"
+                            : ": only a broadcast has one"));
       // The buckets are f32; an allreduce may send them as bf16 (allreduce_mean only).
       if (DType(c->dtype()) != DType::F32 &&
           !(DType(c->dtype()) == DType::BF16 && kind == CollectiveKind::AllReduceMean))
@@ -331,9 +344,10 @@ static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
       }
       // Each strategy has its own pair of exchange kernels.
       const bool allowed =
-          isServer ? (kind == KernelKind::ReceivePush || kind == KernelKind::ReplyPull)
+          isServer   ? (kind == KernelKind::ReceivePush || kind == KernelKind::ReplyPull)
           : isWorker ? (kind == KernelKind::PushStart || kind == KernelKind::PullWait) && train
-                     : (kind == KernelKind::AllReduceStart || kind == KernelKind::AllReduceWait);
+                     : (kind == KernelKind::AllReduceStart || kind == KernelKind::AllReduceWait ||
+                        kind == KernelKind::BroadcastStart || kind == KernelKind::BroadcastWait);
       if (!allowed)
         fail(what, where + " does not belong in " +
                        (isServer   ? std::string("a server's plan")
@@ -348,6 +362,24 @@ static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
       const fb::Collective *c = bucketAttr ? entry(static_cast<int>(bucketAttr->i())) : nullptr;
       if (!c)
         fail(what, where + " names no bucket of the collective manifest");
+      // A broadcast's kernels exchange a broadcast's bucket, from the manifest's root; an
+      // allreduce's kernels an allreduce's.
+      const bool broadcastKernel =
+          kind == KernelKind::BroadcastStart || kind == KernelKind::BroadcastWait;
+      if (!isServer && !isWorker) {
+        int64_t root = -1;
+        if (k->attrs())
+          for (const fb::Attr *a : *k->attrs())
+            if (a->name()->str() == "root")
+              root = a->i();
+        if (broadcastKernel != (CollectiveKind(c->kind()) == CollectiveKind::Broadcast))
+          fail(what, where + " exchanges bucket " + std::to_string(c->bucket()) + ", which is " +
+                         collectiveKindName(CollectiveKind(c->kind())) + " in the manifest");
+        if (root != c->root())
+          fail(what, where + " has root " + std::to_string(root) + " but the manifest's " +
+                         collectiveKindName(CollectiveKind(c->kind())) + " of bucket " +
+                         std::to_string(c->bucket()) + " has " + std::to_string(c->root()));
+      }
       if (k->device() != -1 || static_cast<int>(ids.size()) != replicas)
         fail(what, where + " must run on every device with one buffer per device");
       for (int d = 0; d < replicas; ++d) {

@@ -552,7 +552,8 @@ uint64_t writeCheckpoint(Program &program, const CheckpointMeta &meta, const std
   const Plan &plan = program.plan();
   if ((best != nullptr) != (meta.best >= 0))
     throw Error(ErrorKind::Runtime, "a checkpoint's best weights without their validation");
-  // Device 0's parameters, then the best weights (from host memory).
+  // Each logical parameter once (device 0's copy, or the device holding a sharded state),
+  // then the best weights (from host memory).
   struct Entry {
     const std::string &name;
     uint8_t kind;
@@ -563,10 +564,12 @@ uint64_t writeCheckpoint(Program &program, const CheckpointMeta &meta, const std
     const float *values;
   };
   std::vector<Entry> entries;
-  for (const ParamDesc &p : plan.params)
-    if (const BufferDesc &buf = plan.buffers[p.buffer]; buf.device == 0)
-      entries.push_back(
-          {p.name, static_cast<uint8_t>(p.kind), buf.dtype, buf.shape, buf.bytes(), &buf, nullptr});
+  for (size_t i : plan.logicalParams()) {
+    const ParamDesc &p = plan.params[i];
+    const BufferDesc &buf = plan.buffers[p.buffer];
+    entries.push_back(
+        {p.name, static_cast<uint8_t>(p.kind), buf.dtype, buf.shape, buf.bytes(), &buf, nullptr});
+  }
   if (best)
     for (const ParamsEntry &e : *best)
       entries.push_back({e.name, kBestWeightKind, DType::F32, e.shape,
@@ -643,10 +646,9 @@ void checkCheckpointFits(const Checkpoint &checkpoint, const Plan &plan, const s
     return k == ParamKind::Weight ? "a weight" : "optimizer state";
   };
   std::set<std::string> planNames;
-  for (const ParamDesc &p : plan.params) {
+  for (size_t i : plan.logicalParams()) {
+    const ParamDesc &p = plan.params[i];
     const BufferDesc &buf = plan.buffers[p.buffer];
-    if (buf.device != 0)
-      continue;
     planNames.insert(p.name);
     auto it = byName.find(p.name);
     if (it == byName.end())
@@ -750,11 +752,12 @@ void loadCheckpoint(Program &program, const Checkpoint &checkpoint) {
 
 uint64_t checkpointSizeLimit(const Plan &plan) {
   uint64_t bytes = 0;
-  for (const ParamDesc &p : plan.params)
-    if (plan.buffers[p.buffer].device == 0)
-      // A weight may have its best copy beside it (--restore-best).
-      bytes += (p.kind == ParamKind::Weight ? 2 : 1) *
-               (alignUp(plan.buffers[p.buffer].bytes()) + kMaxNameBytes + 128);
+  for (size_t i : plan.logicalParams()) {
+    const ParamDesc &p = plan.params[i];
+    // A weight may have its best copy beside it (--restore-best).
+    bytes += (p.kind == ParamKind::Weight ? 2 : 1) *
+             (alignUp(plan.buffers[p.buffer].bytes()) + kMaxNameBytes + 128);
+  }
   // The records of a long epoch (a loss per step) and of many finished ones.
   return bytes + (uint64_t(64) << 20);
 }

@@ -224,6 +224,7 @@ std::unique_ptr<Job> Job::launch(const std::string &planPath, const JobOptions &
       b.kind = c.kind;
       b.group = c.group;
       b.groupId = c.groupId;
+      b.root = c.root;
       b.elements = c.elements;
       for (const std::string &t : c.tensors)
         b.tensors += (b.tensors.empty() ? "" : ", ") + t;

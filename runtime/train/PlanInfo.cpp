@@ -268,8 +268,10 @@ void describePlan(const Plan &plan, const std::string &path, std::ostream &out) 
     out << "collectives: " << plan.collectives.size() << " (manifest hash " << hash << ")\n";
     for (const CollectiveDesc &c : plan.collectives) {
       out << "  bucket " << c.bucket << "  " << collectiveKindName(c.kind) << " over "
-          << groupName(c.group, c.groupId) << "  " << withCommas(c.elements) << " x f32"
-          << (c.dtype == DType::BF16 ? " (sent as bf16)" : "") << "  ";
+          << groupName(c.group, c.groupId)
+          << (c.root >= 0 ? " from replica " + std::to_string(c.root) : std::string()) << "  "
+          << withCommas(c.elements) << " x f32" << (c.dtype == DType::BF16 ? " (sent as bf16)" : "")
+          << "  ";
       for (size_t i = 0; i < c.tensors.size(); ++i)
         out << (i ? ", " : "") << c.tensors[i];
       if (!c.loc.empty())

@@ -87,8 +87,8 @@ public:
   PlanBuilder &manifestEntry(int bucket, int64_t elements, const std::string &tensors,
                              CollectiveKind kind = CollectiveKind::AllReduceMean,
                              GroupKind group = GroupKind::World, int groupId = -1,
-                             DType wire = DType::F32) {
-    collectives_.push_back({bucket, elements, tensors, kind, group, groupId, wire});
+                             DType wire = DType::F32, int root = -1) {
+    collectives_.push_back({bucket, elements, tensors, kind, group, groupId, wire, root});
     return *this;
   }
   KernelSpec &collective(StepKind step, KernelKind kind, int bucket,
@@ -258,11 +258,12 @@ public:
       for (const CollectiveSpec &c : collectives_) {
         std::vector<flatbuffers::Offset<flatbuffers::String>> tensors = {
             fbb.CreateString(c.tensors)};
-        collectives.push_back(
-            fb::CreateCollectiveDirect(fbb, uint8_t(c.kind), c.bucket, static_cast<uint8_t>(c.wire),
-                                       c.elements, uint8_t(c.group), c.groupId, &tensors, ""));
-        const std::string line = manifestLine(c.kind, c.bucket, static_cast<int>(c.wire),
-                                              c.elements, c.group, c.groupId, {c.tensors}, "");
+        collectives.push_back(fb::CreateCollectiveDirect(
+            fbb, uint8_t(c.kind), c.bucket, static_cast<uint8_t>(c.wire), c.elements,
+            uint8_t(c.group), c.groupId, &tensors, "", c.root));
+        const std::string line =
+            manifestLine(c.kind, c.bucket, static_cast<int>(c.wire), c.elements, c.group, c.groupId,
+                         {c.tensors}, "", c.root);
         manifest = fnv1a64(line.data(), line.size(), manifest);
       }
     }
@@ -315,6 +316,7 @@ private:
     GroupKind group;
     int groupId;
     DType wire;
+    int root;
   };
   struct ParamSpec {
     std::string name;

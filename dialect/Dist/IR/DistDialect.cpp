@@ -143,6 +143,30 @@ LogicalResult AllReduceWaitOp::verify() {
   return success();
 }
 
+LogicalResult BroadcastStartOp::verify() {
+  const auto params = getParams();
+  if (params.size() < 2)
+    return emitOpError() << "copies a parameter between replicas: it needs at least 2, found "
+                         << params.size();
+  if (llvm::any_of(params.getTypes(), [&](Type t) { return t != params.front().getType(); }))
+    return emitOpError("operands must be the copies of one parameter (one type)");
+  const int64_t root = getRootAttr().getInt();
+  if (root < 0 || root >= static_cast<int64_t>(params.size()))
+    return emitOpError() << "root " << root << " is not one of the " << params.size()
+                         << " replicas";
+  if (getBucketAttr().getInt() < 0)
+    return emitOpError("bucket must be non-negative");
+  if (getTensors().size() != 1)
+    return emitOpError("names one parameter in `tensors`");
+  return success();
+}
+
+LogicalResult BroadcastWaitOp::verify() {
+  if (!getStart())
+    return emitOpError("expects the result of a dist.broadcast_start");
+  return success();
+}
+
 LogicalResult ParameterServerAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                           int64_t servers, int64_t workers, int64_t staleness,
                                           bool sync) {

@@ -29,6 +29,9 @@ inline constexpr llvm::StringLiteral kSyncAttr = "dist.sync";
 /// On a train step whose gradient buckets cross the processes as bf16: "bf16"
 /// (dist-insert-allreduce precision=bf16; none means f32).
 inline constexpr llvm::StringLiteral kAllReducePrecisionAttr = "dist.allreduce_precision";
+/// On a train step whose optimizer state is sharded over the replicas of a process
+/// (dist-shard-optimizer): the ZeRO stage, 1.
+inline constexpr llvm::StringLiteral kShardOptimizerAttr = "dist.shard_optimizer";
 /// The replica an op was placed on (0 when it carries no `dist.replica`).
 int64_t getReplica(mlir::Operation *op);
 /// The mesh of a step function, or null when it was not distributed.

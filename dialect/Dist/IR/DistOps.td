@@ -102,6 +102,43 @@ def Dist_AllReduceWaitOp : Dist_Op<"allreduce_wait"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Sharded optimizer state
+//===----------------------------------------------------------------------===//
+
+def Dist_BroadcastStartOp : Dist_Op<"broadcast_start"> {
+  let summary = "start copying a parameter from the replica that updated it to the others";
+  let description = [{
+    Under sharded optimizer state (`dist-shard-optimizer`), one replica of each process, its
+    `root`, keeps the optimizer state of a parameter and updates it; this op starts copying
+    its copy of the parameter into every other replica's copy. Operands are the parameter's
+    `graph.param` on each replica of this process, in replica order. Placed right after the
+    root's update; the matching `dist.broadcast_wait` ends the step. `bucket` is the
+    collective manifest's index (a broadcast over the replicas of a process, from `root`),
+    `tensors` names the parameter.
+
+    ```mlir
+    %p = dist.broadcast_start %w0, %w1 {bucket = 1 : i64, root = 1 : i64, tensors = ["dense1.kernel"]} : tensor<784x100xf32>, tensor<784x100xf32>
+    dist.broadcast_wait %p
+    ```
+  }];
+  let arguments = (ins Variadic<Dist_F32Tensor>:$params, I64Attr:$root, I64Attr:$bucket,
+                       StrArrayAttr:$tensors);
+  let results = (outs Dist_PendingType:$pending);
+  let assemblyFormat = "$params attr-dict `:` type($params)";
+  let hasVerifier = 1;
+}
+
+def Dist_BroadcastWaitOp : Dist_Op<"broadcast_wait"> {
+  let summary = "wait until every replica holds the root's copy of the parameter";
+  let arguments = (ins Dist_PendingType:$pending);
+  let assemblyFormat = "$pending attr-dict";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    BroadcastStartOp getStart() { return getPending().getDefiningOp<BroadcastStartOp>(); }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // The parameter-server strategy
 //===----------------------------------------------------------------------===//
 

@@ -213,7 +213,7 @@ private:
     for (Operation &op : func.getBody().front()) {
       if (isa<func::ReturnOp>(op))
         continue;
-      if (isa<ParameterUpdateOpInterface>(op) ||
+      if (isa<ParameterUpdateOpInterface, dist::BroadcastStartOp>(op) ||
           llvm::any_of(op.getOperands(), [&](Value v) {
             Operation *def = v.getDefiningOp();
             return def && (isa<dist::AccumulateOp>(def) || final.contains(def));
@@ -391,6 +391,20 @@ private:
         .Case([&](dist::AllReduceWaitOp w) {
           collective(w.getLoc(), rt::KernelKind::AllReduceWait, w.getStart().getBucket());
           bindMeans(w.getResults(), w.getStart().getGradients());
+        })
+        .Case([&](dist::BroadcastStartOp s) {
+          // The bucket is the parameter itself, each replica's copy of it.
+          SmallVector<Value> copies;
+          for (Value p : s.getParams())
+            copies.push_back(values_.lookup(p));
+          buckets_[s.getBucket()] = copies;
+          emit(s.getLoc(), rt::KernelKind::BroadcastStart, copies, ValueRange(),
+               rt::CollectiveAttrs{s.getBucket(), s.getRoot()});
+        })
+        .Case([&](dist::BroadcastWaitOp w) {
+          dist::BroadcastStartOp s = w.getStart();
+          emit(w.getLoc(), rt::KernelKind::BroadcastWait, buckets_.lookup(s.getBucket()),
+               ValueRange(), rt::CollectiveAttrs{s.getBucket(), s.getRoot()});
         })
         .Case([&](dist::PushOp p) {
           collective(p.getLoc(), rt::KernelKind::PushStart, p.getBucket());

@@ -190,6 +190,28 @@ private:
       if (step.getName() != (server ? "serve" : "train"))
         continue;
       for (KernelOp k : step.getOps<KernelOp>()) {
+        // A parameter's broadcast from the replica that updated it (sharded optimizer state):
+        // its bucket is the parameter.
+        if (k.getKind() == "broadcast_start") {
+          const rt::CollectiveAttrs attrs = collectiveAttrs(k);
+          Value param = k.getInputs().front();
+          std::vector<std::string> tensors{param.getDefiningOp<ParamOp>()
+                                               ? param.getDefiningOp<ParamOp>().getName().str()
+                                               : std::string()};
+          const int64_t elements = cast<MemRefType>(param.getType()).getNumElements();
+          std::string loc = locationString(k.getLoc());
+          std::string line = rt::manifestLine(
+              rt::CollectiveKind::Broadcast, int(attrs.bucket), int(rt::DType::F32), elements,
+              rt::GroupKind::Replicas, -1, tensors, loc, int(attrs.root));
+          hash = rt::fnv1a64(line.data(), line.size(), hash);
+          entries.push_back(fb::CreateCollective(
+              fbb_, uint8_t(rt::CollectiveKind::Broadcast), int(attrs.bucket),
+              uint8_t(rt::DType::F32), elements, uint8_t(rt::GroupKind::Replicas), -1,
+              fbb_.CreateVector(std::vector<flatbuffers::Offset<flatbuffers::String>>{
+                  fbb_.CreateString(tensors[0])}),
+              fbb_.CreateString(loc), int(attrs.root)));
+          continue;
+        }
         if (k.getKind() != start)
           continue;
         Value bucket = k.getInputs().front();
@@ -224,6 +246,15 @@ private:
     if (entries.empty())
       hash = 0;
     return fbb_.CreateVector(entries);
+  }
+
+  /// A collective kernel's bucket and root.
+  static rt::CollectiveAttrs collectiveAttrs(KernelOp k) {
+    rt::CollectiveAttrs attrs;
+    attrs.bucket = k->getAttrOfType<IntegerAttr>("bucket").getInt();
+    if (auto root = k->getAttrOfType<IntegerAttr>("root"))
+      attrs.root = root.getInt();
+    return attrs;
   }
 
   LogicalResult addBuffer(Value value, int64_t offset) {

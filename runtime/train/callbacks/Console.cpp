@@ -169,6 +169,28 @@ private:
           << " micro-shards of "
           << plan.batch / (int64_t(report.replicas) * report.processes * plan.accumulation)
           << " samples, one optimizer step per batch\n";
+    if (plan.shardsOptimizerState()) {
+      // The state each replica holds, from the plan's optimizer-state parameters.
+      std::vector<int64_t> held(report.replicas, 0);
+      int64_t whole = 0;
+      for (size_t i : plan.logicalParams())
+        if (plan.params[i].kind == ParamKind::OptimizerState)
+          whole += int64_t(plan.buffers[plan.params[i].buffer].bytes());
+      for (const ParamDesc &p : plan.params)
+        if (const BufferDesc &b = plan.buffers[p.buffer];
+            p.kind == ParamKind::OptimizerState && b.device < report.replicas)
+          held[b.device] += int64_t(b.bytes());
+      out << "optimizer state: sharded over the " << report.replicas
+          << " replicas of each process, each parameter updated by one and broadcast to the "
+             "others; MiB by replica:";
+      char mib[32];
+      for (int64_t bytes : held) {
+        std::snprintf(mib, sizeof(mib), " %.2f", bytes / 1048576.0);
+        out << mib;
+      }
+      std::snprintf(mib, sizeof(mib), "%.2f", whole / 1048576.0);
+      out << " (unsharded " << mib << ")\n";
+    }
     if (group.size() > 1 && !s_.job.pushPull())
       out << "gradient sums: " << report.allreduceLayout
           << (report.allreduceLayout == "flat"

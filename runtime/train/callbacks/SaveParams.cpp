@@ -14,9 +14,10 @@ namespace dp::rt {
 
 std::vector<ParamsEntry> readParams(Program &program, bool weightsOnly) {
   std::vector<ParamsEntry> out;
-  for (const ParamDesc &p : program.plan().params) {
+  for (size_t i : program.plan().logicalParams()) {
+    const ParamDesc &p = program.plan().params[i];
     const BufferDesc &b = program.buffer(p.buffer);
-    if (b.device != 0 || (weightsOnly && p.kind != ParamKind::Weight))
+    if (weightsOnly && p.kind != ParamKind::Weight)
       continue;
     ParamsEntry &e = out.emplace_back();
     e.name = p.name;

@@ -270,3 +270,58 @@ func.func @f(%g: tensor<3xf32>) -> tensor<3xf32> {
   %a = dist.accumulate %g {count = 1 : i64} : tensor<3xf32>
   return %a : tensor<3xf32>
 }
+
+// -----
+
+// Tests that a broadcast copies between at least 2 replicas.
+func.func @f(%w: tensor<3xf32>) {
+  // expected-error @+1 {{'dist.broadcast_start' op copies a parameter between replicas: it needs at least 2, found 1}}
+  %p = dist.broadcast_start %w {bucket = 1 : i64, root = 0 : i64, tensors = ["w"]} : tensor<3xf32>
+  return
+}
+
+// -----
+
+// Tests that a broadcast's operands are the copies of one parameter.
+func.func @f(%w: tensor<3xf32>, %v: tensor<4xf32>) {
+  // expected-error @+1 {{'dist.broadcast_start' op operands must be the copies of one parameter (one type)}}
+  %p = dist.broadcast_start %w, %v {bucket = 1 : i64, root = 0 : i64, tensors = ["w"]} : tensor<3xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+// Tests that a broadcast's root is one of its replicas.
+func.func @f(%w0: tensor<3xf32>, %w1: tensor<3xf32>) {
+  // expected-error @+1 {{'dist.broadcast_start' op root 2 is not one of the 2 replicas}}
+  %p = dist.broadcast_start %w0, %w1 {bucket = 1 : i64, root = 2 : i64, tensors = ["w"]} : tensor<3xf32>, tensor<3xf32>
+  return
+}
+
+// -----
+
+// Tests that a broadcast's bucket is not negative.
+func.func @f(%w0: tensor<3xf32>, %w1: tensor<3xf32>) {
+  // expected-error @+1 {{'dist.broadcast_start' op bucket must be non-negative}}
+  %p = dist.broadcast_start %w0, %w1 {bucket = -1 : i64, root = 0 : i64, tensors = ["w"]} : tensor<3xf32>, tensor<3xf32>
+  return
+}
+
+// -----
+
+// Tests that a broadcast names its one parameter.
+func.func @f(%w0: tensor<3xf32>, %w1: tensor<3xf32>) {
+  // expected-error @+1 {{'dist.broadcast_start' op names one parameter in `tensors`}}
+  %p = dist.broadcast_start %w0, %w1 {bucket = 1 : i64, root = 0 : i64, tensors = ["w", "v"]} : tensor<3xf32>, tensor<3xf32>
+  return
+}
+
+// -----
+
+// Tests that a broadcast's wait waits for a broadcast.
+func.func @f(%g0: tensor<3xf32>, %g1: tensor<3xf32>) {
+  %p = dist.allreduce_start %g0, %g1 {bucket = 0 : i64, replicas = 2 : i64} : tensor<3xf32>, tensor<3xf32>
+  // expected-error @+1 {{'dist.broadcast_wait' op expects the result of a dist.broadcast_start}}
+  dist.broadcast_wait %p
+  return
+}

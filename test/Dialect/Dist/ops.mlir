@@ -113,3 +113,15 @@ func.func @accumulate(%g: tensor<3x2xf32>) -> tensor<3x2xf32> attributes {dist.m
   %a = dist.accumulate %g {count = 4 : i64} : tensor<3x2xf32>
   return %a : tensor<3x2xf32>
 }
+
+// -----
+
+// Tests that a parameter's broadcast from the replica that updated it round-trips.
+// CHECK-LABEL: func.func @broadcast
+// CHECK: %[[P:.*]] = dist.broadcast_start %{{.*}}, %{{.*}} {bucket = 3 : i64, root = 1 : i64, tensors = ["w"]} : tensor<3xf32>, tensor<3xf32>
+// CHECK-NEXT: dist.broadcast_wait %[[P]]
+func.func @broadcast(%w0: tensor<3xf32>, %w1: tensor<3xf32>) {
+  %p = dist.broadcast_start %w0, %w1 {bucket = 3 : i64, root = 1 : i64, tensors = ["w"]} : tensor<3xf32>, tensor<3xf32>
+  dist.broadcast_wait %p
+  return
+}

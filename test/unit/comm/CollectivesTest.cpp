@@ -167,6 +167,41 @@ TEST(Collectives, RefusesACollectiveItDoesNotRun) {
                   "bucket 1 is allreduce_mean over node 0, but the MPI engine");
 }
 
+// Sharded optimizer state: a parameter's bucket goes from its root replica, as it is, to the
+// others, between allreduces of the manifest, step after step; a root outside the replicas
+// is refused.
+TEST(Collectives, ABroadcastCopiesTheRootsBufferToTheOthers) {
+  auto group = ProcessGroup::create(false);
+  std::vector<BucketInfo> buckets = makeBuckets({4, 3});
+  buckets[1].kind = CollectiveKind::Broadcast;
+  buckets[1].group = GroupKind::Replicas;
+  buckets[1].root = 2;
+  Collectives engine(*group, 3, buckets, 10.0);
+  std::vector<std::vector<float>> grads(3, std::vector<float>(4)), params(3, std::vector<float>(3));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 3; ++r)
+    threads.emplace_back([&, r] {
+      for (int step = 0; step < 5; ++step) {
+        for (float &g : grads[r])
+          g = float(r + step);
+        for (size_t i = 0; i < 3; ++i)
+          params[r][i] = r == 2 ? 0.1f * float(i + step) + 1e-8f : -float(r);
+        engine.start(0, r, grads[r].data());
+        engine.start(1, r, params[r].data());
+        engine.wait(0, r);
+        engine.wait(1, r);
+        for (size_t i = 0; i < 3; ++i)
+          EXPECT_EQ(params[r][i], 0.1f * float(i + step) + 1e-8f) << "replica " << r;
+        EXPECT_EQ(grads[r][0], float(1 + step)) << "the mean of 0, 1, 2 plus the step";
+      }
+    });
+  for (std::thread &t : threads)
+    t.join();
+  buckets[1].root = 3;
+  EXPECT_DP_ERROR(Collectives(*group, 3, buckets, 1.0), ErrorKind::Plan,
+                  "bucket 1 is a broadcast from replica 3, but the process has 3 replica(s)");
+}
+
 TEST(Collectives, ReplicaThatNeverStartsIsNamed) {
   auto group = ProcessGroup::create(false);
   Collectives engine(*group, 3, makeBuckets({16, 8}), 0.3);

@@ -298,6 +298,61 @@ TEST(PlanFileTest, AnAllreduceMaySendItsBucketAsBf16) {
                   "allreduce_mean");
 }
 
+// A plan of 2 devices that broadcasts one parameter from device `root` (sharded optimizer
+// state), with the manifest's root `manifestRoot` and kernels of kinds `start` and `wait`.
+PlanBuilder broadcastPlan(int root, int manifestRoot, KernelKind start = KernelKind::BroadcastStart,
+                          KernelKind wait = KernelKind::BroadcastWait,
+                          CollectiveKind kind = CollectiveKind::Broadcast,
+                          GroupKind group = GroupKind::Replicas) {
+  PlanBuilder b{4};
+  b.devices(2);
+  const uint32_t w0 = b.onDevice(0).param("w", {4});
+  const uint32_t w1 = b.onDevice(1).param("w", {4});
+  b.onDevice(0);
+  b.manifestEntry(0, 4, "w", kind, group, -1, DType::F32, manifestRoot);
+  b.collective(StepKind::Train, start, 0, {w0, w1}).attrI("root", root);
+  b.collective(StepKind::Train, wait, 0, {w0, w1}).attrI("root", root);
+  return b;
+}
+
+TEST(PlanFileTest, ABroadcastComesFromOneOfTheDevicesItsManifestNames) {
+  Plan ok = broadcastPlan(1, 1).plan();
+  ASSERT_EQ(ok.collectives.size(), 1u);
+  EXPECT_EQ(ok.collectives[0].kind, CollectiveKind::Broadcast);
+  EXPECT_EQ(ok.collectives[0].root, 1);
+  EXPECT_TRUE(ok.shardsOptimizerState());
+  // The root joins the manifest's line (and hash) of a broadcast only.
+  EXPECT_EQ(manifestLine(CollectiveKind::Broadcast, 2, 0, 4, GroupKind::Replicas, -1, {"w"}, "", 1),
+            "broadcast|2|0|4|replicas|w||root=1\n");
+  EXPECT_DP_ERROR(broadcastPlan(2, 2).planFile(), ErrorKind::Plan,
+                  "manifest entry for bucket 0 (broadcast) has root 2, not one of the plan's 2 "
+                  "device(s)");
+  EXPECT_DP_ERROR(broadcastPlan(1, 0).planFile(), ErrorKind::Plan,
+                  "train kernel #0 (broadcast_start) has root 1 but the manifest's broadcast of "
+                  "bucket 0 has 0");
+  EXPECT_DP_ERROR(
+      broadcastPlan(-1, 1, KernelKind::AllReduceStart, KernelKind::AllReduceWait).planFile(),
+      ErrorKind::Plan,
+      "train kernel #0 (allreduce_start) exchanges bucket 0, which is broadcast in "
+      "the manifest");
+  EXPECT_DP_ERROR(broadcastPlan(-1, -1, KernelKind::BroadcastStart, KernelKind::BroadcastWait,
+                                CollectiveKind::AllReduceMean, GroupKind::World)
+                      .planFile(),
+                  ErrorKind::Plan,
+                  "train kernel #0 (broadcast_start) exchanges bucket 0, which is allreduce_mean "
+                  "in the manifest");
+  EXPECT_DP_ERROR(broadcastPlan(1, 1, KernelKind::BroadcastStart, KernelKind::BroadcastWait,
+                                CollectiveKind::Broadcast, GroupKind::World)
+                      .planFile(),
+                  ErrorKind::Plan, "is broadcast over world, which this plan's strategy");
+  EXPECT_DP_ERROR(broadcastPlan(-1, 1, KernelKind::AllReduceStart, KernelKind::AllReduceWait,
+                                CollectiveKind::AllReduceMean, GroupKind::World)
+                      .planFile(),
+                  ErrorKind::Plan,
+                  "manifest entry for bucket 0 (allreduce_mean) has root 1: only a broadcast has "
+                  "one");
+}
+
 // A parameter-server plan: the workers' (2 workers) with one server's inside it; `tweak` changes
 // what a test breaks.
 struct PsParts {
@@ -398,7 +453,7 @@ TEST(PlanFileTest, ManifestKindsAndGroupsAreTyped) {
   // Kinds the format names but this plan's strategy does not run, and numbers past the lists.
   EXPECT_DP_ERROR(plan(CollectiveKind::ReduceScatter, GroupKind::World).planFile(), ErrorKind::Plan,
                   "manifest entry for bucket 0 is reduce_scatter over world, which this plan's "
-                  "strategy does not run (allreduce_mean over world)");
+                  "strategy does not run (allreduce_mean over world, broadcast over replicas)");
   EXPECT_DP_ERROR(plan(CollectiveKind::AllReduceMean, GroupKind::Node, 1).planFile(),
                   ErrorKind::Plan, "is allreduce_mean over node 1, which");
   EXPECT_DP_ERROR(plan(CollectiveKind(kNumCollectiveKinds), GroupKind::World).planFile(),

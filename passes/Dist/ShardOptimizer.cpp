@@ -1,0 +1,160 @@
+// dist-shard-optimizer: each parameter's optimizer state on one replica of the process, which
+// updates it and broadcasts the parameter to the others (ZeRO stage 1; see Passes.td).
+#include "dialect/Common/TensorBytes.h"
+#include "dialect/Dist/IR/DistDialect.h"
+#include "dialect/Graph/IR/GraphDialect.h"
+#include "dialect/Interfaces/ParameterUpdateOpInterface.h"
+#include "passes/Dist/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/MapVector.h"
+
+#include <algorithm>
+#include <vector>
+
+#define DEBUG_TYPE "dist-shard-optimizer"
+
+namespace dp::dist {
+#define GEN_PASS_DEF_SHARDOPTIMIZERPASS
+#include "passes/Dist/Passes.h.inc"
+} // namespace dp::dist
+
+using namespace mlir;
+using namespace dp;
+namespace g = dp::graph;
+
+namespace {
+
+/// The optimizer state an update reads and writes: its operands from `graph.param`s marked
+/// `optimizer_state`.
+SmallVector<g::ParamOp> stateOf(ParameterUpdateOpInterface update) {
+  SmallVector<g::ParamOp> state;
+  for (Value v : update->getOperands())
+    if (auto p = v.getDefiningOp<g::ParamOp>(); p && p.getOptimizerState())
+      state.push_back(p);
+  return state;
+}
+
+/// One trainable parameter: its update on each replica, in replica order.
+struct Parameter {
+  StringRef name;
+  SmallVector<ParameterUpdateOpInterface> updates;
+  int64_t stateBytes = 0;
+  int64_t owner = -1;
+};
+
+LogicalResult shard(func::FuncOp func, int64_t stage) {
+  dist::MeshAttr mesh = dist::getMesh(func);
+  const int64_t replicas = mesh.getDevicesPerProcess();
+  if (stage != 1)
+    return func.emitError() << "dist-shard-optimizer: stage " << stage
+                            << " is not built (1 shards the optimizer state; stage 2, the "
+                               "gradients too, is not built yet)";
+  if (replicas < 2)
+    return func.emitError() << "dist-shard-optimizer shards the optimizer state over the "
+                               "devices of a process, and the mesh has 1 device per process";
+  if (dist::getParameterServer(func))
+    return func.emitError() << "dist-shard-optimizer applies to the allreduce strategy; "
+                               "parameter servers hold the optimizer state already";
+  if (func->hasAttr(dist::kShardOptimizerAttr))
+    return func.emitError("dist-shard-optimizer: the step is sharded already (the pass runs once)");
+
+  llvm::MapVector<StringRef, Parameter> params;
+  for (auto update : func.getOps<ParameterUpdateOpInterface>()) {
+    auto param = update.getUpdatedParameter().getDefiningOp<g::ParamOp>();
+    if (!param)
+      return update->emitOpError("expects its parameter from a graph.param");
+    Parameter &p = params[param.getName()];
+    p.name = param.getName();
+    if (p.updates.empty())
+      p.updates.resize(replicas);
+    const int64_t r = dist::getReplica(update);
+    if (r < 0 || r >= replicas || p.updates[r])
+      return update->emitOpError() << "is a second update of '" << p.name << "' on replica " << r
+                                   << ", or on none of the mesh's " << replicas;
+    p.updates[r] = update;
+  }
+  int64_t totalState = 0;
+  for (auto &[name, p] : params) {
+    for (int64_t r = 0; r < replicas; ++r)
+      if (!p.updates[r])
+        return func.emitError() << "parameter '" << name << "' has no update on replica " << r;
+    for (g::ParamOp s : stateOf(p.updates[0]))
+      p.stateBytes += tensorBytes(s.getType());
+    totalState += p.stateBytes;
+  }
+  if (params.empty() || totalState == 0)
+    return func.emitError() << "dist-shard-optimizer: the optimizer keeps no state (sgd): there "
+                               "is nothing to shard; compile without --shard-optimizer";
+
+  // Largest state first, each onto the replica with the fewest bytes so far (lowest index on
+  // a tie): the parameter servers' placement, over the replicas.
+  SmallVector<int64_t> stateBytes;
+  for (auto &entry : params)
+    stateBytes.push_back(entry.second.stateBytes);
+  std::vector<int64_t> owners = dist::placeByBytes(stateBytes, replicas);
+  for (auto [i, entry] : llvm::enumerate(params))
+    entry.second.owner = owners[i];
+
+  // Broadcast buckets after the allreduces'.
+  int64_t bucket = 0;
+  func.walk(
+      [&](dist::AllReduceStartOp s) { bucket = std::max(bucket, int64_t(s.getBucket()) + 1); });
+  func.walk([&](dist::AllReduceOp a) {
+    if (a.getBucket())
+      bucket = std::max(bucket, int64_t(*a.getBucket()) + 1);
+  });
+
+  OpBuilder b(func.getContext());
+  SmallVector<Value> pendings;
+  // In the step's order of the owners' updates, so that buckets leave as their updates end.
+  for (auto &[name, p] : params) {
+    SmallVector<Value> copies;
+    for (int64_t r = 0; r < replicas; ++r)
+      copies.push_back(p.updates[r].getUpdatedParameter());
+    for (int64_t r = 0; r < replicas; ++r) {
+      if (r == p.owner)
+        continue;
+      SmallVector<g::ParamOp> state = stateOf(p.updates[r]);
+      p.updates[r]->erase();
+      for (g::ParamOp s : state)
+        if (s->use_empty())
+          s->erase();
+    }
+    Operation *update = p.updates[p.owner];
+    b.setInsertionPointAfter(update);
+    auto start = b.create<dist::BroadcastStartOp>(
+        update->getLoc(), dist::PendingType::get(func.getContext()), copies,
+        b.getI64IntegerAttr(p.owner), b.getI64IntegerAttr(bucket++), b.getStrArrayAttr({name}));
+    pendings.push_back(start.getPending());
+  }
+  // The starts leave in the order of their updates: number the buckets so.
+  SmallVector<dist::BroadcastStartOp> starts(func.getOps<dist::BroadcastStartOp>());
+  int64_t first = starts.empty() ? 0 : bucket - static_cast<int64_t>(starts.size());
+  for (auto [i, s] : llvm::enumerate(starts))
+    s.setBucketAttr(b.getI64IntegerAttr(first + static_cast<int64_t>(i)));
+  // The waits end the step, in the starts' order.
+  b.setInsertionPoint(func.getBody().front().getTerminator());
+  for (dist::BroadcastStartOp s : starts)
+    b.create<dist::BroadcastWaitOp>(s.getLoc(), s.getPending());
+  func->setAttr(dist::kShardOptimizerAttr, b.getI64IntegerAttr(stage));
+  return success();
+}
+
+struct ShardOptimizerPass : dist::impl::ShardOptimizerPassBase<ShardOptimizerPass> {
+  using ShardOptimizerPassBase::ShardOptimizerPassBase;
+  void runOnOperation() override {
+    if (shardOptimizer == 0)
+      return;
+    func::FuncOp train = dist::getReplicatedTrainStep(getOperation());
+    if (!train) {
+      getOperation().emitError("dist-shard-optimizer: no train step on several replicas (run "
+                               "dist-replicate with devices-per-process 2 or more)");
+      return signalPassFailure();
+    }
+    if (failed(shard(train, shardOptimizer)))
+      signalPassFailure();
+  }
+};
+
+} // namespace

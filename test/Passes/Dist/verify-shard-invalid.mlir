@@ -1,0 +1,177 @@
+// RUN: dp-opt %s -split-input-file -dist-verify -verify-diagnostics
+
+// Tests that a step whose optimizer state is not sharded broadcasts nothing.
+func.func @train() attributes {graph.step = "train",  dist.mesh = #dist.mesh<devices_per_process = 2, processes = 1, device = "cpu">} {
+  %w0 = graph.param "w" {dist.replica = 0 : i64, init = #graph.zeros} : tensor<3xf32>
+  %w1 = graph.param "w" {dist.replica = 1 : i64, init = #graph.zeros} : tensor<3xf32>
+  %m0 = graph.param "w/m" {dist.replica = 0 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  %v0 = graph.param "w/v" {dist.replica = 0 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  %m1 = graph.param "w/m" {dist.replica = 1 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  %v1 = graph.param "w/v" {dist.replica = 1 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  %g0 = graph.fill 1.0 {dist.replica = 0 : i64} : tensor<3xf32>
+  %g1 = graph.fill 1.0 {dist.replica = 1 : i64} : tensor<3xf32>
+  %p = dist.allreduce_start %g0, %g1 {bucket = 0 : i64, replicas = 2 : i64, tensors = ["w"]} : tensor<3xf32>, tensor<3xf32>
+  %a:2 = dist.allreduce_wait %p : tensor<3xf32>, tensor<3xf32>
+  graph.adam_update %w0, %m0, %v0, %a#0 {beta1 = 0.9, beta2 = 0.999, epsilon = 1.0e-7, lr = 0.01, dist.replica = 0 : i64} : tensor<3xf32>
+  graph.adam_update %w1, %m1, %v1, %a#1 {beta1 = 0.9, beta2 = 0.999, epsilon = 1.0e-7, lr = 0.01, dist.replica = 1 : i64} : tensor<3xf32>
+  // expected-error @+1 {{'dist.broadcast_start' op broadcasts a parameter in a step whose optimizer state is not sharded}}
+  %b = dist.broadcast_start %w0, %w1 {bucket = 1 : i64, root = 0 : i64, tensors = ["w"]} : tensor<3xf32>, tensor<3xf32>
+  dist.broadcast_wait %b
+  return
+}
+
+// -----
+
+// Tests that under sharding only the owner updates a parameter.
+func.func @train() attributes {graph.step = "train", dist.shard_optimizer = 1 : i64, dist.mesh = #dist.mesh<devices_per_process = 2, processes = 1, device = "cpu">} {
+  %w0 = graph.param "w" {dist.replica = 0 : i64, init = #graph.zeros} : tensor<3xf32>
+  %w1 = graph.param "w" {dist.replica = 1 : i64, init = #graph.zeros} : tensor<3xf32>
+  %m0 = graph.param "w/m" {dist.replica = 0 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  %v0 = graph.param "w/v" {dist.replica = 0 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  %m1 = graph.param "w/m" {dist.replica = 1 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  %v1 = graph.param "w/v" {dist.replica = 1 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  %g0 = graph.fill 1.0 {dist.replica = 0 : i64} : tensor<3xf32>
+  %g1 = graph.fill 1.0 {dist.replica = 1 : i64} : tensor<3xf32>
+  %p = dist.allreduce_start %g0, %g1 {bucket = 0 : i64, replicas = 2 : i64, tensors = ["w"]} : tensor<3xf32>, tensor<3xf32>
+  %a:2 = dist.allreduce_wait %p : tensor<3xf32>, tensor<3xf32>
+  graph.adam_update %w0, %m0, %v0, %a#0 {beta1 = 0.9, beta2 = 0.999, epsilon = 1.0e-7, lr = 0.01, dist.replica = 0 : i64} : tensor<3xf32>
+  // expected-error @+1 {{'graph.adam_update' op updates 'w' on replica 1 as well as on replica 0: under sharded optimizer state only its owner updates it}}
+  graph.adam_update %w1, %m1, %v1, %a#1 {beta1 = 0.9, beta2 = 0.999, epsilon = 1.0e-7, lr = 0.01, dist.replica = 1 : i64} : tensor<3xf32>
+  %b = dist.broadcast_start %w0, %w1 {bucket = 1 : i64, root = 0 : i64, tensors = ["w"]} : tensor<3xf32>, tensor<3xf32>
+  dist.broadcast_wait %b
+  return
+}
+
+// -----
+
+// Tests that the broadcast comes from the replica that updates the parameter.
+func.func @train() attributes {graph.step = "train", dist.shard_optimizer = 1 : i64, dist.mesh = #dist.mesh<devices_per_process = 2, processes = 1, device = "cpu">} {
+  %w0 = graph.param "w" {dist.replica = 0 : i64, init = #graph.zeros} : tensor<3xf32>
+  %w1 = graph.param "w" {dist.replica = 1 : i64, init = #graph.zeros} : tensor<3xf32>
+  %m0 = graph.param "w/m" {dist.replica = 0 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  %v0 = graph.param "w/v" {dist.replica = 0 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  %g0 = graph.fill 1.0 {dist.replica = 0 : i64} : tensor<3xf32>
+  %g1 = graph.fill 1.0 {dist.replica = 1 : i64} : tensor<3xf32>
+  %p = dist.allreduce_start %g0, %g1 {bucket = 0 : i64, replicas = 2 : i64, tensors = ["w"]} : tensor<3xf32>, tensor<3xf32>
+  %a:2 = dist.allreduce_wait %p : tensor<3xf32>, tensor<3xf32>
+  graph.adam_update %w0, %m0, %v0, %a#0 {beta1 = 0.9, beta2 = 0.999, epsilon = 1.0e-7, lr = 0.01, dist.replica = 0 : i64} : tensor<3xf32>
+  // expected-error @+1 {{'dist.broadcast_start' op broadcasts 'w' from replica 1, but replica 0 updates it}}
+  %b = dist.broadcast_start %w0, %w1 {bucket = 1 : i64, root = 1 : i64, tensors = ["w"]} : tensor<3xf32>, tensor<3xf32>
+  dist.broadcast_wait %b
+  return
+}
+
+// -----
+
+// Tests that the broadcast takes the copies in replica order.
+func.func @train() attributes {graph.step = "train", dist.shard_optimizer = 1 : i64, dist.mesh = #dist.mesh<devices_per_process = 2, processes = 1, device = "cpu">} {
+  %w0 = graph.param "w" {dist.replica = 0 : i64, init = #graph.zeros} : tensor<3xf32>
+  %w1 = graph.param "w" {dist.replica = 1 : i64, init = #graph.zeros} : tensor<3xf32>
+  %m0 = graph.param "w/m" {dist.replica = 0 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  %v0 = graph.param "w/v" {dist.replica = 0 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  %g0 = graph.fill 1.0 {dist.replica = 0 : i64} : tensor<3xf32>
+  %g1 = graph.fill 1.0 {dist.replica = 1 : i64} : tensor<3xf32>
+  %p = dist.allreduce_start %g0, %g1 {bucket = 0 : i64, replicas = 2 : i64, tensors = ["w"]} : tensor<3xf32>, tensor<3xf32>
+  %a:2 = dist.allreduce_wait %p : tensor<3xf32>, tensor<3xf32>
+  graph.adam_update %w0, %m0, %v0, %a#0 {beta1 = 0.9, beta2 = 0.999, epsilon = 1.0e-7, lr = 0.01, dist.replica = 0 : i64} : tensor<3xf32>
+  // expected-error @+1 {{'dist.broadcast_start' op operand 0 must be replica 0's copy of 'w'}}
+  %b = dist.broadcast_start %w1, %w0 {bucket = 1 : i64, root = 0 : i64, tensors = ["w"]} : tensor<3xf32>, tensor<3xf32>
+  dist.broadcast_wait %b
+  return
+}
+
+// -----
+
+// Tests that the broadcast follows its update at once.
+func.func @train() attributes {graph.step = "train", dist.shard_optimizer = 1 : i64, dist.mesh = #dist.mesh<devices_per_process = 2, processes = 1, device = "cpu">} {
+  %w0 = graph.param "w" {dist.replica = 0 : i64, init = #graph.zeros} : tensor<3xf32>
+  %w1 = graph.param "w" {dist.replica = 1 : i64, init = #graph.zeros} : tensor<3xf32>
+  %m0 = graph.param "w/m" {dist.replica = 0 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  %v0 = graph.param "w/v" {dist.replica = 0 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  %g0 = graph.fill 1.0 {dist.replica = 0 : i64} : tensor<3xf32>
+  %g1 = graph.fill 1.0 {dist.replica = 1 : i64} : tensor<3xf32>
+  %p = dist.allreduce_start %g0, %g1 {bucket = 0 : i64, replicas = 2 : i64, tensors = ["w"]} : tensor<3xf32>, tensor<3xf32>
+  %a:2 = dist.allreduce_wait %p : tensor<3xf32>, tensor<3xf32>
+  graph.adam_update %w0, %m0, %v0, %a#0 {beta1 = 0.9, beta2 = 0.999, epsilon = 1.0e-7, lr = 0.01, dist.replica = 0 : i64} : tensor<3xf32>
+  %x = graph.fill 2.0 {dist.replica = 0 : i64} : tensor<3xf32>
+  // expected-error @+1 {{'dist.broadcast_start' op of 'w' must come right after its update}}
+  %b = dist.broadcast_start %w0, %w1 {bucket = 1 : i64, root = 0 : i64, tensors = ["w"]} : tensor<3xf32>, tensor<3xf32>
+  dist.broadcast_wait %b
+  return
+}
+
+// -----
+
+// Tests that an updated parameter is broadcast.
+func.func @train() attributes {graph.step = "train", dist.shard_optimizer = 1 : i64, dist.mesh = #dist.mesh<devices_per_process = 2, processes = 1, device = "cpu">} {
+  %w0 = graph.param "w" {dist.replica = 0 : i64, init = #graph.zeros} : tensor<3xf32>
+  %w1 = graph.param "w" {dist.replica = 1 : i64, init = #graph.zeros} : tensor<3xf32>
+  %m0 = graph.param "w/m" {dist.replica = 0 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  %v0 = graph.param "w/v" {dist.replica = 0 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  %g0 = graph.fill 1.0 {dist.replica = 0 : i64} : tensor<3xf32>
+  %g1 = graph.fill 1.0 {dist.replica = 1 : i64} : tensor<3xf32>
+  %p = dist.allreduce_start %g0, %g1 {bucket = 0 : i64, replicas = 2 : i64, tensors = ["w"]} : tensor<3xf32>, tensor<3xf32>
+  %a:2 = dist.allreduce_wait %p : tensor<3xf32>, tensor<3xf32>
+  // expected-error @+1 {{'graph.adam_update' op updates 'w' on its owner, but no dist.broadcast_start copies it to the other replicas}}
+  graph.adam_update %w0, %m0, %v0, %a#0 {beta1 = 0.9, beta2 = 0.999, epsilon = 1.0e-7, lr = 0.01, dist.replica = 0 : i64} : tensor<3xf32>
+  return
+}
+
+// -----
+
+// Tests that nothing uses a parameter after its broadcast ends.
+func.func @train() attributes {graph.step = "train", dist.shard_optimizer = 1 : i64, dist.mesh = #dist.mesh<devices_per_process = 2, processes = 1, device = "cpu">} {
+  %w0 = graph.param "w" {dist.replica = 0 : i64, init = #graph.zeros} : tensor<3xf32>
+  %w1 = graph.param "w" {dist.replica = 1 : i64, init = #graph.zeros} : tensor<3xf32>
+  %m0 = graph.param "w/m" {dist.replica = 0 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  %v0 = graph.param "w/v" {dist.replica = 0 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  %g0 = graph.fill 1.0 {dist.replica = 0 : i64} : tensor<3xf32>
+  %g1 = graph.fill 1.0 {dist.replica = 1 : i64} : tensor<3xf32>
+  %p = dist.allreduce_start %g0, %g1 {bucket = 0 : i64, replicas = 2 : i64, tensors = ["w"]} : tensor<3xf32>, tensor<3xf32>
+  %a:2 = dist.allreduce_wait %p : tensor<3xf32>, tensor<3xf32>
+  graph.adam_update %w0, %m0, %v0, %a#0 {beta1 = 0.9, beta2 = 0.999, epsilon = 1.0e-7, lr = 0.01, dist.replica = 0 : i64} : tensor<3xf32>
+  %b = dist.broadcast_start %w0, %w1 {bucket = 1 : i64, root = 0 : i64, tensors = ["w"]} : tensor<3xf32>, tensor<3xf32>
+  dist.broadcast_wait %b
+  // expected-error @+1 {{'graph.add' op uses 'w' after its broadcast's wait}}
+  %y = graph.add %w1, %w1 {dist.replica = 1 : i64} : tensor<3xf32>
+  return
+}
+
+// -----
+
+// Tests that optimizer state lives on its owner only.
+func.func @train() attributes {graph.step = "train", dist.shard_optimizer = 1 : i64, dist.mesh = #dist.mesh<devices_per_process = 2, processes = 1, device = "cpu">} {
+  %w0 = graph.param "w" {dist.replica = 0 : i64, init = #graph.zeros} : tensor<3xf32>
+  %w1 = graph.param "w" {dist.replica = 1 : i64, init = #graph.zeros} : tensor<3xf32>
+  %m0 = graph.param "w/m" {dist.replica = 0 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  %v0 = graph.param "w/v" {dist.replica = 0 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  // expected-error @+1 {{'graph.param' op keeps optimizer state 'w/m' on replica 1, where no update reads it}}
+  %m1 = graph.param "w/m" {dist.replica = 1 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  %g0 = graph.fill 1.0 {dist.replica = 0 : i64} : tensor<3xf32>
+  %g1 = graph.fill 1.0 {dist.replica = 1 : i64} : tensor<3xf32>
+  %p = dist.allreduce_start %g0, %g1 {bucket = 0 : i64, replicas = 2 : i64, tensors = ["w"]} : tensor<3xf32>, tensor<3xf32>
+  %a:2 = dist.allreduce_wait %p : tensor<3xf32>, tensor<3xf32>
+  graph.adam_update %w0, %m0, %v0, %a#0 {beta1 = 0.9, beta2 = 0.999, epsilon = 1.0e-7, lr = 0.01, dist.replica = 0 : i64} : tensor<3xf32>
+  %b = dist.broadcast_start %w0, %w1 {bucket = 1 : i64, root = 0 : i64, tensors = ["w"]} : tensor<3xf32>, tensor<3xf32>
+  dist.broadcast_wait %b
+  return
+}
+
+// -----
+
+// Tests that a broadcast has a bucket of its own.
+func.func @train() attributes {graph.step = "train", dist.shard_optimizer = 1 : i64, dist.mesh = #dist.mesh<devices_per_process = 2, processes = 1, device = "cpu">} {
+  %w0 = graph.param "w" {dist.replica = 0 : i64, init = #graph.zeros} : tensor<3xf32>
+  %w1 = graph.param "w" {dist.replica = 1 : i64, init = #graph.zeros} : tensor<3xf32>
+  %m0 = graph.param "w/m" {dist.replica = 0 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  %v0 = graph.param "w/v" {dist.replica = 0 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  %g0 = graph.fill 1.0 {dist.replica = 0 : i64} : tensor<3xf32>
+  %g1 = graph.fill 1.0 {dist.replica = 1 : i64} : tensor<3xf32>
+  %p = dist.allreduce_start %g0, %g1 {bucket = 0 : i64, replicas = 2 : i64, tensors = ["w"]} : tensor<3xf32>, tensor<3xf32>
+  %a:2 = dist.allreduce_wait %p : tensor<3xf32>, tensor<3xf32>
+  graph.adam_update %w0, %m0, %v0, %a#0 {beta1 = 0.9, beta2 = 0.999, epsilon = 1.0e-7, lr = 0.01, dist.replica = 0 : i64} : tensor<3xf32>
+  // expected-error @+1 {{'dist.broadcast_start' op reuses bucket 0}}
+  %b = dist.broadcast_start %w0, %w1 {bucket = 0 : i64, root = 0 : i64, tensors = ["w"]} : tensor<3xf32>, tensor<3xf32>
+  dist.broadcast_wait %b
+  return
+}
