@@ -341,6 +341,13 @@ BucketCost bucketCost(double bytes, const Topology &t, Layout layout) {
   return cost;
 }
 
+BucketCost broadcastCost(double bytes, const Topology &t) {
+  BucketCost cost;
+  if (t.devicesPerRank > 1)
+    cost.device = t.device.latency() + double(t.devicesPerRank - 1) * t.device.transfer(bytes);
+  return cost;
+}
+
 llvm::Error matchProfile(const rt::Plan &plan, const Profile &profile, bool otherRows) {
   if (!profile.model.empty() && profile.model != plan.model)
     return fail(profile.path + " profiles model '" + profile.model + "', the plan is '" +
@@ -416,16 +423,20 @@ llvm::Expected<Prediction> predict(const rt::Plan &plan, const Profile &profile,
   std::vector<int> timingOf(bytesOf.size(), -1);
   size_t ordinal = 0;
   for (const rt::KernelDesc &k : plan.train.kernels) {
-    if (k.kind == rt::KernelKind::AllReduceStart || k.kind == rt::KernelKind::AllReduceWait) {
+    if (rt::isCollective(k.kind)) {
       const auto *attrs = std::get_if<rt::CollectiveAttrs>(&k.attrs);
       if (!attrs || !communicates || attrs->bucket < 0 || size_t(attrs->bucket) >= bytesOf.size())
         continue;
       const int b = int(attrs->bucket);
-      if (k.kind == rt::KernelKind::AllReduceStart) {
+      if (rt::isCollectiveStart(k.kind)) {
+        // The engine's one thread takes the buckets in order: an allreduce's, or a
+        // parameter's broadcast from the device that updated it.
         BucketTiming timing;
         timing.bucket = b;
         timing.bytes = bytesOf[b];
-        timing.cost = bucketCost(double(bytesOf[b]), topology, layout);
+        timing.broadcast = k.kind == rt::KernelKind::BroadcastStart;
+        timing.cost = timing.broadcast ? broadcastCost(double(bytesOf[b]), topology)
+                                       : bucketCost(double(bytesOf[b]), topology, layout);
         timing.readyUs = t;
         timing.startUs = std::max(t, networkFree);
         timing.endUs = timing.startUs + timing.cost.total() * 1e6;

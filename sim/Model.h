@@ -145,6 +145,10 @@ struct BucketCost {
 /// tree (up the binary tree over the ranks, node-major, and back down it: the whole bucket
 /// crosses every level twice, ceil(log2 L) levels within a node and ceil(log2 N) across).
 BucketCost bucketCost(double bytes, const Topology &topology, Layout layout);
+/// The cost of a parameter's broadcast from its owner device to the rank's others (sharded
+/// optimizer state, dpc compile --shard-optimizer): the engine's thread copies it to each,
+/// (R - 1) passes over the bytes at the device level; nothing crosses the ranks.
+BucketCost broadcastCost(double bytes, const Topology &topology);
 
 /// A bucket in the predicted step (microseconds from the step's start).
 struct BucketTiming {
@@ -152,6 +156,8 @@ struct BucketTiming {
   int64_t bytes = 0;
   double readyUs = 0, startUs = 0, endUs = 0;
   BucketCost cost;
+  /// A parameter's broadcast (sharded optimizer state) rather than a gradient allreduce.
+  bool broadcast = false;
 };
 
 /// The share of a rank's compute speed left while a bucket's allreduce is in flight: 1 unless
@@ -165,7 +171,7 @@ struct Prediction {
   int64_t devices = 1, globalBatch = 0;
   /// Kernels and host time: the step of one device without communication.
   double computeUs = 0;
-  /// All buckets' allreduce time, and the part of it the replica waited for.
+  /// All buckets' allreduce (and broadcast) time, and the part of it the replica waited for.
   double commUs = 0, exposedUs = 0;
   /// The time compute lost to the engine's thread on shared cores (computeShareDuringAllreduce).
   double sharedCoreUs = 0;

@@ -53,6 +53,7 @@ llvm::json::Object predictionJson(const Prediction &p, const Topology &t) {
   llvm::json::Array buckets;
   for (const BucketTiming &b : p.buckets)
     buckets.push_back(llvm::json::Object{{"bucket", b.bucket},
+                                         {"kind", b.broadcast ? "broadcast" : "allreduce"},
                                          {"bytes", b.bytes},
                                          {"ready_us", b.readyUs},
                                          {"start_us", b.startUs},
@@ -135,11 +136,6 @@ public:
                   std::to_string(plan_.accumulation) +
                   " micro-shards per step, which the step model does not cover (the schedule "
                   "check above holds for it)");
-    if (shardedParameters() > 0)
-      return fail("predicting " + o_.plan + " is not built yet: it shards the optimizer state " +
-                  "over its devices (dpc compile --shard-optimizer), and the step model does " +
-                  "not cover the broadcasts of its " + std::to_string(shardedParameters()) +
-                  " parameters (the schedule check above holds for it)");
     return predictAll();
   }
 
@@ -355,13 +351,16 @@ private:
                            "bytes/replica", "ready us", "start us", "end us", "device us",
                            "host us", "network us");
       for (const BucketTiming &b : p.buckets)
-        out_ << format("  %6d %13s %11s %11s %11s %11s %11s %11s\n", b.bucket,
-                             withCommas(b.bytes).c_str(), number(b.readyUs).c_str(),
-                             number(b.startUs).c_str(), number(b.endUs).c_str(),
-                             number(b.cost.device * 1e6).c_str(),
-                             number(b.cost.host * 1e6).c_str(),
-                             number(b.cost.network * 1e6).c_str());
+        out_ << format("  %6s %13s %11s %11s %11s %11s %11s %11s\n",
+                       (std::to_string(b.bucket) + (b.broadcast ? "b" : "")).c_str(),
+                       withCommas(b.bytes).c_str(), number(b.readyUs).c_str(),
+                       number(b.startUs).c_str(), number(b.endUs).c_str(),
+                       number(b.cost.device * 1e6).c_str(), number(b.cost.host * 1e6).c_str(),
+                       number(b.cost.network * 1e6).c_str());
     }
+    if (llvm::any_of(p.buckets, [](const BucketTiming &b) { return b.broadcast; }))
+      out_ << "  (b: a parameter's broadcast from the device that updated it to the rank's "
+              "others, sharded optimizer state)\n";
     out_ << "  step           " << format("%12s", number(p.stepUs).c_str()) << " us   "
          << withCommas(int64_t(std::llround(p.samplesPerSecond()))) << " samples/s (global batch "
          << withCommas(p.globalBatch) << ")\n";

@@ -184,6 +184,46 @@ TEST(Predict, OverlapsBucketsWithTheKernelsAfterTheirStart) {
   EXPECT_TRUE(alone.buckets.empty());
 }
 
+// Sharded optimizer state: a parameter's broadcast from the device that updated it costs
+// (R - 1) copies at the device level and nothing across ranks; it starts after its update, and
+// the step waits for it at its end.
+TEST(Predict, ABroadcastCopiesAtTheDeviceLevelAfterTheAllreduces) {
+  const Topology t = machine(2, 1, 4);
+  const BucketCost cost = broadcastCost(1e6, t);
+  EXPECT_NEAR(cost.device, 1e-6 + 3 * 1e6 / 10e9, 1e-12);
+  EXPECT_EQ(cost.host + cost.network, 0);
+  EXPECT_EQ(broadcastCost(1e6, machine(4, 8, 1)).total(), 0) << "one device a rank: nothing";
+
+  rt::Plan plan = twoBucketPlan(2);
+  plan.devicesPerProcess = 4;
+  plan.batch = 8 * 2 * 4;
+  rt::CollectiveDesc c;
+  c.kind = rt::CollectiveKind::Broadcast;
+  c.group = rt::GroupKind::Replicas;
+  c.root = 1;
+  c.bucket = 2;
+  c.elements = 250000; // 1 MB
+  c.tensors = {"w0"};
+  plan.collectives.push_back(c);
+  auto &ks = plan.train.kernels;
+  ks.push_back(collective(rt::KernelKind::BroadcastStart, 2));
+  ks.push_back(collective(rt::KernelKind::BroadcastWait, 2));
+  Profile profile = profileOf(plan, {100, 200, 300, 400}, 1100);
+  Topology net = t;
+  net.network = link(0, 1);
+  Prediction p = predicted(plan, profile, net, Layout::Flat);
+  ASSERT_EQ(p.buckets.size(), 3u);
+  const BucketTiming &b = p.buckets[2];
+  EXPECT_TRUE(b.broadcast);
+  EXPECT_FALSE(p.buckets[0].broadcast);
+  // Started after the update and the allreduces' waits before it (the engine is free then).
+  EXPECT_GT(p.buckets[1].endUs, 1100);
+  EXPECT_DOUBLE_EQ(b.readyUs, p.buckets[1].endUs);
+  EXPECT_DOUBLE_EQ(b.startUs, b.readyUs);
+  EXPECT_NEAR(b.endUs - b.startUs, cost.total() * 1e6, 1e-9);
+  EXPECT_DOUBLE_EQ(p.stepUs, b.endUs) << "the step ends with the broadcast's wait";
+}
+
 TEST(Predict, ComputeSlowsWhileBucketsMoveOnCoresTheThreadsFill) {
   rt::Plan plan = twoBucketPlan(2);
   Profile profile = profileOf(plan, {100, 200, 300, 400}, 1100);
