@@ -190,6 +190,9 @@ std::string CompileOptions::verify() const {
       return "shard-optimizer shards the optimizer state over the devices of each process, and "
              "this layout has 1 device per process: use --devices-per-process 2 or more "
              "(sharding across processes is not built yet)";
+    if (device == "cuda")
+      return "shard-optimizer is not built for --device cuda yet (the NCCL engine averages "
+             "gradients; it does not broadcast parameters)";
   }
   if (processes % nodes != 0)
     return "nodes must be at least 1 and divide the " + std::to_string(processes) +
