@@ -116,7 +116,9 @@ def SchedulePass : Pass<"dist-schedule", "mlir::ModuleOp"> {
   let summary = "Overlap the allreduces with the rest of the backward pass";
   let description = [{
     Splits each `dist.allreduce` into a `dist.allreduce_start` right after its last gradient
-    is computed and a `dist.allreduce_wait` right before the first use of its means, and
+    is computed and every other read of its gradients (the allreduce averages them in place:
+    with local batch statistics, a batch normalisation's input gradient reads its gamma and
+    beta gradients, the local sums, after they are computed) and a `dist.allreduce_wait` right before the first use of its means, and
     moves the optimizer updates that consume means to the end of the step (after every
     read of the parameters they change), so that each bucket travels while the backward
     pass goes on.
@@ -223,8 +225,9 @@ def VerifyPass : Pass<"dist-verify", "mlir::ModuleOp"> {
       gradient, averaged exactly once, and no gradient travels in two allreduces;
     - every allreduce is bucketed and scheduled (`dist.allreduce_start` /
       `dist.allreduce_wait`), each bucket index is used once, and each start comes right
-      after the last of its tensors is computed (only other starts in between), so that
-      buckets leave in the order they become ready.
+      after the last of its tensors is computed or read (only other starts in between), so that
+      buckets leave in the order they become ready; nothing reads a bucket's tensors after
+      its start (the allreduce averages them in place).
 
     Under the parameter-server strategy, instead: one device per worker, W workers in the
     mesh; no update and no allreduce left in the train step; each bucket index pushed once,

@@ -16,13 +16,21 @@ using namespace dp;
 
 namespace {
 
-/// The op after which every operand of `op` is defined (null: the start of the block).
-Operation *lastDefinition(Operation *op) {
+/// The op after which every operand of `op` is defined and read by every other op of the
+/// block (null: the start of the block). An allreduce averages its tensors in place: a read of
+/// one after its start would see the engine's partial sums (batch normalisation's input
+/// gradient reads its gamma and beta gradients, the local sums, with --batch-norm-stats local).
+Operation *lastDefinitionOrRead(Operation *op) {
   Operation *last = nullptr;
-  for (Value v : op->getOperands())
-    if (Operation *def = v.getDefiningOp())
-      if (def->getBlock() == op->getBlock() && (!last || last->isBeforeInBlock(def)))
-        last = def;
+  auto consider = [&](Operation *o) {
+    if (o && o != op && o->getBlock() == op->getBlock() && (!last || last->isBeforeInBlock(o)))
+      last = o;
+  };
+  for (Value v : op->getOperands()) {
+    consider(v.getDefiningOp());
+    for (Operation *user : v.getUsers())
+      consider(user);
+  }
   return last;
 }
 
@@ -49,7 +57,7 @@ LogicalResult schedule(func::FuncOp func) {
   for (dist::AllReduceOp op : all) {
     if (!op.getBucket())
       return op.emitOpError("has no bucket (run dist-fuse-allreduce first)");
-    if (Operation *def = lastDefinition(op))
+    if (Operation *def = lastDefinitionOrRead(op))
       b.setInsertionPointAfter(def);
     else
       b.setInsertionPointToStart(&body);

@@ -261,15 +261,27 @@ LogicalResult verifyBuckets(func::FuncOp func) {
       start.emitOpError() << "reuses bucket " << start.getBucket();
       return WalkResult::interrupt();
     }
+    // Averaged in place: nothing reads a tensor of the bucket once it has started.
+    for (Value v : start->getOperands())
+      for (Operation *user : v.getUsers())
+        if (user != start.getOperation() && user->getBlock() == start->getBlock() &&
+            start->isBeforeInBlock(user)) {
+          user->emitOpError() << "reads a tensor of bucket " << start.getBucket()
+                              << " after its allreduce started, which averages it in place; "
+                                 "the start must come after the last read";
+          return WalkResult::interrupt();
+        }
     for (Operation *prev = start->getPrevNode(); prev; prev = prev->getPrevNode()) {
       if (llvm::any_of(prev->getResults(),
-                       [&](Value r) { return llvm::is_contained(start->getOperands(), r); }))
+                       [&](Value r) { return llvm::is_contained(start->getOperands(), r); }) ||
+          llvm::any_of(prev->getOperands(),
+                       [&](Value v) { return llvm::is_contained(start->getOperands(), v); }))
         break;
       if (!isa<dist::AllReduceStartOp>(prev)) {
-        start.emitOpError() << "of bucket " << start.getBucket()
-                            << " waits behind '" << prev->getName()
+        start.emitOpError() << "of bucket " << start.getBucket() << " waits behind '"
+                            << prev->getName()
                             << "', which none of its tensors needs; it should start right "
-                               "after its last tensor is computed";
+                               "after its last tensor is computed (or read)";
         return WalkResult::interrupt();
       }
     }

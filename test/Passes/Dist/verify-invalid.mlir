@@ -175,8 +175,27 @@ func.func @train() attributes {graph.step = "train", dist.mesh = #dist.mesh<devi
   %w = graph.param "w" {init = #graph.zeros} : tensor<3xf32>
   %g = graph.relu %a : tensor<3xf32>
   %late = graph.tanh %a : tensor<3xf32>
-  // expected-error @+1 {{'dist.allreduce_start' op of bucket 0 waits behind 'graph.tanh', which none of its tensors needs; it should start right after its last tensor is computed}}
+  // expected-error @+1 {{'dist.allreduce_start' op of bucket 0 waits behind 'graph.tanh', which none of its tensors needs; it should start right after its last tensor is computed (or read)}}
   %p = dist.allreduce_start %g {bucket = 0 : i64, replicas = 1 : i64, tensors = ["w"]} : tensor<3xf32>
+  %m = dist.allreduce_wait %p : tensor<3xf32>
+  graph.sgd_update %w, %m {lr = 1.0e-01 : f64} : tensor<3xf32>
+  return
+}
+func.func @eval() attributes {graph.step = "eval", dist.mesh = #dist.mesh<devices_per_process = 1, processes = 2, device = "cpu">} {
+  return
+}
+
+// -----
+
+// Tests that nothing reads a bucket's tensor after its allreduce started (it is averaged in
+// place), and that a start right after such a read is right after its tensors.
+func.func @train() attributes {graph.step = "train", dist.mesh = #dist.mesh<devices_per_process = 1, processes = 2, device = "cpu">} {
+  %a = graph.fill 1.0 : tensor<3xf32>
+  %w = graph.param "w" {init = #graph.zeros} : tensor<3xf32>
+  %g = graph.relu %a : tensor<3xf32>
+  %p = dist.allreduce_start %g {bucket = 0 : i64, replicas = 1 : i64, tensors = ["w"]} : tensor<3xf32>
+  // expected-error @+1 {{'graph.tanh' op reads a tensor of bucket 0 after its allreduce started, which averages it in place; the start must come after the last read}}
+  %late = graph.tanh %g : tensor<3xf32>
   %m = dist.allreduce_wait %p : tensor<3xf32>
   graph.sgd_update %w, %m {lr = 1.0e-01 : f64} : tensor<3xf32>
   return
