@@ -128,6 +128,11 @@ LogicalResult shard(func::FuncOp func, int64_t stage) {
         b.getI64IntegerAttr(p.owner), b.getI64IntegerAttr(bucket++), b.getStrArrayAttr({name}));
     pendings.push_back(start.getPending());
   }
+  // A replica that owns no parameter (fewer parameters than replicas) has no update left to
+  // scale: its clip factor would compute a norm nothing reads.
+  for (g::ClipFactorOp factor : llvm::make_early_inc_range(func.getOps<g::ClipFactorOp>()))
+    if (factor->use_empty())
+      factor->erase();
   // The starts leave in the order of their updates: number the buckets so.
   SmallVector<dist::BroadcastStartOp> starts(func.getOps<dist::BroadcastStartOp>());
   int64_t first = starts.empty() ? 0 : bucket - static_cast<int64_t>(starts.size());

@@ -206,9 +206,15 @@ LogicalResult verifyClipping(func::FuncOp func, dist::MeshAttr mesh) {
   // count too.
   const bool sharded = func->hasAttr(dist::kShardOptimizerAttr);
   auto onReplica = [&](Value mean, int64_t replica) {
-    Value operand = averaged(mean).second;
-    return operand && operand.getDefiningOp() &&
-           dist::getReplica(operand.getDefiningOp()) == replica;
+    auto [collective, operand] = averaged(mean);
+    if (!operand || !operand.getDefiningOp() ||
+        dist::getReplica(operand.getDefiningOp()) != replica)
+      return false;
+    // The mean of a parameter's gradient (not of batch statistics): named in its bucket.
+    auto tensors = collective->getAttrOfType<ArrayAttr>("tensors");
+    const unsigned index = cast<OpResult>(mean).getResultNumber();
+    return tensors && !tensors.empty() &&
+           names.contains(cast<StringAttr>(tensors[index % tensors.size()]).getValue());
   };
   for (auto &[replica, factor] : factors) {
     const llvm::SmallDenseSet<Value> &gradients = read[factor];
@@ -536,7 +542,8 @@ LogicalResult verifySharding(func::FuncOp func, dist::MeshAttr mesh) {
       start.emitOpError() << "of '" << name << "' must come right after its update";
       return WalkResult::interrupt();
     }
-    // One wait, after which nothing reads or writes the parameter in the step.
+    // One wait; between the start and it the engine writes the other replicas' copies (and
+    // reads the owner's): nothing else touches any copy there.
     if (!start.getPending().hasOneUse() ||
         !isa<dist::BroadcastWaitOp>(*start.getPending().getUsers().begin())) {
       start.emitOpError() << "of '" << name << "' needs exactly one dist.broadcast_wait";
@@ -545,8 +552,11 @@ LogicalResult verifySharding(func::FuncOp func, dist::MeshAttr mesh) {
     Operation *wait = *start.getPending().getUsers().begin();
     for (Value copy : start.getParams())
       for (Operation *user : copy.getUsers())
-        if (user != start.getOperation() && wait->isBeforeInBlock(user)) {
-          user->emitOpError() << "uses '" << name << "' after its broadcast's wait";
+        if (user != start.getOperation() && user->getBlock() == start->getBlock() &&
+            start->isBeforeInBlock(user) && user->isBeforeInBlock(wait)) {
+          user->emitOpError() << "uses '" << name
+                              << "' while its broadcast copies it (between the start and the "
+                                 "wait)";
           return WalkResult::interrupt();
         }
     return WalkResult::advance();

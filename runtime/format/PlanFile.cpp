@@ -240,7 +240,39 @@ static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
       fail(what, "buffer " + std::to_string(id) + " is on device " +
                      std::to_string(buffers.Get(id)->device()) + " of a plan with " +
                      std::to_string(replicas) + " device(s) per process");
+  // The copies of a parameter, one a device, agree (kind, type, shape); a weight is on every
+  // device, and only optimizer state may be on fewer (sharded, format 9). Checkpoints and the
+  // broadcasts below find a parameter by its name and device.
+  std::map<std::pair<std::string, int>, uint32_t> paramBuffer; // (name, device) -> buffer
+  {
+    std::map<std::string, const fb::Param *> first;
+    std::map<std::string, int> count;
+    for (const fb::Param *p : *plan.params()) {
+      const std::string name = p->name()->str();
+      const fb::Buffer *b = buffers.Get(p->buffer());
+      const std::string where = "param '" + name + "' on device " + std::to_string(b->device());
+      auto [it, added] = first.emplace(name, p);
+      if (!added) {
+        const fb::Buffer *f = buffers.Get(it->second->buffer());
+        const bool sameShape =
+            b->shape()->size() == f->shape()->size() &&
+            std::equal(b->shape()->begin(), b->shape()->end(), f->shape()->begin());
+        if (p->kind() != it->second->kind() || b->dtype() != f->dtype() || !sameShape)
+          fail(what, where + " is not of the kind, type and shape of its copy on device " +
+                         std::to_string(f->device()));
+      }
+      if (!paramBuffer.emplace(std::make_pair(name, int(b->device())), p->buffer()).second)
+        fail(what, where + " has a second copy on that device");
+      ++count[name];
+    }
+    for (const auto &[name, p] : first)
+      if (ParamKind(p->kind()) == ParamKind::Weight && count[name] != replicas)
+        fail(what, "weight '" + name + "' has copies on " + std::to_string(count[name]) +
+                       " of the plan's " + std::to_string(replicas) +
+                       " device(s); every device holds one");
+  }
   std::vector<const fb::Collective *> manifest;
+  std::set<std::string> broadcastNames;
   if (plan.collectives())
     for (const fb::Collective *c : *plan.collectives()) {
       const std::string entry = "manifest entry for bucket " + std::to_string(c->bucket());
@@ -273,6 +305,11 @@ static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
                             ? "a worker: push_pull over server s, for one of its servers"
                             : "allreduce_mean over world, broadcast over replicas") +
                        ")");
+      // A broadcast copies one parameter, once a step.
+      if (kind == CollectiveKind::Broadcast &&
+          (!c->tensors() || c->tensors()->size() != 1 ||
+           !broadcastNames.insert(c->tensors()->Get(0)->str()).second))
+        fail(what, entry + " (broadcast) must name one parameter that no other broadcast names");
       // A broadcast's root is one of the process's replicas; no other kind has one.
       if (kind == CollectiveKind::Broadcast ? c->root() < 0 || c->root() >= replicas
                                             : c->root() != -1)
@@ -347,13 +384,15 @@ static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
           isServer   ? (kind == KernelKind::ReceivePush || kind == KernelKind::ReplyPull)
           : isWorker ? (kind == KernelKind::PushStart || kind == KernelKind::PullWait) && train
                      : (kind == KernelKind::AllReduceStart || kind == KernelKind::AllReduceWait ||
-                        kind == KernelKind::BroadcastStart || kind == KernelKind::BroadcastWait);
+                        kind == KernelKind::BroadcastStart || kind == KernelKind::BroadcastWait) &&
+                           train;
       if (!allowed)
         fail(what, where + " does not belong in " +
                        (isServer   ? std::string("a server's plan")
                         : isWorker ? std::string("the ") + (train ? "train" : "eval") +
                                          " step of a parameter-server workers' plan"
-                                   : std::string("an allreduce plan")));
+                                   : std::string("the ") + (train ? "train" : "eval") +
+                                         " step of an allreduce plan"));
       const fb::Attr *bucketAttr = nullptr;
       if (k->attrs())
         for (const fb::Attr *a : *k->attrs())
@@ -390,6 +429,15 @@ static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
                          std::to_string(d) + "'s f32 bucket of " +
                          std::to_string(c->elements()) + " elements");
       }
+      // A broadcast's buffers are its parameter's copies, device by device.
+      if (CollectiveKind(c->kind()) == CollectiveKind::Broadcast)
+        for (int d = 0; d < replicas; ++d) {
+          auto it = paramBuffer.find({c->tensors()->Get(0)->str(), d});
+          if (it == paramBuffer.end() || it->second != ids[d])
+            fail(what, where + " input " + std::to_string(d) + " must be device " +
+                           std::to_string(d) + "'s copy of parameter '" +
+                           c->tensors()->Get(0)->str() + "'");
+        }
       const int bucket = c->bucket();
       const std::string named = "bucket " + std::to_string(bucket);
       if (isCollectiveStart(kind)) {

@@ -287,7 +287,10 @@ void describePlan(const Plan &plan, const std::string &path, std::ostream &out) 
         << "\n";
   out << "params: " << plan.params.size() << " (" << withCommas(countWeights(plan))
       << " weights, trainable or not"
-      << (replicas > 1 ? ", each on every one of the " + std::to_string(replicas) + " replicas"
+      << (replicas > 1 ? ", each on every one of the " + std::to_string(replicas) + " replicas" +
+                             (plan.shardsOptimizerState()
+                                  ? std::string("; each optimizer state on one (sharded)")
+                                  : std::string())
                        : std::string())
       << ")\n";
   for (const ParamDesc &p : plan.params) {

@@ -1,6 +1,7 @@
 // RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=devices-per-process=2 -dist-split-batch -dist-insert-allreduce -dist-fuse-allreduce -graph-expand-optimizer -dist-schedule -dist-shard-optimizer=shard-optimizer=1 -dist-verify | FileCheck %s
 // RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=devices-per-process=2 -dist-split-batch -dist-insert-allreduce -dist-fuse-allreduce -graph-expand-optimizer -dist-schedule -dist-clip-gradients=clip-norm=0.5 -dist-shard-optimizer=shard-optimizer=1 -dist-verify | FileCheck %s --check-prefix=CLIP
 // RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=devices-per-process=2 -dist-split-batch -dist-insert-allreduce -dist-fuse-allreduce -graph-expand-optimizer -dist-schedule -dist-shard-optimizer | FileCheck %s --check-prefix=OFF
+// RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=devices-per-process=8 -dist-split-batch -dist-insert-allreduce -dist-fuse-allreduce -graph-expand-optimizer -dist-schedule -dist-clip-gradients=clip-norm=0.5 -dist-shard-optimizer=shard-optimizer=1 -dist-verify | FileCheck %s --check-prefix=IDLE
 
 // Tests that each parameter's Adam state lives on one replica, largest first onto the
 // replica with the fewest bytes (dense1.kernel's 240 bytes on replica 0, the other three's
@@ -50,6 +51,13 @@
 // CLIP-NEXT: dist.broadcast_start
 // CLIP-NEXT: graph.adam_update {{.*}}, %[[M]]#7 scale(%[[F1]] : tensor<f32>)
 // CLIP-NEXT: dist.broadcast_start
+
+// Tests that on 8 replicas, 4 of which own none of the 4 parameters, only the owners keep a
+// clip factor (the others' would compute a norm nothing reads).
+// IDLE-LABEL: func.func @train(
+// IDLE-COUNT-4: graph.clip_factor
+// IDLE-NOT: graph.clip_factor
+// IDLE: return
 
 // Tests that stage 0 (the default) changes nothing.
 // OFF-NOT: dist.broadcast

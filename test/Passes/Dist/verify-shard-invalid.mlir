@@ -119,7 +119,7 @@ func.func @train() attributes {graph.step = "train", dist.shard_optimizer = 1 : 
 
 // -----
 
-// Tests that nothing uses a parameter after its broadcast ends.
+// Tests that nothing uses a parameter while its broadcast copies it (after the wait it may).
 func.func @train() attributes {graph.step = "train", dist.shard_optimizer = 1 : i64, dist.mesh = #dist.mesh<devices_per_process = 2, processes = 1, device = "cpu">} {
   %w0 = graph.param "w" {dist.replica = 0 : i64, init = #graph.zeros} : tensor<3xf32>
   %w1 = graph.param "w" {dist.replica = 1 : i64, init = #graph.zeros} : tensor<3xf32>
@@ -131,9 +131,10 @@ func.func @train() attributes {graph.step = "train", dist.shard_optimizer = 1 : 
   %a:2 = dist.allreduce_wait %p : tensor<3xf32>, tensor<3xf32>
   graph.adam_update %w0, %m0, %v0, %a#0 {beta1 = 0.9, beta2 = 0.999, epsilon = 1.0e-7, lr = 0.01, dist.replica = 0 : i64} : tensor<3xf32>
   %b = dist.broadcast_start %w0, %w1 {bucket = 1 : i64, root = 0 : i64, tensors = ["w"]} : tensor<3xf32>, tensor<3xf32>
-  dist.broadcast_wait %b
-  // expected-error @+1 {{'graph.add' op uses 'w' after its broadcast's wait}}
+  // expected-error @+1 {{'graph.add' op uses 'w' while its broadcast copies it (between the start and the wait)}}
   %y = graph.add %w1, %w1 {dist.replica = 1 : i64} : tensor<3xf32>
+  dist.broadcast_wait %b
+  %z = graph.add %w1, %w1 {dist.replica = 1 : i64} : tensor<3xf32>
   return
 }
 

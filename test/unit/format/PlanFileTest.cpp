@@ -353,6 +353,56 @@ TEST(PlanFileTest, ABroadcastComesFromOneOfTheDevicesItsManifestNames) {
                   "one");
 }
 
+// A broadcast's buffers are its parameter's copies; the copies of a parameter agree; a weight
+// is on every device (only optimizer state may be sharded); the eval step exchanges nothing.
+TEST(PlanFileTest, ABroadcastCopiesItsParameterAndCopiesAgree) {
+  {
+    PlanBuilder b{4};
+    b.devices(2);
+    const uint32_t w0 = b.onDevice(0).param("w", {4});
+    b.onDevice(1).param("w", {4});
+    const uint32_t t1 = b.onDevice(1).persistentBuffer({4});
+    b.onDevice(0);
+    b.manifestEntry(0, 4, "w", CollectiveKind::Broadcast, GroupKind::Replicas, -1, DType::F32, 0);
+    b.collective(StepKind::Train, KernelKind::BroadcastStart, 0, {w0, t1}).attrI("root", 0);
+    b.collective(StepKind::Train, KernelKind::BroadcastWait, 0, {w0, t1}).attrI("root", 0);
+    EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan,
+                    "train kernel #0 (broadcast_start) input 1 must be device 1's copy of "
+                    "parameter 'w'");
+  }
+  {
+    PlanBuilder b{4};
+    b.devices(2);
+    b.onDevice(0).param("w", {4});
+    b.onDevice(1).param("w", {8});
+    EXPECT_DP_ERROR(b.onDevice(0).planFile(), ErrorKind::Plan,
+                    "param 'w' on device 1 is not of the kind, type and shape of its copy on "
+                    "device 0");
+  }
+  {
+    PlanBuilder b{4};
+    b.devices(2);
+    b.onDevice(0).param("w", {4});
+    EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan,
+                    "weight 'w' has copies on 1 of the plan's 2 device(s); every device holds one");
+  }
+  {
+    PlanBuilder b{4};
+    b.devices(2);
+    const uint32_t w0 = b.onDevice(0).param("w", {4});
+    const uint32_t w1 = b.onDevice(1).param("w", {4});
+    b.onDevice(0);
+    b.manifestEntry(0, 4, "w", CollectiveKind::Broadcast, GroupKind::Replicas, -1, DType::F32, 0);
+    b.collective(StepKind::Train, KernelKind::BroadcastStart, 0, {w0, w1}).attrI("root", 0);
+    b.collective(StepKind::Train, KernelKind::BroadcastWait, 0, {w0, w1}).attrI("root", 0);
+    b.collective(StepKind::Eval, KernelKind::BroadcastStart, 0, {w0, w1}).attrI("root", 0);
+    b.collective(StepKind::Eval, KernelKind::BroadcastWait, 0, {w0, w1}).attrI("root", 0);
+    EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan,
+                    "eval kernel #0 (broadcast_start) does not belong in the eval step of an "
+                    "allreduce plan");
+  }
+}
+
 // A parameter-server plan: the workers' (2 workers) with one server's inside it; `tweak` changes
 // what a test breaks.
 struct PsParts {
@@ -475,8 +525,9 @@ TEST(PlanFileTest, EachStrategyHasItsOwnExchangeKernels) {
   plain.manifestEntry(0, 4, "w");
   plain.collective(StepKind::Train, KernelKind::PushStart, 0, {bucket});
   plain.collective(StepKind::Train, KernelKind::PullWait, 0, {bucket});
-  EXPECT_DP_ERROR(plain.planFile(), ErrorKind::Plan,
-                  "train kernel #0 (push_start) does not belong in an allreduce plan");
+  EXPECT_DP_ERROR(
+      plain.planFile(), ErrorKind::Plan,
+      "train kernel #0 (push_start) does not belong in the train step of an allreduce plan");
   PlanBuilder stale{4};
   stale.setStrategy(4, false);
   EXPECT_DP_ERROR(stale.planFile(), ErrorKind::Plan,
