@@ -399,12 +399,13 @@ private:
             copies.push_back(values_.lookup(p));
           buckets_[s.getBucket()] = copies;
           emit(s.getLoc(), rt::KernelKind::BroadcastStart, copies, ValueRange(),
-               rt::CollectiveAttrs{s.getBucket(), s.getRoot()});
+               rt::CollectiveAttrs{s.getBucketAttr().getInt(), s.getRootAttr().getInt()});
         })
         .Case([&](dist::BroadcastWaitOp w) {
           dist::BroadcastStartOp s = w.getStart();
           emit(w.getLoc(), rt::KernelKind::BroadcastWait, buckets_.lookup(s.getBucket()),
-               ValueRange(), rt::CollectiveAttrs{s.getBucket(), s.getRoot()});
+               ValueRange(),
+               rt::CollectiveAttrs{s.getBucketAttr().getInt(), s.getRootAttr().getInt()});
         })
         .Case([&](dist::PushOp p) {
           collective(p.getLoc(), rt::KernelKind::PushStart, p.getBucket());
