@@ -20,14 +20,20 @@ MemoryReport computeMemoryReport(ProgramOp program) {
     r.bucketKind = "received", r.server = true;
   else if (program.getServersAttr())
     r.bucketKind = "push";
-  r.stateByDevice.assign(std::max<int64_t>(r.devices, 1), 0);
+  for (ParamOp p : program.getOps<ParamOp>())
+    r.acrossProcesses |= p.getProcess().has_value();
+  const int64_t devices = std::max<int64_t>(r.devices, 1);
+  const int64_t processes = r.acrossProcesses ? std::max<int64_t>(r.processes, 1) : 1;
+  r.stateByDevice.assign(devices * processes, 0);
   llvm::StringSet<> stateNames;
   for (Operation &op : program.getBody().front()) {
-    // Optimizer state, by device: sharded over them, each holds its share.
+    // Optimizer state, by device: sharded over them, each holds its share; a share one
+    // process holds counts on that process's device, the rest on every process's.
     if (auto p = dyn_cast<ParamOp>(op); p && p.getOptimizerState()) {
       const int64_t device = bufferDevice(p.getResult());
-      if (device >= 0 && device < int64_t(r.stateByDevice.size()))
-        r.stateByDevice[device] += bufferBytes(p.getType());
+      for (int64_t q = 0; q < processes; ++q)
+        if (device >= 0 && device < devices && (!p.getProcess() || int64_t(*p.getProcess()) == q))
+          r.stateByDevice[q * devices + device] += bufferBytes(p.getType());
       if (stateNames.insert(p.getName()).second)
         r.unshardedState += bufferBytes(p.getType());
       continue;
@@ -96,12 +102,16 @@ void printMemoryReport(const MemoryReport &r, llvm::raw_ostream &os) {
   row("arena total", r.arena);
   if (r.sharded) {
     const int64_t saved = r.unshardedState - r.optimizerState;
-    os << "optimizer state sharded over the " << r.devices
-       << " devices of each process (--shard-optimizer 1): " << humanBytes(r.optimizerState)
-       << " on the largest share, " << humanBytes(r.unshardedState)
+    if (r.acrossProcesses)
+      os << "optimizer state sharded over the " << r.devices * r.processes
+         << " devices of the job (--shard-optimizer 1): ";
+    else
+      os << "optimizer state sharded over the " << r.devices
+         << " devices of each process (--shard-optimizer 1): ";
+    os << humanBytes(r.optimizerState) << " on the largest share, " << humanBytes(r.unshardedState)
        << " unsharded: " << humanBytes(saved) << " ("
        << llvm::format("%.0f%%", r.unshardedState ? 100.0 * saved / r.unshardedState : 0.0)
-       << ") less per device; by device:";
+       << ") less per device; by device" << (r.acrossProcesses ? " (process by process):" : ":");
     for (int64_t bytes : r.stateByDevice)
       os << " " << humanBytes(bytes);
     os << "\n";

@@ -17,10 +17,12 @@ struct MemoryReport {
   int64_t buckets = 0, devices = 1, processes = 1;
   /// Optimizer state by device (bytes); they differ when it is sharded over the devices
   /// (dpc compile --shard-optimizer), when `optimizerState` is the largest share and
-  /// `unshardedState` what each device would hold without sharding.
+  /// `unshardedState` what each device would hold without sharding. Sharded over the
+  /// processes (`acrossProcesses`), one entry per device of the job: device d of process p
+  /// at p * devices + d; else one per device of a process (every process holds the same).
   std::vector<int64_t> stateByDevice;
   int64_t unshardedState = 0;
-  bool sharded = false;
+  bool sharded = false, acrossProcesses = false;
   /// "allreduce", "push" (a parameter-server worker's), "received" (a server's).
   std::string bucketKind = "allreduce";
   bool server = false; // a server's program: no inputs, one serve step

@@ -147,28 +147,31 @@ def ClipGradientsPass : Pass<"dist-clip-gradients", "mlir::ModuleOp"> {
 }
 
 def ShardOptimizerPass : Pass<"dist-shard-optimizer", "mlir::ModuleOp"> {
-  let summary = "Keep each parameter's optimizer state on one device of the process (ZeRO-1)";
+  let summary = "Keep each parameter's optimizer state on one replica of the job (ZeRO-1)";
   let description = [{
     With `shard-optimizer` = 1, after `dist-schedule` (and `dist-clip-gradients`): each
-    trainable parameter of the train step gets an owner among the R replicas of the process,
-    largest optimizer state first, each onto the replica holding the fewest state bytes so far
-    (lowest index on a tie), so the replicas' shares are balanced and fixed at compile time.
-    Only the owner keeps the update and its optimizer state (`graph.param`s with
-    `optimizer_state`); the other replicas' updates and state are removed. Right after the
-    owner's update, a `dist.broadcast_start` (root = the owner, a bucket index of its own
-    after the allreduces') starts copying the parameter to the other replicas, and its
-    `dist.broadcast_wait` ends the step. The train step is marked `dist.shard_optimizer = 1`.
+    trainable parameter of the train step gets an owner among the replicas, largest optimizer
+    state first, each onto the replica holding the fewest state bytes so far (lowest index on
+    a tie), so the shares are balanced and fixed at compile time. Only the owner keeps the
+    update and its optimizer state (`graph.param`s with `optimizer_state`); the other
+    replicas' updates and state are removed. Right after the owner's update, a
+    `dist.broadcast_start` (root = the owner, a bucket index of its own after the allreduces')
+    starts copying the parameter to the other replicas, and its `dist.broadcast_wait` ends
+    the step. The train step is marked `dist.shard_optimizer = 1`.
 
-    Every process runs the same plan: each process's owner computes the same update from the
-    same averaged gradient, so the broadcast stays within the process. The gradients are
-    still averaged whole on every replica (what stage 2 would shard). Fails with one device
-    per process, with parameter servers, and when the optimizer keeps no state (sgd).
+    With one process (P = 1) the owners are the R replicas of the process. With several, they
+    are the R x P replicas of the job (replica r of process p counts as p * R + r): the
+    owner's update and state carry `dist.process = p`, only that process runs and holds them,
+    and the broadcast (`process = p`) copies the parameter to every replica of every process.
+    The gradients are still averaged whole on every replica (what stage 2 would shard). Fails
+    with one device in all, with parameter servers, and when the optimizer keeps no state
+    (sgd).
   }];
   let dependentDialects = ["dp::dist::DistDialect"];
   let options = [
     Option<"shardOptimizer", "shard-optimizer", "int64_t", "0",
-           "ZeRO stage: 1 shards the optimizer state over the devices of a process; 0 "
-           "changes nothing">,
+           "ZeRO stage: 1 shards the optimizer state over the replicas of the job; 0 changes "
+           "nothing">,
   ];
 }
 

@@ -1,8 +1,10 @@
-// dist-shard-optimizer: each parameter's optimizer state on one replica of the process, which
-// updates it and broadcasts the parameter to the others (ZeRO stage 1; see Passes.td).
+// dist-shard-optimizer: each parameter's optimizer state on one replica, which updates it and
+// broadcasts the parameter to the others (ZeRO stage 1; see Passes.td): over the replicas of
+// the process when the job has one process, over every replica of the job when it has several.
 #include "dialect/Common/TensorBytes.h"
 #include "dialect/Dist/IR/DistDialect.h"
 #include "dialect/Graph/IR/GraphDialect.h"
+#include "dialect/Graph/IR/Model.h"
 #include "dialect/Interfaces/ParameterUpdateOpInterface.h"
 #include "passes/Dist/Passes.h"
 
@@ -40,19 +42,20 @@ struct Parameter {
   StringRef name;
   SmallVector<ParameterUpdateOpInterface> updates;
   int64_t stateBytes = 0;
-  int64_t owner = -1;
+  int64_t owner = -1;   // the replica that updates it
+  int64_t process = -1; // the process that does, or -1: every process (one process a job)
 };
 
 LogicalResult shard(func::FuncOp func, int64_t stage) {
   dist::MeshAttr mesh = dist::getMesh(func);
-  const int64_t replicas = mesh.getDevicesPerProcess();
+  const int64_t replicas = mesh.getDevicesPerProcess(), processes = mesh.getProcesses();
   if (stage != 1)
     return func.emitError() << "dist-shard-optimizer: stage " << stage
                             << " is not built (1 shards the optimizer state; stage 2, the "
                                "gradients too, is not built yet)";
-  if (replicas < 2)
+  if (replicas * processes < 2)
     return func.emitError() << "dist-shard-optimizer shards the optimizer state over the "
-                               "devices of a process, and the mesh has 1 device per process";
+                               "replicas of the job, and the mesh has 1 device";
   if (dist::getParameterServer(func))
     return func.emitError() << "dist-shard-optimizer applies to the allreduce strategy; "
                                "parameter servers hold the optimizer state already";
@@ -88,13 +91,19 @@ LogicalResult shard(func::FuncOp func, int64_t stage) {
                                "is nothing to shard; compile without --shard-optimizer";
 
   // Largest state first, each onto the replica with the fewest bytes so far (lowest index on
-  // a tie): the parameter servers' placement, over the replicas.
+  // a tie): the parameter servers' placement, over the R replicas of the process or, with
+  // several processes, over the R x P of the job (replica r of process p is p * R + r).
   SmallVector<int64_t> stateBytes;
   for (auto &entry : params)
     stateBytes.push_back(entry.second.stateBytes);
-  std::vector<int64_t> owners = dist::placeByBytes(stateBytes, replicas);
-  for (auto [i, entry] : llvm::enumerate(params))
-    entry.second.owner = owners[i];
+  const bool acrossProcesses = processes > 1;
+  std::vector<int64_t> owners =
+      dist::placeByBytes(stateBytes, acrossProcesses ? replicas * processes : replicas);
+  for (auto [i, entry] : llvm::enumerate(params)) {
+    entry.second.owner = owners[i] % replicas;
+    if (acrossProcesses)
+      entry.second.process = owners[i] / replicas;
+  }
 
   // Broadcast buckets after the allreduces'.
   int64_t bucket = 0;
@@ -122,10 +131,19 @@ LogicalResult shard(func::FuncOp func, int64_t stage) {
           s->erase();
     }
     Operation *update = p.updates[p.owner];
+    IntegerAttr process;
+    if (p.process >= 0) {
+      // Only that process runs the update and holds the state.
+      process = b.getI64IntegerAttr(p.process);
+      update->setAttr(dist::kProcessAttr, process);
+      for (g::ParamOp s : stateOf(p.updates[p.owner]))
+        s->setAttr(dist::kProcessAttr, process);
+    }
     b.setInsertionPointAfter(update);
     auto start = b.create<dist::BroadcastStartOp>(
         update->getLoc(), dist::PendingType::get(func.getContext()), copies,
-        b.getI64IntegerAttr(p.owner), b.getI64IntegerAttr(bucket++), b.getStrArrayAttr({name}));
+        b.getI64IntegerAttr(p.owner), b.getI64IntegerAttr(bucket++), b.getStrArrayAttr({name}),
+        process);
     pendings.push_back(start.getPending());
   }
   // A replica that owns no parameter (fewer parameters than replicas) has no update left to
@@ -151,10 +169,10 @@ struct ShardOptimizerPass : dist::impl::ShardOptimizerPassBase<ShardOptimizerPas
   void runOnOperation() override {
     if (shardOptimizer == 0)
       return;
-    func::FuncOp train = dist::getReplicatedTrainStep(getOperation());
-    if (!train) {
-      getOperation().emitError("dist-shard-optimizer: no train step on several replicas (run "
-                               "dist-replicate with devices-per-process 2 or more)");
+    func::FuncOp train = g::getStepFunction(getOperation(), "train");
+    if (!train || !dist::getMesh(train)) {
+      getOperation().emitError("dist-shard-optimizer: no distributed train step (run "
+                               "dist-replicate first)");
       return signalPassFailure();
     }
     if (failed(shard(train, shardOptimizer)))

@@ -486,11 +486,10 @@ LogicalResult verifySharding(func::FuncOp func, dist::MeshAttr mesh) {
     });
     return failure(walk.wasInterrupted());
   }
-  if (stage.getInt() != 1 || mesh.getDevicesPerProcess() < 2 || dist::getParameterServer(func))
+  const int64_t replicas = mesh.getDevicesPerProcess(), processes = mesh.getProcesses();
+  if (stage.getInt() != 1 || replicas * processes < 2 || dist::getParameterServer(func))
     return func.emitError() << "dist.shard_optimizer = " << stage.getInt()
-                            << " needs stage 1, 2 or more devices per process and the "
-                               "allreduce strategy";
-  const int64_t replicas = mesh.getDevicesPerProcess();
+                            << " needs stage 1, 2 or more replicas and the allreduce strategy";
   // Each parameter's one update (its owner's) and one broadcast.
   llvm::StringMap<ParameterUpdateOpInterface> updated;
   WalkResult walk = func.walk([&](ParameterUpdateOpInterface update) {
@@ -523,6 +522,20 @@ LogicalResult verifySharding(func::FuncOp func, dist::MeshAttr mesh) {
     if (start.getRoot() != dist::getReplica(update)) {
       start.emitOpError() << "broadcasts '" << name << "' from replica " << start.getRoot()
                           << ", but replica " << dist::getReplica(update) << " updates it";
+      return WalkResult::interrupt();
+    }
+    // With several processes the state is sharded over all of them: one process updates.
+    const int64_t process = start.getProcessAttr() ? start.getProcessAttr().getInt() : -1;
+    if (processes > 1 ? process < 0 || process >= processes : process >= 0) {
+      start.emitOpError() << "broadcasts '" << name << "' from process " << process
+                          << ", but the mesh has " << processes << " process(es)"
+                          << (processes > 1 ? ": one of them must hold its state"
+                                            : ": every process holds its state");
+      return WalkResult::interrupt();
+    }
+    if (dist::getProcess(update) != process) {
+      start.emitOpError() << "broadcasts '" << name << "' from process " << process
+                          << ", but its update runs on process " << dist::getProcess(update);
       return WalkResult::interrupt();
     }
     if (static_cast<int64_t>(start.getParams().size()) != replicas) {
@@ -574,12 +587,16 @@ LogicalResult verifySharding(func::FuncOp func, dist::MeshAttr mesh) {
       return WalkResult::advance();
     for (Operation *user : p->getUsers()) {
       auto update = dyn_cast<ParameterUpdateOpInterface>(user);
-      if (!update || dist::getReplica(update) != dist::getReplica(p))
+      if (!update || dist::getReplica(update) != dist::getReplica(p) ||
+          dist::getProcess(update) != dist::getProcess(p))
         continue;
       return WalkResult::advance();
     }
     p.emitOpError() << "keeps optimizer state '" << p.getName() << "' on replica "
                     << dist::getReplica(p)
+                    << (dist::getProcess(p) >= 0
+                            ? " of process " + std::to_string(dist::getProcess(p))
+                            : std::string())
                     << ", where no update reads it: under sharded optimizer state it lives "
                        "on its parameter's owner only";
     return WalkResult::interrupt();

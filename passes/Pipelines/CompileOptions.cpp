@@ -186,10 +186,9 @@ std::string CompileOptions::verify() const {
     if (parameterServer())
       return "shard-optimizer applies to the allreduce strategy (parameter servers already hold "
              "the optimizer state, each its share)";
-    if (devicesPerProcess < 2)
-      return "shard-optimizer shards the optimizer state over the devices of each process, and "
-             "this layout has 1 device per process: use --devices-per-process 2 or more "
-             "(sharding across processes is not built yet)";
+    if (devicesPerProcess * processes < 2)
+      return "shard-optimizer shards the optimizer state over the devices of the job, and "
+             "this layout has 1 device: use --devices-per-process or --processes 2 or more";
     if (device == "cuda")
       return "shard-optimizer is not built for --device cuda yet (the NCCL engine averages "
              "gradients; it does not broadcast parameters)";

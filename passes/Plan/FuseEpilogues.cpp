@@ -188,7 +188,7 @@ void fuseBias(BiasEpilogue e) {
   OpBuilder b(dense);
   auto fused = b.create<KernelOp>(dense.getLoc(), dense.getKind(),
                                   ValueRange{dense.getInputs()[0], dense.getInputs()[1], bias},
-                                  ValueRange{out});
+                                  ValueRange{out}, /*final=*/false, dense.getProcessAttr());
   fused->setDiscardableAttrs(dense->getDiscardableAttrDictionary());
   fused.setFinal(dense.getFinal());
   add.erase();

@@ -10,7 +10,10 @@ def PlanMemoryPass : Pass<"plan-memory", "mlir::ModuleOp"> {
     Every device has its own arena, planned separately (replicas are copies, so the arenas
     have the same size). Persistent buffers (`plan.param`, `plan.bucket`, `plan.grad`,
     `plan.input`) are laid out first, one after the other; a gradient in a bucket takes its
-    slot inside the bucket. Then, for each `plan.step` separately (steps never run concurrently, so
+    slot inside the bucket. Optimizer state that one process alone holds (`plan.param` with
+    `process`, state sharded over the processes) comes after them, each process's share of
+    the device from the same offset: the shares lie over one another, and the largest sets
+    the size. Then, for each `plan.step` separately (steps never run concurrently, so
     their transient regions overlap), every `plan.alloc` lives from its first to its last use
     (uses through `plan.view`s count, a `plan.output` keeps a buffer live to the end of the
     step) and is placed at the lowest offset that no simultaneously live buffer occupies,

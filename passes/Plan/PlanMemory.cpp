@@ -98,6 +98,9 @@ struct PlanMemoryPass : dp::plan::impl::PlanMemoryPassBase<PlanMemoryPass> {
     // sharded optimizer state their persistent parts differ: the largest sets it).
     int64_t devices = program.getDevicesPerProcess();
     SmallVector<int64_t> persistent(devices, 0);
+    // Optimizer state sharded over the processes (`process`): each process holds only its
+    // own, so the processes' shares of a device are laid over one another after the rest.
+    SmallVector<ParamOp> shared;
     for (Operation &op : program.getBody().front()) {
       if (!isa<ParamOp, GradOp, InputOp, BucketOp>(op))
         continue;
@@ -111,10 +114,25 @@ struct PlanMemoryPass : dp::plan::impl::PlanMemoryPassBase<PlanMemoryPass> {
                    b.getI64IntegerAttr(bucketOffset.getInt() + *grad.getBucketOffset() * element));
         continue;
       }
+      if (auto param = dyn_cast<ParamOp>(op); param && param.getProcess()) {
+        shared.push_back(param);
+        continue;
+      }
       auto type = cast<MemRefType>(op.getResult(0).getType());
       op.setAttr("offset", b.getI64IntegerAttr(persistent[device]));
       persistent[device] += aligned(bufferBytes(type));
     }
+    llvm::DenseMap<std::pair<int64_t, int64_t>, int64_t> share; // (device, process) -> bytes
+    SmallVector<int64_t> largestShare(devices, 0);
+    for (ParamOp param : shared) {
+      const int64_t device = bufferDevice(param.getResult());
+      int64_t &bytes = share[{device, int64_t(*param.getProcess())}];
+      param->setAttr("offset", b.getI64IntegerAttr(persistent[device] + bytes));
+      bytes += aligned(bufferBytes(cast<MemRefType>(param.getType())));
+      largestShare[device] = std::max(largestShare[device], bytes);
+    }
+    for (int64_t d = 0; d < devices; ++d)
+      persistent[d] += largestShare[d];
     int64_t base = *llvm::max_element(persistent), peak = 0;
     for (StepOp step : program.getOps<StepOp>()) {
       int64_t stepPeak = 0;

@@ -61,6 +61,7 @@ struct Collectives::Impl final : comm::CommClient {
     int64_t token = 0;             // the group's token of that sum
     int64_t seq = 0;               // its collective number
     int64_t posted = 0;            // reductions started (done, or done + 1 while one runs)
+    int source = 0;                // a broadcast's replica of this process that others copy
   };
 
   Impl(ProcessGroup &group, int replicas, std::vector<BucketInfo> buckets, double timeoutSec);
@@ -122,12 +123,16 @@ Collectives::Impl::Impl(ProcessGroup &g, int replicas, std::vector<BucketInfo> b
     const BucketInfo &b = buckets[i];
     // Gradient means over the job, and (sharded optimizer state) a parameter copied from the
     // replica that updated it to the others of the process.
-    if (b.kind == CollectiveKind::Broadcast && b.group == GroupKind::Replicas) {
-      if (b.root < 0 || b.root >= replicas)
+    // Over the job (state sharded over the processes), replica r of process p is p * R + r.
+    if (b.kind == CollectiveKind::Broadcast &&
+        (b.group == GroupKind::Replicas || b.group == GroupKind::World)) {
+      const int members = b.group == GroupKind::World ? replicas * processes : replicas;
+      if (b.root < 0 || b.root >= members)
         throw Error(ErrorKind::Plan, "bucket " + std::to_string(b.index) +
                                          " is a broadcast from replica " + std::to_string(b.root) +
-                                         ", but the process has " + std::to_string(replicas) +
-                                         " replica(s)");
+                                         ", but the " +
+                                         (b.group == GroupKind::World ? "job" : "process") +
+                                         " has " + std::to_string(members) + " replica(s)");
     } else {
       requireCollectives({b}, CollectiveKind::AllReduceMean, GroupKind::World, "the MPI engine");
     }
@@ -146,6 +151,12 @@ Collectives::Impl::Impl(ProcessGroup &g, int replicas, std::vector<BucketInfo> b
     positions[b.index] = static_cast<int>(i);
     Slot slot;
     slot.info = b;
+    // The replica whose buffer the others of this process copy: the root, where it is one of
+    // this process's; else replica 0, into which the root's process copies it.
+    if (b.kind == CollectiveKind::Broadcast)
+      slot.source = b.group == GroupKind::Replicas ? b.root
+                    : b.root / replicas == rank    ? b.root % replicas
+                                                   : 0;
     slot.data.assign(replicas, nullptr);
     slot.started.assign(replicas, 0);
     slots.push_back(std::move(slot));
@@ -317,10 +328,11 @@ void Collectives::Impl::finish(Slot &slot) {
   const int64_t n = slot.info.elements;
   float *first = slot.reducing.empty() ? nullptr : slot.reducing[0];
   if (slot.info.kind == CollectiveKind::Broadcast) {
-    // The root's copy, as it is, into every other replica's.
+    // The root's copy, as it is (or as it came from the root's process), into every other
+    // replica's.
     for (int r = 0; n > 0 && r < replicas; ++r)
-      if (r != slot.info.root)
-        std::memcpy(slot.reducing[r], slot.reducing[slot.info.root], n * sizeof(float));
+      if (r != slot.source)
+        std::memcpy(slot.reducing[r], slot.reducing[slot.source], n * sizeof(float));
   } else if (n > 0) {
     scaleInPlace(first, 1.0f / static_cast<float>(replicas * processes), n);
     for (int r = 1; r < replicas; ++r)
@@ -354,7 +366,8 @@ Progress Collectives::Impl::progress() {
     ++slot.posted;
     slot.readyAt = Clock::now();
     const int64_t n = slot.info.elements;
-    if (slot.info.kind == CollectiveKind::Broadcast) {
+    if (slot.info.kind == CollectiveKind::Broadcast &&
+        (slot.info.group == GroupKind::Replicas || processes == 1)) {
       // Within the process: every process's root computed the same update from the same
       // mean, so nothing crosses the processes.
       finish(slot);
@@ -365,13 +378,19 @@ Progress Collectives::Impl::progress() {
     // The replicas' sum in a fixed binary tree over their indices, ((0 + 1) + (2 + 3)) + ...:
     // with a power-of-two count of replicas and micro-shards it is the tree the micro-shards'
     // sums form whatever the layout, so the same bits (docs/micro-shards.md). Partial sums go
-    // to the even replicas' buffers, which finish() overwrites with the mean.
-    for (int stride = 1; stride < replicas; stride *= 2)
-      for (int r = 0; r + stride < replicas; r += 2 * stride)
-        addInto(slot.reducing[r], slot.reducing[r + stride], n);
+    // to the even replicas' buffers, which finish() overwrites with the mean. (A broadcast
+    // over the job sums nothing: the root's process sends its copy to every other process,
+    // into replica 0's buffer there, and finish() copies it to the process's other replicas.)
+    if (slot.info.kind != CollectiveKind::Broadcast)
+      for (int stride = 1; stride < replicas; stride *= 2)
+        for (int r = 0; r + stride < replicas; r += 2 * stride)
+          addInto(slot.reducing[r], slot.reducing[r + stride], n);
     if (processes > 1) {
       try {
-        if (slot.info.wire == DType::BF16) {
+        if (slot.info.kind == CollectiveKind::Broadcast) {
+          slot.token = group->postBroadcast(slot.reducing[slot.source], n * int64_t(sizeof(float)),
+                                            slot.info.root / replicas);
+        } else if (slot.info.wire == DType::BF16) {
           slot.wire.resize(static_cast<size_t>(n));
           toBf16(slot.reducing[0], slot.wire.data(), n);
           slot.token = group->postSum(slot.wire.data(), n, DType::BF16);
@@ -451,8 +470,9 @@ std::string Collectives::Impl::state(int64_t &collective) {
   if (!inFlight.empty()) {
     const Slot &slot = slots[inFlight.front()];
     collective = slot.seq;
-    return "waiting in allreduce of bucket " + std::to_string(slot.info.index) + ", step " +
-           std::to_string(slot.done);
+    return "waiting in " +
+           std::string(slot.info.kind == CollectiveKind::Broadcast ? "broadcast" : "allreduce") +
+           " of bucket " + std::to_string(slot.info.index) + ", step " + std::to_string(slot.done);
   }
   if (slots.empty())
     return "";

@@ -421,6 +421,9 @@ int64_t comm::GroupImpl::postSend(const void *, int64_t, int, int) {
 int64_t comm::GroupImpl::postReceive(void *, int64_t, int, int) {
   throw Error(ErrorKind::Runtime, "internal: this process group receives no messages");
 }
+int64_t comm::GroupImpl::postBroadcast(void *, int64_t, int) {
+  throw Error(ErrorKind::Runtime, "internal: this process group has no other process to copy to");
+}
 bool comm::GroupImpl::testMessage(int64_t) { return true; }
 void comm::GroupImpl::cancelMessage(int64_t) {}
 

@@ -196,6 +196,10 @@ public:
   /// Gives up on a sum that will never be tested again: the group is unusable afterwards (it
   /// will not finalise MPI, which could hang on the operation).
   virtual void abandonSum(int64_t token) = 0;
+  /// Starts copying rank `root`'s `bytes` bytes at `data` into `data` on every other rank (a
+  /// parameter from the process that updated it); tested and abandoned as a sum is, and counts
+  /// as one collective, in the order of the sums. Only for groups of more than one process.
+  virtual int64_t postBroadcast(void *data, int64_t bytes, int root);
 
   /// After an operation passed its deadline: asks every other rank what it is doing and how
   /// much work it has done, waits up to kQueryGraceSeconds for the answers while answering

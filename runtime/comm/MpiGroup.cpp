@@ -94,6 +94,7 @@ public:
   }
   void leaveWithoutFinalize() override { broken_ = true; }
   int64_t postSum(void *data, int64_t n, DType dtype) override;
+  int64_t postBroadcast(void *data, int64_t bytes, int root) override;
   bool testSum(int64_t token) override;
   void abandonSum(int64_t token) override;
   Diagnosis diagnose() override;
@@ -914,6 +915,22 @@ int64_t MpiGroup::postSum(void *data, int64_t n, DType dtype) {
   return token;
 }
 
+int64_t MpiGroup::postBroadcast(void *data, int64_t bytes, int root) {
+  // On the sums' communicator, in their order: every rank posts its collectives there in the
+  // manifest's order, whatever path (flat, hierarchical, tree) the sums take.
+  const int64_t token = ++nextToken_;
+  std::vector<MPI_Request> &requests = sums_[token];
+  for (int64_t offset = 0; offset < bytes; offset += kMaxCount) {
+    MPI_Request request;
+    const int count = static_cast<int>(std::min(bytes - offset, kMaxCount));
+    check(MPI_Ibcast(static_cast<char *>(data) + offset, count, MPI_BYTE, root, data_, &request),
+          "MPI_Ibcast");
+    requests.push_back(request);
+  }
+  ++seq_;
+  return token;
+}
+
 void MpiGroup::advance(StagedSum &sum, int floor) {
   while (sum.stage < 3) {
     int done = 0;
@@ -1077,7 +1094,7 @@ bool MpiGroup::testSum(int64_t token) {
   if (rc != MPI_SUCCESS) {
     sums_.erase(it);
     broken_ = true;
-    check(rc, "MPI_Iallreduce");
+    check(rc, "MPI_Iallreduce or MPI_Ibcast");
   }
   if (done)
     sums_.erase(it);

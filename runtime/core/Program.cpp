@@ -253,6 +253,9 @@ Stream &Program::stream(int d) const { return *devices_.at(d)->compute; }
 void Program::initParams(uint64_t seed) {
   std::vector<float> values;
   for (const ParamDesc &p : plan_.params) {
+    // Another process's share of the state overlays this one's: it is not ours to draw.
+    if (!plan_.holds(p))
+      continue;
     values.resize(static_cast<size_t>(buffer(p.buffer).numel));
     drawInit(values.data(), buffer(p.buffer).numel, p.init, seed, p.name);
     write(p.buffer, values.data());

@@ -6,6 +6,7 @@
 #include "runtime/base/Error.h"
 #include "runtime/format/PlanFile.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string_view>
@@ -109,6 +110,7 @@ StepDesc decodeStep(const fb::Step &step, const std::string &what) {
     kernel.loc = str(k->loc());
     kernel.device = k->device();
     kernel.final = k->final();
+    kernel.process = k->process();
     kernel.where = out.name + " kernel #" + std::to_string(index++) + " (" +
                    kernelInfo(kernel.kind).name + ")";
     if (!kernel.loc.empty())
@@ -140,6 +142,22 @@ std::vector<size_t> Plan::logicalParams() const {
     if (seen.insert(params[i].name).second)
       out.push_back(i);
   return out;
+}
+
+bool Plan::shardsAcrossProcesses() const {
+  for (const ParamDesc &p : params)
+    if (p.process >= 0)
+      return true;
+  return false;
+}
+
+void Plan::keepProcess(int rank) {
+  process = rank;
+  auto &kernels = train.kernels;
+  kernels.erase(
+      std::remove_if(kernels.begin(), kernels.end(),
+                     [&](const KernelDesc &k) { return k.process >= 0 && k.process != rank; }),
+      kernels.end());
 }
 
 bool Plan::shardsOptimizerState() const {
@@ -235,6 +253,7 @@ Plan decodeTable(const fb::Plan &p, const std::string &what) {
                   init.fan_out(),
                   init.data() >= 0 ? data.at(static_cast<size_t>(init.data())) : nullptr};
     param.kind = ParamKind(pr->kind());
+    param.process = pr->process();
     plan.params.push_back(std::move(param));
   }
   for (const fb::Input *in : *p.inputs())

@@ -56,6 +56,9 @@ struct ParamDesc {
   int32_t grad = -1;
   InitDesc init;
   ParamKind kind = ParamKind::Weight;
+  /// The one process that holds it (optimizer state sharded over the processes: its buffer
+  /// overlays the other processes' shares), or -1: every process.
+  int process = -1;
 };
 
 /// An input the runtime fills before each step, found by its role; the name is the model's.
@@ -89,6 +92,9 @@ struct KernelDesc {
   std::string loc;
   /// The replica that runs it; -1 for a collective, which runs on every device.
   int device = 0;
+  /// The one process that runs it (the update of a parameter whose optimizer state is
+  /// sharded over the processes), or -1: every process.
+  int process = -1;
   /// Of the train step's final phase: under gradient accumulation it runs on a step's last
   /// micro-shard only (Plan::accumulation).
   bool final = false;
@@ -115,7 +121,9 @@ struct CollectiveDesc {
   int64_t elements = 0; // per replica
   GroupKind group = GroupKind::World;
   int groupId = -1; // which group of the kind (a server's index), else -1
-  int root = -1;    // a broadcast's replica whose copy the others receive, else -1
+  /// A broadcast's member whose copy the others receive, else -1: a replica of the process
+  /// (group Replicas), or of the job (group World: replica r of process p is p * R + r).
+  int root = -1;
   std::vector<std::string> tensors;
   std::string loc;
 };
@@ -202,6 +210,20 @@ struct Plan {
   /// Whether the optimizer state is sharded over the devices (dpc compile --shard-optimizer):
   /// the plan broadcasts parameters.
   bool shardsOptimizerState() const;
+  /// Whether some optimizer state is held by one process alone (sharded over the processes).
+  bool shardsAcrossProcesses() const;
+
+  /// The process of the job this plan runs on, once keepProcess() said it; -1 before.
+  int process = -1;
+  /// Makes the plan process `rank`'s: drops the kernels that other processes alone run (the
+  /// updates of parameters whose optimizer state they hold). Their state stays in `params`,
+  /// where holds() tells it apart: its buffers overlay this process's own share.
+  void keepProcess(int rank);
+  /// Whether this process holds `p`'s values (every process holds all but the state sharded
+  /// over the processes; before keepProcess(), every one counts as held).
+  bool holds(const ParamDesc &p) const {
+    return p.process < 0 || process < 0 || p.process == process;
+  }
 
   /// Decodes a verified file; `what` names it in messages. Throws Error(Plan) for a kernel
   /// attribute its contract refuses (a missing required one, a flag other than 0 or 1, a

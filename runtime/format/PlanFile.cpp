@@ -244,6 +244,9 @@ static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
   // device, and only optimizer state may be on fewer (sharded, format 9). Checkpoints and the
   // broadcasts below find a parameter by its name and device.
   std::map<std::pair<std::string, int>, uint32_t> paramBuffer; // (name, device) -> buffer
+  // Optimizer state that one process alone holds (sharded over the processes, format 10):
+  // its buffer overlays the other processes' shares, so only that process's kernels touch it.
+  std::map<uint32_t, int> processOf; // buffer -> process
   {
     std::map<std::string, const fb::Param *> first;
     std::map<std::string, int> count;
@@ -263,6 +266,14 @@ static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
       }
       if (!paramBuffer.emplace(std::make_pair(name, int(b->device())), p->buffer()).second)
         fail(what, where + " has a second copy on that device");
+      if (p->process() != -1) {
+        if (p->process() < 0 || p->process() >= plan.processes() ||
+            ParamKind(p->kind()) != ParamKind::OptimizerState)
+          fail(what, where + " is held by process " + std::to_string(p->process()) +
+                         ": only optimizer state is held by one process, one of the plan's " +
+                         std::to_string(plan.processes()));
+        processOf[p->buffer()] = p->process();
+      }
       ++count[name];
     }
     for (const auto &[name, p] : first)
@@ -295,7 +306,8 @@ static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
                             : (kind == CollectiveKind::AllReduceMean && group == GroupKind::World &&
                                c->group_id() == -1) ||
                                   (kind == CollectiveKind::Broadcast &&
-                                   group == GroupKind::Replicas && c->group_id() == -1);
+                                   (group == GroupKind::Replicas || group == GroupKind::World) &&
+                                   c->group_id() == -1);
       if (!runs)
         fail(what, entry + " is " + collectiveKindName(kind) + " over " +
                        groupName(group, c->group_id()) + ", which this plan's strategy " +
@@ -303,20 +315,22 @@ static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
                        (plan.server() >= 0 ? "a server: receive_reply over workers"
                         : plan.servers() && plan.servers()->size() > 0
                             ? "a worker: push_pull over server s, for one of its servers"
-                            : "allreduce_mean over world, broadcast over replicas") +
+                            : "allreduce_mean over world, broadcast over replicas or world") +
                        ")");
       // A broadcast copies one parameter, once a step.
       if (kind == CollectiveKind::Broadcast &&
           (!c->tensors() || c->tensors()->size() != 1 ||
            !broadcastNames.insert(c->tensors()->Get(0)->str()).second))
         fail(what, entry + " (broadcast) must name one parameter that no other broadcast names");
-      // A broadcast's root is one of the process's replicas; no other kind has one.
-      if (kind == CollectiveKind::Broadcast ? c->root() < 0 || c->root() >= replicas
+      // A broadcast's root is one of its group's members (the process's replicas, or the
+      // job's: replica r of process p is p * R + r); no other kind has one.
+      const int members = group == GroupKind::World ? replicas * plan.processes() : replicas;
+      if (kind == CollectiveKind::Broadcast ? c->root() < 0 || c->root() >= members
                                             : c->root() != -1)
         fail(what, entry + " (" + collectiveKindName(kind) + ") has root " +
                        std::to_string(c->root()) +
                        (kind == CollectiveKind::Broadcast
-                            ? ", not one of the plan's " + std::to_string(replicas) + " device(s)"
+                            ? ", not one of its group's " + std::to_string(members) + " device(s)"
                             : ": only a broadcast has one"));
       // The buckets are f32; an allreduce may send them as bf16 (allreduce_mean only).
       if (DType(c->dtype()) != DType::F32 &&
@@ -372,13 +386,28 @@ static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
         if (k->device() < 0 || k->device() >= replicas)
           fail(what, where + " runs on device " + std::to_string(k->device()) + " of " +
                          std::to_string(replicas));
-        for (uint32_t id : ids)
+        if (k->process() < -1 || k->process() >= plan.processes())
+          fail(what, where + " runs on process " + std::to_string(k->process()) + " of " +
+                         std::to_string(plan.processes()));
+        for (uint32_t id : ids) {
           if (buffers.Get(id)->device() != k->device())
             fail(what, where + " on device " + std::to_string(k->device()) + " uses buffer " +
                            std::to_string(id) + " of device " +
                            std::to_string(buffers.Get(id)->device()));
+          auto held = processOf.find(id);
+          if (held != processOf.end() && held->second != k->process())
+            fail(what, where +
+                           (k->process() < 0 ? std::string(" runs on every process")
+                                             : " runs on process " + std::to_string(k->process())) +
+                           " but uses buffer " + std::to_string(id) +
+                           ", optimizer state that process " + std::to_string(held->second) +
+                           " alone holds");
+        }
         continue;
       }
+      if (k->process() != -1)
+        fail(what, where + " is a collective on process " + std::to_string(k->process()) +
+                       " alone: every process runs the collectives");
       // Each strategy has its own pair of exchange kernels.
       const bool allowed =
           isServer   ? (kind == KernelKind::ReceivePush || kind == KernelKind::ReplyPull)
@@ -406,11 +435,27 @@ static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
       const bool broadcastKernel =
           kind == KernelKind::BroadcastStart || kind == KernelKind::BroadcastWait;
       if (!isServer && !isWorker) {
-        int64_t root = -1;
+        int64_t root = -1, rootProcess = -1;
         if (k->attrs())
-          for (const fb::Attr *a : *k->attrs())
+          for (const fb::Attr *a : *k->attrs()) {
             if (a->name()->str() == "root")
               root = a->i();
+            if (a->name()->str() == "root_process")
+              rootProcess = a->i();
+          }
+        // Over the job, the manifest's root counts the job's replicas.
+        if (GroupKind(c->group()) == GroupKind::World && broadcastKernel &&
+            CollectiveKind(c->kind()) == CollectiveKind::Broadcast) {
+          if (rootProcess < 0 || rootProcess >= plan.processes() || root < 0 || root >= replicas)
+            fail(what, where + " broadcasts over the job from replica " + std::to_string(root) +
+                           " of process " + std::to_string(rootProcess) + ", not one of the " +
+                           std::to_string(replicas) + " x " + std::to_string(plan.processes()) +
+                           " of the plan");
+          root += rootProcess * replicas;
+        } else if (rootProcess != -1) {
+          fail(what, where + " names root process " + std::to_string(rootProcess) +
+                         ", which only a broadcast over the job has");
+        }
         if (broadcastKernel != (CollectiveKind(c->kind()) == CollectiveKind::Broadcast))
           fail(what, where + " exchanges bucket " + std::to_string(c->bucket()) + ", which is " +
                          collectiveKindName(CollectiveKind(c->kind())) + " in the manifest");

@@ -149,6 +149,14 @@ public:
            " bytes left");
     return n;
   }
+  /// The next `n` bytes, as they are.
+  const char *take(uint64_t n, const char *f) {
+    if (end_ - at_ < n)
+      fail(std::string("truncated in ") + f);
+    const char *data = bytes_.data() + at_;
+    at_ += n;
+    return data;
+  }
   uint64_t at() const { return at_; }
 
 private:
@@ -547,8 +555,48 @@ Checkpoint Checkpoint::read(const std::string &path, uint64_t maxBytes) {
   return fromBytes(readInputFile(path, maxBytes, "checkpoint", ErrorKind::Checkpoint), path);
 }
 
+std::map<std::string, std::vector<uint8_t>> gatherHeldState(Program &program, ProcessGroup &group,
+                                                            double timeoutSec) {
+  const Plan &plan = program.plan();
+  std::map<std::string, std::vector<uint8_t>> out;
+  if (!plan.shardsAcrossProcesses() || group.size() < 2)
+    return out;
+  // This process's share: name, byte count, values; one after another.
+  Writer mine;
+  std::vector<uint8_t> values;
+  for (size_t i : plan.logicalParams()) {
+    const ParamDesc &p = plan.params[i];
+    if (p.process != group.rank() || p.process < 0)
+      continue;
+    values.resize(plan.buffers[p.buffer].bytes());
+    program.read(p.buffer, values.data());
+    mine.str(p.name);
+    mine.u64(values.size());
+    mine.bytes().append(reinterpret_cast<const char *>(values.data()), values.size());
+  }
+  if (mine.bytes().size() > size_t(std::numeric_limits<int>::max()))
+    throw Error(ErrorKind::Checkpoint,
+                "this process's share of the optimizer state is " +
+                    std::to_string(mine.bytes().size()) +
+                    " bytes, more than one message of the checkpoint's gather carries (2 GiB)");
+  const std::vector<std::string> parts = group.gatherBytes(mine.bytes(), 0, timeoutSec);
+  for (size_t rank = 0; rank < parts.size(); ++rank) {
+    const std::string &part = parts[rank];
+    const std::string what = "process " + std::to_string(rank) + "'s share of the optimizer state";
+    Reader r(part, 0, part.size(), what);
+    while (r.at() < part.size()) {
+      std::string name = r.str("a tensor's name", kMaxNameBytes);
+      const uint64_t bytes = r.u64("its size");
+      const char *data = r.take(bytes, "its values");
+      out[name].assign(data, data + bytes);
+    }
+  }
+  return out;
+}
+
 uint64_t writeCheckpoint(Program &program, const CheckpointMeta &meta, const std::string &path,
-                         const std::vector<ParamsEntry> *best) {
+                         const std::vector<ParamsEntry> *best,
+                         const std::map<std::string, std::vector<uint8_t>> *elsewhere) {
   const Plan &plan = program.plan();
   if ((best != nullptr) != (meta.best >= 0))
     throw Error(ErrorKind::Runtime, "a checkpoint's best weights without their validation");
@@ -567,8 +615,18 @@ uint64_t writeCheckpoint(Program &program, const CheckpointMeta &meta, const std
   for (size_t i : plan.logicalParams()) {
     const ParamDesc &p = plan.params[i];
     const BufferDesc &buf = plan.buffers[p.buffer];
-    entries.push_back(
-        {p.name, static_cast<uint8_t>(p.kind), buf.dtype, buf.shape, buf.bytes(), &buf, nullptr});
+    if (plan.holds(p)) {
+      entries.push_back(
+          {p.name, static_cast<uint8_t>(p.kind), buf.dtype, buf.shape, buf.bytes(), &buf, nullptr});
+      continue;
+    }
+    // State another process holds, gathered from it.
+    auto it = elsewhere ? elsewhere->find(p.name) : decltype(elsewhere->end()){};
+    if (!elsewhere || it == elsewhere->end() || it->second.size() != buf.bytes())
+      throw Error(ErrorKind::Runtime, "internal: the checkpoint lacks process " +
+                                          std::to_string(p.process) + "'s '" + p.name + "'");
+    entries.push_back({p.name, static_cast<uint8_t>(p.kind), buf.dtype, buf.shape, buf.bytes(),
+                       nullptr, reinterpret_cast<const float *>(it->second.data())});
   }
   if (best)
     for (const ParamsEntry &e : *best)
@@ -747,7 +805,8 @@ void loadCheckpoint(Program &program, const Checkpoint &checkpoint) {
     if (!t.best)
       byName[t.name] = &t;
   for (const ParamDesc &p : program.plan().params)
-    program.write(p.buffer, checkpoint.data(*byName.at(p.name)));
+    if (program.plan().holds(p))
+      program.write(p.buffer, checkpoint.data(*byName.at(p.name)));
 }
 
 uint64_t checkpointSizeLimit(const Plan &plan) {

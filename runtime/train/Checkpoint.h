@@ -11,6 +11,7 @@
 #pragma once
 
 #include "runtime/base/ParamsFile.h"
+#include "runtime/comm/Comm.h"
 #include "runtime/core/Program.h"
 #include "runtime/train/Trainer.h"
 
@@ -112,8 +113,18 @@ inline constexpr uint8_t kBestWeightKind = 2;
 /// `path`, atomically: a temporary file beside it, flushed, renamed over it, the directory
 /// flushed; with `best` (which meta.best must name), those weights as best tensors after them.
 /// The device's enqueued work must be done. Returns the bytes written. Throws Error.
+/// `elsewhere` holds, by name, the values of the state other processes hold (optimizer state
+/// sharded over the processes; gatherHeldState()): one is needed for each such tensor.
 uint64_t writeCheckpoint(Program &program, const CheckpointMeta &meta, const std::string &path,
-                         const std::vector<ParamsEntry> *best = nullptr);
+                         const std::vector<ParamsEntry> *best = nullptr,
+                         const std::map<std::string, std::vector<uint8_t>> *elsewhere = nullptr);
+
+/// Under optimizer state sharded over the processes: every process's own share, sent to rank
+/// 0, which gets the other processes' tensors by name (the other ranks get none). Collective
+/// over `group`, bounded by `timeoutSec`: every rank calls it at the same boundary. Returns at
+/// once, with nothing, for a plan whose processes all hold the whole state.
+std::map<std::string, std::vector<uint8_t>> gatherHeldState(Program &program, ProcessGroup &group,
+                                                            double timeoutSec);
 
 /// Throws Error(Checkpoint) naming `what` and the first difference unless `checkpoint` holds
 /// exactly the parameters of `plan` (names, kinds, element types and shapes; in any order),

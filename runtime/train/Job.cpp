@@ -190,13 +190,16 @@ std::unique_ptr<Job> Job::launch(const std::string &planPath, const JobOptions &
     backend.setComputeThreads(job->threads_.threads);
   }
   backend.setReproducible(options.reproducible);
+  // MPI only when launched by an MPI launcher or needed; a one-process plan started directly
+  // never touches it.
+  const bool useMpi = plan.processes > 1 || launchedByMpiLauncher();
+  job->group_ = ProcessGroup::create(useMpi);
+  // Optimizer state sharded over the processes: this process runs its own updates only.
+  if (plan.shardsAcrossProcesses())
+    plan.keepProcess(job->group_->rank());
   job->program_ = Program::load(std::move(plan), &backend);
   Program &program = *job->program_;
 
-  // MPI only when launched by an MPI launcher or needed; a one-process plan started directly
-  // never touches it.
-  const bool useMpi = program.processes() > 1 || launchedByMpiLauncher();
-  job->group_ = ProcessGroup::create(useMpi);
   // Every rank must run the same plan with the same seed before anything else is exchanged.
   // A difference is seen by every rank, so each reports it and exits on its own (no abort
   // that could kill the others before they print).

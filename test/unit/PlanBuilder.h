@@ -40,6 +40,8 @@ struct KernelSpec {
   int16_t device = 0;
   /// Of the train step's final phase (gradient accumulation).
   bool final = false;
+  /// The one process that runs it (-1: every process).
+  int16_t process = -1;
 
   /// Sets an integer attribute (again: the last value counts).
   KernelSpec &attrI(const std::string &name, int64_t value) {
@@ -62,6 +64,10 @@ struct KernelSpec {
   }
   KernelSpec &markFinal() {
     final = true;
+    return *this;
+  }
+  KernelSpec &onProcess(int16_t p) {
+    process = p;
     return *this;
   }
 };
@@ -121,6 +127,11 @@ public:
   PlanBuilder &paramOn(const std::string &name, uint32_t buffer, InitSpec init = {},
                        int32_t grad = -1, ParamKind kind = ParamKind::Weight) {
     params_.push_back({name, buffer, grad, init, kind});
+    return *this;
+  }
+  /// The last param declared is held by process `process` alone (sharded optimizer state).
+  PlanBuilder &heldBy(int16_t process) {
+    params_.back().process = process;
     return *this;
   }
   PlanBuilder &input(const std::string &name, uint32_t buffer, InputRole role) {
@@ -244,7 +255,7 @@ public:
       auto init = fb::CreateInit(fbb, static_cast<uint8_t>(p.init.kind), p.init.a, p.init.b,
                                  p.init.fanIn, p.init.fanOut, p.init.data);
       params.push_back(fb::CreateParamDirect(fbb, p.name.c_str(), p.buffer, p.grad, init,
-                                             static_cast<uint8_t>(p.kind)));
+                                             static_cast<uint8_t>(p.kind), p.process));
     }
     std::vector<flatbuffers::Offset<fb::Input>> inputs;
     for (const Named &in : inputs_)
@@ -324,6 +335,7 @@ private:
     int32_t grad;
     InitSpec init;
     ParamKind kind;
+    int16_t process = -1;
   };
   struct Named {
     std::string name;
@@ -381,7 +393,7 @@ private:
         attrs.push_back(fb::CreateAttrDirect(fbb, a.name.c_str(), a.i, a.f));
       kernels.push_back(fb::CreateKernelDirect(fbb, k.kind, &k.inputs, &k.outputs, &attrs,
                                                k.loc.empty() ? nullptr : k.loc.c_str(), k.device,
-                                               k.final));
+                                               k.final, k.process));
     }
     std::vector<flatbuffers::Offset<fb::Output>> outputs;
     for (const Named &o : step.outputs)

@@ -39,6 +39,11 @@ int64_t dp::dist::getReplica(Operation *op) {
   return attr ? attr.getInt() : 0;
 }
 
+int64_t dp::dist::getProcess(Operation *op) {
+  auto attr = op->getAttrOfType<IntegerAttr>(kProcessAttr);
+  return attr ? attr.getInt() : -1;
+}
+
 MeshAttr dp::dist::getMesh(Operation *func) {
   return func->getAttrOfType<MeshAttr>(DistDialect::kMeshAttr);
 }
@@ -145,9 +150,12 @@ LogicalResult AllReduceWaitOp::verify() {
 
 LogicalResult BroadcastStartOp::verify() {
   const auto params = getParams();
-  if (params.size() < 2)
-    return emitOpError() << "copies a parameter between replicas: it needs at least 2, found "
-                         << params.size();
+  const bool acrossProcesses = getProcessAttr() != nullptr;
+  if (params.size() < (acrossProcesses ? 1u : 2u))
+    return emitOpError() << "copies a parameter between replicas: it needs at least "
+                         << (acrossProcesses ? 1 : 2) << ", found " << params.size();
+  if (acrossProcesses && getProcessAttr().getInt() < 0)
+    return emitOpError() << "process " << getProcessAttr().getInt() << " is negative";
   if (llvm::any_of(params.getTypes(), [&](Type t) { return t != params.front().getType(); }))
     return emitOpError("operands must be the copies of one parameter (one type)");
   const int64_t root = getRootAttr().getInt();

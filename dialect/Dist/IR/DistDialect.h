@@ -29,11 +29,16 @@ inline constexpr llvm::StringLiteral kSyncAttr = "dist.sync";
 /// On a train step whose gradient buckets cross the processes as bf16: "bf16"
 /// (dist-insert-allreduce precision=bf16; none means f32).
 inline constexpr llvm::StringLiteral kAllReducePrecisionAttr = "dist.allreduce_precision";
-/// On a train step whose optimizer state is sharded over the replicas of a process
-/// (dist-shard-optimizer): the ZeRO stage, 1.
+/// On a train step whose optimizer state is sharded (dist-shard-optimizer): the ZeRO
+/// stage, 1; over the replicas of a process, or of the job when it has several processes.
 inline constexpr llvm::StringLiteral kShardOptimizerAttr = "dist.shard_optimizer";
+/// On an op that runs on one process of the job only (an update whose optimizer state is
+/// sharded over the processes, and that state's `graph.param`s): its rank.
+inline constexpr llvm::StringLiteral kProcessAttr = "dist.process";
 /// The replica an op was placed on (0 when it carries no `dist.replica`).
 int64_t getReplica(mlir::Operation *op);
+/// The process an op runs on alone (`dist.process`), or -1 when every process runs it.
+int64_t getProcess(mlir::Operation *op);
 /// The mesh of a step function, or null when it was not distributed.
 MeshAttr getMesh(mlir::Operation *func);
 /// The train step of `module` when it runs on more than one replica (R x P > 1), else null.

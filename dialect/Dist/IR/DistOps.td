@@ -116,13 +116,22 @@ def Dist_BroadcastStartOp : Dist_Op<"broadcast_start"> {
     collective manifest's index (a broadcast over the replicas of a process, from `root`),
     `tensors` names the parameter.
 
+    Without `process`, every process's root computes the same update from the same mean and
+    the copy stays within each process (the state is sharded over the replicas of a process,
+    each process holding the same shares). With `process = p`, the state is sharded over
+    every replica of the job: only process p's root holds it and updates the parameter (its
+    update and state carry `dist.process = p`), and the copy goes from that replica to every
+    replica of every process; one operand (one replica a process) is then enough.
+
     ```mlir
     %p = dist.broadcast_start %w0, %w1 {bucket = 1 : i64, root = 1 : i64, tensors = ["dense1.kernel"]} : tensor<784x100xf32>, tensor<784x100xf32>
     dist.broadcast_wait %p
+    %q = dist.broadcast_start %v0, %v1 {bucket = 2 : i64, process = 1 : i64, root = 0 : i64, tensors = ["dense2.kernel"]} : tensor<100x10xf32>, tensor<100x10xf32>
+    dist.broadcast_wait %q
     ```
   }];
   let arguments = (ins Variadic<Dist_F32Tensor>:$params, I64Attr:$root, I64Attr:$bucket,
-                       StrArrayAttr:$tensors);
+                       StrArrayAttr:$tensors, OptionalAttr<I64Attr>:$process);
   let results = (outs Dist_PendingType:$pending);
   let assemblyFormat = "$params attr-dict `:` type($params)";
   let hasVerifier = 1;

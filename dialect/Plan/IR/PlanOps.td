@@ -60,14 +60,18 @@ def Plan_ParamOp : Plan_Op<"param", [HasParent<"ProgramOp">]> {
   let description = [{
     The buffer of the parameter `name` on `device`, drawn once by the runtime from `init`
     (same name, same values on every device); `optimizer_state` marks moments and
-    velocities. `offset` is its place in the device's arena, set by `plan-memory`.
+    velocities. `offset` is its place in the device's arena, set by `plan-memory`. Optimizer
+    state sharded over the processes carries `process`: only that process holds it, and
+    `plan-memory` lays the processes' shares over one another.
 
     ```mlir
     %w = plan.param "dense1.kernel" {init = #plan.init<kind = "glorot_uniform", fan_in = 784, fan_out = 100>} : memref<784x100xf32>
+    %m = plan.param "dense1.kernel.m" {init = #plan.init<kind = "zeros">, optimizer_state, process = 1 : i64} : memref<784x100xf32>
     ```
   }];
   let arguments = (ins StrAttr:$name, Plan_InitAttr:$init, UnitAttr:$optimizer_state,
-                       OptionalAttr<I64Attr>:$offset, DefaultValuedAttr<I64Attr, "0">:$device);
+                       OptionalAttr<I64Attr>:$offset, DefaultValuedAttr<I64Attr, "0">:$device,
+                       OptionalAttr<I64Attr>:$process);
   let results = (outs Plan_Buffer:$buffer);
   let assemblyFormat = "$name attr-dict `:` type($buffer)";
 }
@@ -171,13 +175,15 @@ def Plan_KernelOp : Plan_Op<"kernel", [HasParent<"StepOp">, AttrSizedOperandSegm
     or 1, floats as finite f64, activations by name; the verifier rejects any other. Under
     gradient accumulation, `final` marks a kernel of the train step's final phase (it depends
     on an accumulated gradient: allreduces, clipping, updates), which runs on a step's last
-    micro-shard only.
+    micro-shard only. `process` marks a kernel that runs on that process of the job alone (the
+    update of a parameter whose optimizer state is sharded over the processes).
   }];
   let extraClassDeclaration = [{
     ::mlir::LogicalResult verifyAttributes(::dp::rt::KernelKind kind);
   }];
   let arguments = (ins StrAttr:$kind, Variadic<Plan_Buffer>:$inputs,
-                       Variadic<Plan_Buffer>:$outputs, UnitAttr:$final);
+                       Variadic<Plan_Buffer>:$outputs, UnitAttr:$final,
+                       OptionalAttr<I64Attr>:$process);
   let assemblyFormat = [{
     $kind (`ins` `(` $inputs^ `:` type($inputs) `)`)?
     (`outs` `(` $outputs^ `:` type($outputs) `)`)? attr-dict

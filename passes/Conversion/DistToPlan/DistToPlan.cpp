@@ -105,10 +105,9 @@ public:
     for (g::ParamOp param : func.getOps<g::ParamOp>()) {
       Value &buffer = params_[{param.getName(), dist::getReplica(param)}];
       if (!buffer)
-        buffer = b_.create<plan::ParamOp>(param.getLoc(), bufferType(param.getType()),
-                                          param.getName(), initFor(param),
-                                          param.getOptimizerState(), IntegerAttr(),
-                                          dist::getReplica(param));
+        buffer = b_.create<plan::ParamOp>(
+            param.getLoc(), bufferType(param.getType()), param.getName(), initFor(param),
+            param.getOptimizerState(), IntegerAttr(), dist::getReplica(param), processAttr(param));
     }
   }
 
@@ -194,10 +193,12 @@ public:
     llvm::DenseSet<Operation *> final = finalPhase(func);
     for (Operation &op : func.getBody().front()) {
       final_ = final.contains(&op);
+      process_ = processAttr(&op);
       if (failed(lower(&op)))
         return failure();
     }
     final_ = false;
+    process_ = {};
     return success();
   }
 
@@ -322,8 +323,10 @@ private:
 
   void emitKernel(Location loc, rt::KernelKind kind, ValueRange inputs, ValueRange outputs,
                   ArrayRef<NamedAttribute> attrs) override {
-    auto k = b_.create<plan::KernelOp>(loc, rt::kernelInfo(kind).name, inputs, outputs);
+    auto k = b_.create<plan::KernelOp>(loc, rt::kernelInfo(kind).name, inputs, outputs,
+                                       /*final=*/false, /*process=*/IntegerAttr());
     k.setFinal(final_);
+    k.setProcessAttr(process_);
     for (NamedAttribute a : attrs)
       k->setAttr(a.getName(), a.getValue());
   }
@@ -337,6 +340,13 @@ private:
                                     deviceAttr(device));
   }
 
+  /// The `process` attribute of an op that runs on one process alone (`dist.process`), else
+  /// absent.
+  IntegerAttr processAttr(Operation *op) {
+    const int64_t process = dist::getProcess(op);
+    return process >= 0 ? b_.getI64IntegerAttr(process) : IntegerAttr();
+  }
+
   /// The `device` attribute of a buffer op: absent for device 0, as in a single-device plan.
   IntegerAttr deviceAttr(int64_t device) {
     return device ? b_.getI64IntegerAttr(device) : IntegerAttr();
@@ -345,6 +355,12 @@ private:
   /// The collective kernels of bucket `index`, on every device's copy.
   void collective(Location loc, rt::KernelKind kind, int64_t index) {
     emit(loc, kind, buckets_.lookup(index), ValueRange(), rt::CollectiveAttrs{index});
+  }
+
+  /// A broadcast kernel's bucket, root replica and (over the processes) root process.
+  static rt::CollectiveAttrs broadcastAttrs(dist::BroadcastStartOp s) {
+    return rt::CollectiveAttrs{s.getBucketAttr().getInt(), s.getRootAttr().getInt(),
+                               s.getProcessAttr() ? s.getProcessAttr().getInt() : -1};
   }
 
   /// Means are left in place: results take the buffers of the gradients they average.
@@ -398,14 +414,12 @@ private:
           for (Value p : s.getParams())
             copies.push_back(values_.lookup(p));
           buckets_[s.getBucket()] = copies;
-          emit(s.getLoc(), rt::KernelKind::BroadcastStart, copies, ValueRange(),
-               rt::CollectiveAttrs{s.getBucketAttr().getInt(), s.getRootAttr().getInt()});
+          emit(s.getLoc(), rt::KernelKind::BroadcastStart, copies, ValueRange(), broadcastAttrs(s));
         })
         .Case([&](dist::BroadcastWaitOp w) {
           dist::BroadcastStartOp s = w.getStart();
           emit(w.getLoc(), rt::KernelKind::BroadcastWait, buckets_.lookup(s.getBucket()),
-               ValueRange(),
-               rt::CollectiveAttrs{s.getBucketAttr().getInt(), s.getRootAttr().getInt()});
+               ValueRange(), broadcastAttrs(s));
         })
         .Case([&](dist::PushOp p) {
           collective(p.getLoc(), rt::KernelKind::PushStart, p.getBucket());
@@ -454,6 +468,8 @@ private:
   llvm::DenseMap<Value, Key> gradOf_;
   /// Whether the op being lowered is of the train step's final phase (finalPhase).
   bool final_ = false;
+  /// The process the op being lowered runs on alone, or null (every process).
+  IntegerAttr process_;
 };
 
 struct ConvertDistToPlanPass : dp::impl::ConvertDistToPlanPassBase<ConvertDistToPlanPass> {

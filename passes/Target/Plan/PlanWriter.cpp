@@ -82,9 +82,10 @@ public:
       auto key = std::make_pair(param.getName(), int64_t(param.getDevice()));
       int grad = gradIds.count(key) ? gradIds.lookup(key) : -1;
       auto kind = param.getOptimizerState() ? rt::ParamKind::OptimizerState : rt::ParamKind::Weight;
-      params.push_back(fb::CreateParam(fbb_, fbb_.CreateString(param.getName().str()),
-                                       ids_.lookup(param.getBuffer()), grad, initRec,
-                                       static_cast<uint8_t>(kind)));
+      params.push_back(fb::CreateParam(
+          fbb_, fbb_.CreateString(param.getName().str()), ids_.lookup(param.getBuffer()), grad,
+          initRec, static_cast<uint8_t>(kind),
+          param.getProcess() ? static_cast<int16_t>(*param.getProcess()) : int16_t(-1)));
     }
     for (InputOp input : program_.getOps<InputOp>()) {
       rt::InputRole role{}; // the op's verifier has checked the name
@@ -200,16 +201,23 @@ private:
                                                : std::string()};
           const int64_t elements = cast<MemRefType>(param.getType()).getNumElements();
           std::string loc = locationString(k.getLoc());
-          std::string line = rt::manifestLine(
-              rt::CollectiveKind::Broadcast, int(attrs.bucket), int(rt::DType::F32), elements,
-              rt::GroupKind::Replicas, -1, tensors, loc, int(attrs.root));
+          // Within each process from replica `root`, or over the job from replica `root` of
+          // process `root_process`: the job's replica root_process * R + root.
+          const bool world = attrs.root_process >= 0;
+          const rt::GroupKind group = world ? rt::GroupKind::World : rt::GroupKind::Replicas;
+          const int root =
+              int(world ? attrs.root_process * program_.getDevicesPerProcess() + attrs.root
+                        : attrs.root);
+          std::string line =
+              rt::manifestLine(rt::CollectiveKind::Broadcast, int(attrs.bucket),
+                               int(rt::DType::F32), elements, group, -1, tensors, loc, root);
           hash = rt::fnv1a64(line.data(), line.size(), hash);
           entries.push_back(fb::CreateCollective(
               fbb_, uint8_t(rt::CollectiveKind::Broadcast), int(attrs.bucket),
-              uint8_t(rt::DType::F32), elements, uint8_t(rt::GroupKind::Replicas), -1,
+              uint8_t(rt::DType::F32), elements, uint8_t(group), -1,
               fbb_.CreateVector(std::vector<flatbuffers::Offset<flatbuffers::String>>{
                   fbb_.CreateString(tensors[0])}),
-              fbb_.CreateString(loc), int(attrs.root)));
+              fbb_.CreateString(loc), root));
           continue;
         }
         if (k.getKind() != start)
@@ -248,12 +256,14 @@ private:
     return fbb_.CreateVector(entries);
   }
 
-  /// A collective kernel's bucket and root.
+  /// A collective kernel's bucket, root and root process.
   static rt::CollectiveAttrs collectiveAttrs(KernelOp k) {
     rt::CollectiveAttrs attrs;
     attrs.bucket = k->getAttrOfType<IntegerAttr>("bucket").getInt();
     if (auto root = k->getAttrOfType<IntegerAttr>("root"))
       attrs.root = root.getInt();
+    if (auto process = k->getAttrOfType<IntegerAttr>("root_process"))
+      attrs.root_process = process.getInt();
     return attrs;
   }
 
@@ -346,9 +356,9 @@ private:
       int16_t device = rt::isCollective(kind) ? -1 : 0;
       if (!rt::isCollective(kind) && !k->getOperands().empty())
         device = static_cast<int16_t>(bufferDevice(k->getOperand(0)));
-      kernels.push_back(
-          fb::CreateKernel(fbb_, static_cast<uint16_t>(kind), insV, outsV, attrsV, loc, device,
-                           k.getFinal()));
+      kernels.push_back(fb::CreateKernel(
+          fbb_, static_cast<uint16_t>(kind), insV, outsV, attrsV, loc, device, k.getFinal(),
+          k.getProcess() ? static_cast<int16_t>(*k.getProcess()) : int16_t(-1)));
     }
     auto name = fbb_.CreateString(step.getName().str());
     auto kernelsV = fbb_.CreateVector(kernels);

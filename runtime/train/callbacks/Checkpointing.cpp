@@ -223,6 +223,8 @@ void Checkpointing::Impl::save(const TrainPosition &position) {
   if (position.step == lastSaved)
     return;
   lastSaved = position.step;
+  // State sharded over the processes comes to the writer from each (every rank is here).
+  const auto elsewhere = gatherHeldState(s.job.program(), s.job.group(), s.timeout);
   if (!s.printer)
     return;
   TrainReport &report = s.report;
@@ -230,7 +232,7 @@ void Checkpointing::Impl::save(const TrainPosition &position) {
   const std::string path = s.options.checkpointDir + "/" + checkpointFileName(position.step);
   trace::Span span(trace::Category::Host, "checkpoint write", position.step);
   auto begin = Clock::now();
-  const uint64_t bytes = writeCheckpoint(s.job.program(), meta, path, bestWeights(s));
+  const uint64_t bytes = writeCheckpoint(s.job.program(), meta, path, bestWeights(s), &elsewhere);
   testEvents::note("checkpoint " + std::to_string(position.step));
   for (const std::string &warning : pruner->prune(path))
     std::cerr << "dprun: warning: " + warning + "\n" << std::flush;
@@ -301,14 +303,15 @@ public:
   using RunCallback::RunCallback;
 
   void onTrainEnd() override {
+    const auto elsewhere = gatherHeldState(s_.job.program(), s_.job.group(), s_.timeout);
     if (!s_.printer)
       return;
     TrainPosition end;
     end.step = s_.trainer.stepsRun();
     end.epochsDone = s_.report.epochs.empty() ? s_.firstEpoch - 1 : s_.report.epochs.back().epoch;
     const std::string &path = s_.options.statePath;
-    const uint64_t bytes =
-        writeCheckpoint(s_.job.program(), checkpointMeta(s_, end), path, bestWeights(s_));
+    const uint64_t bytes = writeCheckpoint(s_.job.program(), checkpointMeta(s_, end), path,
+                                           bestWeights(s_), &elsewhere);
     if (!s_.quiet)
       s_.out << "wrote " << path << ": the state at step " << end.step << " (" << sizeText(bytes)
              << "; --resume takes it from a --checkpoint-dir as " << checkpointFileName(end.step)

@@ -170,7 +170,8 @@ private:
           << plan.batch / (int64_t(report.replicas) * report.processes * plan.accumulation)
           << " samples, one optimizer step per batch\n";
     if (plan.shardsOptimizerState()) {
-      // The state each replica holds, from the plan's optimizer-state parameters.
+      // The state each replica of this process holds, from the plan's optimizer-state
+      // parameters (under sharding over the processes, this process's share).
       std::vector<int64_t> held(report.replicas, 0);
       int64_t whole = 0;
       for (size_t i : plan.logicalParams())
@@ -178,11 +179,16 @@ private:
           whole += int64_t(plan.buffers[plan.params[i].buffer].bytes());
       for (const ParamDesc &p : plan.params)
         if (const BufferDesc &b = plan.buffers[p.buffer];
-            p.kind == ParamKind::OptimizerState && b.device < report.replicas)
+            p.kind == ParamKind::OptimizerState && b.device < report.replicas && plan.holds(p))
           held[b.device] += int64_t(b.bytes());
-      out << "optimizer state: sharded over the " << report.replicas
-          << " replicas of each process, each parameter updated by one and broadcast to the "
-             "others; MiB by replica:";
+      if (plan.shardsAcrossProcesses())
+        out << "optimizer state: sharded over the " << report.replicas * report.processes
+            << " replicas of the job, each parameter updated by one and broadcast to the "
+               "others; MiB by replica of this process:";
+      else
+        out << "optimizer state: sharded over the " << report.replicas
+            << " replicas of each process, each parameter updated by one and broadcast to the "
+               "others; MiB by replica:";
       char mib[32];
       for (int64_t bytes : held) {
         std::snprintf(mib, sizeof(mib), " %.2f", bytes / 1048576.0);

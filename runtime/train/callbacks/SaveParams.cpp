@@ -17,7 +17,7 @@ std::vector<ParamsEntry> readParams(Program &program, bool weightsOnly) {
   for (size_t i : program.plan().logicalParams()) {
     const ParamDesc &p = program.plan().params[i];
     const BufferDesc &b = program.buffer(p.buffer);
-    if (weightsOnly && p.kind != ParamKind::Weight)
+    if ((weightsOnly && p.kind != ParamKind::Weight) || !program.plan().holds(p))
       continue;
     ParamsEntry &e = out.emplace_back();
     e.name = p.name;

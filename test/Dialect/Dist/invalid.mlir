@@ -273,10 +273,19 @@ func.func @f(%g: tensor<3xf32>) -> tensor<3xf32> {
 
 // -----
 
-// Tests that a broadcast copies between at least 2 replicas.
+// Tests that a broadcast within a process copies between at least 2 replicas.
 func.func @f(%w: tensor<3xf32>) {
   // expected-error @+1 {{'dist.broadcast_start' op copies a parameter between replicas: it needs at least 2, found 1}}
   %p = dist.broadcast_start %w {bucket = 1 : i64, root = 0 : i64, tensors = ["w"]} : tensor<3xf32>
+  return
+}
+
+// -----
+
+// Tests that a broadcast over the processes names a process that exists.
+func.func @f(%w: tensor<3xf32>) {
+  // expected-error @+1 {{'dist.broadcast_start' op process -1 is negative}}
+  %p = dist.broadcast_start %w {bucket = 1 : i64, process = -1 : i64, root = 0 : i64, tensors = ["w"]} : tensor<3xf32>
   return
 }
 

@@ -2,9 +2,9 @@
 // RUN: not dp-opt %s -split-input-file -dist-shard-optimizer=shard-optimizer=2 2>&1 | FileCheck %s --check-prefix=STAGE2
 // STAGE2: error: dist-shard-optimizer: stage 2 is not built (1 shards the optimizer state; stage 2, the gradients too, is not built yet)
 
-// Tests that the optimizer state is sharded over the devices of a process: one is refused.
-// expected-error @+1 {{dist-shard-optimizer shards the optimizer state over the devices of a process, and the mesh has 1 device per process}}
-func.func @train() attributes {graph.step = "train", dist.mesh = #dist.mesh<devices_per_process = 1, processes = 2, device = "cpu">} {
+// Tests that the optimizer state is sharded over the devices of the job: one is refused.
+// expected-error @+1 {{dist-shard-optimizer shards the optimizer state over the replicas of the job, and the mesh has 1 device}}
+func.func @train() attributes {graph.step = "train", dist.mesh = #dist.mesh<devices_per_process = 1, processes = 1, device = "cpu">} {
   %w = graph.param "w" {init = #graph.zeros} : tensor<3xf32>
   %m = graph.param "w/m" {init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
   %v = graph.param "w/v" {init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>

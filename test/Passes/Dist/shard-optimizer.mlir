@@ -2,6 +2,8 @@
 // RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=devices-per-process=2 -dist-split-batch -dist-insert-allreduce -dist-fuse-allreduce -graph-expand-optimizer -dist-schedule -dist-clip-gradients=clip-norm=0.5 -dist-shard-optimizer=shard-optimizer=1 -dist-verify | FileCheck %s --check-prefix=CLIP
 // RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=devices-per-process=2 -dist-split-batch -dist-insert-allreduce -dist-fuse-allreduce -graph-expand-optimizer -dist-schedule -dist-shard-optimizer | FileCheck %s --check-prefix=OFF
 // RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=devices-per-process=8 -dist-split-batch -dist-insert-allreduce -dist-fuse-allreduce -graph-expand-optimizer -dist-schedule -dist-clip-gradients=clip-norm=0.5 -dist-shard-optimizer=shard-optimizer=1 -dist-verify | FileCheck %s --check-prefix=IDLE
+// RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate="devices-per-process=2 processes=2" -dist-split-batch -dist-insert-allreduce -dist-fuse-allreduce -graph-expand-optimizer -dist-schedule -dist-shard-optimizer=shard-optimizer=1 -dist-verify | FileCheck %s --check-prefix=PROCS
+// RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=processes=2 -dist-split-batch -dist-insert-allreduce -dist-fuse-allreduce -graph-expand-optimizer -dist-schedule -dist-shard-optimizer=shard-optimizer=1 -dist-verify | FileCheck %s --check-prefix=ONEDEV
 
 // Tests that each parameter's Adam state lives on one replica, largest first onto the
 // replica with the fewest bytes (dense1.kernel's 240 bytes on replica 0, the other three's
@@ -58,6 +60,35 @@
 // IDLE-COUNT-4: graph.clip_factor
 // IDLE-NOT: graph.clip_factor
 // IDLE: return
+
+// Tests that with 2 processes of 2 devices the owners are the job's 4 replicas (replica r of
+// process p counts as 2p + r), largest state first: dense1.kernel's 240 bytes on process 0's
+// replica 0, dense2.kernel's 120 on its replica 1, dense1.bias's 40 and dense2.bias's 24 on
+// process 1's replicas 0 and 1; the owner's update and state carry its process, and the
+// broadcast from it names the process.
+// PROCS-DAG: graph.param "dense1.kernel/m" {dist.process = 0 : i64, dist.replica = 0 : i64
+// PROCS-DAG: graph.param "dense2.kernel/v" {dist.process = 0 : i64, dist.replica = 1 : i64
+// PROCS-DAG: graph.param "dense1.bias/m" {dist.process = 1 : i64, dist.replica = 0 : i64
+// PROCS-DAG: graph.param "dense2.bias/v" {dist.process = 1 : i64, dist.replica = 1 : i64
+// PROCS: graph.adam_update {{.*}}dist.process = 0 : i64, dist.replica = 1 : i64
+// PROCS-NEXT: dist.broadcast_start {{.*}} {bucket = 1 : i64, process = 0 : i64, root = 1 : i64, tensors = ["dense2.kernel"]}
+// PROCS-NEXT: graph.adam_update {{.*}}dist.process = 1 : i64, dist.replica = 1 : i64
+// PROCS-NEXT: dist.broadcast_start {{.*}} {bucket = 2 : i64, process = 1 : i64, root = 1 : i64, tensors = ["dense2.bias"]}
+// PROCS-NEXT: graph.adam_update {{.*}}dist.process = 0 : i64, dist.replica = 0 : i64
+// PROCS-NEXT: dist.broadcast_start {{.*}} {bucket = 3 : i64, process = 0 : i64, root = 0 : i64, tensors = ["dense1.kernel"]}
+// PROCS-NEXT: graph.adam_update {{.*}}dist.process = 1 : i64, dist.replica = 0 : i64
+// PROCS-NEXT: dist.broadcast_start {{.*}} {bucket = 4 : i64, process = 1 : i64, root = 0 : i64, tensors = ["dense1.bias"]}
+// PROCS-COUNT-4: dist.broadcast_wait
+// PROCS-NEXT: return
+
+// Tests that with 2 processes of 1 device each process is a replica: dense1.kernel's state on
+// process 0, the three others' (120 + 40 + 24 bytes) on process 1; the broadcast has one
+// operand, the process's copy.
+// ONEDEV-DAG: graph.param "dense1.kernel/m" {dist.process = 0 : i64, init
+// ONEDEV-DAG: graph.param "dense2.kernel/m" {dist.process = 1 : i64, init
+// ONEDEV-DAG: graph.param "dense1.bias/m" {dist.process = 1 : i64, init
+// ONEDEV-DAG: graph.param "dense2.bias/m" {dist.process = 1 : i64, init
+// ONEDEV: dist.broadcast_start %{{[0-9]+}} {bucket = 1 : i64, process = 1 : i64, root = 0 : i64, tensors = ["dense2.kernel"]} : tensor<5x3xf32>{{$}}
 
 // Tests that stage 0 (the default) changes nothing.
 // OFF-NOT: dist.broadcast

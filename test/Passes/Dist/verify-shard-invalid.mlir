@@ -176,3 +176,75 @@ func.func @train() attributes {graph.step = "train", dist.shard_optimizer = 1 : 
   dist.broadcast_wait %b
   return
 }
+
+// -----
+
+// Tests that with several processes a broadcast names the process that holds the state.
+func.func @train() attributes {graph.step = "train", dist.shard_optimizer = 1 : i64, dist.mesh = #dist.mesh<devices_per_process = 2, processes = 2, device = "cpu">} {
+  %w0 = graph.param "w" {dist.replica = 0 : i64, init = #graph.zeros} : tensor<3xf32>
+  %w1 = graph.param "w" {dist.replica = 1 : i64, init = #graph.zeros} : tensor<3xf32>
+  %m0 = graph.param "w/m" {dist.replica = 0 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  %v0 = graph.param "w/v" {dist.replica = 0 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  %g0 = graph.fill 1.0 {dist.replica = 0 : i64} : tensor<3xf32>
+  %g1 = graph.fill 1.0 {dist.replica = 1 : i64} : tensor<3xf32>
+  %p = dist.allreduce_start %g0, %g1 {bucket = 0 : i64, replicas = 2 : i64, tensors = ["w"]} : tensor<3xf32>, tensor<3xf32>
+  %a:2 = dist.allreduce_wait %p : tensor<3xf32>, tensor<3xf32>
+  graph.adam_update %w0, %m0, %v0, %a#0 {beta1 = 0.9, beta2 = 0.999, epsilon = 1.0e-7, lr = 0.01, dist.replica = 0 : i64} : tensor<3xf32>
+  // expected-error @+1 {{'dist.broadcast_start' op broadcasts 'w' from process -1, but the mesh has 2 process(es): one of them must hold its state}}
+  %b = dist.broadcast_start %w0, %w1 {bucket = 1 : i64, root = 0 : i64, tensors = ["w"]} : tensor<3xf32>, tensor<3xf32>
+  dist.broadcast_wait %b
+  return
+}
+
+// -----
+
+// Tests that the broadcast comes from the process whose update runs.
+func.func @train() attributes {graph.step = "train", dist.shard_optimizer = 1 : i64, dist.mesh = #dist.mesh<devices_per_process = 1, processes = 2, device = "cpu">} {
+  %w = graph.param "w" {init = #graph.zeros} : tensor<3xf32>
+  %m = graph.param "w/m" {dist.process = 1 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  %v = graph.param "w/v" {dist.process = 1 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  %g = graph.fill 1.0 : tensor<3xf32>
+  %p = dist.allreduce_start %g {bucket = 0 : i64, replicas = 1 : i64, tensors = ["w"]} : tensor<3xf32>
+  %a = dist.allreduce_wait %p : tensor<3xf32>
+  graph.adam_update %w, %m, %v, %a {beta1 = 0.9, beta2 = 0.999, epsilon = 1.0e-7, lr = 0.01, dist.process = 1 : i64} : tensor<3xf32>
+  // expected-error @+1 {{'dist.broadcast_start' op broadcasts 'w' from process 0, but its update runs on process 1}}
+  %b = dist.broadcast_start %w {bucket = 1 : i64, process = 0 : i64, root = 0 : i64, tensors = ["w"]} : tensor<3xf32>
+  dist.broadcast_wait %b
+  return
+}
+
+// -----
+
+// Tests that with one process a broadcast names none (every process holds the state).
+func.func @train() attributes {graph.step = "train", dist.shard_optimizer = 1 : i64, dist.mesh = #dist.mesh<devices_per_process = 2, processes = 1, device = "cpu">} {
+  %w0 = graph.param "w" {dist.replica = 0 : i64, init = #graph.zeros} : tensor<3xf32>
+  %w1 = graph.param "w" {dist.replica = 1 : i64, init = #graph.zeros} : tensor<3xf32>
+  %m0 = graph.param "w/m" {dist.replica = 0 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  %v0 = graph.param "w/v" {dist.replica = 0 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  %g0 = graph.fill 1.0 {dist.replica = 0 : i64} : tensor<3xf32>
+  %g1 = graph.fill 1.0 {dist.replica = 1 : i64} : tensor<3xf32>
+  %p = dist.allreduce_start %g0, %g1 {bucket = 0 : i64, replicas = 2 : i64, tensors = ["w"]} : tensor<3xf32>, tensor<3xf32>
+  %a:2 = dist.allreduce_wait %p : tensor<3xf32>, tensor<3xf32>
+  graph.adam_update %w0, %m0, %v0, %a#0 {beta1 = 0.9, beta2 = 0.999, epsilon = 1.0e-7, lr = 0.01, dist.replica = 0 : i64} : tensor<3xf32>
+  // expected-error @+1 {{'dist.broadcast_start' op broadcasts 'w' from process 0, but the mesh has 1 process(es): every process holds its state}}
+  %b = dist.broadcast_start %w0, %w1 {bucket = 1 : i64, process = 0 : i64, root = 0 : i64, tensors = ["w"]} : tensor<3xf32>, tensor<3xf32>
+  dist.broadcast_wait %b
+  return
+}
+
+// -----
+
+// Tests that a process's state is read by that process's update only.
+func.func @train() attributes {graph.step = "train", dist.shard_optimizer = 1 : i64, dist.mesh = #dist.mesh<devices_per_process = 1, processes = 2, device = "cpu">} {
+  %w = graph.param "w" {init = #graph.zeros} : tensor<3xf32>
+  // expected-error @+1 {{'graph.param' op keeps optimizer state 'w/m' on replica 0 of process 0, where no update reads it}}
+  %m = graph.param "w/m" {dist.process = 0 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  %v = graph.param "w/v" {dist.process = 1 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  %g = graph.fill 1.0 : tensor<3xf32>
+  %p = dist.allreduce_start %g {bucket = 0 : i64, replicas = 1 : i64, tensors = ["w"]} : tensor<3xf32>
+  %a = dist.allreduce_wait %p : tensor<3xf32>
+  graph.adam_update %w, %m, %v, %a {beta1 = 0.9, beta2 = 0.999, epsilon = 1.0e-7, lr = 0.01, dist.process = 1 : i64} : tensor<3xf32>
+  %b = dist.broadcast_start %w {bucket = 1 : i64, process = 1 : i64, root = 0 : i64, tensors = ["w"]} : tensor<3xf32>
+  dist.broadcast_wait %b
+  return
+}

@@ -204,3 +204,28 @@ module {
     }
   }
 }
+
+// -----
+
+// Tests that optimizer state one process alone holds (sharded over the processes) comes after
+// the other persistent buffers ("a" 64 B at 0, "b" 128 B at 64), each process's share of a
+// device from the same offset: process 0's "a/m" and "a/v" (64 B each) at 192 and 256,
+// process 1's "b/m" (128 B) at 192 as well; the largest share (128 B) sets the size:
+// persistent 192 + 128 = 320.
+// CHECK-LABEL: plan.program "s" attributes {arena_bytes = 320 : i64, batch = 2 : i64, persistent_bytes = 320 : i64, processes = 2 : i64}
+// CHECK-NEXT: plan.param "a" {init = #plan.init<kind = "zeros">, offset = 0 : i64} : memref<4xf32>
+// CHECK-NEXT: plan.param "a/m" {init = #plan.init<kind = "zeros">, offset = 192 : i64, optimizer_state, process = 0 : i64} : memref<4xf32>
+// CHECK-NEXT: plan.param "b/m" {init = #plan.init<kind = "zeros">, offset = 192 : i64, optimizer_state, process = 1 : i64} : memref<32xf32>
+// CHECK-NEXT: plan.param "a/v" {init = #plan.init<kind = "zeros">, offset = 256 : i64, optimizer_state, process = 0 : i64} : memref<4xf32>
+// CHECK-NEXT: plan.param "b" {init = #plan.init<kind = "zeros">, offset = 64 : i64} : memref<32xf32>
+plan.program "s" attributes {batch = 2 : i64, processes = 2 : i64} {
+  %a = plan.param "a" {init = #plan.init<kind = "zeros">} : memref<4xf32>
+  %am = plan.param "a/m" {init = #plan.init<kind = "zeros">, optimizer_state, process = 0 : i64} : memref<4xf32>
+  %bm = plan.param "b/m" {init = #plan.init<kind = "zeros">, optimizer_state, process = 1 : i64} : memref<32xf32>
+  %av = plan.param "a/v" {init = #plan.init<kind = "zeros">, optimizer_state, process = 0 : i64} : memref<4xf32>
+  %b = plan.param "b" {init = #plan.init<kind = "zeros">} : memref<32xf32>
+  plan.step "train" {
+  }
+  plan.step "eval" {
+  }
+}

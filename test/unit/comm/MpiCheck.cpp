@@ -9,6 +9,9 @@
 //   slow                like allreduce, but rank 1's replica 0 works (counts in the process's
 //                       heartbeat, without starting a bucket) for 4 timeouts at step 3.
 //   stop                like allreduce, but rank 1 stops (SIGSTOP) at step 3.
+//   shard               like allreduce, but buckets 1 and 4 are broadcasts over the job (state
+//                       sharded over the processes): from the job's last replica and from
+//                       process 1's replica 0; every copy must end as the root's.
 //   ps                  rank 0 serves one bucket to the other ranks, the workers, which push
 //                       --steps gradients each (asynchronous); rank 0 prints the updates.
 //   ps-slow             like ps, but worker 0 (rank 1) works for 4 timeouts before its second
@@ -164,6 +167,11 @@ void runParameterServer(ProcessGroup &group, const Options &o) {
 std::string runAverages(ProcessGroup &group, const Options &o) {
   const int rank = group.rank(), P = group.size(), R = o.replicas;
   std::vector<BucketInfo> buckets = checkBuckets();
+  if (o.mode == "shard") {
+    buckets[1].kind = buckets[4].kind = dp::rt::CollectiveKind::Broadcast;
+    buckets[1].root = R * P - 1;
+    buckets[4].root = R; // process 1's replica 0
+  }
   Collectives engine(group, R, buckets, o.timeout);
   std::vector<std::string> errors(R);
   std::vector<std::thread> threads;
@@ -197,7 +205,9 @@ std::string runAverages(ProcessGroup &group, const Options &o) {
               for (int q = 0; q < P; ++q)
                 for (int s = 0; s < R; ++s)
                   sum += valueOf(q, s, b.index, step, i);
-              double mean = sum / (R * P);
+              double mean = b.kind == dp::rt::CollectiveKind::Broadcast
+                                ? valueOf(b.root / R, b.root % R, b.index, step, i)
+                                : sum / (R * P);
               if (std::fabs(data[b.index][i] - mean) > 1e-6)
                 throw Error(ErrorKind::Runtime,
                             "bucket " + std::to_string(b.index) + " step " + std::to_string(step) +
@@ -358,7 +368,7 @@ int main(int argc, char **argv) {
                o.mode == "ps-stop") {
       runParameterServer(*group, o);
     } else if (o.mode == "allreduce" || o.mode == "kill" || o.mode == "hang" || o.mode == "slow" ||
-               o.mode == "stop") {
+               o.mode == "stop" || o.mode == "shard") {
       std::string error = runAverages(*group, o);
       if (!error.empty())
         group->abortJob(error, 6);

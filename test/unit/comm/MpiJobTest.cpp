@@ -80,6 +80,19 @@ TEST(MpiJob, AllreduceWithOneReplicaPerProcess) {
   EXPECT_TRUE(contains(job.output, "rank 1: allreduce ok (R=1, P=2")) << job.output;
 }
 
+TEST(MpiJob, ShardedStateBroadcastsReachEveryReplicaOfTheJob) {
+  // Buckets 1 and 4 are copied from one replica of one process to every replica of every
+  // process, between allreduces, step after step.
+  Job job = runJob(3, "shard --replicas 2 --steps 4");
+  EXPECT_EQ(job.exitCode, 0) << job.output;
+  for (int rank = 0; rank < 3; ++rank)
+    EXPECT_TRUE(contains(job.output, "rank " + std::to_string(rank) + ": allreduce ok (R=2, P=3"))
+        << job.output;
+  job = runJob(2, "shard --replicas 1 --steps 3");
+  EXPECT_EQ(job.exitCode, 0) << job.output;
+  EXPECT_TRUE(contains(job.output, "rank 1: allreduce ok (R=1, P=2")) << job.output;
+}
+
 TEST(MpiJob, BroadcastReachesEveryRank) {
   Job job = runJob(3, "broadcast");
   EXPECT_EQ(job.exitCode, 0) << job.output;

@@ -325,7 +325,7 @@ TEST(PlanFileTest, ABroadcastComesFromOneOfTheDevicesItsManifestNames) {
   EXPECT_EQ(manifestLine(CollectiveKind::Broadcast, 2, 0, 4, GroupKind::Replicas, -1, {"w"}, "", 1),
             "broadcast|2|0|4|replicas|w||root=1\n");
   EXPECT_DP_ERROR(broadcastPlan(2, 2).planFile(), ErrorKind::Plan,
-                  "manifest entry for bucket 0 (broadcast) has root 2, not one of the plan's 2 "
+                  "manifest entry for bucket 0 (broadcast) has root 2, not one of its group's 2 "
                   "device(s)");
   EXPECT_DP_ERROR(broadcastPlan(1, 0).planFile(), ErrorKind::Plan,
                   "train kernel #0 (broadcast_start) has root 1 but the manifest's broadcast of "
@@ -344,13 +344,90 @@ TEST(PlanFileTest, ABroadcastComesFromOneOfTheDevicesItsManifestNames) {
   EXPECT_DP_ERROR(broadcastPlan(1, 1, KernelKind::BroadcastStart, KernelKind::BroadcastWait,
                                 CollectiveKind::Broadcast, GroupKind::World)
                       .planFile(),
-                  ErrorKind::Plan, "is broadcast over world, which this plan's strategy");
+                  ErrorKind::Plan,
+                  "train kernel #0 (broadcast_start) broadcasts over the job from replica 1 of "
+                  "process -1, not one of the 2 x 1 of the plan");
   EXPECT_DP_ERROR(broadcastPlan(-1, 1, KernelKind::AllReduceStart, KernelKind::AllReduceWait,
                                 CollectiveKind::AllReduceMean, GroupKind::World)
                       .planFile(),
                   ErrorKind::Plan,
                   "manifest entry for bucket 0 (allreduce_mean) has root 1: only a broadcast has "
                   "one");
+}
+
+// A plan of 2 processes of 1 device whose optimizer state "w/m" process `holder` alone holds
+// (sharded over the processes): its update (a copy into the weight here), run by process
+// `updater`, and the weight's broadcast over the job from process `rootProcess`, with the
+// manifest's root `manifestRoot` (the job's replica) over `group`.
+PlanBuilder processPlan(int holder, int updater, int rootProcess, int manifestRoot,
+                        GroupKind group = GroupKind::World) {
+  PlanBuilder b{4};
+  b.setProcesses(2);
+  const uint32_t w = b.param("w", {4});
+  const uint32_t m = b.param("w/m", {4}, {}, -1, ParamKind::OptimizerState);
+  b.heldBy(static_cast<int16_t>(holder));
+  b.kernel(StepKind::Train, KernelKind::Copy, {m}, {w}).onProcess(static_cast<int16_t>(updater));
+  b.manifestEntry(0, 4, "w", CollectiveKind::Broadcast, group, -1, DType::F32, manifestRoot);
+  b.collective(StepKind::Train, KernelKind::BroadcastStart, 0, {w})
+      .attrI("root", 0)
+      .attrI("root_process", rootProcess);
+  b.collective(StepKind::Train, KernelKind::BroadcastWait, 0, {w})
+      .attrI("root", 0)
+      .attrI("root_process", rootProcess);
+  return b;
+}
+
+// State sharded over the processes: one process holds it and runs the kernels that touch it;
+// the broadcast over the job names that process's replica; keepProcess() leaves a process the
+// kernels it runs.
+TEST(PlanFileTest, StateOneProcessHoldsIsTouchedByThatProcessAlone) {
+  Plan plan = processPlan(1, 1, 1, 1).plan();
+  EXPECT_TRUE(plan.shardsAcrossProcesses());
+  EXPECT_EQ(plan.params[1].process, 1);
+  EXPECT_EQ(plan.train.kernels[0].process, 1);
+  EXPECT_EQ(plan.collectives[0].group, GroupKind::World);
+  EXPECT_EQ(plan.collectives[0].root, 1);
+  EXPECT_TRUE(plan.holds(plan.params[1])); // before keepProcess: every one counts
+  Plan zero = plan;
+  zero.keepProcess(0);
+  EXPECT_FALSE(zero.holds(zero.params[1]));
+  EXPECT_TRUE(zero.holds(zero.params[0]));
+  ASSERT_EQ(zero.train.kernels.size(), 2u); // the update goes, the broadcast stays
+  EXPECT_EQ(zero.train.kernels[0].kind, KernelKind::BroadcastStart);
+  plan.keepProcess(1);
+  EXPECT_TRUE(plan.holds(plan.params[1]));
+  EXPECT_EQ(plan.train.kernels.size(), 3u);
+
+  EXPECT_DP_ERROR(processPlan(1, -1, 1, 1).planFile(), ErrorKind::Plan,
+                  "train kernel #0 (copy) runs on every process but uses buffer 1, optimizer "
+                  "state that process 1 alone holds");
+  EXPECT_DP_ERROR(processPlan(1, 0, 1, 1).planFile(), ErrorKind::Plan,
+                  "train kernel #0 (copy) runs on process 0 but uses buffer 1, optimizer state "
+                  "that process 1 alone holds");
+  EXPECT_DP_ERROR(processPlan(2, 1, 1, 1).planFile(), ErrorKind::Plan,
+                  "param 'w/m' on device 0 is held by process 2: only optimizer state is held "
+                  "by one process, one of the plan's 2");
+  EXPECT_DP_ERROR(processPlan(1, 2, 1, 1).planFile(), ErrorKind::Plan,
+                  "train kernel #0 (copy) runs on process 2 of 2");
+  EXPECT_DP_ERROR(processPlan(1, 1, 0, 1).planFile(), ErrorKind::Plan,
+                  "train kernel #1 (broadcast_start) has root 0 but the manifest's broadcast of "
+                  "bucket 0 has 1");
+  EXPECT_DP_ERROR(processPlan(1, 1, 2, 1).planFile(), ErrorKind::Plan,
+                  "train kernel #1 (broadcast_start) broadcasts over the job from replica 0 of "
+                  "process 2, not one of the 1 x 2 of the plan");
+  EXPECT_DP_ERROR(processPlan(1, 1, 1, 2).planFile(), ErrorKind::Plan,
+                  "manifest entry for bucket 0 (broadcast) has root 2, not one of its group's 2 "
+                  "device(s)");
+  EXPECT_DP_ERROR(processPlan(1, 1, 1, 0, GroupKind::Replicas).planFile(), ErrorKind::Plan,
+                  "train kernel #1 (broadcast_start) names root process 1, which only a "
+                  "broadcast over the job has");
+  {
+    PlanBuilder b = processPlan(1, 1, 1, 1);
+    b.param("v", {4});
+    b.heldBy(0);
+    EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan,
+                    "param 'v' on device 0 is held by process 0: only optimizer state is held");
+  }
 }
 
 // A broadcast's buffers are its parameter's copies; the copies of a parameter agree; a weight
@@ -503,7 +580,8 @@ TEST(PlanFileTest, ManifestKindsAndGroupsAreTyped) {
   // Kinds the format names but this plan's strategy does not run, and numbers past the lists.
   EXPECT_DP_ERROR(plan(CollectiveKind::ReduceScatter, GroupKind::World).planFile(), ErrorKind::Plan,
                   "manifest entry for bucket 0 is reduce_scatter over world, which this plan's "
-                  "strategy does not run (allreduce_mean over world, broadcast over replicas)");
+                  "strategy does not run (allreduce_mean over world, broadcast over replicas or "
+                  "world)");
   EXPECT_DP_ERROR(plan(CollectiveKind::AllReduceMean, GroupKind::Node, 1).planFile(),
                   ErrorKind::Plan, "is allreduce_mean over node 1, which");
   EXPECT_DP_ERROR(plan(CollectiveKind(kNumCollectiveKinds), GroupKind::World).planFile(),
