@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """What sharded optimizer state saves (dpc compile --shard-optimizer 1): a model trained with
-Adam on R devices of one process, sharded and not, a few steps each; the compile report's state
-per device and the largest share, and dprun's maximum resident memory, measured. The saving
-per device is the difference of the two runs' RSS over R, printed beside the plan's.
+Adam on R devices of one process (or, with --processes, on P processes of one device each,
+under mpirun), sharded and not, a few steps each; the compile report's state per device and
+the largest share, and dprun's maximum resident memory, measured (of the largest rank with
+--processes). The saving per device is the difference of the two runs' RSS over R (over 1
+with --processes), printed beside the plan's.
 
   python3 bench/shard_memory.py --model resnet50v2_32 --devices 2,4,8
   python3 bench/shard_memory.py --model mnist_cnn --devices 2,4
+  python3 bench/shard_memory.py --model resnet50v2_32 --devices 2,4 --processes
 
 The model's optimizer is replaced by Adam (lr 1e-3). Standard library only; memory, not time,
 so the machine need not be idle.
@@ -41,6 +44,8 @@ def main():
     ap.add_argument("--steps", type=int, default=2)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--processes", action="store_true",
+                    help="the counts are processes of 1 device each (mpirun), not devices")
     a = ap.parse_args()
     dpc, dprun = (os.path.join(a.build, "bin", b) for b in ("dpc", "dprun"))
     tmp = tempfile.mkdtemp(prefix="dp-shard-")
@@ -57,21 +62,24 @@ def main():
         data = ["--data", cifar]
         extra = ["--batch-norm-stats", "local"]
     print(f"{cpu_name()}; {a.model} with Adam, {a.steps} steps, --threads {a.threads}")
-    print(f"{'R':>3} {'state/device':>13} {'largest share':>14} {'RSS unsharded':>14} "
+    print(f"{'P' if a.processes else 'R':>3} {'state/device':>13} {'largest share':>14} {'RSS unsharded':>14} "
           f"{'RSS sharded':>12} {'saved/device':>13} {'planned':>9}")
     for r in (int(x) for x in a.devices.split(",")):
         rss = {}
         report = {}
         for shard in (0, 1):
             plan = os.path.join(tmp, f"r{r}s{shard}.dpx")
-            report[shard] = run([dpc, "compile", model, "-o", plan, "--devices-per-process",
-                                 str(r), "--shard-optimizer", str(shard)] + extra)
-            rss[shard] = max_rss_kb([dprun, plan] + data +
+            layout = "--processes" if a.processes else "--devices-per-process"
+            report[shard] = run([dpc, "compile", model, "-o", plan, layout, str(r),
+                                 "--shard-optimizer", str(shard)] + extra)
+            launch = (["mpirun", "--allow-run-as-root", "--oversubscribe", "--mca", "btl",
+                       "self,vader,tcp", "-n", str(r)] if a.processes else [])
+            rss[shard] = max_rss_kb(launch + [dprun, plan] + data +
                                     ["--steps-per-epoch", str(a.steps), "--threads",
                                      str(a.threads), "--prefetch", "0", "--quiet"])
         whole = mib(report[0], "optimizer state")
         share = mib(report[1], "optimizer state (largest share)")
-        saved = (rss[0] - rss[1]) / 1024 / r
+        saved = (rss[0] - rss[1]) / 1024 / (1 if a.processes else r)
         print(f"{r:>3} {whole:>9.2f} MiB {share:>10.2f} MiB {rss[0]:>11,} KB {rss[1]:>9,} KB "
               f"{saved:>9.1f} MiB {whole - share:>5.1f} MiB")
 

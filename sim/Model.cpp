@@ -341,10 +341,18 @@ BucketCost bucketCost(double bytes, const Topology &t, Layout layout) {
   return cost;
 }
 
-BucketCost broadcastCost(double bytes, const Topology &t) {
+BucketCost broadcastCost(double bytes, const Topology &t, bool acrossRanks) {
   BucketCost cost;
   if (t.devicesPerRank > 1)
     cost.device = t.device.latency() + double(t.devicesPerRank - 1) * t.device.transfer(bytes);
+  const int64_t ranks = t.ranks();
+  if (!acrossRanks || ranks <= 1)
+    return cost;
+  // A scatter and a ring allgather move what a ring allreduce does.
+  const Link &link = t.nodes > 1 ? t.network : t.host;
+  const double seconds =
+      std::min(treeReduce(ranks, bytes, link), ringAllreduce(ranks, bytes, link));
+  (t.nodes > 1 ? cost.network : cost.host) = seconds;
   return cost;
 }
 
@@ -400,10 +408,15 @@ llvm::Expected<Prediction> predict(const rt::Plan &plan, const Profile &profile,
   p.devices = topology.devices();
   p.globalBatch = profile.rowsPerReplica() * p.devices;
   std::vector<int64_t> bytesOf(0);
+  std::vector<bool> overTheJob(0); // a broadcast over every rank (state sharded over them)
   for (const rt::CollectiveDesc &c : plan.collectives) {
-    if (size_t(c.bucket) >= bytesOf.size())
+    if (size_t(c.bucket) >= bytesOf.size()) {
       bytesOf.resize(c.bucket + 1, 0);
+      overTheJob.resize(c.bucket + 1, false);
+    }
     bytesOf[c.bucket] = c.elements * int64_t(rt::dtypeSize(c.dtype));
+    overTheJob[c.bucket] =
+        c.kind == rt::CollectiveKind::Broadcast && c.group == rt::GroupKind::World;
   }
   const bool communicates = p.devices > 1;
   double t = profile.hostUs() * computeScale; // host functions: counted before the kernels
@@ -435,7 +448,7 @@ llvm::Expected<Prediction> predict(const rt::Plan &plan, const Profile &profile,
         timing.bucket = b;
         timing.bytes = bytesOf[b];
         timing.broadcast = k.kind == rt::KernelKind::BroadcastStart;
-        timing.cost = timing.broadcast ? broadcastCost(double(bytesOf[b]), topology)
+        timing.cost = timing.broadcast ? broadcastCost(double(bytesOf[b]), topology, overTheJob[b])
                                        : bucketCost(double(bytesOf[b]), topology, layout);
         timing.readyUs = t;
         timing.startUs = std::max(t, networkFree);

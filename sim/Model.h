@@ -145,10 +145,13 @@ struct BucketCost {
 /// tree (up the binary tree over the ranks, node-major, and back down it: the whole bucket
 /// crosses every level twice, ceil(log2 L) levels within a node and ceil(log2 N) across).
 BucketCost bucketCost(double bytes, const Topology &topology, Layout layout);
-/// The cost of a parameter's broadcast from its owner device to the rank's others (sharded
-/// optimizer state, dpc compile --shard-optimizer): the engine's thread copies it to each,
-/// (R - 1) passes over the bytes at the device level; nothing crosses the ranks.
-BucketCost broadcastCost(double bytes, const Topology &topology);
+/// The cost of a parameter's broadcast from its owner device (sharded optimizer state, dpc
+/// compile --shard-optimizer): the engine's thread copies it to the rank's other devices,
+/// (R - 1) passes over the bytes at the device level. Sharded within each rank, nothing
+/// crosses the ranks; sharded over the job (`acrossRanks`), the owner's rank first sends it to
+/// every other rank (MPI_Ibcast: a binomial tree of whole messages or a scatter and ring
+/// allgather, whichever is faster, on the network's link when the ranks span nodes).
+BucketCost broadcastCost(double bytes, const Topology &topology, bool acrossRanks = false);
 
 /// A bucket in the predicted step (microseconds from the step's start).
 struct BucketTiming {

@@ -97,8 +97,10 @@ public:
       rank.name = names[r];
       std::map<int, int> position;
       for (const rt::CollectiveDesc &c : plans[r]->collectives) {
-        // A parameter's broadcast (sharded optimizer state) stays within the process: no rank
-        // waits for another's.
+        // A parameter's broadcast (sharded optimizer state) within the process: no rank waits
+        // for another's. (One over the job is posted by every rank's engine in the manifest's
+        // order, between the allreduces it comes between, after its start kernel: it cannot
+        // change their order, and its wait is the step's end. Not replayed.)
         if (c.kind == rt::CollectiveKind::Broadcast)
           continue;
         position[c.bucket] = int(rank.manifest.size());

@@ -196,6 +196,10 @@ private:
     llvm::Expected<Profile> profile = readProfile(o_.profile);
     if (!profile)
       return fail(llvm::toString(profile.takeError()));
+    // The profile is rank 0's device 0: under state sharded over the processes, rank 0 runs
+    // its own updates only (the schedule was checked on the whole plan already).
+    if (plan_.shardsAcrossProcesses())
+      plan_.keepProcess(0);
     if (llvm::Error e = matchProfile(plan_, *profile, o_.computeMs > 0))
       return fail(llvm::toString(std::move(e)));
     llvm::Expected<Topology> topology = readTopology(o_.topology);
@@ -359,8 +363,9 @@ private:
                        number(b.cost.network * 1e6).c_str());
     }
     if (llvm::any_of(p.buckets, [](const BucketTiming &b) { return b.broadcast; }))
-      out_ << "  (b: a parameter's broadcast from the device that updated it to the rank's "
-              "others, sharded optimizer state)\n";
+      out_ << "  (b: a parameter's broadcast from the device that updated it to the "
+           << (plan_.shardsAcrossProcesses() ? "job's others" : "rank's others")
+           << ", sharded optimizer state)\n";
     out_ << "  step           " << format("%12s", number(p.stepUs).c_str()) << " us   "
          << withCommas(int64_t(std::llround(p.samplesPerSecond()))) << " samples/s (global batch "
          << withCommas(p.globalBatch) << ")\n";

@@ -2,11 +2,16 @@
 // the P processes of the group, on the group's communication thread; see Comm.h.
 //
 // Per bucket, once all R replicas have started it: the thread sums the R buffers into replica
-// 0's (in a fixed binary tree over the replicas' indices), sums that across processes with an in-place MPI_Iallreduce when P > 1
-// (polled against the deadline), multiplies by 1/(R*P) and copies the result to the other
-// replicas' buffers. With R = P = 1 there is nothing to average and start/wait only return.
-// A bucket whose wire type is bf16 crosses the processes as a bf16 copy of replica 0's f32
-// sum (half the bytes), which is widened back before the scaling.
+// 0's (in a fixed binary tree over the replicas' indices), sums that across processes with an
+// in-place MPI_Iallreduce when P > 1 (polled against the deadline), multiplies by 1/(R*P) and
+// copies the result to the other replicas' buffers. With R = P = 1 there is nothing to average and
+// start/wait only return. A bucket whose wire type is bf16 crosses the processes as a bf16 copy of
+// replica 0's f32 sum (half the bytes), which is widened back before the scaling.
+//
+// A broadcast bucket (sharded optimizer state) copies a parameter from its root replica to the
+// others: within the process (group Replicas) by memcpy on the thread; over the job (group
+// World, root p * R + r) the root's process first sends its copy to every other process
+// (postBroadcast, into replica 0's buffer there), then each process copies it to its others.
 //
 // Buckets are reduced in the order of the constructor's list, cycling once per step, so that
 // every rank posts its collectives in the same order whatever order its replicas finish in.

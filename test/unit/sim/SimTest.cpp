@@ -224,6 +224,24 @@ TEST(Predict, ABroadcastCopiesAtTheDeviceLevelAfterTheAllreduces) {
   EXPECT_DOUBLE_EQ(p.stepUs, b.endUs) << "the step ends with the broadcast's wait";
 }
 
+TEST(Predict, ABroadcastOverTheJobCrossesTheRanks) {
+  // 2 nodes x 8 ranks x 4 devices: the owner's rank sends 1 MB to the 15 others over the
+  // network's link (the faster of a binomial tree, 4 rounds, and a scatter with a ring
+  // allgather), then each rank copies it to its 3 other devices.
+  const Topology t = machine(2, 8, 4);
+  const BucketCost cost = broadcastCost(1e6, t, /*acrossRanks=*/true);
+  EXPECT_NEAR(cost.device, 1e-6 + 3 * 1e6 / 10e9, 1e-12);
+  EXPECT_NEAR(cost.network,
+              std::min(4 * (20e-6 + 1e6 / 0.5e9), 2 * 15 * 20e-6 + 2.0 * 15 / 16 * 1e6 / 0.5e9),
+              1e-12);
+  EXPECT_EQ(cost.host, 0);
+  // One node: the host's link.
+  const BucketCost one = broadcastCost(1e6, machine(1, 4, 1), true);
+  EXPECT_EQ(one.device + one.network, 0);
+  EXPECT_NEAR(one.host, std::min(2 * (5e-6 + 1e6 / 2e9), 2 * 3 * 5e-6 + 1.5 * 1e6 / 2e9), 1e-12);
+  EXPECT_EQ(broadcastCost(1e6, machine(1, 1, 4), true).host, 0) << "one rank: no crossing";
+}
+
 TEST(Predict, ComputeSlowsWhileBucketsMoveOnCoresTheThreadsFill) {
   rt::Plan plan = twoBucketPlan(2);
   Profile profile = profileOf(plan, {100, 200, 300, 400}, 1100);
