@@ -83,6 +83,8 @@ void describeStep(const Plan &plan, const StepDesc &step, std::ostream &out) {
       out << " " << word;
     if (k.final)
       out << " final";
+    if (k.process >= 0)
+      out << " process " << k.process;
     if (!k.loc.empty())
       out << "  [" << k.loc << "]";
     out << "\n";
@@ -288,10 +290,14 @@ void describePlan(const Plan &plan, const std::string &path, std::ostream &out) 
   out << "params: " << plan.params.size() << " (" << withCommas(countWeights(plan))
       << " weights, trainable or not"
       << (replicas > 1 ? ", each on every one of the " + std::to_string(replicas) + " replicas" +
-                             (plan.shardsOptimizerState()
+                             (plan.shardsOptimizerState() && !plan.shardsAcrossProcesses()
                                   ? std::string("; each optimizer state on one (sharded)")
                                   : std::string())
                        : std::string())
+      << (plan.shardsAcrossProcesses()
+              ? "; each optimizer state on one device of one of the " +
+                    std::to_string(plan.processes) + " processes (sharded over the job)"
+              : std::string())
       << ")\n";
   for (const ParamDesc &p : plan.params) {
     bool weight = p.kind == ParamKind::Weight;
@@ -300,6 +306,8 @@ void describePlan(const Plan &plan, const std::string &path, std::ostream &out) 
                          : std::string())
         << "  " << (weight ? "weight" : "optimizer state") << "  " << plan.buffers[p.buffer].text()
         << "  buffer " << p.buffer;
+    if (p.process >= 0)
+      out << "  process " << p.process;
     if (p.grad >= 0)
       out << "  grad " << p.grad;
     out << "  init " << initText(p.init) << "\n";
