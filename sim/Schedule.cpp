@@ -41,7 +41,8 @@ struct Rank {
   std::vector<Event> events;              // the train step's starts and waits
   std::vector<const rt::CollectiveDesc *> manifest; // posting order
   std::vector<std::string> tensors;        // per manifest position: "a, b"
-  std::vector<Stage> stages;               // per bucket, in order
+  std::vector<Stage> stages;               // per allreduce bucket, in order
+  Stage broadcast;                         // a parameter's broadcast over the job: one stage
   // State.
   size_t pc = 0;                           // events done, over all steps
   int nextPost = 0;                        // bucket instances posted
@@ -91,6 +92,21 @@ public:
         leaders.members.push_back(n * perNode);
       comms_.push_back(leaders);
     }
+    // A parameter's broadcast over the job (state sharded over the processes) goes over the
+    // whole world, on the sums' communicator, in manifest order with them: with flat sums the
+    // world is theirs; hierarchical sums add it.
+    worldComm_ = 0;
+    bool broadcasts = false;
+    for (const rt::Plan *plan : plans)
+      for (const rt::CollectiveDesc &c : plan->collectives)
+        broadcasts |= isBroadcastOverTheJob(c);
+    if (broadcasts && layout_ == Layout::Hierarchical) {
+      Communicator world{"world", {}, {}, 0};
+      for (int r = 0; r < size; ++r)
+        world.members.push_back(r);
+      worldComm_ = int(comms_.size());
+      comms_.push_back(world);
+    }
     for (int r = 0; r < size; ++r) {
       Rank rank;
       rank.plan = plans[r];
@@ -98,10 +114,8 @@ public:
       std::map<int, int> position;
       for (const rt::CollectiveDesc &c : plans[r]->collectives) {
         // A parameter's broadcast (sharded optimizer state) within the process: no rank waits
-        // for another's. (One over the job is posted by every rank's engine in the manifest's
-        // order, between the allreduces it comes between, after its start kernel: it cannot
-        // change their order, and its wait is the step's end. Not replayed.)
-        if (c.kind == rt::CollectiveKind::Broadcast)
+        // for another's. One over the job is a collective like the sums.
+        if (c.kind == rt::CollectiveKind::Broadcast && !isBroadcastOverTheJob(c))
           continue;
         position[c.bucket] = int(rank.manifest.size());
         rank.manifest.push_back(&c);
@@ -113,13 +127,15 @@ public:
       const auto &kernels = plans[r]->train.kernels;
       for (size_t i = 0; i < kernels.size(); ++i) {
         const rt::KernelDesc &k = kernels[i];
-        if (k.kind != rt::KernelKind::AllReduceStart && k.kind != rt::KernelKind::AllReduceWait)
+        if (k.kind != rt::KernelKind::AllReduceStart && k.kind != rt::KernelKind::AllReduceWait &&
+            k.kind != rt::KernelKind::BroadcastStart && k.kind != rt::KernelKind::BroadcastWait)
           continue;
         const auto *attrs = std::get_if<rt::CollectiveAttrs>(&k.attrs);
         if (!attrs || !position.count(int(attrs->bucket)))
           continue; // the loader refuses such a plan
-        rank.events.push_back(Event{k.kind == rt::KernelKind::AllReduceWait, int(attrs->bucket),
-                                    position[int(attrs->bucket)], int(i)});
+        rank.events.push_back(Event{k.kind == rt::KernelKind::AllReduceWait ||
+                                        k.kind == rt::KernelKind::BroadcastWait,
+                                    int(attrs->bucket), position[int(attrs->bucket)], int(i)});
       }
       if (layout_ == Layout::Flat) {
         rank.stages.push_back({0, "allreduce"});
@@ -130,6 +146,7 @@ public:
           rank.stages.push_back({2 * nodes, "allreduce"});
         rank.stages.push_back({2 * node + 1, "broadcast"});
       }
+      rank.broadcast = {worldComm_, "parameter broadcast"};
       const size_t instances = rank.manifest.size() * kSteps;
       rank.started.assign(instances, 0);
       rank.completed.assign(instances, 0);
@@ -151,10 +168,13 @@ public:
         progress |= match(c, check);
     }
     size_t perStep = ranks_[0].manifest.size();
-    std::string comms = layout_ == Layout::Flat
-                            ? std::string("1 communicator (world)")
-                            : std::to_string(comms_.size()) + " communicators (per node a reduce "
-                                                              "and a broadcast one, the leaders')";
+    std::string comms =
+        layout_ == Layout::Flat
+            ? std::string("1 communicator (world)")
+            : std::to_string(comms_.size()) +
+                  " communicators (per node a reduce "
+                  "and a broadcast one, the leaders'" +
+                  (worldComm_ > 0 ? ", the world's for the parameters' broadcasts)" : ")");
     if (check.problems.empty())
       for (const Rank &rank : ranks_)
         if (rank.pc < rank.events.size() * kSteps) {
@@ -205,19 +225,29 @@ private:
     return progress;
   }
 
+  /// The stages of `instance` of `rank`: a sum's, or a broadcast's one.
+  static const Stage &stageFor(const Rank &rank, int instance, int stage) {
+    const rt::CollectiveDesc *c = rank.manifest[instance % rank.manifest.size()];
+    return c->kind == rt::CollectiveKind::Broadcast ? rank.broadcast : rank.stages[stage];
+  }
+  static int stageCount(const Rank &rank, int instance) {
+    const rt::CollectiveDesc *c = rank.manifest[instance % rank.manifest.size()];
+    return c->kind == rt::CollectiveKind::Broadcast ? 1 : int(rank.stages.size());
+  }
+
   void post(int r, int instance, int stage) {
     Rank &rank = ranks_[r];
     const size_t position = instance % rank.manifest.size();
     const rt::CollectiveDesc *c = rank.manifest[position];
     rank.stageOf[instance] = stage;
     Call call;
-    call.op = rank.stages[stage].op;
+    call.op = stageFor(rank, instance, stage).op;
     call.bucket = c->bucket;
     call.elements = c->elements;
     call.tensors = &rank.tensors[position];
     call.owner = r;
     call.instance = instance;
-    comms_[rank.stages[stage].comm].posts[r].push_back(call);
+    comms_[stageFor(rank, instance, stage).comm].posts[r].push_back(call);
   }
 
   /// Completes the collectives every member of `c` has posted; false when none.
@@ -249,7 +279,7 @@ private:
         const Call &done = c.posts[member][c.matched];
         Rank &rank = ranks_[done.owner];
         const int next = rank.stageOf[done.instance] + 1;
-        if (next < int(rank.stages.size())) {
+        if (next < stageCount(rank, done.instance)) {
           post(done.owner, done.instance, next);
         } else {
           rank.completed[done.instance] = 1;
@@ -280,7 +310,7 @@ private:
              (rank.started[blocker] ? "whose previous sum has not finished"
                                     : "which this replica has not started yet");
     }
-    const Stage &stage = rank.stages[rank.stageOf[instance]];
+    const Stage &stage = stageFor(rank, instance, rank.stageOf[instance]);
     const Communicator &c = comms_[stage.comm];
     const auto &mine = c.posts.at(r);
     size_t index = 0;
@@ -294,7 +324,12 @@ private:
            (missing.empty() ? "" : ", which rank(s) " + missing + " have not posted");
   }
 
+  static bool isBroadcastOverTheJob(const rt::CollectiveDesc &c) {
+    return c.kind == rt::CollectiveKind::Broadcast && c.group == rt::GroupKind::World;
+  }
+
   Layout layout_;
+  int worldComm_ = 0; // the communicator of the broadcasts over the job
   std::vector<Communicator> comms_;
   std::vector<Rank> ranks_;
 };
