@@ -112,8 +112,14 @@ void printMemoryReport(const MemoryReport &r, llvm::raw_ostream &os) {
        << " unsharded: " << humanBytes(saved) << " ("
        << llvm::format("%.0f%%", r.unshardedState ? 100.0 * saved / r.unshardedState : 0.0)
        << ") less per device; by device" << (r.acrossProcesses ? " (process by process):" : ":");
-    for (int64_t bytes : r.stateByDevice)
-      os << " " << humanBytes(bytes);
+    // Every device's up to 16 of them; beyond, the range.
+    if (r.stateByDevice.size() <= 16) {
+      for (int64_t bytes : r.stateByDevice)
+        os << " " << humanBytes(bytes);
+    } else {
+      os << " from " << humanBytes(*llvm::min_element(r.stateByDevice)) << " to "
+         << humanBytes(*llvm::max_element(r.stateByDevice)) << " over " << r.stateByDevice.size();
+    }
     os << "\n";
   }
 }

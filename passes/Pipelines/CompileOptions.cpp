@@ -189,6 +189,9 @@ std::string CompileOptions::verify() const {
     if (devicesPerProcess * processes < 2)
       return "shard-optimizer shards the optimizer state over the devices of the job, and "
              "this layout has 1 device: use --devices-per-process or --processes 2 or more";
+    if (processes > 32767)
+      return "shard-optimizer is built for at most 32,767 processes (a plan records the process "
+             "that holds a state in 16 bits)";
     if (device == "cuda")
       return "shard-optimizer is not built for --device cuda yet (the NCCL engine averages "
              "gradients; it does not broadcast parameters)";

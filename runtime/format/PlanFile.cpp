@@ -247,6 +247,7 @@ static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
   // Optimizer state that one process alone holds (sharded over the processes, format 10):
   // its buffer overlays the other processes' shares, so only that process's kernels touch it.
   std::map<uint32_t, int> processOf; // buffer -> process
+  std::set<std::string> weights;     // the weights' names
   {
     std::map<std::string, const fb::Param *> first;
     std::map<std::string, int> count;
@@ -266,6 +267,8 @@ static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
       }
       if (!paramBuffer.emplace(std::make_pair(name, int(b->device())), p->buffer()).second)
         fail(what, where + " has a second copy on that device");
+      if (ParamKind(p->kind()) == ParamKind::Weight)
+        weights.insert(name);
       if (p->process() != -1) {
         if (p->process() < 0 || p->process() >= plan.processes() ||
             ParamKind(p->kind()) != ParamKind::OptimizerState)
@@ -382,6 +385,10 @@ static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
           fail(what, where + " sums into buffer " + std::to_string(k->outputs()->Get(0)) +
                          ", which is not persistent: the micro-shards' runs would reuse it");
       }
+      // Only an update runs on one process alone: the eval step is every process's.
+      if (!train && k->process() != -1)
+        fail(what, where + " runs on process " + std::to_string(k->process()) +
+                       " alone, which only a train step's kernel may");
       if (!isCollective(kind)) {
         if (k->device() < 0 || k->device() >= replicas)
           fail(what, where + " runs on device " + std::to_string(k->device()) + " of " +
@@ -474,7 +481,18 @@ static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
                          std::to_string(d) + "'s f32 bucket of " +
                          std::to_string(c->elements()) + " elements");
       }
-      // A broadcast's buffers are its parameter's copies, device by device.
+      // No collective exchanges state one process alone holds (the others' bytes there are
+      // their own shares).
+      for (uint32_t id : ids)
+        if (processOf.count(id))
+          fail(what, where + " exchanges buffer " + std::to_string(id) +
+                         ", optimizer state that process " + std::to_string(processOf[id]) +
+                         " alone holds");
+      // A broadcast's buffers are its parameter's copies, device by device: a weight's.
+      if (CollectiveKind(c->kind()) == CollectiveKind::Broadcast &&
+          !weights.count(c->tensors()->Get(0)->str()))
+        fail(what, where + " broadcasts '" + c->tensors()->Get(0)->str() +
+                       "', which is no weight of the plan");
       if (CollectiveKind(c->kind()) == CollectiveKind::Broadcast)
         for (int d = 0; d < replicas; ++d) {
           auto it = paramBuffer.find({c->tensors()->Get(0)->str(), d});

@@ -561,12 +561,13 @@ std::map<std::string, std::vector<uint8_t>> gatherHeldState(Program &program, Pr
   std::map<std::string, std::vector<uint8_t>> out;
   if (!plan.shardsAcrossProcesses() || group.size() < 2)
     return out;
-  // This process's share: name, byte count, values; one after another.
+  // This process's share (rank 0's stays where it is): name, byte count, values; one after
+  // another.
   Writer mine;
   std::vector<uint8_t> values;
   for (size_t i : plan.logicalParams()) {
     const ParamDesc &p = plan.params[i];
-    if (p.process != group.rank() || p.process < 0)
+    if (p.process != group.rank() || group.rank() == 0)
       continue;
     values.resize(plan.buffers[p.buffer].bytes());
     program.read(p.buffer, values.data());
@@ -574,14 +575,27 @@ std::map<std::string, std::vector<uint8_t>> gatherHeldState(Program &program, Pr
     mine.u64(values.size());
     mine.bytes().append(reinterpret_cast<const char *>(values.data()), values.size());
   }
-  if (mine.bytes().size() > size_t(std::numeric_limits<int>::max()))
-    throw Error(ErrorKind::Checkpoint,
-                "this process's share of the optimizer state is " +
-                    std::to_string(mine.bytes().size()) +
-                    " bytes, more than one message of the checkpoint's gather carries (2 GiB)");
-  const std::vector<std::string> parts = group.gatherBytes(mine.bytes(), 0, timeoutSec);
-  for (size_t rank = 0; rank < parts.size(); ++rank) {
-    const std::string &part = parts[rank];
+  std::vector<uint8_t>().swap(values);
+  // In rounds whose gathers stay within one MPI count (each rank at most 1/P of it a round),
+  // as many as the largest share needs: the sizes first.
+  const int ranks = group.size();
+  const std::vector<double> sizes = group.gatherDoubles(double(mine.bytes().size()), timeoutSec);
+  const uint64_t chunk =
+      std::max<uint64_t>(uint64_t(std::numeric_limits<int>::max() / ranks) / 2, 1);
+  uint64_t largest = 0;
+  for (double size : sizes)
+    largest = std::max(largest, uint64_t(size));
+  std::vector<std::string> parts(ranks);
+  for (uint64_t at = 0; at < largest; at += chunk) {
+    const std::string piece =
+        at < mine.bytes().size() ? mine.bytes().substr(at, chunk) : std::string();
+    std::vector<std::string> got = group.gatherBytes(piece, 0, timeoutSec);
+    for (size_t rank = 0; rank < got.size(); ++rank)
+      parts[rank] += got[rank];
+  }
+  std::string().swap(mine.bytes());
+  for (int rank = 0; rank < ranks && group.rank() == 0; ++rank) {
+    std::string &part = parts[rank];
     const std::string what = "process " + std::to_string(rank) + "'s share of the optimizer state";
     Reader r(part, 0, part.size(), what);
     while (r.at() < part.size()) {
@@ -590,6 +604,7 @@ std::map<std::string, std::vector<uint8_t>> gatherHeldState(Program &program, Pr
       const char *data = r.take(bytes, "its values");
       out[name].assign(data, data + bytes);
     }
+    std::string().swap(part);
   }
   return out;
 }

@@ -129,6 +129,10 @@ std::string sharedOptions(const TrainOptions &o) {
     add("--monitor " + o.monitor);
   if (o.restoreBest)
     add("--restore-best");
+  // The state written when training ends is gathered from every rank (state sharded over the
+  // processes).
+  if (!o.statePath.empty())
+    add("--save-state");
   if (o.topK > 0 || o.confusionMatrix || !o.predictionsPath.empty())
     add("--predictions");
   // The log's figures are summed over the ranks every N steps.

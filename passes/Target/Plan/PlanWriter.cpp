@@ -82,6 +82,9 @@ public:
       auto key = std::make_pair(param.getName(), int64_t(param.getDevice()));
       int grad = gradIds.count(key) ? gradIds.lookup(key) : -1;
       auto kind = param.getOptimizerState() ? rt::ParamKind::OptimizerState : rt::ParamKind::Weight;
+      if (param.getProcess() && *param.getProcess() > uint64_t(INT16_MAX))
+        return param.emitOpError() << "is held by process " << *param.getProcess()
+                                   << ": the plan records at most " << INT16_MAX;
       params.push_back(fb::CreateParam(
           fbb_, fbb_.CreateString(param.getName().str()), ids_.lookup(param.getBuffer()), grad,
           initRec, static_cast<uint8_t>(kind),
@@ -353,6 +356,9 @@ private:
       auto outsV = fbb_.CreateVector(outs);
       auto attrsV = fbb_.CreateVector(attrs);
       auto loc = fbb_.CreateString(locationString(k.getLoc()));
+      if (k.getProcess() && *k.getProcess() > uint64_t(INT16_MAX))
+        return k.emitOpError() << "runs on process " << *k.getProcess()
+                               << ": the plan records at most " << INT16_MAX;
       int16_t device = rt::isCollective(kind) ? -1 : 0;
       if (!rt::isCollective(kind) && !k->getOperands().empty())
         device = static_cast<int16_t>(bufferDevice(k->getOperand(0)));

@@ -223,6 +223,7 @@ void Checkpointing::Impl::save(const TrainPosition &position) {
   if (position.step == lastSaved)
     return;
   lastSaved = position.step;
+  auto begin = Clock::now();
   // State sharded over the processes comes to the writer from each (every rank is here).
   const auto elsewhere = gatherHeldState(s.job.program(), s.job.group(), s.timeout);
   if (!s.printer)
@@ -231,7 +232,6 @@ void Checkpointing::Impl::save(const TrainPosition &position) {
   const CheckpointMeta meta = checkpointMeta(s, position);
   const std::string path = s.options.checkpointDir + "/" + checkpointFileName(position.step);
   trace::Span span(trace::Category::Host, "checkpoint write", position.step);
-  auto begin = Clock::now();
   const uint64_t bytes = writeCheckpoint(s.job.program(), meta, path, bestWeights(s), &elsewhere);
   testEvents::note("checkpoint " + std::to_string(position.step));
   for (const std::string &warning : pruner->prune(path))

@@ -422,6 +422,43 @@ TEST(PlanFileTest, StateOneProcessHoldsIsTouchedByThatProcessAlone) {
                   "train kernel #1 (broadcast_start) names root process 1, which only a "
                   "broadcast over the job has");
   {
+    // The eval step is every process's.
+    PlanBuilder b = processPlan(1, 1, 1, 1);
+    const uint32_t x = b.buffer({4});
+    b.kernel(StepKind::Eval, KernelKind::Copy, {0}, {x}).onProcess(1);
+    EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan,
+                    "eval kernel #0 (copy) runs on process 1 alone, which only a train step's "
+                    "kernel may");
+  }
+  {
+    // No collective exchanges a process's state: an allreduce of it, or its broadcast.
+    PlanBuilder b{4};
+    b.setProcesses(2);
+    const uint32_t m = b.param("w/m", {4}, {}, -1, ParamKind::OptimizerState);
+    b.heldBy(0);
+    b.manifestEntry(0, 4, "w/m");
+    b.collective(StepKind::Train, KernelKind::AllReduceStart, 0, {m});
+    b.collective(StepKind::Train, KernelKind::AllReduceWait, 0, {m});
+    EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan,
+                    "train kernel #0 (allreduce_start) exchanges buffer 0, optimizer state that "
+                    "process 0 alone holds");
+  }
+  {
+    PlanBuilder b{4};
+    b.setProcesses(2);
+    const uint32_t m = b.param("w/m", {4}, {}, -1, ParamKind::OptimizerState);
+    b.manifestEntry(0, 4, "w/m", CollectiveKind::Broadcast, GroupKind::World, -1, DType::F32, 1);
+    b.collective(StepKind::Train, KernelKind::BroadcastStart, 0, {m})
+        .attrI("root", 0)
+        .attrI("root_process", 1);
+    b.collective(StepKind::Train, KernelKind::BroadcastWait, 0, {m})
+        .attrI("root", 0)
+        .attrI("root_process", 1);
+    EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan,
+                    "train kernel #0 (broadcast_start) broadcasts 'w/m', which is no weight of "
+                    "the plan");
+  }
+  {
     PlanBuilder b = processPlan(1, 1, 1, 1);
     b.param("v", {4});
     b.heldBy(0);
