@@ -118,17 +118,21 @@ std::vector<std::string> describeCollectiveChanges(const std::vector<CollectiveR
                         std::to_string(r.bucket) + ", updates " + llvm::join(r.tensors, ", ") +
                         " and replies");
   }
-  // Sharded: each parameter updated on one replica, which broadcasts it.
+  // Sharded: each parameter updated on one replica, which broadcasts it (in buckets).
   if (count(before, "broadcast") == 0 && count(after, "broadcast") > 0) {
     std::map<int64_t, std::vector<std::string>> owners;
+    size_t parameters = 0;
     for (const CollectiveRecord &r : after)
-      if (r.kind == "broadcast")
-        owners[r.server].push_back(r.tensors.front());
+      if (r.kind == "broadcast") {
+        llvm::append_range(owners[r.server], r.tensors);
+        parameters += r.tensors.size();
+      }
     lines.push_back(
-        "sharded the optimizer state of " + std::to_string(count(after, "broadcast")) +
+        "sharded the optimizer state of " + std::to_string(parameters) +
         " parameter(s) over the replicas of each process, largest state first onto "
         "the replica with the fewest bytes: each is updated there and broadcast to "
-        "the others (buckets " +
+        "the others, each owner's in buckets (" +
+        std::to_string(count(after, "broadcast")) + " bucket(s), " +
         std::to_string(
             llvm::find_if(after, [](const CollectiveRecord &r) { return r.kind == "broadcast"; })
                 ->bucket) +
@@ -186,7 +190,7 @@ std::vector<std::string> describeCollectiveChanges(const std::vector<CollectiveR
                                              "kernels"));
   if (count(after, "broadcast_kernel") > 0 && count(before, "broadcast_kernel") == 0)
     lines.push_back("lowered " + std::to_string(count(after, "broadcast_kernel")) +
-                    " parameter broadcast(s) to broadcast_start/broadcast_wait kernels");
+                    " broadcast bucket(s) to broadcast_start/broadcast_wait kernels");
   return lines;
 }
 

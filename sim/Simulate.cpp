@@ -111,9 +111,10 @@ public:
     out_ << "plan " << o_.plan << ": " << plan_.model << ", " << withCommas(rowsPerReplica())
          << " rows per replica, " << plan_.devicesPerProcess << " device(s) x " << processes
          << " process(es) on " << plan_.nodes << " node(s), "
-         << plan_.collectives.size() - shardedParameters() << " allreduce bucket(s)";
-    if (shardedParameters() > 0)
-      out_ << ", " << shardedParameters() << " parameter broadcast(s) (sharded optimizer state)";
+         << plan_.collectives.size() - broadcasts().first << " allreduce bucket(s)";
+    if (auto [buckets, parameters] = broadcasts(); buckets > 0)
+      out_ << ", " << buckets << " broadcast bucket(s) of " << parameters
+           << " parameter(s) (sharded optimizer state)";
     out_ << "\n";
     ScheduleCheck check = checkSchedule(ranks, names, plan_.nodes, planLayout);
     out_ << "collective schedule (" << layoutName(planLayout) << "): " << check.summary << "\n";
@@ -139,11 +140,15 @@ public:
     return predictAll();
   }
 
-  /// The broadcasts of a plan with sharded optimizer state: one a parameter.
-  int shardedParameters() const {
-    int n = 0;
+  /// The broadcast buckets of a plan with sharded optimizer state, and the parameters they
+  /// copy.
+  std::pair<size_t, size_t> broadcasts() const {
+    std::pair<size_t, size_t> n{0, 0};
     for (const rt::CollectiveDesc &c : plan_.collectives)
-      n += c.kind == rt::CollectiveKind::Broadcast;
+      if (c.kind == rt::CollectiveKind::Broadcast) {
+        ++n.first;
+        n.second += c.tensors.size();
+      }
     return n;
   }
 
@@ -363,7 +368,7 @@ private:
                        number(b.cost.network * 1e6).c_str());
     }
     if (llvm::any_of(p.buckets, [](const BucketTiming &b) { return b.broadcast; }))
-      out_ << "  (b: a parameter's broadcast from the device that updated it to the "
+      out_ << "  (b: a broadcast of parameters from the device that updated them to the "
            << (plan_.shardsAcrossProcesses() ? "job's others" : "rank's others")
            << ", sharded optimizer state)\n";
     out_ << "  step           " << format("%12s", number(p.stepUs).c_str()) << " us   "

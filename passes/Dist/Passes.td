@@ -154,15 +154,17 @@ def ShardOptimizerPass : Pass<"dist-shard-optimizer", "mlir::ModuleOp"> {
     state first, each onto the replica holding the fewest state bytes so far (lowest index on
     a tie), so the shares are balanced and fixed at compile time. Only the owner keeps the
     update and its optimizer state (`graph.param`s with `optimizer_state`); the other
-    replicas' updates and state are removed. Right after the owner's update, a
-    `dist.broadcast_start` (root = the owner, a bucket index of its own after the allreduces')
-    starts copying the parameter to the other replicas, and its `dist.broadcast_wait` ends
-    the step. The train step is marked `dist.shard_optimizer = 1`.
+    replicas' updates and state are removed. Each owner's parameters, in the order of its
+    updates, are packed into broadcast buckets of at most `bucket-mb` MiB (the gradients'
+    cap); after the owner's last update of a bucket, a `dist.broadcast_start` (root = the
+    owner, a bucket index of its own after the allreduces') starts copying them to the other
+    replicas, and its `dist.broadcast_wait` ends the step. The train step is marked
+    `dist.shard_optimizer = 1`.
 
     With one process (P = 1) the owners are the R replicas of the process. With several, they
     are the R x P replicas of the job (replica r of process p counts as p * R + r): the
     owner's update and state carry `dist.process = p`, only that process runs and holds them,
-    and the broadcast (`process = p`) copies the parameter to every replica of every process.
+    and the broadcast (`process = p`) copies the parameters to every replica of every process.
     The gradients are still averaged whole on every replica (what stage 2 would shard). Fails
     with one device in all, with parameter servers, and when the optimizer keeps no state
     (sgd).
@@ -172,6 +174,8 @@ def ShardOptimizerPass : Pass<"dist-shard-optimizer", "mlir::ModuleOp"> {
     Option<"shardOptimizer", "shard-optimizer", "int64_t", "0",
            "ZeRO stage: 1 shards the optimizer state over the replicas of the job; 0 changes "
            "nothing">,
+    Option<"bucketMb", "bucket-mb", "double", "25.0",
+           "Largest broadcast bucket in MiB (an owner's parameters); 0: one per parameter">,
   ];
 }
 

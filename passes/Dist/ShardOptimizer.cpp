@@ -6,7 +6,9 @@
 #include "dialect/Graph/IR/GraphDialect.h"
 #include "dialect/Graph/IR/Model.h"
 #include "dialect/Interfaces/ParameterUpdateOpInterface.h"
+#include "passes/Dist/Bucketing.h"
 #include "passes/Dist/Passes.h"
+#include "passes/Pipelines/CompileOptions.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/MapVector.h"
@@ -41,12 +43,13 @@ SmallVector<g::ParamOp> stateOf(ParameterUpdateOpInterface update) {
 struct Parameter {
   StringRef name;
   SmallVector<ParameterUpdateOpInterface> updates;
+  SmallVector<Value> copies; // the parameter on each replica, in replica order
   int64_t stateBytes = 0;
   int64_t owner = -1;   // the replica that updates it
   int64_t process = -1; // the process that does, or -1: every process (one process a job)
 };
 
-LogicalResult shard(func::FuncOp func, int64_t stage) {
+LogicalResult shard(func::FuncOp func, int64_t stage, int64_t capBytes) {
   dist::MeshAttr mesh = dist::getMesh(func);
   const int64_t replicas = mesh.getDevicesPerProcess(), processes = mesh.getProcesses();
   if (stage != 1)
@@ -115,12 +118,9 @@ LogicalResult shard(func::FuncOp func, int64_t stage) {
   });
 
   OpBuilder b(func.getContext());
-  SmallVector<Value> pendings;
-  // In the step's order of the owners' updates, so that buckets leave as their updates end.
   for (auto &[name, p] : params) {
-    SmallVector<Value> copies;
     for (int64_t r = 0; r < replicas; ++r)
-      copies.push_back(p.updates[r].getUpdatedParameter());
+      p.copies.push_back(p.updates[r].getUpdatedParameter());
     for (int64_t r = 0; r < replicas; ++r) {
       if (r == p.owner)
         continue;
@@ -130,21 +130,52 @@ LogicalResult shard(func::FuncOp func, int64_t stage) {
         if (s->use_empty())
           s->erase();
     }
-    Operation *update = p.updates[p.owner];
-    IntegerAttr process;
     if (p.process >= 0) {
       // Only that process runs the update and holds the state.
-      process = b.getI64IntegerAttr(p.process);
-      update->setAttr(dist::kProcessAttr, process);
+      IntegerAttr process = b.getI64IntegerAttr(p.process);
+      p.updates[p.owner]->setAttr(dist::kProcessAttr, process);
       for (g::ParamOp s : stateOf(p.updates[p.owner]))
         s->setAttr(dist::kProcessAttr, process);
     }
+  }
+
+  // Broadcast buckets: each owner's parameters, in the order of its updates, packed into
+  // buckets of at most `capBytes` (the gradients' cap), one collective each. A bucket starts
+  // after the last of its updates.
+  SmallVector<Parameter *> byUpdate;
+  for (auto &entry : params)
+    byUpdate.push_back(&entry.second);
+  llvm::stable_sort(byUpdate, [](Parameter *a, Parameter *b) {
+    return a->updates[a->owner]->isBeforeInBlock(b->updates[b->owner]);
+  });
+  dist::BucketPacker packer(capBytes);
+  SmallVector<SmallVector<Parameter *>> buckets;
+  for (Parameter *p : byUpdate) {
+    const int64_t lane = std::max<int64_t>(p->process, 0) * replicas + p->owner;
+    const int64_t index =
+        packer.add(tensorBytes(p->updates[p->owner].getUpdatedParameter().getType()), lane);
+    if (index == static_cast<int64_t>(buckets.size()))
+      buckets.emplace_back();
+    buckets[index].push_back(p);
+  }
+  for (ArrayRef<Parameter *> members : buckets) {
+    Parameter *last = members.back();
+    Operation *update = last->updates[last->owner];
+    SmallVector<Value> copies; // replica by replica, each the members' copies
+    SmallVector<StringRef> names;
+    SmallVector<Location> locs;
+    for (int64_t r = 0; r < replicas; ++r)
+      for (Parameter *p : members)
+        copies.push_back(p->copies[r]);
+    for (Parameter *p : members) {
+      names.push_back(p->name);
+      locs.push_back(p->updates[p->owner]->getLoc());
+    }
     b.setInsertionPointAfter(update);
-    auto start = b.create<dist::BroadcastStartOp>(
-        update->getLoc(), dist::PendingType::get(func.getContext()), copies,
-        b.getI64IntegerAttr(p.owner), b.getI64IntegerAttr(bucket++), b.getStrArrayAttr({name}),
-        process);
-    pendings.push_back(start.getPending());
+    b.create<dist::BroadcastStartOp>(
+        b.getFusedLoc(locs), dist::PendingType::get(func.getContext()), copies,
+        b.getI64IntegerAttr(last->owner), b.getI64IntegerAttr(bucket), b.getStrArrayAttr(names),
+        last->process >= 0 ? b.getI64IntegerAttr(last->process) : IntegerAttr());
   }
   // A replica that owns no parameter (fewer parameters than replicas) has no update left to
   // scale: its clip factor would compute a norm nothing reads.
@@ -153,9 +184,8 @@ LogicalResult shard(func::FuncOp func, int64_t stage) {
       factor->erase();
   // The starts leave in the order of their updates: number the buckets so.
   SmallVector<dist::BroadcastStartOp> starts(func.getOps<dist::BroadcastStartOp>());
-  int64_t first = starts.empty() ? 0 : bucket - static_cast<int64_t>(starts.size());
   for (auto [i, s] : llvm::enumerate(starts))
-    s.setBucketAttr(b.getI64IntegerAttr(first + static_cast<int64_t>(i)));
+    s.setBucketAttr(b.getI64IntegerAttr(bucket + static_cast<int64_t>(i)));
   // The waits end the step, in the starts' order.
   b.setInsertionPoint(func.getBody().front().getTerminator());
   for (dist::BroadcastStartOp s : starts)
@@ -175,7 +205,11 @@ struct ShardOptimizerPass : dist::impl::ShardOptimizerPassBase<ShardOptimizerPas
                                "dist-replicate first)");
       return signalPassFailure();
     }
-    if (failed(shard(train, shardOptimizer)))
+    if (std::string problem = CompileOptions::check("bucket-mb", bucketMb); !problem.empty()) {
+      getOperation().emitError() << "dist-shard-optimizer: " << problem;
+      return signalPassFailure();
+    }
+    if (failed(shard(train, shardOptimizer, static_cast<int64_t>(bucketMb * 1024 * 1024))))
       signalPassFailure();
   }
 };

@@ -472,9 +472,9 @@ LogicalResult verifyClippingOnlyInTrain(ModuleOp module) {
 
 /// Sharded optimizer state (dist-shard-optimizer): with `dist.shard_optimizer` on the train step,
 /// every trainable parameter is updated on exactly one replica, its owner; its optimizer state
-/// lives there only; right after the update one dist.broadcast_start from the owner, of the
-/// parameter's copies on every replica in replica order, and one dist.broadcast_wait for it
-/// before the step ends, after every update and read of the parameter. Without the attribute,
+/// lives there only; after the update one dist.broadcast_start from the owner (of a bucket of
+/// the owner's parameters: their copies replica by replica), and one dist.broadcast_wait for
+/// it before the step ends, after every update and read of the parameter. Without the attribute,
 /// no broadcast. Bucket indices are checked with the allreduces' (verifyBuckets).
 LogicalResult verifySharding(func::FuncOp func, dist::MeshAttr mesh) {
   auto stage = func->getAttrOfType<IntegerAttr>(dist::kShardOptimizerAttr);
@@ -508,66 +508,69 @@ LogicalResult verifySharding(func::FuncOp func, dist::MeshAttr mesh) {
     return failure();
   llvm::StringMap<dist::BroadcastStartOp> broadcast;
   walk = func.walk([&](dist::BroadcastStartOp start) {
-    StringRef name = cast<StringAttr>(start.getTensors()[0]).getValue();
-    auto it = updated.find(name);
-    if (it == updated.end()) {
-      start.emitOpError() << "broadcasts '" << name << "', which no update of the step changes";
-      return WalkResult::interrupt();
-    }
-    ParameterUpdateOpInterface update = it->second;
-    if (!broadcast.try_emplace(name, start).second) {
-      start.emitOpError() << "broadcasts '" << name << "' a second time";
-      return WalkResult::interrupt();
-    }
-    if (start.getRoot() != dist::getReplica(update)) {
-      start.emitOpError() << "broadcasts '" << name << "' from replica " << start.getRoot()
-                          << ", but replica " << dist::getReplica(update) << " updates it";
-      return WalkResult::interrupt();
-    }
     // With several processes the state is sharded over all of them: one process updates.
     const int64_t process = start.getProcessAttr() ? start.getProcessAttr().getInt() : -1;
     if (processes > 1 ? process < 0 || process >= processes : process >= 0) {
-      start.emitOpError() << "broadcasts '" << name << "' from process " << process
-                          << ", but the mesh has " << processes << " process(es)"
-                          << (processes > 1 ? ": one of them must hold its state"
-                                            : ": every process holds its state");
+      start.emitOpError() << "broadcasts from process " << process << ", but the mesh has "
+                          << processes << " process(es)"
+                          << (processes > 1 ? ": one of them must hold its parameters' state"
+                                            : ": every process holds the state");
       return WalkResult::interrupt();
     }
-    if (dist::getProcess(update) != process) {
-      start.emitOpError() << "broadcasts '" << name << "' from process " << process
-                          << ", but its update runs on process " << dist::getProcess(update);
-      return WalkResult::interrupt();
-    }
-    if (static_cast<int64_t>(start.getParams().size()) != replicas) {
-      start.emitOpError() << "copies '" << name << "' to " << start.getParams().size()
+    const int64_t n = start.tensorsPerReplica();
+    if (static_cast<int64_t>(start.getParams().size()) != replicas * n) {
+      start.emitOpError() << "copies " << n << " parameter(s) to " << start.getParams().size() / n
                           << " replicas, but the mesh has " << replicas;
       return WalkResult::interrupt();
     }
-    for (auto [r, v] : llvm::enumerate(start.getParams())) {
-      auto p = v.getDefiningOp<g::ParamOp>();
-      if (!p || p.getName() != name || dist::getReplica(p) != static_cast<int64_t>(r)) {
-        start.emitOpError() << "operand " << r << " must be replica " << r << "'s copy of '" << name
-                            << "'";
+    for (auto [i, attr] : llvm::enumerate(start.getTensors())) {
+      StringRef name = cast<StringAttr>(attr).getValue();
+      auto it = updated.find(name);
+      if (it == updated.end()) {
+        start.emitOpError() << "broadcasts '" << name << "', which no update of the step changes";
         return WalkResult::interrupt();
       }
-    }
-    if (start->getPrevNode() != update.getOperation()) {
-      start.emitOpError() << "of '" << name << "' must come right after its update";
-      return WalkResult::interrupt();
+      ParameterUpdateOpInterface update = it->second;
+      if (!broadcast.try_emplace(name, start).second) {
+        start.emitOpError() << "broadcasts '" << name << "' a second time";
+        return WalkResult::interrupt();
+      }
+      if (start.getRoot() != dist::getReplica(update)) {
+        start.emitOpError() << "broadcasts '" << name << "' from replica " << start.getRoot()
+                            << ", but replica " << dist::getReplica(update) << " updates it";
+        return WalkResult::interrupt();
+      }
+      if (dist::getProcess(update) != process) {
+        start.emitOpError() << "broadcasts '" << name << "' from process " << process
+                            << ", but its update runs on process " << dist::getProcess(update);
+        return WalkResult::interrupt();
+      }
+      for (int64_t r = 0; r < replicas; ++r) {
+        auto p = start.getParams()[r * n + i].getDefiningOp<g::ParamOp>();
+        if (!p || p.getName() != name || dist::getReplica(p) != r) {
+          start.emitOpError() << "operand " << r * n + i << " must be replica " << r
+                              << "'s copy of '" << name << "'";
+          return WalkResult::interrupt();
+        }
+      }
+      if (update->getBlock() != start->getBlock() || !update->isBeforeInBlock(start)) {
+        start.emitOpError() << "of '" << name << "' must come after its update";
+        return WalkResult::interrupt();
+      }
     }
     // One wait; between the start and it the engine writes the other replicas' copies (and
     // reads the owner's): nothing else touches any copy there.
     if (!start.getPending().hasOneUse() ||
         !isa<dist::BroadcastWaitOp>(*start.getPending().getUsers().begin())) {
-      start.emitOpError() << "of '" << name << "' needs exactly one dist.broadcast_wait";
+      start.emitOpError() << "needs exactly one dist.broadcast_wait";
       return WalkResult::interrupt();
     }
     Operation *wait = *start.getPending().getUsers().begin();
-    for (Value copy : start.getParams())
+    for (auto [i, copy] : llvm::enumerate(start.getParams()))
       for (Operation *user : copy.getUsers())
         if (user != start.getOperation() && user->getBlock() == start->getBlock() &&
             start->isBeforeInBlock(user) && user->isBeforeInBlock(wait)) {
-          user->emitOpError() << "uses '" << name
+          user->emitOpError() << "uses '" << cast<StringAttr>(start.getTensors()[i % n]).getValue()
                               << "' while its broadcast copies it (between the start and the "
                                  "wait)";
           return WalkResult::interrupt();

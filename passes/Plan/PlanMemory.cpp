@@ -105,13 +105,18 @@ struct PlanMemoryPass : dp::plan::impl::PlanMemoryPassBase<PlanMemoryPass> {
       if (!isa<ParamOp, GradOp, InputOp, BucketOp>(op))
         continue;
       int64_t device = bufferDevice(op.getResult(0));
-      // A gradient inside a bucket takes its slot there.
-      if (auto grad = dyn_cast<GradOp>(op); grad && grad.getBucket()) {
-        auto bucketOffset = grad.getBucket().getDefiningOp()->getAttrOfType<IntegerAttr>("offset");
+      // A gradient (a broadcast's parameter) inside a bucket takes its slot there.
+      Value bucket;
+      std::optional<uint64_t> slot;
+      if (auto grad = dyn_cast<GradOp>(op))
+        bucket = grad.getBucket(), slot = grad.getBucketOffset();
+      else if (auto param = dyn_cast<ParamOp>(op))
+        bucket = param.getBucket(), slot = param.getBucketOffset();
+      if (bucket) {
+        auto bucketOffset = bucket.getDefiningOp()->getAttrOfType<IntegerAttr>("offset");
         const int64_t element =
             dp::elementBytes(cast<ShapedType>(op.getResult(0).getType()).getElementType());
-        op.setAttr("offset",
-                   b.getI64IntegerAttr(bucketOffset.getInt() + *grad.getBucketOffset() * element));
+        op.setAttr("offset", b.getI64IntegerAttr(bucketOffset.getInt() + *slot * element));
         continue;
       }
       if (auto param = dyn_cast<ParamOp>(op); param && param.getProcess()) {

@@ -250,6 +250,6 @@ inline bool outputRoleByName(std::string_view name, OutputRole &out) {
 }
 
 /// The plan file format version this build reads and writes.
-inline constexpr uint32_t kFormatVersion = 10;
+inline constexpr uint32_t kFormatVersion = 11;
 
 } // namespace dp::rt

@@ -320,11 +320,15 @@ static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
                             ? "a worker: push_pull over server s, for one of its servers"
                             : "allreduce_mean over world, broadcast over replicas or world") +
                        ")");
-      // A broadcast copies one parameter, once a step.
-      if (kind == CollectiveKind::Broadcast &&
-          (!c->tensors() || c->tensors()->size() != 1 ||
-           !broadcastNames.insert(c->tensors()->Get(0)->str()).second))
-        fail(what, entry + " (broadcast) must name one parameter that no other broadcast names");
+      // A broadcast copies parameters that no other broadcast copies, once a step.
+      if (kind == CollectiveKind::Broadcast) {
+        if (!c->tensors() || c->tensors()->size() == 0)
+          fail(what, entry + " (broadcast) names no parameter");
+        for (const flatbuffers::String *name : *c->tensors())
+          if (!broadcastNames.insert(name->str()).second)
+            fail(what, entry + " (broadcast) names '" + name->str() +
+                           "', which another broadcast (or this one) names too");
+      }
       // A broadcast's root is one of its group's members (the process's replicas, or the
       // job's: replica r of process p is p * R + r); no other kind has one.
       const int members = group == GroupKind::World ? replicas * plan.processes() : replicas;
@@ -488,18 +492,24 @@ static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
           fail(what, where + " exchanges buffer " + std::to_string(id) +
                          ", optimizer state that process " + std::to_string(processOf[id]) +
                          " alone holds");
-      // A broadcast's buffers are its parameter's copies, device by device: a weight's.
-      if (CollectiveKind(c->kind()) == CollectiveKind::Broadcast &&
-          !weights.count(c->tensors()->Get(0)->str()))
-        fail(what, where + " broadcasts '" + c->tensors()->Get(0)->str() +
-                       "', which is no weight of the plan");
+      // A broadcast's bucket on device d holds that device's copies of its parameters, all
+      // weights (the bucket is their copy: format 11).
       if (CollectiveKind(c->kind()) == CollectiveKind::Broadcast)
-        for (int d = 0; d < replicas; ++d) {
-          auto it = paramBuffer.find({c->tensors()->Get(0)->str(), d});
-          if (it == paramBuffer.end() || it->second != ids[d])
-            fail(what, where + " input " + std::to_string(d) + " must be device " +
-                           std::to_string(d) + "'s copy of parameter '" +
-                           c->tensors()->Get(0)->str() + "'");
+        for (const flatbuffers::String *tensor : *c->tensors()) {
+          const std::string name = tensor->str();
+          if (!weights.count(name))
+            fail(what, where + " broadcasts '" + name + "', which is no weight of the plan");
+          for (int d = 0; d < replicas; ++d) {
+            auto it = paramBuffer.find({name, d});
+            const fb::Buffer *bucket = buffers.Get(ids[d]);
+            const fb::Buffer *copy = it == paramBuffer.end() ? nullptr : buffers.Get(it->second);
+            // Both lie in the arena (verifyPlanTable checked it first): no end wraps.
+            const uint64_t bucketEnd = bucket->offset() + uint64_t(numElements(*bucket)) * 4;
+            if (!copy || DType(copy->dtype()) != DType::F32 || copy->offset() < bucket->offset() ||
+                copy->offset() + uint64_t(numElements(*copy)) * 4 > bucketEnd)
+              fail(what, where + " input " + std::to_string(d) + " must hold device " +
+                             std::to_string(d) + "'s copy of parameter '" + name + "'");
+          }
         }
       const int bucket = c->bucket();
       const std::string named = "bucket " + std::to_string(bucket);

@@ -90,11 +90,19 @@ public:
   /// An allreduce of bucket `bucket` over `perDevice` (one f32 buffer of `elements` per
   /// device): its start kernel, its wait kernel (both in `step`'s current position when
   /// called) come from collectiveStart/collectiveWait; this adds the manifest entry.
-  PlanBuilder &manifestEntry(int bucket, int64_t elements, const std::string &tensors,
+  PlanBuilder &manifestEntry(int bucket, int64_t elements, const std::string &tensor,
                              CollectiveKind kind = CollectiveKind::AllReduceMean,
                              GroupKind group = GroupKind::World, int groupId = -1,
                              DType wire = DType::F32, int root = -1) {
-    collectives_.push_back({bucket, elements, tensors, kind, group, groupId, wire, root});
+    return manifestEntry(bucket, elements, std::vector<std::string>{tensor}, kind, group, groupId,
+                         wire, root);
+  }
+  /// An entry naming several tensors (a bucket of them).
+  PlanBuilder &manifestEntry(int bucket, int64_t elements, std::vector<std::string> tensors,
+                             CollectiveKind kind, GroupKind group = GroupKind::World,
+                             int groupId = -1, DType wire = DType::F32, int root = -1) {
+    collectives_.push_back(
+        {bucket, elements, std::move(tensors), kind, group, groupId, wire, root});
     return *this;
   }
   KernelSpec &collective(StepKind step, KernelKind kind, int bucket,
@@ -267,14 +275,15 @@ public:
     if (!collectives_.empty()) {
       manifest = fnv1a64(nullptr, 0);
       for (const CollectiveSpec &c : collectives_) {
-        std::vector<flatbuffers::Offset<flatbuffers::String>> tensors = {
-            fbb.CreateString(c.tensors)};
+        std::vector<flatbuffers::Offset<flatbuffers::String>> tensors;
+        for (const std::string &t : c.tensors)
+          tensors.push_back(fbb.CreateString(t));
         collectives.push_back(fb::CreateCollectiveDirect(
             fbb, uint8_t(c.kind), c.bucket, static_cast<uint8_t>(c.wire), c.elements,
             uint8_t(c.group), c.groupId, &tensors, "", c.root));
         const std::string line =
             manifestLine(c.kind, c.bucket, static_cast<int>(c.wire), c.elements, c.group, c.groupId,
-                         {c.tensors}, "", c.root);
+                         c.tensors, "", c.root);
         manifest = fnv1a64(line.data(), line.size(), manifest);
       }
     }
@@ -322,7 +331,7 @@ private:
   struct CollectiveSpec {
     int bucket;
     int64_t elements;
-    std::string tensors;
+    std::vector<std::string> tensors;
     CollectiveKind kind;
     GroupKind group;
     int groupId;

@@ -151,21 +151,27 @@ LogicalResult AllReduceWaitOp::verify() {
 LogicalResult BroadcastStartOp::verify() {
   const auto params = getParams();
   const bool acrossProcesses = getProcessAttr() != nullptr;
-  if (params.size() < (acrossProcesses ? 1u : 2u))
-    return emitOpError() << "copies a parameter between replicas: it needs at least "
-                         << (acrossProcesses ? 1 : 2) << ", found " << params.size();
+  const int64_t n = static_cast<int64_t>(getTensors().size());
+  if (n == 0)
+    return emitOpError("names no parameter in `tensors`");
+  if (params.size() % n != 0)
+    return emitOpError() << "has " << params.size() << " operand(s) for " << n
+                         << " parameter(s): one group of the parameters' copies per replica";
+  const int64_t replicas = static_cast<int64_t>(params.size()) / n;
+  if (replicas < (acrossProcesses ? 1 : 2))
+    return emitOpError() << "copies parameters between replicas: it needs at least "
+                         << (acrossProcesses ? 1 : 2) << " replica(s), found " << replicas;
   if (acrossProcesses && getProcessAttr().getInt() < 0)
     return emitOpError() << "process " << getProcessAttr().getInt() << " is negative";
-  if (llvm::any_of(params.getTypes(), [&](Type t) { return t != params.front().getType(); }))
-    return emitOpError("operands must be the copies of one parameter (one type)");
+  for (int64_t i = n; i < static_cast<int64_t>(params.size()); ++i)
+    if (params[i].getType() != params[i % n].getType())
+      return emitOpError() << "operand " << i << " must be a copy of parameter " << i % n
+                           << " (one type in every replica's group)";
   const int64_t root = getRootAttr().getInt();
-  if (root < 0 || root >= static_cast<int64_t>(params.size()))
-    return emitOpError() << "root " << root << " is not one of the " << params.size()
-                         << " replicas";
+  if (root < 0 || root >= replicas)
+    return emitOpError() << "root " << root << " is not one of the " << replicas << " replicas";
   if (getBucketAttr().getInt() < 0)
     return emitOpError("bucket must be non-negative");
-  if (getTensors().size() != 1)
-    return emitOpError("names one parameter in `tensors`");
   return success();
 }
 

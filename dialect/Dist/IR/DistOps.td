@@ -106,27 +106,28 @@ def Dist_AllReduceWaitOp : Dist_Op<"allreduce_wait"> {
 //===----------------------------------------------------------------------===//
 
 def Dist_BroadcastStartOp : Dist_Op<"broadcast_start"> {
-  let summary = "start copying a parameter from the replica that updated it to the others";
+  let summary = "start copying parameters from the replica that updated them to the others";
   let description = [{
     Under sharded optimizer state (`dist-shard-optimizer`), one replica of each process, its
-    `root`, keeps the optimizer state of a parameter and updates it; this op starts copying
-    its copy of the parameter into every other replica's copy. Operands are the parameter's
-    `graph.param` on each replica of this process, in replica order. Placed right after the
-    root's update; the matching `dist.broadcast_wait` ends the step. `bucket` is the
-    collective manifest's index (a broadcast over the replicas of a process, from `root`),
-    `tensors` names the parameter.
+    `root`, keeps the optimizer state of some parameters and updates them; this op starts
+    copying its copies of them into every other replica's. `tensors` names the parameters of
+    the bucket (all with the same root); operands are one group per replica of this process,
+    in replica order, each group the replica's copies of `tensors` in that order (as a
+    `dist.allreduce`'s). Placed after the root's last update of them; the matching
+    `dist.broadcast_wait` ends the step. `bucket` is the collective manifest's index: the
+    parameters travel as one buffer, in which the plan lays them out.
 
     Without `process`, every process's root computes the same update from the same mean and
     the copy stays within each process (the state is sharded over the replicas of a process,
     each process holding the same shares). With `process = p`, the state is sharded over
-    every replica of the job: only process p's root holds it and updates the parameter (its
-    update and state carry `dist.process = p`), and the copy goes from that replica to every
-    replica of every process; one operand (one replica a process) is then enough.
+    every replica of the job: only process p's root holds it and updates the parameters (its
+    updates and state carry `dist.process = p`), and the copy goes from that replica to every
+    replica of every process; one group (one replica a process) is then enough.
 
     ```mlir
     %p = dist.broadcast_start %w0, %w1 {bucket = 1 : i64, root = 1 : i64, tensors = ["dense1.kernel"]} : tensor<784x100xf32>, tensor<784x100xf32>
     dist.broadcast_wait %p
-    %q = dist.broadcast_start %v0, %v1 {bucket = 2 : i64, process = 1 : i64, root = 0 : i64, tensors = ["dense2.kernel"]} : tensor<100x10xf32>, tensor<100x10xf32>
+    %q = dist.broadcast_start %v, %c {bucket = 2 : i64, process = 1 : i64, root = 0 : i64, tensors = ["dense2.kernel", "dense2.bias"]} : tensor<100x10xf32>, tensor<10xf32>
     dist.broadcast_wait %q
     ```
   }];
@@ -135,10 +136,20 @@ def Dist_BroadcastStartOp : Dist_Op<"broadcast_start"> {
   let results = (outs Dist_PendingType:$pending);
   let assemblyFormat = "$params attr-dict `:` type($params)";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Parameters of the bucket (copies per replica).
+    unsigned tensorsPerReplica() { return getTensors().size(); }
+    /// Replicas of this process whose copies it names.
+    unsigned replicas() { return getParams().size() / tensorsPerReplica(); }
+    /// Replica r's copies, in `tensors` order.
+    ::mlir::ValueRange copiesOf(unsigned r) {
+      return getParams().slice(r * tensorsPerReplica(), tensorsPerReplica());
+    }
+  }];
 }
 
 def Dist_BroadcastWaitOp : Dist_Op<"broadcast_wait"> {
-  let summary = "wait until every replica holds the root's copy of the parameter";
+  let summary = "wait until every replica holds the root's copies of the parameters";
   let arguments = (ins Dist_PendingType:$pending);
   let assemblyFormat = "$pending attr-dict";
   let hasVerifier = 1;

@@ -185,20 +185,37 @@ int64_t dp::plan::bufferDevice(Value buffer) {
   return device ? device.getInt() : 0;
 }
 
-LogicalResult GradOp::verify() {
-  if (!getBucket())
-    return getBucketOffset() ? emitOpError("has a bucket_offset but no bucket") : success();
-  if (!getBucketOffset())
-    return emitOpError("in a bucket needs a bucket_offset");
-  int64_t offset = *getBucketOffset(), size = getBuffer().getType().getNumElements();
-  int64_t capacity = cast<MemRefType>(getBucket().getType()).getNumElements();
+/// A buffer laid in a bucket (`bucket`, from element `bucketOffset` on): a gradient in its
+/// allreduce's, a parameter in its broadcast's.
+static LogicalResult verifyInBucket(Operation *op, Value bucket,
+                                    std::optional<uint64_t> bucketOffset, MemRefType type,
+                                    int64_t device) {
+  if (!bucket)
+    return bucketOffset ? op->emitOpError("has a bucket_offset but no bucket") : success();
+  if (!bucketOffset)
+    return op->emitOpError("in a bucket needs a bucket_offset");
+  int64_t offset = static_cast<int64_t>(*bucketOffset), size = type.getNumElements();
+  int64_t capacity = cast<MemRefType>(bucket.getType()).getNumElements();
   if (offset < 0 || offset + size > capacity)
-    return emitOpError() << "elements [" << offset << ", " << offset + size
-                         << ") do not fit its bucket of " << capacity;
-  if (bufferDevice(getBucket()) != static_cast<int64_t>(getDevice()))
-    return emitOpError() << "is on device " << getDevice() << ", its bucket on device "
-                         << bufferDevice(getBucket());
+    return op->emitOpError() << "elements [" << offset << ", " << offset + size
+                             << ") do not fit its bucket of " << capacity;
+  if (bufferDevice(bucket) != device)
+    return op->emitOpError() << "is on device " << device << ", its bucket on device "
+                             << bufferDevice(bucket);
   return success();
+}
+
+LogicalResult GradOp::verify() {
+  return verifyInBucket(*this, getBucket(), getBucketOffset(), getBuffer().getType(),
+                        static_cast<int64_t>(getDevice()));
+}
+
+LogicalResult ParamOp::verify() {
+  if (getBucket() && getProcess())
+    return emitOpError("holds state one process alone holds: it cannot lie in a bucket, which "
+                       "every process exchanges");
+  return verifyInBucket(*this, getBucket(), getBucketOffset(), getBuffer().getType(),
+                        static_cast<int64_t>(getDevice()));
 }
 
 LogicalResult ViewOp::verify() {

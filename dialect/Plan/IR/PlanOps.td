@@ -62,26 +62,36 @@ def Plan_ParamOp : Plan_Op<"param", [HasParent<"ProgramOp">]> {
     (same name, same values on every device); `optimizer_state` marks moments and
     velocities. `offset` is its place in the device's arena, set by `plan-memory`. Optimizer
     state sharded over the processes carries `process`: only that process holds it, and
-    `plan-memory` lays the processes' shares over one another.
+    `plan-memory` lays the processes' shares over one another. A weight that a broadcast
+    copies (sharded optimizer state) lies in the broadcast's `bucket`, from element
+    `bucket_offset` on: the bucket's parameters travel as one buffer.
 
     ```mlir
     %w = plan.param "dense1.kernel" {init = #plan.init<kind = "glorot_uniform", fan_in = 784, fan_out = 100>} : memref<784x100xf32>
     %m = plan.param "dense1.kernel.m" {init = #plan.init<kind = "zeros">, optimizer_state, process = 1 : i64} : memref<784x100xf32>
+    %b = plan.bucket 3 : memref<96xf32>
+    %v = plan.param "dense2.kernel" in %b : memref<96xf32> {bucket_offset = 0 : i64, init = #plan.init<kind = "zeros">} : memref<5x3xf32>
     ```
   }];
   let arguments = (ins StrAttr:$name, Plan_InitAttr:$init, UnitAttr:$optimizer_state,
                        OptionalAttr<I64Attr>:$offset, DefaultValuedAttr<I64Attr, "0">:$device,
-                       OptionalAttr<I64Attr>:$process);
+                       OptionalAttr<I64Attr>:$process,
+                       Optional<MemRefRankOf<[F32], [1]>>:$bucket,
+                       OptionalAttr<I64Attr>:$bucket_offset);
   let results = (outs Plan_Buffer:$buffer);
-  let assemblyFormat = "$name attr-dict `:` type($buffer)";
+  let assemblyFormat = [{
+    $name (`in` $bucket^ `:` type($bucket))? attr-dict `:` type($buffer)
+  }];
+  let hasVerifier = 1;
 }
 
 def Plan_BucketOp : Plan_Op<"bucket", [HasParent<"ProgramOp">]> {
-  let summary = "a device's contiguous gradient buffer, averaged by one allreduce";
+  let summary = "a device's contiguous buffer that one collective exchanges";
   let description = [{
     The gradients of a bucket are `plan.grad`s inside it, so the kernels that compute them
     write straight into the buffer the collective sends: no packing copy. On a
-    parameter-server worker, `server` is the server the bucket is pushed to.
+    parameter-server worker, `server` is the server the bucket is pushed to. A broadcast's
+    bucket (sharded optimizer state) holds the `plan.param`s it copies.
   }];
   let arguments = (ins I64Attr:$index, OptionalAttr<I64Attr>:$offset,
                        DefaultValuedAttr<I64Attr, "0">:$device, OptionalAttr<I64Attr>:$server);

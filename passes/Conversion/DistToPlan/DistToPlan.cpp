@@ -102,13 +102,45 @@ public:
         declareInput(arg, arg, 0);
     for (auto shard : func.getOps<dist::ShardOp>())
       declareInput(shard, shard.getInput(), dist::getReplica(shard));
+    // The weights a broadcast copies lie in its bucket, on every device, in `tensors` order.
+    llvm::DenseMap<std::pair<StringRef, int64_t>, std::pair<Value, int64_t>> inBucket;
+    for (auto start : func.getOps<dist::BroadcastStartOp>()) {
+      const unsigned n = start.tensorsPerReplica();
+      int64_t elements = 0;
+      SmallVector<int64_t> offsets;
+      for (Value p : start.copiesOf(0)) {
+        offsets.push_back(elements);
+        elements += slotElements(p.getType());
+      }
+      SmallVector<Value> perDevice;
+      for (unsigned r = 0; r < start.replicas(); ++r) {
+        Value bucket = b_.create<plan::BucketOp>(
+            start.getLoc(), MemRefType::get({elements}, b_.getF32Type()),
+            b_.getI64IntegerAttr(start.getBucket()), IntegerAttr(), deviceAttr(r), IntegerAttr());
+        perDevice.push_back(bucket);
+        for (unsigned i = 0; i < n; ++i) {
+          auto copy = start.copiesOf(r)[i].getDefiningOp<g::ParamOp>();
+          inBucket[{copy.getName(), dist::getReplica(copy)}] = {bucket, offsets[i]};
+        }
+      }
+      broadcastBuckets_[start.getBucket()] = perDevice;
+    }
     for (g::ParamOp param : func.getOps<g::ParamOp>()) {
       Value &buffer = params_[{param.getName(), dist::getReplica(param)}];
-      if (!buffer)
-        buffer = b_.create<plan::ParamOp>(
-            param.getLoc(), bufferType(param.getType()), param.getName(), initFor(param),
-            param.getOptimizerState(), IntegerAttr(), dist::getReplica(param), processAttr(param));
+      if (buffer)
+        continue;
+      auto [bucket, offset] = inBucket.lookup({param.getName(), dist::getReplica(param)});
+      buffer = b_.create<plan::ParamOp>(
+          param.getLoc(), bufferType(param.getType()), param.getName(), initFor(param),
+          param.getOptimizerState(), IntegerAttr(), dist::getReplica(param), processAttr(param),
+          bucket, bucket ? b_.getI64IntegerAttr(offset) : IntegerAttr());
     }
+  }
+
+  /// The elements a tensor takes in a bucket: each starts on an arena alignment boundary, and
+  /// the padding after it stays zero (averaged, it stays zero; broadcast, it is copied).
+  static int64_t slotElements(Type tensorType) {
+    return llvm::alignTo(cast<RankedTensorType>(tensorType).getNumElements(), plan::kAlignment / 4);
   }
 
   /// Every allreduced gradient gets its slot in its device's bucket, where the kernel that
@@ -118,12 +150,7 @@ public:
     int64_t replicas = program_.getDevicesPerProcess();
     auto declare = [&](Operation *op, ValueRange grads, int64_t bucket, IntegerAttr server) {
       unsigned n = grads.size() / replicas;
-      // Each gradient starts on an arena alignment boundary; the padding between them stays
-      // zero and averages to zero.
-      const int64_t align = plan::kAlignment / 4;
-      auto slot = [&](Value g) {
-        return llvm::alignTo(cast<RankedTensorType>(g.getType()).getNumElements(), align);
-      };
+      auto slot = [&](Value g) { return slotElements(g.getType()); };
       int64_t elements = 0;
       for (Value g : grads.take_front(n))
         elements += slot(g);
@@ -409,16 +436,13 @@ private:
           bindMeans(w.getResults(), w.getStart().getGradients());
         })
         .Case([&](dist::BroadcastStartOp s) {
-          // The bucket is the parameter itself, each replica's copy of it.
-          SmallVector<Value> copies;
-          for (Value p : s.getParams())
-            copies.push_back(values_.lookup(p));
-          buckets_[s.getBucket()] = copies;
-          emit(s.getLoc(), rt::KernelKind::BroadcastStart, copies, ValueRange(), broadcastAttrs(s));
+          // The bucket holds its parameters, each replica's copies (declarePersistent).
+          emit(s.getLoc(), rt::KernelKind::BroadcastStart, broadcastBuckets_.lookup(s.getBucket()),
+               ValueRange(), broadcastAttrs(s));
         })
         .Case([&](dist::BroadcastWaitOp w) {
           dist::BroadcastStartOp s = w.getStart();
-          emit(w.getLoc(), rt::KernelKind::BroadcastWait, buckets_.lookup(s.getBucket()),
+          emit(w.getLoc(), rt::KernelKind::BroadcastWait, broadcastBuckets_.lookup(s.getBucket()),
                ValueRange(), broadcastAttrs(s));
         })
         .Case([&](dist::PushOp p) {
@@ -460,6 +484,8 @@ private:
   using Key = std::pair<StringRef, int64_t>;
   llvm::DenseMap<Key, Value> inputs_, params_, grads_;
   llvm::DenseMap<int64_t, SmallVector<Value>> buckets_;
+  /// Each broadcast's bucket on every device, by bucket index.
+  llvm::DenseMap<int64_t, SmallVector<Value>> broadcastBuckets_;
   llvm::DenseMap<Value, Value> values_;
   /// Buffers ops remembered for later ops of the step, and per-device counters of ops.
   llvm::DenseMap<Value, Value> remembered_;

@@ -178,6 +178,9 @@ private:
     for (GradOp grad : program_.getOps<GradOp>())
       if (grad.getBucket())
         contents[grad.getBucket()].push_back({*grad.getBucketOffset(), grad.getParam().str()});
+    for (ParamOp param : program_.getOps<ParamOp>())
+      if (param.getBucket())
+        contents[param.getBucket()].push_back({*param.getBucketOffset(), param.getName().str()});
     const llvm::DenseSet<Value> bf16Wire = bf16WireBuckets(program_);
     std::vector<flatbuffers::Offset<fb::Collective>> entries;
     hash = rt::fnv1a64(nullptr, 0);
@@ -194,15 +197,17 @@ private:
       if (step.getName() != (server ? "serve" : "train"))
         continue;
       for (KernelOp k : step.getOps<KernelOp>()) {
-        // A parameter's broadcast from the replica that updated it (sharded optimizer state):
-        // its bucket is the parameter.
+        // Parameters' broadcast from the replica that updated them (sharded optimizer state):
+        // its bucket holds them.
         if (k.getKind() == "broadcast_start") {
           const rt::CollectiveAttrs attrs = collectiveAttrs(k);
-          Value param = k.getInputs().front();
-          std::vector<std::string> tensors{param.getDefiningOp<ParamOp>()
-                                               ? param.getDefiningOp<ParamOp>().getName().str()
-                                               : std::string()};
-          const int64_t elements = cast<MemRefType>(param.getType()).getNumElements();
+          Value bucket = k.getInputs().front();
+          auto members = contents.lookup(bucket);
+          llvm::sort(members);
+          std::vector<std::string> tensors;
+          for (auto &[offset, name] : members)
+            tensors.push_back(name);
+          const int64_t elements = cast<MemRefType>(bucket.getType()).getNumElements();
           std::string loc = locationString(k.getLoc());
           // Within each process from replica `root`, or over the job from replica `root` of
           // process `root_process`: the job's replica root_process * R + root.
@@ -218,9 +223,7 @@ private:
           entries.push_back(fb::CreateCollective(
               fbb_, uint8_t(rt::CollectiveKind::Broadcast), int(attrs.bucket),
               uint8_t(rt::DType::F32), elements, uint8_t(group), -1,
-              fbb_.CreateVector(std::vector<flatbuffers::Offset<flatbuffers::String>>{
-                  fbb_.CreateString(tensors[0])}),
-              fbb_.CreateString(loc), root));
+              fbb_.CreateVectorOfStrings(tensors), fbb_.CreateString(loc), root));
           continue;
         }
         if (k.getKind() != start)

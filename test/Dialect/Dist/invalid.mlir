@@ -275,7 +275,7 @@ func.func @f(%g: tensor<3xf32>) -> tensor<3xf32> {
 
 // Tests that a broadcast within a process copies between at least 2 replicas.
 func.func @f(%w: tensor<3xf32>) {
-  // expected-error @+1 {{'dist.broadcast_start' op copies a parameter between replicas: it needs at least 2, found 1}}
+  // expected-error @+1 {{'dist.broadcast_start' op copies parameters between replicas: it needs at least 2 replica(s), found 1}}
   %p = dist.broadcast_start %w {bucket = 1 : i64, root = 0 : i64, tensors = ["w"]} : tensor<3xf32>
   return
 }
@@ -291,10 +291,19 @@ func.func @f(%w: tensor<3xf32>) {
 
 // -----
 
-// Tests that a broadcast's operands are the copies of one parameter.
+// Tests that a broadcast's operands are, replica by replica, copies of its parameters.
 func.func @f(%w: tensor<3xf32>, %v: tensor<4xf32>) {
-  // expected-error @+1 {{'dist.broadcast_start' op operands must be the copies of one parameter (one type)}}
+  // expected-error @+1 {{'dist.broadcast_start' op operand 1 must be a copy of parameter 0 (one type in every replica's group)}}
   %p = dist.broadcast_start %w, %v {bucket = 1 : i64, root = 0 : i64, tensors = ["w"]} : tensor<3xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+// Tests that a broadcast has one group of copies per replica.
+func.func @f(%w: tensor<3xf32>, %v: tensor<4xf32>, %u: tensor<3xf32>) {
+  // expected-error @+1 {{'dist.broadcast_start' op has 3 operand(s) for 2 parameter(s): one group of the parameters' copies per replica}}
+  %p = dist.broadcast_start %w, %v, %u {bucket = 1 : i64, root = 0 : i64, tensors = ["w", "v"]} : tensor<3xf32>, tensor<4xf32>, tensor<3xf32>
   return
 }
 
@@ -318,10 +327,10 @@ func.func @f(%w0: tensor<3xf32>, %w1: tensor<3xf32>) {
 
 // -----
 
-// Tests that a broadcast names its one parameter.
+// Tests that a broadcast names its parameters.
 func.func @f(%w0: tensor<3xf32>, %w1: tensor<3xf32>) {
-  // expected-error @+1 {{'dist.broadcast_start' op names one parameter in `tensors`}}
-  %p = dist.broadcast_start %w0, %w1 {bucket = 1 : i64, root = 0 : i64, tensors = ["w", "v"]} : tensor<3xf32>, tensor<3xf32>
+  // expected-error @+1 {{'dist.broadcast_start' op names no parameter in `tensors`}}
+  %p = dist.broadcast_start %w0, %w1 {bucket = 1 : i64, root = 0 : i64, tensors = []} : tensor<3xf32>, tensor<3xf32>
   return
 }
 

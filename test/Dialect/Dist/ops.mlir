@@ -122,10 +122,14 @@ func.func @accumulate(%g: tensor<3x2xf32>) -> tensor<3x2xf32> attributes {dist.m
 // CHECK-NEXT: dist.broadcast_wait %[[P]]
 // CHECK-NEXT: %[[Q:.*]] = dist.broadcast_start %{{.*}} {bucket = 4 : i64, process = 1 : i64, root = 0 : i64, tensors = ["v"]} : tensor<3xf32>
 // CHECK-NEXT: dist.broadcast_wait %[[Q]]
-func.func @broadcast(%w0: tensor<3xf32>, %w1: tensor<3xf32>, %v: tensor<3xf32>) {
+// CHECK-NEXT: %[[R:.*]] = dist.broadcast_start %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {bucket = 5 : i64, root = 0 : i64, tensors = ["w", "b"]} : tensor<3xf32>, tensor<2xf32>, tensor<3xf32>, tensor<2xf32>
+// CHECK-NEXT: dist.broadcast_wait %[[R]]
+func.func @broadcast(%w0: tensor<3xf32>, %w1: tensor<3xf32>, %v: tensor<3xf32>, %b0: tensor<2xf32>, %b1: tensor<2xf32>) {
   %p = dist.broadcast_start %w0, %w1 {bucket = 3 : i64, root = 1 : i64, tensors = ["w"]} : tensor<3xf32>, tensor<3xf32>
   dist.broadcast_wait %p
   %q = dist.broadcast_start %v {bucket = 4 : i64, process = 1 : i64, root = 0 : i64, tensors = ["v"]} : tensor<3xf32>
   dist.broadcast_wait %q
+  %r = dist.broadcast_start %w0, %b0, %w1, %b1 {bucket = 5 : i64, root = 0 : i64, tensors = ["w", "b"]} : tensor<3xf32>, tensor<2xf32>, tensor<3xf32>, tensor<2xf32>
+  dist.broadcast_wait %r
   return
 }

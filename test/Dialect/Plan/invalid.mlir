@@ -253,6 +253,49 @@ plan.program "m" attributes {batch = 1 : i64, devices_per_process = 2 : i64} {
 
 // -----
 
+// Tests that a parameter in a broadcast's bucket fits it (4 elements from 14 overrun 16).
+plan.program "m" attributes {batch = 1 : i64} {
+  %b = plan.bucket 1 : memref<16xf32>
+  // expected-error @+1 {{'plan.param' op elements [14, 18) do not fit its bucket of 16}}
+  %w = plan.param "w" in %b : memref<16xf32> {bucket_offset = 14 : i64, init = #plan.init<kind = "zeros">} : memref<4xf32>
+}
+
+// -----
+
+// Tests that a parameter in a bucket needs its bucket_offset, and one outside has none.
+plan.program "m" attributes {batch = 1 : i64} {
+  %b = plan.bucket 1 : memref<16xf32>
+  // expected-error @+1 {{'plan.param' op in a bucket needs a bucket_offset}}
+  %w = plan.param "w" in %b : memref<16xf32> {init = #plan.init<kind = "zeros">} : memref<4xf32>
+}
+
+// -----
+
+plan.program "m" attributes {batch = 1 : i64} {
+  // expected-error @+1 {{'plan.param' op has a bucket_offset but no bucket}}
+  %w = plan.param "w" {bucket_offset = 0 : i64, init = #plan.init<kind = "zeros">} : memref<4xf32>
+}
+
+// -----
+
+// Tests that a parameter is on the device of its bucket.
+plan.program "m" attributes {batch = 1 : i64, devices_per_process = 2 : i64} {
+  %b = plan.bucket 1 {device = 1 : i64} : memref<16xf32>
+  // expected-error @+1 {{'plan.param' op is on device 0, its bucket on device 1}}
+  %w = plan.param "w" in %b : memref<16xf32> {bucket_offset = 0 : i64, init = #plan.init<kind = "zeros">} : memref<4xf32>
+}
+
+// -----
+
+// Tests that state one process holds lies in no bucket (every process exchanges a bucket).
+plan.program "m" attributes {batch = 1 : i64, processes = 2 : i64} {
+  %b = plan.bucket 1 : memref<16xf32>
+  // expected-error @+1 {{'plan.param' op holds state one process alone holds: it cannot lie in a bucket, which every process exchanges}}
+  %m = plan.param "w/m" in %b : memref<16xf32> {bucket_offset = 0 : i64, init = #plan.init<kind = "zeros">, optimizer_state, process = 1 : i64} : memref<4xf32>
+}
+
+// -----
+
 // Tests that a bucket is a flat f32 buffer (ODS).
 plan.program "m" attributes {batch = 1 : i64} {
   // expected-error @+1 {{'plan.bucket' op result #0 must be 1D memref of 32-bit float values, but got 'memref<4x4xf32>'}}

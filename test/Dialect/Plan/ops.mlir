@@ -20,6 +20,11 @@ plan.program "m" attributes {batch = 8 : i64} {
   %b = plan.param "b" {init = #plan.init<kind = "zeros">, offset = 64 : i64} : memref<3xf32>
   // CHECK: plan.param "ones" {init = #plan.init<kind = "ones">} : memref<3xf32>
   %o = plan.param "ones" {init = #plan.init<kind = "ones">} : memref<3xf32>
+  // A broadcast's bucket and the weights in it.
+  // CHECK: %[[BB:.*]] = plan.bucket 7 : memref<32xf32>
+  // CHECK: plan.param "u" in %[[BB]] : memref<32xf32> {bucket_offset = 16 : i64, init = #plan.init<kind = "zeros">} : memref<3xf32>
+  %bb = plan.bucket 7 : memref<32xf32>
+  %bu = plan.param "u" in %bb : memref<32xf32> {bucket_offset = 16 : i64, init = #plan.init<kind = "zeros">} : memref<3xf32>
   // CHECK: plan.param "c" {init = #plan.init<kind = "constant", a = 5.000000e-01>} : memref<3xf32>
   %c = plan.param "c" {init = #plan.init<kind = "constant", a = 0.5>} : memref<3xf32>
   // CHECK: plan.param "u" {init = #plan.init<kind = "uniform", a = -1.000000e+00, b = 1.000000e+00>} : memref<3xf32>

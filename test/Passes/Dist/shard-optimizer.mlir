@@ -1,15 +1,17 @@
-// RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=devices-per-process=2 -dist-split-batch -dist-insert-allreduce -dist-fuse-allreduce -graph-expand-optimizer -dist-schedule -dist-shard-optimizer=shard-optimizer=1 -dist-verify | FileCheck %s
-// RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=devices-per-process=2 -dist-split-batch -dist-insert-allreduce -dist-fuse-allreduce -graph-expand-optimizer -dist-schedule -dist-clip-gradients=clip-norm=0.5 -dist-shard-optimizer=shard-optimizer=1 -dist-verify | FileCheck %s --check-prefix=CLIP
+// RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=devices-per-process=2 -dist-split-batch -dist-insert-allreduce -dist-fuse-allreduce -graph-expand-optimizer -dist-schedule -dist-shard-optimizer="shard-optimizer=1 bucket-mb=0" -dist-verify | FileCheck %s
+// RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=devices-per-process=2 -dist-split-batch -dist-insert-allreduce -dist-fuse-allreduce -graph-expand-optimizer -dist-schedule -dist-shard-optimizer=shard-optimizer=1 -dist-verify | FileCheck %s --check-prefix=BUCKETS
+// RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=devices-per-process=2 -dist-split-batch -dist-insert-allreduce -dist-fuse-allreduce -graph-expand-optimizer -dist-schedule -dist-clip-gradients=clip-norm=0.5 -dist-shard-optimizer="shard-optimizer=1 bucket-mb=0" -dist-verify | FileCheck %s --check-prefix=CLIP
 // RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=devices-per-process=2 -dist-split-batch -dist-insert-allreduce -dist-fuse-allreduce -graph-expand-optimizer -dist-schedule -dist-shard-optimizer | FileCheck %s --check-prefix=OFF
 // RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=devices-per-process=8 -dist-split-batch -dist-insert-allreduce -dist-fuse-allreduce -graph-expand-optimizer -dist-schedule -dist-clip-gradients=clip-norm=0.5 -dist-shard-optimizer=shard-optimizer=1 -dist-verify | FileCheck %s --check-prefix=IDLE
-// RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate="devices-per-process=2 processes=2" -dist-split-batch -dist-insert-allreduce -dist-fuse-allreduce -graph-expand-optimizer -dist-schedule -dist-shard-optimizer=shard-optimizer=1 -dist-verify | FileCheck %s --check-prefix=PROCS
+// RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate="devices-per-process=2 processes=2" -dist-split-batch -dist-insert-allreduce -dist-fuse-allreduce -graph-expand-optimizer -dist-schedule -dist-shard-optimizer="shard-optimizer=1 bucket-mb=0" -dist-verify | FileCheck %s --check-prefix=PROCS
 // RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=processes=2 -dist-split-batch -dist-insert-allreduce -dist-fuse-allreduce -graph-expand-optimizer -dist-schedule -dist-shard-optimizer=shard-optimizer=1 -dist-verify | FileCheck %s --check-prefix=ONEDEV
+// RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=devices-per-process=2 -dist-split-batch -dist-insert-allreduce -dist-fuse-allreduce -graph-expand-optimizer -dist-schedule -dist-shard-optimizer="shard-optimizer=1 bucket-mb=0.00008" -dist-verify | FileCheck %s --check-prefix=CAP
 
 // Tests that each parameter's Adam state lives on one replica, largest first onto the
 // replica with the fewest bytes (dense1.kernel's 240 bytes on replica 0, the other three's
-// 184 on replica 1), that only the owner updates it, that a broadcast from the owner of the
-// parameter's two copies follows each update (buckets after the allreduce's, in the updates'
-// order), and that their waits end the step.
+// 184 on replica 1), that only the owner updates it, that with a cap of 0 (bucket-mb=0) a
+// broadcast from the owner of the parameter's two copies follows each update (buckets after
+// the allreduce's, in the updates' order), and that their waits end the step.
 // CHECK-LABEL: func.func @train(
 // CHECK-SAME: dist.shard_optimizer = 1 : i64
 // CHECK-DAG: %[[W1_0:.*]] = graph.param "dense1.kernel" {dist.replica = 0 : i64
@@ -24,9 +26,9 @@
 // CHECK-NOT: graph.param "dense1.kernel/{{m|v}}" {dist.replica = 1
 // CHECK: %[[M:.*]]:8 = dist.allreduce_wait
 // CHECK-NEXT: graph.adam_update %[[W2_1]], {{.*}}, %[[M]]#4 {{.*}}dist.replica = 1 : i64
-// CHECK-NEXT: %[[B1:.*]] = dist.broadcast_start %[[W2_0]], %[[W2_1]] {bucket = 1 : i64, root = 1 : i64, tensors = ["dense2.kernel"]}
+// CHECK-NEXT: %[[B1:[0-9]+]] = dist.broadcast_start %[[W2_0]], %[[W2_1]] {bucket = 1 : i64, root = 1 : i64, tensors = ["dense2.kernel"]}
 // CHECK-NEXT: graph.adam_update {{.*}}, %[[M]]#5 {{.*}}dist.replica = 1 : i64
-// CHECK-NEXT: %[[B2:.*]] = dist.broadcast_start {{.*}} {bucket = 2 : i64, root = 1 : i64, tensors = ["dense2.bias"]}
+// CHECK-NEXT: %[[B2:[0-9]+]] = dist.broadcast_start {{.*}} {bucket = 2 : i64, root = 1 : i64, tensors = ["dense2.bias"]}
 // CHECK-NEXT: graph.adam_update %[[W1_0]], {{.*}}, %[[M]]#2 {{.*}}dist.replica = 0 : i64
 // CHECK-NEXT: %[[B3:.*]] = dist.broadcast_start %[[W1_0]], %[[W1_1]] {bucket = 3 : i64, root = 0 : i64, tensors = ["dense1.kernel"]}
 // CHECK-NEXT: graph.adam_update {{.*}}, %[[M]]#7 {{.*}}dist.replica = 1 : i64
@@ -39,6 +41,31 @@
 // CHECK-LABEL: func.func @eval(
 // CHECK-NOT: dist.broadcast
 // CHECK: return
+
+// Tests that by default each owner's parameters travel in one bucket, in the order of its
+// updates, replica 0's copies first: replica 1's three after the last of their updates.
+// BUCKETS: %[[M:.*]]:8 = dist.allreduce_wait
+// BUCKETS-NEXT: graph.adam_update %[[W2:[0-9]+]], {{.*}}, %[[M]]#4 {{.*}}dist.replica = 1 : i64
+// BUCKETS-NEXT: graph.adam_update %[[B2:[0-9]+]], {{.*}}, %[[M]]#5 {{.*}}dist.replica = 1 : i64
+// BUCKETS-NEXT: graph.adam_update %[[W1:[0-9]+]], {{.*}}, %[[M]]#2 {{.*}}dist.replica = 0 : i64
+// BUCKETS-NEXT: %[[P1:.*]] = dist.broadcast_start %[[W1]], %{{.*}} {bucket = 1 : i64, root = 0 : i64, tensors = ["dense1.kernel"]} : tensor<6x5xf32>, tensor<6x5xf32>
+// BUCKETS-NEXT: graph.adam_update %[[B1:[0-9]+]], {{.*}}, %[[M]]#7 {{.*}}dist.replica = 1 : i64
+// BUCKETS-NEXT: %[[P2:.*]] = dist.broadcast_start %{{.*}}, %{{.*}}, %{{.*}}, %[[W2]], %[[B2]], %[[B1]] {bucket = 2 : i64, root = 1 : i64, tensors = ["dense2.kernel", "dense2.bias", "dense1.bias"]} : tensor<5x3xf32>, tensor<3xf32>, tensor<5xf32>, tensor<5x3xf32>, tensor<3xf32>, tensor<5xf32>
+// BUCKETS-NEXT: dist.broadcast_wait %[[P1]]
+// BUCKETS-NEXT: dist.broadcast_wait %[[P2]]
+// BUCKETS-NEXT: return
+
+// Tests that a bucket holds no more than the cap (bucket-mb=0.00008 is 83 bytes: dense2's
+// kernel of 60 and bias of 12 share one, which starts after the bias's update; dense1's bias
+// of 20 would pass it and opens another).
+// CAP: %[[M:.*]]:8 = dist.allreduce_wait
+// CAP-NEXT: graph.adam_update {{.*}}, %[[M]]#4
+// CAP-NEXT: graph.adam_update {{.*}}, %[[M]]#5
+// CAP-NEXT: dist.broadcast_start {{.*}} {bucket = 1 : i64, root = 1 : i64, tensors = ["dense2.kernel", "dense2.bias"]}
+// CAP-NEXT: graph.adam_update {{.*}}, %[[M]]#2
+// CAP-NEXT: dist.broadcast_start {{.*}} {bucket = 2 : i64, root = 0 : i64, tensors = ["dense1.kernel"]}
+// CAP-NEXT: graph.adam_update {{.*}}, %[[M]]#7
+// CAP-NEXT: dist.broadcast_start {{.*}} {bucket = 3 : i64, root = 1 : i64, tensors = ["dense1.bias"]}
 
 // Tests that under clipping each replica's factor still reads every averaged gradient of its
 // replica (the norm is that of all), while its updates are its share.
@@ -82,13 +109,14 @@
 // PROCS-NEXT: return
 
 // Tests that with 2 processes of 1 device each process is a replica: dense1.kernel's state on
-// process 0, the three others' (120 + 40 + 24 bytes) on process 1; the broadcast has one
-// operand, the process's copy.
+// process 0, the three others' (120 + 40 + 24 bytes) on process 1; each process's bucket
+// has one group of operands, the process's copies (one parameter, then three).
 // ONEDEV-DAG: graph.param "dense1.kernel/m" {dist.process = 0 : i64, init
 // ONEDEV-DAG: graph.param "dense2.kernel/m" {dist.process = 1 : i64, init
 // ONEDEV-DAG: graph.param "dense1.bias/m" {dist.process = 1 : i64, init
 // ONEDEV-DAG: graph.param "dense2.bias/m" {dist.process = 1 : i64, init
-// ONEDEV: dist.broadcast_start %{{[0-9]+}} {bucket = 1 : i64, process = 1 : i64, root = 0 : i64, tensors = ["dense2.kernel"]} : tensor<5x3xf32>{{$}}
+// ONEDEV: dist.broadcast_start %{{[0-9]+}} {bucket = 1 : i64, process = 0 : i64, root = 0 : i64, tensors = ["dense1.kernel"]} : tensor<6x5xf32>{{$}}
+// ONEDEV: dist.broadcast_start %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} {bucket = 2 : i64, process = 1 : i64, root = 0 : i64, tensors = ["dense2.kernel", "dense2.bias", "dense1.bias"]} : tensor<5x3xf32>, tensor<3xf32>, tensor<5xf32>{{$}}
 
 // Tests that stage 0 (the default) changes nothing.
 // OFF-NOT: dist.broadcast

@@ -82,20 +82,49 @@ func.func @train() attributes {graph.step = "train", dist.shard_optimizer = 1 : 
 
 // -----
 
-// Tests that the broadcast follows its update at once.
+// Tests that the broadcast comes after its update (a bucket of two parameters, started
+// between their updates).
 func.func @train() attributes {graph.step = "train", dist.shard_optimizer = 1 : i64, dist.mesh = #dist.mesh<devices_per_process = 2, processes = 1, device = "cpu">} {
   %w0 = graph.param "w" {dist.replica = 0 : i64, init = #graph.zeros} : tensor<3xf32>
   %w1 = graph.param "w" {dist.replica = 1 : i64, init = #graph.zeros} : tensor<3xf32>
+  %u0 = graph.param "u" {dist.replica = 0 : i64, init = #graph.zeros} : tensor<3xf32>
+  %u1 = graph.param "u" {dist.replica = 1 : i64, init = #graph.zeros} : tensor<3xf32>
   %m0 = graph.param "w/m" {dist.replica = 0 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
   %v0 = graph.param "w/v" {dist.replica = 0 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  %n0 = graph.param "u/m" {dist.replica = 0 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  %s0 = graph.param "u/v" {dist.replica = 0 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
   %g0 = graph.fill 1.0 {dist.replica = 0 : i64} : tensor<3xf32>
   %g1 = graph.fill 1.0 {dist.replica = 1 : i64} : tensor<3xf32>
   %p = dist.allreduce_start %g0, %g1 {bucket = 0 : i64, replicas = 2 : i64, tensors = ["w"]} : tensor<3xf32>, tensor<3xf32>
   %a:2 = dist.allreduce_wait %p : tensor<3xf32>, tensor<3xf32>
   graph.adam_update %w0, %m0, %v0, %a#0 {beta1 = 0.9, beta2 = 0.999, epsilon = 1.0e-7, lr = 0.01, dist.replica = 0 : i64} : tensor<3xf32>
-  %x = graph.fill 2.0 {dist.replica = 0 : i64} : tensor<3xf32>
-  // expected-error @+1 {{'dist.broadcast_start' op of 'w' must come right after its update}}
-  %b = dist.broadcast_start %w0, %w1 {bucket = 1 : i64, root = 0 : i64, tensors = ["w"]} : tensor<3xf32>, tensor<3xf32>
+  // expected-error @+1 {{'dist.broadcast_start' op of 'u' must come after its update}}
+  %b = dist.broadcast_start %w0, %u0, %w1, %u1 {bucket = 1 : i64, root = 0 : i64, tensors = ["w", "u"]} : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
+  graph.adam_update %u0, %n0, %s0, %a#0 {beta1 = 0.9, beta2 = 0.999, epsilon = 1.0e-7, lr = 0.01, dist.replica = 0 : i64} : tensor<3xf32>
+  dist.broadcast_wait %b
+  return
+}
+
+// -----
+
+// Tests that a bucket's operands are its parameters' copies, replica by replica.
+func.func @train() attributes {graph.step = "train", dist.shard_optimizer = 1 : i64, dist.mesh = #dist.mesh<devices_per_process = 2, processes = 1, device = "cpu">} {
+  %w0 = graph.param "w" {dist.replica = 0 : i64, init = #graph.zeros} : tensor<3xf32>
+  %w1 = graph.param "w" {dist.replica = 1 : i64, init = #graph.zeros} : tensor<3xf32>
+  %u0 = graph.param "u" {dist.replica = 0 : i64, init = #graph.zeros} : tensor<3xf32>
+  %u1 = graph.param "u" {dist.replica = 1 : i64, init = #graph.zeros} : tensor<3xf32>
+  %m0 = graph.param "w/m" {dist.replica = 0 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  %v0 = graph.param "w/v" {dist.replica = 0 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  %n0 = graph.param "u/m" {dist.replica = 0 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  %s0 = graph.param "u/v" {dist.replica = 0 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  %g0 = graph.fill 1.0 {dist.replica = 0 : i64} : tensor<3xf32>
+  %g1 = graph.fill 1.0 {dist.replica = 1 : i64} : tensor<3xf32>
+  %p = dist.allreduce_start %g0, %g1 {bucket = 0 : i64, replicas = 2 : i64, tensors = ["w"]} : tensor<3xf32>, tensor<3xf32>
+  %a:2 = dist.allreduce_wait %p : tensor<3xf32>, tensor<3xf32>
+  graph.adam_update %w0, %m0, %v0, %a#0 {beta1 = 0.9, beta2 = 0.999, epsilon = 1.0e-7, lr = 0.01, dist.replica = 0 : i64} : tensor<3xf32>
+  graph.adam_update %u0, %n0, %s0, %a#0 {beta1 = 0.9, beta2 = 0.999, epsilon = 1.0e-7, lr = 0.01, dist.replica = 0 : i64} : tensor<3xf32>
+  // expected-error @+1 {{'dist.broadcast_start' op operand 2 must be replica 1's copy of 'w'}}
+  %b = dist.broadcast_start %w0, %w1, %u0, %u1 {bucket = 1 : i64, root = 0 : i64, tensors = ["w", "u"]} : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
   dist.broadcast_wait %b
   return
 }
@@ -190,7 +219,7 @@ func.func @train() attributes {graph.step = "train", dist.shard_optimizer = 1 : 
   %p = dist.allreduce_start %g0, %g1 {bucket = 0 : i64, replicas = 2 : i64, tensors = ["w"]} : tensor<3xf32>, tensor<3xf32>
   %a:2 = dist.allreduce_wait %p : tensor<3xf32>, tensor<3xf32>
   graph.adam_update %w0, %m0, %v0, %a#0 {beta1 = 0.9, beta2 = 0.999, epsilon = 1.0e-7, lr = 0.01, dist.replica = 0 : i64} : tensor<3xf32>
-  // expected-error @+1 {{'dist.broadcast_start' op broadcasts 'w' from process -1, but the mesh has 2 process(es): one of them must hold its state}}
+  // expected-error @+1 {{'dist.broadcast_start' op broadcasts from process -1, but the mesh has 2 process(es): one of them must hold its parameters' state}}
   %b = dist.broadcast_start %w0, %w1 {bucket = 1 : i64, root = 0 : i64, tensors = ["w"]} : tensor<3xf32>, tensor<3xf32>
   dist.broadcast_wait %b
   return
@@ -226,7 +255,7 @@ func.func @train() attributes {graph.step = "train", dist.shard_optimizer = 1 : 
   %p = dist.allreduce_start %g0, %g1 {bucket = 0 : i64, replicas = 2 : i64, tensors = ["w"]} : tensor<3xf32>, tensor<3xf32>
   %a:2 = dist.allreduce_wait %p : tensor<3xf32>, tensor<3xf32>
   graph.adam_update %w0, %m0, %v0, %a#0 {beta1 = 0.9, beta2 = 0.999, epsilon = 1.0e-7, lr = 0.01, dist.replica = 0 : i64} : tensor<3xf32>
-  // expected-error @+1 {{'dist.broadcast_start' op broadcasts 'w' from process 0, but the mesh has 1 process(es): every process holds its state}}
+  // expected-error @+1 {{'dist.broadcast_start' op broadcasts from process 0, but the mesh has 1 process(es): every process holds the state}}
   %b = dist.broadcast_start %w0, %w1 {bucket = 1 : i64, process = 0 : i64, root = 0 : i64, tensors = ["w"]} : tensor<3xf32>, tensor<3xf32>
   dist.broadcast_wait %b
   return

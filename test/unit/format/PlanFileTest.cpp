@@ -481,7 +481,7 @@ TEST(PlanFileTest, ABroadcastCopiesItsParameterAndCopiesAgree) {
     b.collective(StepKind::Train, KernelKind::BroadcastStart, 0, {w0, t1}).attrI("root", 0);
     b.collective(StepKind::Train, KernelKind::BroadcastWait, 0, {w0, t1}).attrI("root", 0);
     EXPECT_DP_ERROR(b.planFile(), ErrorKind::Plan,
-                    "train kernel #0 (broadcast_start) input 1 must be device 1's copy of "
+                    "train kernel #0 (broadcast_start) input 1 must hold device 1's copy of "
                     "parameter 'w'");
   }
   {
@@ -515,6 +515,57 @@ TEST(PlanFileTest, ABroadcastCopiesItsParameterAndCopiesAgree) {
                     "eval kernel #0 (broadcast_start) does not belong in the eval step of an "
                     "allreduce plan");
   }
+}
+
+// A broadcast's bucket (format 11) holds the copies of its parameters on each device, one
+// slot each (64-byte aligned); the loader refuses a parameter outside it and a parameter that
+// two broadcasts name.
+struct BucketParts {
+  bool uOutside = false; // device 1's copy of 'u' in a buffer of its own, past the bucket
+  std::vector<std::string> tensors = {"w", "u"};
+};
+
+PlanBuilder bucketPlan(const BucketParts &parts = {}) {
+  PlanBuilder b{4};
+  b.devices(2);
+  std::vector<uint32_t> buckets;
+  for (int d = 0; d < 2; ++d) {
+    // The bucket is each device's first persistent buffer: at offset 0 of its arena.
+    const uint32_t bucket = b.onDevice(d).persistentBuffer({32});
+    buckets.push_back(bucket);
+    const uint32_t w = b.alias(bucket, {4});
+    b.paramOn("w", w);
+    if (d == 1 && parts.uOutside) {
+      b.param("u", {4});
+      continue;
+    }
+    const uint32_t u = b.alias(bucket, {4});
+    b.setOffset(u, 64);
+    b.paramOn("u", u);
+  }
+  b.onDevice(0);
+  b.manifestEntry(0, 32, parts.tensors, CollectiveKind::Broadcast, GroupKind::Replicas, -1,
+                  DType::F32, 1);
+  b.collective(StepKind::Train, KernelKind::BroadcastStart, 0, buckets).attrI("root", 1);
+  b.collective(StepKind::Train, KernelKind::BroadcastWait, 0, buckets).attrI("root", 1);
+  return b;
+}
+
+TEST(PlanFileTest, ABroadcastBucketHoldsItsParameters) {
+  Plan plan = bucketPlan().plan();
+  ASSERT_EQ(plan.collectives.size(), 1u);
+  EXPECT_EQ(plan.collectives[0].kind, CollectiveKind::Broadcast);
+  EXPECT_EQ(plan.collectives[0].tensors, (std::vector<std::string>{"w", "u"}));
+  EXPECT_EQ(plan.collectives[0].elements, 32);
+  // Device 1's 'u' past its bucket's end.
+  EXPECT_DP_ERROR(bucketPlan({.uOutside = true}).planFile(), ErrorKind::Plan,
+                  "train kernel #0 (broadcast_start) input 1 must hold device 1's copy of "
+                  "parameter 'u'");
+  EXPECT_DP_ERROR(bucketPlan({.tensors = {"w", "w"}}).planFile(), ErrorKind::Plan,
+                  "manifest entry for bucket 0 (broadcast) names 'w', which another broadcast (or "
+                  "this one) names too");
+  EXPECT_DP_ERROR(bucketPlan({.tensors = {}}).planFile(), ErrorKind::Plan,
+                  "manifest entry for bucket 0 (broadcast) names no parameter");
 }
 
 // A parameter-server plan: the workers' (2 workers) with one server's inside it; `tweak` changes
