@@ -104,4 +104,13 @@ void beforeStep(int64_t n) {
   ::kill(::getpid(), SIGSTOP);
 }
 
+uint64_t gatherRoundBytes(uint64_t normal) {
+  const char *text = std::getenv("DPRUN_TEST_GATHER_ROUND_BYTES");
+  if (!text || !*text)
+    return normal;
+  char *end = nullptr;
+  const unsigned long long n = std::strtoull(text, &end, 10);
+  return end && *end == '\0' && n > 0 && n < normal ? uint64_t(n) : normal;
+}
+
 } // namespace dp::rt::testEvents

@@ -14,6 +14,11 @@
 //                            N), so that a test's signal lands at step N however late it comes
 //                            (SIGKILL: a rank dead at step N; SIGCONT later: a slow one).
 //                            Once per folder: a resumed run that passes step N again runs on.
+//   DPRUN_TEST_GATHER_ROUND_BYTES=N
+//                            a checkpoint's gather of the optimizer state sharded over the
+//                            processes goes in rounds of at most N bytes a rank (normally 1/P
+//                            of an MPI count), so that a test of small models takes the path
+//                            of many rounds.
 #pragma once
 
 #include <cstdint>
@@ -30,5 +35,9 @@ void note(const std::string &text);
 
 /// Before this process's step (or server update) `n`: the stop DPRUN_TEST_STOP asks for.
 void beforeStep(int64_t n);
+
+/// The bytes a rank sends in one round of a gather: `normal`, or DPRUN_TEST_GATHER_ROUND_BYTES
+/// where a test asks for fewer (read at each call; needs no init).
+uint64_t gatherRoundBytes(uint64_t normal);
 
 } // namespace dp::rt::testEvents

@@ -1,6 +1,8 @@
 // Checkpoint files; see Checkpoint.h and docs/checkpoints.md for the layout.
 #include "runtime/train/Checkpoint.h"
 
+#include "runtime/base/TestEvents.h"
+
 #include "runtime/base/Error.h"
 #include "runtime/base/Files.h"
 
@@ -580,8 +582,8 @@ std::map<std::string, std::vector<uint8_t>> gatherHeldState(Program &program, Pr
   // as many as the largest share needs: the sizes first.
   const int ranks = group.size();
   const std::vector<double> sizes = group.gatherDoubles(double(mine.bytes().size()), timeoutSec);
-  const uint64_t chunk =
-      std::max<uint64_t>(uint64_t(std::numeric_limits<int>::max() / ranks) / 2, 1);
+  const uint64_t chunk = testEvents::gatherRoundBytes(
+      std::max<uint64_t>(uint64_t(std::numeric_limits<int>::max() / ranks) / 2, 1));
   uint64_t largest = 0;
   for (double size : sizes)
     largest = std::max(largest, uint64_t(size));
