@@ -44,6 +44,8 @@ std::vector<CollectiveRecord> collectCollectives(ModuleOp module) {
     } else if (auto b = dyn_cast<BroadcastStartOp>(op)) {
       CollectiveRecord r{"broadcast", int64_t(b.getBucket()), names(b.getTensors()), position(op)};
       r.server = int64_t(b.getRoot());
+      if (b.getProcess())
+        r.process = int64_t(*b.getProcess());
       for (Operation *user : b->getUsers())
         r.waitPosition = position(user);
       out.push_back(r);
@@ -120,25 +122,30 @@ std::vector<std::string> describeCollectiveChanges(const std::vector<CollectiveR
   }
   // Sharded: each parameter updated on one replica, which broadcasts it (in buckets).
   if (count(before, "broadcast") == 0 && count(after, "broadcast") > 0) {
-    std::map<int64_t, std::vector<std::string>> owners;
+    // By (process, replica): the process is -1 when each process holds the same shares.
+    std::map<std::pair<int64_t, int64_t>, std::vector<std::string>> owners;
     size_t parameters = 0;
+    bool acrossProcesses = false;
     for (const CollectiveRecord &r : after)
       if (r.kind == "broadcast") {
-        llvm::append_range(owners[r.server], r.tensors);
+        llvm::append_range(owners[{r.process, r.server}], r.tensors);
         parameters += r.tensors.size();
+        acrossProcesses |= r.process >= 0;
       }
     lines.push_back(
-        "sharded the optimizer state of " + std::to_string(parameters) +
-        " parameter(s) over the replicas of each process, largest state first onto "
-        "the replica with the fewest bytes: each is updated there and broadcast to "
-        "the others, each owner's in buckets (" +
+        "sharded the optimizer state of " + std::to_string(parameters) + " parameter(s) over " +
+        (acrossProcesses ? "every replica of the job" : "the replicas of each process") +
+        ", largest state first onto the replica with the fewest bytes: each is updated there "
+        "and broadcast to the others, each owner's in buckets (" +
         std::to_string(count(after, "broadcast")) + " bucket(s), " +
         std::to_string(
             llvm::find_if(after, [](const CollectiveRecord &r) { return r.kind == "broadcast"; })
                 ->bucket) +
         " on)");
     for (auto &[root, held] : owners)
-      lines.push_back("replica " + std::to_string(root) + " updates " + llvm::join(held, ", "));
+      lines.push_back((root.first >= 0 ? "process " + std::to_string(root.first) + "'s " : "") +
+                      "replica " + std::to_string(root.second) + " updates " +
+                      llvm::join(held, ", "));
   }
   // Added: allreduces of gradients no collective carried before.
   llvm::StringSet<> known;

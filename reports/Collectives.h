@@ -23,6 +23,7 @@ struct CollectiveRecord {
   int64_t waitPosition = -1;        // for a start: index of its wait (a push: its pull)
   int64_t server = -1;              // push, receive, placed: the server; broadcast: its root
   int64_t bytes = 0;                // push, placed
+  int64_t process = -1;             // broadcast across processes: its root's process
 };
 
 /// The collectives of `module` in op order.

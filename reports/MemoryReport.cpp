@@ -2,6 +2,7 @@
 #include "reports/MemoryReport.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Format.h"
@@ -26,6 +27,12 @@ MemoryReport computeMemoryReport(ProgramOp program) {
   const int64_t processes = r.acrossProcesses ? std::max<int64_t>(r.processes, 1) : 1;
   r.stateByDevice.assign(devices * processes, 0);
   llvm::StringSet<> stateNames;
+  // A bucket that holds parameters (a broadcast's, --shard-optimizer) is their bytes: counted as
+  // parameters, not as gradients.
+  llvm::DenseSet<Value> parameterBuckets;
+  for (ParamOp p : program.getOps<ParamOp>())
+    if (p.getBucket())
+      parameterBuckets.insert(p.getBucket());
   for (Operation &op : program.getBody().front()) {
     // Optimizer state, by device: sharded over them, each holds its share; a share one
     // process holds counts on that process's device, the rest on every process's.
@@ -44,6 +51,8 @@ MemoryReport computeMemoryReport(ProgramOp program) {
       continue;
     if (auto p = dyn_cast<ParamOp>(op))
       r.weights += bufferBytes(p.getType());
+    else if (auto bucket = dyn_cast<BucketOp>(op); bucket && parameterBuckets.count(bucket))
+      ++r.broadcastBuckets;
     else if (auto bucket = dyn_cast<BucketOp>(op))
       r.gradients += bufferBytes(bucket.getType()), ++r.buckets;
     else if (auto gr = dyn_cast<GradOp>(op); gr && !gr.getBucket())
@@ -87,11 +96,15 @@ void printMemoryReport(const MemoryReport &r, llvm::raw_ostream &os) {
     os << ", the same on each of " << r.devices << " device(s) x " << r.processes
        << (r.bucketKind == "push" ? " worker(s)" : " process(es)");
   os << ":\n";
-  row("parameters", r.weights);
+  auto in = [](StringRef what, int64_t buckets, StringRef kind) {
+    return buckets ? (what + " (in " + Twine(buckets) + " " + kind +
+                      (buckets == 1 ? " bucket)" : " buckets)"))
+                         .str()
+                   : what.str();
+  };
+  row(in("parameters", r.broadcastBuckets, "broadcast"), r.weights);
   row(r.sharded ? "optimizer state (largest share)" : "optimizer state", r.optimizerState);
-  row(r.buckets ? ("gradients (in " + Twine(r.buckets) + " " + r.bucketKind + " buckets)").str()
-                : std::string("gradients"),
-      r.gradients);
+  row(in("gradients", r.buckets, r.bucketKind), r.gradients);
   if (r.server) {
     row("serve step scratch (peak)", r.trainActivations);
   } else {

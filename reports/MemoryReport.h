@@ -15,6 +15,7 @@ struct MemoryReport {
   int64_t weights = 0, optimizerState = 0, gradients = 0, inputs = 0;
   int64_t trainActivations = 0, evalActivations = 0, arena = 0;
   int64_t buckets = 0, devices = 1, processes = 1;
+  int64_t broadcastBuckets = 0; // buckets of parameters (--shard-optimizer), on device 0
   /// Optimizer state by device (bytes); they differ when it is sharded over the devices
   /// (dpc compile --shard-optimizer), when `optimizerState` is the largest share and
   /// `unshardedState` what each device would hold without sharding. Sharded over the

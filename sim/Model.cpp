@@ -196,7 +196,7 @@ llvm::Error checkMachine(const Topology &t, int64_t rowsPerReplica) {
 double Profile::kernelUs() const {
   double sum = 0;
   for (const Kernel &k : kernels)
-    sum += k.us;
+    sum += k.us * double(k.runs);
   return sum;
 }
 
@@ -356,7 +356,7 @@ BucketCost broadcastCost(double bytes, const Topology &t, bool acrossRanks) {
   return cost;
 }
 
-llvm::Error matchProfile(const rt::Plan &plan, const Profile &profile, bool otherRows) {
+llvm::Error matchProfile(const rt::Plan &plan, Profile &profile, bool otherRows) {
   if (!profile.model.empty() && profile.model != plan.model)
     return fail(profile.path + " profiles model '" + profile.model + "', the plan is '" +
                 plan.model + "'");
@@ -380,6 +380,7 @@ llvm::Error matchProfile(const rt::Plan &plan, const Profile &profile, bool othe
       return fail(profile.path + ": kernel " + llvm::Twine(ordinal) + " of device 0 is '" +
                   profile.kernels[ordinal].kind + "', the plan's is '" + kind +
                   "' (train kernel #" + llvm::Twine(i) + ")");
+    profile.kernels[ordinal].runs = k.final ? 1 : std::max(plan.accumulation, 1);
     ++ordinal;
   }
   if (ordinal != profile.kernels.size())
@@ -433,6 +434,17 @@ llvm::Expected<Prediction> predict(const rt::Plan &plan, const Profile &profile,
     }
     t += us;
   };
+  // Under gradient accumulation the step's first M - 1 micro-shards compute alone (their
+  // kernels outside the final phase); the last one's backward pass overlaps the collectives,
+  // which are all of the final phase.
+  {
+    size_t ordinal = 0;
+    for (const rt::KernelDesc &k : plan.train.kernels)
+      if (!rt::isCollective(k.kind) && k.device == 0 && ordinal < profile.kernels.size()) {
+        const Profile::Kernel &timed = profile.kernels[ordinal++];
+        compute(timed.us * double(timed.runs - 1) * computeScale);
+      }
+  }
   std::vector<int> timingOf(bytesOf.size(), -1);
   size_t ordinal = 0;
   for (const rt::KernelDesc &k : plan.train.kernels) {

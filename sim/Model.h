@@ -88,7 +88,10 @@ struct Profile {
   struct Kernel {
     int64_t index = 0;
     std::string kind;
-    double us = 0; // mean
+    double us = 0; // mean, per run
+    /// Runs a step: under gradient accumulation a kernel outside the step's final phase runs
+    /// on each of the M micro-shards (matchProfile counts them from the plan).
+    int64_t runs = 1;
   };
   struct Bucket {
     int64_t bucket = 0, bytes = 0;
@@ -145,9 +148,9 @@ struct BucketCost {
 /// tree (up the binary tree over the ranks, node-major, and back down it: the whole bucket
 /// crosses every level twice, ceil(log2 L) levels within a node and ceil(log2 N) across).
 BucketCost bucketCost(double bytes, const Topology &topology, Layout layout);
-/// The cost of a parameter's broadcast from its owner device (sharded optimizer state, dpc
-/// compile --shard-optimizer): the engine's thread copies it to the rank's other devices,
-/// (R - 1) passes over the bytes at the device level. Sharded within each rank, nothing
+/// The cost of a broadcast bucket (an owner's parameters) from its owner device (sharded optimizer
+/// state, dpc compile --shard-optimizer): the engine's thread copies it to the rank's other
+/// devices, (R - 1) passes over the bytes at the device level. Sharded within each rank, nothing
 /// crosses the ranks; sharded over the job (`acrossRanks`), the owner's rank first sends it to
 /// every other rank (MPI_Ibcast: a binomial tree of whole messages or a scatter and ring
 /// allgather, whichever is faster, on the network's link when the ranks span nodes).
@@ -190,8 +193,9 @@ struct Prediction {
 
 /// Checks that `profile` measured this plan's per-replica step (same model, kernels and rows
 /// per replica); the error says what differs. With `otherRows`, a profile of another number of
-/// rows per replica is taken (the caller rescales its times: --compute-ms).
-llvm::Error matchProfile(const rt::Plan &plan, const Profile &profile, bool otherRows = false);
+/// rows per replica is taken (the caller rescales its times: --compute-ms). Sets each kernel's
+/// runs a step from the plan (its micro-shards under gradient accumulation).
+llvm::Error matchProfile(const rt::Plan &plan, Profile &profile, bool otherRows = false);
 
 /// Replays the plan's train step on the topology: kernel times from the profile multiplied by
 /// `computeScale`. The topology's counts must be set; the profile's rows per replica are kept

@@ -42,7 +42,7 @@ struct Rank {
   std::vector<const rt::CollectiveDesc *> manifest; // posting order
   std::vector<std::string> tensors;        // per manifest position: "a, b"
   std::vector<Stage> stages;               // per allreduce bucket, in order
-  Stage broadcast;                         // a parameter's broadcast over the job: one stage
+  Stage broadcast;                         // a broadcast bucket over the job: one stage
   // State.
   size_t pc = 0;                           // events done, over all steps
   int nextPost = 0;                        // bucket instances posted

@@ -130,13 +130,6 @@ public:
     }
     if (o_.profile.empty())
       return 0;
-    // A profile of such a plan times its pieces and its final kernels alike: the model of a
-    // step (compute, then the overlapped buckets) does not hold for it yet.
-    if (plan_.accumulation > 1)
-      return fail("predicting " + o_.plan + " is not built yet: it accumulates gradients over " +
-                  std::to_string(plan_.accumulation) +
-                  " micro-shards per step, which the step model does not cover (the schedule "
-                  "check above holds for it)");
     return predictAll();
   }
 
@@ -296,6 +289,10 @@ private:
       out_ << "; scaled by " << fixed(scale, 4) << " to a " << number(o_.computeMs, 3)
            << " ms step (--compute-ms)";
     out_ << "\n";
+    if (plan_.accumulation > 1)
+      out_ << "gradient accumulation: " << plan_.accumulation
+           << " micro-shards a step on each device: the first " << plan_.accumulation - 1
+           << " compute alone, the collectives overlap the last one's backward pass\n";
     out_ << "topology " << t.name;
     if (!t.source.empty())
       out_ << " (" << t.source << ")";

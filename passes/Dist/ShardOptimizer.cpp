@@ -1,6 +1,7 @@
 // dist-shard-optimizer: each parameter's optimizer state on one replica, which updates it and
-// broadcasts the parameter to the others (ZeRO stage 1; see Passes.td): over the replicas of
-// the process when the job has one process, over every replica of the job when it has several.
+// broadcasts the parameters it owns, in buckets, to the others (ZeRO stage 1; see Passes.td):
+// over the replicas of the process when the job has one process, over every replica of the job
+// when it has several.
 #include "dialect/Common/TensorBytes.h"
 #include "dialect/Dist/IR/DistDialect.h"
 #include "dialect/Graph/IR/GraphDialect.h"
@@ -152,8 +153,11 @@ LogicalResult shard(func::FuncOp func, int64_t stage, int64_t capBytes) {
   SmallVector<SmallVector<Parameter *>> buckets;
   for (Parameter *p : byUpdate) {
     const int64_t lane = std::max<int64_t>(p->process, 0) * replicas + p->owner;
-    const int64_t index =
-        packer.add(tensorBytes(p->updates[p->owner].getUpdatedParameter().getType()), lane);
+    // Counted as the bucket will hold it: from a 64-byte boundary (convert-dist-to-plan's
+    // slots, plan::kAlignment).
+    const int64_t bytes =
+        llvm::alignTo(tensorBytes(p->updates[p->owner].getUpdatedParameter().getType()), 64);
+    const int64_t index = packer.add(bytes, lane);
     if (index == static_cast<int64_t>(buckets.size()))
       buckets.emplace_back();
     buckets[index].push_back(p);

@@ -37,7 +37,8 @@ void note(const std::string &text);
 void beforeStep(int64_t n);
 
 /// The bytes a rank sends in one round of a gather: `normal`, or DPRUN_TEST_GATHER_ROUND_BYTES
-/// where a test asks for fewer (read at each call; needs no init).
+/// where a test asks for fewer (read at each call; needs no init). The rounds are collective:
+/// a test sets the variable alike on every rank.
 uint64_t gatherRoundBytes(uint64_t normal);
 
 } // namespace dp::rt::testEvents

@@ -8,10 +8,11 @@
 // start/wait only return. A bucket whose wire type is bf16 crosses the processes as a bf16 copy of
 // replica 0's f32 sum (half the bytes), which is widened back before the scaling.
 //
-// A broadcast bucket (sharded optimizer state) copies a parameter from its root replica to the
-// others: within the process (group Replicas) by memcpy on the thread; over the job (group
-// World, root p * R + r) the root's process first sends its copy to every other process
-// (postBroadcast, into replica 0's buffer there), then each process copies it to its others.
+// A broadcast bucket (sharded optimizer state) copies the root replica's parameters (one
+// buffer holds them all) to the others: within the process (group Replicas) by memcpy on the
+// thread; over the job (group World, root p * R + r) the root's process first sends its copy to
+// every other process (postBroadcast, into replica 0's buffer there), then each process copies it
+// to its others.
 //
 // Buckets are reduced in the order of the constructor's list, cycling once per step, so that
 // every rank posts its collectives in the same order whatever order its replicas finish in.

@@ -493,10 +493,16 @@ static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
                          ", optimizer state that process " + std::to_string(processOf[id]) +
                          " alone holds");
       // A broadcast's bucket on device d holds that device's copies of its parameters, all
-      // weights (the bucket is their copy: format 11).
-      if (CollectiveKind(c->kind()) == CollectiveKind::Broadcast)
+      // weights (the bucket is their copy: format 11), each at the same place in every
+      // device's bucket (the root's bytes land there), apart from each other; the bucket is
+      // persistent and overlays no other parameter, which the broadcast would overwrite.
+      if (CollectiveKind(c->kind()) == CollectiveKind::Broadcast) {
+        std::vector<std::vector<uint32_t>> named(replicas); // the copies, by device
+        std::set<std::string> names;
+        std::map<std::string, uint64_t> placeInBucket; // device 0's
         for (const flatbuffers::String *tensor : *c->tensors()) {
           const std::string name = tensor->str();
+          names.insert(name);
           if (!weights.count(name))
             fail(what, where + " broadcasts '" + name + "', which is no weight of the plan");
           for (int d = 0; d < replicas; ++d) {
@@ -509,8 +515,54 @@ static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
                 copy->offset() + uint64_t(numElements(*copy)) * 4 > bucketEnd)
               fail(what, where + " input " + std::to_string(d) + " must hold device " +
                              std::to_string(d) + "'s copy of parameter '" + name + "'");
+            const uint64_t place = copy->offset() - bucket->offset();
+            if (d == 0)
+              placeInBucket[name] = place;
+            else if (place != placeInBucket[name])
+              fail(what, where + " input " + std::to_string(d) + " holds parameter '" + name +
+                             "' at byte " + std::to_string(place) +
+                             " of its bucket, device 0's at " +
+                             std::to_string(placeInBucket[name]) +
+                             ": the root's copy would land elsewhere");
+            named[d].push_back(it->second);
           }
         }
+        for (int d = 0; d < replicas; ++d) {
+          const fb::Buffer *bucket = buffers.Get(ids[d]);
+          const uint64_t begin = bucket->offset(), end = begin + uint64_t(numElements(*bucket)) * 4;
+          if (end > plan.persistent_bytes())
+            fail(what, where + " input " + std::to_string(d) +
+                           " lies outside the persistent region: the step's other buffers would "
+                           "reuse the parameters' bytes");
+          auto overlaps = [&](uint32_t id) {
+            const fb::Buffer *b = buffers.Get(id);
+            const uint64_t bBegin = b->offset(),
+                           bEnd = bBegin + uint64_t(numElements(*b)) * dtypeSize(DType(b->dtype()));
+            return b->device() == d && bBegin < end && begin < bEnd;
+          };
+          // The named copies, by place: each ends before the next begins.
+          std::vector<std::pair<uint64_t, uint32_t>> held;
+          for (uint32_t id : named[d])
+            held.push_back({buffers.Get(id)->offset(), id});
+          std::sort(held.begin(), held.end());
+          for (size_t i = 1; i < held.size(); ++i)
+            if (held[i - 1].first + uint64_t(numElements(*buffers.Get(held[i - 1].second))) * 4 >
+                held[i].first)
+              fail(what, where + " input " + std::to_string(d) +
+                             " holds two of its parameters in the same bytes");
+          for (const fb::Param *p : *plan.params()) {
+            // (paramBuffer has one record a name and device: this is that record.)
+            const bool mine = names.count(p->name()->str()) &&
+                              paramBuffer.at({p->name()->str(), d}) == p->buffer();
+            if (!mine && overlaps(p->buffer()))
+              fail(what, where + " input " + std::to_string(d) + " overlaps parameter '" +
+                             p->name()->str() + "', which it does not broadcast");
+            if (p->grad() >= 0 && overlaps(uint32_t(p->grad())))
+              fail(what, where + " input " + std::to_string(d) + " overlaps the gradient of '" +
+                             p->name()->str() + "'");
+          }
+        }
+      }
       const int bucket = c->bucket();
       const std::string named = "bucket " + std::to_string(bucket);
       if (isCollectiveStart(kind)) {

@@ -578,8 +578,9 @@ std::map<std::string, std::vector<uint8_t>> gatherHeldState(Program &program, Pr
     mine.bytes().append(reinterpret_cast<const char *>(values.data()), values.size());
   }
   std::vector<uint8_t>().swap(values);
-  // In rounds whose gathers stay within one MPI count (each rank at most 1/P of it a round),
-  // as many as the largest share needs: the sizes first.
+  // In rounds whose gathers stay within one MPI count (each rank at most half of 1/P of it a
+  // round), as many as the largest share needs: the sizes first. Every rank must agree on the
+  // round's size (a test's DPRUN_TEST_GATHER_ROUND_BYTES is the same on every rank).
   const int ranks = group.size();
   const std::vector<double> sizes = group.gatherDoubles(double(mine.bytes().size()), timeoutSec);
   const uint64_t chunk = testEvents::gatherRoundBytes(

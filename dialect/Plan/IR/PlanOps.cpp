@@ -194,8 +194,13 @@ static LogicalResult verifyInBucket(Operation *op, Value bucket,
     return bucketOffset ? op->emitOpError("has a bucket_offset but no bucket") : success();
   if (!bucketOffset)
     return op->emitOpError("in a bucket needs a bucket_offset");
+  auto bucketType = cast<MemRefType>(bucket.getType());
+  // The offset counts elements of both: they must be of one type.
+  if (type.getElementType() != bucketType.getElementType())
+    return op->emitOpError() << "of " << type.getElementType() << " cannot lie in a bucket of "
+                             << bucketType.getElementType();
   int64_t offset = static_cast<int64_t>(*bucketOffset), size = type.getNumElements();
-  int64_t capacity = cast<MemRefType>(bucket.getType()).getNumElements();
+  int64_t capacity = bucketType.getNumElements();
   if (offset < 0 || offset + size > capacity)
     return op->emitOpError() << "elements [" << offset << ", " << offset + size
                              << ") do not fit its bucket of " << capacity;
@@ -214,6 +219,8 @@ LogicalResult ParamOp::verify() {
   if (getBucket() && getProcess())
     return emitOpError("holds state one process alone holds: it cannot lie in a bucket, which "
                        "every process exchanges");
+  if (getBucket() && getOptimizerState())
+    return emitOpError("is optimizer state: only weights lie in a bucket (a broadcast's)");
   return verifyInBucket(*this, getBucket(), getBucketOffset(), getBuffer().getType(),
                         static_cast<int64_t>(getDevice()));
 }

@@ -296,6 +296,25 @@ plan.program "m" attributes {batch = 1 : i64, processes = 2 : i64} {
 
 // -----
 
+// Tests that only weights lie in a bucket (a broadcast's): optimizer state stays where it is.
+plan.program "m" attributes {batch = 1 : i64} {
+  %b = plan.bucket 1 : memref<16xf32>
+  // expected-error @+1 {{'plan.param' op is optimizer state: only weights lie in a bucket (a broadcast's)}}
+  %m = plan.param "w/m" in %b : memref<16xf32> {bucket_offset = 0 : i64, init = #plan.init<kind = "zeros">, optimizer_state} : memref<4xf32>
+}
+
+// -----
+
+// Tests that a parameter in a bucket is of the bucket's element type (its offset counts both's
+// elements).
+plan.program "m" attributes {batch = 1 : i64} {
+  %b = plan.bucket 1 : memref<16xf32>
+  // expected-error @+1 {{'plan.param' op of 'bf16' cannot lie in a bucket of 'f32'}}
+  %w = plan.param "w" in %b : memref<16xf32> {bucket_offset = 0 : i64, init = #plan.init<kind = "zeros">} : memref<4xbf16>
+}
+
+// -----
+
 // Tests that a bucket is a flat f32 buffer (ODS).
 plan.program "m" attributes {batch = 1 : i64} {
   // expected-error @+1 {{'plan.bucket' op result #0 must be 1D memref of 32-bit float values, but got 'memref<4x4xf32>'}}

@@ -5,7 +5,7 @@
 // RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=devices-per-process=8 -dist-split-batch -dist-insert-allreduce -dist-fuse-allreduce -graph-expand-optimizer -dist-schedule -dist-clip-gradients=clip-norm=0.5 -dist-shard-optimizer=shard-optimizer=1 -dist-verify | FileCheck %s --check-prefix=IDLE
 // RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate="devices-per-process=2 processes=2" -dist-split-batch -dist-insert-allreduce -dist-fuse-allreduce -graph-expand-optimizer -dist-schedule -dist-shard-optimizer="shard-optimizer=1 bucket-mb=0" -dist-verify | FileCheck %s --check-prefix=PROCS
 // RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=processes=2 -dist-split-batch -dist-insert-allreduce -dist-fuse-allreduce -graph-expand-optimizer -dist-schedule -dist-shard-optimizer=shard-optimizer=1 -dist-verify | FileCheck %s --check-prefix=ONEDEV
-// RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=devices-per-process=2 -dist-split-batch -dist-insert-allreduce -dist-fuse-allreduce -graph-expand-optimizer -dist-schedule -dist-shard-optimizer="shard-optimizer=1 bucket-mb=0.00008" -dist-verify | FileCheck %s --check-prefix=CAP
+// RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=devices-per-process=2 -dist-split-batch -dist-insert-allreduce -dist-fuse-allreduce -graph-expand-optimizer -dist-schedule -dist-shard-optimizer="shard-optimizer=1 bucket-mb=0.00013" -dist-verify | FileCheck %s --check-prefix=CAP
 
 // Tests that each parameter's Adam state lives on one replica, largest first onto the
 // replica with the fewest bytes (dense1.kernel's 240 bytes on replica 0, the other three's
@@ -55,9 +55,10 @@
 // BUCKETS-NEXT: dist.broadcast_wait %[[P2]]
 // BUCKETS-NEXT: return
 
-// Tests that a bucket holds no more than the cap (bucket-mb=0.00008 is 83 bytes: dense2's
-// kernel of 60 and bias of 12 share one, which starts after the bias's update; dense1's bias
-// of 20 would pass it and opens another).
+// Tests that a bucket holds no more than the cap, counting each parameter as the slot it takes
+// in the bucket, from a 64-byte boundary (bucket-mb=0.00013 is 136 bytes: dense2's kernel of 60
+// and bias of 12, 64 bytes each, share one, which starts after the bias's update; dense1's
+// bias of 20 would pass it and opens another; unpadded, all three would fit).
 // CAP: %[[M:.*]]:8 = dist.allreduce_wait
 // CAP-NEXT: graph.adam_update {{.*}}, %[[M]]#4
 // CAP-NEXT: graph.adam_update {{.*}}, %[[M]]#5

@@ -523,6 +523,10 @@ TEST(PlanFileTest, ABroadcastCopiesItsParameterAndCopiesAgree) {
 struct BucketParts {
   bool uOutside = false; // device 1's copy of 'u' in a buffer of its own, past the bucket
   std::vector<std::string> tensors = {"w", "u"};
+  uint64_t uPlace0 = 64, uPlace1 = 64; // where each device's 'u' lies in its bucket
+  bool stranger = false;               // device 1's copy of weight 'v' inside its bucket
+  int64_t elements = 32;               // the bucket's
+  std::optional<uint64_t> persistentBytes;
 };
 
 PlanBuilder bucketPlan(const BucketParts &parts = {}) {
@@ -531,23 +535,31 @@ PlanBuilder bucketPlan(const BucketParts &parts = {}) {
   std::vector<uint32_t> buckets;
   for (int d = 0; d < 2; ++d) {
     // The bucket is each device's first persistent buffer: at offset 0 of its arena.
-    const uint32_t bucket = b.onDevice(d).persistentBuffer({32});
+    const uint32_t bucket = b.onDevice(d).persistentBuffer({parts.elements});
     buckets.push_back(bucket);
     const uint32_t w = b.alias(bucket, {4});
     b.paramOn("w", w);
+    if (parts.stranger) {
+      const uint32_t v = d == 1 ? b.alias(bucket, {4}) : b.persistentBuffer({4});
+      if (d == 1)
+        b.setOffset(v, 64);
+      b.paramOn("v", v);
+    }
     if (d == 1 && parts.uOutside) {
       b.param("u", {4});
       continue;
     }
     const uint32_t u = b.alias(bucket, {4});
-    b.setOffset(u, 64);
+    b.setOffset(u, d == 0 ? parts.uPlace0 : parts.uPlace1);
     b.paramOn("u", u);
   }
   b.onDevice(0);
-  b.manifestEntry(0, 32, parts.tensors, CollectiveKind::Broadcast, GroupKind::Replicas, -1,
-                  DType::F32, 1);
+  b.manifestEntry(0, parts.elements, parts.tensors, CollectiveKind::Broadcast, GroupKind::Replicas,
+                  -1, DType::F32, 1);
   b.collective(StepKind::Train, KernelKind::BroadcastStart, 0, buckets).attrI("root", 1);
   b.collective(StepKind::Train, KernelKind::BroadcastWait, 0, buckets).attrI("root", 1);
+  if (parts.persistentBytes)
+    b.setPersistentBytes(*parts.persistentBytes);
   return b;
 }
 
@@ -566,6 +578,20 @@ TEST(PlanFileTest, ABroadcastBucketHoldsItsParameters) {
                   "this one) names too");
   EXPECT_DP_ERROR(bucketPlan({.tensors = {}}).planFile(), ErrorKind::Plan,
                   "manifest entry for bucket 0 (broadcast) names no parameter");
+  // The root's bytes land at the same place in every device's bucket.
+  EXPECT_DP_ERROR(bucketPlan({.uPlace1 = 0}).planFile(), ErrorKind::Plan,
+                  "train kernel #0 (broadcast_start) input 1 holds parameter 'u' at byte 0 of "
+                  "its bucket, device 0's at 64: the root's copy would land elsewhere");
+  EXPECT_DP_ERROR(bucketPlan({.uPlace0 = 0, .uPlace1 = 0}).planFile(), ErrorKind::Plan,
+                  "train kernel #0 (broadcast_start) input 0 holds two of its parameters in the "
+                  "same bytes");
+  // The broadcast would overwrite a parameter it does not name.
+  EXPECT_DP_ERROR(bucketPlan({.stranger = true}).planFile(), ErrorKind::Plan,
+                  "train kernel #0 (broadcast_start) input 1 overlaps parameter 'v', which it "
+                  "does not broadcast");
+  // A bucket that runs past the persistent region shares its bytes with the step's buffers.
+  EXPECT_DP_ERROR(bucketPlan({.elements = 64, .persistentBytes = 128}).planFile(), ErrorKind::Plan,
+                  "train kernel #0 (broadcast_start) input 0 lies outside the persistent region");
 }
 
 // A parameter-server plan: the workers' (2 workers) with one server's inside it; `tweak` changes

@@ -184,9 +184,44 @@ TEST(Predict, OverlapsBucketsWithTheKernelsAfterTheirStart) {
   EXPECT_TRUE(alone.buckets.empty());
 }
 
-// Sharded optimizer state: a parameter's broadcast from the device that updated it costs
-// (R - 1) copies at the device level and nothing across ranks; it starts after its update, and
-// the step waits for it at its end.
+// Gradient accumulation over 2 micro-shards: the kernels outside the final phase run twice a
+// step (the profile's time is a run's), the first micro-shard alone, the collectives, the
+// update and the waits only on the last, whose backward pass the buckets overlap.
+TEST(Predict, AccumulationComputesTheFirstMicroShardsAloneAndOverlapsTheLast) {
+  rt::Plan plan = twoBucketPlan(2);
+  plan.accumulation = 2;
+  for (rt::KernelDesc &k : plan.train.kernels)
+    k.final = rt::isCollective(k.kind) || k.kind == rt::KernelKind::SgdUpdate;
+  // 100 us on the host: 1700 - (100 + 200 + 300) x 2 - 400.
+  Profile profile = profileOf(plan, {100, 200, 300, 400}, 1700);
+  ASSERT_EQ(messageOf(matchProfile(plan, profile)), "");
+  EXPECT_EQ(profile.kernels[0].runs, 2);
+  EXPECT_EQ(profile.kernels[3].runs, 1);
+  EXPECT_DOUBLE_EQ(profile.kernelUs(), 1600);
+  EXPECT_DOUBLE_EQ(profile.hostUs(), 100);
+  Topology t = machine(2, 1, 1);
+  t.network = link(0, 1);
+  Prediction p = predicted(plan, profile, t, Layout::Flat);
+  // The step without accumulation (OverlapsBucketsWithTheKernelsAfterTheirStart), 600 us
+  // later: the first micro-shard's kernels come before it, and the buckets wait as much.
+  const rt::Plan whole = twoBucketPlan(2);
+  const Prediction once = predicted(whole, profileOf(whole, {100, 200, 300, 400}, 1100), t,
+                                    Layout::Flat);
+  ASSERT_EQ(p.buckets.size(), 2u);
+  ASSERT_EQ(once.buckets.size(), 2u);
+  for (size_t b = 0; b < 2; ++b) {
+    EXPECT_DOUBLE_EQ(p.buckets[b].readyUs, once.buckets[b].readyUs + 600);
+    EXPECT_DOUBLE_EQ(p.buckets[b].endUs, once.buckets[b].endUs + 600);
+  }
+  EXPECT_DOUBLE_EQ(p.buckets[0].readyUs, 1000);
+  EXPECT_DOUBLE_EQ(p.stepUs, once.stepUs + 600);
+  EXPECT_DOUBLE_EQ(p.computeUs, 1700);
+  EXPECT_DOUBLE_EQ(p.exposedUs, once.exposedUs);
+}
+
+// Sharded optimizer state: a broadcast bucket (an owner's parameters) from the device that updated
+// it costs (R - 1) copies at the device level and nothing across ranks; it starts after its update,
+// and the step waits for it at its end.
 TEST(Predict, ABroadcastCopiesAtTheDeviceLevelAfterTheAllreduces) {
   const Topology t = machine(2, 1, 4);
   const BucketCost cost = broadcastCost(1e6, t);
