@@ -192,9 +192,6 @@ std::string CompileOptions::verify() const {
     if (processes > 32767)
       return "shard-optimizer is built for at most 32,767 processes (a plan records the process "
              "that holds a state in 16 bits)";
-    if (device == "cuda")
-      return "shard-optimizer is not built for --device cuda yet (the NCCL engine averages "
-             "gradients; it does not broadcast parameters)";
   }
   if (processes % nodes != 0)
     return "nodes must be at least 1 and divide the " + std::to_string(processes) +

@@ -84,6 +84,7 @@ struct NcclApi {
   decltype(&ncclGroupStart) groupStart;
   decltype(&ncclGroupEnd) groupEnd;
   decltype(&ncclAllReduce) allReduce;
+  decltype(&ncclBroadcast) broadcast;
   decltype(&ncclCommGetAsyncError) asyncError;
   decltype(&ncclCommAbort) abort;
   decltype(&ncclCommDestroy) destroy;

@@ -31,8 +31,20 @@ public:
       : api_(nccl()), group_(*setup.group), buckets_(setup.buckets), timeout_(setup.timeoutSec),
         replicas_(static_cast<int>(setup.devices.size())), watch_(replicas_, kWatchSlots),
         began_(Clock::now()) {
-    requireCollectives(buckets_, CollectiveKind::AllReduceMean, GroupKind::World,
-                       "the NCCL engine");
+    for (const BucketInfo &b : buckets_)
+      if (b.kind == CollectiveKind::Broadcast) {
+        const int members = b.group == GroupKind::World ? replicas_ * group_.size() : replicas_;
+        if ((b.group != GroupKind::World && b.group != GroupKind::Replicas) || b.root < 0 ||
+            b.root >= members)
+          throw Error(ErrorKind::Plan,
+                      "bucket " + std::to_string(b.index) + " is a broadcast from replica " +
+                          std::to_string(b.root) + " over " + groupName(b.group, b.groupId) +
+                          ", which the NCCL "
+                          "engine cannot run (" +
+                          std::to_string(members) + " replica(s))");
+      } else {
+        requireCollectives({b}, CollectiveKind::AllReduceMean, GroupKind::World, "the NCCL engine");
+      }
     for (Device *device : setup.devices)
       ordinals_.push_back(nativeOrdinal(*device));
     events_.resize(replicas_);
@@ -67,10 +79,10 @@ public:
                                            const CollectiveBuffers &buffers) override {
     const BucketInfo &info = bucketInfo(bucket);
     if (buffers.dtype != DType::F32 || buffers.elements != info.elements)
-      throw Error(ErrorKind::Plan, "the NCCL engine averages f32 buckets; bucket " +
+      throw Error(ErrorKind::Plan, "the NCCL engine exchanges f32 buckets; bucket " +
                                        std::to_string(bucket) + " on replica " +
                                        std::to_string(replica) + " is not the manifest's");
-    return std::make_unique<Averaging>(*this, replica, buffers, info);
+    return std::make_unique<Exchange>(*this, replica, buffers, info);
   }
 
   void stepEnqueued(int replica, Stream &compute, const StepContext &ctx) override {
@@ -96,12 +108,14 @@ private:
     cudaEvent_t slots[kWatchSlots] = {};
   };
 
-  /// ncclAllReduce(ncclAvg) of one bucket of one replica, from its send to its receive buffer
-  /// (the same one in place), on the stream it is launched (captured) on.
-  class Averaging final : public Kernel {
+  /// One replica's part of a bucket's collective, on the stream it is launched (captured) on:
+  /// ncclAllReduce(ncclAvg) from its send to its receive buffer (the same one in place), or,
+  /// for a broadcast bucket (sharded optimizer state), ncclBroadcast in place from the root's
+  /// copy (rootRank).
+  class Exchange final : public Kernel {
   public:
-    Averaging(NcclEngine &engine, int replica, const CollectiveBuffers &buffers,
-              const BucketInfo &info)
+    Exchange(NcclEngine &engine, int replica, const CollectiveBuffers &buffers,
+             const BucketInfo &info)
         : engine_(engine), replica_(replica), buffers_(buffers), info_(info) {}
     void run(const StepContext &) override {
       ncclComm_t comm = nullptr;
@@ -112,14 +126,13 @@ private:
         aborted = engine_.abortReason_;
       }
       if (!comm)
-        throw Error(ErrorKind::Launch, "ncclAllReduce of " + engine_.describe(info_) +
-                                           ": the NCCL engine was aborted: " + aborted);
-      const ncclResult_t rc = engine_.api_.allReduce(buffers_.send, buffers_.receive,
-                                                     static_cast<size_t>(info_.elements), ncclFloat,
-                                                     ncclAvg, comm, launchStream());
+        throw Error(ErrorKind::Launch,
+                    engine_.describe(info_) + ": the NCCL engine was aborted: " + aborted);
+      const ncclResult_t rc =
+          engine_.call(info_, buffers_.send, buffers_.receive, comm, launchStream());
       if (rc != ncclSuccess)
-        throw Error(ErrorKind::Launch, "ncclAllReduce of " + engine_.describe(info_) +
-                                           " on replica " + std::to_string(replica_) + ": " +
+        throw Error(ErrorKind::Launch, engine_.describe(info_) + " on replica " +
+                                           std::to_string(replica_) + ": " +
                                            engine_.api_.errorString(rc));
     }
 
@@ -142,14 +155,28 @@ private:
 
   /// "allreduce of bucket 1 (dense1.kernel, dense1.bias; mlp.mlir:12:8)".
   std::string describe(const BucketInfo &b) const {
-    return "allreduce of bucket " + std::to_string(b.index) + " (" + b.tensors +
+    return std::string(b.kind == CollectiveKind::Broadcast ? "broadcast" : "allreduce") +
+           " of bucket " + std::to_string(b.index) + " (" + b.tensors +
            (b.loc.empty() ? "" : "; " + b.loc) + ")";
+  }
+
+  /// The bucket's collective on one communicator, enqueued on `stream`. A broadcast's root is
+  /// the NCCL rank of replica p * R + r of the job (group World); over the replicas of a
+  /// process (group Replicas: a job of one process, as dist-shard-optimizer makes them) its
+  /// root replica is that rank too, and with several processes every process's root holds the
+  /// same bits (the same update of the same mean), so process 0's serves them all.
+  ncclResult_t call(const BucketInfo &b, const void *send, void *receive, ncclComm_t comm,
+                    cudaStream_t stream) const {
+    const size_t count = static_cast<size_t>(b.elements);
+    if (b.kind == CollectiveKind::Broadcast)
+      return api_.broadcast(send, receive, count, ncclFloat, b.root, comm, stream);
+    return api_.allReduce(send, receive, count, ncclFloat, ncclAvg, comm, stream);
   }
 
   [[noreturn]] void misuse(const char *call, int bucket) const {
     throw Error(ErrorKind::Runtime, std::string("the NCCL engine's ") + call +
                                         "() was called for bucket " + std::to_string(bucket) +
-                                        ": its buckets are averaged by kernels on the device");
+                                        ": its buckets are exchanged by kernels on the device");
   }
 
   /// The unique id from rank 0, then this process's communicators in one group.
@@ -183,9 +210,9 @@ private:
                       std::to_string(group_.rank() * replicas_) + "): " + api_.errorString(rc));
   }
 
-  /// One allreduce of each bucket's size over every communicator, in one group and eagerly,
-  /// before any is captured: whatever NCCL sets up at a first call happens here, where the
-  /// calls are grouped and the watchdog bounds them, not inside a capture.
+  /// Each bucket's collective (an allreduce, a broadcast) over every communicator, in one group
+  /// and eagerly, before any is captured: whatever NCCL sets up at a first call happens here, where
+  /// the calls are grouped and the watchdog bounds them, not inside a capture.
   void warmUp() {
     int64_t largest = 1;
     for (const BucketInfo &b : buckets_)
@@ -208,8 +235,7 @@ private:
         break;
       rc = api_.groupStart();
       for (int r = 0; r < replicas_ && rc == ncclSuccess; ++r)
-        rc = api_.allReduce(buffers[r], buffers[r], size_t(b.elements), ncclFloat, ncclAvg,
-                            comms_[r], streams[r]);
+        rc = call(b, buffers[r], buffers[r], comms_[r], streams[r]);
       const ncclResult_t end = api_.groupEnd();
       rc = rc == ncclSuccess ? end : rc;
     }
@@ -295,8 +321,8 @@ private:
       std::string failure;
       if (!ready_) {
         if (timeout_ > 0 && now() > timeout_)
-          failure = "setting up NCCL (the communicators and a first allreduce of each bucket) "
-                    "did not finish within " +
+          failure = "setting up NCCL (the communicators and a first collective of each "
+                    "bucket) did not finish within " +
                     seconds(timeout_) + ": a rank of the job never joined";
       } else {
         failure = pollLocked();
@@ -341,7 +367,7 @@ private:
       return "train step " + std::to_string(late->step) + " on replica " +
              std::to_string(late->replica) + " has not finished after " + seconds(late->seconds) +
              " (collective timeout " + seconds(timeout_) +
-             "): one of its allreduces waits for a rank that never joined it:" + buckets;
+             "): one of its collectives waits for a rank that never joined it:" + buckets;
     }
     return {};
   }
