@@ -49,10 +49,13 @@ MemoryReport computeMemoryReport(ProgramOp program) {
     if (op.getNumResults() == 1 && isa<MemRefType>(op.getResult(0).getType()) &&
         bufferDevice(op.getResult(0)) != 0)
       continue;
-    if (auto p = dyn_cast<ParamOp>(op))
+    // A weight in a broadcast bucket counts with its bucket (the slots' padding included).
+    if (auto p = dyn_cast<ParamOp>(op); p && !p.getBucket())
       r.weights += bufferBytes(p.getType());
     else if (auto bucket = dyn_cast<BucketOp>(op); bucket && parameterBuckets.count(bucket))
-      ++r.broadcastBuckets;
+      r.weights += bufferBytes(bucket.getType()), ++r.broadcastBuckets;
+    else if (isa<ParamOp>(op))
+      continue;
     else if (auto bucket = dyn_cast<BucketOp>(op))
       r.gradients += bufferBytes(bucket.getType()), ++r.buckets;
     else if (auto gr = dyn_cast<GradOp>(op); gr && !gr.getBucket())

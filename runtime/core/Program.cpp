@@ -23,8 +23,8 @@ struct Program::PerDevice {
   std::unique_ptr<Graph> train, eval, accumulate;
   /// The kernels this device runs, by the plan kernel they implement.
   std::map<const KernelDesc *, Kernel *> kernels;
-  /// The attached engine's collective kernels, by the allreduce_start they implement (empty
-  /// for an engine that has none).
+  /// The attached engine's collective kernels, by the allreduce_start or broadcast_start they
+  /// implement (empty for an engine that has none).
   std::map<const KernelDesc *, std::unique_ptr<Kernel>> collectiveKernels;
   /// With the timeline on: when the step running on the compute stream began (its thread).
   int64_t stepBegin = 0;
@@ -140,7 +140,7 @@ void Program::captureStep(int index, const StepDesc &step, std::unique_ptr<Graph
   device.beginCapture({&compute, &collectives});
   try {
     const StepContext unused;
-    // The event after each bucket's averaging kernel, by bucket.
+    // The event after each bucket's collective kernel (its average, its broadcast), by bucket.
     std::map<int, Event *> averaged;
     for (const KernelDesc &k : step.kernels) {
       if (skipFinal && k.final)
@@ -226,7 +226,7 @@ void Program::attachCollectives(CollectiveEngine *engine) {
   if (!hasCollectives())
     return;
   synchronize();
-  // The engine's collective kernels, one per allreduce_start of each device, made before the
+  // The engine's collective kernels, one per collective start of each device, made before the
   // capture that launches them; then the train step captured again for this engine.
   for (int d = 0; d < devices(); ++d) {
     PerDevice &device = *devices_[d];

@@ -128,10 +128,6 @@ void checkRunnable(const Plan &plan, const std::string &path) {
   if (plan.parameterServer() && !plan.lrSchedule.isConstant())
     throw Error(ErrorKind::Plan, path + ": parameter servers do not apply learning-rate "
                                         "schedules yet; compile it without --lr-schedule");
-  if (plan.deviceKind == DeviceKind::Cuda && plan.shardsOptimizerState())
-    throw Error(ErrorKind::Plan, path + ": shards the optimizer state (dpc compile "
-                                        "--shard-optimizer), which the CUDA backend does not "
-                                        "run yet: NCCL's engine averages gradients only");
   if (plan.deviceKind == DeviceKind::Cuda)
     for (const CollectiveDesc &c : plan.collectives)
       if (c.dtype != DType::F32)

@@ -31,20 +31,26 @@ public:
       : api_(nccl()), group_(*setup.group), buckets_(setup.buckets), timeout_(setup.timeoutSec),
         replicas_(static_cast<int>(setup.devices.size())), watch_(replicas_, kWatchSlots),
         began_(Clock::now()) {
-    for (const BucketInfo &b : buckets_)
-      if (b.kind == CollectiveKind::Broadcast) {
-        const int members = b.group == GroupKind::World ? replicas_ * group_.size() : replicas_;
-        if ((b.group != GroupKind::World && b.group != GroupKind::Replicas) || b.root < 0 ||
-            b.root >= members)
-          throw Error(ErrorKind::Plan,
-                      "bucket " + std::to_string(b.index) + " is a broadcast from replica " +
-                          std::to_string(b.root) + " over " + groupName(b.group, b.groupId) +
-                          ", which the NCCL "
-                          "engine cannot run (" +
-                          std::to_string(members) + " replica(s))");
-      } else {
-        requireCollectives({b}, CollectiveKind::AllReduceMean, GroupKind::World, "the NCCL engine");
-      }
+    // Allreduces over the job, and broadcasts over the job's communicator: from replica
+    // p * R + r of the job (group World), or from replica r of a one-process job (group
+    // Replicas; the engine has no communicator of a process alone).
+    for (const BucketInfo &b : buckets_) {
+      const bool allreduce = b.kind == CollectiveKind::AllReduceMean && b.group == GroupKind::World;
+      const bool broadcast =
+          b.kind == CollectiveKind::Broadcast &&
+          (b.group == GroupKind::World || (b.group == GroupKind::Replicas && group_.size() == 1));
+      const int members = replicas_ * group_.size();
+      if (!(allreduce || (broadcast && b.root >= 0 && b.root < members)))
+        throw Error(
+            ErrorKind::Plan,
+            "bucket " + std::to_string(b.index) + " is " + collectiveKindName(b.kind) +
+                (b.kind == CollectiveKind::Broadcast ? " from replica " + std::to_string(b.root)
+                                                     : std::string()) +
+                " over " + groupName(b.group, b.groupId) + " in a job of " +
+                std::to_string(group_.size()) + " process(es) x " + std::to_string(replicas_) +
+                " replica(s): the NCCL engine runs allreduces over the job and "
+                "broadcasts over the job (or the replicas of a job of one process)");
+    }
     for (Device *device : setup.devices)
       ordinals_.push_back(nativeOrdinal(*device));
     events_.resize(replicas_);
@@ -96,7 +102,7 @@ public:
   void start(int bucket, int, const CollectiveBuffers &) override { misuse("start", bucket); }
   void wait(int bucket, int) override { misuse("wait", bucket); }
 
-  /// A replica failed: the communicators are aborted so that the other ranks' allreduces
+  /// A replica failed: the communicators are aborted so that the other ranks' collectives
   /// fail instead of waiting (on a thread of its own: an abort may wait for the device).
   void abort(const std::string &why) override {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -111,7 +117,7 @@ private:
   /// One replica's part of a bucket's collective, on the stream it is launched (captured) on:
   /// ncclAllReduce(ncclAvg) from its send to its receive buffer (the same one in place), or,
   /// for a broadcast bucket (sharded optimizer state), ncclBroadcast in place from the root's
-  /// copy (rootRank).
+  /// copy (call()).
   class Exchange final : public Kernel {
   public:
     Exchange(NcclEngine &engine, int replica, const CollectiveBuffers &buffers,
@@ -162,9 +168,7 @@ private:
 
   /// The bucket's collective on one communicator, enqueued on `stream`. A broadcast's root is
   /// the NCCL rank of replica p * R + r of the job (group World); over the replicas of a
-  /// process (group Replicas: a job of one process, as dist-shard-optimizer makes them) its
-  /// root replica is that rank too, and with several processes every process's root holds the
-  /// same bits (the same update of the same mean), so process 0's serves them all.
+  /// one-process job (group Replicas) its root replica is that rank too.
   ncclResult_t call(const BucketInfo &b, const void *send, void *receive, ncclComm_t comm,
                     cudaStream_t stream) const {
     const size_t count = static_cast<size_t>(b.elements);
@@ -189,8 +193,8 @@ private:
     }
     group_.broadcast(&id, sizeof(id), 0, timeout_ > 0 ? timeout_ : 1e9);
     const int ranks = replicas_ * group_.size();
-    // One thread drives this process's R communicators, and each step's allreduces are
-    // captured per device, outside any group: connections made lazily at a first allreduce
+    // One thread drives this process's R communicators, and each step's collectives are
+    // captured per device, outside any group: connections made lazily at a first collective
     // could wait for a communicator this thread has not reached. Connect them all at setup
     // (unless the user chose otherwise).
     if (replicas_ > 1)

@@ -1,7 +1,9 @@
 // The collectives engine of the CUDA backend: NCCL. Every replica of every process is one NCCL
 // rank (rank = process * R + replica), on its own GPU; each gradient bucket is averaged in
-// place by one ncclAllReduce (ncclAvg) that the executor captures into the train step on the
-// device's collectives stream, ordered against the compute stream by events. The unique id
+// place by one ncclAllReduce (ncclAvg), and each broadcast bucket (sharded optimizer state)
+// sent from its owner's rank by one in-place ncclBroadcast, which the executor captures into
+// the train step on the device's collectives stream, ordered against the compute stream by
+// events. The unique id
 // goes from rank 0 to the others over MPI (HostGroup::broadcast); the R communicators of a
 // process are created in one NCCL group.
 //
