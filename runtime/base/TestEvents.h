@@ -9,6 +9,9 @@
 //                              epoch <e>              a training epoch begins
 //                              checkpoint <step>      a checkpoint of that step is in place
 //                              stopped <n> pid=<pid>  the stop below, just before it happens
+//                              resumed <k> of <n> bytes  of rank 0's checkpoint, the bytes
+//                                                     this rank kept (state sharded over the
+//                                                     processes: not the others' shares)
 //   DPRUN_TEST_STOP=R:N      the process of rank R stops itself (SIGSTOP, every thread) just
 //                            before its training step N (a parameter server: before its update
 //                            N), so that a test's signal lands at step N however late it comes
@@ -16,8 +19,8 @@
 //                            Once per folder: a resumed run that passes step N again runs on.
 //   DPRUN_TEST_GATHER_ROUND_BYTES=N
 //                            a checkpoint's gather of the optimizer state sharded over the
-//                            processes goes in rounds of at most N bytes a rank (normally 1/P
-//                            of an MPI count), so that a test of small models takes the path
+//                            processes goes in rounds of at most N bytes a rank (normally half
+//                            of 1/P of an MPI count), so that a test of small models takes the path
 //                            of many rounds.
 #pragma once
 

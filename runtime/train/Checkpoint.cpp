@@ -451,10 +451,17 @@ bool isCheckpointName(const std::string &name, int64_t &step) {
 std::string CheckpointTensor::text() const { return shapeText(dtype, shape); }
 
 Checkpoint Checkpoint::fromBytes(std::string bytes, const std::string &what) {
+  const uint64_t size = bytes.size();
+  return parse(std::move(bytes), size, what);
+}
+
+Checkpoint Checkpoint::parse(std::string bytes, uint64_t fileSize, const std::string &what) {
   Checkpoint c;
   c.bytes = std::move(bytes);
   c.source = what;
   const std::string &b = c.bytes;
+  // The whole file, or its beginning: the header and the records (the values follow).
+  const bool whole = fileSize == b.size();
   Reader head(b, 0, b.size(), what);
   if (b.size() < 8 || std::memcmp(b.data(), kCheckpointMagic, 8) != 0)
     throw Error(ErrorKind::Checkpoint, what + ": not a dp checkpoint (no checkpoint magic)");
@@ -476,13 +483,13 @@ Checkpoint Checkpoint::fromBytes(std::string bytes, const std::string &what) {
   for (uint64_t i = head.at(); i < kCheckpointHeaderBytes; ++i)
     if (b[i] != '\0')
       head.fail("reserved header bytes are not zero");
-  const uint64_t actual = b.size() - kCheckpointHeaderBytes;
+  const uint64_t actual = fileSize - kCheckpointHeaderBytes;
   if (payload != actual)
     throw Error(ErrorKind::Checkpoint,
                 what + ": truncated or padded: the header records " + std::to_string(payload) +
                     " payload bytes but the file holds " + std::to_string(actual));
   const uint32_t actualCrc =
-      crcUpdate(crcStart(version), b.data() + kCheckpointHeaderBytes, actual);
+      whole ? crcUpdate(crcStart(version), b.data() + kCheckpointHeaderBytes, actual) : crc;
   if (actualCrc != crc) {
     char text[96];
     std::snprintf(text, sizeof(text), "checksum mismatch (CRC-32 0x%08x recorded, 0x%08x read)",
@@ -541,8 +548,8 @@ Checkpoint Checkpoint::fromBytes(std::string bytes, const std::string &what) {
   // The values follow the records, each at a 64-byte boundary, in order and apart.
   uint64_t next = alignUp(r.at());
   for (const CheckpointTensor &t : c.tensors) {
-    if (t.offset % kAlign != 0 || t.offset < next || t.offset > b.size() ||
-        t.bytes > b.size() - t.offset)
+    if (t.offset % kAlign != 0 || t.offset < next || t.offset > fileSize ||
+        t.bytes > fileSize - t.offset)
       throw Error(ErrorKind::Checkpoint,
                   what + ": not a valid checkpoint: the values of tensor '" + t.name +
                       "' at byte " + std::to_string(t.offset) + " (" + std::to_string(t.bytes) +
@@ -555,6 +562,96 @@ Checkpoint Checkpoint::fromBytes(std::string bytes, const std::string &what) {
 
 Checkpoint Checkpoint::read(const std::string &path, uint64_t maxBytes) {
   return fromBytes(readInputFile(path, maxBytes, "checkpoint", ErrorKind::Checkpoint), path);
+}
+
+std::optional<Checkpoint> shareCheckpoint(ProcessGroup &group, const Plan &plan,
+                                          std::optional<Checkpoint> found, double timeoutSec) {
+  if (group.size() <= 1)
+    return found;
+  const bool root = group.rank() == 0;
+  // The file's size, its path's, and where its first values begin (the header and the
+  // records before them). Rank 0 may have read a large file meanwhile: this waits longer.
+  uint64_t sizes[3] = {0, 0, 0};
+  if (root && found)
+    sizes[0] = found->bytes.size(), sizes[1] = found->source.size(),
+    sizes[2] = found->tensors.empty() ? found->bytes.size() : found->tensors.front().offset;
+  group.broadcast(sizes, sizeof(sizes), 0, std::max(timeoutSec, 600.0));
+  if (sizes[1] == 0) // no checkpoint to resume from
+    return std::nullopt;
+  const uint64_t size = sizes[0], prefix = sizes[2];
+  if (prefix < kCheckpointHeaderBytes || prefix > size || size > checkpointSizeLimit(plan))
+    throw Error(ErrorKind::Checkpoint, "--resume: rank 0 sends a checkpoint of " +
+                                           std::to_string(size) + " bytes, values from byte " +
+                                           std::to_string(prefix) + ": not this plan's");
+  std::string path(sizes[1], '\0');
+  if (root && found)
+    path = found->source;
+  group.broadcast(path.data(), path.size(), 0, timeoutSec);
+  constexpr uint64_t kChunk = uint64_t(64) << 20;
+  // Every rank holds the whole file, unless the plan shards the state over the processes.
+  if (!plan.shardsAcrossProcesses()) {
+    std::string bytes = root ? std::move(found->bytes) : std::string(size, '\0');
+    for (uint64_t at = 0; at < size; at += kChunk)
+      group.broadcast(&bytes[at], std::min(kChunk, size - at), 0, timeoutSec);
+    return Checkpoint::fromBytes(std::move(bytes), path);
+  }
+  // Then the records first, and the values in rounds, of which each other rank keeps the
+  // tensors it loads: the weights, their best copies and the state it holds, each from a
+  // 64-byte boundary after the records. The checksum covers every byte that passed.
+  std::string head = root ? found->bytes.substr(0, prefix) : std::string(prefix, '\0');
+  group.broadcast(head.data(), head.size(), 0, timeoutSec);
+  if (root) {
+    for (uint64_t begin = prefix; begin < size; begin += kChunk)
+      group.broadcast(&found->bytes[begin], std::min(kChunk, size - begin), 0, timeoutSec);
+    return found;
+  }
+  const std::string what = path + " (from rank 0)";
+  Checkpoint c = Checkpoint::parse(head, size, what);
+  std::set<std::string> others; // state another process holds
+  for (const ParamDesc &p : plan.params)
+    if (!plan.holds(p))
+      others.insert(p.name);
+  std::vector<CheckpointTensor> kept;
+  std::vector<uint64_t> from; // each kept tensor's offset in the file
+  uint64_t at = alignUp(prefix);
+  for (const CheckpointTensor &t : c.tensors)
+    if (t.best || !others.count(t.name)) {
+      from.push_back(t.offset);
+      kept.push_back(t);
+      kept.back().offset = at;
+      at = alignUp(at + t.bytes);
+    }
+  std::string bytes = std::move(head);
+  bytes.resize(at, '\0');
+  // The header parse() read: the version and the recorded checksum.
+  Reader header(bytes, 0, kCheckpointHeaderBytes, what);
+  header.le(8, "the magic");
+  const uint32_t version = header.u32("the version");
+  header.u32("the header size");
+  header.u64("the payload size");
+  const uint32_t recorded = header.u32("the checksum");
+  uint32_t crc = crcUpdate(crcStart(version), bytes.data() + kCheckpointHeaderBytes,
+                           prefix - kCheckpointHeaderBytes);
+  std::string round;
+  for (uint64_t begin = prefix; begin < size; begin += kChunk) {
+    const uint64_t end = std::min(begin + kChunk, size);
+    round.resize(end - begin);
+    group.broadcast(round.data(), round.size(), 0, timeoutSec);
+    crc = crcUpdate(crc, round.data(), round.size());
+    for (size_t i = 0; i < kept.size(); ++i) {
+      const uint64_t lo = std::max(begin, from[i]), hi = std::min(end, from[i] + kept[i].bytes);
+      if (lo < hi)
+        std::memcpy(&bytes[kept[i].offset + (lo - from[i])], round.data() + (lo - begin), hi - lo);
+    }
+  }
+  if (crc != recorded)
+    throw Error(ErrorKind::Checkpoint, what + ": corrupt on the way: its checksum differs");
+  testEvents::note("resumed " + std::to_string(bytes.size()) + " of " + std::to_string(size) +
+                   " bytes");
+  c.bytes = std::move(bytes);
+  c.tensors = std::move(kept);
+  c.source = path;
+  return c;
 }
 
 std::map<std::string, std::vector<uint8_t>> gatherHeldState(Program &program, ProcessGroup &group,

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -101,6 +102,10 @@ struct Checkpoint {
   /// (0, 1]; docs/checkpoints.md), so that a hostile file with a valid checksum is refused
   /// here. Throws Error(Checkpoint) naming `what` and the problem.
   static Checkpoint fromBytes(std::string bytes, const std::string &what);
+  /// As fromBytes, of the first bytes of a file of `fileSize` bytes (its whole image when
+  /// they are all there): without the whole file the checksum is the caller's to verify, and
+  /// `bytes` must reach past the records (shareCheckpoint's prefix).
+  static Checkpoint parse(std::string bytes, uint64_t fileSize, const std::string &what);
   /// Reads and verifies `path`, refusing (Error(Checkpoint)) a file larger than `maxBytes`, a
   /// FIFO or anything but a regular file.
   static Checkpoint read(const std::string &path, uint64_t maxBytes);
@@ -118,6 +123,16 @@ inline constexpr uint8_t kBestWeightKind = 2;
 uint64_t writeCheckpoint(Program &program, const CheckpointMeta &meta, const std::string &path,
                          const std::vector<ParamsEntry> *best = nullptr,
                          const std::map<std::string, std::vector<uint8_t>> *elsewhere = nullptr);
+
+/// Rank 0's checkpoint (`found`: the verified file it resumes from, or none; ignored on the
+/// other ranks) on every rank of `group`, in rounds of 64 MiB, so that the checkpoint
+/// directory need not be shared. A rank whose plan holds only its share of the optimizer state
+/// (sharded over the processes: Plan::keepProcess) keeps only the tensors it loads (the
+/// weights, their best copies, its own state), never the whole file: the others pass through,
+/// and the checksum is checked over every byte. Collective over `group`; returns `found` at
+/// once for a group of one. Throws Error(Checkpoint) for a file that changed on the way.
+std::optional<Checkpoint> shareCheckpoint(ProcessGroup &group, const Plan &plan,
+                                          std::optional<Checkpoint> found, double timeoutSec);
 
 /// Under optimizer state sharded over the processes: every process's own share, sent to rank
 /// 0, which gets the other processes' tensors by name (the other ranks get none). Collective

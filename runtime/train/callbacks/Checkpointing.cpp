@@ -18,12 +18,12 @@ namespace {
 /// The checkpoint a resumed run continues from: rank 0 takes the newest one in `dir` that
 /// verifies and whose position is inside what `epochSamples` training samples an epoch allow
 /// (warning about each newer one that is not) and refuses one of another model; every rank
-/// gets its bytes from rank 0, so that the directory need not be shared. Empty when the
-/// directory has no checkpoint.
+/// gets it from rank 0 (shareCheckpoint), so that the directory need not be shared. Empty when
+/// the directory has no checkpoint.
 std::optional<Checkpoint> findCheckpoint(ProcessGroup &group, const Plan &plan,
                                          const std::string &dir, int64_t epochSamples,
                                          double timeout) {
-  std::string bytes, path;
+  std::optional<Checkpoint> chosen;
   if (group.rank() == 0) {
     const auto found = listCheckpoints(dir);
     for (const auto &[step, file] : found) {
@@ -38,30 +38,16 @@ std::optional<Checkpoint> findCheckpoint(ProcessGroup &group, const Plan &plan,
         continue;
       }
       checkCheckpointFits(*checkpoint, plan, file);
-      bytes = std::move(checkpoint->bytes);
-      path = file;
+      chosen = std::move(checkpoint);
       break;
     }
-    if (!found.empty() && path.empty())
+    if (!found.empty() && !chosen)
       throw Error(ErrorKind::Checkpoint,
                   "--resume: none of the " + std::to_string(found.size()) + " checkpoint" +
                       (found.size() == 1 ? "" : "s") + " in " + dir +
                       " verifies (see the warnings above); move them away to start afresh");
   }
-  if (group.size() > 1) {
-    // Rank 0 may be reading a large file meanwhile: the first exchange waits longer.
-    uint64_t sizes[2] = {bytes.size(), path.size()};
-    group.broadcast(sizes, sizeof(sizes), 0, std::max(timeout, 600.0));
-    bytes.resize(sizes[0]);
-    path.resize(sizes[1]);
-    group.broadcast(path.data(), path.size(), 0, timeout);
-    constexpr size_t kChunk = size_t(64) << 20;
-    for (size_t at = 0; at < bytes.size(); at += kChunk)
-      group.broadcast(&bytes[at], std::min(kChunk, bytes.size() - at), 0, timeout);
-  }
-  if (path.empty())
-    return std::nullopt;
-  return Checkpoint::fromBytes(std::move(bytes), path);
+  return shareCheckpoint(group, plan, std::move(chosen), timeout);
 }
 
 } // namespace
