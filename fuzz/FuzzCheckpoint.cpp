@@ -9,7 +9,8 @@
 // leaves the bytes as they are. Its other bits pick the run's training samples an epoch: 64 << k
 // (64 for the seeds, whose global batch is 8). The bytes after the first are also read as a
 // parameters file (--params: safetensors or the older raw format), whose reader shares the
-// hostile-file concerns; a safetensors seed is among the checkpoint seeds.
+// hostile-file concerns; a safetensors seed is among the checkpoint seeds. The first half of the
+// bytes is also parsed as the beginning of the file (a sharded resume's records).
 #include "runtime/base/Error.h"
 #include "runtime/base/ParamsFile.h"
 #include "runtime/train/Checkpoint.h"
@@ -56,6 +57,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     putLE(bytes, 24, crc32(crc, start, static_cast<uInt>(payload)), 4);
   }
   const int64_t epochSamples = int64_t(64) << ((data[0] >> 1) & 31);
+  // Its first half as the records a sharded resume receives before the values
+  // (Checkpoint::parse of a prefix, which leaves the checksum to the rounds after it).
+  try {
+    const dp::rt::Checkpoint head =
+        dp::rt::Checkpoint::parse(bytes.substr(0, bytes.size() / 2), bytes.size(), "fuzz.dpk");
+    volatile uint64_t sink = 0;
+    for (const dp::rt::CheckpointTensor &t : head.tensors)
+      sink = sink + t.offset + t.bytes;
+  } catch (const dp::rt::Error &) {
+  }
   try {
     const dp::rt::Checkpoint checkpoint = dp::rt::Checkpoint::fromBytes(std::move(bytes), "fuzz.dpk");
     volatile uint8_t sum = 0;

@@ -340,9 +340,9 @@ private:
       // has more of them (one an owner holding state, up to one a parameter).
       if (auto [buckets, parameters] = broadcasts(); buckets > 0)
         out_ << "(each row broadcasts the plan's " << buckets << " bucket(s) of " << parameters
-             << " parameter(s), those of its " << plan_.devicesPerProcess * plan_.processes
-             << " owner device(s); a plan compiled for more devices has a bucket an owner "
-                "holding state, at most one a parameter: compile for the count to predict it)\n";
+             << " parameter(s), those of its owners; a plan compiled for more devices has a "
+                "bucket an owner holding state, at most one a parameter: compile for the count "
+                "to predict it)\n";
     }
     if (!o_.json.empty()) {
       std::string text;

@@ -20,8 +20,9 @@
 //   DPRUN_TEST_GATHER_ROUND_BYTES=N
 //                            a checkpoint's gather of the optimizer state sharded over the
 //                            processes goes in rounds of at most N bytes a rank (normally half
-//                            of 1/P of an MPI count), so that a test of small models takes the path
-//                            of many rounds.
+//                            of 1/P of an MPI count), and a resume's checkpoint goes from rank
+//                            0 in rounds of N bytes (normally 64 MiB), so that a test of small
+//                            models takes the path of many rounds.
 #pragma once
 
 #include <cstdint>

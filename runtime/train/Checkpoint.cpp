@@ -461,6 +461,9 @@ Checkpoint Checkpoint::parse(std::string bytes, uint64_t fileSize, const std::st
   c.source = what;
   const std::string &b = c.bytes;
   // The whole file, or its beginning: the header and the records (the values follow).
+  if (fileSize < b.size())
+    throw Error(ErrorKind::Runtime, "internal: " + what + " has " + std::to_string(b.size()) +
+                                        " bytes, more than its file's " + std::to_string(fileSize));
   const bool whole = fileSize == b.size();
   Reader head(b, 0, b.size(), what);
   if (b.size() < 8 || std::memcmp(b.data(), kCheckpointMagic, 8) != 0)
@@ -579,7 +582,12 @@ std::optional<Checkpoint> shareCheckpoint(ProcessGroup &group, const Plan &plan,
   if (sizes[1] == 0) // no checkpoint to resume from
     return std::nullopt;
   const uint64_t size = sizes[0], prefix = sizes[2];
-  if (prefix < kCheckpointHeaderBytes || prefix > size || size > checkpointSizeLimit(plan))
+  // The records: the meta's (bounded as checkpointSizeLimit bounds them) and a tensor's each,
+  // a weight's best copy beside it.
+  const uint64_t recordsLimit = kCheckpointHeaderBytes + (uint64_t(64) << 20) +
+                                2 * plan.logicalParams().size() * (kMaxNameBytes + 128);
+  if (prefix < kCheckpointHeaderBytes || prefix > size || prefix > recordsLimit ||
+      size > checkpointSizeLimit(plan) || sizes[1] > kMaxNameBytes)
     throw Error(ErrorKind::Checkpoint, "--resume: rank 0 sends a checkpoint of " +
                                            std::to_string(size) + " bytes, values from byte " +
                                            std::to_string(prefix) + ": not this plan's");
@@ -587,12 +595,14 @@ std::optional<Checkpoint> shareCheckpoint(ProcessGroup &group, const Plan &plan,
   if (root && found)
     path = found->source;
   group.broadcast(path.data(), path.size(), 0, timeoutSec);
-  constexpr uint64_t kChunk = uint64_t(64) << 20;
+  // Rounds of 64 MiB (a test's DPRUN_TEST_GATHER_ROUND_BYTES, the same on every rank, makes
+  // them small).
+  const uint64_t chunk = testEvents::gatherRoundBytes(uint64_t(64) << 20);
   // Every rank holds the whole file, unless the plan shards the state over the processes.
   if (!plan.shardsAcrossProcesses()) {
     std::string bytes = root ? std::move(found->bytes) : std::string(size, '\0');
-    for (uint64_t at = 0; at < size; at += kChunk)
-      group.broadcast(&bytes[at], std::min(kChunk, size - at), 0, timeoutSec);
+    for (uint64_t at = 0; at < size; at += chunk)
+      group.broadcast(&bytes[at], std::min(chunk, size - at), 0, timeoutSec);
     return Checkpoint::fromBytes(std::move(bytes), path);
   }
   // Then the records first, and the values in rounds, of which each other rank keeps the
@@ -601,12 +611,16 @@ std::optional<Checkpoint> shareCheckpoint(ProcessGroup &group, const Plan &plan,
   std::string head = root ? found->bytes.substr(0, prefix) : std::string(prefix, '\0');
   group.broadcast(head.data(), head.size(), 0, timeoutSec);
   if (root) {
-    for (uint64_t begin = prefix; begin < size; begin += kChunk)
-      group.broadcast(&found->bytes[begin], std::min(kChunk, size - begin), 0, timeoutSec);
+    for (uint64_t begin = prefix; begin < size; begin += chunk)
+      group.broadcast(&found->bytes[begin], std::min(chunk, size - begin), 0, timeoutSec);
     return found;
   }
   const std::string what = path + " (from rank 0)";
-  Checkpoint c = Checkpoint::parse(head, size, what);
+  Checkpoint c = Checkpoint::parse(std::move(head), size, what);
+  // The values begin where the records end: the rounds carry every one of them.
+  if (c.tensors.empty() ? prefix != size : c.tensors.front().offset != prefix)
+    throw Error(ErrorKind::Checkpoint, what + ": its values do not begin at byte " +
+                                           std::to_string(prefix) + ", where rank 0 said");
   std::set<std::string> others; // state another process holds
   for (const ParamDesc &p : plan.params)
     if (!plan.holds(p))
@@ -621,7 +635,7 @@ std::optional<Checkpoint> shareCheckpoint(ProcessGroup &group, const Plan &plan,
       kept.back().offset = at;
       at = alignUp(at + t.bytes);
     }
-  std::string bytes = std::move(head);
+  std::string bytes = std::move(c.bytes);
   bytes.resize(at, '\0');
   // The header parse() read: the version and the recorded checksum.
   Reader header(bytes, 0, kCheckpointHeaderBytes, what);
@@ -633,8 +647,8 @@ std::optional<Checkpoint> shareCheckpoint(ProcessGroup &group, const Plan &plan,
   uint32_t crc = crcUpdate(crcStart(version), bytes.data() + kCheckpointHeaderBytes,
                            prefix - kCheckpointHeaderBytes);
   std::string round;
-  for (uint64_t begin = prefix; begin < size; begin += kChunk) {
-    const uint64_t end = std::min(begin + kChunk, size);
+  for (uint64_t begin = prefix; begin < size; begin += chunk) {
+    const uint64_t end = std::min(begin + chunk, size);
     round.resize(end - begin);
     group.broadcast(round.data(), round.size(), 0, timeoutSec);
     crc = crcUpdate(crc, round.data(), round.size());
