@@ -341,6 +341,22 @@ BucketCost bucketCost(double bytes, const Topology &t, Layout layout) {
   return cost;
 }
 
+double ringReduceScatter(int64_t p, double bytes, const Link &link) {
+  if (p <= 1)
+    return 0;
+  return double(p - 1) * link.latency() + double(p - 1) / double(p) * link.transfer(bytes);
+}
+
+BucketCost scatterCost(double bytes, const Topology &t, Layout layout) {
+  BucketCost cost = bucketCost(bytes, t, layout);
+  if (layout != Layout::Flat || t.ranks() <= 1)
+    return cost;
+  // One ring over every rank, ordered by node: across nodes at the network's pace.
+  (t.nodes > 1 ? cost.network : cost.host) =
+      ringReduceScatter(t.ranks(), bytes, t.nodes > 1 ? t.network : t.host);
+  return cost;
+}
+
 BucketCost broadcastCost(double bytes, const Topology &t, bool acrossRanks) {
   BucketCost cost;
   if (t.devicesPerRank > 1)
@@ -410,11 +426,14 @@ llvm::Expected<Prediction> predict(const rt::Plan &plan, const Profile &profile,
   p.globalBatch = profile.rowsPerReplica() * p.devices;
   std::vector<int64_t> bytesOf(0);
   std::vector<bool> overTheJob(0); // a broadcast over every rank (state sharded over them)
+  std::vector<bool> scattered(0);  // a gradient bucket reduce-scattered to its owners
   for (const rt::CollectiveDesc &c : plan.collectives) {
     if (size_t(c.bucket) >= bytesOf.size()) {
       bytesOf.resize(c.bucket + 1, 0);
       overTheJob.resize(c.bucket + 1, false);
+      scattered.resize(c.bucket + 1, false);
     }
+    scattered[c.bucket] = !c.segments.empty();
     bytesOf[c.bucket] = c.elements * int64_t(rt::dtypeSize(c.dtype));
     overTheJob[c.bucket] =
         c.kind == rt::CollectiveKind::Broadcast && c.group == rt::GroupKind::World;
@@ -461,6 +480,7 @@ llvm::Expected<Prediction> predict(const rt::Plan &plan, const Profile &profile,
         timing.bytes = bytesOf[b];
         timing.broadcast = k.kind == rt::KernelKind::BroadcastStart;
         timing.cost = timing.broadcast ? broadcastCost(double(bytesOf[b]), topology, overTheJob[b])
+                      : scattered[b]   ? scatterCost(double(bytesOf[b]), topology, layout)
                                        : bucketCost(double(bytesOf[b]), topology, layout);
         timing.readyUs = t;
         timing.startUs = std::max(t, networkFree);

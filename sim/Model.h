@@ -148,6 +148,14 @@ struct BucketCost {
 /// tree (up the binary tree over the ranks, node-major, and back down it: the whole bucket
 /// crosses every level twice, ceil(log2 L) levels within a node and ceil(log2 N) across).
 BucketCost bucketCost(double bytes, const Topology &topology, Layout layout);
+/// A ring reduce-scatter of `bytes` over `p` ranks: (p - 1) latencies and (p - 1) / p of the
+/// data, half a ring allreduce.
+double ringReduceScatter(int64_t p, double bytes, const Link &link);
+/// The cost of a reduce-scattered gradient bucket (sharded optimizer state): under flat sums
+/// the ranks reduce-scatter it (MPI_Ireduce_scatter, each rank receiving its owners' segment),
+/// the rank's replicas summed in memory as for an allreduce; the tree and hierarchical paths
+/// sum the whole bucket (bucketCost).
+BucketCost scatterCost(double bytes, const Topology &topology, Layout layout);
 /// The cost of a broadcast bucket (an owner's parameters) from its owner device (sharded optimizer
 /// state, dpc compile --shard-optimizer): the engine's thread copies it to the rank's other
 /// devices, (R - 1) passes over the bytes at the device level. Sharded within each rank, nothing

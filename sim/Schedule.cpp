@@ -14,6 +14,7 @@ struct Call {
   int bucket = 0;
   int64_t elements = 0;
   const std::string *tensors = nullptr;
+  const std::vector<int64_t> *segments = nullptr; // a reduce-scatter's owners' segments
   int owner = 0;     // the rank
   int instance = 0;  // the rank's bucket instance (step * buckets + position)
 };
@@ -43,6 +44,7 @@ struct Rank {
   std::vector<std::string> tensors;        // per manifest position: "a, b"
   std::vector<Stage> stages;               // per allreduce bucket, in order
   Stage broadcast;                         // a broadcast bucket over the job: one stage
+  Stage scatter;                           // a reduce-scattered bucket under flat sums
   // State.
   size_t pc = 0;                           // events done, over all steps
   int nextPost = 0;                        // bucket instances posted
@@ -147,6 +149,7 @@ public:
         rank.stages.push_back({2 * node + 1, "broadcast"});
       }
       rank.broadcast = {worldComm_, "parameter broadcast"};
+      rank.scatter = {0, "reduce_scatter"};
       const size_t instances = rank.manifest.size() * kSteps;
       rank.started.assign(instances, 0);
       rank.completed.assign(instances, 0);
@@ -226,9 +229,15 @@ private:
   }
 
   /// The stages of `instance` of `rank`: a sum's, or a broadcast's one.
-  static const Stage &stageFor(const Rank &rank, int instance, int stage) {
+  const Stage &stageFor(const Rank &rank, int instance, int stage) const {
     const rt::CollectiveDesc *c = rank.manifest[instance % rank.manifest.size()];
-    return c->kind == rt::CollectiveKind::Broadcast ? rank.broadcast : rank.stages[stage];
+    if (c->kind == rt::CollectiveKind::Broadcast)
+      return rank.broadcast;
+    // Flat sums reduce-scatter a bucket of sharded state's owners (MPI_Ireduce_scatter); the
+    // tree and the hierarchical stages sum all of it.
+    if (!c->segments.empty() && layout_ == Layout::Flat)
+      return rank.scatter;
+    return rank.stages[stage];
   }
   static int stageCount(const Rank &rank, int instance) {
     const rt::CollectiveDesc *c = rank.manifest[instance % rank.manifest.size()];
@@ -245,6 +254,7 @@ private:
     call.bucket = c->bucket;
     call.elements = c->elements;
     call.tensors = &rank.tensors[position];
+    call.segments = &c->segments;
     call.owner = r;
     call.instance = instance;
     comms_[stageFor(rank, instance, stage).comm].posts[r].push_back(call);
@@ -260,10 +270,13 @@ private:
       const Call &first = c.posts[c.members[0]][c.matched];
       for (int member : c.members) {
         const Call &other = c.posts[member][c.matched];
-        if (other.elements == first.elements && std::string(other.op) == first.op &&
+        const bool sameSegments =
+            std::string(first.op) != "reduce_scatter" || *other.segments == *first.segments;
+        if (other.elements == first.elements && std::string(other.op) == first.op && sameSegments &&
             *other.tensors == *first.tensors)
           continue;
-        const bool sizes = other.elements != first.elements || std::string(other.op) != first.op;
+        const bool sizes =
+            other.elements != first.elements || std::string(other.op) != first.op || !sameSegments;
         check.problems.push_back(
             std::string(sizes ? "deadlock" : "wrong sums") + ": the " + ordinal(c.matched + 1) +
             " collective on " + c.name + " pairs " + describe(first) + " on rank " +

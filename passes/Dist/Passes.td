@@ -165,7 +165,10 @@ def ShardOptimizerPass : Pass<"dist-shard-optimizer", "mlir::ModuleOp"> {
     are the R x P replicas of the job (replica r of process p counts as p * R + r): the
     owner's update and state carry `dist.process = p`, only that process runs and holds them,
     and the broadcast (`process = p`) copies the parameters to every replica of every process.
-    The gradients are still averaged whole on every replica (what stage 2 would shard). Fails
+    Each gradient bucket whose means only the updates read is reduce-scattered: its tensors
+    reordered by owner and `owners` set on its `dist.allreduce_start`, so that each owner
+    alone receives its means (under clipping the norm reads them all: no bucket is). The
+    gradient memory is still whole on every replica (what stage 2 would shard). Fails
     with one device in all, with parameter servers, and when the optimizer keeps no state
     (sgd).
   }];

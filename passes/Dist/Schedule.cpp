@@ -63,7 +63,7 @@ LogicalResult schedule(func::FuncOp func) {
       b.setInsertionPointToStart(&body);
     auto start = b.create<dist::AllReduceStartOp>(
         op.getLoc(), dist::PendingType::get(func.getContext()), op.getGradients(),
-        op.getReplicasAttr(), op.getBucketAttr(), op.getTensorsAttr());
+        op.getReplicasAttr(), op.getBucketAttr(), op.getTensorsAttr(), DenseI64ArrayAttr());
     Operation *firstUse = nullptr;
     for (Operation *user : op->getUsers())
       if (!firstUse || user->isBeforeInBlock(firstUse))

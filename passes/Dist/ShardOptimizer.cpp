@@ -1,5 +1,6 @@
-// dist-shard-optimizer: each parameter's optimizer state on one replica, which updates it and
-// broadcasts the parameters it owns, in buckets, to the others (ZeRO stage 1; see Passes.td):
+// dist-shard-optimizer: each parameter's optimizer state on one replica, which alone receives
+// its gradient's mean (the gradient buckets reduce-scattered), updates it and broadcasts the
+// parameters it owns, in buckets, to the others (ZeRO stage 1; see Passes.td):
 // over the replicas of the process when the job has one process, over every replica of the job
 // when it has several.
 #include "dialect/Common/TensorBytes.h"
@@ -49,6 +50,62 @@ struct Parameter {
   int64_t owner = -1;   // the replica that updates it
   int64_t process = -1; // the process that does, or -1: every process (one process a job)
 };
+
+/// Reduce-scatters the gradient buckets: each bucket whose means only updates read (not a
+/// clip factor's norm, not batch statistics) has its tensors reordered by owner (replica p * R
+/// + r of the job, or r of the process), and `owners` on its start, so that each mean reaches
+/// its owner alone, one contiguous segment of the bucket each.
+void scatterGradients(func::FuncOp func, llvm::MapVector<StringRef, Parameter> &params,
+                      int64_t replicas) {
+  OpBuilder b(func.getContext());
+  SmallVector<dist::AllReduceStartOp> starts(func.getOps<dist::AllReduceStartOp>());
+  for (dist::AllReduceStartOp start : starts) {
+    ArrayAttr tensors = start.getTensorsAttr();
+    if (!start.getPending().hasOneUse() || !tensors)
+      continue;
+    auto wait = dyn_cast<dist::AllReduceWaitOp>(*start.getPending().getUsers().begin());
+    const unsigned n = start.getGradients().size() / start.getReplicas();
+    if (!wait || tensors.size() != n)
+      continue;
+    const bool onlyUpdates = llvm::all_of(
+        wait->getUsers(), [](Operation *user) { return isa<ParameterUpdateOpInterface>(user); });
+    SmallVector<int64_t> lane;
+    for (Attribute name : tensors) {
+      auto it = params.find(cast<StringAttr>(name).getValue());
+      if (it == params.end())
+        break;
+      lane.push_back(std::max<int64_t>(it->second.process, 0) * replicas + it->second.owner);
+    }
+    if (!onlyUpdates || lane.size() != n)
+      continue;
+    SmallVector<unsigned> order = llvm::to_vector(llvm::seq<unsigned>(0, n));
+    llvm::stable_sort(order, [&](unsigned a, unsigned c) { return lane[a] < lane[c]; });
+    SmallVector<Value> grads;
+    SmallVector<Type> types;
+    SmallVector<Attribute> names;
+    SmallVector<int64_t> owners;
+    for (unsigned k : order) {
+      names.push_back(tensors[k]);
+      owners.push_back(lane[k]);
+    }
+    for (unsigned r = 0; r < start.getReplicas(); ++r)
+      for (unsigned k : order) {
+        grads.push_back(start.getGradients()[r * n + k]);
+        types.push_back(grads.back().getType());
+      }
+    b.setInsertionPoint(start);
+    auto scattered = b.create<dist::AllReduceStartOp>(
+        start.getLoc(), start.getPending().getType(), grads, start.getReplicasAttr(),
+        start.getBucketAttr(), b.getArrayAttr(names), b.getDenseI64ArrayAttr(owners));
+    b.setInsertionPoint(wait);
+    auto means = b.create<dist::AllReduceWaitOp>(wait.getLoc(), types, scattered.getPending());
+    for (unsigned r = 0; r < start.getReplicas(); ++r)
+      for (auto [k, old] : llvm::enumerate(order))
+        wait.getResult(r * n + old).replaceAllUsesWith(means.getResult(r * n + k));
+    wait->erase();
+    start->erase();
+  }
+}
 
 LogicalResult shard(func::FuncOp func, int64_t stage, int64_t capBytes) {
   dist::MeshAttr mesh = dist::getMesh(func);
@@ -186,6 +243,7 @@ LogicalResult shard(func::FuncOp func, int64_t stage, int64_t capBytes) {
   for (g::ClipFactorOp factor : llvm::make_early_inc_range(func.getOps<g::ClipFactorOp>()))
     if (factor->use_empty())
       factor->erase();
+  scatterGradients(func, params, replicas);
   // The starts leave in the order of their updates: number the buckets so.
   SmallVector<dist::BroadcastStartOp> starts(func.getOps<dist::BroadcastStartOp>());
   for (auto [i, s] : llvm::enumerate(starts))

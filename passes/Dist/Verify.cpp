@@ -484,6 +484,15 @@ LogicalResult verifySharding(func::FuncOp func, dist::MeshAttr mesh) {
                         "(no dist.shard_optimizer on the step)");
       return WalkResult::interrupt();
     });
+    if (walk.wasInterrupted())
+      return failure();
+    walk = func.walk([&](dist::AllReduceStartOp start) {
+      if (!start.getOwnersAttr())
+        return WalkResult::advance();
+      start.emitOpError("scatters its means to owners in a step whose optimizer state is not "
+                        "sharded (no dist.shard_optimizer on the step)");
+      return WalkResult::interrupt();
+    });
     return failure(walk.wasInterrupted());
   }
   const int64_t replicas = mesh.getDevicesPerProcess(), processes = mesh.getProcesses();
@@ -584,6 +593,40 @@ LogicalResult verifySharding(func::FuncOp func, dist::MeshAttr mesh) {
       return update->emitOpError() << "updates '" << name
                                    << "' on its owner, but no dist.broadcast_start copies it "
                                       "to the other replicas";
+  // A reduce-scattered bucket: its owners are the mesh's replicas, and each mean is read by
+  // its owner only (the other replicas' copies are not averaged).
+  const int64_t lanes = processes > 1 ? replicas * processes : replicas;
+  walk = func.walk([&](dist::AllReduceStartOp start) {
+    auto owners = start.getOwnersAttr();
+    if (!owners)
+      return WalkResult::advance();
+    const int64_t n = owners.size();
+    for (int64_t i = 0; i < n; ++i)
+      if (owners[i] >= lanes) {
+        start.emitOpError() << "scatters tensor " << i << " to replica " << owners[i]
+                            << ", but the mesh has " << lanes << " replica(s)"
+                            << (processes > 1 ? " over its processes" : "");
+        return WalkResult::interrupt();
+      }
+    for (Operation *user : start.getPending().getUsers())
+      for (OpOperand &use : user->getUses()) {
+        const unsigned j = cast<OpResult>(use.get()).getResultNumber();
+        const int64_t replica = j / n, owner = owners[j % n];
+        auto update = dyn_cast<ParameterUpdateOpInterface>(use.getOwner());
+        const int64_t lane =
+            update ? std::max<int64_t>(dist::getProcess(update), 0) * replicas + replica : -1;
+        if (!update || lane != owner || dist::getReplica(update) != replica) {
+          use.getOwner()->emitOpError()
+              << "reads replica " << replica << "'s mean of tensor " << j % n
+              << " of a reduce-scattered bucket, which only its owner (replica " << owner
+              << ") receives: only the owner's update may read it";
+          return WalkResult::interrupt();
+        }
+      }
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
   // Optimizer state only where its parameter is updated.
   walk = func.walk([&](g::ParamOp p) {
     if (!p.getOptimizerState())

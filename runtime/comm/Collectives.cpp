@@ -8,6 +8,11 @@
 // start/wait only return. A bucket whose wire type is bf16 crosses the processes as a bf16 copy of
 // replica 0's f32 sum (half the bytes), which is widened back before the scaling.
 //
+// A reduce-scattered bucket (sharded optimizer state: segments) is summed the same way, but
+// each replica needs only its own segment's means: the processes exchange it with
+// postScatterSum (MPI_Ireduce_scatter on flat sums), and finish() scales and copies each
+// replica's segment alone.
+//
 // A broadcast bucket (sharded optimizer state) copies the root replica's parameters (one
 // buffer holds them all) to the others: within the process (group Replicas) by memcpy on the
 // thread; over the job (group World, root p * R + r) the root's process first sends its copy to
@@ -142,6 +147,21 @@ Collectives::Impl::Impl(ProcessGroup &g, int replicas, std::vector<BucketInfo> b
     } else {
       requireCollectives({b}, CollectiveKind::AllReduceMean, GroupKind::World, "the MPI engine");
     }
+    // A reduce-scattered bucket: an offset an owner of the job, and its end, in order.
+    if (!b.segments.empty()) {
+      bool ordered = int64_t(b.segments.size()) == int64_t(replicas) * processes + 1 &&
+                     b.segments.front() == 0 && b.segments.back() == b.elements;
+      for (size_t s = 1; ordered && s < b.segments.size(); ++s)
+        ordered = b.segments[s - 1] <= b.segments[s];
+      if (b.kind != CollectiveKind::AllReduceMean || !ordered)
+        throw Error(ErrorKind::Plan, "bucket " + std::to_string(b.index) +
+                                         " is reduce-scattered "
+                                         "over " +
+                                         std::to_string(b.segments.size()) +
+                                         " offsets; an allreduce over the job's " +
+                                         std::to_string(replicas * processes) +
+                                         " replicas needs one an owner and its end, in order");
+    }
     if (b.index < 0 || b.elements < 0)
       throw Error(ErrorKind::Runtime, "Collectives: bucket " + std::to_string(b.index) + " has " +
                                           std::to_string(b.elements) + " elements");
@@ -183,9 +203,10 @@ void Collectives::Impl::checkReplica(int replica) const {
 }
 
 std::string Collectives::Impl::describe(const Slot &slot) const {
-  std::string text =
-      std::string(slot.info.kind == CollectiveKind::Broadcast ? "broadcast" : "allreduce") +
-      " of bucket " + std::to_string(slot.info.index);
+  std::string text = std::string(slot.info.kind == CollectiveKind::Broadcast ? "broadcast"
+                                 : slot.info.segments.empty()                ? "allreduce"
+                                                                             : "reduce-scatter") +
+                     " of bucket " + std::to_string(slot.info.index);
   std::string detail = slot.info.tensors;
   if (!slot.info.loc.empty())
     detail += (detail.empty() ? "" : "; ") + slot.info.loc;
@@ -339,6 +360,16 @@ void Collectives::Impl::finish(Slot &slot) {
     for (int r = 0; n > 0 && r < replicas; ++r)
       if (r != slot.source)
         std::memcpy(slot.reducing[r], slot.reducing[slot.source], n * sizeof(float));
+  } else if (n > 0 && !slot.info.segments.empty()) {
+    // Reduce-scattered: each replica's own segment (replica r of this process owns segment
+    // rank * R + r), which the sum left in replica 0's buffer.
+    const std::vector<int64_t> &s = slot.info.segments;
+    const int64_t mine = static_cast<int64_t>(rank) * replicas;
+    scaleInPlace(first + s[mine], 1.0f / static_cast<float>(replicas * processes),
+                 s[mine + replicas] - s[mine]);
+    for (int r = 1; r < replicas; ++r)
+      std::memcpy(slot.reducing[r] + s[mine + r], first + s[mine + r],
+                  (s[mine + r + 1] - s[mine + r]) * sizeof(float));
   } else if (n > 0) {
     scaleInPlace(first, 1.0f / static_cast<float>(replicas * processes), n);
     for (int r = 1; r < replicas; ++r)
@@ -396,12 +427,23 @@ Progress Collectives::Impl::progress() {
         if (slot.info.kind == CollectiveKind::Broadcast) {
           slot.token = group->postBroadcast(slot.reducing[slot.source], n * int64_t(sizeof(float)),
                                             slot.info.root / replicas);
-        } else if (slot.info.wire == DType::BF16) {
-          slot.wire.resize(static_cast<size_t>(n));
-          toBf16(slot.reducing[0], slot.wire.data(), n);
-          slot.token = group->postSum(slot.wire.data(), n, DType::BF16);
         } else {
-          slot.token = group->postSum(slot.reducing[0], n, DType::F32);
+          void *data = slot.reducing[0];
+          if (slot.info.wire == DType::BF16) {
+            slot.wire.resize(static_cast<size_t>(n));
+            toBf16(slot.reducing[0], slot.wire.data(), n);
+            data = slot.wire.data();
+          }
+          if (slot.info.segments.empty()) {
+            slot.token = group->postSum(data, n, slot.info.wire);
+          } else {
+            // Each process's segment: those of its R replicas.
+            std::vector<int64_t> counts;
+            for (int p = 0; p < processes; ++p)
+              counts.push_back(slot.info.segments[(p + 1) * replicas] -
+                               slot.info.segments[p * replicas]);
+            slot.token = group->postScatterSum(data, n, slot.info.wire, counts);
+          }
         }
       } catch (const Error &e) {
         fail(describe(slot) + ": " + e.what());

@@ -421,6 +421,11 @@ int64_t comm::GroupImpl::postSend(const void *, int64_t, int, int) {
 int64_t comm::GroupImpl::postReceive(void *, int64_t, int, int) {
   throw Error(ErrorKind::Runtime, "internal: this process group receives no messages");
 }
+int64_t comm::GroupImpl::postScatterSum(void *data, int64_t n, DType dtype,
+                                        const std::vector<int64_t> &) {
+  return postSum(data, n, dtype);
+}
+
 int64_t comm::GroupImpl::postBroadcast(void *, int64_t, int) {
   throw Error(ErrorKind::Runtime, "internal: this process group has no other process to copy to");
 }

@@ -190,6 +190,12 @@ public:
   /// rounded to bf16) at `data` over all processes; returns a token for testSum(). Counts as
   /// one collective. Only for groups of more than one process.
   virtual int64_t postSum(void *data, int64_t n, DType dtype) = 0;
+  /// A sum of which each process needs only its segment (a reduce-scatter): `counts[p]`
+  /// elements for process p, one after another from `data`. When testSum() says done, this
+  /// process's segment holds the sum there; the other bytes are unspecified. Tested and
+  /// abandoned as a sum is. The default runs postSum (every segment summed).
+  virtual int64_t postScatterSum(void *data, int64_t n, DType dtype,
+                                 const std::vector<int64_t> &counts);
   /// Whether the sum of `token` has finished (its token is then forgotten). Throws
   /// Error(Launch) when MPI reports an error.
   virtual bool testSum(int64_t token) = 0;

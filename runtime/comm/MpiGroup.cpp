@@ -94,6 +94,8 @@ public:
   }
   void leaveWithoutFinalize() override { broken_ = true; }
   int64_t postSum(void *data, int64_t n, DType dtype) override;
+  int64_t postScatterSum(void *data, int64_t n, DType dtype,
+                         const std::vector<int64_t> &counts) override;
   int64_t postBroadcast(void *data, int64_t bytes, int root) override;
   bool testSum(int64_t token) override;
   void abandonSum(int64_t token) override;
@@ -203,6 +205,13 @@ private:
   int64_t nextQueryId_ = 0;
 
   std::unordered_map<int64_t, std::vector<MPI_Request>> sums_;
+  /// A reduce-scatter's segment, which MPI leaves at the front of the buffer, and where it
+  /// belongs: moved there when its sum completes.
+  struct SegmentMove {
+    char *data;
+    int64_t offset, bytes;
+  };
+  std::unordered_map<int64_t, SegmentMove> moves_;
   /// The sum of bf16 gradients (made at its first use, freed with the communicators).
   MPI_Op bf16Sum_ = MPI_OP_NULL;
   /// The MPI type, its size and the sum of `dtype` (F32 or BF16).
@@ -915,6 +924,30 @@ int64_t MpiGroup::postSum(void *data, int64_t n, DType dtype) {
   return token;
 }
 
+int64_t MpiGroup::postScatterSum(void *data, int64_t n, DType dtype,
+                                 const std::vector<int64_t> &counts) {
+  // The tree's order and the hierarchical path's stages sum every segment (a superset).
+  if (tree_ || hierarchical() || n > kMaxCount || int64_t(counts.size()) != size())
+    return postSum(data, n, dtype);
+  const SumType t = sumType(dtype);
+  const int64_t token = ++nextToken_;
+  std::vector<int> recvcounts;
+  int64_t offset = 0;
+  for (int p = 0; p < size(); ++p) {
+    if (p < rank())
+      offset += counts[p];
+    recvcounts.push_back(static_cast<int>(counts[p]));
+  }
+  MPI_Request request;
+  check(MPI_Ireduce_scatter(MPI_IN_PLACE, data, recvcounts.data(), t.type, t.op, data_, &request),
+        "MPI_Ireduce_scatter");
+  sums_[token].push_back(request);
+  if (offset > 0 && counts[rank()] > 0)
+    moves_[token] = {static_cast<char *>(data), offset * t.size, counts[rank()] * t.size};
+  ++seq_;
+  return token;
+}
+
 int64_t MpiGroup::postBroadcast(void *data, int64_t bytes, int root) {
   // On the sums' communicator, in their order: every rank posts its collectives there in the
   // manifest's order, whatever path (flat, hierarchical, tree) the sums take.
@@ -1093,17 +1126,25 @@ bool MpiGroup::testSum(int64_t token) {
                        MPI_STATUSES_IGNORE);
   if (rc != MPI_SUCCESS) {
     sums_.erase(it);
+    moves_.erase(token);
     broken_ = true;
-    check(rc, "MPI_Iallreduce or MPI_Ibcast");
+    check(rc, "MPI_Iallreduce, MPI_Ireduce_scatter or MPI_Ibcast");
   }
-  if (done)
+  if (done) {
     sums_.erase(it);
+    if (auto move = moves_.find(token); move != moves_.end()) {
+      const SegmentMove &m = move->second;
+      std::memmove(m.data + m.offset, m.data, static_cast<size_t>(m.bytes));
+      moves_.erase(move);
+    }
+  }
   return done != 0;
 }
 
 void MpiGroup::abandonSum(int64_t token) {
   if (auto tree = trees_.find(token); tree != trees_.end())
     dropTree(tree);
+  moves_.erase(token);
   if (sums_.erase(token) + staged_.erase(token))
     broken_ = true;
 }

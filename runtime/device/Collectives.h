@@ -31,6 +31,11 @@ struct BucketInfo {
   /// processes, which adds in f32 and rounds each partial sum; the replicas of a process are
   /// summed in f32 first, and the mean is f32 again).
   DType wire = DType::F32;
+  /// A reduce-scattered allreduce (sharded optimizer state): where each owner's gradients
+  /// begin, in elements, and the end (CollectiveDesc::segments); owner o, replica o % R of
+  /// process o / R, alone needs elements segments[o] to segments[o + 1] averaged. Empty:
+  /// every replica needs every mean.
+  std::vector<int64_t> segments;
   std::string tensors; // "dense1.kernel, dense1.bias"
   std::string loc;     // source location of the collective
 };

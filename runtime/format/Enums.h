@@ -250,6 +250,6 @@ inline bool outputRoleByName(std::string_view name, OutputRole &out) {
 }
 
 /// The plan file format version this build reads and writes.
-inline constexpr uint32_t kFormatVersion = 11;
+inline constexpr uint32_t kFormatVersion = 12;
 
 } // namespace dp::rt

@@ -280,6 +280,8 @@ Plan decodeTable(const fb::Plan &p, const std::string &what) {
       collective.group = GroupKind(c->group());
       collective.groupId = c->group_id();
       collective.root = c->root();
+      if (c->segments())
+        collective.segments.assign(c->segments()->begin(), c->segments()->end());
       if (c->tensors())
         for (const flatbuffers::String *t : *c->tensors())
           collective.tensors.push_back(t->str());

@@ -124,6 +124,11 @@ struct CollectiveDesc {
   /// A broadcast's member whose copy the others receive, else -1: a replica of the process
   /// (group Replicas), or of the job (group World: replica r of process p is p * R + r).
   int root = -1;
+  /// A reduce-scattered allreduce (sharded optimizer state): where each owner's gradients
+  /// begin, in elements, and the bucket's end; owner o (replica r of process p is p * R + r
+  /// when the plan has several processes, else r) alone receives elements segments[o] to
+  /// segments[o + 1] averaged. Empty: every replica receives every mean.
+  std::vector<int64_t> segments;
   std::vector<std::string> tensors;
   std::string loc;
 };

@@ -141,7 +141,7 @@ uint64_t fnv1a64(const void *data, size_t size, uint64_t h) {
 
 std::string manifestLine(CollectiveKind kind, int bucket, int dtype, int64_t elements,
                          GroupKind group, int groupId, const std::vector<std::string> &tensors,
-                         const std::string &loc, int root) {
+                         const std::string &loc, int root, const std::vector<int64_t> &segments) {
   std::string line = std::string(collectiveKindName(kind)) + "|" + std::to_string(bucket) + "|" +
                      std::to_string(dtype) + "|" + std::to_string(elements) + "|" +
                      groupName(group, groupId) + "|";
@@ -150,6 +150,8 @@ std::string manifestLine(CollectiveKind kind, int bucket, int dtype, int64_t ele
   line += "|" + loc;
   if (root >= 0)
     line += "|root=" + std::to_string(root);
+  for (size_t i = 0; i < segments.size(); ++i)
+    line += (i ? "," : "|segments=") + std::to_string(segments[i]);
   return line + "\n";
 }
 
@@ -163,9 +165,12 @@ uint64_t manifestHash(const fb::Plan &plan) {
     if (c->tensors())
       for (const flatbuffers::String *t : *c->tensors())
         tensors.push_back(t->str());
+    std::vector<int64_t> segments;
+    if (c->segments())
+      segments.assign(c->segments()->begin(), c->segments()->end());
     std::string line = manifestLine(CollectiveKind(c->kind()), c->bucket(), c->dtype(),
                                     c->elements(), GroupKind(c->group()), c->group_id(), tensors,
-                                    c->loc() ? c->loc()->str() : "", c->root());
+                                    c->loc() ? c->loc()->str() : "", c->root(), segments);
     h = fnv1a64(line.data(), line.size(), h);
   }
   return h;
@@ -339,6 +344,25 @@ static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
                        (kind == CollectiveKind::Broadcast
                             ? ", not one of its group's " + std::to_string(members) + " device(s)"
                             : ": only a broadcast has one"));
+      // A reduce-scattered allreduce's segments: one an owner of the job, from 0 to the end of
+      // the bucket, in order.
+      if (c->segments() && c->segments()->size() > 0) {
+        const auto &s = *c->segments();
+        const int64_t owners =
+            plan.processes() > 1 ? int64_t(replicas) * plan.processes() : int64_t(replicas);
+        if (kind != CollectiveKind::AllReduceMean || group != GroupKind::World)
+          fail(what, entry + " (" + collectiveKindName(kind) +
+                         ") has segments: only an allreduce over the job is reduce-scattered");
+        if (int64_t(s.size()) != owners + 1)
+          fail(what, entry + " has " + std::to_string(s.size()) + " segment offsets; its " +
+                         std::to_string(owners) + " owner(s) need " + std::to_string(owners + 1));
+        for (size_t i = 0; i < s.size(); ++i)
+          if ((i == 0 && s[i] != 0) || (i + 1 == s.size() && s[i] != c->elements()) ||
+              (i > 0 && s[i] < s[i - 1]))
+            fail(what, entry + "'s segments do not run in order from 0 to its " +
+                           std::to_string(c->elements()) + " elements (offset " +
+                           std::to_string(i) + " is " + std::to_string(s[i]) + ")");
+      }
       // The buckets are f32; an allreduce may send them as bf16 (allreduce_mean only).
       if (DType(c->dtype()) != DType::F32 &&
           !(DType(c->dtype()) == DType::BF16 && kind == CollectiveKind::AllReduceMean))
@@ -364,6 +388,8 @@ static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
     // a replica would wait for a bucket that can never be posted.
     std::map<int, int> state; // bucket -> 1 started, 2 waited
     size_t starts = 0;
+    // The gradients of a reduce-scattered bucket, once it starts: their owner (p * R + r).
+    std::map<uint32_t, int64_t> ownerOf;
     const bool train = step == plan.train();
     for (const fb::Kernel *k : *step->kernels()) {
       KernelKind kind = KernelKind(k->kind());
@@ -394,6 +420,18 @@ static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
         fail(what, where + " runs on process " + std::to_string(k->process()) +
                        " alone, which only a train step's kernel may");
       if (!isCollective(kind)) {
+        // A reduce-scattered mean is its owner's alone: another replica's copy is no mean.
+        if (k->inputs())
+          for (uint32_t id : *k->inputs())
+            if (auto owner = ownerOf.find(id); owner != ownerOf.end()) {
+              const int64_t reader = plan.processes() == 1 ? k->device()
+                                     : k->process() < 0    ? -1 // every process reads it
+                                                           : k->process() * replicas + k->device();
+              if (reader != owner->second)
+                fail(what, where + " reads buffer " + std::to_string(id) +
+                               ", a gradient whose bucket is reduce-scattered to replica " +
+                               std::to_string(owner->second) + " of the job alone");
+            }
         if (k->device() < 0 || k->device() >= replicas)
           fail(what, where + " runs on device " + std::to_string(k->device()) + " of " +
                          std::to_string(replicas));
@@ -560,6 +598,30 @@ static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
             if (p->grad() >= 0 && overlaps(uint32_t(p->grad())))
               fail(what, where + " input " + std::to_string(d) + " overlaps the gradient of '" +
                              p->name()->str() + "'");
+          }
+        }
+      }
+      // A reduce-scattered bucket: each gradient in it lies within one owner's segment.
+      if (kind == KernelKind::AllReduceStart && c->segments() && c->segments()->size() > 0) {
+        const auto &s = *c->segments();
+        for (int d = 0; d < replicas; ++d) {
+          const fb::Buffer *bucket = buffers.Get(ids[d]);
+          const uint64_t begin = bucket->offset(), end = begin + uint64_t(c->elements()) * 4;
+          for (const fb::Param *p : *plan.params()) {
+            if (p->grad() < 0)
+              continue;
+            const fb::Buffer *g = buffers.Get(uint32_t(p->grad()));
+            if (g->device() != d || g->offset() < begin || g->offset() >= end)
+              continue;
+            const int64_t first = int64_t(g->offset() - begin) / 4, last = first + numElements(*g);
+            int64_t owner = -1;
+            for (size_t o = 0; o + 1 < s.size(); ++o)
+              if (s[o] <= first && last <= s[o + 1] && s[o] < s[o + 1])
+                owner = int64_t(o);
+            if (owner < 0)
+              fail(what, where + " scatters the gradient of '" + p->name()->str() + "' on device " +
+                             std::to_string(d) + ", which straddles its owners' segments");
+            ownerOf[uint32_t(p->grad())] = owner;
           }
         }
       }

@@ -53,9 +53,11 @@ uint64_t fnv1a64(const void *data, size_t size, uint64_t h = 0xcbf29ce484222325u
 /// hash of a plan is the one it had when they were names, format 4); the manifest hash is the
 /// FNV-1a 64 of the concatenated lines of all entries, in order. A broadcast's root (format
 /// 9) ends its line as "|root=N"; other entries have none (their hash is the one of before).
+/// A reduce-scattered allreduce's segments (format 12) end it as "|segments=0,5,9".
 std::string manifestLine(CollectiveKind kind, int bucket, int dtype, int64_t elements,
                          GroupKind group, int groupId, const std::vector<std::string> &tensors,
-                         const std::string &loc, int root = -1);
+                         const std::string &loc, int root = -1,
+                         const std::vector<int64_t> &segments = {});
 /// The manifest hash of `plan`'s collectives, recomputed from the entries (0 for none).
 uint64_t manifestHash(const fb::Plan &plan);
 

@@ -229,6 +229,7 @@ std::unique_ptr<Job> Job::launch(const std::string &planPath, const JobOptions &
       b.groupId = c.groupId;
       b.root = c.root;
       b.elements = c.elements;
+      b.segments = c.segments;
       for (const std::string &t : c.tensors)
         b.tensors += (b.tensors.empty() ? "" : ", ") + t;
       b.loc = c.loc;

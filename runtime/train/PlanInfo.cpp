@@ -274,6 +274,13 @@ void describePlan(const Plan &plan, const std::string &path, std::ostream &out) 
           << (c.root >= 0 ? " from replica " + std::to_string(c.root) : std::string()) << "  "
           << withCommas(c.elements) << " x f32" << (c.dtype == DType::BF16 ? " (sent as bf16)" : "")
           << "  ";
+      // A reduce-scattered bucket: each owner's elements, in owner order.
+      if (!c.segments.empty()) {
+        out << "reduce-scattered to their owners (";
+        for (size_t o = 0; o + 1 < c.segments.size(); ++o)
+          out << (o ? ", " : "") << withCommas(c.segments[o + 1] - c.segments[o]);
+        out << " x f32)  ";
+      }
       for (size_t i = 0; i < c.tensors.size(); ++i)
         out << (i ? ", " : "") << c.tensors[i];
       if (!c.loc.empty())

@@ -102,7 +102,12 @@ public:
                              CollectiveKind kind, GroupKind group = GroupKind::World,
                              int groupId = -1, DType wire = DType::F32, int root = -1) {
     collectives_.push_back(
-        {bucket, elements, std::move(tensors), kind, group, groupId, wire, root});
+        {bucket, elements, std::move(tensors), kind, group, groupId, wire, root, {}});
+    return *this;
+  }
+  /// Makes the latest manifest entry a reduce-scatter over these owners' segments.
+  PlanBuilder &segments(std::vector<int64_t> offsets) {
+    collectives_.back().segments = std::move(offsets);
     return *this;
   }
   KernelSpec &collective(StepKind step, KernelKind kind, int bucket,
@@ -278,12 +283,13 @@ public:
         std::vector<flatbuffers::Offset<flatbuffers::String>> tensors;
         for (const std::string &t : c.tensors)
           tensors.push_back(fbb.CreateString(t));
-        collectives.push_back(fb::CreateCollectiveDirect(
-            fbb, uint8_t(c.kind), c.bucket, static_cast<uint8_t>(c.wire), c.elements,
-            uint8_t(c.group), c.groupId, &tensors, "", c.root));
+        collectives.push_back(
+            fb::CreateCollectiveDirect(fbb, uint8_t(c.kind), c.bucket, static_cast<uint8_t>(c.wire),
+                                       c.elements, uint8_t(c.group), c.groupId, &tensors, "",
+                                       c.root, c.segments.empty() ? nullptr : &c.segments));
         const std::string line =
             manifestLine(c.kind, c.bucket, static_cast<int>(c.wire), c.elements, c.group, c.groupId,
-                         c.tensors, "", c.root);
+                         c.tensors, "", c.root, c.segments);
         manifest = fnv1a64(line.data(), line.size(), manifest);
       }
     }
@@ -337,6 +343,7 @@ private:
     int groupId;
     DType wire;
     int root;
+    std::vector<int64_t> segments;
   };
   struct ParamSpec {
     std::string name;

@@ -127,6 +127,20 @@ LogicalResult AllReduceStartOp::verify() {
     return failure();
   if (getBucketAttr().getInt() < 0)
     return emitOpError("bucket must be non-negative");
+  if (auto owners = getOwnersAttr()) {
+    const int64_t n = static_cast<int64_t>(getGradients().size()) / getReplicas();
+    if (owners.size() != n)
+      return emitOpError() << "names " << owners.size() << " owner(s) for " << n
+                           << " tensor(s) a replica";
+    for (int64_t i = 0; i < n; ++i) {
+      if (owners[i] < 0)
+        return emitOpError() << "owner " << owners[i] << " of tensor " << i << " is not a replica";
+      if (i > 0 && owners[i] < owners[i - 1])
+        return emitOpError() << "orders its tensors by owner, but tensor " << i << "'s ("
+                             << owners[i] << ") comes after tensor " << i - 1 << "'s ("
+                             << owners[i - 1] << ")";
+    }
+  }
   return success();
 }
 

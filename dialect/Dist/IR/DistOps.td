@@ -79,9 +79,20 @@ def Dist_AllReduceStartOp : Dist_Op<"allreduce_start"> {
   let description = [{
     The first half of a scheduled `dist.allreduce`: placed right after the last of its
     gradients is computed. The matching `dist.allreduce_wait` yields the means.
+
+    With `owners` (sharded optimizer state, `dist-shard-optimizer`), the bucket is
+    reduce-scattered: `owners[i]` is the one replica that reads tensor `i`'s mean (replica r
+    of the process, or r of process p as p * R + r when the state is sharded over the job),
+    the tensors ordered by owner, so each owner's means are one contiguous segment of the
+    bucket. The other replicas' results for tensor `i` are left unspecified.
+
+    ```mlir
+    %p = dist.allreduce_start %g0, %h0, %g1, %h1 {bucket = 0 : i64, owners = array<i64: 0, 1>, replicas = 2 : i64} : tensor<10xf32>, tensor<4xf32>, tensor<10xf32>, tensor<4xf32>
+    ```
   }];
   let arguments = (ins Variadic<Dist_F32Tensor>:$gradients, I64Attr:$replicas,
-                       I64Attr:$bucket, OptionalAttr<StrArrayAttr>:$tensors);
+                       I64Attr:$bucket, OptionalAttr<StrArrayAttr>:$tensors,
+                       OptionalAttr<DenseI64ArrayAttr>:$owners);
   let results = (outs Dist_PendingType:$pending);
   let assemblyFormat = "$gradients attr-dict `:` type($gradients)";
   let hasVerifier = 1;

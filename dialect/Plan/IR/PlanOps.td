@@ -91,10 +91,14 @@ def Plan_BucketOp : Plan_Op<"bucket", [HasParent<"ProgramOp">]> {
     The gradients of a bucket are `plan.grad`s inside it, so the kernels that compute them
     write straight into the buffer the collective sends: no packing copy. On a
     parameter-server worker, `server` is the server the bucket is pushed to. A broadcast's
-    bucket (sharded optimizer state) holds the `plan.param`s it copies.
+    bucket (sharded optimizer state) holds the `plan.param`s it copies. A reduce-scattered
+    bucket's `segments` are where each owner's gradients begin, in elements (owner o's are
+    elements segments[o] to segments[o + 1]; replica r of process p is owner p * R + r when
+    the state is sharded over the job), and its end: only the owner receives their means.
   }];
   let arguments = (ins I64Attr:$index, OptionalAttr<I64Attr>:$offset,
-                       DefaultValuedAttr<I64Attr, "0">:$device, OptionalAttr<I64Attr>:$server);
+                       DefaultValuedAttr<I64Attr, "0">:$device, OptionalAttr<I64Attr>:$server,
+                       OptionalAttr<DenseI64ArrayAttr>:$segments);
   let results = (outs MemRefRankOf<[F32], [1]>:$buffer);
   let assemblyFormat = "$index attr-dict `:` type($buffer)";
 }

@@ -114,9 +114,10 @@ public:
       }
       SmallVector<Value> perDevice;
       for (unsigned r = 0; r < start.replicas(); ++r) {
-        Value bucket = b_.create<plan::BucketOp>(
-            start.getLoc(), MemRefType::get({elements}, b_.getF32Type()),
-            b_.getI64IntegerAttr(start.getBucket()), IntegerAttr(), deviceAttr(r), IntegerAttr());
+        Value bucket =
+            b_.create<plan::BucketOp>(start.getLoc(), MemRefType::get({elements}, b_.getF32Type()),
+                                      b_.getI64IntegerAttr(start.getBucket()), IntegerAttr(),
+                                      deviceAttr(r), IntegerAttr(), DenseI64ArrayAttr());
         perDevice.push_back(bucket);
         for (unsigned i = 0; i < n; ++i) {
           auto copy = start.copiesOf(r)[i].getDefiningOp<g::ParamOp>();
@@ -148,18 +149,31 @@ public:
   /// kernels name their buffers by it.
   LogicalResult declareBuckets(func::FuncOp func) {
     int64_t replicas = program_.getDevicesPerProcess();
-    auto declare = [&](Operation *op, ValueRange grads, int64_t bucket, IntegerAttr server) {
+    const int64_t processes = program_.getProcesses();
+    auto declare = [&](Operation *op, ValueRange grads, int64_t bucket, IntegerAttr server,
+                       DenseI64ArrayAttr owners = {}) {
       unsigned n = grads.size() / replicas;
       auto slot = [&](Value g) { return slotElements(g.getType()); };
       int64_t elements = 0;
-      for (Value g : grads.take_front(n))
+      // A reduce-scattered bucket (tensors ordered by owner): where each owner's begin.
+      SmallVector<int64_t> segments;
+      for (auto [i, g] : llvm::enumerate(grads.take_front(n))) {
+        if (owners)
+          while (static_cast<int64_t>(segments.size()) <= owners[i])
+            segments.push_back(elements);
         elements += slot(g);
+      }
+      if (owners)
+        while (static_cast<int64_t>(segments.size()) <=
+               (processes > 1 ? replicas * processes : replicas))
+          segments.push_back(elements);
       SmallVector<Value> perDevice;
       for (int64_t r = 0; r < replicas; ++r) {
         b_.setInsertionPoint(*program_.getBody().front().getOps<plan::StepOp>().begin());
         Value buffer = b_.create<plan::BucketOp>(
             op->getLoc(), MemRefType::get({elements}, b_.getF32Type()),
-            b_.getI64IntegerAttr(bucket), IntegerAttr(), deviceAttr(r), server);
+            b_.getI64IntegerAttr(bucket), IntegerAttr(), deviceAttr(r), server,
+            owners ? b_.getDenseI64ArrayAttr(segments) : DenseI64ArrayAttr());
         perDevice.push_back(buffer);
         int64_t offset = 0;
         for (Value g : grads.slice(r * n, n)) {
@@ -177,6 +191,7 @@ public:
       int64_t bucket;
       ValueRange grads;
       IntegerAttr server;
+      DenseI64ArrayAttr owners;
       if (auto p = dyn_cast<dist::PushOp>(op)) {
         bucket = p.getBucket(), grads = p.getGradients(), server = p.getServerAttr();
       } else if (auto r = dyn_cast<dist::ReceiveOp>(op)) {
@@ -188,7 +203,7 @@ public:
         }
         bucket = a.getBucketAttr().getInt(), grads = a.getGradients();
       } else if (auto a = dyn_cast<dist::AllReduceStartOp>(op)) {
-        bucket = a.getBucketAttr().getInt(), grads = a.getGradients();
+        bucket = a.getBucketAttr().getInt(), grads = a.getGradients(), owners = a.getOwnersAttr();
       } else {
         return WalkResult::advance();
       }
@@ -196,7 +211,7 @@ public:
         op->emitOpError() << "reuses bucket " << bucket << " of another allreduce";
         return WalkResult::interrupt();
       }
-      declare(op, grads, bucket, server);
+      declare(op, grads, bucket, server, owners);
       return WalkResult::advance();
     });
     return failure(walk.wasInterrupted());

@@ -239,22 +239,29 @@ private:
         std::string loc = locationString(k.getLoc());
         rt::GroupKind group = server ? rt::GroupKind::Workers : rt::GroupKind::World;
         int groupId = -1;
-        if (auto def = bucket.getDefiningOp<BucketOp>(); def && def.getServerAttr()) {
-          group = rt::GroupKind::Server;
-          groupId = static_cast<int>(def.getServerAttr().getInt());
+        std::vector<int64_t> segments; // a reduce-scattered bucket's owners'
+        if (auto def = bucket.getDefiningOp<BucketOp>()) {
+          if (def.getServerAttr()) {
+            group = rt::GroupKind::Server;
+            groupId = static_cast<int>(def.getServerAttr().getInt());
+          }
+          if (def.getSegmentsAttr())
+            segments.assign(def.getSegmentsAttr().asArrayRef().begin(),
+                            def.getSegmentsAttr().asArrayRef().end());
         }
         const rt::DType wire =
             kind == rt::CollectiveKind::AllReduceMean && bf16Wire.contains(bucket) ? rt::DType::BF16
                                                                                    : rt::DType::F32;
-        std::string line =
-            rt::manifestLine(kind, index, int(wire), elements, group, groupId, tensors, loc);
+        std::string line = rt::manifestLine(kind, index, int(wire), elements, group, groupId,
+                                            tensors, loc, -1, segments);
         hash = rt::fnv1a64(line.data(), line.size(), hash);
         std::vector<flatbuffers::Offset<flatbuffers::String>> names;
         for (auto &t : tensors)
           names.push_back(fbb_.CreateString(t));
         entries.push_back(fb::CreateCollective(fbb_, uint8_t(kind), index, uint8_t(wire), elements,
                                                uint8_t(group), groupId, fbb_.CreateVector(names),
-                                               fbb_.CreateString(loc)));
+                                               fbb_.CreateString(loc), -1,
+                                               segments.empty() ? 0 : fbb_.CreateVector(segments)));
       }
     }
     if (entries.empty())

@@ -343,3 +343,31 @@ func.func @f(%g0: tensor<3xf32>, %g1: tensor<3xf32>) {
   dist.broadcast_wait %p
   return
 }
+
+// -----
+
+// Tests that a reduce-scattered allreduce names one owner a tensor of a replica.
+func.func @f(%w: tensor<4x3xf32>, %b: tensor<3xf32>) {
+  // expected-error @+1 {{'dist.allreduce_start' op names 1 owner(s) for 2 tensor(s) a replica}}
+  %p = dist.allreduce_start %w, %b {replicas = 1 : i64, bucket = 0 : i64, owners = array<i64: 0>} : tensor<4x3xf32>, tensor<3xf32>
+  return
+}
+
+// -----
+
+// Tests that a reduce-scattered allreduce orders its tensors by owner (each owner's means are
+// one segment of the bucket).
+func.func @f(%w: tensor<4x3xf32>, %b: tensor<3xf32>) {
+  // expected-error @+1 {{'dist.allreduce_start' op orders its tensors by owner, but tensor 1's (0) comes after tensor 0's (1)}}
+  %p = dist.allreduce_start %w, %b {replicas = 1 : i64, bucket = 0 : i64, owners = array<i64: 1, 0>} : tensor<4x3xf32>, tensor<3xf32>
+  return
+}
+
+// -----
+
+// Tests that an owner is a replica.
+func.func @f(%w: tensor<4x3xf32>) {
+  // expected-error @+1 {{'dist.allreduce_start' op owner -1 of tensor 0 is not a replica}}
+  %p = dist.allreduce_start %w {replicas = 1 : i64, bucket = 0 : i64, owners = array<i64: -1>} : tensor<4x3xf32>
+  return
+}

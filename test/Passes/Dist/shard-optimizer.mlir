@@ -11,7 +11,8 @@
 // replica with the fewest bytes (dense1.kernel's 240 bytes on replica 0, the other three's
 // 184 on replica 1), that only the owner updates it, that with a cap of 0 (bucket-mb=0) a
 // broadcast from the owner of the parameter's two copies follows each update (buckets after
-// the allreduce's, in the updates' order), and that their waits end the step.
+// the allreduce's, in the updates' order), and that their waits end the step. The gradients'
+// bucket is reduce-scattered: its tensors ordered by owner, each mean read by its owner only.
 // CHECK-LABEL: func.func @train(
 // CHECK-SAME: dist.shard_optimizer = 1 : i64
 // CHECK-DAG: %[[W1_0:.*]] = graph.param "dense1.kernel" {dist.replica = 0 : i64
@@ -24,12 +25,13 @@
 // CHECK-DAG: graph.param "dense1.bias/m" {dist.replica = 1 : i64
 // CHECK-DAG: graph.param "dense2.bias/v" {dist.replica = 1 : i64
 // CHECK-NOT: graph.param "dense1.kernel/{{m|v}}" {dist.replica = 1
+// CHECK: dist.allreduce_start {{.*}} {bucket = 0 : i64, owners = array<i64: 0, 1, 1, 1>, replicas = 2 : i64, tensors = ["dense1.kernel", "dense2.kernel", "dense2.bias", "dense1.bias"]}
 // CHECK: %[[M:.*]]:8 = dist.allreduce_wait
-// CHECK-NEXT: graph.adam_update %[[W2_1]], {{.*}}, %[[M]]#4 {{.*}}dist.replica = 1 : i64
+// CHECK-NEXT: graph.adam_update %[[W2_1]], {{.*}}, %[[M]]#5 {{.*}}dist.replica = 1 : i64
 // CHECK-NEXT: %[[B1:[0-9]+]] = dist.broadcast_start %[[W2_0]], %[[W2_1]] {bucket = 1 : i64, root = 1 : i64, tensors = ["dense2.kernel"]}
-// CHECK-NEXT: graph.adam_update {{.*}}, %[[M]]#5 {{.*}}dist.replica = 1 : i64
+// CHECK-NEXT: graph.adam_update {{.*}}, %[[M]]#6 {{.*}}dist.replica = 1 : i64
 // CHECK-NEXT: %[[B2:[0-9]+]] = dist.broadcast_start {{.*}} {bucket = 2 : i64, root = 1 : i64, tensors = ["dense2.bias"]}
-// CHECK-NEXT: graph.adam_update %[[W1_0]], {{.*}}, %[[M]]#2 {{.*}}dist.replica = 0 : i64
+// CHECK-NEXT: graph.adam_update %[[W1_0]], {{.*}}, %[[M]]#0 {{.*}}dist.replica = 0 : i64
 // CHECK-NEXT: %[[B3:.*]] = dist.broadcast_start %[[W1_0]], %[[W1_1]] {bucket = 3 : i64, root = 0 : i64, tensors = ["dense1.kernel"]}
 // CHECK-NEXT: graph.adam_update {{.*}}, %[[M]]#7 {{.*}}dist.replica = 1 : i64
 // CHECK-NEXT: %[[B4:.*]] = dist.broadcast_start {{.*}} {bucket = 4 : i64, root = 1 : i64, tensors = ["dense1.bias"]}
@@ -45,9 +47,9 @@
 // Tests that by default each owner's parameters travel in one bucket, in the order of its
 // updates, replica 0's copies first: replica 1's three after the last of their updates.
 // BUCKETS: %[[M:.*]]:8 = dist.allreduce_wait
-// BUCKETS-NEXT: graph.adam_update %[[W2:[0-9]+]], {{.*}}, %[[M]]#4 {{.*}}dist.replica = 1 : i64
-// BUCKETS-NEXT: graph.adam_update %[[B2:[0-9]+]], {{.*}}, %[[M]]#5 {{.*}}dist.replica = 1 : i64
-// BUCKETS-NEXT: graph.adam_update %[[W1:[0-9]+]], {{.*}}, %[[M]]#2 {{.*}}dist.replica = 0 : i64
+// BUCKETS-NEXT: graph.adam_update %[[W2:[0-9]+]], {{.*}}, %[[M]]#5 {{.*}}dist.replica = 1 : i64
+// BUCKETS-NEXT: graph.adam_update %[[B2:[0-9]+]], {{.*}}, %[[M]]#6 {{.*}}dist.replica = 1 : i64
+// BUCKETS-NEXT: graph.adam_update %[[W1:[0-9]+]], {{.*}}, %[[M]]#0 {{.*}}dist.replica = 0 : i64
 // BUCKETS-NEXT: %[[P1:.*]] = dist.broadcast_start %[[W1]], %{{.*}} {bucket = 1 : i64, root = 0 : i64, tensors = ["dense1.kernel"]} : tensor<6x5xf32>, tensor<6x5xf32>
 // BUCKETS-NEXT: graph.adam_update %[[B1:[0-9]+]], {{.*}}, %[[M]]#7 {{.*}}dist.replica = 1 : i64
 // BUCKETS-NEXT: %[[P2:.*]] = dist.broadcast_start %{{.*}}, %{{.*}}, %{{.*}}, %[[W2]], %[[B2]], %[[B1]] {bucket = 2 : i64, root = 1 : i64, tensors = ["dense2.kernel", "dense2.bias", "dense1.bias"]} : tensor<5x3xf32>, tensor<3xf32>, tensor<5xf32>, tensor<5x3xf32>, tensor<3xf32>, tensor<5xf32>
@@ -60,16 +62,17 @@
 // and bias of 12, 64 bytes each, share one, which starts after the bias's update; dense1's
 // bias of 20 would pass it and opens another; unpadded, all three would fit).
 // CAP: %[[M:.*]]:8 = dist.allreduce_wait
-// CAP-NEXT: graph.adam_update {{.*}}, %[[M]]#4
 // CAP-NEXT: graph.adam_update {{.*}}, %[[M]]#5
+// CAP-NEXT: graph.adam_update {{.*}}, %[[M]]#6
 // CAP-NEXT: dist.broadcast_start {{.*}} {bucket = 1 : i64, root = 1 : i64, tensors = ["dense2.kernel", "dense2.bias"]}
-// CAP-NEXT: graph.adam_update {{.*}}, %[[M]]#2
+// CAP-NEXT: graph.adam_update {{.*}}, %[[M]]#0
 // CAP-NEXT: dist.broadcast_start {{.*}} {bucket = 2 : i64, root = 0 : i64, tensors = ["dense1.kernel"]}
 // CAP-NEXT: graph.adam_update {{.*}}, %[[M]]#7
 // CAP-NEXT: dist.broadcast_start {{.*}} {bucket = 3 : i64, root = 1 : i64, tensors = ["dense1.bias"]}
 
 // Tests that under clipping each replica's factor still reads every averaged gradient of its
 // replica (the norm is that of all), while its updates are its share.
+// CLIP-NOT: owners
 // CLIP: %[[M:.*]]:8 = dist.allreduce_wait
 // CLIP-NEXT: %[[F0:.*]] = graph.clip_factor %[[M]]#0, %[[M]]#1, %[[M]]#2, %[[M]]#3 {dist.replica = 0 : i64
 // CLIP-NEXT: %[[F1:.*]] = graph.clip_factor %[[M]]#4, %[[M]]#5, %[[M]]#6, %[[M]]#7 {dist.replica = 1 : i64
@@ -98,6 +101,7 @@
 // PROCS-DAG: graph.param "dense2.kernel/v" {dist.process = 0 : i64, dist.replica = 1 : i64
 // PROCS-DAG: graph.param "dense1.bias/m" {dist.process = 1 : i64, dist.replica = 0 : i64
 // PROCS-DAG: graph.param "dense2.bias/v" {dist.process = 1 : i64, dist.replica = 1 : i64
+// PROCS: dist.allreduce_start {{.*}} {bucket = 0 : i64, owners = array<i64: 0, 1, 2, 3>, replicas = 2 : i64, tensors = ["dense1.kernel", "dense2.kernel", "dense1.bias", "dense2.bias"]}
 // PROCS: graph.adam_update {{.*}}dist.process = 0 : i64, dist.replica = 1 : i64
 // PROCS-NEXT: dist.broadcast_start {{.*}} {bucket = 1 : i64, process = 0 : i64, root = 1 : i64, tensors = ["dense2.kernel"]}
 // PROCS-NEXT: graph.adam_update {{.*}}dist.process = 1 : i64, dist.replica = 1 : i64
@@ -116,6 +120,7 @@
 // ONEDEV-DAG: graph.param "dense2.kernel/m" {dist.process = 1 : i64, init
 // ONEDEV-DAG: graph.param "dense1.bias/m" {dist.process = 1 : i64, init
 // ONEDEV-DAG: graph.param "dense2.bias/m" {dist.process = 1 : i64, init
+// ONEDEV: dist.allreduce_start {{.*}} {bucket = 0 : i64, owners = array<i64: 0, 1, 1, 1>, replicas = 1 : i64
 // ONEDEV: dist.broadcast_start %{{[0-9]+}} {bucket = 1 : i64, process = 0 : i64, root = 0 : i64, tensors = ["dense1.kernel"]} : tensor<6x5xf32>{{$}}
 // ONEDEV: dist.broadcast_start %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} {bucket = 2 : i64, process = 1 : i64, root = 0 : i64, tensors = ["dense2.kernel", "dense2.bias", "dense1.bias"]} : tensor<5x3xf32>, tensor<3xf32>, tensor<5xf32>{{$}}
 

@@ -277,3 +277,77 @@ func.func @train() attributes {graph.step = "train", dist.shard_optimizer = 1 : 
   dist.broadcast_wait %b
   return
 }
+
+// -----
+
+// Tests that only a step of sharded optimizer state scatters its means to owners.
+func.func @train() attributes {graph.step = "train", dist.mesh = #dist.mesh<devices_per_process = 2, processes = 1, device = "cpu">} {
+  %w0 = graph.param "w" {dist.replica = 0 : i64, init = #graph.zeros} : tensor<3xf32>
+  %w1 = graph.param "w" {dist.replica = 1 : i64, init = #graph.zeros} : tensor<3xf32>
+  %g0 = graph.fill 1.0 {dist.replica = 0 : i64} : tensor<3xf32>
+  %g1 = graph.fill 1.0 {dist.replica = 1 : i64} : tensor<3xf32>
+  %m0 = graph.param "w/m" {dist.replica = 0 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  %v0 = graph.param "w/v" {dist.replica = 0 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  // expected-error @+1 {{'dist.allreduce_start' op scatters its means to owners in a step whose optimizer state is not sharded}}
+  %p = dist.allreduce_start %g0, %g1 {bucket = 0 : i64, owners = array<i64: 0>, replicas = 2 : i64, tensors = ["w"]} : tensor<3xf32>, tensor<3xf32>
+  %a:2 = dist.allreduce_wait %p : tensor<3xf32>, tensor<3xf32>
+  graph.adam_update %w0, %m0, %v0, %a#0 {beta1 = 0.9, beta2 = 0.999, epsilon = 1.0e-7, lr = 0.01, dist.replica = 0 : i64} : tensor<3xf32>
+  return
+}
+
+// -----
+
+// Tests that a reduce-scattered mean is read by its owner only: replica 0's copy of a mean
+// that replica 1 owns is not averaged.
+func.func @train() attributes {graph.step = "train", dist.shard_optimizer = 1 : i64, dist.mesh = #dist.mesh<devices_per_process = 2, processes = 1, device = "cpu">} {
+  %w0 = graph.param "w" {dist.replica = 0 : i64, init = #graph.zeros} : tensor<3xf32>
+  %w1 = graph.param "w" {dist.replica = 1 : i64, init = #graph.zeros} : tensor<3xf32>
+  %g0 = graph.fill 1.0 {dist.replica = 0 : i64} : tensor<3xf32>
+  %g1 = graph.fill 1.0 {dist.replica = 1 : i64} : tensor<3xf32>
+  %m0 = graph.param "w/m" {dist.replica = 0 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  %v0 = graph.param "w/v" {dist.replica = 0 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  %p = dist.allreduce_start %g0, %g1 {bucket = 0 : i64, owners = array<i64: 1>, replicas = 2 : i64, tensors = ["w"]} : tensor<3xf32>, tensor<3xf32>
+  %a:2 = dist.allreduce_wait %p : tensor<3xf32>, tensor<3xf32>
+  // expected-error @+1 {{'graph.adam_update' op reads replica 0's mean of tensor 0 of a reduce-scattered bucket, which only its owner (replica 1) receives: only the owner's update may read it}}
+  graph.adam_update %w0, %m0, %v0, %a#0 {beta1 = 0.9, beta2 = 0.999, epsilon = 1.0e-7, lr = 0.01, dist.replica = 0 : i64} : tensor<3xf32>
+  %b = dist.broadcast_start %w0, %w1 {bucket = 1 : i64, root = 0 : i64, tensors = ["w"]} : tensor<3xf32>, tensor<3xf32>
+  dist.broadcast_wait %b
+  return
+}
+
+// -----
+
+// Tests that the owners are replicas of the mesh.
+func.func @train() attributes {graph.step = "train", dist.shard_optimizer = 1 : i64, dist.mesh = #dist.mesh<devices_per_process = 2, processes = 1, device = "cpu">} {
+  %w0 = graph.param "w" {dist.replica = 0 : i64, init = #graph.zeros} : tensor<3xf32>
+  %w1 = graph.param "w" {dist.replica = 1 : i64, init = #graph.zeros} : tensor<3xf32>
+  %g0 = graph.fill 1.0 {dist.replica = 0 : i64} : tensor<3xf32>
+  %g1 = graph.fill 1.0 {dist.replica = 1 : i64} : tensor<3xf32>
+  %m0 = graph.param "w/m" {dist.replica = 0 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  %v0 = graph.param "w/v" {dist.replica = 0 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  // expected-error @+1 {{'dist.allreduce_start' op scatters tensor 0 to replica 2, but the mesh has 2 replica(s)}}
+  %p = dist.allreduce_start %g0, %g1 {bucket = 0 : i64, owners = array<i64: 2>, replicas = 2 : i64, tensors = ["w"]} : tensor<3xf32>, tensor<3xf32>
+  %a:2 = dist.allreduce_wait %p : tensor<3xf32>, tensor<3xf32>
+  graph.adam_update %w0, %m0, %v0, %a#0 {beta1 = 0.9, beta2 = 0.999, epsilon = 1.0e-7, lr = 0.01, dist.replica = 0 : i64} : tensor<3xf32>
+  %b = dist.broadcast_start %w0, %w1 {bucket = 1 : i64, root = 0 : i64, tensors = ["w"]} : tensor<3xf32>, tensor<3xf32>
+  dist.broadcast_wait %b
+  return
+}
+
+// -----
+
+// Tests that over the processes an owner counts the job's replicas: replica 0 of process 1
+// is owner 1, so process 0's update may not read the mean.
+func.func @train() attributes {graph.step = "train", dist.shard_optimizer = 1 : i64, dist.mesh = #dist.mesh<devices_per_process = 1, processes = 2, device = "cpu">} {
+  %w = graph.param "w" {init = #graph.zeros} : tensor<3xf32>
+  %m = graph.param "w/m" {dist.process = 0 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  %v = graph.param "w/v" {dist.process = 0 : i64, init = #graph.zeros, optimizer_state, trainable = false} : tensor<3xf32>
+  %g = graph.fill 1.0 : tensor<3xf32>
+  %p = dist.allreduce_start %g {bucket = 0 : i64, owners = array<i64: 1>, replicas = 1 : i64, tensors = ["w"]} : tensor<3xf32>
+  %a = dist.allreduce_wait %p : tensor<3xf32>
+  // expected-error @+1 {{'graph.adam_update' op reads replica 0's mean of tensor 0 of a reduce-scattered bucket, which only its owner (replica 1) receives}}
+  graph.adam_update %w, %m, %v, %a {beta1 = 0.9, beta2 = 0.999, epsilon = 1.0e-7, lr = 0.01, dist.process = 0 : i64} : tensor<3xf32>
+  %b = dist.broadcast_start %w {bucket = 1 : i64, process = 0 : i64, root = 0 : i64, tensors = ["w"]} : tensor<3xf32>
+  dist.broadcast_wait %b
+  return
+}

@@ -11,7 +11,8 @@
 //   stop                like allreduce, but rank 1 stops (SIGSTOP) at step 3.
 //   shard               like allreduce, but buckets 1 and 4 are broadcasts over the job (state
 //                       sharded over the processes): from the job's last replica and from
-//                       process 1's replica 0; every copy must end as the root's.
+//                       process 1's replica 0; every copy must end as the root's; bucket 2
+//                       is reduce-scattered: each replica's own segment must hold the means.
 //   ps                  rank 0 serves one bucket to the other ranks, the workers, which push
 //                       --steps gradients each (asynchronous); rank 0 prints the updates.
 //   ps-slow             like ps, but worker 0 (rank 1) works for 4 timeouts before its second
@@ -171,6 +172,11 @@ std::string runAverages(ProcessGroup &group, const Options &o) {
     buckets[1].kind = buckets[4].kind = dp::rt::CollectiveKind::Broadcast;
     buckets[1].root = R * P - 1;
     buckets[4].root = R; // process 1's replica 0
+    // Bucket 2 is reduce-scattered to the job's R x P owners, in segments of uneven sizes
+    // (the first owner's empty): each replica needs only its own means.
+    const int64_t owners = int64_t(R) * P, n = buckets[2].elements;
+    for (int64_t o = 0; o <= owners; ++o)
+      buckets[2].segments.push_back(n * o * o / (owners * owners));
   }
   Collectives engine(group, R, buckets, o.timeout);
   std::vector<std::string> errors(R);
@@ -200,7 +206,10 @@ std::string runAverages(ProcessGroup &group, const Options &o) {
           }
           for (const BucketInfo &b : buckets) {
             engine.wait(b.index, r);
-            for (int64_t i = 0; i < b.elements; ++i) {
+            const int64_t owner = int64_t(rank) * R + r;
+            const int64_t first = b.segments.empty() ? 0 : b.segments[owner],
+                          end = b.segments.empty() ? b.elements : b.segments[owner + 1];
+            for (int64_t i = first; i < end; ++i) {
               double sum = 0;
               for (int q = 0; q < P; ++q)
                 for (int s = 0; s < R; ++s)

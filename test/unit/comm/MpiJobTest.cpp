@@ -82,7 +82,9 @@ TEST(MpiJob, AllreduceWithOneReplicaPerProcess) {
 
 TEST(MpiJob, ShardedStateBroadcastsReachEveryReplicaOfTheJob) {
   // Buckets 1 and 4 are copied from one replica of one process to every replica of every
-  // process, between allreduces, step after step.
+  // process, between allreduces, step after step; bucket 2 is reduce-scattered to the job's
+  // replicas in segments of uneven sizes (MPI_Ireduce_scatter, each process's segment moved
+  // into place), and each replica checks its own means.
   Job job = runJob(3, "shard --replicas 2 --steps 4");
   EXPECT_EQ(job.exitCode, 0) << job.output;
   for (int rank = 0; rank < 3; ++rank)

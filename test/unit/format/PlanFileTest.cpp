@@ -594,6 +594,59 @@ TEST(PlanFileTest, ABroadcastBucketHoldsItsParameters) {
                   "train kernel #0 (broadcast_start) input 0 lies outside the persistent region");
 }
 
+// A reduce-scattered gradient bucket (sharded optimizer state, format 12) over 2 devices: 'w'
+// (4 elements, owner 0) then 'u' (4, owner 1), each device's gradients in its bucket; each
+// owner's update reads its own mean only.
+struct ScatterParts {
+  std::vector<int64_t> segments = {0, 16, 32};
+  int uReader = 1; // the device whose kernel reads 'u''s gradient
+};
+
+PlanBuilder scatterPlan(const ScatterParts &parts = {}) {
+  PlanBuilder b{4};
+  b.devices(2);
+  std::vector<uint32_t> buckets, wGrads, uGrads;
+  for (int d = 0; d < 2; ++d) {
+    const uint32_t bucket = b.onDevice(d).persistentBuffer({32});
+    buckets.push_back(bucket);
+    const uint32_t wg = b.alias(bucket, {4}), ug = b.alias(bucket, {4});
+    b.setOffset(ug, 64);
+    b.param("w", {4}, {}, int32_t(wg));
+    b.param("u", {4}, {}, int32_t(ug));
+    wGrads.push_back(wg);
+    uGrads.push_back(ug);
+  }
+  b.onDevice(0);
+  b.manifestEntry(0, 32, std::vector<std::string>{"w", "u"}, CollectiveKind::AllReduceMean)
+      .segments(parts.segments);
+  b.collective(StepKind::Train, KernelKind::AllReduceStart, 0, buckets);
+  b.collective(StepKind::Train, KernelKind::AllReduceWait, 0, buckets);
+  b.onDevice(0).kernel(StepKind::Train, KernelKind::Relu6, {wGrads[0]}, {b.buffer({4})});
+  b.onDevice(parts.uReader)
+      .kernel(StepKind::Train, KernelKind::Relu6, {uGrads[parts.uReader]}, {b.buffer({4})});
+  return b;
+}
+
+TEST(PlanFileTest, AReduceScatteredMeanIsReadByItsOwnerOnly) {
+  Plan plan = scatterPlan().plan();
+  ASSERT_EQ(plan.collectives.size(), 1u);
+  EXPECT_EQ(plan.collectives[0].segments, (std::vector<int64_t>{0, 16, 32}));
+  EXPECT_DP_ERROR(scatterPlan({.segments = {0, 32}}).planFile(), ErrorKind::Plan,
+                  "manifest entry for bucket 0 has 2 segment offsets; its 2 owner(s) need 3");
+  EXPECT_DP_ERROR(scatterPlan({.segments = {0, 20, 16}}).planFile(), ErrorKind::Plan,
+                  "manifest entry for bucket 0's segments do not run in order from 0 to its 32 "
+                  "elements (offset 2 is 16)");
+  // Device 0 reads 'u''s gradient, which only device 1 receives averaged.
+  EXPECT_DP_ERROR(scatterPlan({.uReader = 0}).planFile(), ErrorKind::Plan,
+                  "train kernel #3 (relu6) reads buffer 2, a gradient whose bucket is "
+                  "reduce-scattered to replica 1 of "
+                  "the job alone");
+  // 'u''s gradient across the owners' boundary.
+  EXPECT_DP_ERROR(scatterPlan({.segments = {0, 18, 32}}).planFile(), ErrorKind::Plan,
+                  "train kernel #0 (allreduce_start) scatters the gradient of 'u' on device 0, "
+                  "which straddles its owners' segments");
+}
+
 // A parameter-server plan: the workers' (2 workers) with one server's inside it; `tweak` changes
 // what a test breaks.
 struct PsParts {

@@ -31,6 +31,9 @@ TEST(Allreduce, RingTreeAndReduceFormulas) {
   EXPECT_DOUBLE_EQ(allreduce(64, 1e3, l), treeAllreduce(64, 1e3, l));
   EXPECT_NEAR(treeReduce(8, 1e6, l), 3 * (10e-6 + 1e-3), 1e-12);
   EXPECT_DOUBLE_EQ(treeReduce(1, 1e6, l), 0);
+  // (p-1) latencies and (p-1)/p of the data: half a ring allreduce.
+  EXPECT_NEAR(ringReduceScatter(4, 1e6, l), 3 * 10e-6 + 0.75e-3, 1e-12);
+  EXPECT_DOUBLE_EQ(ringReduceScatter(1, 1e6, l), 0);
 }
 
 Topology machine(int nodes, int ranksPerNode, int devicesPerRank) {
@@ -42,6 +45,22 @@ Topology machine(int nodes, int ranksPerNode, int devicesPerRank) {
   t.ranksPerNode = ranksPerNode;
   t.devicesPerRank = devicesPerRank;
   return t;
+}
+
+TEST(Allreduce, AReduceScatteredBucketCostsHalfARingUnderFlatSums) {
+  Topology t = machine(1, 4, 2);
+  const BucketCost all = bucketCost(1e6, t, Layout::Flat), half = scatterCost(1e6, t, Layout::Flat);
+  EXPECT_DOUBLE_EQ(half.device, all.device); // the replicas' sum in memory is the same
+  EXPECT_NEAR(half.host, ringReduceScatter(4, 1e6, t.host), 1e-12);
+  EXPECT_LT(half.host, 0.6 * all.host);
+  // Across nodes the ring runs at the network's pace; the tree and hierarchical paths sum all.
+  t = machine(2, 2, 1);
+  EXPECT_NEAR(scatterCost(1e6, t, Layout::Flat).network, ringReduceScatter(4, 1e6, t.network),
+              1e-12);
+  EXPECT_DOUBLE_EQ(scatterCost(1e6, t, Layout::Hierarchical).total(),
+                   bucketCost(1e6, t, Layout::Hierarchical).total());
+  EXPECT_DOUBLE_EQ(scatterCost(1e6, t, Layout::Tree).total(),
+                   bucketCost(1e6, t, Layout::Tree).total());
 }
 
 TEST(Allreduce, BucketCostByLevelAndLayout) {
