@@ -9,6 +9,11 @@ with --processes), printed beside the plan's.
   python3 bench/shard_memory.py --model resnet50v2_32 --devices 2,4,8
   python3 bench/shard_memory.py --model mnist_cnn --devices 2,4
   python3 bench/shard_memory.py --model resnet50v2_32 --devices 2,4 --processes
+  python3 bench/shard_memory.py --model resnet50v2_32 --devices 2,4 --stages 1,2
+
+--stages A,B compares two stages (default 0,1: unsharded and stage 1; 1,2: what stage 2, the
+gradients' buckets in the train step's memory, saves over stage 1). "planned" is the
+difference of the two plans' arenas per device.
 
 The model's optimizer is replaced by Adam (lr 1e-3). Standard library only; memory, not time,
 so the machine need not be idle.
@@ -46,6 +51,8 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--processes", action="store_true",
                     help="the counts are processes of 1 device each (mpirun), not devices")
+    ap.add_argument("--stages", default="0,1", help="the two --shard-optimizer stages compared")
+
     a = ap.parse_args()
     dpc, dprun = (os.path.join(a.build, "bin", b) for b in ("dpc", "dprun"))
     tmp = tempfile.mkdtemp(prefix="dp-shard-")
@@ -61,13 +68,16 @@ def main():
              "--per-file", "256"])
         data = ["--data", cifar]
         extra = ["--batch-norm-stats", "local"]
-    print(f"{cpu_name()}; {a.model} with Adam, {a.steps} steps, --threads {a.threads}")
-    print(f"{'P' if a.processes else 'R':>3} {'state/device':>13} {'largest share':>14} {'RSS unsharded':>14} "
-          f"{'RSS sharded':>12} {'saved/device':>13} {'planned':>9}")
+    first, second = (int(x) for x in a.stages.split(","))
+    print(f"{cpu_name()}; {a.model} with Adam, {a.steps} steps, --threads {a.threads}; "
+          f"--shard-optimizer {first} against {second}")
+    print(f"{'P' if a.processes else 'R':>3} {'state/device':>13} {'largest share':>14} "
+          f"{f'RSS stage {first}':>14} {f'RSS stage {second}':>14} {'saved/device':>13} "
+          f"{'planned':>9}")
     for r in (int(x) for x in a.devices.split(",")):
         rss = {}
         report = {}
-        for shard in (0, 1):
+        for shard in (first, second):
             plan = os.path.join(tmp, f"r{r}s{shard}.dpx")
             layout = "--processes" if a.processes else "--devices-per-process"
             report[shard] = run([dpc, "compile", model, "-o", plan, layout, str(r),
@@ -77,11 +87,13 @@ def main():
             rss[shard] = max_rss_kb(launch + [dprun, plan] + data +
                                     ["--steps-per-epoch", str(a.steps), "--threads",
                                      str(a.threads), "--prefetch", "0", "--quiet"])
-        whole = mib(report[0], "optimizer state")
-        share = mib(report[1], "optimizer state (largest share)")
-        saved = (rss[0] - rss[1]) / 1024 / (1 if a.processes else r)
-        print(f"{r:>3} {whole:>9.2f} MiB {share:>10.2f} MiB {rss[0]:>11,} KB {rss[1]:>9,} KB "
-              f"{saved:>9.1f} MiB {whole - share:>5.1f} MiB")
+        whole = mib(report[first], "optimizer state" if first == 0 else
+                    "optimizer state (largest share)")
+        share = mib(report[second], "optimizer state (largest share)")
+        saved = (rss[first] - rss[second]) / 1024 / (1 if a.processes else r)
+        planned = mib(report[first], "arena total") - mib(report[second], "arena total")
+        print(f"{r:>3} {whole:>9.2f} MiB {share:>10.2f} MiB {rss[first]:>11,} KB "
+              f"{rss[second]:>11,} KB {saved:>9.1f} MiB {planned:>5.1f} MiB")
 
 
 if __name__ == "__main__":

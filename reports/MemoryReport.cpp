@@ -56,9 +56,10 @@ MemoryReport computeMemoryReport(ProgramOp program) {
       r.weights += bufferBytes(bucket.getType()), ++r.broadcastBuckets;
     else if (isa<ParamOp>(op))
       continue;
-    else if (auto bucket = dyn_cast<BucketOp>(op))
+    else if (auto bucket = dyn_cast<BucketOp>(op)) {
       r.gradients += bufferBytes(bucket.getType()), ++r.buckets;
-    else if (auto gr = dyn_cast<GradOp>(op); gr && !gr.getBucket())
+      r.transientGradients |= bucket.getTransient();
+    } else if (auto gr = dyn_cast<GradOp>(op); gr && !gr.getBucket())
       r.gradients += bufferBytes(gr.getType());
     else if (auto in = dyn_cast<InputOp>(op))
       r.inputs += bufferBytes(in.getType());
@@ -107,23 +108,26 @@ void printMemoryReport(const MemoryReport &r, llvm::raw_ostream &os) {
   };
   row(in("parameters", r.broadcastBuckets, "broadcast"), r.weights);
   row(r.sharded ? "optimizer state (largest share)" : "optimizer state", r.optimizerState);
-  row(in("gradients", r.buckets, r.bucketKind), r.gradients);
+  row(in("gradients", r.buckets, r.transientGradients ? "step" : r.bucketKind), r.gradients);
   if (r.server) {
     row("serve step scratch (peak)", r.trainActivations);
   } else {
     row("input batch", r.inputs);
-    row("train step activations (peak)", r.trainActivations);
+    row(r.transientGradients ? "train step peak, gradients within"
+                             : "train step activations (peak)",
+        r.trainActivations);
     row("eval step activations (peak)", r.evalActivations);
   }
   row("arena total", r.arena);
   if (r.sharded) {
     const int64_t saved = r.unshardedState - r.optimizerState;
+    const char *stage = r.transientGradients ? "2" : "1";
     if (r.acrossProcesses)
       os << "optimizer state sharded over the " << r.devices * r.processes
-         << " devices of the job (--shard-optimizer 1): ";
+         << " devices of the job (--shard-optimizer " << stage << "): ";
     else
       os << "optimizer state sharded over the " << r.devices
-         << " devices of each process (--shard-optimizer 1): ";
+         << " devices of each process (--shard-optimizer " << stage << "): ";
     os << humanBytes(r.optimizerState) << " on the largest share, " << humanBytes(r.unshardedState)
        << " unsharded: " << humanBytes(saved) << " ("
        << llvm::format("%.0f%%", r.unshardedState ? 100.0 * saved / r.unshardedState : 0.0)
@@ -138,6 +142,11 @@ void printMemoryReport(const MemoryReport &r, llvm::raw_ostream &os) {
     }
     os << "\n";
   }
+  if (r.transientGradients)
+    os << "gradients in the train step's memory (--shard-optimizer 2): their "
+       << humanBytes(r.gradients) << " of buckets are not kept between steps; each lives from "
+       << "its first gradient to its owner's update, in bytes the activations use before and "
+          "after\n";
 }
 
 void printBucketPlan(ProgramOp program, llvm::raw_ostream &os) {

@@ -27,6 +27,9 @@ struct MemoryReport {
   /// "allreduce", "push" (a parameter-server worker's), "received" (a server's).
   std::string bucketKind = "allreduce";
   bool server = false; // a server's program: no inputs, one serve step
+  /// The gradients' buckets live in the train step's memory, not the persistent region
+  /// (--shard-optimizer 2): `gradients` is then part of `trainActivations`' peak.
+  bool transientGradients = false;
 };
 /// Reads the report off a program that went through plan-memory.
 MemoryReport computeMemoryReport(plan::ProgramOp program);

@@ -14,7 +14,9 @@ def ConvertDistToPlanPass : Pass<"convert-dist-to-plan", "mlir::ModuleOp"> {
       follow Keras: [in, out] matrices give (in, out), higher ranks multiply the receptive
       field into both), a `plan.input` per input name and device (the replica's shard);
     - a `plan.bucket` per allreduce bucket and device, holding a `plan.grad` per averaged
-      tensor, and a `plan.grad` for every other gradient an optimizer update reads;
+      tensor (with `segments` when the allreduce scatters to owners; `transient` under
+      `dist.shard_optimizer = 2`), and a `plan.grad` for every other gradient an optimizer
+      update reads;
     - a `plan.step` per function: each compute op lowers itself to `plan.kernel` calls
       through its `KernelLoweringOpInterface` (reshapes become `plan.view`s: no data moves),
       each allreduce becomes `allreduce_start` / `allreduce_wait` kernels over every device's

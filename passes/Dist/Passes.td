@@ -168,15 +168,19 @@ def ShardOptimizerPass : Pass<"dist-shard-optimizer", "mlir::ModuleOp"> {
     Each gradient bucket whose means only the updates read is reduce-scattered: its tensors
     reordered by owner and `owners` set on its `dist.allreduce_start`, so that each owner
     alone receives its means (under clipping the norm reads them all: no bucket is). The
-    gradient memory is still whole on every replica (what stage 2 would shard). Fails
+    gradient memory is still whole on every replica. Stage 2 marks the step
+    `dist.shard_optimizer = 2`: `convert-dist-to-plan` then makes its gradient buckets
+    transient, placed with the train step's buffers (refused with accumulation, whose sums
+    outlive the step's runs). Fails
     with one device in all, with parameter servers, and when the optimizer keeps no state
     (sgd).
   }];
   let dependentDialects = ["dp::dist::DistDialect"];
   let options = [
     Option<"shardOptimizer", "shard-optimizer", "int64_t", "0",
-           "ZeRO stage: 1 shards the optimizer state over the replicas of the job; 0 changes "
-           "nothing">,
+           "ZeRO stage: 1 shards the optimizer state over the replicas of the job; 2 also "
+           "keeps no gradient between steps (its buckets transient, not with accumulation); "
+           "0 changes nothing">,
     Option<"bucketMb", "bucket-mb", "double", "25.0",
            "Largest broadcast bucket in MiB (an owner's parameters); 0: one per parameter">,
   ];

@@ -110,10 +110,16 @@ void scatterGradients(func::FuncOp func, llvm::MapVector<StringRef, Parameter> &
 LogicalResult shard(func::FuncOp func, int64_t stage, int64_t capBytes) {
   dist::MeshAttr mesh = dist::getMesh(func);
   const int64_t replicas = mesh.getDevicesPerProcess(), processes = mesh.getProcesses();
-  if (stage != 1)
+  if (stage != 1 && stage != 2)
     return func.emitError() << "dist-shard-optimizer: stage " << stage
-                            << " is not built (1 shards the optimizer state; stage 2, the "
-                               "gradients too, is not built yet)";
+                            << " is not built (1 shards the optimizer state, 2 the gradients' "
+                               "memory too)";
+  if (stage == 2 && mesh.getAccumulation() > 1)
+    return func.emitError() << "dist-shard-optimizer: stage 2 keeps no gradient between the "
+                               "step's runs, but gradient accumulation sums "
+                            << mesh.getAccumulation()
+                            << " micro-shards into them across its runs; use stage 1 with "
+                               "--micro-batch";
   if (replicas * processes < 2)
     return func.emitError() << "dist-shard-optimizer shards the optimizer state over the "
                                "replicas of the job, and the mesh has 1 device";

@@ -496,9 +496,11 @@ LogicalResult verifySharding(func::FuncOp func, dist::MeshAttr mesh) {
     return failure(walk.wasInterrupted());
   }
   const int64_t replicas = mesh.getDevicesPerProcess(), processes = mesh.getProcesses();
-  if (stage.getInt() != 1 || replicas * processes < 2 || dist::getParameterServer(func))
+  if ((stage.getInt() != 1 && stage.getInt() != 2) || replicas * processes < 2 ||
+      dist::getParameterServer(func) || (stage.getInt() == 2 && mesh.getAccumulation() > 1))
     return func.emitError() << "dist.shard_optimizer = " << stage.getInt()
-                            << " needs stage 1, 2 or more replicas and the allreduce strategy";
+                            << " needs stage 1 or 2 (2 without accumulation), 2 or more replicas "
+                               "and the allreduce strategy";
   // Each parameter's one update (its owner's) and one broadcast.
   llvm::StringMap<ParameterUpdateOpInterface> updated;
   WalkResult walk = func.walk([&](ParameterUpdateOpInterface update) {

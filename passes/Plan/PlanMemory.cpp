@@ -21,11 +21,25 @@ namespace {
 
 int64_t aligned(int64_t bytes) { return llvm::alignTo(bytes, kAlignment); }
 
-/// The alloc a buffer value ultimately refers to (through views), or null for persistent ones.
-AllocOp rootAlloc(Value v) { return bufferRoot(v).getDefiningOp<AllocOp>(); }
+/// A transient bucket (--shard-optimizer 2), or null.
+BucketOp transientBucket(Value bucket) {
+  auto op = bucket ? bucket.getDefiningOp<BucketOp>() : BucketOp();
+  return op && op.getTransient() ? op : BucketOp();
+}
+
+/// The step-placed buffer a value ultimately refers to (through views): an alloc, or a
+/// transient bucket (directly or through one of its gradients); null for persistent ones.
+Operation *rootAlloc(Value v) {
+  Value root = bufferRoot(v);
+  if (auto alloc = root.getDefiningOp<AllocOp>())
+    return alloc;
+  if (auto grad = root.getDefiningOp<GradOp>())
+    return transientBucket(grad.getBucket());
+  return transientBucket(root);
+}
 
 struct Interval {
-  AllocOp alloc;
+  Operation *buffer; // an AllocOp or a transient BucketOp
   int64_t size, start, end, offset = -1;
 };
 
@@ -41,11 +55,21 @@ int64_t planStep(StepOp step, int64_t device, int64_t base) {
       index[alloc] = intervals.size();
       intervals.push_back({alloc, aligned(bufferBytes(alloc.getType())), position, position});
     }
-    for (Value operand : op.getOperands())
-      if (AllocOp root = rootAlloc(operand); root && index.count(root)) {
+    for (Value operand : op.getOperands()) {
+      Operation *root = rootAlloc(operand);
+      if (!root)
+        continue;
+      // A transient bucket is live from the first kernel that touches it.
+      if (auto bucket = dyn_cast<BucketOp>(root);
+          bucket && !index.count(root) && bufferDevice(bucket.getBuffer()) == device) {
+        index[root] = intervals.size();
+        intervals.push_back({root, aligned(bufferBytes(bucket.getType())), position, position});
+      }
+      if (index.count(root)) {
         Interval &iv = intervals[index[root]];
         iv.end = isa<OutputOp>(op) ? last : std::max(iv.end, position);
       }
+    }
     ++position;
   }
   // Largest first, then earliest: a classic greedy that packs well for layer-by-layer graphs.
@@ -75,7 +99,7 @@ int64_t planStep(StepOp step, int64_t device, int64_t base) {
   }
   Builder b(step.getContext());
   for (Interval &iv : intervals)
-    iv.alloc.setOffsetAttr(b.getI64IntegerAttr(base + iv.offset));
+    iv.buffer->setAttr("offset", b.getI64IntegerAttr(base + iv.offset));
   return peak;
 }
 
@@ -89,10 +113,11 @@ struct PlanMemoryPass : dp::plan::impl::PlanMemoryPassBase<PlanMemoryPass> {
     // The workers' program and, under the parameter-server strategy, each server's: each
     // process runs one of them, in an arena of its own.
     for (ProgramOp program : programs)
-      planProgram(program);
+      if (failed(planProgram(program)))
+        return signalPassFailure();
   }
 
-  static void planProgram(ProgramOp program) {
+  static LogicalResult planProgram(ProgramOp program) {
     Builder b(program.getContext());
     // Each device has its own arena; replicas are copies, so the arenas have one size (under
     // sharded optimizer state their persistent parts differ: the largest sets it).
@@ -105,6 +130,10 @@ struct PlanMemoryPass : dp::plan::impl::PlanMemoryPassBase<PlanMemoryPass> {
       if (!isa<ParamOp, GradOp, InputOp, BucketOp>(op))
         continue;
       int64_t device = bufferDevice(op.getResult(0));
+      // A transient bucket and its gradients are placed with the train step's buffers.
+      if (transientBucket(op.getResult(0)) ||
+          (isa<GradOp>(op) && transientBucket(cast<GradOp>(op).getBucket())))
+        continue;
       // A gradient (a broadcast's parameter) inside a bucket takes its slot there.
       Value bucket;
       std::optional<uint64_t> slot;
@@ -146,8 +175,23 @@ struct PlanMemoryPass : dp::plan::impl::PlanMemoryPassBase<PlanMemoryPass> {
       step->setAttr("peak_bytes", b.getI64IntegerAttr(stepPeak));
       peak = std::max(peak, stepPeak);
     }
+    // The gradients in transient buckets: their slots where the train step placed the bucket.
+    for (GradOp grad : program.getOps<GradOp>()) {
+      BucketOp bucket = transientBucket(grad.getBucket());
+      if (!bucket)
+        continue;
+      if (!bucket.getOffset()) {
+        // No kernel touches it: it gets no bytes (the plan would not run its collective).
+        return bucket->emitError("transient bucket ") << bucket.getIndex() << " is used by no step";
+      }
+      grad->setAttr("offset",
+                    b.getI64IntegerAttr(int64_t(*bucket.getOffset()) +
+                                        int64_t(*grad.getBucketOffset()) *
+                                            dp::elementBytes(grad.getType().getElementType())));
+    }
     program->setAttr("persistent_bytes", b.getI64IntegerAttr(base));
     program->setAttr("arena_bytes", b.getI64IntegerAttr(base + peak));
+    return success();
   }
 };
 

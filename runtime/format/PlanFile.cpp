@@ -614,10 +614,11 @@ static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
             if (g->device() != d || g->offset() < begin || g->offset() >= end)
               continue;
             const int64_t first = int64_t(g->offset() - begin) / 4, last = first + numElements(*g);
-            int64_t owner = -1;
-            for (size_t o = 0; o + 1 < s.size(); ++o)
-              if (s[o] <= first && last <= s[o + 1] && s[o] < s[o + 1])
-                owner = int64_t(o);
+            // The last segment that begins at or before it (the offsets are in order; empty
+            // segments before it share its beginning), which must hold its end too.
+            const auto after = std::upper_bound(s.begin(), s.end(), first);
+            const int64_t o = int64_t(after - s.begin()) - 1;
+            const int64_t owner = o >= 0 && size_t(o + 1) < s.size() && last <= s[o + 1] ? o : -1;
             if (owner < 0)
               fail(what, where + " scatters the gradient of '" + p->name()->str() + "' on device " +
                              std::to_string(d) + ", which straddles its owners' segments");

@@ -1,4 +1,5 @@
 // RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=devices-per-process=2 -dist-split-batch -dist-insert-allreduce -dist-fuse-allreduce -graph-expand-optimizer -dist-schedule -dist-shard-optimizer=shard-optimizer=1 -dist-verify -convert-dist-to-plan -plan-memory | FileCheck %s
+// RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=devices-per-process=2 -dist-split-batch -dist-insert-allreduce -dist-fuse-allreduce -graph-expand-optimizer -dist-schedule -dist-shard-optimizer=shard-optimizer=2 -dist-verify -convert-dist-to-plan -plan-memory | FileCheck %s --check-prefix=STAGE2
 
 // Tests the lowering of sharded optimizer state's broadcast buckets: each bucket is a
 // persistent plan.bucket on every device, in which the weights it copies lie one after
@@ -6,6 +7,7 @@
 // holds dense2.kernel (15 floats) at 0, dense2.bias (3) at 16 and dense1.bias (5) at 32, 48
 // floats in all; plan-memory gives each param its bucket's offset plus its slot. The
 // broadcast kernels take the buckets, device by device.
+// CHECK-DAG: plan.bucket 0 {offset = {{[0-9]+}} : i64, segments = array<i64: 0, 32, 80>} : memref<80xf32>
 // CHECK-DAG: %[[B1_0:.*]] = plan.bucket 1 {offset = [[O1:[0-9]+]] : i64} : memref<32xf32>
 // CHECK-DAG: %[[B1_1:.*]] = plan.bucket 1 {device = 1 : i64, offset = [[O1]] : i64} : memref<32xf32>
 // CHECK-DAG: %[[B2_0:.*]] = plan.bucket 2 {offset = 320 : i64} : memref<48xf32>
@@ -34,3 +36,11 @@ func.func @mlp(%x: tensor<8x6xf32> {graph.input = "x"}, %l: tensor<8xi32> {graph
   %loss = graph.softmax_cross_entropy %y, %l : (tensor<8x3xf32>, tensor<8xi32>) -> tensor<f32>
   return %loss : tensor<f32>
 }
+
+// Tests (CHECK-DAG above) that the gradients' bucket is reduce-scattered (each owner's segment:
+// replica 0's 32 elements, then replica 1's 48), and that under stage 2 it is transient: placed with the train
+// step's buffers (at the same offset on both devices, past the persistent region), which no
+// longer holds it.
+// STAGE2: plan.program "mlp" attributes {arena_bytes = 1728 : i64, batch = 8 : i64, devices_per_process = 2 : i64, persistent_bytes = 896 : i64}
+// STAGE2-DAG: plan.bucket 0 {offset = 896 : i64, segments = array<i64: 0, 32, 80>, transient} : memref<80xf32>
+// STAGE2-DAG: plan.bucket 0 {device = 1 : i64, offset = 896 : i64, segments = array<i64: 0, 32, 80>, transient} : memref<80xf32>

@@ -95,10 +95,15 @@ def Plan_BucketOp : Plan_Op<"bucket", [HasParent<"ProgramOp">]> {
     bucket's `segments` are where each owner's gradients begin, in elements (owner o's are
     elements segments[o] to segments[o + 1]; replica r of process p is owner p * R + r when
     the state is sharded over the job), and its end: only the owner receives their means.
+
+    A `transient` bucket (`--shard-optimizer 2`) does not outlive the train step: `plan-memory`
+    places it in the step's region, live from the first kernel that writes one of its
+    gradients to the last that reads one (the owner's update), so its bytes are the backward
+    pass's activations' before and after.
   }];
   let arguments = (ins I64Attr:$index, OptionalAttr<I64Attr>:$offset,
                        DefaultValuedAttr<I64Attr, "0">:$device, OptionalAttr<I64Attr>:$server,
-                       OptionalAttr<DenseI64ArrayAttr>:$segments);
+                       OptionalAttr<DenseI64ArrayAttr>:$segments, UnitAttr:$transient);
   let results = (outs MemRefRankOf<[F32], [1]>:$buffer);
   let assemblyFormat = "$index attr-dict `:` type($buffer)";
 }

@@ -114,10 +114,10 @@ public:
       }
       SmallVector<Value> perDevice;
       for (unsigned r = 0; r < start.replicas(); ++r) {
-        Value bucket =
-            b_.create<plan::BucketOp>(start.getLoc(), MemRefType::get({elements}, b_.getF32Type()),
-                                      b_.getI64IntegerAttr(start.getBucket()), IntegerAttr(),
-                                      deviceAttr(r), IntegerAttr(), DenseI64ArrayAttr());
+        Value bucket = b_.create<plan::BucketOp>(
+            start.getLoc(), MemRefType::get({elements}, b_.getF32Type()),
+            b_.getI64IntegerAttr(start.getBucket()), IntegerAttr(), deviceAttr(r), IntegerAttr(),
+            DenseI64ArrayAttr(), UnitAttr());
         perDevice.push_back(bucket);
         for (unsigned i = 0; i < n; ++i) {
           auto copy = start.copiesOf(r)[i].getDefiningOp<g::ParamOp>();
@@ -150,6 +150,9 @@ public:
   LogicalResult declareBuckets(func::FuncOp func) {
     int64_t replicas = program_.getDevicesPerProcess();
     const int64_t processes = program_.getProcesses();
+    // Stage 2 of sharded optimizer state: no gradient bucket outlives the train step.
+    auto stage = func->getAttrOfType<IntegerAttr>(dist::kShardOptimizerAttr);
+    const bool transient = stage && stage.getInt() == 2;
     auto declare = [&](Operation *op, ValueRange grads, int64_t bucket, IntegerAttr server,
                        DenseI64ArrayAttr owners = {}) {
       unsigned n = grads.size() / replicas;
@@ -173,7 +176,8 @@ public:
         Value buffer = b_.create<plan::BucketOp>(
             op->getLoc(), MemRefType::get({elements}, b_.getF32Type()),
             b_.getI64IntegerAttr(bucket), IntegerAttr(), deviceAttr(r), server,
-            owners ? b_.getDenseI64ArrayAttr(segments) : DenseI64ArrayAttr());
+            owners ? b_.getDenseI64ArrayAttr(segments) : DenseI64ArrayAttr(),
+            transient && !server ? b_.getUnitAttr() : UnitAttr());
         perDevice.push_back(buffer);
         int64_t offset = 0;
         for (Value g : grads.slice(r * n, n)) {

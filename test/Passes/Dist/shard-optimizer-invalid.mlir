@@ -1,6 +1,6 @@
 // RUN: dp-opt %s -split-input-file -dist-shard-optimizer=shard-optimizer=1 -verify-diagnostics
-// RUN: not dp-opt %s -split-input-file -dist-shard-optimizer=shard-optimizer=2 2>&1 | FileCheck %s --check-prefix=STAGE2
-// STAGE2: error: dist-shard-optimizer: stage 2 is not built (1 shards the optimizer state; stage 2, the gradients too, is not built yet)
+// RUN: not dp-opt %s -split-input-file -dist-shard-optimizer=shard-optimizer=3 2>&1 | FileCheck %s --check-prefix=STAGE3
+// STAGE3: error: dist-shard-optimizer: stage 3 is not built (1 shards the optimizer state, 2 the gradients' memory too)
 
 // Tests that the optimizer state is sharded over the devices of the job: one is refused.
 // expected-error @+1 {{dist-shard-optimizer shards the optimizer state over the replicas of the job, and the mesh has 1 device}}

@@ -229,3 +229,38 @@ plan.program "s" attributes {batch = 2 : i64, processes = 2 : i64} {
   plan.step "eval" {
   }
 }
+
+// -----
+
+// Tests that a transient bucket (--shard-optimizer 2) is placed with the train step's buffers,
+// not in the persistent region: live from the first kernel that writes one of its gradients
+// (#2) to the last that reads one (#7), its gradients at their slots in it.
+// Persistent: x 128 B @0, w 128 B @128: persistent_bytes = 256. Train: a 128 B [0, 2],
+// bucket 256 B [2, 7], c 128 B [3, 5], d 128 B [6, 8] (output). Largest first: the bucket @0,
+// a @256 (they meet at #2), c @256 (a is dead), d @256: peak 384; arena 640.
+// CHECK-LABEL: plan.program "t" attributes {arena_bytes = 640 : i64, batch = 8 : i64, persistent_bytes = 256 : i64} {
+// CHECK: %[[BK:.*]] = plan.bucket 0 {offset = 256 : i64, transient} : memref<64xf32>
+// CHECK-NEXT: plan.grad "w" in %[[BK]] : memref<64xf32> {bucket_offset = 0 : i64, offset = 256 : i64} : memref<8x4xf32>
+// CHECK-NEXT: plan.grad "u" in %[[BK]] : memref<64xf32> {bucket_offset = 32 : i64, offset = 384 : i64} : memref<8x4xf32>
+// CHECK-NEXT: plan.step "train" attributes {peak_bytes = 384 : i64} {
+// CHECK-NEXT: plan.alloc {offset = 512 : i64}
+// CHECK: plan.alloc {offset = 512 : i64}
+// CHECK: plan.alloc {offset = 512 : i64}
+plan.program "t" attributes {batch = 8 : i64} {
+  %x = plan.input "x" as samples : memref<8x4xf32>
+  %w = plan.param "w" {init = #plan.init<kind = "zeros">} : memref<8x4xf32>
+  %bk = plan.bucket 0 {transient} : memref<64xf32>
+  %gw = plan.grad "w" in %bk : memref<64xf32> {bucket_offset = 0 : i64} : memref<8x4xf32>
+  %gu = plan.grad "u" in %bk : memref<64xf32> {bucket_offset = 32 : i64} : memref<8x4xf32>
+  plan.step "train" {
+    %a = plan.alloc : memref<8x4xf32>
+    plan.kernel "activation" ins(%x : memref<8x4xf32>) outs(%a : memref<8x4xf32>) {activation = "relu"}
+    plan.kernel "copy" ins(%a : memref<8x4xf32>) outs(%gw : memref<8x4xf32>)
+    %c = plan.alloc : memref<8x4xf32>
+    plan.kernel "activation" ins(%x : memref<8x4xf32>) outs(%c : memref<8x4xf32>) {activation = "relu"}
+    plan.kernel "copy" ins(%c : memref<8x4xf32>) outs(%gu : memref<8x4xf32>)
+    %d = plan.alloc : memref<8x4xf32>
+    plan.kernel "activation" ins(%gw : memref<8x4xf32>) outs(%d : memref<8x4xf32>) {activation = "relu"}
+    plan.output "y" as loss, %d : memref<8x4xf32>
+  }
+}
