@@ -349,8 +349,20 @@ double ringReduceScatter(int64_t p, double bytes, const Link &link) {
 
 BucketCost scatterCost(double bytes, const Topology &t, Layout layout) {
   BucketCost cost = bucketCost(bytes, t, layout);
-  if (layout != Layout::Flat || t.ranks() <= 1)
+  if (layout == Layout::Hierarchical || t.ranks() <= 1)
     return cost;
+  if (layout == Layout::Tree) {
+    // Up the tree as a sum, then rank 0 sends each other rank its segment, one message each:
+    // its node's over the host's link, the others' over the network's.
+    const double ranks = double(t.ranks()), local = double(std::max<int64_t>(t.ranksPerNode, 1));
+    cost.host = treeReduce(t.ranksPerNode, bytes, t.host) + (local - 1) * t.host.latency() +
+                t.host.transfer(bytes * (local - 1) / ranks);
+    cost.network = treeReduce(t.nodes, bytes, t.network);
+    if (t.nodes > 1)
+      cost.network += (ranks - local) * t.network.latency() +
+                      t.network.transfer(bytes * (ranks - local) / ranks);
+    return cost;
+  }
   // One ring over every rank, ordered by node: across nodes at the network's pace.
   (t.nodes > 1 ? cost.network : cost.host) =
       ringReduceScatter(t.ranks(), bytes, t.nodes > 1 ? t.network : t.host);

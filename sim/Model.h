@@ -151,10 +151,12 @@ BucketCost bucketCost(double bytes, const Topology &topology, Layout layout);
 /// A ring reduce-scatter of `bytes` over `p` ranks: (p - 1) latencies and (p - 1) / p of the
 /// data, half a ring allreduce.
 double ringReduceScatter(int64_t p, double bytes, const Link &link);
-/// The cost of a reduce-scattered gradient bucket (sharded optimizer state): under flat sums
-/// the ranks reduce-scatter it (MPI_Ireduce_scatter, each rank receiving its owners' segment),
-/// the rank's replicas summed in memory as for an allreduce; the tree and hierarchical paths
-/// sum the whole bucket (bucketCost).
+/// The cost of a reduce-scattered gradient bucket (sharded optimizer state), the rank's
+/// replicas summed in memory as for an allreduce: under flat sums the ranks reduce-scatter it
+/// (MPI_Ireduce_scatter, each rank receiving its owners' segment); under tree sums it goes up
+/// the tree as a sum and rank 0 then sends each rank its segment, a message each ((L - 1) on
+/// the host's link, (P - L) on the network's); the hierarchical path sums the whole bucket
+/// (bucketCost).
 BucketCost scatterCost(double bytes, const Topology &topology, Layout layout);
 /// The cost of a broadcast bucket (an owner's parameters) from its owner device (sharded optimizer
 /// state, dpc compile --shard-optimizer): the engine's thread copies it to the rank's other

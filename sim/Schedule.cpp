@@ -233,8 +233,9 @@ private:
     const rt::CollectiveDesc *c = rank.manifest[instance % rank.manifest.size()];
     if (c->kind == rt::CollectiveKind::Broadcast)
       return rank.broadcast;
-    // Flat sums reduce-scatter a bucket of sharded state's owners (MPI_Ireduce_scatter); the
-    // tree and the hierarchical stages sum all of it.
+    // Flat and tree sums reduce-scatter a bucket of sharded state's owners (MPI_Ireduce_scatter,
+    // or the tree's sum sent by rank 0 a segment to each rank); the hierarchical stages sum all
+    // of it. (layout_ is Flat for the tree: one communicator, flat's order rules.)
     if (!c->segments.empty() && layout_ == Layout::Flat)
       return rank.scatter;
     return rank.stages[stage];

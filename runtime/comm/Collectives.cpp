@@ -10,8 +10,9 @@
 //
 // A reduce-scattered bucket (sharded optimizer state: segments) is summed the same way, but
 // each replica needs only its own segment's means: the processes exchange it with
-// postScatterSum (MPI_Ireduce_scatter on flat sums), and finish() scales and copies each
-// replica's segment alone.
+// postScatterSum (MPI_Ireduce_scatter on flat sums; under tree sums the tree's sum, of which
+// rank 0 sends each process its segment), and finish() scales and copies each replica's
+// segment alone.
 //
 // A broadcast bucket (sharded optimizer state) copies the root replica's parameters (one
 // buffer holds them all) to the others: within the process (group Replicas) by memcpy on the

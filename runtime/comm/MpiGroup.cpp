@@ -96,6 +96,8 @@ public:
   int64_t postSum(void *data, int64_t n, DType dtype) override;
   int64_t postScatterSum(void *data, int64_t n, DType dtype,
                          const std::vector<int64_t> &counts) override;
+  /// A sum in the fixed binary tree (--allreduce tree); with `counts`, a reduce-scatter.
+  int64_t postTree(void *data, int64_t n, DType dtype, std::vector<int64_t> counts);
   int64_t postBroadcast(void *data, int64_t bytes, int root) override;
   bool testSum(int64_t token) override;
   void abandonSum(int64_t token) override;
@@ -162,6 +164,9 @@ private:
     int level = 0;       // the reduce's level in flight
     int stage = 0;       // 0: reducing, 1: receiving the sum, 2: sending it down, 3: done
     bool adding = false; // the request in flight is a receive into `partner`
+    /// A reduce-scatter's elements for each rank, one segment after another: rank 0 sends
+    /// each rank its own (stages 1 and 2) rather than the sum down the tree. Empty: all.
+    std::vector<int64_t> counts;
     std::vector<MPI_Request> requests;
     /// The partner's partial sum: shared, so that a sum given up on while its receive is
     /// pending leaves the buffer to orphans_ (MPI may still write it).
@@ -876,29 +881,35 @@ MpiGroup::SumType MpiGroup::sumType(DType dtype) {
   return {MPI_UINT16_T, sizeof(uint16_t), bf16Sum_};
 }
 
+int64_t MpiGroup::postTree(void *data, int64_t n, DType dtype, std::vector<int64_t> counts) {
+  if (n > kMaxCount)
+    throw Error(ErrorKind::Runtime, "a tree allreduce of " + std::to_string(n) +
+                                        " elements exceeds one message's " +
+                                        std::to_string(kMaxCount));
+  sumType(dtype); // refuses a dtype it cannot sum
+  const int64_t token = ++nextToken_;
+  TreeSum &sum = trees_[token];
+  sum.data = data;
+  sum.count = static_cast<int>(n);
+  sum.dtype = dtype;
+  sum.counts = std::move(counts);
+  // Every rank posts the sums in the same order: the same token, the same tag.
+  sum.tag = static_cast<int>(token % 32768);
+  ++seq_;
+  try {
+    advance(sum);
+  } catch (...) {
+    dropTree(trees_.find(token));
+    throw;
+  }
+  return token;
+}
+
 int64_t MpiGroup::postSum(void *data, int64_t n, DType dtype) {
+  if (tree_)
+    return postTree(data, n, dtype, {});
   const SumType t = sumType(dtype);
   const int64_t token = ++nextToken_;
-  if (tree_) {
-    if (n > kMaxCount)
-      throw Error(ErrorKind::Runtime, "a tree allreduce of " + std::to_string(n) +
-                                          " elements exceeds one message's " +
-                                          std::to_string(kMaxCount));
-    TreeSum &sum = trees_[token];
-    sum.data = data;
-    sum.count = static_cast<int>(n);
-    sum.dtype = dtype;
-    // Every rank posts the sums in the same order: the same token, the same tag.
-    sum.tag = static_cast<int>(token % 32768);
-    ++seq_;
-    try {
-      advance(sum);
-    } catch (...) {
-      dropTree(trees_.find(token));
-      throw;
-    }
-    return token;
-  }
   if (hierarchical() && n <= kMaxCount) {
     StagedSum &sum = staged_[token];
     sum.data = data;
@@ -926,8 +937,14 @@ int64_t MpiGroup::postSum(void *data, int64_t n, DType dtype) {
 
 int64_t MpiGroup::postScatterSum(void *data, int64_t n, DType dtype,
                                  const std::vector<int64_t> &counts) {
-  // The tree's order and the hierarchical path's stages sum every segment (a superset).
-  if (tree_ || hierarchical() || n > kMaxCount || int64_t(counts.size()) != size())
+  if (int64_t(counts.size()) != size())
+    throw Error(ErrorKind::Runtime, "a reduce-scatter over " + std::to_string(counts.size()) +
+                                        " segments in a job of " + std::to_string(size()));
+  // The tree's order up to rank 0, which sends each rank its segment.
+  if (tree_)
+    return postTree(data, n, dtype, counts);
+  // The hierarchical path's stages sum every segment (a superset).
+  if (hierarchical() || n > kMaxCount)
     return postSum(data, n, dtype);
   const SumType t = sumType(dtype);
   const int64_t token = ++nextToken_;
@@ -943,7 +960,8 @@ int64_t MpiGroup::postScatterSum(void *data, int64_t n, DType dtype,
         "MPI_Ireduce_scatter");
   sums_[token].push_back(request);
   if (offset > 0 && counts[rank()] > 0)
-    moves_[token] = {static_cast<char *>(data), offset * t.size, counts[rank()] * t.size};
+    moves_[token] = {static_cast<char *>(data), offset * int64_t(t.size),
+                     counts[rank()] * int64_t(t.size)};
   ++seq_;
   return token;
 }
@@ -1014,8 +1032,14 @@ static void addFloatsInto(float *inout, const float *in, int n) {
 
 void MpiGroup::advance(TreeSum &sum) {
   const int me = rank(), ranks = size();
-  const size_t bytes = size_t(sum.count) * dtypeSize(sum.dtype);
+  const size_t elementSize = dtypeSize(sum.dtype), bytes = size_t(sum.count) * elementSize;
   const MPI_Datatype type = sumType(sum.dtype).type;
+  auto segmentOffset = [](const TreeSum &s, int r) {
+    int64_t offset = 0;
+    for (int q = 0; q < r; ++q)
+      offset += s.counts[q];
+    return offset;
+  };
   // The lowest set bit of this rank's index: the level at which it hands its partial sum to
   // its parent (rank 0 has none and reduces over every level).
   int top = 0;
@@ -1067,10 +1091,31 @@ void MpiGroup::advance(TreeSum &sum) {
       } else {
         ++sum.level; // no rank to the right at this level
       }
+    } else if (sum.stage == 1 && !sum.counts.empty()) {
+      // A reduce-scatter: this rank's segment of the sum, from rank 0.
+      if (sum.counts[me] == 0) {
+        sum.stage = 2;
+        continue;
+      }
+      check(MPI_Irecv(static_cast<char *>(sum.data) + segmentOffset(sum, me) * elementSize,
+                      static_cast<int>(sum.counts[me]), type, 0, sum.tag, tree_comm_, &request),
+            "MPI_Irecv (tree reduce-scatter)");
+      sum.requests.push_back(request);
     } else if (sum.stage == 1) {
       check(MPI_Irecv(sum.data, sum.count, type, me - (1 << top), sum.tag, tree_comm_, &request),
             "MPI_Irecv (tree allreduce)");
       sum.requests.push_back(request);
+    } else if (!sum.counts.empty()) {
+      // A reduce-scatter: rank 0 sends every other rank its segment.
+      for (int r = 1; me == 0 && r < ranks; ++r)
+        if (sum.counts[r] > 0) {
+          check(MPI_Isend(static_cast<char *>(sum.data) + segmentOffset(sum, r) * elementSize,
+                          static_cast<int>(sum.counts[r]), type, r, sum.tag, tree_comm_, &request),
+                "MPI_Isend (tree reduce-scatter)");
+          sum.requests.push_back(request);
+        }
+      if (sum.requests.empty())
+        sum.stage = 3;
     } else {
       // Down the tree: to the children, the farthest first.
       for (int l = top - 1; l >= 0; --l)

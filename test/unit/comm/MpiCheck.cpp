@@ -59,13 +59,16 @@ struct Options {
   int compiledP = 0; // 0: the job's size
   int64_t elements = 80000;
   int iterations = 200;
+  std::string allreduce = "auto"; // the handshake's --allreduce: flat, hierarchical, tree, auto
 };
 
 Options parse(int argc, char **argv) {
   Options o;
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s MODE [--replicas R] [--steps N] [--timeout S] "
-                         "[--compiled-p P] [--elements N] [--iterations N]\n", argv[0]);
+    std::fprintf(stderr,
+                 "usage: %s MODE [--replicas R] [--steps N] [--timeout S] "
+                 "[--compiled-p P] [--elements N] [--iterations N] [--allreduce MODE]\n",
+                 argv[0]);
     std::exit(2);
   }
   o.mode = argv[1];
@@ -84,6 +87,8 @@ Options parse(int argc, char **argv) {
       o.elements = std::atoll(value);
     else if (flag == "--iterations")
       o.iterations = std::atoi(value);
+    else if (flag == "--allreduce")
+      o.allreduce = value;
     else {
       std::fprintf(stderr, "unknown option %s\n", flag.c_str());
       std::exit(2);
@@ -339,6 +344,7 @@ int main(int argc, char **argv) {
   h.processes = o.compiledP > 0 ? o.compiledP : group->size();
   h.seed = 42;
   h.planPath = "/tmp/a.dpx";
+  h.allreduce = o.allreduce;
   if (o.mode == "handshake-mismatch" && rank == 1) {
     h.planHash = 0x1234;
     h.planPath = "/tmp/b.dpx";
@@ -382,8 +388,8 @@ int main(int argc, char **argv) {
       if (!error.empty())
         group->abortJob(error, 6);
       checkMetrics(*group, o.timeout);
-      std::printf("rank %d: allreduce ok (R=%d, P=%d, %d steps)\n", rank, o.replicas,
-                  group->size(), o.steps);
+      std::printf("rank %d: allreduce ok (R=%d, P=%d, %d steps, %s)\n", rank, o.replicas,
+                  group->size(), o.steps, group->allreduceLayout().c_str());
     } else {
       std::fprintf(stderr, "unknown mode %s\n", o.mode.c_str());
       return 2;

@@ -93,6 +93,14 @@ TEST(MpiJob, ShardedStateBroadcastsReachEveryReplicaOfTheJob) {
   job = runJob(2, "shard --replicas 1 --steps 3");
   EXPECT_EQ(job.exitCode, 0) << job.output;
   EXPECT_TRUE(contains(job.output, "rank 1: allreduce ok (R=1, P=2")) << job.output;
+  // Under tree sums the reduce-scatter goes up the tree, and rank 0 sends each rank its
+  // segment (owner 0's is empty).
+  job = runJob(3, "shard --replicas 2 --steps 4 --allreduce tree");
+  EXPECT_EQ(job.exitCode, 0) << job.output;
+  for (int rank = 0; rank < 3; ++rank)
+    EXPECT_TRUE(contains(job.output, "rank " + std::to_string(rank) +
+                                         ": allreduce ok (R=2, P=3, 4 steps, tree over 3 ranks)"))
+        << job.output;
 }
 
 TEST(MpiJob, BroadcastReachesEveryRank) {
@@ -178,8 +186,8 @@ TEST(MpiJob, RankThatIsBehindButWorksIsWaitedFor) {
   // Rank 0 asks rank 1 at its deadline, again a second later, sees the work, and waits on.
   Job job = runJob(2, "slow --replicas 2 --steps 6 --timeout 1");
   EXPECT_EQ(job.exitCode, 0) << job.output;
-  EXPECT_TRUE(contains(job.output, "rank 0: allreduce ok (R=2, P=2, 6 steps)")) << job.output;
-  EXPECT_TRUE(contains(job.output, "rank 1: allreduce ok (R=2, P=2, 6 steps)")) << job.output;
+  EXPECT_TRUE(contains(job.output, "rank 0: allreduce ok (R=2, P=2, 6 steps, flat)")) << job.output;
+  EXPECT_TRUE(contains(job.output, "rank 1: allreduce ok (R=2, P=2, 6 steps, flat)")) << job.output;
 }
 
 /// Runs a parameter-server check of `args` (a server and two workers, 6 steps) that must end

@@ -53,14 +53,21 @@ TEST(Allreduce, AReduceScatteredBucketCostsHalfARingUnderFlatSums) {
   EXPECT_DOUBLE_EQ(half.device, all.device); // the replicas' sum in memory is the same
   EXPECT_NEAR(half.host, ringReduceScatter(4, 1e6, t.host), 1e-12);
   EXPECT_LT(half.host, 0.6 * all.host);
-  // Across nodes the ring runs at the network's pace; the tree and hierarchical paths sum all.
+  // Across nodes the ring runs at the network's pace; the hierarchical path sums all.
   t = machine(2, 2, 1);
   EXPECT_NEAR(scatterCost(1e6, t, Layout::Flat).network, ringReduceScatter(4, 1e6, t.network),
               1e-12);
   EXPECT_DOUBLE_EQ(scatterCost(1e6, t, Layout::Hierarchical).total(),
                    bucketCost(1e6, t, Layout::Hierarchical).total());
-  EXPECT_DOUBLE_EQ(scatterCost(1e6, t, Layout::Tree).total(),
-                   bucketCost(1e6, t, Layout::Tree).total());
+  // The tree: up as a sum, then rank 0's segments, one message each: 1 within its node (host),
+  // 2 across (network), each a quarter of the bucket.
+  const BucketCost tree = scatterCost(1e6, t, Layout::Tree);
+  EXPECT_NEAR(tree.host, treeReduce(2, 1e6, t.host) + t.host.latency() + t.host.transfer(0.25e6),
+              1e-12);
+  EXPECT_NEAR(tree.network,
+              treeReduce(2, 1e6, t.network) + 2 * t.network.latency() + t.network.transfer(0.5e6),
+              1e-12);
+  EXPECT_LT(tree.total(), bucketCost(1e6, t, Layout::Tree).total());
 }
 
 TEST(Allreduce, BucketCostByLevelAndLayout) {
