@@ -349,18 +349,30 @@ double ringReduceScatter(int64_t p, double bytes, const Link &link) {
 
 BucketCost scatterCost(double bytes, const Topology &t, Layout layout) {
   BucketCost cost = bucketCost(bytes, t, layout);
-  if (layout == Layout::Hierarchical || t.ranks() <= 1)
+  if (t.ranks() <= 1)
     return cost;
+  const double nodes = double(t.nodes), local = double(std::max<int64_t>(t.ranksPerNode, 1));
   if (layout == Layout::Tree) {
-    // Up the tree as a sum, then rank 0 sends each other rank its segment, one message each:
-    // its node's over the host's link, the others' over the network's.
-    const double ranks = double(t.ranks()), local = double(std::max<int64_t>(t.ranksPerNode, 1));
-    cost.host = treeReduce(t.ranksPerNode, bytes, t.host) + (local - 1) * t.host.latency() +
-                t.host.transfer(bytes * (local - 1) / ranks);
+    // Up the tree as a sum, then back down it in the segments of each subtree: a rank sends
+    // each child the part of the ranks below it, so the bucket's (P - 1) / P leaves rank 0 in
+    // ceil(log2 P) messages, node-major: the nodes' parts over the network, then each node's
+    // over the host's link.
+    cost.host = treeReduce(t.ranksPerNode, bytes, t.host) +
+                double(ceilLog2(t.ranksPerNode)) * t.host.latency() +
+                t.host.transfer(bytes / nodes * (local - 1) / local);
     cost.network = treeReduce(t.nodes, bytes, t.network);
     if (t.nodes > 1)
-      cost.network += (ranks - local) * t.network.latency() +
-                      t.network.transfer(bytes * (ranks - local) / ranks);
+      cost.network += double(ceilLog2(t.nodes)) * t.network.latency() +
+                      t.network.transfer(bytes * (nodes - 1) / nodes);
+    return cost;
+  }
+  if (layout == Layout::Hierarchical && t.nodes > 1 && t.ranksPerNode > 1) {
+    // Reduced within the node to its leader, reduce-scattered over the leaders (each receiving
+    // its node's segments), then scattered within the node (the leader sends (L - 1) / L of
+    // its node's part).
+    cost.host = treeReduce(t.ranksPerNode, bytes, t.host) + (local - 1) * t.host.latency() +
+                t.host.transfer(bytes / nodes * (local - 1) / local);
+    cost.network = ringReduceScatter(t.nodes, bytes, t.network);
     return cost;
   }
   // One ring over every rank, ordered by node: across nodes at the network's pace.

@@ -154,9 +154,9 @@ double ringReduceScatter(int64_t p, double bytes, const Link &link);
 /// The cost of a reduce-scattered gradient bucket (sharded optimizer state), the rank's
 /// replicas summed in memory as for an allreduce: under flat sums the ranks reduce-scatter it
 /// (MPI_Ireduce_scatter, each rank receiving its owners' segment); under tree sums it goes up
-/// the tree as a sum and rank 0 then sends each rank its segment, a message each ((L - 1) on
-/// the host's link, (P - L) on the network's); the hierarchical path sums the whole bucket
-/// (bucketCost).
+/// the tree as a sum and back down it in the segments of each subtree (ceil(log2 P) messages
+/// from rank 0, (P - 1) / P of the bytes); hierarchical sums reduce within the node, reduce-
+/// scatter over the leaders and scatter within the node.
 BucketCost scatterCost(double bytes, const Topology &topology, Layout layout);
 /// The cost of a broadcast bucket (an owner's parameters) from its owner device (sharded optimizer
 /// state, dpc compile --shard-optimizer): the engine's thread copies it to the rank's other

@@ -45,6 +45,7 @@ struct Rank {
   std::vector<Stage> stages;               // per allreduce bucket, in order
   Stage broadcast;                         // a broadcast bucket over the job: one stage
   Stage scatter;                           // a reduce-scattered bucket under flat sums
+  std::vector<Stage> scatterStages;        // one under hierarchical sums, as `stages`
   // State.
   size_t pc = 0;                           // events done, over all steps
   int nextPost = 0;                        // bucket instances posted
@@ -147,6 +148,10 @@ public:
         if (r % perNode == 0)
           rank.stages.push_back({2 * nodes, "allreduce"});
         rank.stages.push_back({2 * node + 1, "broadcast"});
+        rank.scatterStages = {{2 * node, "reduce"}};
+        if (r % perNode == 0)
+          rank.scatterStages.push_back({2 * nodes, "reduce_scatter"});
+        rank.scatterStages.push_back({2 * node + 1, "scatter"});
       }
       rank.broadcast = {worldComm_, "parameter broadcast"};
       rank.scatter = {0, "reduce_scatter"};
@@ -234,10 +239,11 @@ private:
     if (c->kind == rt::CollectiveKind::Broadcast)
       return rank.broadcast;
     // Flat and tree sums reduce-scatter a bucket of sharded state's owners (MPI_Ireduce_scatter,
-    // or the tree's sum sent by rank 0 a segment to each rank); the hierarchical stages sum all
-    // of it. (layout_ is Flat for the tree: one communicator, flat's order rules.)
-    if (!c->segments.empty() && layout_ == Layout::Flat)
-      return rank.scatter;
+    // or the tree's sum sent back down in each subtree's segments); hierarchical ones reduce it
+    // within the node, reduce-scatter it over the leaders and scatter it within the node.
+    // (layout_ is Flat for the tree: one communicator, flat's order rules.)
+    if (!c->segments.empty())
+      return layout_ == Layout::Flat ? rank.scatter : rank.scatterStages[stage];
     return rank.stages[stage];
   }
   static int stageCount(const Rank &rank, int instance) {
@@ -272,7 +278,8 @@ private:
       for (int member : c.members) {
         const Call &other = c.posts[member][c.matched];
         const bool sameSegments =
-            std::string(first.op) != "reduce_scatter" || *other.segments == *first.segments;
+            (std::string(first.op) != "reduce_scatter" && std::string(first.op) != "scatter") ||
+            *other.segments == *first.segments;
         if (other.elements == first.elements && std::string(other.op) == first.op && sameSegments &&
             *other.tensors == *first.tensors)
           continue;

@@ -618,10 +618,16 @@ LogicalResult verifySharding(func::FuncOp func, dist::MeshAttr mesh) {
         const int64_t lane =
             update ? std::max<int64_t>(dist::getProcess(update), 0) * replicas + replica : -1;
         if (!update || lane != owner || dist::getReplica(update) != replica) {
-          use.getOwner()->emitOpError()
-              << "reads replica " << replica << "'s mean of tensor " << j % n
-              << " of a reduce-scattered bucket, which only its owner (replica " << owner
-              << ") receives: only the owner's update may read it";
+          // Over the processes an owner is a replica of the job: name its process too.
+          auto diag = use.getOwner()->emitOpError()
+                      << "reads replica " << replica << "'s mean of tensor " << j % n
+                      << " of a reduce-scattered bucket, which only its owner (";
+          if (processes > 1)
+            diag << "replica " << owner % replicas << " of process " << owner / replicas
+                 << ", the job's replica " << owner;
+          else
+            diag << "replica " << owner;
+          diag << ") receives: only the owner's update may read it";
           return WalkResult::interrupt();
         }
       }

@@ -10,9 +10,10 @@
 //
 // A reduce-scattered bucket (sharded optimizer state: segments) is summed the same way, but
 // each replica needs only its own segment's means: the processes exchange it with
-// postScatterSum (MPI_Ireduce_scatter on flat sums; under tree sums the tree's sum, of which
-// rank 0 sends each process its segment), and finish() scales and copies each replica's
-// segment alone.
+// postScatterSum (MPI_Ireduce_scatter on flat sums; on hierarchical ones the leaders'
+// reduce-scatter across the hosts and each leader's scatter within its host; under tree sums
+// the tree's sum, sent back down the tree in the segments of each subtree), and finish()
+// scales and copies each replica's segment alone.
 //
 // A broadcast bucket (sharded optimizer state) copies the root replica's parameters (one
 // buffer holds them all) to the others: within the process (group Replicas) by memcpy on the
@@ -74,6 +75,7 @@ struct Collectives::Impl final : comm::CommClient {
     int64_t seq = 0;               // its collective number
     int64_t posted = 0;            // reductions started (done, or done + 1 while one runs)
     int source = 0;                // a broadcast's replica of this process that others copy
+    std::vector<int64_t> counts;   // a reduce-scattered bucket's elements per process
   };
 
   Impl(ProcessGroup &group, int replicas, std::vector<BucketInfo> buckets, double timeoutSec);
@@ -184,6 +186,9 @@ Collectives::Impl::Impl(ProcessGroup &g, int replicas, std::vector<BucketInfo> b
       slot.source = b.group == GroupKind::Replicas ? b.root
                     : b.root / replicas == rank    ? b.root % replicas
                                                    : 0;
+    // Each process's segment of a reduce-scattered bucket: those of its R replicas.
+    for (int p = 0; !b.segments.empty() && p < processes; ++p)
+      slot.counts.push_back(b.segments[(p + 1) * replicas] - b.segments[p * replicas]);
     slot.data.assign(replicas, nullptr);
     slot.started.assign(replicas, 0);
     slots.push_back(std::move(slot));
@@ -438,12 +443,7 @@ Progress Collectives::Impl::progress() {
           if (slot.info.segments.empty()) {
             slot.token = group->postSum(data, n, slot.info.wire);
           } else {
-            // Each process's segment: those of its R replicas.
-            std::vector<int64_t> counts;
-            for (int p = 0; p < processes; ++p)
-              counts.push_back(slot.info.segments[(p + 1) * replicas] -
-                               slot.info.segments[p * replicas]);
-            slot.token = group->postScatterSum(data, n, slot.info.wire, counts);
+            slot.token = group->postScatterSum(data, n, slot.info.wire, slot.counts);
           }
         }
       } catch (const Error &e) {

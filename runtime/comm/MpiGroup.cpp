@@ -97,7 +97,7 @@ public:
   int64_t postScatterSum(void *data, int64_t n, DType dtype,
                          const std::vector<int64_t> &counts) override;
   /// A sum in the fixed binary tree (--allreduce tree); with `counts`, a reduce-scatter.
-  int64_t postTree(void *data, int64_t n, DType dtype, std::vector<int64_t> counts);
+  int64_t postTree(void *data, int64_t n, DType dtype, const std::vector<int64_t> &counts);
   int64_t postBroadcast(void *data, int64_t bytes, int root) override;
   bool testSum(int64_t token) override;
   void abandonSum(int64_t token) override;
@@ -140,9 +140,19 @@ private:
     void *data = nullptr;
     int count = 0;
     MPI_Datatype type = MPI_FLOAT;
+    size_t size = sizeof(float); // of an element
     MPI_Op op = MPI_SUM;
     int stage = 0; // the stage in flight (0, 1, 2); 3: done
     MPI_Request request = MPI_REQUEST_NULL;
+    /// A reduce-scatter (scatter): across the hosts the leaders reduce-scatter when every
+    /// host's ranks are contiguous (each leader receiving its host's segments, at the front
+    /// and then moved to `hostBegin`), else they allreduce; within the host the leader
+    /// scatters each rank its segment (MPI_Iscatterv) instead of broadcasting the sum.
+    bool scatter = false;
+    int64_t mine = 0, mineCount = 0;           // this rank's segment (elements)
+    int64_t hostBegin = 0, hostCount = 0;      // its host's segments
+    std::vector<int> leaderCounts;             // per leader: its host's elements (contiguous hosts)
+    std::vector<int> localCounts, localDispls; // per rank of the host: its segment
   };
   /// Tests `sum`'s stage and posts its next ones while the earlier sums allow (`floor`: the
   /// lowest stage an earlier sum has posted).
@@ -154,8 +164,11 @@ private:
   /// and adds it to its own (2^l ranks to the right), so rank 0 ends with
   /// ((x0 + x1) + (x2 + x3)) + ..., the tree the engine sums a process's replicas in and the
   /// accumulate kernel a device's micro-shards; rank 0 then sends the sum back down the same
-  /// tree. Point-to-point messages on their own communicator, tagged by the sum, so sums in
-  /// flight need no common order beyond the one they are posted in.
+  /// tree. A reduce-scatter sends each child only the segments of the ranks below it (its
+  /// subtree, ranks c to c + 2^l - 1, whose segments are contiguous): rank 0 sends about the
+  /// bucket once in log2(P) messages, and every rank receives its subtree's part once.
+  /// Point-to-point messages on their own communicator, tagged by the sum, so sums in flight
+  /// need no common order beyond the one they are posted in.
   struct TreeSum {
     void *data = nullptr;
     int count = 0;
@@ -164,9 +177,10 @@ private:
     int level = 0;       // the reduce's level in flight
     int stage = 0;       // 0: reducing, 1: receiving the sum, 2: sending it down, 3: done
     bool adding = false; // the request in flight is a receive into `partner`
-    /// A reduce-scatter's elements for each rank, one segment after another: rank 0 sends
-    /// each rank its own (stages 1 and 2) rather than the sum down the tree. Empty: all.
-    std::vector<int64_t> counts;
+    /// A reduce-scatter's segments: rank r's elements begin at offsets[r], and offsets[P]
+    /// is their end; down the tree (stages 1 and 2) only the subtrees' segments travel.
+    /// Empty: every rank receives the whole sum.
+    std::vector<int64_t> offsets;
     std::vector<MPI_Request> requests;
     /// The partner's partial sum: shared, so that a sum given up on while its receive is
     /// pending leaves the buffer to orphans_ (MPI may still write it).
@@ -182,6 +196,10 @@ private:
   MPI_Comm tree_comm_ = MPI_COMM_NULL;
   std::string layout_ = "flat";
   bool leader_ = false; // rank 0 of its host, in leaders_
+  /// The ranks of this rank's host, in order (nodeReduce_'s), and each rank's host, as the
+  /// leaders are ordered (by their first rank); whether every host's ranks are contiguous.
+  std::vector<int> hostRanks_, hostOf_;
+  bool hostsContiguous_ = false;
   MPI_Comm nodeReduce_ = MPI_COMM_NULL, nodeBcast_ = MPI_COMM_NULL, leaders_ = MPI_COMM_NULL;
   int leaderCount_ = 0;
   std::map<int64_t, StagedSum> staged_;
@@ -211,10 +229,11 @@ private:
 
   std::unordered_map<int64_t, std::vector<MPI_Request>> sums_;
   /// A reduce-scatter's segment, which MPI leaves at the front of the buffer, and where it
-  /// belongs: moved there when its sum completes.
+  /// belongs: moved there when its sum completes; and the counts MPI reads until then.
   struct SegmentMove {
-    char *data;
-    int64_t offset, bytes;
+    char *data = nullptr;
+    int64_t offset = 0, bytes = 0;
+    std::vector<int> counts;
   };
   std::unordered_map<int64_t, SegmentMove> moves_;
   /// The sum of bf16 gradients (made at its first use, freed with the communicators).
@@ -226,6 +245,9 @@ private:
     MPI_Op op;
   };
   SumType sumType(DType dtype);
+  /// Posts the first stage of a hierarchical sum (with `counts`, a reduce-scatter).
+  int64_t postStaged(int64_t token, void *data, int64_t n, const SumType &t,
+                     const std::vector<int64_t> &counts);
   int64_t nextToken_ = 0;
 
   /// Buffers of operations given up on, which MPI may still write.
@@ -719,6 +741,19 @@ void MpiGroup::setUpAllreduce(const std::string &mode) {
   }
   const int color = static_cast<int>(std::find(hosts.begin(), hosts.end(), launch_.host) -
                                      hosts.begin());
+  // countHosts lists the hosts in the order of their first ranks, which is the leaders' order.
+  hostOf_.clear();
+  hostRanks_.clear();
+  for (int r = 0; r < size(); ++r) {
+    hostOf_.push_back(
+        static_cast<int>(std::find(hosts.begin(), hosts.end(), hosts_[r]) - hosts.begin()));
+    if (hostOf_.back() == color)
+      hostRanks_.push_back(r);
+  }
+  hostsContiguous_ = true;
+  for (int r = 1; r < size(); ++r)
+    hostsContiguous_ =
+        hostsContiguous_ && hostOf_[r] >= hostOf_[r - 1] && hostOf_[r] <= hostOf_[r - 1] + 1;
   layout_ = "hierarchical over " + std::to_string(hosts.size()) + " host" +
             (hosts.size() == 1 ? "" : "s") + " (";
   for (size_t i = 0; i < perHost.size(); ++i)
@@ -881,7 +916,7 @@ MpiGroup::SumType MpiGroup::sumType(DType dtype) {
   return {MPI_UINT16_T, sizeof(uint16_t), bf16Sum_};
 }
 
-int64_t MpiGroup::postTree(void *data, int64_t n, DType dtype, std::vector<int64_t> counts) {
+int64_t MpiGroup::postTree(void *data, int64_t n, DType dtype, const std::vector<int64_t> &counts) {
   if (n > kMaxCount)
     throw Error(ErrorKind::Runtime, "a tree allreduce of " + std::to_string(n) +
                                         " elements exceeds one message's " +
@@ -892,7 +927,11 @@ int64_t MpiGroup::postTree(void *data, int64_t n, DType dtype, std::vector<int64
   sum.data = data;
   sum.count = static_cast<int>(n);
   sum.dtype = dtype;
-  sum.counts = std::move(counts);
+  if (!counts.empty()) {
+    sum.offsets.assign(1, 0);
+    for (int64_t c : counts)
+      sum.offsets.push_back(sum.offsets.back() + c);
+  }
   // Every rank posts the sums in the same order: the same token, the same tag.
   sum.tag = static_cast<int>(token % 32768);
   ++seq_;
@@ -910,18 +949,8 @@ int64_t MpiGroup::postSum(void *data, int64_t n, DType dtype) {
     return postTree(data, n, dtype, {});
   const SumType t = sumType(dtype);
   const int64_t token = ++nextToken_;
-  if (hierarchical() && n <= kMaxCount) {
-    StagedSum &sum = staged_[token];
-    sum.data = data;
-    sum.count = static_cast<int>(n);
-    sum.type = t.type;
-    sum.op = t.op;
-    check(MPI_Ireduce(leader_ ? MPI_IN_PLACE : data, leader_ ? data : nullptr, sum.count,
-                      sum.type, sum.op, 0, nodeReduce_, &sum.request),
-          "MPI_Ireduce (within the host)");
-    ++seq_;
-    return token;
-  }
+  if (hierarchical() && n <= kMaxCount)
+    return postStaged(token, data, n, t, {});
   std::vector<MPI_Request> &requests = sums_[token];
   for (int64_t offset = 0; offset < n; offset += kMaxCount) {
     MPI_Request request;
@@ -943,25 +972,63 @@ int64_t MpiGroup::postScatterSum(void *data, int64_t n, DType dtype,
   // The tree's order up to rank 0, which sends each rank its segment.
   if (tree_)
     return postTree(data, n, dtype, counts);
-  // The hierarchical path's stages sum every segment (a superset).
-  if (hierarchical() || n > kMaxCount)
+  // A bucket past one message's count is summed whole (a superset), in pieces.
+  if (n > kMaxCount)
     return postSum(data, n, dtype);
   const SumType t = sumType(dtype);
   const int64_t token = ++nextToken_;
-  std::vector<int> recvcounts;
+  if (hierarchical())
+    return postStaged(token, data, n, t, counts);
+  SegmentMove &move = moves_[token];
   int64_t offset = 0;
   for (int p = 0; p < size(); ++p) {
     if (p < rank())
       offset += counts[p];
-    recvcounts.push_back(static_cast<int>(counts[p]));
+    move.counts.push_back(static_cast<int>(counts[p]));
   }
   MPI_Request request;
-  check(MPI_Ireduce_scatter(MPI_IN_PLACE, data, recvcounts.data(), t.type, t.op, data_, &request),
+  check(MPI_Ireduce_scatter(MPI_IN_PLACE, data, move.counts.data(), t.type, t.op, data_, &request),
         "MPI_Ireduce_scatter");
   sums_[token].push_back(request);
-  if (offset > 0 && counts[rank()] > 0)
-    moves_[token] = {static_cast<char *>(data), offset * int64_t(t.size),
-                     counts[rank()] * int64_t(t.size)};
+  move.data = static_cast<char *>(data);
+  move.offset = offset * int64_t(t.size);
+  move.bytes = counts[rank()] * int64_t(t.size);
+  ++seq_;
+  return token;
+}
+
+int64_t MpiGroup::postStaged(int64_t token, void *data, int64_t n, const SumType &t,
+                             const std::vector<int64_t> &counts) {
+  StagedSum &sum = staged_[token];
+  sum.data = data;
+  sum.count = static_cast<int>(n);
+  sum.type = t.type;
+  sum.size = t.size;
+  sum.op = t.op;
+  if (!counts.empty()) {
+    sum.scatter = true;
+    std::vector<int64_t> offsets(1, 0);
+    for (int64_t c : counts)
+      offsets.push_back(offsets.back() + c);
+    sum.mine = offsets[rank()];
+    sum.mineCount = counts[rank()];
+    sum.hostBegin = offsets[hostRanks_.front()];
+    sum.hostCount = offsets[hostRanks_.back() + 1] - sum.hostBegin;
+    if (leader_) {
+      for (int r : hostRanks_) {
+        sum.localCounts.push_back(static_cast<int>(counts[r]));
+        sum.localDispls.push_back(static_cast<int>(offsets[r]));
+      }
+      if (hostsContiguous_) {
+        sum.leaderCounts.assign(leaderCount_, 0);
+        for (int r = 0; r < size(); ++r)
+          sum.leaderCounts[hostOf_[r]] += static_cast<int>(counts[r]);
+      }
+    }
+  }
+  check(MPI_Ireduce(leader_ ? MPI_IN_PLACE : data, leader_ ? data : nullptr, sum.count, sum.type,
+                    sum.op, 0, nodeReduce_, &sum.request),
+        "MPI_Ireduce (within the host)");
   ++seq_;
   return token;
 }
@@ -989,8 +1056,11 @@ void MpiGroup::advance(StagedSum &sum, int floor) {
     if (rc != MPI_SUCCESS) {
       broken_ = true;
       check(rc, sum.stage == 0 ? "MPI_Ireduce (within the host)"
-                : sum.stage == 1 ? "MPI_Iallreduce (across the hosts)"
-                                 : "MPI_Ibcast (within the host)");
+                : sum.stage == 1
+                    ? (sum.leaderCounts.empty() ? "MPI_Iallreduce (across the hosts)"
+                                                : "MPI_Ireduce_scatter (across the hosts)")
+                : sum.scatter ? "MPI_Iscatterv (within the host)"
+                              : "MPI_Ibcast (within the host)");
     }
     if (!done)
       return;
@@ -1003,10 +1073,26 @@ void MpiGroup::advance(StagedSum &sum, int floor) {
     }
     if (floor < next)
       return; // an earlier sum has not posted this stage yet; the request stays complete
-    if (next == 1)
+    if (sum.stage == 1 && !sum.leaderCounts.empty() && sum.hostBegin > 0 && sum.hostCount > 0) {
+      // The leaders' reduce-scatter left this host's segments at the front.
+      char *data = static_cast<char *>(sum.data);
+      std::memmove(data + sum.hostBegin * sum.size, data, size_t(sum.hostCount) * sum.size);
+      sum.hostCount = 0; // moved (the request may be tested again)
+    }
+    if (next == 1 && !sum.leaderCounts.empty())
+      check(MPI_Ireduce_scatter(MPI_IN_PLACE, sum.data, sum.leaderCounts.data(), sum.type, sum.op,
+                                leaders_, &sum.request),
+            "MPI_Ireduce_scatter (across the hosts)");
+    else if (next == 1)
       check(MPI_Iallreduce(MPI_IN_PLACE, sum.data, sum.count, sum.type, sum.op, leaders_,
                            &sum.request),
             "MPI_Iallreduce (across the hosts)");
+    else if (sum.scatter)
+      check(MPI_Iscatterv(sum.data, sum.localCounts.data(), sum.localDispls.data(), sum.type,
+                          leader_ ? MPI_IN_PLACE
+                                  : static_cast<char *>(sum.data) + sum.mine * sum.size,
+                          static_cast<int>(sum.mineCount), sum.type, 0, nodeBcast_, &sum.request),
+            "MPI_Iscatterv (within the host)");
     else
       check(MPI_Ibcast(sum.data, sum.count, sum.type, 0, nodeBcast_, &sum.request),
             "MPI_Ibcast (within the host)");
@@ -1034,11 +1120,13 @@ void MpiGroup::advance(TreeSum &sum) {
   const int me = rank(), ranks = size();
   const size_t elementSize = dtypeSize(sum.dtype), bytes = size_t(sum.count) * elementSize;
   const MPI_Datatype type = sumType(sum.dtype).type;
-  auto segmentOffset = [](const TreeSum &s, int r) {
-    int64_t offset = 0;
-    for (int q = 0; q < r; ++q)
-      offset += s.counts[q];
-    return offset;
+  // A reduce-scatter's part for the subtree of ranks [first, first + 2^level), cut at P: its
+  // first element and its count.
+  auto subtree = [&](int first, int level, int64_t &begin) {
+    const int end =
+        static_cast<int>(std::min<int64_t>(int64_t(first) + (int64_t(1) << level), ranks));
+    begin = sum.offsets[first];
+    return static_cast<int>(sum.offsets[end] - begin);
   };
   // The lowest set bit of this rank's index: the level at which it hands its partial sum to
   // its parent (rank 0 has none and reduces over every level).
@@ -1091,39 +1179,38 @@ void MpiGroup::advance(TreeSum &sum) {
       } else {
         ++sum.level; // no rank to the right at this level
       }
-    } else if (sum.stage == 1 && !sum.counts.empty()) {
-      // A reduce-scatter: this rank's segment of the sum, from rank 0.
-      if (sum.counts[me] == 0) {
+    } else if (sum.stage == 1 && !sum.offsets.empty()) {
+      // A reduce-scatter: this rank's subtree's segments of the sum, from its parent.
+      int64_t begin = 0;
+      const int count = subtree(me, top, begin);
+      if (count == 0) {
         sum.stage = 2;
         continue;
       }
-      check(MPI_Irecv(static_cast<char *>(sum.data) + segmentOffset(sum, me) * elementSize,
-                      static_cast<int>(sum.counts[me]), type, 0, sum.tag, tree_comm_, &request),
+      check(MPI_Irecv(static_cast<char *>(sum.data) + begin * elementSize, count, type,
+                      me - (1 << top), sum.tag, tree_comm_, &request),
             "MPI_Irecv (tree reduce-scatter)");
       sum.requests.push_back(request);
     } else if (sum.stage == 1) {
       check(MPI_Irecv(sum.data, sum.count, type, me - (1 << top), sum.tag, tree_comm_, &request),
             "MPI_Irecv (tree allreduce)");
       sum.requests.push_back(request);
-    } else if (!sum.counts.empty()) {
-      // A reduce-scatter: rank 0 sends every other rank its segment.
-      for (int r = 1; me == 0 && r < ranks; ++r)
-        if (sum.counts[r] > 0) {
-          check(MPI_Isend(static_cast<char *>(sum.data) + segmentOffset(sum, r) * elementSize,
-                          static_cast<int>(sum.counts[r]), type, r, sum.tag, tree_comm_, &request),
-                "MPI_Isend (tree reduce-scatter)");
-          sum.requests.push_back(request);
-        }
-      if (sum.requests.empty())
-        sum.stage = 3;
     } else {
-      // Down the tree: to the children, the farthest first.
-      for (int l = top - 1; l >= 0; --l)
-        if (me + (1 << l) < ranks) {
-          check(MPI_Isend(sum.data, sum.count, type, me + (1 << l), sum.tag, tree_comm_, &request),
-                "MPI_Isend (tree allreduce)");
-          sum.requests.push_back(request);
-        }
+      // Down the tree: to the children, the farthest first; under a reduce-scatter, each
+      // child's subtree's segments only.
+      for (int l = top - 1; l >= 0; --l) {
+        const int child = me + (1 << l);
+        if (child >= ranks)
+          continue;
+        int64_t begin = 0;
+        const int count = sum.offsets.empty() ? sum.count : subtree(child, l, begin);
+        if (count == 0 && !sum.offsets.empty())
+          continue; // the child receives nothing either (an empty bucket still sends)
+        check(MPI_Isend(static_cast<char *>(sum.data) + begin * elementSize, count, type, child,
+                        sum.tag, tree_comm_, &request),
+              "MPI_Isend (tree allreduce)");
+        sum.requests.push_back(request);
+      }
       if (sum.requests.empty())
         sum.stage = 3;
     }

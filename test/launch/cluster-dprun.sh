@@ -7,8 +7,10 @@
 #   - a plan compiled for 2 nodes x 2 ranks, launched so, passes the placement check, and auto
 #     takes the hierarchical allreduce, which trains as the flat one up to the order of sums;
 #   - mnist_cnn on 2 nodes x 2 ranks ends 5 steps with one process's parameters (to 1e-5), its
-#     gradients through node 1's link; with --reproducible (the tree allreduce across the link)
-#     bit for bit those of 1 device x 4 micro-shards;
+#     gradients through node 1's link; sharded (--shard-optimizer 1: the leaders reduce-scatter
+#     the gradients across the link) bit for bit as unsharded, and to 1e-5 with the ranks dealt
+#     round robin; with --reproducible (the tree allreduce across the link) bit for bit those of
+#     1 device x 4 micro-shards, sharded or not;
 #   - that plan launched with all 4 ranks on node 0 is refused within the collective timeout +
 #     10 s, naming the hosts and their ranks, and no dprun is left;
 #   - faults on node 1 mid-epoch end every dprun on both nodes within 25 s: its link going down
@@ -97,6 +99,26 @@ got1=$(( $(rx dpnode1) - before1 ))
 echo "dpnode1 received $got1 bytes"
 [ "$got1" -gt 10000000 ] || fail "mnist_cnn's gradients did not cross dpnode1's link"
 
+echo "+ mnist_cnn sharded (--shard-optimizer 1) on 2 nodes x 2 ranks: the gradients reduce-scattered"
+# Each host's ranks together (ppr:2:node): reduced to the node's leader, reduce-scattered
+# between the two leaders across the link, scattered within the node; sums of two, so the
+# unsharded hierarchical run's bits.
+"$build/bin/dpc" compile "$here/../../models/mnist_cnn.mlir" -o "$work/cnn4s.dpx" --processes 4 --nodes 2 \
+  --shard-optimizer 1 --quiet
+out=$(DP_CLUSTER_BTL=self,vader,tcp timeout 120 "$cluster" mpirun -n 4 --map-by ppr:2:node \
+        "$build/bin/dprun" "$work/cnn4s.dpx" --data "$data" --steps-per-epoch 5 \
+        --save-params "$work/cnn4s.bin" 2>&1) || fail "sharded mnist_cnn across the nodes failed: $out"
+grep -q "gradient sums: hierarchical over 2 hosts (2 + 2 ranks)" <<<"$out" ||
+  fail "the sharded run did not take the hierarchical allreduce: $out"
+cmp "$work/cnn4.bin" "$work/cnn4s.bin" ||
+  fail "sharded on 2 nodes x 2 ranks did not leave the unsharded run's parameters"
+# Ranks dealt round robin (0 and 2 on dpnode0): a host's segments are not contiguous, so the
+# leaders allreduce and each scatters its ranks' segments.
+out=$(DP_CLUSTER_BTL=self,vader,tcp timeout 120 "$cluster" mpirun -n 4 --map-by node \
+        "$build/bin/dprun" "$work/cnn4s.dpx" --data "$data" --steps-per-epoch 5 \
+        --save-params "$work/cnn4sr.bin" 2>&1) || fail "sharded mnist_cnn dealt round robin failed: $out"
+python3 "$e2e/compare_params.py" "$work/cnn1.bin" "$work/cnn4sr.bin" --rtol 1e-5 | tail -n 1
+
 echo "+ --reproducible: mnist_cnn on 2 nodes x 2 ranks leaves the bits of 1 device x 4 micro-shards"
 # The ranks' sums go up the binary tree over their indices across the link, and back down it.
 "$build/bin/dpc" compile "$here/../../models/mnist_cnn.mlir" -o "$work/cnnm4.dpx" --micro-batch 32 --quiet
@@ -109,6 +131,12 @@ grep -E "^gradient sums" <<<"$out"
 grep -q "gradient sums: tree over 4 ranks" <<<"$out" || fail "--reproducible did not sum in the tree"
 cmp "$work/m4.bin" "$work/cnn4r.bin" ||
   fail "--reproducible on 2 nodes x 2 ranks did not leave the bits of 1 device x 4 micro-shards"
+# Sharded, the tree's sum comes back down in each subtree's segments: the same bits.
+DP_CLUSTER_BTL=self,vader,tcp timeout 120 "$cluster" mpirun -n 4 --map-by ppr:2:node \
+  "$build/bin/dprun" "$work/cnn4s.dpx" --data "$data" --steps-per-epoch 5 --reproducible \
+  --save-params "$work/cnn4sr2.bin" --quiet || fail "--reproducible sharded across the nodes failed"
+cmp "$work/m4.bin" "$work/cnn4sr2.bin" ||
+  fail "--reproducible sharded on 2 nodes x 2 ranks did not leave the bits of 1 device x 4 micro-shards"
 
 echo "+ a plan for 2 nodes x 2 ranks launched with all 4 ranks on node 0: refused at once"
 start=$(date +%s)

@@ -131,6 +131,8 @@ const NcclApi &nccl() {
     lib.resolve(a.groupStart, "ncclGroupStart");
     lib.resolve(a.groupEnd, "ncclGroupEnd");
     lib.resolve(a.allReduce, "ncclAllReduce");
+    lib.resolve(a.reduce, "ncclReduce");
+    lib.resolve(a.reduceScatter, "ncclReduceScatter");
     lib.resolve(a.broadcast, "ncclBroadcast");
     lib.resolve(a.asyncError, "ncclCommGetAsyncError");
     lib.resolve(a.abort, "ncclCommAbort");

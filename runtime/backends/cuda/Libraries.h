@@ -84,6 +84,8 @@ struct NcclApi {
   decltype(&ncclGroupStart) groupStart;
   decltype(&ncclGroupEnd) groupEnd;
   decltype(&ncclAllReduce) allReduce;
+  decltype(&ncclReduce) reduce;
+  decltype(&ncclReduceScatter) reduceScatter;
   decltype(&ncclBroadcast) broadcast;
   decltype(&ncclCommGetAsyncError) asyncError;
   decltype(&ncclCommAbort) abort;

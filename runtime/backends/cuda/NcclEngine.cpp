@@ -35,21 +35,30 @@ public:
     // p * R + r of the job (group World), or from replica r of a one-process job (group
     // Replicas; the engine has no communicator of a process alone).
     for (const BucketInfo &b : buckets_) {
-      const bool allreduce = b.kind == CollectiveKind::AllReduceMean && b.group == GroupKind::World;
+      const int members = replicas_ * group_.size();
+      // A reduce-scattered one has an offset per owner of the job and the end (the loader
+      // checked their order).
+      const bool allreduce = b.kind == CollectiveKind::AllReduceMean &&
+                             b.group == GroupKind::World &&
+                             (b.segments.empty() || int64_t(b.segments.size()) == members + 1);
       const bool broadcast =
           b.kind == CollectiveKind::Broadcast &&
           (b.group == GroupKind::World || (b.group == GroupKind::Replicas && group_.size() == 1));
-      const int members = replicas_ * group_.size();
       if (!(allreduce || (broadcast && b.root >= 0 && b.root < members)))
-        throw Error(
-            ErrorKind::Plan,
-            "bucket " + std::to_string(b.index) + " is " + collectiveKindName(b.kind) +
-                (b.kind == CollectiveKind::Broadcast ? " from replica " + std::to_string(b.root)
-                                                     : std::string()) +
-                " over " + groupName(b.group, b.groupId) + " in a job of " +
-                std::to_string(group_.size()) + " process(es) x " + std::to_string(replicas_) +
-                " replica(s): the NCCL engine runs allreduces over the job and "
-                "broadcasts over the job (or the replicas of a job of one process)");
+        throw Error(ErrorKind::Plan,
+                    "bucket " + std::to_string(b.index) + " is " + collectiveKindName(b.kind) +
+                        (b.kind == CollectiveKind::Broadcast
+                             ? " from replica " + std::to_string(b.root)
+                             : std::string()) +
+                        " over " + groupName(b.group, b.groupId) + " in a job of " +
+                        std::to_string(group_.size()) + " process(es) x " +
+                        std::to_string(replicas_) + " replica(s)" +
+                        (b.segments.empty()
+                             ? std::string()
+                             : " (reduce-scattered over " +
+                                   std::to_string(int64_t(b.segments.size()) - 1) + " owners)") +
+                        ": the NCCL engine runs allreduces over the job and "
+                        "broadcasts over the job (or the replicas of a job of one process)");
     }
     for (Device *device : setup.devices)
       ordinals_.push_back(nativeOrdinal(*device));
@@ -135,7 +144,7 @@ private:
         throw Error(ErrorKind::Launch,
                     engine_.describe(info_) + ": the NCCL engine was aborted: " + aborted);
       const ncclResult_t rc =
-          engine_.call(info_, buffers_.send, buffers_.receive, comm, launchStream());
+          engine_.call(info_, replica_, buffers_.send, buffers_.receive, comm, launchStream());
       if (rc != ncclSuccess)
         throw Error(ErrorKind::Launch, engine_.describe(info_) + " on replica " +
                                            std::to_string(replica_) + ": " +
@@ -161,20 +170,47 @@ private:
 
   /// "allreduce of bucket 1 (dense1.kernel, dense1.bias; mlp.mlir:12:8)".
   std::string describe(const BucketInfo &b) const {
-    return std::string(b.kind == CollectiveKind::Broadcast ? "broadcast" : "allreduce") +
+    return std::string(b.kind == CollectiveKind::Broadcast ? "broadcast"
+                       : b.segments.empty()                ? "allreduce"
+                                                           : "reduce-scatter") +
            " of bucket " + std::to_string(b.index) + " (" + b.tensors +
            (b.loc.empty() ? "" : "; " + b.loc) + ")";
   }
 
-  /// The bucket's collective on one communicator, enqueued on `stream`. A broadcast's root is
-  /// the NCCL rank of replica p * R + r of the job (group World); over the replicas of a
-  /// one-process job (group Replicas) its root replica is that rank too.
-  ncclResult_t call(const BucketInfo &b, const void *send, void *receive, ncclComm_t comm,
-                    cudaStream_t stream) const {
+  /// The bucket's collective on replica `replica`'s communicator, enqueued on `stream`. A
+  /// broadcast's root is the NCCL rank of replica p * R + r of the job (group World); over the
+  /// replicas of a one-process job (group Replicas) its root replica is that rank too.
+  ///
+  /// A reduce-scattered bucket (sharded optimizer state: segments) leaves each owner its own
+  /// segment's mean (owner o is NCCL rank o): with equal segments one ncclReduceScatter, else
+  /// one ncclReduce to each owner of a segment, in one group (NCCL's reduce-scatter takes equal
+  /// counts only).
+  ncclResult_t call(const BucketInfo &b, int replica, const void *send, void *receive,
+                    ncclComm_t comm, cudaStream_t stream) const {
     const size_t count = static_cast<size_t>(b.elements);
     if (b.kind == CollectiveKind::Broadcast)
       return api_.broadcast(send, receive, count, ncclFloat, b.root, comm, stream);
-    return api_.allReduce(send, receive, count, ncclFloat, ncclAvg, comm, stream);
+    if (b.segments.size() < 2)
+      return api_.allReduce(send, receive, count, ncclFloat, ncclAvg, comm, stream);
+    const std::vector<int64_t> &s = b.segments;
+    const int owners = static_cast<int>(s.size()) - 1;
+    const int owner = group_.rank() * replicas_ + replica;
+    const auto *from = static_cast<const float *>(send);
+    auto *to = static_cast<float *>(receive);
+    bool equal = true;
+    for (int o = 0; o < owners; ++o)
+      equal = equal && s[o + 1] - s[o] == s[1] - s[0];
+    if (equal)
+      return s[1] == 0 ? ncclSuccess
+                       : api_.reduceScatter(from, to + s[owner], static_cast<size_t>(s[1]),
+                                            ncclFloat, ncclAvg, comm, stream);
+    ncclResult_t rc = api_.groupStart();
+    for (int o = 0; o < owners && rc == ncclSuccess; ++o)
+      if (s[o + 1] > s[o])
+        rc = api_.reduce(from + s[o], to + s[o], static_cast<size_t>(s[o + 1] - s[o]), ncclFloat,
+                         ncclAvg, o, comm, stream);
+    const ncclResult_t end = api_.groupEnd();
+    return rc == ncclSuccess ? end : rc;
   }
 
   [[noreturn]] void misuse(const char *call, int bucket) const {
@@ -239,7 +275,7 @@ private:
         break;
       rc = api_.groupStart();
       for (int r = 0; r < replicas_ && rc == ncclSuccess; ++r)
-        rc = call(b, buffers[r], buffers[r], comms_[r], streams[r]);
+        rc = call(b, r, buffers[r], buffers[r], comms_[r], streams[r]);
       const ncclResult_t end = api_.groupEnd();
       rc = rc == ncclSuccess ? end : rc;
     }

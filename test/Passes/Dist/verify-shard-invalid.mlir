@@ -345,7 +345,7 @@ func.func @train() attributes {graph.step = "train", dist.shard_optimizer = 1 : 
   %g = graph.fill 1.0 : tensor<3xf32>
   %p = dist.allreduce_start %g {bucket = 0 : i64, owners = array<i64: 1>, replicas = 1 : i64, tensors = ["w"]} : tensor<3xf32>
   %a = dist.allreduce_wait %p : tensor<3xf32>
-  // expected-error @+1 {{'graph.adam_update' op reads replica 0's mean of tensor 0 of a reduce-scattered bucket, which only its owner (replica 1) receives}}
+  // expected-error @+1 {{'graph.adam_update' op reads replica 0's mean of tensor 0 of a reduce-scattered bucket, which only its owner (replica 0 of process 1, the job's replica 1) receives}}
   graph.adam_update %w, %m, %v, %a {beta1 = 0.9, beta2 = 0.999, epsilon = 1.0e-7, lr = 0.01, dist.process = 0 : i64} : tensor<3xf32>
   %b = dist.broadcast_start %w {bucket = 1 : i64, process = 0 : i64, root = 0 : i64, tensors = ["w"]} : tensor<3xf32>
   dist.broadcast_wait %b

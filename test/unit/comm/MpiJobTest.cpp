@@ -80,27 +80,34 @@ TEST(MpiJob, AllreduceWithOneReplicaPerProcess) {
   EXPECT_TRUE(contains(job.output, "rank 1: allreduce ok (R=1, P=2")) << job.output;
 }
 
+/// Runs the check's `args` over `ranks` processes, which must all say "allreduce ok (`what`".
+void expectAveraged(int ranks, const std::string &args, const std::string &what) {
+  Job job = runJob(ranks, args);
+  EXPECT_EQ(job.exitCode, 0) << job.output;
+  for (int rank = 0; rank < ranks; ++rank)
+    EXPECT_TRUE(contains(job.output, "rank " + std::to_string(rank) + ": allreduce ok (" + what))
+        << job.output;
+}
+
 TEST(MpiJob, ShardedStateBroadcastsReachEveryReplicaOfTheJob) {
   // Buckets 1 and 4 are copied from one replica of one process to every replica of every
   // process, between allreduces, step after step; bucket 2 is reduce-scattered to the job's
   // replicas in segments of uneven sizes (MPI_Ireduce_scatter, each process's segment moved
   // into place), and each replica checks its own means.
-  Job job = runJob(3, "shard --replicas 2 --steps 4");
-  EXPECT_EQ(job.exitCode, 0) << job.output;
-  for (int rank = 0; rank < 3; ++rank)
-    EXPECT_TRUE(contains(job.output, "rank " + std::to_string(rank) + ": allreduce ok (R=2, P=3"))
-        << job.output;
-  job = runJob(2, "shard --replicas 1 --steps 3");
-  EXPECT_EQ(job.exitCode, 0) << job.output;
-  EXPECT_TRUE(contains(job.output, "rank 1: allreduce ok (R=1, P=2")) << job.output;
-  // Under tree sums the reduce-scatter goes up the tree, and rank 0 sends each rank its
-  // segment (owner 0's is empty).
-  job = runJob(3, "shard --replicas 2 --steps 4 --allreduce tree");
-  EXPECT_EQ(job.exitCode, 0) << job.output;
-  for (int rank = 0; rank < 3; ++rank)
-    EXPECT_TRUE(contains(job.output, "rank " + std::to_string(rank) +
-                                         ": allreduce ok (R=2, P=3, 4 steps, tree over 3 ranks)"))
-        << job.output;
+  expectAveraged(3, "shard --replicas 2 --steps 4", "R=2, P=3, 4 steps, flat)");
+  expectAveraged(2, "shard --replicas 1 --steps 3", "R=1, P=2, 3 steps, flat)");
+  // Under tree sums the reduce-scatter goes up the tree and back down it in each subtree's
+  // segments (owner 0's is empty): over 3 ranks, and over 5 (rank 0 sends rank 4's, ranks 2
+  // and 3's, then rank 1's; rank 2 forwards rank 3's).
+  expectAveraged(3, "shard --replicas 2 --steps 4 --allreduce tree",
+                 "R=2, P=3, 4 steps, tree over 3 ranks)");
+  expectAveraged(5, "shard --replicas 1 --steps 3 --allreduce tree",
+                 "R=1, P=5, 3 steps, tree over 5 ranks)");
+  // Hierarchical sums on one host: reduced to the host's leader, which scatters each rank its
+  // segment (MPI_Iscatterv). (Across hosts the leaders reduce-scatter first:
+  // test/launch/cluster-dprun.sh.)
+  expectAveraged(3, "shard --replicas 2 --steps 4 --allreduce hierarchical",
+                 "R=2, P=3, 4 steps, hierarchical over 1 host (3 ranks))");
 }
 
 TEST(MpiJob, BroadcastReachesEveryRank) {

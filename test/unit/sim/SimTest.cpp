@@ -53,21 +53,32 @@ TEST(Allreduce, AReduceScatteredBucketCostsHalfARingUnderFlatSums) {
   EXPECT_DOUBLE_EQ(half.device, all.device); // the replicas' sum in memory is the same
   EXPECT_NEAR(half.host, ringReduceScatter(4, 1e6, t.host), 1e-12);
   EXPECT_LT(half.host, 0.6 * all.host);
-  // Across nodes the ring runs at the network's pace; the hierarchical path sums all.
+  // Across nodes the ring runs at the network's pace.
   t = machine(2, 2, 1);
   EXPECT_NEAR(scatterCost(1e6, t, Layout::Flat).network, ringReduceScatter(4, 1e6, t.network),
               1e-12);
-  EXPECT_DOUBLE_EQ(scatterCost(1e6, t, Layout::Hierarchical).total(),
-                   bucketCost(1e6, t, Layout::Hierarchical).total());
-  // The tree: up as a sum, then rank 0's segments, one message each: 1 within its node (host),
-  // 2 across (network), each a quarter of the bucket.
+  // Hierarchical: reduced within the node, reduce-scattered over the 2 leaders (half the
+  // bucket each), then the leader sends its other rank its quarter.
+  const BucketCost hier = scatterCost(1e6, t, Layout::Hierarchical);
+  EXPECT_NEAR(hier.network, ringReduceScatter(2, 1e6, t.network), 1e-12);
+  EXPECT_NEAR(hier.host, treeReduce(2, 1e6, t.host) + t.host.latency() + t.host.transfer(0.25e6),
+              1e-12);
+  EXPECT_LT(hier.total(), bucketCost(1e6, t, Layout::Hierarchical).total());
+  // The tree: up as a sum, then back down in each subtree's segments: rank 0 sends node 1's
+  // half across (1 message), then each node's leader its other rank's quarter.
   const BucketCost tree = scatterCost(1e6, t, Layout::Tree);
   EXPECT_NEAR(tree.host, treeReduce(2, 1e6, t.host) + t.host.latency() + t.host.transfer(0.25e6),
               1e-12);
   EXPECT_NEAR(tree.network,
-              treeReduce(2, 1e6, t.network) + 2 * t.network.latency() + t.network.transfer(0.5e6),
+              treeReduce(2, 1e6, t.network) + t.network.latency() + t.network.transfer(0.5e6),
               1e-12);
   EXPECT_LT(tree.total(), bucketCost(1e6, t, Layout::Tree).total());
+  // At 4,096 ranks rank 0 sends 12 messages down, not 4,095.
+  t = machine(512, 8, 1);
+  EXPECT_NEAR(scatterCost(1e6, t, Layout::Tree).network,
+              treeReduce(512, 1e6, t.network) + 9 * t.network.latency() +
+                  t.network.transfer(1e6 * 511 / 512),
+              1e-12);
 }
 
 TEST(Allreduce, BucketCostByLevelAndLayout) {
