@@ -145,8 +145,9 @@ void printMemoryReport(const MemoryReport &r, llvm::raw_ostream &os) {
   if (r.transientGradients)
     os << "gradients in the train step's memory (--shard-optimizer 2): their "
        << humanBytes(r.gradients) << " of buckets are not kept between steps; each lives from "
-       << "its first gradient to its owner's update, in bytes the activations use before and "
-          "after\n";
+       << "its first gradient to the end of its reduce-scatter (waited for as the next bucket "
+          "starts), where each owner copies its means out for its update, in bytes the "
+          "activations use before and after\n";
 }
 
 void printBucketPlan(ProgramOp program, llvm::raw_ostream &os) {

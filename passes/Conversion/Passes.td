@@ -15,8 +15,10 @@ def ConvertDistToPlanPass : Pass<"convert-dist-to-plan", "mlir::ModuleOp"> {
       field into both), a `plan.input` per input name and device (the replica's shard);
     - a `plan.bucket` per allreduce bucket and device, holding a `plan.grad` per averaged
       tensor (with `segments` when the allreduce scatters to owners; `transient` under
-      `dist.shard_optimizer = 2`), and a `plan.grad` for every other gradient an optimizer
-      update reads;
+      `dist.shard_optimizer = 2`, where at each scattered bucket's wait a `copy` kernel on
+      the owner's device (and, over the processes, with the owner's `process`) moves each
+      mean an update reads into a `plan.alloc` of the step, which the update reads), and a
+      `plan.grad` for every other gradient an optimizer update reads;
     - a `plan.step` per function: each compute op lowers itself to `plan.kernel` calls
       through its `KernelLoweringOpInterface` (reshapes become `plan.view`s: no data moves),
       each allreduce becomes `allreduce_start` / `allreduce_wait` kernels over every device's

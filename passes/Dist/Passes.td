@@ -169,9 +169,12 @@ def ShardOptimizerPass : Pass<"dist-shard-optimizer", "mlir::ModuleOp"> {
     reordered by owner and `owners` set on its `dist.allreduce_start`, so that each owner
     alone receives its means (under clipping the norm reads them all: no bucket is). The
     gradient memory is still whole on every replica. Stage 2 marks the step
-    `dist.shard_optimizer = 2`: `convert-dist-to-plan` then makes its gradient buckets
-    transient, placed with the train step's buffers (refused with accumulation, whose sums
-    outlive the step's runs). Fails
+    `dist.shard_optimizer = 2` and waits for each reduce-scattered bucket as soon as the next
+    bucket has started (after the run of starts it begins), mid-backward, rather than before
+    the updates (the last bucket's wait stays there): `convert-dist-to-plan` then makes the
+    gradient buckets transient, placed with the train step's buffers, and copies each
+    owner's means out of its bucket at the wait, so that the bucket dies there (refused with
+    accumulation, whose sums outlive the step's runs). Fails
     with one device in all, with parameter servers, and when the optimizer keeps no state
     (sgd).
   }];
@@ -179,7 +182,8 @@ def ShardOptimizerPass : Pass<"dist-shard-optimizer", "mlir::ModuleOp"> {
   let options = [
     Option<"shardOptimizer", "shard-optimizer", "int64_t", "0",
            "ZeRO stage: 1 shards the optimizer state over the replicas of the job; 2 also "
-           "keeps no gradient between steps (its buckets transient, not with accumulation); "
+           "keeps no gradient between steps (each bucket waited for once the next starts, its "
+           "owners' means copied out, its buffer transient; not with accumulation); "
            "0 changes nothing">,
     Option<"bucketMb", "bucket-mb", "double", "25.0",
            "Largest broadcast bucket in MiB (an owner's parameters); 0: one per parameter">,

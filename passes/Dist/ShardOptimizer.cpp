@@ -107,6 +107,29 @@ void scatterGradients(func::FuncOp func, llvm::MapVector<StringRef, Parameter> &
   }
 }
 
+/// Stage 2: each reduce-scattered bucket is waited for as soon as the next bucket has started
+/// (after the run of starts it begins: a start follows its last gradient directly), while the
+/// backward pass goes on, rather than before the updates: its owners' means are then copied out
+/// of it (convert-dist-to-plan), and its buffer dies there. A bucket's communication overlaps
+/// the computation of the next one's gradients; the last is waited for where it was.
+void waitAfterNextStart(func::FuncOp func) {
+  SmallVector<dist::AllReduceStartOp> starts(func.getOps<dist::AllReduceStartOp>());
+  llvm::DenseMap<Operation *, Operation *> lastWaitAfter; // anchor -> the wait placed last
+  for (size_t i = 0; i + 1 < starts.size(); ++i) {
+    if (!starts[i].getOwnersAttr())
+      continue;
+    Operation *anchor = starts[i + 1];
+    while (isa_and_nonnull<dist::AllReduceStartOp>(anchor->getNextNode()))
+      anchor = anchor->getNextNode();
+    Operation *wait = *starts[i].getPending().getUsers().begin();
+    if (!anchor->isBeforeInBlock(wait))
+      continue;
+    Operation *&last = lastWaitAfter[anchor];
+    wait->moveAfter(last ? last : anchor); // the waits in the starts' order
+    last = wait;
+  }
+}
+
 LogicalResult shard(func::FuncOp func, int64_t stage, int64_t capBytes) {
   dist::MeshAttr mesh = dist::getMesh(func);
   const int64_t replicas = mesh.getDevicesPerProcess(), processes = mesh.getProcesses();
@@ -250,6 +273,8 @@ LogicalResult shard(func::FuncOp func, int64_t stage, int64_t capBytes) {
     if (factor->use_empty())
       factor->erase();
   scatterGradients(func, params, replicas);
+  if (stage == 2)
+    waitAfterNextStart(func);
   // The starts leave in the order of their updates: number the buckets so.
   SmallVector<dist::BroadcastStartOp> starts(func.getOps<dist::BroadcastStartOp>());
   for (auto [i, s] : llvm::enumerate(starts))

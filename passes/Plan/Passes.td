@@ -17,7 +17,10 @@ def PlanMemoryPass : Pass<"plan-memory", "mlir::ModuleOp"> {
     their transient regions overlap), every `plan.alloc` lives from its first to its last use
     (uses through `plan.view`s count, a `plan.output` keeps a buffer live to the end of the
     step) and is placed at the lowest offset that no simultaneously live buffer occupies,
-    largest first. All offsets are multiples of 64 bytes. The program gets `arena_bytes` and
+    largest first; a buffer that only the kernels of one process touch (`process`: an
+    owner's copies of its means under `--shard-optimizer 2`) never meets another process's,
+    whatever their lifetimes. A transient bucket (`--shard-optimizer 2`) is placed so too.
+    All offsets are multiples of 64 bytes. The program gets `arena_bytes` and
     `persistent_bytes`, each step its `peak_bytes` (its transient high-water mark).
   }];
 }

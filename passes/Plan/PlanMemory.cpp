@@ -41,6 +41,14 @@ Operation *rootAlloc(Value v) {
 struct Interval {
   Operation *buffer; // an AllocOp or a transient BucketOp
   int64_t size, start, end, offset = -1;
+  /// The process whose kernels alone touch the buffer (sharded optimizer state's copies of
+  /// an owner's means), or -1: every process's. Buffers of two different processes never
+  /// meet in one process's arena, so they may share bytes whatever their lifetimes.
+  int64_t process = -2; // -2: no kernel seen yet
+  bool meets(const Interval &other) const {
+    const bool apart = process >= 0 && other.process >= 0 && process != other.process;
+    return !apart && start <= other.end && other.start <= end;
+  }
 };
 
 /// Places the step's allocs of `device` from `base`; returns their transient peak in bytes.
@@ -68,6 +76,10 @@ int64_t planStep(StepOp step, int64_t device, int64_t base) {
       if (index.count(root)) {
         Interval &iv = intervals[index[root]];
         iv.end = isa<OutputOp>(op) ? last : std::max(iv.end, position);
+        auto kernel = dyn_cast<KernelOp>(op);
+        const int64_t process =
+            kernel && kernel.getProcess() ? static_cast<int64_t>(*kernel.getProcess()) : -1;
+        iv.process = iv.process == -2 || iv.process == process ? process : -1;
       }
     }
     ++position;
@@ -84,7 +96,7 @@ int64_t planStep(StepOp step, int64_t device, int64_t base) {
   for (Interval *iv : order) {
     SmallVector<std::pair<int64_t, int64_t>> busy;
     for (Interval *p : placed)
-      if (p->start <= iv->end && iv->start <= p->end)
+      if (p->meets(*iv))
         busy.push_back({p->offset, p->offset + p->size});
     llvm::sort(busy);
     int64_t offset = 0;

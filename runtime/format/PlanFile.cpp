@@ -604,11 +604,17 @@ static void verifyDistribution(const fb::Plan &plan, const std::string &what) {
       // A reduce-scattered bucket: each gradient in it lies within one owner's segment.
       if (kind == KernelKind::AllReduceStart && c->segments() && c->segments()->size() > 0) {
         const auto &s = *c->segments();
+        // The bucket's gradients by name: under --shard-optimizer 2 buckets live in the step's
+        // memory, and another bucket may use these bytes before or after this one.
+        std::set<std::string_view> carried;
+        if (c->tensors())
+          for (const flatbuffers::String *t : *c->tensors())
+            carried.insert(t->string_view());
         for (int d = 0; d < replicas; ++d) {
           const fb::Buffer *bucket = buffers.Get(ids[d]);
           const uint64_t begin = bucket->offset(), end = begin + uint64_t(c->elements()) * 4;
           for (const fb::Param *p : *plan.params()) {
-            if (p->grad() < 0)
+            if (p->grad() < 0 || !carried.count(p->name()->string_view()))
               continue;
             const fb::Buffer *g = buffers.Get(uint32_t(p->grad()));
             if (g->device() != d || g->offset() < begin || g->offset() >= end)

@@ -44,3 +44,19 @@ func.func @mlp(%x: tensor<8x6xf32> {graph.input = "x"}, %l: tensor<8xi32> {graph
 // STAGE2: plan.program "mlp" attributes {arena_bytes = 1728 : i64, batch = 8 : i64, devices_per_process = 2 : i64, persistent_bytes = 896 : i64}
 // STAGE2-DAG: plan.bucket 0 {offset = 896 : i64, segments = array<i64: 0, 32, 80>, transient} : memref<80xf32>
 // STAGE2-DAG: plan.bucket 0 {device = 1 : i64, offset = 896 : i64, segments = array<i64: 0, 32, 80>, transient} : memref<80xf32>
+// At the bucket's wait each owner copies the means its updates read out of it, into buffers
+// of the step on its own device (replica 0 its one, replica 1 its three), and the updates read
+// the copies: the bucket dies at the wait.
+// STAGE2: plan.kernel "allreduce_wait" {{.*}} {bucket = 0 : i64}
+// STAGE2-NEXT: %[[C0:.*]] = plan.alloc {offset = {{[0-9]+}} : i64} : memref<6x5xf32>
+// STAGE2-NEXT: plan.kernel "copy" ins(%{{.*}} : memref<6x5xf32>) outs(%[[C0]] : memref<6x5xf32>)
+// STAGE2-NEXT: %[[C1:.*]] = plan.alloc {device = 1 : i64, offset = {{[0-9]+}} : i64} : memref<5x3xf32>
+// STAGE2-NEXT: plan.kernel "copy" ins(%{{.*}} : memref<5x3xf32>) outs(%[[C1]] : memref<5x3xf32>)
+// STAGE2-NEXT: %[[C2:.*]] = plan.alloc {device = 1 : i64, offset = {{[0-9]+}} : i64} : memref<3xf32>
+// STAGE2-NEXT: plan.kernel "copy" ins(%{{.*}} : memref<3xf32>) outs(%[[C2]] : memref<3xf32>)
+// STAGE2-NEXT: %[[C3:.*]] = plan.alloc {device = 1 : i64, offset = {{[0-9]+}} : i64} : memref<5xf32>
+// STAGE2-NEXT: plan.kernel "copy" ins(%{{.*}} : memref<5xf32>) outs(%[[C3]] : memref<5xf32>)
+// STAGE2-NEXT: plan.kernel "adam_update" ins(%[[C1]] : memref<5x3xf32>)
+// STAGE2: plan.kernel "adam_update" ins(%[[C2]] : memref<3xf32>)
+// STAGE2: plan.kernel "adam_update" ins(%[[C0]] : memref<6x5xf32>)
+// STAGE2: plan.kernel "adam_update" ins(%[[C3]] : memref<5xf32>)

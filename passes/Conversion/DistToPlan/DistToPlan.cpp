@@ -409,6 +409,34 @@ private:
                                s.getProcessAttr() ? s.getProcessAttr().getInt() : -1};
   }
 
+  /// Stage 2 of sharded optimizer state: a reduce-scattered bucket dies at its wait, before
+  /// the updates that read its means, so each mean that an update reads is copied out of it
+  /// by its owner (replica r of process p: the copy runs there alone) into a buffer of the
+  /// step's, live from the copy to the update. The owners' copies of different processes may
+  /// share bytes (plan-memory): each process holds its own.
+  void copyOwnersMeans(dist::AllReduceWaitOp w) {
+    dist::AllReduceStartOp start = w.getStart();
+    auto stage = w->getParentOp()->getAttrOfType<IntegerAttr>(dist::kShardOptimizerAttr);
+    DenseI64ArrayAttr owners = start.getOwnersAttr();
+    if (!owners || !stage || stage.getInt() != 2)
+      return;
+    const int64_t n = owners.size(), replicas = program_.getDevicesPerProcess();
+    IntegerAttr saved = process_;
+    for (OpResult mean : w->getResults()) {
+      if (mean.use_empty())
+        continue;
+      const int64_t owner = owners[mean.getResultNumber() % n];
+      const int64_t device = mean.getResultNumber() / n;
+      process_ =
+          program_.getProcesses() > 1 ? b_.getI64IntegerAttr(owner / replicas) : IntegerAttr();
+      Value copy = b_.create<plan::AllocOp>(mean.getLoc(), bufferType(mean.getType()),
+                                            IntegerAttr(), deviceAttr(device));
+      emit(mean.getLoc(), rt::KernelKind::Copy, {values_.lookup(mean)}, {copy}, rt::NoAttrs{});
+      values_[mean] = copy;
+    }
+    process_ = saved;
+  }
+
   /// Means are left in place: results take the buffers of the gradients they average.
   void bindMeans(ValueRange results, ValueRange grads) {
     for (auto [result, grad] : llvm::zip(results, grads))
@@ -453,6 +481,7 @@ private:
         .Case([&](dist::AllReduceWaitOp w) {
           collective(w.getLoc(), rt::KernelKind::AllReduceWait, w.getStart().getBucket());
           bindMeans(w.getResults(), w.getStart().getGradients());
+          copyOwnersMeans(w);
         })
         .Case([&](dist::BroadcastStartOp s) {
           // The bucket holds its parameters, each replica's copies (declarePersistent).

@@ -6,6 +6,7 @@
 // RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate="devices-per-process=2 processes=2" -dist-split-batch -dist-insert-allreduce -dist-fuse-allreduce -graph-expand-optimizer -dist-schedule -dist-shard-optimizer="shard-optimizer=1 bucket-mb=0" -dist-verify | FileCheck %s --check-prefix=PROCS
 // RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=processes=2 -dist-split-batch -dist-insert-allreduce -dist-fuse-allreduce -graph-expand-optimizer -dist-schedule -dist-shard-optimizer=shard-optimizer=1 -dist-verify | FileCheck %s --check-prefix=ONEDEV
 // RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=devices-per-process=2 -dist-split-batch -dist-insert-allreduce -dist-fuse-allreduce -graph-expand-optimizer -dist-schedule -dist-shard-optimizer="shard-optimizer=1 bucket-mb=0.00013" -dist-verify | FileCheck %s --check-prefix=CAP
+// RUN: dp-opt %s -graph-derive-steps -graph-autodiff -dist-replicate=devices-per-process=2 -dist-split-batch -dist-insert-allreduce -dist-fuse-allreduce=bucket-mb=0 -graph-expand-optimizer -dist-schedule -dist-shard-optimizer="shard-optimizer=2 bucket-mb=0" -dist-verify | FileCheck %s --check-prefix=STAGE2
 
 // Tests that each parameter's Adam state lives on one replica, largest first onto the
 // replica with the fewest bytes (dense1.kernel's 240 bytes on replica 0, the other three's
@@ -138,3 +139,21 @@ func.func @mlp(%x: tensor<8x6xf32> {graph.input = "x"}, %l: tensor<8xi32> {graph
   %loss = graph.softmax_cross_entropy %y, %l : (tensor<8x3xf32>, tensor<8xi32>) -> tensor<f32>
   return %loss : tensor<f32>
 }
+
+// Tests that under stage 2 each reduce-scattered bucket is waited for as soon as the next one
+// has started (one bucket a gradient here: bucket-mb=0), while the backward pass goes on,
+// the waits in the starts' order; the last bucket's wait stays before its update.
+// STAGE2-LABEL: func.func @train(
+// STAGE2-SAME: dist.shard_optimizer = 2 : i64
+// STAGE2: %[[S0:.*]] = dist.allreduce_start {{.*}} {bucket = 0 : i64, owners = array<i64: 1>, replicas = 2 : i64, tensors = ["dense2.kernel"]}
+// STAGE2: %[[S1:.*]] = dist.allreduce_start {{.*}} {bucket = 1 : i64, owners = array<i64: 1>, replicas = 2 : i64, tensors = ["dense2.bias"]}
+// STAGE2-NEXT: dist.allreduce_wait %[[S0]]
+// STAGE2-NEXT: graph.activation_grad
+// STAGE2: %[[S2:.*]] = dist.allreduce_start {{.*}} {bucket = 2 : i64, owners = array<i64: 0>, replicas = 2 : i64, tensors = ["dense1.kernel"]}
+// STAGE2-NEXT: dist.allreduce_wait %[[S1]]
+// STAGE2-NEXT: graph.reduce_rows
+// STAGE2: %[[S3:.*]] = dist.allreduce_start {{.*}} {bucket = 3 : i64, owners = array<i64: 1>, replicas = 2 : i64, tensors = ["dense1.bias"]}
+// STAGE2-NEXT: dist.allreduce_wait %[[S2]]
+// STAGE2-NEXT: graph.adam_update
+// STAGE2: dist.allreduce_wait %[[S3]]
+// STAGE2-NEXT: graph.adam_update

@@ -264,3 +264,33 @@ plan.program "t" attributes {batch = 8 : i64} {
     plan.output "y" as loss, %d : memref<8x4xf32>
   }
 }
+
+// -----
+
+// Tests that buffers only one process's kernels touch (an owner's copies of its means under
+// --shard-optimizer 2, over the processes) share bytes with another process's whatever their
+// lifetimes, but not with a buffer every process uses. Persistent: x 128 B. Train: p0 128 B
+// [0, 6] (process 0), p1 128 B [2, 7] (process 1), e 64 B [4, 8] (every process). Largest
+// first, then earliest: p0 @0, p1 @0 (process 1 never meets process 0's), e @128 (it meets
+// both): peak 192, arena 320.
+// CHECK-LABEL: plan.program "apart" attributes {arena_bytes = 320 : i64, batch = 8 : i64, persistent_bytes = 128 : i64, processes = 2 : i64} {
+// CHECK: plan.step "train" attributes {peak_bytes = 192 : i64} {
+// CHECK-NEXT: plan.alloc {offset = 128 : i64} : memref<8x4xf32>
+// CHECK-NEXT: plan.kernel "copy" {{.*}} {process = 0 : i64}
+// CHECK-NEXT: plan.alloc {offset = 128 : i64} : memref<8x4xf32>
+// CHECK-NEXT: plan.kernel "copy" {{.*}} {process = 1 : i64}
+// CHECK-NEXT: plan.alloc {offset = 256 : i64} : memref<16xf32>
+plan.program "apart" attributes {batch = 8 : i64, processes = 2 : i64} {
+  %x = plan.input "x" as samples : memref<8x4xf32>
+  plan.step "train" {
+    %p0 = plan.alloc : memref<8x4xf32>
+    plan.kernel "copy" ins(%x : memref<8x4xf32>) outs(%p0 : memref<8x4xf32>) {process = 0 : i64}
+    %p1 = plan.alloc : memref<8x4xf32>
+    plan.kernel "copy" ins(%x : memref<8x4xf32>) outs(%p1 : memref<8x4xf32>) {process = 1 : i64}
+    %e = plan.alloc : memref<16xf32>
+    plan.kernel "fill" outs(%e : memref<16xf32>) {value = 1.0 : f64}
+    plan.kernel "sgd_update" ins(%p0 : memref<8x4xf32>) outs(%x : memref<8x4xf32>) {lr = 0.1 : f64, process = 0 : i64}
+    plan.kernel "sgd_update" ins(%p1 : memref<8x4xf32>) outs(%x : memref<8x4xf32>) {lr = 0.1 : f64, process = 1 : i64}
+    plan.output "y" as loss, %e : memref<16xf32>
+  }
+}
