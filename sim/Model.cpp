@@ -347,6 +347,16 @@ double ringReduceScatter(int64_t p, double bytes, const Link &link) {
   return double(p - 1) * link.latency() + double(p - 1) / double(p) * link.transfer(bytes);
 }
 
+double halvingReduceScatter(int64_t p, double bytes, const Link &link) {
+  if (p <= 1)
+    return 0;
+  return double(ceilLog2(p)) * link.latency() + double(p - 1) / double(p) * link.transfer(bytes);
+}
+
+double reduceScatter(int64_t p, double bytes, const Link &link) {
+  return std::min(ringReduceScatter(p, bytes, link), halvingReduceScatter(p, bytes, link));
+}
+
 BucketCost scatterCost(double bytes, const Topology &t, Layout layout) {
   BucketCost cost = bucketCost(bytes, t, layout);
   if (t.ranks() <= 1)
@@ -372,12 +382,12 @@ BucketCost scatterCost(double bytes, const Topology &t, Layout layout) {
     // its node's part).
     cost.host = treeReduce(t.ranksPerNode, bytes, t.host) + (local - 1) * t.host.latency() +
                 t.host.transfer(bytes / nodes * (local - 1) / local);
-    cost.network = ringReduceScatter(t.nodes, bytes, t.network);
+    cost.network = reduceScatter(t.nodes, bytes, t.network);
     return cost;
   }
   // One ring over every rank, ordered by node: across nodes at the network's pace.
   (t.nodes > 1 ? cost.network : cost.host) =
-      ringReduceScatter(t.ranks(), bytes, t.nodes > 1 ? t.network : t.host);
+      reduceScatter(t.ranks(), bytes, t.nodes > 1 ? t.network : t.host);
   return cost;
 }
 

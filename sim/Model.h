@@ -151,6 +151,11 @@ BucketCost bucketCost(double bytes, const Topology &topology, Layout layout);
 /// A ring reduce-scatter of `bytes` over `p` ranks: (p - 1) latencies and (p - 1) / p of the
 /// data, half a ring allreduce.
 double ringReduceScatter(int64_t p, double bytes, const Link &link);
+/// Recursive halving: ceil(log2 p) latencies and the same (p - 1) / p of the data (MPI
+/// libraries take it for many ranks; the ring's p - 1 latencies dominate there).
+double halvingReduceScatter(int64_t p, double bytes, const Link &link);
+/// The faster of the two, as an MPI library picks.
+double reduceScatter(int64_t p, double bytes, const Link &link);
 /// The cost of a reduce-scattered gradient bucket (sharded optimizer state), the rank's
 /// replicas summed in memory as for an allreduce: under flat sums the ranks reduce-scatter it
 /// (MPI_Ireduce_scatter, each rank receiving its owners' segment); under tree sums it goes up

@@ -578,7 +578,8 @@ std::optional<Checkpoint> shareCheckpoint(ProcessGroup &group, const Plan &plan,
   if (root && found)
     sizes[0] = found->bytes.size(), sizes[1] = found->source.size(),
     sizes[2] = found->tensors.empty() ? found->bytes.size() : found->tensors.front().offset;
-  group.broadcast(sizes, sizeof(sizes), 0, std::max(timeoutSec, 600.0));
+  // (A timeout of 0, none, stays none.)
+  group.broadcast(sizes, sizeof(sizes), 0, timeoutSec > 0 ? std::max(timeoutSec, 600.0) : 0.0);
   if (sizes[1] == 0) // no checkpoint to resume from
     return std::nullopt;
   const uint64_t size = sizes[0], prefix = sizes[2];

@@ -85,8 +85,9 @@ void agreeOnData(ProcessGroup &group, const Dataset &train, const Dataset &test,
       " and " + withCommas(test.size()) + " test samples of " + std::to_string(train.height()) +
       "x" + std::to_string(train.width()) + "x" + std::to_string(train.channels()) +
       ", fingerprint " + digest + " (" + train.imagesPath() + ")";
-  // A rank may still be reading its data: the first exchange waits longer.
-  const double wait = std::max(timeout, 600.0);
+  // A rank may still be reading its data: the first exchange waits longer (a timeout of 0,
+  // none, stays none).
+  const double wait = timeout > 0 ? std::max(timeout, 600.0) : 0.0;
   const std::vector<std::string> all = group.gatherBytes(mine, 0, wait);
   std::string verdict;
   if (group.rank() == 0) {

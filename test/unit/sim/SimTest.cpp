@@ -34,6 +34,10 @@ TEST(Allreduce, RingTreeAndReduceFormulas) {
   // (p-1) latencies and (p-1)/p of the data: half a ring allreduce.
   EXPECT_NEAR(ringReduceScatter(4, 1e6, l), 3 * 10e-6 + 0.75e-3, 1e-12);
   EXPECT_DOUBLE_EQ(ringReduceScatter(1, 1e6, l), 0);
+  // Recursive halving: ceil(log2 p) latencies, the same data; the faster is taken.
+  EXPECT_NEAR(halvingReduceScatter(5, 1e6, l), 3 * 10e-6 + 0.8e-3, 1e-12);
+  EXPECT_DOUBLE_EQ(reduceScatter(5, 1e6, l), halvingReduceScatter(5, 1e6, l));
+  EXPECT_DOUBLE_EQ(reduceScatter(2, 1e6, l), ringReduceScatter(2, 1e6, l));
 }
 
 Topology machine(int nodes, int ranksPerNode, int devicesPerRank) {
@@ -51,16 +55,15 @@ TEST(Allreduce, AReduceScatteredBucketCostsHalfARingUnderFlatSums) {
   Topology t = machine(1, 4, 2);
   const BucketCost all = bucketCost(1e6, t, Layout::Flat), half = scatterCost(1e6, t, Layout::Flat);
   EXPECT_DOUBLE_EQ(half.device, all.device); // the replicas' sum in memory is the same
-  EXPECT_NEAR(half.host, ringReduceScatter(4, 1e6, t.host), 1e-12);
+  EXPECT_NEAR(half.host, reduceScatter(4, 1e6, t.host), 1e-12);
   EXPECT_LT(half.host, 0.6 * all.host);
   // Across nodes the ring runs at the network's pace.
   t = machine(2, 2, 1);
-  EXPECT_NEAR(scatterCost(1e6, t, Layout::Flat).network, ringReduceScatter(4, 1e6, t.network),
-              1e-12);
+  EXPECT_NEAR(scatterCost(1e6, t, Layout::Flat).network, reduceScatter(4, 1e6, t.network), 1e-12);
   // Hierarchical: reduced within the node, reduce-scattered over the 2 leaders (half the
   // bucket each), then the leader sends its other rank its quarter.
   const BucketCost hier = scatterCost(1e6, t, Layout::Hierarchical);
-  EXPECT_NEAR(hier.network, ringReduceScatter(2, 1e6, t.network), 1e-12);
+  EXPECT_NEAR(hier.network, reduceScatter(2, 1e6, t.network), 1e-12);
   EXPECT_NEAR(hier.host, treeReduce(2, 1e6, t.host) + t.host.latency() + t.host.transfer(0.25e6),
               1e-12);
   EXPECT_LT(hier.total(), bucketCost(1e6, t, Layout::Hierarchical).total());
