@@ -32,7 +32,11 @@ public:
     return it->second.bucket;
   }
   /// A bucket of its own for the next item of `lane`, which also closes the lane's open
-  /// bucket (what a step waits for travels alone, so that no gradient delays it).
+  /// bucket (what a step waits for travels alone, so that no gradient delays it). Closing it
+  /// keeps the gradient buckets before a wait small: the engine reduces buckets in the order
+  /// they start, and a full bucket started just before the statistics would hold them back.
+  /// (Left open, resnet50v2_32's 148 buckets became 103, 5 of them gradients', and its R = 2
+  /// step took 10% longer on 2 cores.)
   int64_t addAlone(int64_t lane = 0) {
     open_.erase(lane);
     return buckets_++;

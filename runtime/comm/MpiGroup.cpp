@@ -34,6 +34,14 @@ constexpr int kReplyTag = 2;
 // The largest count of one MPI call; longer buckets are reduced in pieces.
 constexpr int64_t kMaxCount = int64_t(1) << 30;
 
+/// A reduce-scatter's segments as offsets: rank r's begin at [r], and [P] is their end.
+std::vector<int64_t> segmentOffsets(const std::vector<int64_t> &counts) {
+  std::vector<int64_t> offsets(1, 0);
+  for (int64_t c : counts)
+    offsets.push_back(offsets.back() + c);
+  return offsets;
+}
+
 /// A rank's answer to a status query.
 struct StatusReply {
   int64_t queryId = 0;
@@ -151,6 +159,7 @@ private:
     bool scatter = false;
     int64_t mine = 0, mineCount = 0;           // this rank's segment (elements)
     int64_t hostBegin = 0, hostCount = 0;      // its host's segments
+    bool moved = false; // the leaders' reduce-scatter's segments are in place
     std::vector<int> leaderCounts;             // per leader: its host's elements (contiguous hosts)
     std::vector<int> localCounts, localDispls; // per rank of the host: its segment
   };
@@ -927,11 +936,8 @@ int64_t MpiGroup::postTree(void *data, int64_t n, DType dtype, const std::vector
   sum.data = data;
   sum.count = static_cast<int>(n);
   sum.dtype = dtype;
-  if (!counts.empty()) {
-    sum.offsets.assign(1, 0);
-    for (int64_t c : counts)
-      sum.offsets.push_back(sum.offsets.back() + c);
-  }
+  if (!counts.empty())
+    sum.offsets = segmentOffsets(counts);
   // Every rank posts the sums in the same order: the same token, the same tag.
   sum.tag = static_cast<int>(token % 32768);
   ++seq_;
@@ -980,18 +986,14 @@ int64_t MpiGroup::postScatterSum(void *data, int64_t n, DType dtype,
   if (hierarchical())
     return postStaged(token, data, n, t, counts);
   SegmentMove &move = moves_[token];
-  int64_t offset = 0;
-  for (int p = 0; p < size(); ++p) {
-    if (p < rank())
-      offset += counts[p];
-    move.counts.push_back(static_cast<int>(counts[p]));
-  }
+  for (int64_t c : counts)
+    move.counts.push_back(static_cast<int>(c));
   MPI_Request request;
   check(MPI_Ireduce_scatter(MPI_IN_PLACE, data, move.counts.data(), t.type, t.op, data_, &request),
         "MPI_Ireduce_scatter");
   sums_[token].push_back(request);
   move.data = static_cast<char *>(data);
-  move.offset = offset * int64_t(t.size);
+  move.offset = segmentOffsets(counts)[rank()] * int64_t(t.size);
   move.bytes = counts[rank()] * int64_t(t.size);
   ++seq_;
   return token;
@@ -1007,9 +1009,7 @@ int64_t MpiGroup::postStaged(int64_t token, void *data, int64_t n, const SumType
   sum.op = t.op;
   if (!counts.empty()) {
     sum.scatter = true;
-    std::vector<int64_t> offsets(1, 0);
-    for (int64_t c : counts)
-      offsets.push_back(offsets.back() + c);
+    const std::vector<int64_t> offsets = segmentOffsets(counts);
     sum.mine = offsets[rank()];
     sum.mineCount = counts[rank()];
     sum.hostBegin = offsets[hostRanks_.front()];
@@ -1073,11 +1073,13 @@ void MpiGroup::advance(StagedSum &sum, int floor) {
     }
     if (floor < next)
       return; // an earlier sum has not posted this stage yet; the request stays complete
-    if (sum.stage == 1 && !sum.leaderCounts.empty() && sum.hostBegin > 0 && sum.hostCount > 0) {
-      // The leaders' reduce-scatter left this host's segments at the front.
+    if (sum.stage == 1 && !sum.leaderCounts.empty() && !sum.moved) {
+      // The leaders' reduce-scatter left this host's segments at the front. Once only: the
+      // completed request may be tested again while an earlier sum holds the next stage back.
       char *data = static_cast<char *>(sum.data);
-      std::memmove(data + sum.hostBegin * sum.size, data, size_t(sum.hostCount) * sum.size);
-      sum.hostCount = 0; // moved (the request may be tested again)
+      if (sum.hostBegin > 0 && sum.hostCount > 0)
+        std::memmove(data + sum.hostBegin * sum.size, data, size_t(sum.hostCount) * sum.size);
+      sum.moved = true;
     }
     if (next == 1 && !sum.leaderCounts.empty())
       check(MPI_Ireduce_scatter(MPI_IN_PLACE, sum.data, sum.leaderCounts.data(), sum.type, sum.op,

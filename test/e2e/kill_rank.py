@@ -46,6 +46,26 @@ def is_dprun_of(pid, plan):
     return any(var.encode() + b"=" in env for var in RANK_VARS)
 
 
+def describe_processes(launcher, before):
+    """One line per process of the job still there (the launcher's group, or a dprun started
+    since `before`): pid, name, state and the kernel function it waits in."""
+    lines = []
+    for p in sorted(int(x) for x in os.listdir("/proc") if x.isdigit() and int(x) not in before):
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                stat = f.read()
+            name = stat[stat.index("(") + 1:stat.rindex(")")]
+            fields = stat[stat.rindex(")") + 2:].split()
+            state, pgid = fields[0], int(fields[2])
+            with open(f"/proc/{p}/wchan") as f:
+                wchan = f.read().strip() or "-"
+        except (OSError, ValueError, IndexError):
+            continue
+        if pgid == launcher or name == "dprun" or p == launcher:
+            lines.append(f"  pid {p} {name}: state {state}, waiting in {wchan}")
+    return "left when the limit passed:\n" + ("\n".join(lines) if lines else "  (none)")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--rank", type=int, required=True)
@@ -79,6 +99,8 @@ def main():
     try:
         code = job.wait(timeout=args.limit + 30)
     except subprocess.TimeoutExpired:
+        # What was still there, for the failure's diagnosis, before it is all killed.
+        print(describe_processes(job.pid, before), file=sys.stderr)
         signal_group(job, signal.SIGKILL)
         job.wait()
         code = None

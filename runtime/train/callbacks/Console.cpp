@@ -205,6 +205,10 @@ private:
                   ? ": up the binary tree over the ranks' indices, ((0 + 1) + (2 + 3)) + ..., "
                     "then back down it"
                   : ": within each host, then across one leader per host, then back")
+          << (plan.shardsAcrossProcesses()
+                  ? "; the buckets only updates read are reduce-scattered: each rank receives "
+                    "the sums of the parameters it updates"
+                  : "")
           << "\n";
     const auto powerOfTwo = [](int64_t n) { return n > 0 && (n & (n - 1)) == 0; };
     if (s_.options.reproducible && !(powerOfTwo(report.replicas) && powerOfTwo(report.processes) &&
