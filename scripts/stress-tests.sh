@@ -14,7 +14,7 @@
 #
 # Each round's results are recorded in build/stress/rounds, with the commit and the binaries
 # they ran: --resume goes on from the rounds recorded (up to N in all), where the commit, the
-# work tree and the binaries are still those, so that a run of 20 rounds (about 3 hours) may be
+# work tree and the binaries are still those, so that a run of 20 rounds (about 5 hours) may be
 # cut in two; the table counts every round of the run.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
