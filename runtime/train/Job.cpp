@@ -4,6 +4,8 @@
 #include "runtime/base/Error.h"
 #include "runtime/train/PlanCheck.h"
 
+#include <iostream>
+
 namespace dp::rt {
 namespace {
 
@@ -82,19 +84,6 @@ std::vector<PsBucketInfo> psBuckets(Program &program, int serverRank) {
 
 void Job::launchParameterServer(Plan plan, const JobOptions &options) {
   const double timeout = options.collectiveTimeout > 0 ? options.collectiveTimeout : 1e9;
-  // Refused before the ranks meet: rank 0 says so for the job, the others exit alike.
-  auto refuse = [](const char *message) {
-    Error e(ErrorKind::Usage, message);
-    if (launcherRank() > 0)
-      e.setReported();
-    return e;
-  };
-  if (options.checkpoints)
-    throw refuse("checkpoints of parameter-server jobs are not supported yet "
-                 "(--checkpoint-dir, --resume, --save-state)");
-  if (options.earlyStop)
-    throw refuse("--early-stop needs every worker to stop together; parameter-server workers "
-                 "do not meet between steps");
   const bool keepGoing = options.onWorkerLoss.empty() ? launcherKeepsJobOnFailure()
                                                       : options.onWorkerLoss == "continue";
   world_ = ProcessGroup::create(true);
@@ -117,6 +106,27 @@ void Job::launchParameterServer(Plan plan, const JobOptions &options) {
   mine.allreduce = "flat";
   mine.planPath = planPath_;
   world.handshake(mine, timeout);
+  // Refused once the ranks have met, the handshake having found them alike in these options:
+  // rank 0 says why for the job, and the others wait until it has before they exit alike.
+  // mpirun ends a job at its first non-zero exit; a rank leaving early would take rank 0 down
+  // with its line unsaid.
+  auto refuse = [&](const char *message) {
+    if (world.rank() == 0)
+      std::cerr << std::string("dprun: error: ") + message + "\n" << std::flush;
+    double said = 0;
+    try {
+      world.sumDoubles(&said, 1, timeout, "the meeting after a refusal");
+    } catch (const Error &) {
+      // A rank gone: the refusal stands.
+    }
+    return Error(ErrorKind::Usage, message).setReported();
+  };
+  if (options.checkpoints)
+    throw refuse("checkpoints of parameter-server jobs are not supported yet "
+                 "(--checkpoint-dir, --resume, --save-state)");
+  if (options.earlyStop)
+    throw refuse("--early-stop needs every worker to stop together; parameter-server workers "
+                 "do not meet between steps");
 
   const bool server = world.rank() < servers;
   sharesBatches_ = plan.sharesBatches();
