@@ -35,11 +35,6 @@ struct LaunchInfo {
 /// True when the environment shows an MPI launcher (mpirun's OMPI_COMM_WORLD_* or PMIx/PMI
 /// variables, as under srun --mpi=pmix).
 bool launchedByMpiLauncher();
-/// This process's rank as its launcher's environment gives it before MPI starts (Open MPI's,
-/// PMIx's, PMI's or SLURM's variable), 0 when none does: for refusals that one rank says for
-/// the job.
-int launcherRank();
-
 /// True when the launcher keeps the job running after one of its processes died (`mpirun
 /// --enable-recovery`): MPI_Abort then ends no other process, and MPI_Finalize waits for every
 /// process, a stopped one too.

@@ -52,17 +52,6 @@ bool launchedByMpiLauncher() {
   return false;
 }
 
-int launcherRank() {
-  for (const char *name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"})
-    if (const char *value = env(name)) {
-      char *end = nullptr;
-      const long rank = std::strtol(value, &end, 10);
-      if (end != value && *end == '\0' && rank >= 0 && rank < (1L << 24))
-        return static_cast<int>(rank);
-    }
-  return 0;
-}
-
 bool launcherKeepsJobOnFailure() {
   const char *recovery = env("OMPI_MCA_orte_enable_recovery");
   return recovery && std::string(recovery) == "1";
